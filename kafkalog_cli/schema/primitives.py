@@ -1,0 +1,73 @@
+"""Kafka's primitive types as construct declarations.
+
+    varint  => zigzag-encoded signed int32, 1..5 bytes   (ByteUtils.readVarint)
+    varlong => zigzag-encoded signed int64, 1..10 bytes  (ByteUtils.readVarlong)
+
+construct's ``ZigZag`` has no length limit, while Kafka rejects a varint whose fifth byte
+still has its continuation bit set ("Varint is too long"). ``KafkaVarint`` adds that cap.
+"""
+
+from __future__ import annotations
+
+import construct as c
+
+
+class KafkaVarint(c.Construct):
+    """A zigzag varint capped at ``max_bytes`` bytes, as Kafka's ByteUtils reads it.
+
+    Parses into an int. Builds from an int in range. Size is 1..max_bytes.
+
+    :param max_bytes: 5 for Kafka's varint (int32), 10 for its varlong (int64).
+    :raises construct.ValidationError: when the encoding is longer than ``max_bytes``.
+    """
+
+    def __init__(self, max_bytes: int):
+        super().__init__()
+        self.max_bytes = max_bytes
+        self.bits = 32 if max_bytes == 5 else 64
+
+    def _parse(self, stream, context, path):
+        value = 0
+        shift = 0
+        for i in range(self.max_bytes):
+            b = c.byte2int(c.stream_read(stream, 1, path))
+            value |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return (value >> 1) ^ -(value & 1)
+            shift += 7
+        kind = "Varint" if self.max_bytes == 5 else "Varlong"
+        raise c.ValidationError(
+            f"{kind} is too long, the most significant bit in the {self.max_bytes}th byte is set",
+            path=path)
+
+    def _build(self, obj, stream, context, path):
+        lo, hi = -(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1
+        if not lo <= obj <= hi:
+            raise c.IntegerError(f"{obj} does not fit a {self.bits}-bit varint", path=path)
+        v = ((obj << 1) ^ (obj >> (self.bits - 1))) & ((1 << self.bits) - 1)
+        out = bytearray()
+        while v >= 0x80:
+            out.append((v & 0x7F) | 0x80)
+            v >>= 7
+        out.append(v)
+        c.stream_write(stream, bytes(out), len(out), path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise c.SizeofError("varint has variable size", path=path)
+
+
+varint = KafkaVarint(5)
+varlong = KafkaVarint(10)
+
+#: varint length (-1 = null) followed by that many bytes (DefaultRecord key/value).
+NullableVarBytes = c.Select(
+    c.FocusedSeq("data", "length" / c.Const(-1, varint), "data" / c.Computed(None)),
+    c.Prefixed(varint, c.GreedyBytes),
+)
+
+#: int32 length (-1 = null) followed by that many bytes (LegacyRecord key/value).
+NullableInt32Bytes = c.Select(
+    c.FocusedSeq("data", "length" / c.Const(-1, c.Int32sb), "data" / c.Computed(None)),
+    c.Prefixed(c.Int32sb, c.GreedyBytes),
+)
