@@ -29,7 +29,7 @@ class KafkaVarint(c.Construct):
     def _parse(self, stream, context, path):
         value = 0
         shift = 0
-        for i in range(self.max_bytes):
+        for _ in range(self.max_bytes):
             b = c.byte2int(c.stream_read(stream, 1, path))
             value |= (b & 0x7F) << shift
             if not b & 0x80:

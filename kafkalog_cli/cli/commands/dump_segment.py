@@ -1,0 +1,74 @@
+"""``kafkalog dump-segment``: a faster, scriptable kafka-dump-log.sh."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from ..app import app
+from ..options import DataEncoding, DumpOutput, Paths
+
+
+@app.command("dump-segment")
+def dump_segment(
+    paths: Paths,
+    # -- what to read (kafka-dump-log.sh's options) --
+    deep_iteration: Annotated[bool, typer.Option(
+        "--deep-iteration", help="Decode every record, not only batch headers.")] = False,
+    print_data_log: Annotated[bool, typer.Option(
+        "--print-data-log", help="Print keys, payloads and headers (implies --deep-iteration).")
+    ] = False,
+    max_bytes: Annotated[int | None, typer.Option(
+        "--max-bytes", min=0, help="Read at most this many bytes of each .log.")] = None,
+    max_message_size: Annotated[int, typer.Option(
+        "--max-message-size", min=1, help="Size of the largest message (bytes), for index "
+        "checks.")] = 5 * 1024 * 1024,
+    skip_record_metadata: Annotated[bool, typer.Option(
+        "--skip-record-metadata", help="Print only key and payload of records.")] = False,
+    index_sanity_check: Annotated[bool, typer.Option(
+        "--index-sanity-check", help="Only run the broker's start-up sanity check on index "
+        "files.")] = False,
+    verify_index_only: Annotated[bool, typer.Option(
+        "--verify-index-only", help="Check index entries against the log without printing "
+        "them.")] = False,
+    start_offset: Annotated[int | None, typer.Option(
+        "--start-offset", min=0, help="First offset to dump (seeks through the offset index).")
+    ] = None,
+    end_offset: Annotated[int | None, typer.Option(
+        "--end-offset", min=0, help="Last offset to dump (inclusive).")] = None,
+    # -- how to print --
+    output: Annotated[DumpOutput | None, typer.Option(
+        "--output", "-o", help="text: rich (default on a terminal); kafka: kafka-dump-log.sh's "
+        "exact lines (default when piped); json: JSON Lines.", show_default=False)] = None,
+    data_encoding: Annotated[DataEncoding, typer.Option(
+        "--data-encoding", help="Encoding of keys, payloads and header values in JSON.")
+    ] = DataEncoding.utf8,
+) -> None:
+    """Dump batches, records and index entries of segment files.
+
+    \b
+    Examples:
+      kafkalog dump-segment fixtures/logs/plain-0 --print-data-log
+      kafkalog dump-segment 00000000000000000000.log -o json --deep-iteration | jq .
+    """
+    from ...ops.dump import DumpOptions, dump
+    from ...render import dump as render
+
+    if start_offset is not None and end_offset is not None and end_offset < start_offset:
+        raise typer.BadParameter("--end-offset must not be below --start-offset")
+    opts = DumpOptions(
+        deep_iteration=deep_iteration, print_data_log=print_data_log, max_bytes=max_bytes,
+        max_message_size=max_message_size, skip_record_metadata=skip_record_metadata,
+        index_sanity_check=index_sanity_check, verify_index_only=verify_index_only,
+        start_offset=start_offset, end_offset=end_offset)
+    events = dump(paths, opts)
+    if output is None:
+        output = DumpOutput.text if sys.stdout.isatty() else DumpOutput.kafka
+    if output is DumpOutput.json:
+        render.write_json(events, encoding=data_encoding.value)
+    elif output is DumpOutput.kafka:
+        render.write_kafka(events, skip_record_metadata=skip_record_metadata)
+    else:
+        render.write_rich(events, skip_record_metadata=skip_record_metadata)

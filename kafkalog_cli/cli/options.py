@@ -1,0 +1,50 @@
+"""Shared Typer options and arguments, defined once."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+class Output(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class DumpOutput(str, Enum):
+    text = "text"
+    kafka = "kafka"
+    json = "json"
+
+
+class DataEncoding(str, Enum):
+    utf8 = "utf8"
+    base64 = "base64"
+    hex = "hex"
+
+
+Paths = Annotated[
+    list[Path],
+    typer.Argument(help="Segment files, partition directories or log directories.",
+                   show_default=False),
+]
+
+OutputOpt = Annotated[
+    Output | None,
+    typer.Option("--output", "-o",
+                 help="text: rich tables (default on a terminal); json: for scripts "
+                      "(default when stdout is not a terminal).",
+                 show_default=False),
+]
+
+
+def resolve_output(choice: Output | None) -> Output:
+    """The explicit choice, else text on a terminal and json when piped."""
+    import sys
+
+    if choice is not None:
+        return choice
+    return Output.text if sys.stdout.isatty() else Output.json

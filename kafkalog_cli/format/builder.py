@@ -1,0 +1,249 @@
+"""The hot write path: building record batches, after ``MemoryRecordsBuilder`` and
+``DefaultRecord.writeTo`` (v2), and ``LegacyRecord.write`` (v0/v1, for fixtures and
+tests; brokers of Kafka 4 no longer write them).
+
+Records are given as ``(timestamp, key, value, headers)``: timestamp in ms, key/value
+bytes or None, headers a sequence of ``(str, bytes | None)``. Offsets inside a batch are
+``baseOffset + i``; the broker assigns ``baseOffset`` (it is outside the CRC).
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Iterable, Sequence
+
+import crc32c as _crc32c
+
+from ..constants import (
+    CODEC_NONE,
+    CONTROL_FLAG_MASK,
+    DELETE_HORIZON_FLAG_MASK,
+    LOG_OVERHEAD,
+    MAGIC_V0,
+    MAGIC_V2,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_FLAG_MASK,
+)
+from ..errors import InvalidArgumentError
+from . import compression
+from .records import HEADER
+
+_crc = _crc32c.crc32c
+_INT32 = struct.Struct(">i")
+_CONTROL_KEY = struct.Struct(">hh")
+_END_TXN_VALUE = struct.Struct(">hi")
+
+
+def _varint_bytes(value: int, bits: int = 32) -> bytes:
+    v = ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)
+    if v < 0x80:
+        return bytes((v,))
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+# one-byte varints are the common case: precompute them
+_SMALL = [_varint_bytes(i) for i in range(-64, 64)]
+
+
+def _vi(value: int) -> bytes:
+    if -64 <= value < 64:
+        return _SMALL[value + 64]
+    return _varint_bytes(value)
+
+
+def _vl(value: int) -> bytes:
+    if -64 <= value < 64:
+        return _SMALL[value + 64]
+    return _varint_bytes(value, 64)
+
+
+def encode_record(offset_delta: int, timestamp_delta: int, key, value,
+                  headers: Sequence = ()) -> bytes:
+    """One DefaultRecord (length-prefixed), as DefaultRecord.writeTo."""
+    parts = [b"\x00", _vl(timestamp_delta), _vi(offset_delta)]
+    if key is None:
+        parts.append(b"\x01")
+    else:
+        parts.append(_vi(len(key)))
+        parts.append(key)
+    if value is None:
+        parts.append(b"\x01")
+    else:
+        parts.append(_vi(len(value)))
+        parts.append(value)
+    parts.append(_vi(len(headers)))
+    for hk, hv in headers:
+        hkb = hk.encode("utf-8") if isinstance(hk, str) else bytes(hk)
+        parts.append(_vi(len(hkb)))
+        parts.append(hkb)
+        if hv is None:
+            parts.append(b"\x01")
+        else:
+            parts.append(_vi(len(hv)))
+            parts.append(hv)
+    body = b"".join(parts)
+    return _vi(len(body)) + body
+
+
+def encode_records(records: Iterable, base_timestamp: int) -> tuple[bytes, int, int, int]:
+    """Encode ``(timestamp, key, value, headers)`` records.
+
+    Returns:
+        (records block, count, max timestamp, offset delta of the max timestamp).
+    """
+    out = []
+    append = out.append
+    max_ts = NO_TIMESTAMP
+    max_delta = -1
+    i = -1
+    small = _SMALL
+    for i, (ts, key, value, headers) in enumerate(records):
+        td = ts - base_timestamp
+        if ts > max_ts:
+            max_ts = ts
+            max_delta = i
+        if not headers and -64 <= td < 64 and i < 64 and key is not None and value is not None:
+            kl, vl = len(key), len(value)
+            if kl < 64 and vl < 64:
+                body = b"".join((b"\x00", small[td + 64], small[i + 64], small[kl + 64], key,
+                                 small[vl + 64], value, b"\x00"))
+                append(_vi(len(body)))
+                append(body)
+                continue
+        append(encode_record(i, td, key, value, headers or ()))
+    return b"".join(out), i + 1, max_ts, max_delta
+
+
+def build_batch(records: Sequence, *, base_offset: int = 0,
+                partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+                compression_type: int = CODEC_NONE, log_append_time: int | None = None,
+                is_transactional: bool = False, is_control: bool = False,
+                producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
+                base_sequence: int = NO_SEQUENCE, delete_horizon_ms: int | None = None,
+                compression_level: int | None = None) -> bytes:
+    """Build one RecordBatch v2 (MemoryRecordsBuilder.build).
+
+    ``records`` are ``(timestamp, key, value, headers)``; baseTimestamp is the first
+    record's timestamp (or the delete horizon when given), maxTimestamp the largest (or
+    ``log_append_time``, which also sets the LogAppendTime attribute). The CRC-32C is
+    computed last.
+
+    Raises:
+        InvalidArgumentError: more records than fit an int32 delta.
+    """
+    if delete_horizon_ms is not None:
+        base_ts = delete_horizon_ms
+    else:
+        base_ts = records[0][0] if records else NO_TIMESTAMP
+    block, count, max_ts, _ = encode_records(records, base_ts)
+    if count > 2**31 - 1:
+        raise InvalidArgumentError("too many records for one batch")
+    attributes = compression_type
+    if log_append_time is not None:
+        attributes |= TIMESTAMP_TYPE_MASK
+        max_ts = log_append_time
+    if is_transactional:
+        attributes |= TRANSACTIONAL_FLAG_MASK
+    if is_control:
+        attributes |= CONTROL_FLAG_MASK
+    if delete_horizon_ms is not None:
+        attributes |= DELETE_HORIZON_FLAG_MASK
+    if compression_type != CODEC_NONE:
+        block = compression.compress(compression_type, block, level=compression_level)
+    return assemble_batch(block, base_offset=base_offset,
+                          partition_leader_epoch=partition_leader_epoch, attributes=attributes,
+                          last_offset_delta=max(count - 1, 0), base_timestamp=base_ts,
+                          max_timestamp=max_ts, producer_id=producer_id,
+                          producer_epoch=producer_epoch, base_sequence=base_sequence,
+                          records_count=count)
+
+
+def assemble_batch(block: bytes, *, base_offset: int, partition_leader_epoch: int,
+                   attributes: int, last_offset_delta: int, base_timestamp: int,
+                   max_timestamp: int, producer_id: int, producer_epoch: int,
+                   base_sequence: int, records_count: int) -> bytes:
+    """Prefix a (possibly compressed) records block with the 61-byte header and CRC."""
+    buf = bytearray(RECORD_BATCH_OVERHEAD + len(block))
+    HEADER.pack_into(buf, 0, base_offset, RECORD_BATCH_OVERHEAD - LOG_OVERHEAD + len(block),
+                     partition_leader_epoch, MAGIC_V2, 0, attributes, last_offset_delta,
+                     base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence,
+                     records_count)
+    buf[RECORD_BATCH_OVERHEAD:] = block
+    struct.pack_into(">I", buf, 17, _crc(memoryview(buf)[21:]))
+    return bytes(buf)
+
+
+def build_control_batch(control_type: int, *, base_offset: int = 0, timestamp: int,
+                        producer_id: int, producer_epoch: int, coordinator_epoch: int = 0,
+                        partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+                        value: bytes | None = None) -> bytes:
+    """A control batch of one record (MemoryRecords.withEndTransactionMarker for ABORT 0 /
+    COMMIT 1: key ``version 0, type``, value ``version 0, coordinatorEpoch``)."""
+    key = _CONTROL_KEY.pack(0, control_type)
+    if value is None and control_type in (0, 1):
+        value = _END_TXN_VALUE.pack(0, coordinator_epoch)
+    return build_batch([(timestamp, key, value, ())], base_offset=base_offset,
+                       partition_leader_epoch=partition_leader_epoch,
+                       is_transactional=control_type in (0, 1), is_control=True,
+                       producer_id=producer_id, producer_epoch=producer_epoch)
+
+
+def set_base_offset(batch: bytearray | memoryview, base_offset: int) -> None:
+    """Assign the batch's baseOffset in place (outside the CRC, as the broker does)."""
+    struct.pack_into(">q", batch, 0, base_offset)
+
+
+def set_partition_leader_epoch(batch, epoch: int) -> None:
+    """Assign partitionLeaderEpoch in place (outside the CRC)."""
+    struct.pack_into(">i", batch, 12, epoch)
+
+
+# -- legacy v0/v1 (read-only formats; built for fixtures and tests) ------------------------
+
+def build_legacy_message(offset: int, key, value, *, magic: int = 1,
+                         timestamp: int = NO_TIMESTAMP, attributes: int = 0) -> bytes:
+    """One v0/v1 log entry ``offset size crc magic attributes [timestamp] key value``
+    (LegacyRecord.write), CRC-32 over magic..end."""
+    body = bytearray((magic & 0xFF, attributes & 0xFF))
+    if magic >= 1:
+        body += struct.pack(">q", timestamp)
+    for field in (key, value):
+        if field is None:
+            body += _INT32.pack(-1)
+        else:
+            body += _INT32.pack(len(field)) + field
+    crc = zlib.crc32(body)
+    message = struct.pack(">I", crc) + bytes(body)
+    return struct.pack(">qi", offset, len(message)) + message
+
+
+def build_legacy_wrapper(first_offset: int, messages: Sequence, *, magic: int = 1,
+                         compression_type: int, timestamp: int = NO_TIMESTAMP,
+                         log_append_time: bool = False) -> bytes:
+    """A compressed v0/v1 wrapper holding ``messages`` (``(timestamp, key, value)``):
+    inner offsets absolute in v0, relative 0..n-1 in v1; the wrapper's offset is the last
+    inner offset and its timestamp the max (or ``timestamp`` with LogAppendTime)."""
+    inner = bytearray()
+    n = len(messages)
+    max_ts = NO_TIMESTAMP
+    for i, (ts, key, value) in enumerate(messages):
+        off = first_offset + i if magic == MAGIC_V0 else i
+        inner += build_legacy_message(off, key, value, magic=magic, timestamp=ts)
+        max_ts = max(max_ts, ts)
+    data = compression.compress(compression_type, bytes(inner), magic=magic)
+    attrs = compression_type | (TIMESTAMP_TYPE_MASK if log_append_time else 0)
+    wrapper_ts = timestamp if log_append_time else max_ts
+    return build_legacy_message(first_offset + n - 1, None, data, magic=magic,
+                                timestamp=wrapper_ts, attributes=attrs)

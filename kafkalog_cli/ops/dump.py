@@ -1,0 +1,308 @@
+"""``dump-segment``: every batch, record and index entry of segment files, after Kafka's
+``DumpLogSegments`` tool.
+
+:func:`dump` yields plain events (dicts) in file order; the renderers in
+:mod:`kafkalog_cli.render.dump` turn them into the Kafka tool's exact text lines, JSON
+Lines, or a rich view. Keys follow the Kafka tool's names. Event types:
+
+* ``file``: ``{"type":"file","file":F,"kind":"log|index|timeindex|snapshot",
+  "startOffset":N}`` (``Dumping F`` / ``Log starting offset: N``);
+* ``batch``: the batch header (``baseOffset``, ``lastOffset``, ``count``, ``magic``, ``crc``,
+  ``isValid``, ``size``, ``position``, ``compresscodec``, ``timestampType``,
+  ``baseTimestamp``, ``maxTimestamp``, producer fields, ``partitionLeaderEpoch``,
+  ``isTransactional``, ``isControl``, ``deleteHorizonMs``);
+* ``record`` (deep iteration): ``offset``, ``timestamp``, ``keySize``, ``valueSize``,
+  ``sequence``, ``headerKeys``; with data: ``key``, ``payload`` (bytes or None) and
+  ``headers``; control records add ``controlType`` and, for markers,
+  ``coordinatorEpoch``; legacy records add ``isValid`` and ``crc``;
+* ``invalid_bytes``: bytes after the last whole batch (``Found N invalid bytes ...``);
+* ``index_entry`` / ``timeindex_entry``: ``offset``/``position`` and ``timestamp``/``offset``;
+* ``index_empty``, ``index_sane``: ``F is empty.`` / ``F passed sanity check.``;
+* ``diagnostic``: a mismatch or error message for stderr (``stream: "stderr"``).
+
+The read never writes: files are opened read-only.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from ..constants import (
+    DUMP_MAX_MESSAGE_SIZE,
+    INDEX_FILE_SUFFIX,
+    LOG_FILE_SUFFIX,
+    MAGIC_V2,
+    TIME_INDEX_FILE_SUFFIX,
+)
+from ..errors import CorruptIndexError, KafkalogError
+from ..format.records import FileRecords, LegacyRecordBatch, RecordBatch
+from ..schema.control import control_type_name
+from ..storage.offset_index import OffsetIndex
+from ..storage.segment import LogSegment
+from ..storage.time_index import TimeIndex
+from .paths import check_exists, resolve_segments
+
+_CONTROL_KEY = struct.Struct(">hh")
+_END_TXN = struct.Struct(">hi")
+
+#: A record decoder: (batch, record) -> (key, payload) as JSON-able objects or strings,
+#: or None to keep the raw bytes (internal-topic decoders plug in here).
+RecordDecoder = Callable[[object, object], "tuple[object, object] | None"]
+
+
+@dataclass
+class DumpOptions:
+    """Options of ``dump-segment``, named after kafka-dump-log.sh's.
+
+    Attributes:
+        deep_iteration: decode every record (implied by ``print_data_log``).
+        print_data_log: include keys, payloads and header values.
+        max_bytes: read at most this many bytes of each ``.log`` (batches wholly inside).
+        max_message_size: bound for the batch read at an index entry (bytes).
+        skip_record_metadata: print only key/payload for records.
+        index_sanity_check: only run the broker's index sanity check.
+        verify_index_only: check index entries against the log without printing them.
+        start_offset / end_offset: dump only batches overlapping [start, end] (absolute
+            offsets, inclusive); the start is found through the offset index.
+        decoder: optional :data:`RecordDecoder` for internal topics.
+    """
+
+    deep_iteration: bool = False
+    print_data_log: bool = False
+    max_bytes: int | None = None
+    max_message_size: int = DUMP_MAX_MESSAGE_SIZE
+    skip_record_metadata: bool = False
+    index_sanity_check: bool = False
+    verify_index_only: bool = False
+    start_offset: int | None = None
+    end_offset: int | None = None
+    decoder: RecordDecoder | None = None
+
+    @property
+    def deep(self) -> bool:
+        return self.deep_iteration or self.print_data_log
+
+
+def batch_event(batch, file: str) -> dict:
+    """The ``batch`` event of one batch (v2 or legacy)."""
+    if batch.magic >= MAGIC_V2:
+        ts_type = batch.timestamp_type
+        return {
+            "type": "batch", "file": file, "position": batch.position,
+            "baseOffset": batch.base_offset, "lastOffset": batch.last_offset,
+            "count": batch.count, "magic": batch.magic, "crc": batch.crc,
+            "isValid": batch.is_valid, "size": batch.size,
+            "compresscodec": batch.compression_name, "timestampType": ts_type,
+            "baseTimestamp": batch.base_timestamp, "maxTimestamp": batch.max_timestamp,
+            "producerId": batch.producer_id, "producerEpoch": batch.producer_epoch,
+            "baseSequence": batch.base_sequence, "lastSequence": batch.last_sequence,
+            "partitionLeaderEpoch": batch.partition_leader_epoch,
+            "isTransactional": batch.is_transactional, "isControl": batch.is_control,
+            "deleteHorizonMs": batch.delete_horizon_ms,
+        }
+    try:
+        base = batch.base_offset
+    except KafkalogError:
+        base = batch.last_offset
+    return {
+        "type": "batch", "file": file, "position": batch.position,
+        "baseOffset": base, "lastOffset": batch.last_offset, "count": None,
+        "magic": batch.magic, "crc": batch.crc, "isValid": batch.is_valid,
+        "size": batch.size, "compresscodec": batch.compression_name,
+        "timestampType": batch.timestamp_type, "baseTimestamp": batch.timestamp,
+        "maxTimestamp": batch.max_timestamp, "producerId": -1, "producerEpoch": -1,
+        "baseSequence": -1, "lastSequence": -1, "partitionLeaderEpoch": -1,
+        "isTransactional": False, "isControl": False, "deleteHorizonMs": None,
+    }
+
+
+def _record_events(batch, opts: DumpOptions, file: str) -> Iterator[dict]:
+    with_data = opts.print_data_log
+    decoder = opts.decoder
+    start, end = opts.start_offset, opts.end_offset
+    if isinstance(batch, LegacyRecordBatch):
+        for e in batch.inner():
+            if (start is not None and e.offset < start) or (end is not None and e.offset > end):
+                continue
+            ev = {"type": "record", "offset": e.offset, "timestamp": e.timestamp,
+                  "timestampType": batch.timestamp_type,
+                  "keySize": -1 if e.key is None else len(e.key),
+                  "valueSize": -1 if e.value is None else len(e.value),
+                  "sequence": -1, "headerKeys": [], "magic": e.magic,
+                  "isValid": e.is_valid, "crc": e.crc}
+            if with_data:
+                _add_data(ev, batch, e, e.key, e.value, (), decoder)
+            yield ev
+        return
+    records = batch.records()
+    is_control = batch.is_control
+    ts_type = batch.timestamp_type
+    base_seq = batch.base_sequence
+    base = batch.base_offset
+    for r in records:
+        off = r[0]
+        if (start is not None and off < start) or (end is not None and off > end):
+            continue
+        key, value, headers = r[2], r[3], r[4]
+        ev = {"type": "record", "offset": off, "timestamp": r[1], "timestampType": ts_type,
+              "keySize": -1 if key is None else len(key),
+              "valueSize": -1 if value is None else len(value),
+              "sequence": -1 if base_seq == -1 else batch.record_sequence(off - base),
+              "headerKeys": [h[0] for h in headers], "magic": batch.magic}
+        if is_control:
+            _add_control(ev, key, value)
+        elif with_data:
+            _add_data(ev, batch, r, key, value, headers, decoder)
+        yield ev
+
+
+def _add_control(ev: dict, key, value) -> None:
+    if key is None or len(key) < 4:
+        ev["controlType"] = "UNKNOWN"
+        return
+    _version, type_id = _CONTROL_KEY.unpack_from(key)
+    name = control_type_name(type_id)
+    ev["controlType"] = name
+    ev["controlTypeId"] = type_id
+    if name in ("ABORT", "COMMIT") and value is not None and len(value) >= 6:
+        ev["coordinatorEpoch"] = _END_TXN.unpack_from(value)[1]
+
+
+def _add_data(ev: dict, batch, record, key, value, headers, decoder) -> None:
+    decoded = decoder(batch, record) if decoder is not None else None
+    if decoded is not None:
+        ev["key"], ev["payload"] = decoded
+        ev["decoded"] = True
+    else:
+        ev["key"] = key
+        ev["payload"] = value
+    ev["headers"] = [{"key": k, "value": v} for k, v in headers]
+
+
+def dump_log(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
+    """Events for one ``.log`` file (see the module docstring)."""
+    file = str(segment.log_path)
+    yield {"type": "file", "file": file, "kind": "log", "startOffset": segment.base_offset}
+    view = segment.view
+    end = len(view) if opts.max_bytes is None else min(len(view), opts.max_bytes)
+    start_pos = 0
+    if opts.start_offset is not None and opts.start_offset > segment.base_offset:
+        idx = segment.offset_index
+        if idx is not None:
+            start_pos = idx.lookup(opts.start_offset).position
+            if start_pos > end:
+                start_pos = 0
+    fr = FileRecords(view, start_pos, end, file=segment.log_path)
+    deep = opts.deep
+    for batch in fr.batches():
+        if opts.start_offset is not None and batch.last_offset < opts.start_offset:
+            continue
+        if opts.end_offset is not None:
+            first = batch.base_offset if isinstance(batch, RecordBatch) else batch.last_offset
+            if first > opts.end_offset:
+                break
+        yield batch_event(batch, file)
+        if deep:
+            try:
+                yield from _record_events(batch, opts, file)
+            except KafkalogError as e:
+                yield {"type": "diagnostic", "stream": "stderr",
+                       "message": f"{file}: batch at position {batch.position}: {e.message}"}
+    stopped_early = opts.end_offset is not None and fr.valid_end < end
+    if fr.invalid_bytes and opts.max_bytes is None and not stopped_early:
+        ev = {"type": "invalid_bytes", "file": file, "position": fr.valid_end,
+              "bytes": fr.invalid_bytes}
+        if fr.stop_error is not None:
+            ev["reason"] = fr.stop_error.message
+        yield ev
+
+
+def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
+    """Events for a ``.index`` file, as DumpLogSegments.dumpIndex."""
+    path = segment.index_path
+    yield {"type": "file", "file": str(path), "kind": "index"}
+    idx = OffsetIndex.load(check_exists(path), segment.base_offset)
+    if idx.entries == 0:
+        yield {"type": "index_empty", "file": str(path)}
+        return
+    if opts.index_sanity_check:
+        try:
+            idx.sanity_check()
+        except CorruptIndexError as e:
+            yield {"type": "diagnostic", "stream": "stderr", "message": e.message}
+            return
+        yield {"type": "index_sane", "file": str(path)}
+        return
+    view = segment.view if segment.log_path.exists() else memoryview(b"")
+    mismatches = []
+    for i in range(idx.entries):
+        e = idx.entry(i)
+        if e.offset == segment.base_offset and i > 0:
+            break  # a zero-filled preallocated tail
+        fr = FileRecords(view, e.position, e.position + opts.max_message_size)
+        first = next(iter(fr.batches()), None)
+        log_offset = first.last_offset if first is not None else -1
+        if log_offset != e.offset:
+            mismatches.append((e.offset, log_offset))
+        if not opts.verify_index_only:
+            yield {"type": "index_entry", "offset": e.offset, "position": e.position}
+    if mismatches:
+        lines = [f"Mismatches in :{path.absolute()}"]
+        lines += [f"  Index offset: {a}, log offset: {b}" for a, b in mismatches]
+        yield {"type": "diagnostic", "stream": "stderr", "message": "\n".join(lines),
+               "mismatches": [{"indexOffset": a, "logOffset": b} for a, b in mismatches]}
+
+
+def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
+    """Events for a ``.timeindex`` file, as DumpLogSegments.dumpTimeIndex."""
+    path = segment.time_index_path
+    yield {"type": "file", "file": str(path), "kind": "timeindex"}
+    tidx = TimeIndex.load(check_exists(path), segment.base_offset)
+    if opts.index_sanity_check:
+        try:
+            tidx.sanity_check()
+        except CorruptIndexError as e:
+            yield {"type": "diagnostic", "stream": "stderr", "message": e.message}
+            return
+        yield {"type": "index_sane", "file": str(path)}
+        return
+    has_log = segment.log_path.exists()
+    for i in range(tidx.entries):
+        e = tidx.entry(i)
+        if e.offset == segment.base_offset and i > 0:
+            break
+        if has_log:
+            batch = segment.translate_offset(e.offset)
+            if batch is None or not (batch.last_offset >= e.offset):
+                yield {"type": "diagnostic", "stream": "stderr",
+                       "message": f"The following indexed offsets are not found in the log.\n"
+                                  f"Indexed offset: {e.offset}, found log offset: -1"}
+        if not opts.verify_index_only:
+            yield {"type": "timeindex_entry", "timestamp": e.timestamp, "offset": e.offset}
+
+
+def dump(paths, opts: DumpOptions | None = None) -> Iterator[dict]:
+    """Dump every file under ``paths`` (``.log``/``.index``/``.timeindex`` files, or the
+    ``.log`` files of partition and log directories, in offset order).
+
+    Raises:
+        UnreadableError / NotAKafkaFileError: a path cannot be read or is not Kafka's.
+    """
+    opts = opts or DumpOptions()
+    for seg, only in resolve_segments(paths):
+        try:
+            if only == INDEX_FILE_SUFFIX:
+                yield from dump_offset_index(seg, opts)
+            elif only == TIME_INDEX_FILE_SUFFIX:
+                yield from dump_time_index(seg, opts)
+            elif only in (None, LOG_FILE_SUFFIX):
+                if only is None and not seg.log_path.exists():
+                    continue
+                if opts.end_offset is not None and seg.base_offset > opts.end_offset:
+                    continue
+                yield from dump_log(seg, opts)
+        finally:
+            seg.close()
+

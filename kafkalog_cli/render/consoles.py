@@ -1,0 +1,33 @@
+"""The two streams: data to stdout, diagnostics to stderr (rich Consoles, made lazily so
+importing the CLI stays fast)."""
+
+from __future__ import annotations
+
+import sys
+from functools import cache
+
+
+@cache
+def stdout_console():
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+@cache
+def stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def error(message: str) -> None:
+    """One line on stderr, in red on a terminal."""
+    if sys.stderr.isatty():
+        stderr_console().print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    else:
+        sys.stderr.write(f"error: {message}\n")
