@@ -1,0 +1,102 @@
+"""Producer-state snapshot (``<offset>.snapshot``), after ``ProducerStateManager`` and
+``ProducerSnapshot.json`` (version 1).
+
+    ProducerSnapshot =>
+      Version => Int16                (1)
+      Crc => Uint32                   (CRC-32C over ProducerEntries, i.e. bytes 6..end)
+      ProducerEntries => [ProducerEntry]   (Int32 count)
+
+    ProducerEntry (46 bytes) =>
+      ProducerId => Int64
+      Epoch => Int16
+      LastSequence => Int32
+      LastOffset => Int64
+      OffsetDelta => Int32            (lastSequence - firstSequence of the last batch)
+      Timestamp => Int64              (max timestamp of the last batch, ms)
+      CoordinatorEpoch => Int32
+      CurrentTxnFirstOffset => Int64  (-1 when no transaction is open)
+
+The file name is the snapshot's offset: the log end offset when it was taken.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import construct as c
+import crc32c
+
+from ..errors import CorruptSnapshotError
+
+VERSION = 1
+PRODUCER_ENTRIES_OFFSET = 6
+
+ProducerEntry = c.Struct(
+    "producer_id" / c.Int64sb,
+    "epoch" / c.Int16sb,
+    "last_sequence" / c.Int32sb,
+    "last_offset" / c.Int64sb,
+    "offset_delta" / c.Int32sb,
+    "timestamp" / c.Int64sb,
+    "coordinator_epoch" / c.Int32sb,
+    "current_txn_first_offset" / c.Int64sb,
+)
+
+ProducerSnapshot = c.Struct(
+    "version" / c.Int16sb,
+    "crc" / c.Int32ub,
+    "producer_entries" / c.PrefixedArray(c.Int32sb, ProducerEntry),
+)
+
+_ENTRY = struct.Struct(">qhiqiqiq")
+assert _ENTRY.size == 46
+
+
+@dataclass(frozen=True)
+class ProducerStateEntry:
+    """One producer's state as a snapshot stores it (ProducerStateEntry + its last
+    BatchMetadata). Offsets absolute; timestamp in ms."""
+
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    last_offset: int
+    offset_delta: int
+    timestamp: int
+    coordinator_epoch: int
+    current_txn_first_offset: int = -1
+
+
+def parse_snapshot(data: bytes, file=None) -> list[ProducerStateEntry]:
+    """Parse a snapshot file's bytes (ProducerStateManager.readSnapshot).
+
+    Raises:
+        CorruptSnapshotError: unknown version, bad layout or CRC mismatch.
+    """
+    if len(data) < 10:
+        raise CorruptSnapshotError("Snapshot failed schema validation: file is truncated",
+                                   file=file)
+    version, crc, count = struct.unpack_from(">hIi", data, 0)
+    if version != VERSION:
+        raise CorruptSnapshotError(f"Snapshot contained an unknown file version {version}",
+                                   file=file)
+    if count < 0 or 10 + count * _ENTRY.size != len(data):
+        raise CorruptSnapshotError(
+            f"Snapshot failed schema validation: {count} entries do not fit {len(data)} bytes",
+            file=file)
+    computed = crc32c.crc32c(memoryview(data)[PRODUCER_ENTRIES_OFFSET:])
+    if computed != crc:
+        raise CorruptSnapshotError(f"Snapshot is corrupt (CRC is no longer valid). Stored crc: "
+                                   f"{crc}. Computed crc: {computed}", file=file)
+    return [ProducerStateEntry(*_ENTRY.unpack_from(data, 10 + i * _ENTRY.size))
+            for i in range(count)]
+
+
+def build_snapshot(entries: list[ProducerStateEntry]) -> bytes:
+    """The bytes of a snapshot holding ``entries`` (ProducerStateManager.writeSnapshot)."""
+    body = struct.pack(">i", len(entries)) + b"".join(
+        _ENTRY.pack(e.producer_id, e.producer_epoch, e.last_sequence, e.last_offset,
+                    e.offset_delta, e.timestamp, e.coordinator_epoch,
+                    e.current_txn_first_offset) for e in entries)
+    return struct.pack(">hI", VERSION, crc32c.crc32c(body)) + body
