@@ -1,0 +1,1 @@
+"""Decoders of Kafka's internal topics."""
