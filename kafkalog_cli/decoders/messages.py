@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import construct as c
@@ -330,6 +332,67 @@ def _json_value(f: Field, value, version, unknown_tags, path):
     if f.element in ("bytes", "records"):
         return _b64(value)
     return value
+
+
+#: What DumpLogSegments prints for a tombstone (a null value) of a compacted internal topic.
+DELETE_MARKER = "<DELETE>"
+
+
+@dataclass
+class DecodedRecord:
+    """One record of an internal topic, decoded as DumpLogSegments decodes it.
+
+    Attributes:
+        key: the key's JSON shape (e.g. ``{"type": "1", "data": {...}}``), None when the
+            record has no key (``__cluster_metadata``), or ``{"raw": base64}`` when the key
+            could not be decoded.
+        value: the value's JSON shape, None for a tombstone, or ``{"raw": base64}``.
+        key_type: the decoded type's name (``"OffsetCommitKey"``, ``"TopicRecord"``,
+            ``"SnapshotHeader"``, ...), None when unknown.
+        warnings: why something was left raw, and tagged fields without a declaration.
+        tombstone: the value is null (DumpLogSegments prints ``<DELETE>``).
+    """
+
+    key: dict | None
+    value: dict | None
+    key_type: str | None
+    warnings: list[str] = field(default_factory=list)
+    tombstone: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Decoded without any warning."""
+        return not self.warnings
+
+    def key_json(self) -> str | None:
+        """The key as compact JSON (Jackson's ``ObjectNode.toString``), or None."""
+        return None if self.key is None else to_json_text(self.key)
+
+    def value_json(self) -> str | None:
+        """The value as compact JSON, ``"<DELETE>"`` for a tombstone, or None."""
+        if self.tombstone:
+            return DELETE_MARKER
+        return None if self.value is None else to_json_text(self.value)
+
+
+def to_json_text(obj) -> str:
+    """Compact JSON as Jackson writes it: no spaces, non-ASCII kept."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def raw_json(data) -> dict | None:
+    """The ``{"raw": base64}`` fallback for bytes that could not be decoded (None stays None)."""
+    return None if data is None else {"raw": _b64(data)}
+
+
+def unknown_tag_warnings(unknown: list) -> list[str]:
+    """Warnings naming each ``(path, tag, bytes)`` collected by :meth:`Message.to_json`."""
+    return [f"{path}: unknown tagged field {tag} kept raw ({_b64(data)})"
+            for path, tag, data in unknown]
+
+
+#: What a message that fails to parse raises (construct errors, bad UTF-8 never: replaced).
+PARSE_ERRORS = (c.ConstructError, ValueError, KeyError, IndexError, OverflowError)
 
 
 def registry(*messages: Message) -> dict[str, Message]:
