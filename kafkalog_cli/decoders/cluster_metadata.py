@@ -145,6 +145,8 @@ def decode_control_record(type_id: int | None, key: bytes | None,
         if type_id is None:
             type_id = k.type
     if type_id is None:
+        if not warnings:
+            warnings.append("control record without a key")
         return DecodedRecord(key_json, raw_json(value), None, warnings)
     name = control_type_name(type_id)
     if name in ("ABORT", "COMMIT"):
