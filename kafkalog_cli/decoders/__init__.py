@@ -1,9 +1,9 @@
 """Decoders of Kafka's internal topics, producing what DumpLogSegments prints.
 
     topic                  decoder                   Kafka class followed
-    __consumer_offsets     ConsumerOffsetsDecoder    OffsetsMessageParser / GroupCoordinatorRecordSerde
+    __consumer_offsets     ConsumerOffsetsDecoder    OffsetsMessageParser, GroupCoordinatorRecordSerde
     __transaction_state    TransactionLogDecoder     TransactionLog
-    __cluster_metadata     ClusterMetadataDecoder    ClusterMetadataLogMessageParser / MetadataRecordSerde
+    __cluster_metadata     ClusterMetadataDecoder    ClusterMetadataLogMessageParser
     (control batches)      decode_control_record     ControlRecordUtils / EndTransactionMarker
 
 Each decoder has ``decode(key, value) -> DecodedRecord`` and never raises: bytes it cannot

@@ -115,7 +115,8 @@ ConsumerGroupMemberMetadataValue = Message(
         Field("subscribedTopicRegex", "string", "0+", nullable="0+"),
         Field("rebalanceTimeoutMs", "int32", "0+", default=-1),
         Field("serverAssignor", "string", "0+", nullable="0+"),
-        Field("classicMemberMetadata", "ClassicMemberMetadata", "0+", nullable="0+", tagged="0+", tag=0, default=None, fields=[
+        Field("classicMemberMetadata", "ClassicMemberMetadata", "0+",
+              nullable="0+", tagged="0+", tag=0, default=None, fields=[
             Field("sessionTimeoutMs", "int32", "0+"),
             Field("supportedProtocols", "[]ClassicProtocol", "0+", fields=[
                 Field("name", "string", "0+"),
@@ -154,19 +155,20 @@ ConsumerGroupCurrentMemberAssignmentKey = Message(
         Field("memberId", "string", "8"),
     ])
 
+#: The common struct TopicPartitions of the current-member-assignment values.
+_TOPIC_PARTITIONS = [
+    Field("topicId", "uuid", "0+"),
+    Field("partitions", "[]int32", "0+"),
+]
+
 ConsumerGroupCurrentMemberAssignmentValue = Message(
     "ConsumerGroupCurrentMemberAssignmentValue", valid="0", flexible="0+", fields=[
         Field("memberEpoch", "int32", "0+"),
         Field("previousMemberEpoch", "int32", "0+"),
         Field("state", "int8", "0+"),
-        Field("assignedPartitions", "[]TopicPartitions", "0+", fields=[
-            Field("topicId", "uuid", "0+"),
-            Field("partitions", "[]int32", "0+"),
-        ]),
-        Field("partitionsPendingRevocation", "[]TopicPartitions", "0+", fields=[
-            Field("topicId", "uuid", "0+"),
-            Field("partitions", "[]int32", "0+"),
-        ]),
+        Field("assignedPartitions", "[]TopicPartitions", "0+", fields=_TOPIC_PARTITIONS),
+        Field("partitionsPendingRevocation", "[]TopicPartitions", "0+",
+              fields=_TOPIC_PARTITIONS),
     ])
 
 ShareGroupPartitionMetadataKey = Message(

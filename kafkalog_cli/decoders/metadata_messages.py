@@ -66,7 +66,8 @@ PartitionRecord = Message(
         Field("leaderEpoch", "int32", "0+", default=-1),
         Field("partitionEpoch", "int32", "0+", default=-1),
         Field("directories", "[]uuid", "1+"),
-        Field("eligibleLeaderReplicas", "[]int32", "2+", nullable="2+", tagged="2+", tag=1, default=None),
+        Field("eligibleLeaderReplicas", "[]int32", "2+",
+              nullable="2+", tagged="2+", tag=1, default=None),
         Field("lastKnownElr", "[]int32", "2+", nullable="2+", tagged="2+", tag=2, default=None),
     ])
 
@@ -89,7 +90,8 @@ PartitionChangeRecord = Message(
         Field("addingReplicas", "[]int32", "0+", nullable="0+", tagged="0+", tag=4, default=None),
         Field("leaderRecoveryState", "int8", "0+", tagged="0+", tag=5, default=-1),
         Field("directories", "[]uuid", "1+", nullable="1+", tagged="1+", tag=8, default=None),
-        Field("eligibleLeaderReplicas", "[]int32", "2+", nullable="2+", tagged="2+", tag=6, default=None),
+        Field("eligibleLeaderReplicas", "[]int32", "2+",
+              nullable="2+", tagged="2+", tag=6, default=None),
         Field("lastKnownElr", "[]int32", "2+", nullable="2+", tagged="2+", tag=7, default=None),
     ])
 

@@ -17,18 +17,18 @@ from __future__ import annotations
 
 from .messages import Field, Message, registry
 
+#: LeaderChangeMessage's common struct Voter.
+_LEADER_CHANGE_VOTER = [
+    Field("voterId", "int32", "0+"),
+    Field("voterDirectoryId", "uuid", "1+"),
+]
+
 LeaderChangeMessage = Message(
     "LeaderChangeMessage", valid="0-1", flexible="0+", fields=[
         Field("version", "int16", "0+"),
         Field("leaderId", "int32", "0+"),
-        Field("voters", "[]Voter", "0+", fields=[
-            Field("voterId", "int32", "0+"),
-            Field("voterDirectoryId", "uuid", "1+"),
-        ]),
-        Field("grantingVoters", "[]Voter", "0+", fields=[
-            Field("voterId", "int32", "0+"),
-            Field("voterDirectoryId", "uuid", "1+"),
-        ]),
+        Field("voters", "[]Voter", "0+", fields=_LEADER_CHANGE_VOTER),
+        Field("grantingVoters", "[]Voter", "0+", fields=_LEADER_CHANGE_VOTER),
     ])
 
 SnapshotHeaderRecord = Message(
@@ -66,4 +66,5 @@ VotersRecord = Message(
         ]),
     ])
 
-MESSAGES = registry(LeaderChangeMessage, SnapshotHeaderRecord, SnapshotFooterRecord, KRaftVersionRecord, VotersRecord)
+MESSAGES = registry(LeaderChangeMessage, SnapshotHeaderRecord, SnapshotFooterRecord,
+                    KRaftVersionRecord, VotersRecord)
