@@ -1,7 +1,7 @@
 """Decoders of Kafka's internal topics, producing what DumpLogSegments prints.
 
     topic                  decoder                   Kafka class followed
-    __consumer_offsets     ConsumerOffsetsDecoder    OffsetsMessageParser, GroupCoordinatorRecordSerde
+    __consumer_offsets     ConsumerOffsetsDecoder    OffsetsMessageParser
     __transaction_state    TransactionLogDecoder     TransactionLog
     __cluster_metadata     ClusterMetadataDecoder    ClusterMetadataLogMessageParser
     (control batches)      decode_control_record     ControlRecordUtils / EndTransactionMarker

@@ -46,8 +46,7 @@ def test_key():
 def test_value_v0_golden():
     d = dec.decode(KEY, VALUE_V0)
     assert d.value == {"version": "0", "data": DATA}
-    assert tm.TransactionLogValue.build(
-        {**DATA}, 0) == VALUE_V0[2:]
+    assert tm.TransactionLogValue.build(DATA, 0) == VALUE_V0[2:]
 
 
 def test_value_v1_golden_with_tagged_fields():
