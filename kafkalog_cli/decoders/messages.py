@@ -1,0 +1,400 @@
+"""Kafka generated messages declared once, compiled per version into construct schemas.
+
+A declaration reads like Kafka's message JSON (``clients/src/main/resources/common/message``
+and friends)::
+
+    OffsetCommitValue = Message("OffsetCommitValue", valid="0-4", flexible="4+", fields=[
+        Field("offset", "int64", "0+"),
+        Field("leaderEpoch", "int32", "3+", default=-1),
+        ...
+    ])
+
+Field keywords follow the JSON keys: ``versions``, ``nullable`` (nullableVersions),
+``tagged`` (taggedVersions) with ``tag``, ``default``, and ``fields`` for the struct an
+``[]StructName`` or ``StructName`` type names. Field names are Kafka's camelCase names
+(``FieldSpec.camelCaseName``), so decoded dicts carry the keys Kafka's JSON converters write.
+
+Encoding rules (Kafka's ``MessageDataGenerator``), for a version ``v``:
+
+* a field exists when ``v`` is in its versions; tagged fields live in the tagged section;
+* in a flexible version strings, bytes and arrays are compact and every struct (the
+  message and each nested struct) ends with a tagged-field section;
+* nullable variable-length fields use length -1 (compact: 0) for null; a nullable struct
+  has an int8 marker (-1 = null).
+
+:meth:`Message.struct` turns (declaration, version) into a construct, cached per version.
+It parses into a plain dict in declaration order: absent tagged fields take their
+default, tags without a declaration are kept raw under ``flexible.UNKNOWN_TAGS``.
+:meth:`Message.to_json` gives the shape Kafka's ``<Name>JsonConverter.write`` produces:
+bytes as standard base64, uuids in ``Uuid.toString`` form, tagged fields only when they
+differ from their default.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import construct as c
+
+from ..schema import flexible as fx
+
+#: Highest version an open range ("3+") reaches.
+MAX_VERSION = 0x7FFF
+
+
+class Versions:
+    """A version range as Kafka writes it: ``"0+"``, ``"1-3"``, ``"2"`` or ``"none"``."""
+
+    __slots__ = ("low", "high")
+
+    def __init__(self, text: str | None):
+        text = (text or "none").strip()
+        if text == "none":
+            self.low, self.high = 1, 0
+        elif text.endswith("+"):
+            self.low, self.high = int(text[:-1]), MAX_VERSION
+        elif "-" in text:
+            lo, hi = text.split("-")
+            self.low, self.high = int(lo), int(hi)
+        else:
+            self.low = self.high = int(text)
+
+    def __contains__(self, version: int) -> bool:
+        return self.low <= version <= self.high
+
+    @property
+    def empty(self) -> bool:
+        return self.low > self.high
+
+    def __repr__(self) -> str:
+        if self.empty:
+            return "none"
+        if self.high == MAX_VERSION:
+            return f"{self.low}+"
+        return f"{self.low}" if self.low == self.high else f"{self.low}-{self.high}"
+
+
+_UNSET = object()
+_INT_TYPES = {"int8", "int16", "uint16", "int32", "uint32", "int64"}
+
+
+class Field:
+    """One field of a message or struct, as in Kafka's JSON.
+
+    :param name: camelCase name (the JSON converter's key).
+    :param type: ``bool``, ``int8``..``int64``, ``uint16``, ``uint32``, ``float64``,
+        ``uuid``, ``string``, ``bytes``, ``records``, ``[]<type>``, or a struct name.
+    :param versions: where the field exists; defaults to ``tagged`` when only that is set.
+    :param nullable: nullableVersions.
+    :param tagged: taggedVersions; requires ``tag``.
+    :param default: Kafka's default (``None`` for "null"); the type's zero otherwise.
+    :param fields: the struct's fields when ``type`` names a struct.
+    """
+
+    __slots__ = ("name", "type", "versions", "nullable", "tagged", "tag", "fields",
+                 "element", "is_array", "is_struct", "_default")
+
+    def __init__(self, name: str, type: str, versions: str | None = None, *,
+                 nullable: str | None = None, tagged: str | None = None,
+                 tag: int | None = None, default: Any = _UNSET,
+                 fields: Sequence[Field] = ()):
+        self.name = name
+        self.type = type
+        if versions is None:
+            versions = tagged if tagged is not None else "0+"
+        self.versions = Versions(versions)
+        self.nullable = Versions(nullable)
+        self.tagged = Versions(tagged)
+        if not self.tagged.empty and tag is None:
+            raise ValueError(f"field {name}: taggedVersions without a tag")
+        self.tag = tag
+        self.fields = tuple(fields)
+        self.is_array = type.startswith("[]")
+        self.element = type[2:] if self.is_array else type
+        self.is_struct = bool(self.fields)
+        if not self.is_struct and self.element not in fx.FIXED_TYPES and \
+                self.element not in ("string", "bytes", "records"):
+            raise ValueError(f"field {name}: struct type {type} without fields")
+        self._default = default
+
+    def default(self, version: int) -> Any:
+        """The value the field takes when absent (a fresh object for arrays/structs)."""
+        d = self._default
+        if d is None or d == "null":
+            return None
+        if self.is_array:
+            return []
+        if self.is_struct:
+            return {f.name: f.default(version) for f in self.fields if version in f.versions}
+        t = self.element
+        if d is _UNSET:
+            if t in _INT_TYPES:
+                return 0
+            return {"bool": False, "float64": 0.0, "uuid": fx.ZERO_UUID, "string": "",
+                    "bytes": b"", "records": b""}[t]
+        if t in _INT_TYPES:
+            return int(d, 0) if isinstance(d, str) else int(d)
+        if t == "bool":
+            return d if isinstance(d, bool) else str(d).lower() == "true"
+        if t == "float64":
+            return float(d)
+        return d
+
+    def __repr__(self) -> str:
+        return f"Field({self.name!r}, {self.type!r}, {self.versions!r})"
+
+
+def _element_construct(field: Field, version: int, flexible: bool, nullable: bool):
+    """The construct of one value of ``field``'s (element) type."""
+    if field.is_struct:
+        sub = compile_struct(field.fields, version, flexible)
+        if not field.is_array and nullable:
+            return fx.NullableStruct(sub)
+        return sub
+    t = field.element
+    fixed = fx.FIXED_TYPES.get(t)
+    if fixed is not None:
+        return fixed
+    # array elements are never null; only the field itself may be
+    return fx.variable_type(t, flexible=flexible, nullable=nullable and not field.is_array)
+
+
+def field_construct(field: Field, version: int, flexible: bool):
+    """The construct of ``field`` at ``version`` (compact encodings when ``flexible``)."""
+    nullable = version in field.nullable
+    elem = _element_construct(field, version, flexible, nullable)
+    if field.is_array:
+        return fx.array_of(elem, flexible=flexible, nullable=nullable)
+    return elem
+
+
+class MessageStruct(c.Construct):
+    """A message or nested struct at one version: its regular fields in order, then (in a
+    flexible version) the tagged-field section. Parses into a dict in declaration order,
+    absent tagged fields at their default; builds from that shape (missing fields at
+    their default)."""
+
+    def __init__(self, fields: Sequence[Field], version: int, flexible: bool):
+        super().__init__()
+        self.version = version
+        self.flexible = flexible
+        present = [f for f in fields if version in f.versions]
+        self.order = [f.name for f in present]
+        self.regular = [(f, field_construct(f, version, flexible)) for f in present
+                        if not (flexible and version in f.tagged)]
+        self.tagged_fields = [f for f in present if flexible and version in f.tagged]
+        self.tags = None
+        if flexible:
+            self.tags = fx.TaggedFields({
+                f.tag: (f.name, field_construct(f, version, True)) for f in self.tagged_fields})
+
+    def _parse(self, stream, context, path):
+        values = {}
+        for f, sub in self.regular:
+            values[f.name] = sub._parsereport(stream, context, path)
+        if self.tags is None:
+            return values
+        tagged = self.tags._parse(stream, context, path)
+        if self.tagged_fields:
+            for f in self.tagged_fields:
+                if f.name not in tagged:
+                    tagged[f.name] = f.default(self.version)
+            values.update(tagged)
+            values = {name: values[name] for name in self.order} | (
+                {fx.UNKNOWN_TAGS: tagged[fx.UNKNOWN_TAGS]} if fx.UNKNOWN_TAGS in tagged else {})
+        elif tagged:
+            values[fx.UNKNOWN_TAGS] = tagged[fx.UNKNOWN_TAGS]
+        return values
+
+    def _build(self, obj, stream, context, path):
+        for f, sub in self.regular:
+            value = obj[f.name] if f.name in obj else f.default(self.version)
+            sub._build(value, stream, context, path)
+        if self.tags is not None:
+            tagged = {f.name: obj[f.name] for f in self.tagged_fields
+                      if f.name in obj and obj[f.name] != f.default(self.version)}
+            if fx.UNKNOWN_TAGS in obj:
+                tagged[fx.UNKNOWN_TAGS] = obj[fx.UNKNOWN_TAGS]
+            self.tags._build(tagged, stream, context, path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise c.SizeofError("variable size", path=path)
+
+
+def compile_struct(fields: Sequence[Field], version: int, flexible: bool) -> MessageStruct:
+    return MessageStruct(fields, version, flexible)
+
+
+class Message:
+    """A generated message declaration (one JSON file of Kafka's).
+
+    :param name: Kafka's message name, e.g. ``"OffsetCommitValue"``.
+    :param valid: validVersions, e.g. ``"0-4"``.
+    :param flexible: flexibleVersions, e.g. ``"4+"`` or ``"none"``.
+    :param fields: the top-level fields.
+    :param api_key: the apiKey of metadata records, else None.
+    """
+
+    def __init__(self, name: str, *, valid: str, flexible: str = "none",
+                 fields: Iterable[Field] = (), api_key: int | None = None):
+        self.name = name
+        self.valid = Versions(valid)
+        self.flexible = Versions(flexible)
+        self.fields = tuple(fields)
+        self.api_key = api_key
+        self._structs: dict[int, MessageStruct] = {}
+
+    @property
+    def versions(self) -> range:
+        """Every valid version, lowest first."""
+        return range(self.valid.low, self.valid.high + 1)
+
+    def struct(self, version: int) -> MessageStruct:
+        """The construct for ``version`` (compiled once, then cached).
+
+        :raises KeyError: ``version`` is not a valid version of this message.
+        """
+        s = self._structs.get(version)
+        if s is None:
+            if version not in self.valid:
+                raise KeyError(f"{self.name} has no version {version} (valid: {self.valid})")
+            s = self._structs[version] = MessageStruct(
+                self.fields, version, version in self.flexible)
+        return s
+
+    def parse(self, data, version: int, *, offset: int = 0) -> tuple[dict, int]:
+        """Parse ``data[offset:]`` at ``version``.
+
+        Returns:
+            (the message as a dict, the position in ``data`` after it).
+
+        Raises:
+            KeyError: unknown version.
+            construct.ConstructError: the bytes do not hold the message.
+        """
+        stream = io.BytesIO(data)
+        stream.seek(offset)
+        obj = self.struct(version)._parsereport(stream, {}, "(parsing)")
+        return obj, stream.tell()
+
+    def build(self, obj: dict, version: int) -> bytes:
+        """Serialize ``obj`` (the :meth:`parse` shape) at ``version``."""
+        return self.struct(version).build(obj)
+
+    def to_json(self, obj: dict, version: int, unknown_tags: list | None = None) -> dict:
+        """The dict Kafka's ``<name>JsonConverter.write(message, version)`` produces.
+
+        :param unknown_tags: when given, receives ``(path, tag, raw bytes)`` for every tag
+            that had no declaration (Kafka's JSON drops them).
+        """
+        return _to_json(self.fields, obj, version, unknown_tags, self.name)
+
+    def __repr__(self) -> str:
+        return f"Message({self.name!r}, valid={self.valid!r}, flexible={self.flexible!r})"
+
+
+def _b64(data) -> str:
+    return base64.b64encode(bytes(data)).decode("ascii")
+
+
+def _to_json(fields, obj, version, unknown_tags, path) -> dict:
+    out = {}
+    for f in fields:
+        if version not in f.versions:
+            continue
+        value = obj.get(f.name)
+        if version in f.tagged and value == f.default(version):
+            continue
+        out[f.name] = _json_value(f, value, version, unknown_tags, f"{path}.{f.name}")
+    if unknown_tags is not None and fx.UNKNOWN_TAGS in obj:
+        unknown_tags.extend((path, tag, data) for tag, data in obj[fx.UNKNOWN_TAGS])
+    return out
+
+
+def _json_value(f: Field, value, version, unknown_tags, path):
+    if value is None:
+        return None
+    if f.is_array:
+        if f.is_struct:
+            return [_to_json(f.fields, v, version, unknown_tags, f"{path}[{i}]")
+                    for i, v in enumerate(value)]
+        if f.element in ("bytes", "records"):
+            return [_b64(v) for v in value]
+        return list(value)
+    if f.is_struct:
+        return _to_json(f.fields, value, version, unknown_tags, path)
+    if f.element in ("bytes", "records"):
+        return _b64(value)
+    return value
+
+
+#: What DumpLogSegments prints for a tombstone (a null value) of a compacted internal topic.
+DELETE_MARKER = "<DELETE>"
+
+
+@dataclass
+class DecodedRecord:
+    """One record of an internal topic, decoded as DumpLogSegments decodes it.
+
+    Attributes:
+        key: the key's JSON shape (e.g. ``{"type": "1", "data": {...}}``), None when the
+            record has no key (``__cluster_metadata``), or ``{"raw": base64}`` when the key
+            could not be decoded.
+        value: the value's JSON shape, None for a tombstone, or ``{"raw": base64}``.
+        key_type: the decoded type's name (``"OffsetCommitKey"``, ``"TopicRecord"``,
+            ``"SnapshotHeader"``, ...), None when unknown.
+        warnings: why something was left raw, and tagged fields without a declaration.
+        tombstone: the value is null (DumpLogSegments prints ``<DELETE>``).
+    """
+
+    key: dict | None
+    value: dict | None
+    key_type: str | None
+    warnings: list[str] = field(default_factory=list)
+    tombstone: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Decoded without any warning."""
+        return not self.warnings
+
+    def key_json(self) -> str | None:
+        """The key as compact JSON (Jackson's ``ObjectNode.toString``), or None."""
+        return None if self.key is None else to_json_text(self.key)
+
+    def value_json(self) -> str | None:
+        """The value as compact JSON, ``"<DELETE>"`` for a tombstone, or None."""
+        if self.tombstone:
+            return DELETE_MARKER
+        return None if self.value is None else to_json_text(self.value)
+
+
+def to_json_text(obj) -> str:
+    """Compact JSON as Jackson writes it: no spaces, non-ASCII kept."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def raw_json(data) -> dict | None:
+    """The ``{"raw": base64}`` fallback for bytes that could not be decoded (None stays None)."""
+    return None if data is None else {"raw": _b64(data)}
+
+
+def unknown_tag_warnings(unknown: list) -> list[str]:
+    """Warnings naming each ``(path, tag, bytes)`` collected by :meth:`Message.to_json`."""
+    return [f"{path}: unknown tagged field {tag} kept raw ({_b64(data)})"
+            for path, tag, data in unknown]
+
+
+#: What a message that fails to parse raises (construct errors, bad UTF-8 never: replaced).
+PARSE_ERRORS = (c.ConstructError, ValueError, KeyError, IndexError, OverflowError)
+
+
+def registry(*messages: Message) -> dict[str, Message]:
+    """``{name: message}`` of the given declarations."""
+    return {m.name: m for m in messages}

@@ -1,0 +1,70 @@
+"""Declarations of the KRaft control-record values (Raft's generated messages in
+``clients/.../common/message``), read from control batches of ``__cluster_metadata``
+and of KRaft snapshots.
+
+    ControlRecordType  value message          first field
+    2 LEADER_CHANGE    LeaderChangeMessage    version => Int16
+    3 SNAPSHOT_HEADER  SnapshotHeaderRecord   version => Int16
+    4 SNAPSHOT_FOOTER  SnapshotFooterRecord   version => Int16
+    5 KRAFT_VERSION    KRaftVersionRecord     version => Int16
+    6 KRAFT_VOTERS     VotersRecord           version => Int16
+
+All are flexible from version 0. Kafka's ControlRecordUtils reads each at its current
+version; the value's own ``version`` field says which version wrote it.
+"""
+
+from __future__ import annotations
+
+from .messages import Field, Message, registry
+
+#: LeaderChangeMessage's common struct Voter.
+_LEADER_CHANGE_VOTER = [
+    Field("voterId", "int32", "0+"),
+    Field("voterDirectoryId", "uuid", "1+"),
+]
+
+LeaderChangeMessage = Message(
+    "LeaderChangeMessage", valid="0-1", flexible="0+", fields=[
+        Field("version", "int16", "0+"),
+        Field("leaderId", "int32", "0+"),
+        Field("voters", "[]Voter", "0+", fields=_LEADER_CHANGE_VOTER),
+        Field("grantingVoters", "[]Voter", "0+", fields=_LEADER_CHANGE_VOTER),
+    ])
+
+SnapshotHeaderRecord = Message(
+    "SnapshotHeaderRecord", valid="0", flexible="0+", fields=[
+        Field("version", "int16", "0+"),
+        Field("lastContainedLogTimestamp", "int64", "0+"),
+    ])
+
+SnapshotFooterRecord = Message(
+    "SnapshotFooterRecord", valid="0", flexible="0+", fields=[
+        Field("version", "int16", "0+"),
+    ])
+
+KRaftVersionRecord = Message(
+    "KRaftVersionRecord", valid="0", flexible="0+", fields=[
+        Field("version", "int16", "0+"),
+        Field("kRaftVersion", "int16", "0+"),
+    ])
+
+VotersRecord = Message(
+    "VotersRecord", valid="0", flexible="0+", fields=[
+        Field("version", "int16", "0+"),
+        Field("voters", "[]Voter", "0+", fields=[
+            Field("voterId", "int32", "0+"),
+            Field("voterDirectoryId", "uuid", "0+"),
+            Field("endpoints", "[]Endpoint", "0+", fields=[
+                Field("name", "string", "0+"),
+                Field("host", "string", "0+"),
+                Field("port", "uint16", "0+"),
+            ]),
+            Field("kRaftVersionFeature", "KRaftVersionFeature", "0+", fields=[
+                Field("minSupportedVersion", "int16", "0+"),
+                Field("maxSupportedVersion", "int16", "0+"),
+            ]),
+        ]),
+    ])
+
+MESSAGES = registry(LeaderChangeMessage, SnapshotHeaderRecord, SnapshotFooterRecord,
+                    KRaftVersionRecord, VotersRecord)

@@ -1,0 +1,387 @@
+"""Kafka's protocol primitive types (``org.apache.kafka.common.protocol.types``) as construct
+declarations, each declared once and reused by every generated-message schema.
+
+    int8 / int16 / int32 / int64  => big-endian signed          (Readable.readByte/Short/Int/Long)
+    uint16 / uint32               => big-endian unsigned        (readUnsignedShort / Int)
+    float64                       => IEEE 754 big-endian double (readDouble)
+    bool                          => one byte, non-zero = true
+    uuid                          => 16 bytes, shown as Uuid.toString: base64url, no padding
+    unsigned varint               => LEB128, 1..5 bytes         (ByteUtils.readUnsignedVarint)
+
+    String                => int16 length (-1 = null when nullable), UTF-8 bytes
+    CompactString         => unsigned varint length+1 (0 = null when nullable), UTF-8 bytes
+    Bytes                 => int32 length (-1 = null), bytes
+    CompactBytes          => unsigned varint length+1 (0 = null), bytes
+    Array[T]              => int32 count (-1 = null), T...
+    CompactArray[T]       => unsigned varint count+1 (0 = null), T...
+
+    TaggedFields =>                              (flexible versions only, closes every struct)
+      NumTaggedFields => UnsignedVarint
+      [Tag => UnsignedVarint, Size => UnsignedVarint, Data => Size bytes]
+
+Strings decode as Java's ``new String(bytes, UTF_8)`` does: malformed UTF-8 is replaced,
+never an error. A null where the field is not nullable raises
+``construct.ValidationError`` ("non-nullable field was serialized as null"), as Kafka's
+generated readers raise RuntimeException.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+
+import construct as c
+
+# -- fixed-size numbers ---------------------------------------------------------------------
+
+int8 = c.Int8sb
+int16 = c.Int16sb
+int32 = c.Int32sb
+int64 = c.Int64sb
+uint16 = c.Int16ub
+uint32 = c.Int32ub
+float64 = c.Float64b
+boolean = c.Flag
+
+
+class UnsignedVarint(c.Construct):
+    """Kafka's unsigned varint (LEB128, at most 5 bytes, value < 2**32).
+
+    :raises construct.ValidationError: when the fifth byte still has its continuation bit.
+    """
+
+    def _parse(self, stream, context, path):
+        value = 0
+        for i in range(5):
+            b = c.stream_read(stream, 1, path)[0]
+            value |= (b & 0x7F) << (7 * i)
+            if b < 0x80:
+                return value
+        raise c.ValidationError("Varint is too long, the most significant bit in the 5th byte "
+                                "is set", path=path)
+
+    def _build(self, obj, stream, context, path):
+        if not 0 <= obj < 1 << 32:
+            raise c.IntegerError(f"{obj} does not fit an unsigned varint", path=path)
+        _write(stream, encode_unsigned_varint(obj), path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise c.SizeofError("unsigned varint has variable size", path=path)
+
+
+def _write(stream, data: bytes, path) -> None:
+    c.stream_write(stream, data, len(data), path)
+
+
+def encode_unsigned_varint(value: int) -> bytes:
+    """The LEB128 bytes of ``value`` (0 <= value < 2**32), as ByteUtils.writeUnsignedVarint."""
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+unsigned_varint = UnsignedVarint()
+
+# -- uuid -------------------------------------------------------------------------------------
+
+#: Uuid.ZERO_UUID in its string form.
+ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
+
+
+def uuid_to_string(raw: bytes) -> str:
+    """Uuid.toString: the 16 bytes in base64url without padding (22 characters)."""
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def uuid_from_string(text: str) -> bytes:
+    """Uuid.fromString: 22 base64url characters back to 16 bytes.
+
+    :raises ValueError: when ``text`` does not decode to exactly 16 bytes.
+    """
+    raw = base64.urlsafe_b64decode(text + "==")
+    if len(raw) != 16:
+        raise ValueError(f"Input string with prohibited length: {text!r}")
+    return raw
+
+
+class _Uuid(c.Construct):
+    def _parse(self, stream, context, path):
+        return uuid_to_string(c.stream_read(stream, 16, path))
+
+    def _build(self, obj, stream, context, path):
+        c.stream_write(stream, uuid_from_string(obj), 16, path)
+        return obj
+
+    def _sizeof(self, context, path):
+        return 16
+
+
+#: 16 bytes <-> Kafka's Uuid string form.
+uuid = _Uuid()
+
+# -- length-prefixed strings and bytes ---------------------------------------------------------
+
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+
+
+class _LengthPrefixed(c.Construct):
+    """Shared body of the string and bytes types.
+
+    :param compact: unsigned varint length+1 (flexible) instead of int16/int32.
+    :param wide: int32 length (bytes) instead of int16 (strings); ignored when compact.
+    :param text: decode UTF-8 to str.
+    :param nullable: null (length -1 / 0) allowed; parses to None.
+    """
+
+    def __init__(self, *, compact: bool, wide: bool, text: bool, nullable: bool):
+        super().__init__()
+        self.compact, self.wide, self.text, self.nullable = compact, wide, text, nullable
+
+    def _parse(self, stream, context, path):
+        if self.compact:
+            n = unsigned_varint._parse(stream, context, path) - 1
+        elif self.wide:
+            n = _I32.unpack(c.stream_read(stream, 4, path))[0]
+        else:
+            n = _I16.unpack(c.stream_read(stream, 2, path))[0]
+        if n < 0:
+            if n == -1 and self.nullable:
+                return None
+            what = "string" if self.text else "bytes"
+            if n == -1:
+                raise c.ValidationError(f"non-nullable {what} field was serialized as null",
+                                        path=path)
+            raise c.ValidationError(f"{what} field had negative length {n}", path=path)
+        data = c.stream_read(stream, n, path)
+        return data.decode("utf-8", "replace") if self.text else data
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            if not self.nullable:
+                raise c.ValidationError("null value for a non-nullable field", path=path)
+            data, n = b"", -1
+        else:
+            data = obj.encode("utf-8") if self.text else bytes(obj)
+            n = len(data)
+            if not self.compact and not self.wide and n > 0x7FFF:
+                raise c.ValidationError(f"string of {n} bytes is longer than 32767", path=path)
+        if self.compact:
+            prefix = encode_unsigned_varint(n + 1)
+        elif self.wide:
+            prefix = _I32.pack(n)
+        else:
+            prefix = _I16.pack(n)
+        _write(stream, prefix + data, path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise c.SizeofError("variable size", path=path)
+
+
+string = _LengthPrefixed(compact=False, wide=False, text=True, nullable=False)
+nullable_string = _LengthPrefixed(compact=False, wide=False, text=True, nullable=True)
+compact_string = _LengthPrefixed(compact=True, wide=False, text=True, nullable=False)
+compact_nullable_string = _LengthPrefixed(compact=True, wide=False, text=True, nullable=True)
+bytes_ = _LengthPrefixed(compact=False, wide=True, text=False, nullable=False)
+nullable_bytes = _LengthPrefixed(compact=False, wide=True, text=False, nullable=True)
+compact_bytes = _LengthPrefixed(compact=True, wide=True, text=False, nullable=False)
+compact_nullable_bytes = _LengthPrefixed(compact=True, wide=True, text=False, nullable=True)
+
+# -- arrays -----------------------------------------------------------------------------------
+
+
+class KafkaArray(c.Subconstruct):
+    """A count-prefixed array of ``subcon``: int32 count, or unsigned varint count+1 when
+    ``compact``; null (-1 / 0) parses to None when ``nullable``.
+
+    :raises construct.ValidationError: a null count for a non-nullable array, or a count
+        larger than the bytes left could hold.
+    """
+
+    def __init__(self, subcon, *, compact: bool, nullable: bool):
+        super().__init__(subcon)
+        self.compact, self.nullable = compact, nullable
+
+    def _parse(self, stream, context, path):
+        if self.compact:
+            n = unsigned_varint._parse(stream, context, path) - 1
+        else:
+            n = _I32.unpack(c.stream_read(stream, 4, path))[0]
+        if n < 0:
+            if n == -1 and self.nullable:
+                return None
+            raise c.ValidationError(f"non-nullable array field had count {n}", path=path)
+        # each element takes at least one byte: refuse counts the data cannot hold
+        remaining = _remaining(stream)
+        if remaining is not None and n > remaining:
+            raise c.ValidationError(f"array count {n} exceeds the {remaining} bytes left",
+                                    path=path)
+        parse = self.subcon._parsereport
+        return [parse(stream, context, path) for _ in range(n)]
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            if not self.nullable:
+                raise c.ValidationError("null value for a non-nullable array", path=path)
+            n = -1
+        else:
+            n = len(obj)
+        prefix = encode_unsigned_varint(n + 1) if self.compact else _I32.pack(n)
+        _write(stream, prefix, path)
+        if obj is not None:
+            for item in obj:
+                self.subcon._build(item, stream, context, path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise c.SizeofError("variable size", path=path)
+
+
+def _remaining(stream) -> int | None:
+    try:
+        pos = stream.tell()
+        end = stream.seek(0, 2)
+        stream.seek(pos)
+        return end - pos
+    except (OSError, AttributeError):
+        return None
+
+
+def array(subcon) -> KafkaArray:
+    """Array[T]: int32 count then the elements."""
+    return KafkaArray(subcon, compact=False, nullable=False)
+
+
+def nullable_array(subcon) -> KafkaArray:
+    return KafkaArray(subcon, compact=False, nullable=True)
+
+
+def compact_array(subcon) -> KafkaArray:
+    """CompactArray[T]: unsigned varint count+1 then the elements."""
+    return KafkaArray(subcon, compact=True, nullable=False)
+
+
+def compact_nullable_array(subcon) -> KafkaArray:
+    return KafkaArray(subcon, compact=True, nullable=True)
+
+
+class NullableStruct(c.Subconstruct):
+    """A nullable struct field: int8 marker (-1 = null, else present) then the struct."""
+
+    def _parse(self, stream, context, path):
+        marker = c.stream_read(stream, 1, path)[0]
+        if marker >= 0x80:  # negative int8
+            return None
+        return self.subcon._parsereport(stream, context, path)
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            c.stream_write(stream, b"\xff", 1, path)
+            return obj
+        c.stream_write(stream, b"\x01", 1, path)
+        self.subcon._build(obj, stream, context, path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise c.SizeofError("variable size", path=path)
+
+
+# -- tagged fields ----------------------------------------------------------------------------
+
+#: Key under which :class:`TaggedFields` keeps tags it has no declaration for.
+UNKNOWN_TAGS = "_unknownTaggedFields"
+
+
+class TaggedFields(c.Construct):
+    """The tagged-field section that ends every struct in a flexible version.
+
+    Parses into a dict ``{name: value}`` of the known tags present, plus, when any tag is
+    not declared, ``UNKNOWN_TAGS: [(tag, raw bytes), ...]`` (Kafka's RawTaggedField).
+    Builds from the same shape, writing tags in ascending order; known names that are
+    absent from the dict are not written.
+
+    :param known: ``{tag: (name, construct)}``.
+    :raises construct.ValidationError: a known tag's data does not parse.
+    """
+
+    def __init__(self, known: dict[int, tuple[str, c.Construct]] | None = None):
+        super().__init__()
+        self.known = dict(known or {})
+
+    def _parse(self, stream, context, path):
+        out = {}
+        count = unsigned_varint._parse(stream, context, path)
+        for _ in range(count):
+            tag = unsigned_varint._parse(stream, context, path)
+            size = unsigned_varint._parse(stream, context, path)
+            data = c.stream_read(stream, size, path)
+            spec = self.known.get(tag)
+            if spec is None:
+                out.setdefault(UNKNOWN_TAGS, []).append((tag, data))
+            else:
+                name, subcon = spec
+                try:
+                    out[name] = subcon.parse(data)
+                except c.ConstructError as e:
+                    raise c.ValidationError(f"tagged field {tag} ({name}): {e}",
+                                            path=path) from None
+        return out
+
+    def _build(self, obj, stream, context, path):
+        entries = []
+        for tag, (name, subcon) in self.known.items():
+            if name in obj:
+                entries.append((tag, subcon.build(obj[name])))
+        entries.extend(obj.get(UNKNOWN_TAGS, ()))
+        entries.sort(key=lambda e: e[0])
+        out = bytearray(encode_unsigned_varint(len(entries)))
+        for tag, data in entries:
+            out += encode_unsigned_varint(tag)
+            out += encode_unsigned_varint(len(data))
+            out += data
+        _write(stream, bytes(out), path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise c.SizeofError("variable size", path=path)
+
+
+#: A tagged-field section with no declared tags (every tag kept raw).
+empty_tagged_fields = TaggedFields()
+
+# -- type table ---------------------------------------------------------------------------------
+
+#: Fixed-size types by Kafka's JSON type name.
+FIXED_TYPES: dict[str, c.Construct] = {
+    "bool": boolean,
+    "int8": int8,
+    "int16": int16,
+    "uint16": uint16,
+    "int32": int32,
+    "uint32": uint32,
+    "int64": int64,
+    "float64": float64,
+    "uuid": uuid,
+}
+
+
+def variable_type(name: str, *, flexible: bool, nullable: bool) -> c.Construct:
+    """The construct for Kafka's ``string`` / ``bytes`` / ``records`` type in the given
+    encoding (compact when ``flexible``)."""
+    if name == "string":
+        table = ((string, nullable_string), (compact_string, compact_nullable_string))
+    elif name in ("bytes", "records"):
+        table = ((bytes_, nullable_bytes), (compact_bytes, compact_nullable_bytes))
+    else:
+        raise KeyError(name)
+    return table[flexible][nullable]
+
+
+def array_of(subcon, *, flexible: bool, nullable: bool) -> KafkaArray:
+    """Array or compact array of ``subcon``."""
+    return KafkaArray(subcon, compact=flexible, nullable=nullable)
