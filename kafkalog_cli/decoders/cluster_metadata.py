@@ -192,7 +192,9 @@ def control_text(record: DecodedRecord) -> str:
                 f"coordinatorEpoch: {record.value['coordinatorEpoch']}")
     if record.key_type in {label for label, _ in KRAFT_CONTROL_MESSAGES.values()} and \
             record.value is not None and "raw" not in record.value:
-        return f"{record.key_type} {to_json_text(record.value)}"
+        # Kafka's tool prints "LeaderChange: {...}" but "SnapshotHeader {...}" etc.
+        sep = ": " if record.key_type == "LeaderChange" else " "
+        return f"{record.key_type}{sep}{to_json_text(record.value)}"
     type_id = record.key.get("type") if isinstance(record.key, dict) else None
     return f"controlType: {control_type_name(type_id) if type_id is not None else 'UNKNOWN'}" \
            f"({type_id})"

@@ -25,11 +25,13 @@ The read never writes: files are opened read-only.
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..constants import (
+    CHECKPOINT_FILE_SUFFIX,
     DUMP_MAX_MESSAGE_SIZE,
     INDEX_FILE_SUFFIX,
     LOG_FILE_SUFFIX,
@@ -38,18 +40,15 @@ from ..constants import (
 )
 from ..errors import CorruptIndexError, KafkalogError
 from ..format.records import FileRecords, LegacyRecordBatch, RecordBatch
-from ..schema.control import control_type_name
 from ..storage.offset_index import OffsetIndex
-from ..storage.segment import LogSegment
+from ..storage.segment import LogSegment, open_view
 from ..storage.time_index import TimeIndex
 from .paths import check_exists, resolve_segments
 
-_CONTROL_KEY = struct.Struct(">hh")
-_END_TXN = struct.Struct(">hi")
-
-#: A record decoder: (batch, record) -> (key, payload) as JSON-able objects or strings,
-#: or None to keep the raw bytes (internal-topic decoders plug in here).
-RecordDecoder = Callable[[object, object], "tuple[object, object] | None"]
+#: Decoder names as the Kafka tool's flags spell them.
+DECODERS = ("offsets", "transaction-log", "cluster-metadata")
+_DECODER_TOPICS = {"offsets": "__consumer_offsets", "transaction-log": "__transaction_state",
+                   "cluster-metadata": "__cluster_metadata"}
 
 
 @dataclass
@@ -66,7 +65,9 @@ class DumpOptions:
         verify_index_only: check index entries against the log without printing them.
         start_offset / end_offset: dump only batches overlapping [start, end] (absolute
             offsets, inclusive); the start is found through the offset index.
-        decoder: optional :data:`RecordDecoder` for internal topics.
+        decoder: ``"auto"`` (pick the internal-topic decoder by the partition directory's
+            topic name), ``"none"``, or one of :data:`DECODERS` (``--offsets-decoder``,
+            ``--transaction-log-decoder``, ``--cluster-metadata-decoder``).
     """
 
     deep_iteration: bool = False
@@ -78,7 +79,7 @@ class DumpOptions:
     verify_index_only: bool = False
     start_offset: int | None = None
     end_offset: int | None = None
-    decoder: RecordDecoder | None = None
+    decoder: str = "auto"
 
     @property
     def deep(self) -> bool:
@@ -118,9 +119,19 @@ def batch_event(batch, file: str) -> dict:
     }
 
 
-def _record_events(batch, opts: DumpOptions, file: str) -> Iterator[dict]:
+def _decoder_for(partition_dir_name: str, opts: DumpOptions):
+    """The internal-topic decoder for a partition directory under ``opts.decoder``."""
+    from ..decoders import decoder_for_topic
+
+    if opts.decoder == "none":
+        return None
+    if opts.decoder == "auto":
+        return decoder_for_topic(partition_dir_name)
+    return decoder_for_topic(_DECODER_TOPICS[opts.decoder])
+
+
+def _record_events(batch, opts: DumpOptions, file: str, decoder) -> Iterator[dict]:
     with_data = opts.print_data_log
-    decoder = opts.decoder
     start, end = opts.start_offset, opts.end_offset
     if isinstance(batch, LegacyRecordBatch):
         for e in batch.inner():
@@ -159,22 +170,33 @@ def _record_events(batch, opts: DumpOptions, file: str) -> Iterator[dict]:
 
 
 def _add_control(ev: dict, key, value) -> None:
-    if key is None or len(key) < 4:
-        ev["controlType"] = "UNKNOWN"
-        return
-    _version, type_id = _CONTROL_KEY.unpack_from(key)
-    name = control_type_name(type_id)
-    ev["controlType"] = name
+    """Control record fields, as DumpLogSegments.printControlRecord: markers' type and
+    coordinator epoch, KRaft control values decoded."""
+    from ..decoders import control_text, decode_control_record
+    from ..schema.control import control_type_name
+
+    d = decode_control_record(None, key, value)
+    type_id = d.key.get("type") if isinstance(d.key, dict) and "type" in d.key else -1
+    ev["controlType"] = control_type_name(type_id)
     ev["controlTypeId"] = type_id
-    if name in ("ABORT", "COMMIT") and value is not None and len(value) >= 6:
-        ev["coordinatorEpoch"] = _END_TXN.unpack_from(value)[1]
+    if ev["controlType"] in ("ABORT", "COMMIT"):
+        if isinstance(d.value, dict) and "coordinatorEpoch" in d.value:
+            ev["coordinatorEpoch"] = d.value["coordinatorEpoch"]
+    elif d.key_type is not None and isinstance(d.value, dict) and "raw" not in d.value:
+        ev["controlData"] = d.value
+        ev["controlValue"] = control_text(d)
+    if d.warnings:
+        ev["decodeWarnings"] = d.warnings
 
 
 def _add_data(ev: dict, batch, record, key, value, headers, decoder) -> None:
-    decoded = decoder(batch, record) if decoder is not None else None
-    if decoded is not None:
-        ev["key"], ev["payload"] = decoded
+    if decoder is not None:
+        d = decoder.decode(key, value)
+        ev["key"] = d.key
+        ev["payload"] = "<DELETE>" if d.tombstone else d.value
         ev["decoded"] = True
+        if d.warnings:
+            ev["decodeWarnings"] = d.warnings
     else:
         ev["key"] = key
         ev["payload"] = value
@@ -194,7 +216,29 @@ def dump_log(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
             start_pos = idx.lookup(opts.start_offset).position
             if start_pos > end:
                 start_pos = 0
-    fr = FileRecords(view, start_pos, end, file=segment.log_path)
+    decoder = _decoder_for(segment.directory.name, opts) if opts.print_data_log else None
+    yield from _batch_events(view, start_pos, end, file, opts, decoder)
+
+
+def dump_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:
+    """Events for a KRaft metadata snapshot ``<offset>-<epoch>.checkpoint`` (or the
+    ``bootstrap.checkpoint``): the same batch format as a ``.log``."""
+    file = str(path)
+    ev = {"type": "file", "file": file, "kind": "snapshot"}
+    m = re.match(r"^(\d{20})-(\d{10})\.checkpoint$", path.name)
+    if m:
+        ev["snapshotEndOffset"], ev["snapshotEpoch"] = int(m.group(1)), int(m.group(2))
+    yield ev
+    view = open_view(path)
+    end = len(view) if opts.max_bytes is None else min(len(view), opts.max_bytes)
+    topic = path.parent.name if m else "__cluster_metadata"
+    decoder = _decoder_for(topic, opts) if opts.print_data_log else None
+    yield from _batch_events(view, 0, end, file, opts, decoder)
+
+
+def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
+                  decoder) -> Iterator[dict]:
+    fr = FileRecords(view, start_pos, end, file=file)
     deep = opts.deep
     for batch in fr.batches():
         if opts.start_offset is not None and batch.last_offset < opts.start_offset:
@@ -206,7 +250,7 @@ def dump_log(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
         yield batch_event(batch, file)
         if deep:
             try:
-                yield from _record_events(batch, opts, file)
+                yield from _record_events(batch, opts, file, decoder)
             except KafkalogError as e:
                 yield {"type": "diagnostic", "stream": "stderr",
                        "message": f"{file}: batch at position {batch.position}: {e.message}"}
@@ -291,7 +335,11 @@ def dump(paths, opts: DumpOptions | None = None) -> Iterator[dict]:
         UnreadableError / NotAKafkaFileError: a path cannot be read or is not Kafka's.
     """
     opts = opts or DumpOptions()
-    for seg, only in resolve_segments(paths):
+    snapshots = [Path(p) for p in paths if str(p).endswith(CHECKPOINT_FILE_SUFFIX)]
+    for p in snapshots:
+        yield from dump_snapshot(check_exists(p), opts)
+    rest = [p for p in paths if not str(p).endswith(CHECKPOINT_FILE_SUFFIX)]
+    for seg, only in resolve_segments(rest):
         try:
             if only == INDEX_FILE_SUFFIX:
                 yield from dump_offset_index(seg, opts)

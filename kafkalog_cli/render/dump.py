@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from .encoding import encode_bytes, java_string
 
-_INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded")
+_INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded", "controlValue")
 
 
 def _b(v: bool) -> str:
@@ -45,16 +45,17 @@ def kafka_batch_line(ev: dict) -> str:
 
 
 def kafka_record_line(ev: dict, skip_metadata: bool) -> str:
-    """A record line of DumpLogSegments.dumpLog (``| offset: ...``)."""
+    """A record line of DumpLogSegments (``| offset: ...``), as the Kafka 4 tool prints it
+    (tools/DumpLogSegments.java: printRecordMetadata, printControlRecord,
+    printRecordContents)."""
     parts = []
-    prefix = "| "
     if not skip_metadata:
-        s = (f"{prefix}offset: {ev['offset']} {ev['timestampType']}: {ev['timestamp']} "
+        s = (f"| offset: {ev['offset']} {ev['timestampType']}: {ev['timestamp']} "
              f"keySize: {ev['keySize']} valueSize: {ev['valueSize']}")
         if ev["magic"] >= 2:
             s += f" sequence: {ev['sequence']} headerKeys: [{','.join(ev['headerKeys'])}]"
         else:
-            s += f" isValid: {_b(ev['isValid'])} crc: {ev['crc']}}}"
+            s += f" isValid: {_b(ev['isValid'])} crc: {ev['crc']}"
         if "controlType" in ev:
             ct = ev["controlType"]
             if ct in ("ABORT", "COMMIT") and "coordinatorEpoch" in ev:
@@ -64,12 +65,13 @@ def kafka_record_line(ev: dict, skip_metadata: bool) -> str:
             else:
                 s += f" controlType: {ct}({ev.get('controlTypeId', -1)})"
         parts.append(s)
-        prefix = " "
+    prefix = "| " if skip_metadata else " "
     if "payload" in ev:
         if ev["key"] is not None:
             parts.append(f"{prefix}key: {_value_text(ev['key'])}")
+            prefix = " "
         if ev["payload"] is not None:
-            parts.append(f" payload: {_value_text(ev['payload'])}")
+            parts.append(f"{prefix}payload: {_value_text(ev['payload'])}")
     return "".join(parts)
 
 
@@ -90,6 +92,12 @@ def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
             w(f"Dumping {ev['file']}\n")
             if ev["kind"] == "log":
                 w(f"Log starting offset: {ev['startOffset']}\n")
+            elif ev["kind"] == "snapshot":
+                if "snapshotEndOffset" in ev:
+                    w(f"Snapshot end offset: {ev['snapshotEndOffset']}, "
+                      f"epoch: {ev['snapshotEpoch']}\n")
+                else:
+                    w("KRaft bootstrap snapshot\n")
         elif t == "index_entry":
             w(f"offset: {ev['offset']} position: {ev['position']}\n")
         elif t == "timeindex_entry":

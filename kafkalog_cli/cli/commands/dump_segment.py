@@ -38,6 +38,17 @@ def dump_segment(
     ] = None,
     end_offset: Annotated[int | None, typer.Option(
         "--end-offset", min=0, help="Last offset to dump (inclusive).")] = None,
+    # -- internal topics (kafka-dump-log.sh's decoders; each implies --print-data-log) --
+    offsets_decoder: Annotated[bool, typer.Option(
+        "--offsets-decoder", help="Decode records as __consumer_offsets data.")] = False,
+    transaction_log_decoder: Annotated[bool, typer.Option(
+        "--transaction-log-decoder", help="Decode records as __transaction_state data.")
+    ] = False,
+    cluster_metadata_decoder: Annotated[bool, typer.Option(
+        "--cluster-metadata-decoder", help="Decode records as KRaft __cluster_metadata records.")
+    ] = False,
+    no_decode: Annotated[bool, typer.Option(
+        "--no-decode", help="Do not pick a decoder from the partition's topic name.")] = False,
     # -- how to print --
     output: Annotated[DumpOutput | None, typer.Option(
         "--output", "-o", help="text: rich (default on a terminal); kafka: kafka-dump-log.sh's "
@@ -58,8 +69,15 @@ def dump_segment(
 
     if start_offset is not None and end_offset is not None and end_offset < start_offset:
         raise typer.BadParameter("--end-offset must not be below --start-offset")
+    chosen = [name for name, on in (("offsets", offsets_decoder),
+                                    ("transaction-log", transaction_log_decoder),
+                                    ("cluster-metadata", cluster_metadata_decoder)) if on]
+    if len(chosen) > 1:
+        raise typer.BadParameter("give at most one of the decoder options")
+    decoder = chosen[0] if chosen else ("none" if no_decode else "auto")
     opts = DumpOptions(
-        deep_iteration=deep_iteration, print_data_log=print_data_log, max_bytes=max_bytes,
+        deep_iteration=deep_iteration, print_data_log=print_data_log or bool(chosen),
+        max_bytes=max_bytes, decoder=decoder,
         max_message_size=max_message_size, skip_record_metadata=skip_record_metadata,
         index_sanity_check=index_sanity_check, verify_index_only=verify_index_only,
         start_offset=start_offset, end_offset=end_offset)
