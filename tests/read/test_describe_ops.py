@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from kafkalog_read_testkit import CORPUS, random_batches, write_partition
 
-from kafkalog_cli.format.builder import build_batch, build_legacy_message, build_legacy_wrapper
+from kafkalog_cli.format.builder import build_legacy_message, build_legacy_wrapper
 from kafkalog_cli.ops.describe import classify, describe
 from kafkalog_cli.ops.dump import DumpOptions, dump
 from kafkalog_cli.storage.checkpoints import format_offset_checkpoint
@@ -171,8 +171,3 @@ def test_not_kafka(tmp_path):
                        cwd=WT, capture_output=True, text=True)
     assert r.returncode == 3 and "no log directory" in r.stderr
 
-
-def test_build_batch_sanity():
-    # the testkit's batches carry what describe reads from headers
-    b = build_batch([(1, b"k", b"v", ())], base_offset=7)
-    assert int.from_bytes(b[:8], "big") == 7
