@@ -1,0 +1,472 @@
+"""``describe``: what a log directory holds, from batch headers alone.
+
+For each log directory: ``meta.properties`` (cluster id, node or broker id, directory id),
+the clean-shutdown marker, whether the ``.lock`` is held right now, the log-directory
+checkpoints; for each partition directory: segments, bytes, batches, records, log start
+and end offsets, timestamps, codecs, recovery point and its lag, high watermark, leader
+epochs, producer snapshots, topic id and invalid trailing bytes.
+
+Offsets follow the broker (``LogLoader`` / ``UnifiedLog``):
+
+* log start offset = ``max(log-start-offset-checkpoint entry (0 when absent), base
+  offset of the first segment)``: the broker checkpoints only starts that moved past the
+  first segment's base offset, and it never reads the first batch to find the start;
+* log end offset = next offset after the last batch of the last segment, or that
+  segment's base offset when it holds no batch (``LogSegment.readNextOffset``);
+* recovery point from ``recovery-point-offset-checkpoint``, lag = end - recovery point;
+  high watermark from ``replication-offset-checkpoint``.
+
+Records are counted from batch headers (``recordsCount`` of v2 batches, one per
+uncompressed v0/v1 message); only a compressed v0/v1 wrapper, whose count is hidden
+inside, is decompressed. Control records are counted as records. The read never writes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..constants import (
+    CLEAN_SHUTDOWN_FILE_NAME,
+    CLEANER_OFFSET_CHECKPOINT,
+    CODEC_NAMES,
+    COMPRESSION_CODEC_MASK,
+    CONTROL_FLAG_MASK,
+    DELETE_HORIZON_FLAG_MASK,
+    LEADER_EPOCH_CHECKPOINT,
+    LOG_FILE_SUFFIX,
+    LOG_START_OFFSET_CHECKPOINT,
+    MAGIC_V2,
+    META_PROPERTIES_FILE_NAME,
+    NO_TIMESTAMP,
+    PRODUCER_SNAPSHOT_FILE_SUFFIX,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_FLAG_MASK,
+    TXN_INDEX_ENTRY_SIZE,
+    TXN_INDEX_FILE_SUFFIX,
+)
+from ..errors import KafkalogError, NotAKafkaFileError
+from ..format.records import FileRecords, RecordBatch
+from ..storage.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
+from ..storage.dir_files import read_clean_shutdown, read_meta_properties, read_partition_metadata
+from ..storage.files import TopicPartition, is_segment_file_name, parse_partition_dir_name
+from ..storage.lock import is_locked
+from ..storage.segment import open_view
+from .paths import check_exists
+
+_PARTITION_DIR_STATES = ("delete", "future", "stray")
+
+
+@dataclass
+class PartitionInfo:
+    """One partition directory, summarised. Offsets absolute, timestamps in ms (None when
+    the partition has no batch)."""
+
+    path: str
+    topic: str
+    partition: int
+    state: str | None = None  # None (live), "delete", "future" or "stray"
+    topic_id: str | None = None
+    segments: int = 0
+    bytes: int = 0
+    batches: int = 0
+    records: int = 0
+    control_batches: int = 0
+    transactional_batches: int = 0
+    first_offset: int | None = None
+    log_start_offset: int = 0
+    log_end_offset: int = 0
+    first_timestamp: int | None = None
+    last_timestamp: int | None = None
+    max_timestamp: int | None = None
+    codecs: list[str] = field(default_factory=list)
+    magics: list[int] = field(default_factory=list)
+    recovery_point: int | None = None
+    high_watermark: int | None = None
+    cleaner_checkpoint: int | None = None
+    leader_epochs: list[tuple[int, int]] = field(default_factory=list)
+    producer_snapshots: int = 0
+    aborted_transactions: int = 0
+    invalid_bytes: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def recovery_point_lag(self) -> int | None:
+        if self.recovery_point is None:
+            return None
+        return self.log_end_offset - self.recovery_point
+
+    def to_dict(self) -> dict:
+        return {
+            "partition": self.partition, "path": self.path, "state": self.state,
+            "topicId": self.topic_id, "segments": self.segments, "bytes": self.bytes,
+            "batches": self.batches, "records": self.records,
+            "controlBatches": self.control_batches,
+            "transactionalBatches": self.transactional_batches,
+            "firstOffset": self.first_offset, "logStartOffset": self.log_start_offset,
+            "logEndOffset": self.log_end_offset, "firstTimestamp": self.first_timestamp,
+            "lastTimestamp": self.last_timestamp, "maxTimestamp": self.max_timestamp,
+            "codecs": self.codecs, "magics": self.magics,
+            "recoveryPoint": self.recovery_point, "recoveryPointLag": self.recovery_point_lag,
+            "highWatermark": self.high_watermark, "cleanerCheckpoint": self.cleaner_checkpoint,
+            "leaderEpochs": [{"epoch": e, "startOffset": o} for e, o in self.leader_epochs],
+            "producerSnapshots": self.producer_snapshots,
+            "abortedTransactions": self.aborted_transactions,
+            "invalidBytes": self.invalid_bytes, "errors": self.errors,
+        }
+
+
+@dataclass
+class TopicInfo:
+    topic: str
+    partitions: list[PartitionInfo] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"topic": self.topic, "partitions": [p.to_dict() for p in self.partitions]}
+
+
+@dataclass
+class LogDirInfo:
+    """One log directory: its metadata files and its partitions grouped by topic."""
+
+    path: str
+    cluster_id: str | None = None
+    node_id: int | None = None
+    directory_id: str | None = None
+    meta_version: int | None = None
+    clean_shutdown: bool = False
+    broker_epoch: int | None = None
+    locked: bool = False
+    topics: list[TopicInfo] = field(default_factory=list)
+
+    @property
+    def partitions(self) -> list[PartitionInfo]:
+        return [p for t in self.topics for p in t.partitions]
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path, "clusterId": self.cluster_id, "nodeId": self.node_id,
+            "directoryId": self.directory_id, "metaVersion": self.meta_version,
+            "cleanShutdown": self.clean_shutdown, "brokerEpoch": self.broker_epoch,
+            "locked": self.locked, "topics": [t.to_dict() for t in self.topics],
+        }
+
+
+@dataclass
+class DescribeResult:
+    log_dirs: list[LogDirInfo] = field(default_factory=list)
+
+    @property
+    def partitions(self) -> list[PartitionInfo]:
+        return [p for d in self.log_dirs for p in d.partitions]
+
+    @property
+    def ok(self) -> bool:
+        return not any(p.errors or p.invalid_bytes for p in self.partitions)
+
+    def to_dict(self) -> dict:
+        return {"logDirs": [d.to_dict() for d in self.log_dirs]}
+
+
+# -- one partition ---------------------------------------------------------------------------
+
+def _legacy_count(batch) -> int:
+    if not batch.attributes & COMPRESSION_CODEC_MASK:
+        return 1
+    return len(batch.inner())
+
+
+def _first_timestamp(batch) -> int:
+    """The first record's timestamp from the header when it holds it (a CreateTime v2
+    batch without delete horizon: baseTimestamp), else decode the first record."""
+    if batch.magic < MAGIC_V2:
+        if batch.attributes & COMPRESSION_CODEC_MASK:
+            return batch.inner()[0].timestamp
+        return batch.timestamp
+    attrs = batch.attributes
+    if attrs & TIMESTAMP_TYPE_MASK:
+        return batch.max_timestamp
+    if attrs & DELETE_HORIZON_FLAG_MASK:
+        recs = batch.records()
+        return recs[0].timestamp if recs else NO_TIMESTAMP
+    return batch.base_timestamp
+
+
+def scan_segment_headers(view, info: PartitionInfo, file=None) -> int | None:
+    """Add one ``.log``'s batches to ``info``; return the segment's next offset (None when
+    it holds no batch)."""
+    fr = FileRecords(view, 0, None, file=file)
+    batches = records = ctrl = txn = 0
+    codec_mask = 0
+    magic_mask = 0
+    max_ts = NO_TIMESTAMP if info.max_timestamp is None else info.max_timestamp
+    first = None
+    last = None
+    for b in fr.batches():
+        if first is None:
+            first = b
+        last = b
+        batches += 1
+        if type(b) is RecordBatch:
+            attrs = b[7]
+            records += b[14]
+            codec_mask |= 1 << (attrs & COMPRESSION_CODEC_MASK)
+            magic_mask |= 4
+            if attrs & CONTROL_FLAG_MASK:
+                ctrl += 1
+            if attrs & TRANSACTIONAL_FLAG_MASK:
+                txn += 1
+            if b[10] > max_ts:
+                max_ts = b[10]
+        else:
+            try:
+                records += _legacy_count(b)
+            except KafkalogError as e:
+                info.errors.append(f"{file}: {e.message}")
+            codec_mask |= 1 << (b[6] & COMPRESSION_CODEC_MASK)
+            magic_mask |= 1 << b[5]
+            if b[7] > max_ts:
+                max_ts = b[7]
+    info.batches += batches
+    info.records += records
+    info.control_batches += ctrl
+    info.transactional_batches += txn
+    info.invalid_bytes += fr.invalid_bytes
+    if fr.stop_error is not None:
+        info.errors.append(str(fr.stop_error))
+    if first is None:
+        return None
+    if info.first_offset is None:
+        try:
+            info.first_offset = first.base_offset
+            info.first_timestamp = _first_timestamp(first)
+        except KafkalogError as e:
+            info.errors.append(f"{file}: {e.message}")
+    codecs = set(info.codecs)
+    for i in range(8):
+        if codec_mask & (1 << i):
+            codecs.add(CODEC_NAMES[i] if i < len(CODEC_NAMES) else f"unknown({i})")
+    info.codecs = sorted(codecs, key=lambda c: CODEC_NAMES.index(c) if c in CODEC_NAMES else 9)
+    info.magics = sorted(set(info.magics) | {m for m in range(3) if magic_mask & (1 << m)})
+    info.max_timestamp = max_ts
+    info.last_timestamp = last.max_timestamp
+    return last.next_offset
+
+
+def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
+                       recovery_checkpoint: dict | None = None,
+                       replication_checkpoint: dict | None = None,
+                       cleaner_checkpoint: dict | None = None) -> PartitionInfo:
+    """Summarise one partition directory. The checkpoint dicts are the log directory's
+    (``{TopicPartition: offset}``), read once per log directory by the caller.
+
+    Raises:
+        UnreadableError: the directory cannot be listed.
+    """
+    d = Path(directory)
+    tp = parse_partition_dir_name(d.name) or TopicPartition(d.name, -1)
+    info = PartitionInfo(path=str(d), topic=tp.topic, partition=tp.partition)
+    for s in _PARTITION_DIR_STATES:
+        if d.name.endswith("-" + s) and "." in d.name:
+            info.state = s
+    try:
+        names = os.listdir(d)
+    except OSError as e:
+        from ..errors import UnreadableError
+
+        raise UnreadableError(e.strerror or str(e), file=d) from e
+    bases = sorted(int(n[:20]) for n in names
+                   if n.endswith(LOG_FILE_SUFFIX) and is_segment_file_name(n))
+    info.segments = len(bases)
+    info.producer_snapshots = sum(1 for n in names if n.endswith(PRODUCER_SNAPSHOT_FILE_SUFFIX)
+                                  and n[:-len(PRODUCER_SNAPSHOT_FILE_SUFFIX)].isdigit())
+    for n in names:
+        if n.endswith(TXN_INDEX_FILE_SUFFIX) and is_segment_file_name(n):
+            try:
+                info.aborted_transactions += os.stat(d / n).st_size // TXN_INDEX_ENTRY_SIZE
+            except OSError:
+                pass
+    next_offset = None
+    for base in bases:
+        path = d / f"{base:020d}{LOG_FILE_SUFFIX}"
+        try:
+            size = os.stat(path).st_size
+            info.bytes += size
+            if size == 0:
+                seg_next = None
+            else:
+                view = open_view(path)
+                try:
+                    seg_next = scan_segment_headers(view, info, file=path)
+                finally:
+                    _release(view)
+        except KafkalogError as e:
+            info.errors.append(str(e))
+            seg_next = None
+        if base == bases[-1]:
+            next_offset = seg_next if seg_next is not None else base
+    info.log_end_offset = next_offset if next_offset is not None else (
+        bases[-1] if bases else 0)
+    first_base = bases[0] if bases else info.log_end_offset
+    ckpt = (log_start_checkpoint or {}).get(tp)
+    info.log_start_offset = max(ckpt or 0, first_base)
+    info.recovery_point = (recovery_checkpoint or {}).get(tp)
+    info.high_watermark = (replication_checkpoint or {}).get(tp)
+    info.cleaner_checkpoint = (cleaner_checkpoint or {}).get(tp)
+    if LEADER_EPOCH_CHECKPOINT in names:
+        try:
+            info.leader_epochs = read_leader_epoch_checkpoint(d / LEADER_EPOCH_CHECKPOINT) or []
+        except KafkalogError as e:
+            info.errors.append(str(e))
+    if "partition.metadata" in names:
+        try:
+            meta = read_partition_metadata(d) or {}
+            info.topic_id = meta.get("topic_id")
+        except KafkalogError as e:
+            info.errors.append(str(e))
+    return info
+
+
+def _release(view: memoryview) -> None:
+    obj = view.obj
+    view.release()
+    close = getattr(obj, "close", None)
+    if close is not None:
+        try:
+            close()
+        except BufferError:  # a batch still references it; the GC closes it
+            pass
+
+
+# -- log directories ---------------------------------------------------------------------
+
+def _checkpoint(log_dir: Path, name: str, errors: list[str]) -> dict:
+    try:
+        return read_offset_checkpoint(log_dir / name) or {}
+    except KafkalogError as e:
+        errors.append(str(e))
+        return {}
+
+
+def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDirInfo:
+    """Summarise a log directory (all its partition directories, or only
+    ``partition_dirs``)."""
+    from .paths import partition_dirs as list_partition_dirs
+
+    d = Path(log_dir)
+    info = LogDirInfo(path=str(d))
+    meta = read_meta_properties(d) if (d / META_PROPERTIES_FILE_NAME).exists() else None
+    if meta:
+        info.cluster_id = meta.get("cluster.id")
+        nid = meta.get("node.id", meta.get("broker.id"))
+        info.node_id = int(nid) if nid is not None and nid.lstrip("-").isdigit() else None
+        info.directory_id = meta.get("directory.id")
+        v = meta.get("version")
+        info.meta_version = int(v) if v is not None and v.isdigit() else None
+    cs = read_clean_shutdown(d) if (d / CLEAN_SHUTDOWN_FILE_NAME).exists() else None
+    info.clean_shutdown = cs is not None
+    if cs:
+        info.broker_epoch = cs.get("brokerEpoch")
+    info.locked = is_locked(d)
+    errs: list[str] = []
+    lso = _checkpoint(d, LOG_START_OFFSET_CHECKPOINT, errs)
+    rp = _checkpoint(d, RECOVERY_POINT_CHECKPOINT, errs)
+    hw = _checkpoint(d, REPLICATION_OFFSET_CHECKPOINT, errs)
+    cl = _checkpoint(d, CLEANER_OFFSET_CHECKPOINT, errs)
+    parts = list_partition_dirs(d) if partition_dirs is None else partition_dirs
+    topics: dict[str, TopicInfo] = {}
+    for p in parts:
+        pi = describe_partition(p, log_start_checkpoint=lso, recovery_checkpoint=rp,
+                                replication_checkpoint=hw, cleaner_checkpoint=cl)
+        pi.errors[:0] = errs
+        topics.setdefault(pi.topic, TopicInfo(pi.topic)).partitions.append(pi)
+    for t in topics.values():
+        t.partitions.sort(key=lambda p: (p.partition, p.state or ""))
+    info.topics = [topics[k] for k in sorted(topics)]
+    return info
+
+
+def _has_segments(names: list[str]) -> bool:
+    return any(is_segment_file_name(n) for n in names)
+
+
+def classify(path) -> str:
+    """``"partition"``, ``"log_dir"`` or ``"other"`` for a directory, by its contents: a
+    directory holding segment files is a partition directory (whatever its name: log
+    directories like ``kafka-logs-2`` parse as partition names), one holding
+    ``meta.properties`` or ``<topic>-<partition>`` directories is a log directory."""
+    p = Path(path)
+    try:
+        names = os.listdir(p)
+    except OSError:
+        return "other"
+    if _has_segments(names):
+        return "partition"
+    if META_PROPERTIES_FILE_NAME in names:
+        return "log_dir"
+    for n in names:
+        if parse_partition_dir_name(n) is not None and (p / n).is_dir():
+            try:
+                if _has_segments(os.listdir(p / n)) or not os.listdir(p / n):
+                    return "log_dir"
+            except OSError:
+                continue
+    if parse_partition_dir_name(p.name) is not None and any(
+            n in (LEADER_EPOCH_CHECKPOINT, "partition.metadata") for n in names):
+        return "partition"
+    return "other"
+
+
+def find_log_dirs(root) -> list[Path]:
+    """Log directories under ``root`` (``root`` itself when it is one), sorted."""
+    out = []
+    for dirpath, dirnames, _ in os.walk(root):
+        kind = classify(dirpath)
+        if kind == "log_dir":
+            out.append(Path(dirpath))
+            dirnames[:] = []
+        elif kind == "partition":
+            dirnames[:] = []
+        else:
+            dirnames.sort()
+    return sorted(out)
+
+
+def describe(paths) -> DescribeResult:
+    """Describe each path: a log directory, a partition directory (described within its
+    parent log directory), or a directory holding log directories (searched recursively).
+
+    Raises:
+        UnreadableError: a path is missing or unreadable.
+        NotAKafkaFileError: a path holds no log or partition directory.
+    """
+    result = DescribeResult()
+    groups: dict[Path, list[Path] | None] = {}
+    for raw in paths:
+        p = check_exists(raw)
+        if not p.is_dir():
+            raise NotAKafkaFileError("not a log directory or partition directory", file=p)
+        kind = classify(p)
+        if kind == "partition":
+            parent = p.parent
+            if parent in groups and groups[parent] is None:
+                continue
+            lst = groups.setdefault(parent, [])
+            if p not in lst:
+                lst.append(p)
+        elif kind == "log_dir":
+            groups[p] = None
+        else:
+            found = find_log_dirs(p)
+            if not found:
+                raise NotAKafkaFileError(
+                    "no log directory here (no meta.properties, no <topic>-<partition> "
+                    "directories with segments)", file=p)
+            for ld in found:
+                groups[ld] = None
+    for ld, parts in groups.items():
+        result.log_dirs.append(describe_log_dir(ld, parts))
+    return result

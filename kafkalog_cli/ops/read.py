@@ -1,0 +1,549 @@
+"""``read``: a partition as a consumer sees it, read straight from the segment files.
+
+The read path follows the broker and the consumer:
+
+* **seek by offset** (``UnifiedLog.read`` / ``LogSegment.translateOffset``): the segment
+  is the floor entry of the segment map; inside it the offset index gives the largest
+  entry <= the offset and the scan runs forward from that position, so it reads at most
+  one index interval plus one batch before the first record. An offset missing from the
+  log (a compaction gap) gives the next record after it; an offset below the log start
+  offset or above the log end offset is out of range.
+* **seek by timestamp** (ListOffsets / ``offsetsForTimes``, ``UnifiedLog
+  .fetchOffsetByTimestamp``): the first segment whose largest timestamp is >= T, then
+  ``LogSegment.findOffsetByTimestamp`` - time index lookup, offset index lookup, scan -
+  for the first record (in offset order) whose timestamp is >= T. The consumer then reads
+  from that offset.
+* **isolation** (the consumer's ``CompletedFetch``): control records are never returned.
+  Under ``read_committed`` the records of aborted transactions are dropped and the read
+  stops at the last stable offset (the first offset of the earliest transaction still
+  open at the end of the log). Aborted transactions and the LSO come from one pass over
+  the batch headers from the log start: the ABORT/COMMIT markers themselves, the same
+  source the broker's ``.txnindex`` is built from, so a missing or stale ``.txnindex``
+  does not matter.
+
+The read never writes: files are opened read-only.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from ..constants import (
+    CONTROL_FLAG_MASK,
+    LOG_START_OFFSET_CHECKPOINT,
+    TRANSACTIONAL_FLAG_MASK,
+)
+from ..errors import InvalidArgumentError, KafkalogError, NotAKafkaFileError
+from ..format.records import FileRecords, RecordBatch
+from ..storage.checkpoints import read_offset_checkpoint
+from ..storage.files import TopicPartition, parse_partition_dir_name
+from ..storage.log import Log
+from ..storage.segment import LogSegment
+from .paths import check_exists
+
+READ_UNCOMMITTED = "read_uncommitted"
+READ_COMMITTED = "read_committed"
+ISOLATION_LEVELS = (READ_UNCOMMITTED, READ_COMMITTED)
+
+_CONTROL_KEY = struct.Struct(">hh")
+_ABORT, _COMMIT = 0, 1
+
+
+class OffsetOutOfRangeError(InvalidArgumentError):
+    """An offset below the log start offset or above the log end offset (the broker's
+    OFFSET_OUT_OF_RANGE)."""
+
+    def __init__(self, offset: int, start: int, end: int, *, file=None):
+        super().__init__(f"offset {offset} is out of range: the log holds offsets {start} "
+                         f"(log start offset) to {end} (log end offset)", file=file)
+        self.offset = offset
+        self.log_start_offset = start
+        self.log_end_offset = end
+
+
+@dataclass(frozen=True)
+class ConsumerRecord:
+    """A record as a consumer receives it (``ConsumerRecord``): key and value are bytes or
+    None; headers a tuple of ``(str, bytes | None)``; leader_epoch None when unknown."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    timestamp_type: str
+    key: bytes | None
+    value: bytes | None
+    headers: tuple = ()
+    leader_epoch: int | None = None
+
+    def to_dict(self, encoding: str = "utf8") -> dict:
+        """The JSON object of ``read -o json`` (bytes as dump-segment's JSON encodes them:
+        utf8 with a base64 fallback named in ``keyEncoding``/``valueEncoding``)."""
+        from ..render.encoding import encode_bytes
+
+        o = {"topic": self.topic, "partition": self.partition, "offset": self.offset,
+             "timestamp": self.timestamp, "timestampType": self.timestamp_type,
+             "leaderEpoch": self.leader_epoch}
+        for name, data in (("key", self.key), ("value", self.value)):
+            text, fallback = encode_bytes(data, encoding)
+            o[name] = text
+            if fallback:
+                o[name + "Encoding"] = fallback
+        hs = []
+        for k, v in self.headers:
+            text, fallback = encode_bytes(v, encoding)
+            h = {"key": k, "value": text}
+            if fallback:
+                h["valueEncoding"] = fallback
+            hs.append(h)
+        o["headers"] = hs
+        return o
+
+
+# -- opening the partition -----------------------------------------------------------------
+
+def open_partition(path, topic: str | None = None, partition: int | None = None) -> Log:
+    """The partition directory ``path`` names: ``path`` itself when it holds segments,
+    else ``<path>/<topic>-<partition>`` of a log directory. With a single partition of
+    ``topic`` in the log directory, ``partition`` may be omitted.
+
+    Raises:
+        InvalidArgumentError: topic/partition missing, ambiguous or contradicting the
+            partition directory's name.
+        NotAKafkaFileError / UnreadableError: no such partition directory.
+    """
+    from .describe import classify
+    from .paths import partition_dirs
+
+    p = check_exists(path)
+    if p.is_file():
+        raise NotAKafkaFileError("expected a log directory or a partition directory", file=p)
+    if classify(p) == "partition":
+        tp = parse_partition_dir_name(p.name)
+        if tp is not None:
+            if topic is not None and topic != tp.topic:
+                raise InvalidArgumentError(
+                    f"--topic {topic} does not match the partition directory {p.name}")
+            if partition is not None and partition != tp.partition:
+                raise InvalidArgumentError(
+                    f"--partition {partition} does not match the partition directory {p.name}")
+        return Log.open(p)
+    if topic is None:
+        raise InvalidArgumentError(
+            f"{p} is a log directory: name the partition with --topic and --partition")
+    if partition is None:
+        parts = [d for d in partition_dirs(p)
+                 if (tp := parse_partition_dir_name(d.name)) is not None and tp.topic == topic
+                 and "." not in d.name[len(topic):]]
+        if len(parts) != 1:
+            raise InvalidArgumentError(
+                f"topic {topic} has {len(parts)} partition directories in {p}: choose one "
+                "with --partition")
+        return Log.open(parts[0])
+    d = p / f"{topic}-{partition}"
+    if not d.is_dir():
+        raise NotAKafkaFileError(f"no partition directory {topic}-{partition} in this log "
+                                 "directory", file=p)
+    return Log.open(d)
+
+
+# -- index helpers (read-only, in memory) --------------------------------------------------
+
+def _indexes(seg: LogSegment):
+    """The segment's offset and time indexes with a preallocated zero tail dropped (only
+    in memory), each None when its file is missing or unreadable."""
+    out = []
+    for getter in ("offset_index", "time_index"):
+        try:
+            idx = getattr(seg, getter)
+        except KafkalogError:
+            idx = None
+        if idx is not None and idx.zero_tail:
+            idx.truncate_to_entries(idx.entries - idx.zero_tail)
+            idx.zero_tail = 0
+        out.append(idx)
+    return out[0], out[1]
+
+
+def _checked_position(seg: LogSegment, view, oidx, offset: int) -> int:
+    """The offset index's position for ``offset``, or 0 when the index is missing or its
+    entry does not land on a batch start holding offsets <= ``offset`` (a stale index is
+    not trusted: the scan then starts at the segment's start)."""
+    if oidx is None or oidx.entries == 0:
+        return 0
+    pos = oidx.lookup(offset).position
+    if pos == 0:
+        return 0
+    if pos >= len(view):
+        return 0
+    for b in FileRecords(view, pos, None, file=seg.log_path).batches():
+        first = b[2] if type(b) is RecordBatch else b.last_offset
+        return pos if (type(b) is not RecordBatch or first <= offset) else 0
+    return 0
+
+
+def segment_next_offset(seg: LogSegment) -> int | None:
+    """The offset after the segment's last batch (``readNextOffset``), scanning from the
+    last offset-index entry; None when the segment holds no batch."""
+    view = seg.view
+    if not len(view):
+        return None
+    oidx, _ = _indexes(seg)
+    pos = 0
+    if oidx is not None and oidx.entries:
+        pos = _checked_position(seg, view, oidx, oidx.entry(oidx.entries - 1).offset)
+    for start in ((pos, 0) if pos else (0,)):
+        last = None
+        for b in FileRecords(view, start, None, file=seg.log_path).batches():
+            last = b
+        if last is not None:
+            return last.next_offset
+    return None
+
+
+def log_start_offset(log: Log) -> int:
+    """``max(log-start-offset-checkpoint entry, first segment's base offset)``, as the
+    broker's LogLoader computes it (0 for a partition without segments)."""
+    ckpt = 0
+    tp = log.topic_partition
+    if tp is not None:
+        try:
+            entries = read_offset_checkpoint(log.directory.parent / LOG_START_OFFSET_CHECKPOINT)
+        except KafkalogError:
+            entries = None
+        if entries:
+            ckpt = entries.get(TopicPartition(tp.topic, tp.partition), 0)
+    first = log.segments[0].base_offset if log.segments else 0
+    return max(ckpt, first)
+
+
+def log_end_offset(log: Log) -> int:
+    """The next offset after the last batch of the last segment, or that segment's base
+    offset when it is empty (0 without segments)."""
+    if not log.segments:
+        return 0
+    last = log.segments[-1]
+    nxt = segment_next_offset(last)
+    return last.base_offset if nxt is None else nxt
+
+
+# -- seek ---------------------------------------------------------------------------------
+
+def _segment_index_for(log: Log, offset: int) -> int:
+    i = 0
+    for j, seg in enumerate(log.segments):
+        if seg.base_offset <= offset:
+            i = j
+        else:
+            break
+    return i
+
+
+def batches_from(log: Log, offset: int) -> Iterator[RecordBatch]:
+    """Every batch from the one holding ``offset`` (or the first after it) to the end of
+    the log, the first found through the offset index of the floor segment."""
+    segs = log.segments
+    if not segs:
+        return
+    for seg in segs[_segment_index_for(log, offset):]:
+        view = seg.view
+        if not len(view):
+            continue
+        pos = 0
+        if offset > seg.base_offset:
+            oidx, _ = _indexes(seg)
+            pos = _checked_position(seg, view, oidx, offset)
+        for b in FileRecords(view, pos, None, file=seg.log_path).batches():
+            if b.last_offset >= offset:
+                yield b
+
+
+def _segment_largest_timestamp(seg: LogSegment, tidx) -> int | None:
+    """The largest timestamp a closed segment's time index records (its last entry,
+    appended when the segment was rolled), None when unknown."""
+    if tidx is None or tidx.entries == 0:
+        return None
+    return tidx.last_entry.timestamp
+
+
+def offset_for_timestamp(log: Log, timestamp: int, start_offset: int | None = None
+                         ) -> tuple[int, int] | None:
+    """ListOffsets for ``timestamp``: ``(timestamp, offset)`` of the first record (in
+    offset order, control records included, offsets >= ``start_offset``, default the log
+    start offset) whose timestamp is >= ``timestamp``; None when there is none."""
+    if start_offset is None:
+        start_offset = log_start_offset(log)
+    segs = log.segments
+    for i, seg in enumerate(segs):
+        if i + 1 < len(segs) and segs[i + 1].base_offset <= start_offset:
+            continue
+        view = seg.view
+        if not len(view):
+            continue
+        oidx, tidx = _indexes(seg)
+        if i + 1 < len(segs):
+            largest = _segment_largest_timestamp(seg, tidx)
+            if largest is not None and largest < timestamp:
+                continue
+        target = start_offset
+        if tidx is not None and tidx.entries:
+            target = max(tidx.lookup(timestamp).offset, start_offset)
+        pos = _checked_position(seg, view, oidx, target) if target > seg.base_offset else 0
+        for b in FileRecords(view, pos, None, file=seg.log_path).batches():
+            if b.max_timestamp >= timestamp and b.last_offset >= start_offset:
+                for r in b.records():
+                    if r[1] >= timestamp and r[0] >= start_offset:
+                        return r[1], r[0]
+    return None
+
+
+# -- transactions ------------------------------------------------------------------------
+
+@dataclass
+class TxnState:
+    """What one header pass over the log learns about transactions.
+
+    Attributes:
+        aborted: ``{producer id: [(first offset, ABORT marker offset)]}``.
+        last_stable_offset: the first offset of the earliest transaction still open at the
+            end of the log, or the log end offset when none is open.
+        open_transactions: ``{producer id: first offset}`` still open at the end.
+    """
+
+    aborted: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    last_stable_offset: int = 0
+    open_transactions: dict[int, int] = field(default_factory=dict)
+
+    def is_aborted(self, producer_id: int, offset: int) -> bool:
+        for first, last in self.aborted.get(producer_id, ()):
+            if first <= offset <= last:
+                return True
+        return False
+
+
+def _marker_type(batch) -> int | None:
+    recs = batch.records()
+    if not recs or recs[0][2] is None or len(recs[0][2]) < 4:
+        return None
+    return _CONTROL_KEY.unpack_from(recs[0][2])[1]
+
+
+def scan_transactions(log: Log, end_offset: int | None = None) -> TxnState:
+    """Aborted transactions and the last stable offset, from the batch headers and the
+    ABORT/COMMIT markers of the whole log (as the broker's producer state and
+    ``.txnindex`` record them)."""
+    st = TxnState()
+    open_txns = st.open_transactions
+    leo = 0
+    for seg in log.segments:
+        view = seg.view
+        if not len(view):
+            leo = max(leo, seg.base_offset)
+            continue
+        for b in FileRecords(view, 0, None, file=seg.log_path).batches():
+            leo = b.next_offset
+            if type(b) is not RecordBatch:
+                continue
+            attrs = b[7]
+            if not attrs & TRANSACTIONAL_FLAG_MASK:
+                continue
+            pid = b[11]
+            if attrs & CONTROL_FLAG_MASK:
+                first = open_txns.pop(pid, None)
+                if first is not None and _marker_type(b) == _ABORT:
+                    st.aborted.setdefault(pid, []).append((first, b.last_offset))
+            elif pid not in open_txns:
+                open_txns[pid] = b[2]
+    st.last_stable_offset = min(open_txns.values()) if open_txns else leo
+    if end_offset is not None:
+        st.last_stable_offset = min(st.last_stable_offset, end_offset)
+    return st
+
+
+# -- the consumer's view -----------------------------------------------------------------
+
+def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMITTED,
+            max_records: int | None = None, txn: TxnState | None = None
+            ) -> Iterator[ConsumerRecord]:
+    """The records a consumer positioned at ``start_offset`` receives, in offset order:
+    control records never; under ``read_committed`` no record of an aborted transaction
+    and none at or after the last stable offset. Lazy: stops reading after
+    ``max_records``."""
+    if isolation_level not in ISOLATION_LEVELS:
+        raise InvalidArgumentError(f"unknown isolation level {isolation_level!r} (expected "
+                                   f"{' or '.join(ISOLATION_LEVELS)})")
+    if max_records is not None and max_records <= 0:
+        return
+    committed = isolation_level == READ_COMMITTED
+    if committed and txn is None:
+        txn = scan_transactions(log)
+    lso = txn.last_stable_offset if committed else None
+    tp = log.topic_partition
+    topic = tp.topic if tp else log.directory.name
+    part = tp.partition if tp else -1
+    n = 0
+    for b in batches_from(log, start_offset):
+        if lso is not None and b.base_offset >= lso:
+            return
+        if type(b) is RecordBatch:
+            attrs = b[7]
+            if attrs & CONTROL_FLAG_MASK:
+                continue
+            if committed and attrs & TRANSACTIONAL_FLAG_MASK and txn.is_aborted(b[11], b[2]):
+                continue
+            ts_type = b.timestamp_type
+            epoch = b[4] if b[4] >= 0 else None
+        else:
+            ts_type = b.timestamp_type
+            epoch = None
+        for r in b.records():
+            off = r[0]
+            if off < start_offset:
+                continue
+            if lso is not None and off >= lso:
+                return
+            yield ConsumerRecord(topic, part, off, r[1], ts_type, _bytes(r[2]), _bytes(r[3]),
+                                 tuple((k, _bytes(v)) for k, v in r[4]), epoch)
+            n += 1
+            if max_records is not None and n >= max_records:
+                return
+
+
+def _bytes(v):
+    return None if v is None else bytes(v)
+
+
+# -- the command -------------------------------------------------------------------------
+
+_EPOCH_MS = re.compile(r"^-?\d+$")
+
+
+def parse_timestamp(text: str) -> int:
+    """Epoch milliseconds, or ISO-8601 (``2024-05-01T12:00:00``, ``...Z``,
+    ``...+02:00``, fractions allowed); without a zone the time is UTC, as Kafka's
+    ``Utils.getDateTime`` reads it.
+
+    Raises:
+        InvalidArgumentError: neither form.
+    """
+    s = text.strip()
+    if _EPOCH_MS.match(s):
+        return int(s)
+    try:
+        dt = datetime.fromisoformat(s)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"invalid timestamp {text!r}: expected epoch milliseconds or ISO-8601 such as "
+            "2024-05-01T12:00:00.000Z") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    delta = dt - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000)
+
+
+@dataclass
+class ReadResult:
+    """Where the read starts and what it yields.
+
+    Attributes:
+        partition_dir: the partition directory read.
+        topic / partition: from its name.
+        log_start_offset / log_end_offset: the log's offsets.
+        start_offset: where the consumer is positioned (None: a timestamp after every
+            record, nothing to read).
+        found_timestamp: with ``--timestamp``, the timestamp of the record found.
+        isolation_level: as given.
+        last_stable_offset: under read_committed, where the read stops.
+        records: lazy iterator of :class:`ConsumerRecord`.
+    """
+
+    partition_dir: str
+    topic: str
+    partition: int
+    log_start_offset: int
+    log_end_offset: int
+    start_offset: int | None
+    isolation_level: str
+    found_timestamp: int | None = None
+    last_stable_offset: int | None = None
+    records: Iterator[ConsumerRecord] = field(default_factory=lambda: iter(()))
+    log: Log | None = None
+
+    def close(self) -> None:
+        if self.log is not None:
+            self.log.close()
+
+    def to_dict(self) -> dict:
+        return {"partitionDir": self.partition_dir, "topic": self.topic,
+                "partition": self.partition, "logStartOffset": self.log_start_offset,
+                "logEndOffset": self.log_end_offset, "startOffset": self.start_offset,
+                "foundTimestamp": self.found_timestamp, "isolationLevel": self.isolation_level,
+                "lastStableOffset": self.last_stable_offset}
+
+
+def read(path, *, topic: str | None = None, partition: int | None = None,
+         offset: int | str | None = None, timestamp: int | str | None = None,
+         from_beginning: bool = False, max_records: int | None = None,
+         isolation_level: str = READ_UNCOMMITTED) -> ReadResult:
+    """Position a consumer on a partition directory (see :func:`open_partition`) and
+    return its records lazily.
+
+    The start: ``offset`` (an int, or ``"earliest"``/``"latest"``), else ``timestamp``
+    (epoch ms or ISO-8601, see :func:`parse_timestamp`), else the log start offset
+    (``from_beginning``, also the default: offline, no record arrives later).
+
+    Raises:
+        InvalidArgumentError: conflicting options, a bad timestamp or isolation level.
+        OffsetOutOfRangeError: ``offset`` outside [log start offset, log end offset].
+        NotAKafkaFileError / UnreadableError: no such partition.
+    """
+    chosen = [offset is not None, timestamp is not None, from_beginning]
+    if sum(chosen) > 1:
+        raise InvalidArgumentError("give only one of --offset, --timestamp and "
+                                   "--from-beginning")
+    if isolation_level not in ISOLATION_LEVELS:
+        raise InvalidArgumentError(f"unknown isolation level {isolation_level!r} (expected "
+                                   f"{' or '.join(ISOLATION_LEVELS)})")
+    log = open_partition(path, topic, partition)
+    tp = log.topic_partition
+    lso = log_start_offset(log)
+    leo = log_end_offset(log)
+    res = ReadResult(partition_dir=str(log.directory), topic=tp.topic if tp else log.directory.name,
+                     partition=tp.partition if tp else -1, log_start_offset=lso,
+                     log_end_offset=leo, start_offset=lso, isolation_level=isolation_level,
+                     log=log)
+    if offset is not None:
+        if isinstance(offset, str):
+            word = offset.strip().lower()
+            if word == "earliest":
+                offset = lso
+            elif word == "latest":
+                offset = leo
+            elif _EPOCH_MS.match(word):
+                offset = int(word)
+            else:
+                raise InvalidArgumentError(f"invalid offset {offset!r}: expected a number, "
+                                           "earliest or latest")
+        if offset < lso or offset > leo:
+            log.close()
+            raise OffsetOutOfRangeError(offset, lso, leo, file=log.directory)
+        res.start_offset = offset
+    elif timestamp is not None:
+        ts = parse_timestamp(timestamp) if isinstance(timestamp, str) else int(timestamp)
+        found = offset_for_timestamp(log, ts, lso)
+        if found is None:
+            res.start_offset = None
+        else:
+            res.found_timestamp, res.start_offset = found
+    txn = None
+    if isolation_level == READ_COMMITTED:
+        txn = scan_transactions(log, leo)
+        res.last_stable_offset = txn.last_stable_offset
+    if res.start_offset is not None:
+        res.records = consume(log, res.start_offset, isolation_level=isolation_level,
+                              max_records=max_records, txn=txn)
+    return res

@@ -1,0 +1,138 @@
+"""Renderers of ``read``: kafka-console-consumer's ``DefaultMessageFormatter`` text, and
+JSON Lines.
+
+The formatter's properties (``--property NAME=VALUE``, as the console consumer takes
+them): ``print.timestamp``, ``print.key``, ``print.value`` (default true),
+``print.partition``, ``print.offset``, ``print.delivery``, ``print.epoch``,
+``print.headers``, ``key.separator`` (tab), ``line.separator`` (newline),
+``headers.separator`` (comma) and ``null.literal`` (``null``). Columns come in the
+formatter's order: ``CreateTime:<ms>`` (``NO_TIMESTAMP`` for v0 messages),
+``Partition:<n>``, ``Offset:<n>``, ``Delivery:NOT_PRESENT``, ``Epoch:<n>`` (or
+``NOT_PRESENT``), headers ``k:v,k:v`` (or ``NO_HEADERS``), key, value. Keys, values and
+header values are written as their raw bytes, as the console consumer does without a
+deserializer.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..constants import NO_TIMESTAMP_TYPE
+from ..errors import InvalidArgumentError
+
+_BOOL_PROPS = {
+    "print.timestamp": "print_timestamp", "print.key": "print_key",
+    "print.value": "print_value", "print.partition": "print_partition",
+    "print.offset": "print_offset", "print.delivery": "print_delivery",
+    "print.epoch": "print_epoch", "print.headers": "print_headers",
+}
+_BYTES_PROPS = {
+    "key.separator": "key_separator", "line.separator": "line_separator",
+    "headers.separator": "headers_separator", "null.literal": "null_literal",
+}
+
+
+@dataclass
+class FormatterConfig:
+    """DefaultMessageFormatter's settings and defaults."""
+
+    print_timestamp: bool = False
+    print_key: bool = False
+    print_value: bool = True
+    print_partition: bool = False
+    print_offset: bool = False
+    print_delivery: bool = False
+    print_epoch: bool = False
+    print_headers: bool = False
+    key_separator: bytes = b"\t"
+    line_separator: bytes = b"\n"
+    headers_separator: bytes = b","
+    null_literal: bytes = b"null"
+
+    @classmethod
+    def from_properties(cls, props: Iterable[str]) -> FormatterConfig:
+        """Parse ``NAME=VALUE`` strings. Booleans are true when the value is ``true``
+        (any case, trimmed), as ``getBoolProperty``; unknown names are ignored, as the
+        formatter ignores them.
+
+        Raises:
+            InvalidArgumentError: a property without ``=``.
+        """
+        cfg = cls()
+        for p in props:
+            if "=" not in p:
+                raise InvalidArgumentError(f"invalid --property {p!r}: expected NAME=VALUE")
+            name, value = p.split("=", 1)
+            name = name.strip()
+            if name in _BOOL_PROPS:
+                setattr(cfg, _BOOL_PROPS[name], value.strip().lower() == "true")
+            elif name in _BYTES_PROPS:
+                setattr(cfg, _BYTES_PROPS[name], value.encode("utf-8"))
+        return cfg
+
+
+def format_record(rec, cfg: FormatterConfig) -> bytes:
+    """One record as DefaultMessageFormatter.writeTo writes it (line separator included
+    when the value is printed)."""
+    cols: list[bytes] = []
+    if cfg.print_timestamp:
+        if rec.timestamp_type != NO_TIMESTAMP_TYPE:
+            cols.append(f"{rec.timestamp_type}:{rec.timestamp}".encode())
+        else:
+            cols.append(b"NO_TIMESTAMP")
+    if cfg.print_partition:
+        cols.append(f"Partition:{rec.partition}".encode())
+    if cfg.print_offset:
+        cols.append(f"Offset:{rec.offset}".encode())
+    if cfg.print_delivery:
+        cols.append(b"Delivery:NOT_PRESENT")
+    if cfg.print_epoch:
+        epoch = rec.leader_epoch
+        cols.append(b"Epoch:" + (b"NOT_PRESENT" if epoch is None else str(epoch).encode()))
+    null = cfg.null_literal
+    if cfg.print_headers:
+        if not rec.headers:
+            cols.append(b"NO_HEADERS")
+        else:
+            cols.append(cfg.headers_separator.join(
+                k.encode("utf-8") + b":" + (null if v is None else v) for k, v in rec.headers))
+    if cfg.print_key:
+        cols.append(null if rec.key is None else rec.key)
+    out = cfg.key_separator.join(cols)
+    if cfg.print_value:
+        if cols:
+            out += cfg.key_separator
+        out += (null if rec.value is None else rec.value) + cfg.line_separator
+    elif cols:
+        # the formatter writes the line separator after the last printed column
+        out += cfg.line_separator
+    return out
+
+
+def write_console(records: Iterable, cfg: FormatterConfig, out=None) -> int:
+    """Write records in console-consumer format to a binary stream; returns the count."""
+    out = out or sys.stdout.buffer
+    w = out.write
+    n = 0
+    for rec in records:
+        w(format_record(rec, cfg))
+        n += 1
+    out.flush()
+    return n
+
+
+def write_json(records: Iterable, *, encoding: str = "utf8", out=None) -> int:
+    """JSON Lines, one object per record (see ConsumerRecord.to_dict); returns the
+    count."""
+    out = out or sys.stdout
+    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    w = out.write
+    n = 0
+    for rec in records:
+        w(dumps(rec.to_dict(encoding)) + "\n")
+        n += 1
+    out.flush()
+    return n

@@ -1,0 +1,157 @@
+"""read: seeking by offset and by timestamp against brute-force scans, and the bound
+on bytes scanned after an index lookup."""
+
+from __future__ import annotations
+
+import bisect
+import random
+from pathlib import Path
+
+import pytest
+from kafkalog_read_testkit import CORPUS, brute_records, random_batches, write_partition
+
+import kafkalog_cli.ops.read as read_mod
+from kafkalog_cli.format.records import FileRecords
+from kafkalog_cli.ops.describe import describe
+from kafkalog_cli.ops.read import (
+    OffsetOutOfRangeError,
+    offset_for_timestamp,
+    open_partition,
+    parse_timestamp,
+    read,
+)
+
+corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus absent")
+INTERVAL = 1024
+
+
+@pytest.fixture(scope="module")
+def multi(tmp_path_factory) -> Path:
+    """Several segments, compaction gaps, out-of-order timestamps, small index interval."""
+    rng = random.Random(42)
+    d = tmp_path_factory.mktemp("seek") / "events-0"
+    return write_partition(d, random_batches(rng, n_batches=400, gap_probability=0.3,
+                                             jitter=20_000),
+                           segment_bytes=16_000, index_interval=INTERVAL)
+
+
+def _brute_first_ts(recs, t):
+    for off, ts, _ in recs:
+        if ts >= t:
+            return ts, off
+    return None
+
+
+def test_offset_every_offset(multi):
+    recs = brute_records(multi)
+    offsets = [r[0] for r in recs]
+    assert len(list(multi.glob("*.log"))) > 5
+    leo = offsets[-1] + 1
+    for target in range(0, leo + 1):
+        res = read(multi, offset=target, max_records=1)
+        got = [r.offset for r in res.records]
+        i = bisect.bisect_left(offsets, target)
+        assert got == offsets[i:i + 1], target
+        res.close()
+
+
+def test_offset_out_of_range(multi):
+    log = open_partition(multi)
+    leo = read_mod.log_end_offset(log)
+    with pytest.raises(OffsetOutOfRangeError):
+        read(multi, offset=leo + 1)
+    assert list(read(multi, offset="latest").records) == []
+    first = next(read(multi, offset="earliest").records)
+    assert first.offset == 0
+
+
+def test_offset_seek_scans_one_interval(multi, monkeypatch):
+    """Bytes of batches yielded to reach the first record: at most the gap between two
+    index entries (one interval plus one batch) plus the target batch."""
+    sizes = [b.size for log in multi.glob("*.log")
+             for b in FileRecords(log.read_bytes()).batches()]
+    max_batch = max(sizes)
+    scanned = []
+
+    class Counting(FileRecords):
+        def batches(self):
+            for b in super().batches():
+                scanned.append(b.size)
+                yield b
+
+    rng = random.Random(1)
+    recs = brute_records(multi)
+    for target in rng.sample([r[0] for r in recs], 200):
+        res = read(multi, offset=target, max_records=1)
+        monkeypatch.setattr(read_mod, "FileRecords", Counting)
+        scanned.clear()
+        (rec,) = list(res.records)
+        monkeypatch.setattr(read_mod, "FileRecords", FileRecords)
+        assert rec.offset == target
+        # the first batch read validates the index entry; the rest is the scan
+        assert sum(scanned[1:]) <= INTERVAL + 2 * max_batch, (target, scanned)
+        res.close()
+
+
+def test_timestamp_matches_brute_force(multi):
+    recs = brute_records(multi)
+    tss = [r[1] for r in recs]
+    lo, hi = min(tss), max(tss)
+    rng = random.Random(3)
+    log = open_partition(multi)
+    targets = [rng.randint(lo - 10, hi + 10) for _ in range(300)] + [lo, hi, hi + 1, lo - 1]
+    targets += rng.sample(tss, 50)
+    for t in targets:
+        assert offset_for_timestamp(log, t) == _brute_first_ts(recs, t), t
+    log.close()
+    for t in targets[:40]:
+        res = read(multi, timestamp=t, max_records=1)
+        exp = _brute_first_ts(recs, t)
+        got = [(r.timestamp, r.offset) for r in res.records]
+        assert got == ([exp] if exp else []), t
+        res.close()
+
+
+def test_timestamp_starts_at_log_start_offset(tmp_path):
+    rng = random.Random(5)
+    d = write_partition(tmp_path / "ckpt" / "t-0", random_batches(rng, n_batches=50),
+                        segment_bytes=3000, index_interval=512)
+    (tmp_path / "ckpt" / "log-start-offset-checkpoint").write_text("0\n1\nt 0 40\n")
+    recs = brute_records(d)
+    log = open_partition(d)
+    assert read_mod.log_start_offset(log) == 40
+    first = next(r for r in recs if r[0] >= 40)
+    assert offset_for_timestamp(log, 0) == (first[1], first[0])
+    with pytest.raises(OffsetOutOfRangeError):
+        read(d, offset=39)
+
+
+def test_parse_timestamp():
+    assert parse_timestamp("1700000000000") == 1700000000000
+    assert parse_timestamp("1970-01-01T00:00:01") == 1000
+    assert parse_timestamp("1970-01-01T00:00:01.250Z") == 1250
+    assert parse_timestamp("1970-01-01T01:00:00+01:00") == 0
+
+
+@corpus
+@pytest.mark.corpus
+def test_corpus_timestamps_and_offsets():
+    rng = random.Random(11)
+    for p in describe([CORPUS]).partitions:
+        if not p.records:
+            continue
+        d = Path(p.path)
+        recs = brute_records(d)
+        log = open_partition(d)
+        tss = [r[1] for r in recs]
+        for t in [rng.randint(min(tss) - 5, max(tss) + 5) for _ in range(8)] + tss[:1]:
+            assert offset_for_timestamp(log, t) == _brute_first_ts(recs, t), (d, t)
+        offsets = [r[0] for r in recs]
+        for target in rng.sample(range(p.log_start_offset, p.log_end_offset + 1),
+                                 min(8, p.log_end_offset - p.log_start_offset + 1)):
+            i = bisect.bisect_left(offsets, target)
+            res = read(d, offset=target, max_records=1)
+            exp = [o for o, _, c in recs[i:] if not c][:1]
+            assert [r.offset for r in res.records] == exp, (d, target)
+            res.close()
+        log.close()
