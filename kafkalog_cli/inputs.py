@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
+from itertools import repeat
 from typing import NamedTuple
 
 from .errors import InvalidArgumentError
@@ -163,14 +164,19 @@ def jsonl_records(stream, source: str, *, value_encoding: str = "utf8"
     """
     loads = json.loads
     for first, lines in read_chunks(stream):
-        idx = []
-        simple = True
-        for i, ln in enumerate(lines):
-            s = ln.strip()
-            if s:
-                idx.append(i)
-                if simple and not (s[:1] == b"{" and s[-1:] == b"}"):
-                    simple = False
+        if all(lines) and all(map(bytes.startswith, lines, repeat(b"{"))) and \
+                all(map(bytes.endswith, lines, repeat(b"}"))):
+            idx = range(len(lines))
+            simple = True
+        else:
+            idx = []
+            simple = True
+            for i, ln in enumerate(lines):
+                s = ln.strip()
+                if s:
+                    idx.append(i)
+                    if simple and not (s[:1] == b"{" and s[-1:] == b"}"):
+                        simple = False
         try:
             # one parse per chunk when every line is a lone object; else line by line
             if not simple:
@@ -180,6 +186,13 @@ def jsonl_records(stream, source: str, *, value_encoding: str = "utf8"
                 raise ValueError
         except ValueError:
             objs = None
+        if objs is not None and value_encoding == "utf8" and len(idx) == len(lines) and \
+                sum(map(len, objs)) == len(objs):
+            # every line may be {"value": "..."}: then the columnar path of plain lines
+            vals = [o.get("value") for o in objs]
+            if set(map(type, vals)) == {str}:
+                yield ValuesChunk(list(map(str.encode, vals)), first)
+                continue
         out = []
         for n, i in enumerate(idx):
             try:
