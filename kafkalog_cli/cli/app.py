@@ -42,7 +42,13 @@ def root(
 
 
 def _register() -> None:
-    from .commands import describe, dump_segment, read, verify_index  # noqa: F401
+    from .commands import (  # noqa: F401
+        describe,
+        dump_segment,
+        produce,
+        read,
+        verify_index,
+    )
 
 
 _register()

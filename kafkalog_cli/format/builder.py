@@ -97,33 +97,86 @@ def encode_record(offset_delta: int, timestamp_delta: int, key, value,
     return _vi(len(body)) + body
 
 
+# varints of -1..16383 (record lengths, key/value lengths, offset deltas), precomputed
+_VI_LO = -1
+_VI_TABLE = [_varint_bytes(i) for i in range(_VI_LO, 16384)]
+_VI_LEN = [len(b) for b in _VI_TABLE]
+# "attributes 0, timestampDelta 0, offsetDelta i" prefixes for the common same-ms case
+_PREFIX0 = [b"\x00\x00" + _VI_TABLE[i + 1] for i in range(4096)]
+
+
 def encode_records(records: Iterable, base_timestamp: int) -> tuple[bytes, int, int, int]:
-    """Encode ``(timestamp, key, value, headers)`` records.
+    """Encode ``(timestamp, key, value, headers)`` records (DefaultRecord.writeTo each).
 
     Returns:
-        (records block, count, max timestamp, offset delta of the max timestamp).
+        (records block, count, max timestamp, offset delta of the first record holding the
+        max timestamp; -1 when there are no records).
     """
-    out = []
-    append = out.append
+    out: list = []
+    extend = out.extend
     max_ts = NO_TIMESTAMP
     max_delta = -1
     i = -1
-    small = _SMALL
+    table = _VI_TABLE
+    tlen = _VI_LEN
+    prefix0 = _PREFIX0
     for i, (ts, key, value, headers) in enumerate(records):
-        td = ts - base_timestamp
         if ts > max_ts:
             max_ts = ts
             max_delta = i
-        if not headers and -64 <= td < 64 and i < 64 and key is not None and value is not None:
-            kl, vl = len(key), len(value)
-            if kl < 64 and vl < 64:
-                body = b"".join((b"\x00", small[td + 64], small[i + 64], small[kl + 64], key,
-                                 small[vl + 64], value, b"\x00"))
-                append(_vi(len(body)))
-                append(body)
-                continue
-        append(encode_record(i, td, key, value, headers or ()))
+        if headers:
+            out.append(encode_record(i, ts - base_timestamp, key, value, headers))
+            continue
+        td = ts - base_timestamp
+        if td == 0 and i < 4096:
+            prefix = prefix0[i]
+        else:
+            prefix = b"\x00" + _vl(td) + _vi(i)
+        if key is None:
+            kl, klb, key = 1, b"\x01", b""
+        else:
+            n = len(key)
+            if n < 16383:
+                klb = table[n + 1]
+                kl = tlen[n + 1] + n
+            else:
+                klb = _vi(n)
+                kl = len(klb) + n
+        if value is None:
+            vl, vlb, value = 1, b"\x01", b""
+        else:
+            n = len(value)
+            if n < 16383:
+                vlb = table[n + 1]
+                vl = tlen[n + 1] + n
+            else:
+                vlb = _vi(n)
+                vl = len(vlb) + n
+        length = len(prefix) + kl + vl + 1
+        extend((table[length + 1] if length < 16383 else _vi(length), prefix, klb, key, vlb,
+                value, b"\x00"))
     return b"".join(out), i + 1, max_ts, max_delta
+
+
+def encode_values(values: Sequence, timestamp_delta: int = 0) -> bytes:
+    """The records block of keyless, header-less records with one timestamp: the hot path
+    of line input (same bytes as :func:`encode_records` gives for them)."""
+    out: list = []
+    extend = out.extend
+    table = _VI_TABLE
+    prefix0 = _PREFIX0
+    for i, value in enumerate(values):
+        prefix = prefix0[i] if timestamp_delta == 0 and i < 4096 else \
+            b"\x00" + _vl(timestamp_delta) + _vi(i)
+        if value is None:
+            extend((table[len(prefix) + 4], prefix, b"\x01\x01\x00"))
+            continue
+        n = len(value)
+        vlb = table[n + 1] if n < 16383 else _vi(n)
+        length = len(prefix) + 2 + len(vlb) + n
+        extend((table[length + 1] if length < 16383 else _vi(length), prefix, b"\x01", vlb,
+                value, b"\x00"))
+    return b"".join(out)
 
 
 def build_batch(records: Sequence, *, base_offset: int = 0,

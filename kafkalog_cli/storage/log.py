@@ -73,3 +73,527 @@ class Log:
 
     def __repr__(self) -> str:
         return f"Log({str(self.directory)!r}, segments={len(self.segments)})"
+
+
+# -- the append side (UnifiedLog / LocalLog / LogManager) -------------------------------------
+
+class LogAppendInfo:
+    """What one append did (LogAppendInfo): offsets absolute, sizes in bytes.
+
+    Attributes:
+        first_offset / last_offset: offsets of the appended batch.
+        records: record count; size: bytes written.
+        max_timestamp: its max timestamp after validation (ms).
+        log_append_time: the append time with LogAppendTime, else -1.
+        segment_base_offset: the segment it went to.
+        rolled: roll reasons when a new segment was started for it (else empty).
+        duplicate: the broker recognised a retried batch and wrote nothing.
+    """
+
+    __slots__ = ("first_offset", "last_offset", "records", "size", "max_timestamp",
+                 "log_append_time", "segment_base_offset", "rolled", "duplicate")
+
+    def __init__(self, first_offset, last_offset, records, size, max_timestamp,
+                 log_append_time, segment_base_offset, rolled=(), duplicate=False):
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+        self.records = records
+        self.size = size
+        self.max_timestamp = max_timestamp
+        self.log_append_time = log_append_time
+        self.segment_base_offset = segment_base_offset
+        self.rolled = list(rolled)
+        self.duplicate = duplicate
+
+    def __repr__(self) -> str:
+        return (f"LogAppendInfo(first_offset={self.first_offset}, last_offset={self.last_offset}"
+                f", records={self.records}, size={self.size}, rolled={self.rolled})")
+
+
+class UnifiedLog(Log):
+    """A partition's log opened for appending, after ``UnifiedLog`` + ``LocalLog``.
+
+    Owns the segments, the log end offset, the recovery point (everything below it is
+    fsynced), the log start offset, the leader epoch cache and the producer state. Open
+    it with :meth:`open`; the log directory's lock, ``meta.properties``, the checkpoints
+    and the clean-shutdown marker belong to :class:`LogManager`.
+
+    Not thread-safe (the broker holds the log's lock around the same steps).
+    """
+
+    def __init__(self, directory, config, clock, *, fsync: bool = True, rng=None):
+        super().__init__(directory)
+        self.config = config
+        self.clock = clock
+        self.fsync = fsync
+        self.rng = rng
+        self.active = None
+        self.log_end_offset = 0
+        self.recovery_point = 0
+        self.log_start_offset = 0
+        self.unflushed_messages = 0
+        self.last_flush_ms = clock.milliseconds()
+        self.leader_epoch_cache = None
+        self.producer_state = None
+        self.rolled_segments = 0
+        self.closed = False
+
+    @classmethod
+    def open(cls, directory, config=None, clock=None, *, topic_id: str | None = None,
+             log_start_offset: int | None = None, recovery_point: int | None = None,
+             fsync: bool = True, rng=None) -> UnifiedLog:
+        """Open (creating when needed) a partition directory for appending.
+
+        Creates the directory and ``partition.metadata`` (a random topic id unless
+        ``topic_id`` is given), reopens the last segment (or creates the first one at
+        the log start offset), loads ``leader-epoch-checkpoint`` and the newest producer
+        snapshot, replaying batches written after it.
+
+        Raises:
+            InvalidArgumentError: an illegal topic name, or a ``topic_id`` that differs
+                from the one in partition.metadata.
+            CorruptRecordError: the last segment ends in invalid bytes (run recovery).
+        """
+        from .clock import SYSTEM
+        from .config import LogConfig
+        from .dir_files import random_kafka_uuid, read_partition_metadata, write_partition_metadata
+        from .files import validate_topic_name
+        from .leader_epoch import LeaderEpochFileCache
+        from .producer_state import ProducerStateManager
+        from .roll import random_segment_jitter
+        from .segment import WritableLogSegment
+
+        config = config or LogConfig()
+        clock = clock or SYSTEM
+        d = Path(directory)
+        tp = parse_partition_dir_name(d.name)
+        if tp is None:
+            from ..errors import InvalidArgumentError
+
+            raise InvalidArgumentError(f"{d.name!r} is not a <topic>-<partition> directory name")
+        validate_topic_name(tp.topic)
+        d.mkdir(parents=True, exist_ok=True)
+        meta = read_partition_metadata(d)
+        if meta is None:
+            write_partition_metadata(d, topic_id or random_kafka_uuid())
+        elif topic_id is not None and meta.get("topic_id") != topic_id:
+            from ..errors import InvalidArgumentError
+
+            raise InvalidArgumentError(
+                f"Tried to assign topic ID {topic_id} to log for topic partition {tp}, but "
+                f"log already contained topic ID {meta.get('topic_id')}")
+        log = cls(d, config, clock, fsync=fsync, rng=rng)
+        ro = Log.open(d)
+        bases = [s.base_offset for s in ro.segments]
+        log.segments = list(ro.segments)
+        jitter = random_segment_jitter(config.segment_jitter_ms, config.segment_ms, rng)
+        if bases:
+            prev_last = None
+            if len(bases) > 1:
+                prev_last = _last_offset_of(ro.segments[-2])
+            active = WritableLogSegment.open_for_append(
+                d, bases[-1], config, clock, roll_jitter_ms=jitter, fsync=fsync,
+                previous_last_offset=prev_last)
+            log.segments[-1] = active
+            log.log_end_offset = active.next_offset
+            log.log_start_offset = bases[0] if log_start_offset is None else log_start_offset
+        else:
+            start = log_start_offset or 0
+            active = WritableLogSegment.create(d, start, config, clock, roll_jitter_ms=jitter,
+                                               fsync=fsync)
+            log.segments = [active]
+            log.log_end_offset = start
+            log.log_start_offset = start
+        log.active = active
+        log.recovery_point = min(log.log_end_offset,
+                                 log.log_end_offset if recovery_point is None else recovery_point)
+        log.leader_epoch_cache = LeaderEpochFileCache.load(d, fsync=fsync)
+        log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
+        ps = ProducerStateManager(d, fsync=fsync)
+        snap = ps.load(log.log_end_offset)
+        if snap < log.log_end_offset:
+            # rebuild from the batches after the snapshot (LogLoader / loadProducerState)
+            segs = log.segments
+            for i, seg in enumerate(segs):
+                if i + 1 < len(segs) and segs[i + 1].base_offset <= snap:
+                    continue
+                for batch in seg.records().batches():
+                    if batch.last_offset >= snap:
+                        ps.replay_batch(batch)
+        ps.update_map_end_offset(log.log_end_offset)
+        log.producer_state = ps
+        return log
+
+    # -- appending --------------------------------------------------------------------------
+
+    def append_as_leader(self, records, *, leader_epoch: int = 0, origin: str = "client",
+                         summary=None) -> LogAppendInfo:
+        """UnifiedLog.appendAsLeader for one v2 batch: validate, assign offsets from the
+        log end offset, roll if needed, check producer state, append, update indexes,
+        epochs, producer state and transaction index, flush per flush.messages/flush.ms.
+
+        Args:
+            records: the producer's batch bytes (baseOffset 0).
+            leader_epoch: stamped as partitionLeaderEpoch (and put in the epoch cache).
+            origin: ``"client"`` or ``"coordinator"`` (control markers).
+            summary: a :class:`~.validator.RecordsSummary` from the builder, if known.
+
+        Raises:
+            see :func:`kafkalog_cli.storage.validator.validate`, plus
+            RecordBatchTooLargeError (over segment.bytes) and the producer-state errors.
+        """
+        from .validator import RecordBatchTooLargeError, validate
+
+        if self.closed:
+            from ..errors import IllegalStateError
+
+            raise IllegalStateError("append to a closed log", file=self.directory)
+        now = self.clock.milliseconds()
+        info = validate(records, offset=self.log_end_offset, now=now, config=self.config,
+                        partition_leader_epoch=leader_epoch, origin=origin, summary=summary)
+        size = len(info.batch)
+        if size > self.config.segment_bytes:
+            raise RecordBatchTooLargeError(
+                f"Message batch size is {size} bytes in append to partition "
+                f"{self.topic_partition}, which exceeds the maximum configured segment size of "
+                f"{self.config.segment_bytes}.")
+        ps = self.producer_state
+        pid = info.producer_id
+        pending = None
+        marker = None
+        if pid >= 0:
+            if info.is_control:
+                marker = _read_marker(info.batch)
+            else:
+                dup = ps.find_duplicate(pid, info.producer_epoch, info.base_sequence,
+                                        info.last_sequence)
+                if dup is not None:
+                    return LogAppendInfo(dup.first_offset, dup.last_offset,
+                                         dup.last_offset - dup.first_offset + 1, 0,
+                                         dup.timestamp, -1, self.active.base_offset,
+                                         duplicate=True)
+                pending = ps.prepare_data_batch(
+                    pid, info.producer_epoch, info.base_sequence, info.last_sequence,
+                    info.max_timestamp, info.first_offset, info.last_offset,
+                    info.is_transactional)
+        if leader_epoch >= 0:
+            self.leader_epoch_cache.assign(leader_epoch, info.first_offset)
+        rolled = self.maybe_roll(size, info.max_timestamp, info.last_offset, now)
+        seg = self.active
+        seg.append(info.batch, info.last_offset,
+                   batches=[(size, info.last_offset, info.max_timestamp)])
+        self.log_end_offset = info.last_offset + 1
+        if pending is not None:
+            ps.update(pending)
+        elif marker is not None:
+            ctype, coord = marker
+            completed = ps.append_end_txn_marker(pid, info.producer_epoch, ctype, coord,
+                                                 info.last_offset, info.max_timestamp)
+            if completed is not None:
+                seg.update_txn_index(completed, ps.last_stable_offset(completed))
+                ps.complete_txn(completed)
+        ps.update_map_end_offset(self.log_end_offset)
+        self.unflushed_messages += info.records
+        if (self.unflushed_messages >= self.config.flush_messages
+                or now - self.last_flush_ms >= self.config.flush_ms):
+            self.flush()
+        return LogAppendInfo(info.first_offset, info.last_offset, info.records, size,
+                             info.max_timestamp, info.log_append_time, seg.base_offset, rolled)
+
+    def append_end_txn_marker(self, *, producer_id: int, producer_epoch: int, commit: bool,
+                              coordinator_epoch: int = 0, leader_epoch: int = 0
+                              ) -> LogAppendInfo:
+        """Write a COMMIT or ABORT marker for a producer (what the transaction coordinator
+        sends with WriteTxnMarkers, appended with origin COORDINATOR)."""
+        from ..format.builder import build_control_batch
+
+        batch = build_control_batch(1 if commit else 0, timestamp=self.clock.milliseconds(),
+                                    producer_id=producer_id, producer_epoch=producer_epoch,
+                                    coordinator_epoch=coordinator_epoch)
+        return self.append_as_leader(batch, leader_epoch=leader_epoch, origin="coordinator")
+
+    # -- rolling ----------------------------------------------------------------------------
+
+    def roll_params(self, messages_size: int, max_timestamp: int, max_offset: int, now: int):
+        from .roll import RollParams
+
+        seg = self.active
+        return RollParams(
+            max_segment_ms=self.config.segment_ms, max_segment_bytes=self.config.segment_bytes,
+            max_timestamp_in_messages=max_timestamp, max_offset_in_messages=max_offset,
+            messages_size=messages_size, now=now, segment_size=seg.size,
+            segment_base_offset=seg.base_offset,
+            rolling_based_timestamp=seg.rolling_based_timestamp, created_ms=seg.created_ms,
+            roll_jitter_ms=seg.roll_jitter_ms, offset_index_full=seg.offset_index.is_full,
+            time_index_full=seg.time_index.is_full)
+
+    def maybe_roll(self, messages_size: int, max_timestamp: int, max_offset: int,
+                   now: int | None = None) -> list[str]:
+        """UnifiedLog.maybeRoll: roll when :func:`~.roll.should_roll` says so; the new
+        segment's base offset is the append's first offset (= the log end offset).
+        Returns the roll reasons (empty when no roll)."""
+        from .roll import roll_reasons
+
+        now = self.clock.milliseconds() if now is None else now
+        reasons = roll_reasons(self.roll_params(messages_size, max_timestamp, max_offset, now))
+        if not reasons:
+            return []
+        if self.active.size == 0 and self.active.base_offset == self.log_end_offset:
+            # KAFKA-6388: an empty active segment whose index is "full" (tiny
+            # segment.index.bytes) is replaced by an identical one; append into it.
+            return []
+        self.roll(self.log_end_offset)
+        return reasons
+
+    def roll(self, expected_next_offset: int | None = None):
+        """UnifiedLog.roll / LocalLog.roll: close the active segment (final time entry,
+        trimmed indexes, fsync), create the next one at ``max(expected, log end offset)``,
+        snapshot the producer state at that offset, advance the recovery point."""
+        from ..errors import IllegalStateError
+        from .roll import random_segment_jitter
+        from .segment import WritableLogSegment
+
+        new_offset = max(expected_next_offset or 0, self.log_end_offset)
+        old = self.active
+        if new_offset <= old.base_offset and old.size:
+            raise IllegalStateError(
+                f"Trying to roll a new log segment with start offset {new_offset} lower than "
+                f"start offset of the active segment {old.base_offset}", file=self.directory)
+        old.close()
+        # the closed segment becomes a plain read-side segment
+        self.segments[-1] = LogSegment(self.directory, old.base_offset)
+        jitter = random_segment_jitter(self.config.segment_jitter_ms, self.config.segment_ms,
+                                       self.rng)
+        new = WritableLogSegment.create(self.directory, new_offset, self.config, self.clock,
+                                        roll_jitter_ms=jitter, fsync=self.fsync)
+        self.segments.append(new)
+        self.active = new
+        self.rolled_segments += 1
+        self.producer_state.update_map_end_offset(new_offset)
+        self.producer_state.take_snapshot()
+        self.producer_state.update_map_end_offset(self.log_end_offset)
+        self.recovery_point = max(self.recovery_point, new_offset)
+        return new
+
+    # -- flushing and closing ---------------------------------------------------------------
+
+    def flush(self) -> None:
+        """UnifiedLog.flush(log end offset): fsync the active segment and its indexes;
+        the recovery point becomes the log end offset."""
+        self.active.flush()
+        self.recovery_point = self.log_end_offset
+        self.unflushed_messages = 0
+        self.last_flush_ms = self.clock.milliseconds()
+
+    def close(self) -> None:
+        """UnifiedLog.close: snapshot the producer state at the log end offset, close the
+        active segment (final time entry, trimmed indexes, fsync)."""
+        if self.closed:
+            return
+        self.producer_state.update_map_end_offset(self.log_end_offset)
+        self.producer_state.take_snapshot()
+        self.active.close()
+        self.recovery_point = self.log_end_offset
+        self.closed = True
+        for s in self.segments:
+            s.close()
+
+    def abandon(self) -> None:
+        """Release files without the close steps (used when the process must stop at once);
+        what is on disk stays as the last flush left it, for recovery to finish."""
+        if not self.closed:
+            self.active.abandon()
+            self.closed = True
+
+
+def _last_offset_of(segment: LogSegment) -> int | None:
+    last = None
+    for b in segment.records().batches():
+        last = b.last_offset
+    segment.close()
+    return last
+
+
+def _read_marker(batch) -> tuple[int, int] | None:
+    """``(control type, coordinator epoch)`` of a control batch's single record."""
+    from ..format.records import FileRecords
+
+    for b in FileRecords(memoryview(batch)).batches():
+        recs = b.records()
+        if not recs or recs[0].key is None or len(recs[0].key) < 4:
+            return None
+        ctype = int.from_bytes(recs[0].key[2:4], "big", signed=True)
+        coord = -1
+        if recs[0].value is not None and len(recs[0].value) >= 6:
+            coord = int.from_bytes(recs[0].value[2:6], "big", signed=True)
+        return (ctype, coord) if ctype in (0, 1) else None
+    return None
+
+
+class LogManager:
+    """One log directory opened for writing, after ``LogManager``: the ``.lock``,
+    ``meta.properties`` for a new directory, the clean-shutdown marker, and the
+    ``recovery-point-offset-checkpoint`` / ``log-start-offset-checkpoint`` files.
+
+    Use as a context manager; :meth:`close` closes every log, writes both checkpoints
+    (merging with the entries of partitions it did not open), then writes
+    ``.kafka_cleanshutdown`` so a broker skips recovery - only when the directory was new
+    or had the marker when opened (otherwise its earlier state was never checked and the
+    broker must recover it, so the marker stays absent).
+
+    Raises (from :meth:`open`):
+        LogDirLockedError: a broker or another kafkalog holds the ``.lock``.
+    """
+
+    def __init__(self, log_dir, *, clock=None, fsync: bool = True, rng=None):
+        from .clock import SYSTEM
+
+        self.log_dir = Path(log_dir)
+        self.clock = clock or SYSTEM
+        self.fsync = fsync
+        self.rng = rng
+        self.logs: dict = {}
+        self.lock = None
+        self.created = False
+        self.had_clean_shutdown = False
+        self.closed = False
+
+    @classmethod
+    def open(cls, log_dir, *, create: bool = True, cluster_id: str | None = None,
+             node_id: int = 1, clock=None, fsync: bool = True, rng=None) -> LogManager:
+        """Lock ``log_dir`` (creating it and its meta.properties when new) and remove the
+        clean-shutdown marker before anything is written, as a starting broker does.
+
+        Raises:
+            LogDirLockedError: the lock is held.
+            NotAKafkaFileError: ``log_dir`` is missing and ``create`` is False.
+        """
+        from ..constants import CLEAN_SHUTDOWN_FILE_NAME, META_PROPERTIES_FILE_NAME
+        from .dir_files import random_kafka_uuid, write_meta_properties
+        from .lock import LogDirLock
+
+        m = cls(log_dir, clock=clock, fsync=fsync, rng=rng)
+        d = m.log_dir
+        if not d.exists():
+            if not create:
+                raise NotAKafkaFileError("log directory does not exist", file=d)
+            d.mkdir(parents=True)
+        m.lock = LogDirLock(d).acquire()
+        try:
+            visible = [p for p in d.iterdir() if p.name != ".lock"]
+            m.created = not visible
+            if not (d / META_PROPERTIES_FILE_NAME).exists() and m.created:
+                write_meta_properties(d, cluster_id=cluster_id or random_kafka_uuid(),
+                                      node_id=node_id)
+            marker = d / CLEAN_SHUTDOWN_FILE_NAME
+            m.had_clean_shutdown = marker.exists()
+            if m.had_clean_shutdown:
+                marker.unlink()
+                _fsync_dir(d, fsync)
+        except BaseException:
+            m.lock.release()
+            raise
+        return m
+
+    def _checkpoint(self, name: str) -> dict:
+        from .checkpoints import read_offset_checkpoint
+
+        return read_offset_checkpoint(self.log_dir / name) or {}
+
+    def get_or_create_log(self, topic: str, partition: int, config=None, *,
+                          topic_id: str | None = None) -> UnifiedLog:
+        """The :class:`UnifiedLog` of ``<topic>-<partition>`` (opened once).
+
+        Raises:
+            InvalidArgumentError: an illegal topic name or negative partition.
+        """
+        from ..constants import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
+        from ..errors import InvalidArgumentError
+        from .files import validate_topic_name
+
+        validate_topic_name(topic)
+        if partition < 0:
+            raise InvalidArgumentError(f"partition must be >= 0, got {partition}")
+        tp = TopicPartition(topic, partition)
+        if tp in self.logs:
+            return self.logs[tp]
+        start = self._checkpoint(LOG_START_OFFSET_CHECKPOINT).get(tp)
+        rp = self._checkpoint(RECOVERY_POINT_CHECKPOINT).get(tp)
+        log = UnifiedLog.open(self.log_dir / str(tp), config, self.clock, topic_id=topic_id,
+                              log_start_offset=start, recovery_point=rp, fsync=self.fsync,
+                              rng=self.rng)
+        self.logs[tp] = log
+        return log
+
+    def checkpoint(self) -> None:
+        """Write recovery-point-offset-checkpoint and log-start-offset-checkpoint, keeping
+        the entries of other partitions (LogManager.checkpointLogRecoveryOffsets /
+        checkpointLogStartOffsets: the start offset only when above the first segment's
+        base offset)."""
+        from ..constants import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
+        from .checkpoints import format_offset_checkpoint, write_atomically
+
+        rp = self._checkpoint(RECOVERY_POINT_CHECKPOINT)
+        ls = self._checkpoint(LOG_START_OFFSET_CHECKPOINT)
+        for tp, log in self.logs.items():
+            rp[tp] = log.recovery_point
+            first_base = log.segments[0].base_offset if log.segments else log.log_start_offset
+            if log.log_start_offset > first_base:
+                ls[tp] = log.log_start_offset
+            else:
+                ls.pop(tp, None)
+        write_atomically(self.log_dir / RECOVERY_POINT_CHECKPOINT,
+                         format_offset_checkpoint(rp), fsync=self.fsync)
+        write_atomically(self.log_dir / LOG_START_OFFSET_CHECKPOINT,
+                         format_offset_checkpoint(ls), fsync=self.fsync)
+
+    @property
+    def writes_clean_shutdown(self) -> bool:
+        return self.created or self.had_clean_shutdown
+
+    def close(self) -> None:
+        """Close every log, write the checkpoints, the clean-shutdown marker (see the class
+        docstring), release the lock."""
+        if self.closed:
+            return
+        from .dir_files import write_clean_shutdown
+
+        try:
+            for log in self.logs.values():
+                log.close()
+            self.checkpoint()
+            if self.writes_clean_shutdown:
+                write_clean_shutdown(self.log_dir)
+        finally:
+            self.closed = True
+            if self.lock is not None:
+                self.lock.release()
+
+    def abandon(self) -> None:
+        """Release files and the lock without closing cleanly (no checkpoints, no marker):
+        the broker (or ``kafkalog recover``) will recover from the last recovery point."""
+        if self.closed:
+            return
+        for log in self.logs.values():
+            log.abandon()
+        self.closed = True
+        if self.lock is not None:
+            self.lock.release()
+
+    def __enter__(self) -> LogManager:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close()
+
+
+def _fsync_dir(d: Path, fsync: bool) -> None:
+    import os
+
+    if not fsync:
+        return
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

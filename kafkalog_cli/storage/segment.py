@@ -305,3 +305,343 @@ def rebuild_indexes(view, base_offset: int,
     out.offset_of_max_timestamp = off_of_max
     out.last_offset = prev_last if out.batches else None
     return out
+
+
+# -- the append side -------------------------------------------------------------------------
+
+def _segment_create(cls, directory, base_offset: int, config, clock, *, roll_jitter_ms: int = 0,
+                    fsync: bool = True):
+    """LogSegment.open for a new segment: see :meth:`WritableLogSegment.create`."""
+    return WritableLogSegment.create(directory, base_offset, config, clock,
+                                     roll_jitter_ms=roll_jitter_ms, fsync=fsync)
+
+
+def _segment_open_for_append(cls, directory, base_offset: int, config, clock, *,
+                             roll_jitter_ms: int = 0, fsync: bool = True,
+                             previous_last_offset: int | None = None):
+    """Reopen an existing segment for appending: see
+    :meth:`WritableLogSegment.open_for_append`."""
+    return WritableLogSegment.open_for_append(
+        directory, base_offset, config, clock, roll_jitter_ms=roll_jitter_ms, fsync=fsync,
+        previous_last_offset=previous_last_offset)
+
+
+LogSegment.create = classmethod(_segment_create)
+LogSegment.open_for_append = classmethod(_segment_open_for_append)
+
+
+class WritableLogSegment(LogSegment):
+    """A segment being appended to, after ``LogSegment.append`` / ``flush`` /
+    ``onBecomeInactiveSegment`` / ``close`` (Kafka 4.x, per-batch indexing of KAFKA-806).
+
+    For each batch appended: the largest timestamp so far (and the last offset of the
+    first batch holding it) is updated; then, when more than ``index.interval.bytes`` were
+    appended since the last index entry, the offset index gets ``(batch last offset, batch
+    start position)`` and the time index ``(max timestamp so far, its offset)`` if it grew;
+    then the batch size is counted. This is exactly what :func:`rebuild_indexes` computes
+    from the ``.log`` alone, so appending and recovery give byte-identical index files.
+
+    While active, the ``.index``/``.timeindex`` files are preallocated to
+    ``segment.index.bytes`` (rounded down to whole entries, zero-filled, sparse); entries
+    are kept in memory and written by :meth:`flush`. :meth:`close` (or
+    :meth:`on_become_inactive` at roll) appends the final time-index entry for the largest
+    timestamp, trims both files to their entries and fsyncs. ``preallocate=true`` grows the
+    ``.log`` to ``segment.bytes`` at creation and trims it on close, as FileRecords does.
+
+    Attributes:
+        config: the topic's LogConfig.
+        created_ms: when this object was created (the clock), for segment.ms.
+        roll_jitter_ms: this segment's jitter.
+        rolling_based_timestamp: max timestamp of its first batch (None while empty).
+        max_timestamp_so_far / offset_of_max_timestamp_so_far: for the time index.
+        bytes_since_last_index_entry: bytes appended since the last offset-index entry.
+        txn_index: its :class:`~.txn_index.TransactionIndex`.
+        last_offset: the last offset appended (None while empty).
+    """
+
+    def __init__(self, directory, base_offset: int, config, clock, *, roll_jitter_ms: int = 0,
+                 fsync: bool = True):
+        from .txn_index import TransactionIndex
+
+        super().__init__(directory, base_offset)
+        self.config = config
+        self.clock = clock
+        self.fsync = fsync
+        self.created_ms = clock.milliseconds()
+        self.roll_jitter_ms = roll_jitter_ms
+        self.rolling_based_timestamp: int | None = None
+        self.max_timestamp_so_far = NO_TIMESTAMP
+        self.offset_of_max_timestamp_so_far = base_offset
+        self.bytes_since_last_index_entry = 0
+        self.last_offset: int | None = None
+        self._size = 0
+        self._fd: int | None = None
+        self._offset_index = OffsetIndex(self.index_path, base_offset, config.segment_index_bytes)
+        self._time_index = TimeIndex(self.time_index_path, base_offset, config.segment_index_bytes)
+        self.txn_index = TransactionIndex(self.txn_index_path, base_offset)
+        self._active = True
+        self._unflushed_log = False
+
+    # -- opening ----------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, directory, base_offset: int, config, clock, *, roll_jitter_ms: int = 0,
+               fsync: bool = True) -> WritableLogSegment:
+        """A new empty segment: ``.log`` created (grown to segment.bytes with
+        ``preallocate``), ``.index``/``.timeindex`` preallocated to segment.index.bytes.
+        Existing files of that base offset are replaced (as LocalLog.roll does)."""
+        seg = cls(directory, base_offset, config, clock, roll_jitter_ms=roll_jitter_ms,
+                  fsync=fsync)
+        for p in (seg.log_path, seg.index_path, seg.time_index_path, seg.txn_index_path):
+            if p.exists():
+                p.unlink()
+        seg._fd = os.open(seg.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+        if config.preallocate:
+            os.ftruncate(seg._fd, config.segment_bytes)
+        seg._offset_index.write(preallocate=True, fsync=False)
+        seg._time_index.write(preallocate=True, fsync=False)
+        return seg
+
+    @classmethod
+    def open_for_append(cls, directory, base_offset: int, config, clock, *,
+                        roll_jitter_ms: int = 0, fsync: bool = True,
+                        previous_last_offset: int | None = None) -> WritableLogSegment:
+        """Reopen the last segment of a log: its indexes are rebuilt from the ``.log`` with
+        :func:`rebuild_indexes` (the broker's recovery scan) and the append state
+        (bytes since the last index entry, largest timestamp) restored from it, so later
+        appends index exactly as one uninterrupted session would. (A restarted broker
+        instead trusts the files after a clean shutdown and restarts its byte counter at
+        0; kafkalog prefers the files recovery would produce.)
+
+        Raises:
+            CorruptRecordError: the ``.log`` holds invalid bytes (a torn or corrupt tail);
+                nothing is changed - run recovery first.
+            UnreadableError: the file cannot be read.
+        """
+        seg = cls(directory, base_offset, config, clock, roll_jitter_ms=roll_jitter_ms,
+                  fsync=fsync)
+        try:
+            fd = os.open(seg.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise UnreadableError(e.strerror or str(e), file=seg.log_path) from e
+        seg._fd = fd
+        size = os.fstat(fd).st_size
+        view = open_view(seg.log_path) if size else memoryview(b"")
+        try:
+            rebuilt = rebuild_indexes(view, base_offset, config.index_interval_bytes,
+                                      previous_last_offset=previous_last_offset,
+                                      file=seg.log_path)
+            first_ts = None
+            for batch in FileRecords(view, 0, None).batches():
+                first_ts = batch.max_timestamp
+                break
+        finally:
+            obj = view.obj
+            view.release()
+            if isinstance(obj, mmap.mmap):
+                obj.close()
+        valid = rebuilt.valid_bytes
+        if valid != size:
+            if config.preallocate and not any(_nonzero_tail(seg.log_path, valid)):
+                pass  # a preallocated, zero-filled tail
+            else:
+                os.close(fd)
+                seg._fd = None
+                err = rebuilt.error or CorruptRecordError(
+                    f"{size - valid} bytes after the last whole batch (a torn write)")
+                raise CorruptRecordError(
+                    f"cannot append: the segment holds invalid bytes from position {valid} "
+                    f"({err.message}); run recovery first", file=seg.log_path, position=valid)
+        seg._size = valid
+        if config.preallocate:
+            os.ftruncate(fd, max(size, config.segment_bytes))
+        seg.rolling_based_timestamp = first_ts
+        seg.last_offset = rebuilt.last_offset
+        oidx, tidx = seg._offset_index, seg._time_index
+        for e in rebuilt.offset_entries:
+            oidx._append_raw(e.offset - base_offset, e.position)
+        time_entries = list(rebuilt.time_entries)
+        if time_entries and (not rebuilt.offset_entries or
+                             time_entries[-1].offset > rebuilt.offset_entries[-1].offset):
+            time_entries.pop()  # the entry recovery appends at the end, re-added on close
+        for e in time_entries:
+            tidx._append_raw(e.timestamp, e.offset - base_offset)
+        oidx._flushed = tidx._flushed = 0
+        if rebuilt.batches:
+            seg.max_timestamp_so_far = rebuilt.max_timestamp
+            if rebuilt.max_timestamp != NO_TIMESTAMP:
+                seg.offset_of_max_timestamp_so_far = rebuilt.offset_of_max_timestamp
+        last_pos = rebuilt.offset_entries[-1].position if rebuilt.offset_entries else 0
+        seg.bytes_since_last_index_entry = valid - last_pos
+        oidx.write(preallocate=True, fsync=False)
+        tidx.write(preallocate=True, fsync=False)
+        from .txn_index import TransactionIndex
+
+        seg.txn_index = TransactionIndex.load(seg.txn_index_path, base_offset)
+        return seg
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        """Bytes of batches in the ``.log`` (LogSegment.size)."""
+        return self._size
+
+    @property
+    def view(self) -> memoryview:
+        """A fresh read-only view of the batches written so far."""
+        if self._view is not None and len(self._view) != self._size:
+            LogSegment.close(self)
+        if self._view is None:
+            v = open_view(self.log_path)
+            self._view = v[:self._size] if len(v) > self._size else v
+        return self._view
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset if self.last_offset is None else self.last_offset + 1
+
+    def can_convert_to_relative_offset(self, offset: int) -> bool:
+        return 0 <= offset - self.base_offset <= INT32_MAX
+
+    # -- appending --------------------------------------------------------------------------
+
+    def append(self, records, largest_offset: int, *, batches: list | None = None) -> None:
+        """LogSegment.append (Kafka 4.x): write ``records`` (whole batches, offsets
+        assigned) at the end of the ``.log`` and index each batch.
+
+        Args:
+            records: bytes of one or more batches.
+            largest_offset: the last offset in ``records``.
+            batches: optional ``[(size, last_offset, max_timestamp)]`` per batch when the
+                caller knows them (skips re-reading the headers).
+
+        Raises:
+            OffsetOverflowError: ``largest_offset`` does not fit relative to the base offset
+                (LogSegmentOffsetOverflowException); nothing is written.
+            IllegalStateError: the segment is closed.
+        """
+        from ..errors import IllegalStateError, OffsetOverflowError
+
+        n = len(records)
+        if n == 0:
+            return
+        if self._fd is None:
+            raise IllegalStateError("append to a closed segment", file=self.log_path)
+        if not self.can_convert_to_relative_offset(largest_offset):
+            raise OffsetOverflowError(self.base_offset, largest_offset, file=self.log_path)
+        if batches is None:
+            batches = _batch_summaries(records)
+        position = self._size
+        if position == 0:
+            self.rolling_based_timestamp = batches[0][2]
+        _write_fully(self._fd, records, position)
+        self._size = position + n
+        self._unflushed_log = True
+        interval = self.config.index_interval_bytes
+        for size, last, max_ts in batches:
+            if max_ts > self.max_timestamp_so_far:
+                self.max_timestamp_so_far = max_ts
+                self.offset_of_max_timestamp_so_far = last
+            if self.bytes_since_last_index_entry > interval:
+                self._offset_index.append(last, position)
+                self._time_index.maybe_append(self.max_timestamp_so_far,
+                                              self.offset_of_max_timestamp_so_far)
+                self.bytes_since_last_index_entry = 0
+            position += size
+            self.bytes_since_last_index_entry += size
+        self.last_offset = largest_offset
+
+    def update_txn_index(self, completed, last_stable_offset: int) -> None:
+        """LogSegment.updateTxnIndex: record an aborted transaction."""
+        if completed.is_aborted:
+            from ..schema.txn_index import AbortedTxn
+
+            self.txn_index.append(AbortedTxn(completed.producer_id, completed.first_offset,
+                                             completed.last_offset, last_stable_offset))
+
+    # -- flushing and closing ---------------------------------------------------------------
+
+    def flush(self) -> None:
+        """LogSegment.flush: fsync the ``.log``, write and fsync the indexes (still
+        preallocated while active) and the transaction index."""
+        if self._fd is not None and self._unflushed_log:
+            if self.fsync:
+                os.fsync(self._fd)
+            self._unflushed_log = False
+        self._offset_index.write(preallocate=self._active, fsync=self.fsync)
+        self._time_index.write(preallocate=self._active, fsync=self.fsync)
+        self.txn_index.flush(fsync=self.fsync)
+
+    def on_become_inactive(self) -> None:
+        """LogSegment.onBecomeInactiveSegment: the final time-index entry, indexes and
+        ``.log`` trimmed to their valid size, then flushed (the broker flushes rolled
+        segments asynchronously; kafkalog does it at once)."""
+        self._time_index.maybe_append(self.max_timestamp_so_far,
+                                      self.offset_of_max_timestamp_so_far, skip_full_check=True)
+        self._active = False
+        if self._fd is not None and self.config.preallocate:
+            os.ftruncate(self._fd, self._size)
+        self._unflushed_log = True
+        self.flush()
+
+    def close(self) -> None:
+        """LogSegment.close: as :meth:`on_become_inactive`, then release the files."""
+        if self._fd is not None:
+            self.on_become_inactive()
+            os.close(self._fd)
+            self._fd = None
+        LogSegment.close(self)
+
+    def abandon(self) -> None:
+        """Release the file descriptor without writing anything more."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        LogSegment.close(self)
+
+    def __repr__(self) -> str:
+        return (f"WritableLogSegment({str(self.log_path)!r}, base_offset={self.base_offset}, "
+                f"size={self._size})")
+
+
+_HEAD = __import__("struct").Struct(">qi")
+_MAXTS = __import__("struct").Struct(">q")
+_LOD = __import__("struct").Struct(">i")
+
+
+def _batch_summaries(records) -> list[tuple[int, int, int]]:
+    """``[(size, last offset, max timestamp)]`` of whole batches in ``records``."""
+    out = []
+    pos = 0
+    n = len(records)
+    while pos + 12 <= n:
+        base, length = _HEAD.unpack_from(records, pos)
+        size = length + 12
+        if records[pos + 16] >= MAGIC_V2:
+            last = base + _LOD.unpack_from(records, pos + 23)[0]
+            max_ts = _MAXTS.unpack_from(records, pos + 35)[0]
+        else:
+            last = base
+            max_ts = _MAXTS.unpack_from(records, pos + 18)[0] if records[pos + 16] else -1
+        out.append((size, last, max_ts))
+        pos += size
+    return out
+
+
+def _write_fully(fd: int, data, position: int) -> None:
+    mv = memoryview(data)
+    while mv:
+        n = os.pwrite(fd, mv, position)
+        mv = mv[n:]
+        position += n
+
+
+def _nonzero_tail(path, start: int):
+    with open(path, "rb") as f:
+        f.seek(start)
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                return
+            yield chunk.strip(b"\x00") != b""

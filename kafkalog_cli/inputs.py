@@ -1,0 +1,222 @@
+"""Record input for ``kafkalog produce``: plain lines, JSON Lines, raw files.
+
+Every reader yields *chunks*: lists of :class:`InputRecord` (``(line, timestamp, key,
+value, headers, partition)``; line is the 1-based line number, timestamp ms or None for
+"now", key/value bytes or None, headers a tuple of ``(str, bytes | None)``, partition an
+int or None for the default), or a :class:`ValuesChunk` (plain values only, the fast path
+of ``lines``). Chunks keep memory bounded and let the batcher work on lists.
+
+Formats, as users know them:
+
+* ``lines`` (kafka-console-producer): one value per line, ``\\n`` or ``\\r\\n``; with
+  ``parse_key`` the line is split at the first ``key_separator`` (a line without it is an
+  error naming its number, as the console producer's "No key separator found on line
+  number N").
+* ``jsonl``: one JSON object per line: ``{"key", "value", "headers", "timestamp",
+  "partition"}``, every field optional; ``headers`` an object or a list of ``[k, v]``
+  pairs; key/value/header values are strings (UTF-8, or base64 with
+  ``value_encoding="base64"``), null, or any other JSON value (written as compact JSON
+  text). Blank lines are skipped. A malformed line raises :class:`InputError` naming it, after
+  the records before it were yielded.
+* ``raw``: each file is one record (the whole file is the value).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from itertools import repeat
+from typing import NamedTuple
+
+from .errors import InvalidArgumentError
+
+CHUNK_BYTES = 4 << 20
+
+
+class InputError(InvalidArgumentError):
+    """Malformed input; ``line`` is the 1-based line number (None for a raw file)."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, source: str, line: int | None = None):
+        where = f"{source}:{line}: " if line is not None else f"{source}: "
+        super().__init__(where + message)
+        self.source = source
+        self.line = line
+
+
+class ValuesChunk(list):
+    """A chunk of plain values (keyless, header-less, no timestamp or partition of their
+    own): the columnar fast path of ``lines`` input. ``first_line`` numbers its first."""
+
+    __slots__ = ("first_line",)
+
+    def __init__(self, values, first_line: int = 1):
+        super().__init__(values)
+        self.first_line = first_line
+
+
+class InputRecord(NamedTuple):
+    line: int
+    timestamp: int | None
+    key: bytes | None
+    value: bytes | None
+    headers: tuple
+    partition: int | None
+
+
+def read_chunks(stream, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, list[bytes]]]:
+    """Split a binary stream into lines (``\\n``, a trailing ``\\r`` stripped), in chunks.
+
+    Yields:
+        ``(number of the chunk's first line, [line bytes])``; a final line without a
+        newline counts, an empty final segment does not.
+    """
+    rest = b""
+    line_no = 1
+    while True:
+        data = stream.read(chunk_bytes)
+        if not data:
+            break
+        data = rest + data
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            rest = data
+            continue
+        lines = data[:cut].split(b"\n")
+        rest = data[cut + 1:]
+        if b"\r" in data:
+            lines = [ln[:-1] if ln.endswith(b"\r") else ln for ln in lines]
+        yield line_no, lines
+        line_no += len(lines)
+    if rest:
+        yield line_no, [rest[:-1] if rest.endswith(b"\r") else rest]
+
+
+def lines_records(stream, source: str, *, parse_key: bool = False,
+                  key_separator: bytes = b"\t") -> Iterator[list[InputRecord]]:
+    """Records of a ``lines`` input (see the module docstring)."""
+    for first, lines in read_chunks(stream):
+        if not parse_key:
+            yield ValuesChunk(lines, first)
+            continue
+        out = []
+        for i, ln in enumerate(lines):
+            k, sep, v = ln.partition(key_separator)
+            if not sep:
+                yield out
+                raise InputError(f"No key separator found on line number {first + i}: "
+                                 f"'{ln.decode('utf-8', 'replace')}'", source=source,
+                                 line=first + i)
+            out.append(InputRecord(first + i, None, k, v, (), None))
+        yield out
+
+
+def _enc(value, encoding: str, what: str):
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if encoding == "base64":
+            try:
+                return base64.b64decode(value, validate=True)
+            except ValueError as e:
+                raise ValueError(f"{what} is not valid base64: {e}") from None
+        return value.encode("utf-8")
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+_FIELDS = {"key", "value", "headers", "timestamp", "partition"}
+
+
+def _record(obj, line: int, encoding: str) -> InputRecord:
+    if not isinstance(obj, dict):
+        raise ValueError("expected a JSON object")
+    extra = obj.keys() - _FIELDS
+    if extra:
+        raise ValueError(f"unknown field(s) {', '.join(sorted(extra))}")
+    ts = obj.get("timestamp")
+    if ts is not None and (not isinstance(ts, int) or isinstance(ts, bool)):
+        raise ValueError("timestamp must be an integer (ms since the epoch)")
+    part = obj.get("partition")
+    if part is not None and (not isinstance(part, int) or isinstance(part, bool) or part < 0):
+        raise ValueError("partition must be a non-negative integer")
+    h = obj.get("headers")
+    headers: tuple = ()
+    if h:
+        pairs = h.items() if isinstance(h, dict) else h
+        try:
+            headers = tuple((str(k), _enc(v, encoding, f"header {k!r}")) for k, v in pairs)
+        except (TypeError, ValueError) as e:
+            if isinstance(e, ValueError) and "base64" in str(e):
+                raise
+            raise ValueError("headers must be an object or a list of [key, value]") from None
+    return InputRecord(line, ts, _enc(obj.get("key"), encoding, "key"),
+                       _enc(obj.get("value"), encoding, "value"), headers, part)
+
+
+def jsonl_records(stream, source: str, *, value_encoding: str = "utf8"
+                  ) -> Iterator[list[InputRecord]]:
+    """Records of a JSON Lines input (see the module docstring).
+
+    Raises:
+        InputError: naming the first malformed line.
+    """
+    loads = json.loads
+    for first, lines in read_chunks(stream):
+        if all(lines) and all(map(bytes.startswith, lines, repeat(b"{"))) and \
+                all(map(bytes.endswith, lines, repeat(b"}"))):
+            idx = range(len(lines))
+            simple = True
+        else:
+            idx = []
+            simple = True
+            for i, ln in enumerate(lines):
+                s = ln.strip()
+                if s:
+                    idx.append(i)
+                    if simple and not (s[:1] == b"{" and s[-1:] == b"}"):
+                        simple = False
+        try:
+            # one parse per chunk when every line is a lone object; else line by line
+            if not simple:
+                raise ValueError
+            objs = loads(b"[" + b",".join(lines[i] for i in idx) + b"]")
+            if len(objs) != len(idx) or not all(type(o) is dict for o in objs):
+                raise ValueError
+        except ValueError:
+            objs = None
+        if objs is not None and value_encoding == "utf8" and len(idx) == len(lines) and \
+                sum(map(len, objs)) == len(objs):
+            # every line may be {"value": "..."}: then the columnar path of plain lines
+            vals = [o.get("value") for o in objs]
+            if set(map(type, vals)) == {str}:
+                yield ValuesChunk(list(map(str.encode, vals)), first)
+                continue
+        out = []
+        for n, i in enumerate(idx):
+            try:
+                obj = objs[n] if objs is not None else loads(lines[i])
+            except ValueError as e:
+                # hand over the records before the bad line, then fail
+                yield out
+                raise InputError(f"malformed JSON: {e}", source=source,
+                                 line=first + i) from None
+            try:
+                out.append(_record(obj, first + i, value_encoding))
+            except ValueError as e:
+                yield out
+                raise InputError(str(e), source=source, line=first + i) from None
+        yield out
+
+
+def raw_record(data: bytes) -> list[InputRecord]:
+    """One record holding a whole file."""
+    return ValuesChunk([data], 1)
+
+
+def format_for(name: str, default: str) -> str:
+    """``jsonl`` for ``*.jsonl`` / ``*.ndjson`` files, else ``default``."""
+    if name.endswith((".jsonl", ".ndjson")):
+        return "jsonl"
+    return default

@@ -1,0 +1,470 @@
+"""``kafkalog produce``: input records -> v2 batches -> :class:`~kafkalog_cli.storage.log.
+UnifiedLog` appends, as a producer and the broker's produce path would write them.
+
+Pipeline: :mod:`kafkalog_cli.inputs` yields chunks of records; :class:`_Batcher` groups
+them per partition into batches of at most ``batch_size`` records / ``batch_bytes`` bytes
+(estimated as the Java producer does: key + value + headers + per-record overhead) and
+builds each with :mod:`kafkalog_cli.format.builder` (compressed with the chosen codec, as
+the Java client compresses); each batch is appended with ``append_as_leader`` (validation,
+offsets, roll, indexes, producer state). Idempotent batches carry the producer id/epoch and
+sequences continued from the partition's producer state; transactional ones end with a
+COMMIT or ABORT marker.
+
+Failure: a malformed input line stops the run. Every batch appended before it is complete
+(indexes, checkpoints, snapshot and clean-shutdown marker written by the normal close);
+the batch being assembled when the error was found is dropped whole - none of its records
+are written - and the error names the line. An open transaction is aborted (an ABORT
+marker) so consumers are not blocked. Ctrl-C closes the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..constants import CODEC_IDS, CODEC_NONE, NO_TIMESTAMP
+from ..errors import InvalidArgumentError, KafkalogError
+from ..format import compression
+from ..format.builder import assemble_batch, encode_records, encode_values
+from ..inputs import ValuesChunk
+from ..storage.clock import SYSTEM, Clock
+from ..storage.config import LogConfig
+from ..storage.log import LogManager, UnifiedLog
+from ..storage.validator import RecordsSummary
+
+#: DefaultRecord overhead estimate per record (AbstractRecords.estimateSizeInBytes)
+_RECORD_OVERHEAD = 21
+
+
+@dataclass
+class ProduceOptions:
+    """What ``kafkalog produce`` is asked to do.
+
+    Attributes:
+        topic / partition: the target (``partition`` for records without their own).
+        input_format: ``lines`` | ``jsonl`` | ``raw`` (``jsonl`` also for *.jsonl/*.ndjson).
+        parse_key / key_separator: for lines.
+        value_encoding: ``utf8`` | ``base64`` (jsonl strings).
+        batch_size: records per batch (None: only ``batch_bytes`` limits).
+        batch_bytes: estimated bytes per batch (the Java producer's batch.size, 16384).
+        compression: ``none`` | ``gzip`` | ``snappy`` | ``lz4`` | ``zstd``.
+        compression_level: the codec's level (None: Kafka's default).
+        config: the topic's LogConfig.
+        timestamp: ms for every record without one (None: the clock at batch time).
+        producer_id / producer_epoch: idempotent producer (None: none).
+        transactional: write transactional batches, then ``end_txn``.
+        end_txn: ``commit`` | ``abort`` | ``none`` (leave the transaction open).
+        coordinator_epoch: written in the marker.
+        leader_epoch: partitionLeaderEpoch stamped on batches (leader-epoch-checkpoint).
+        topic_id / cluster_id / node_id: for partition.metadata / a new meta.properties.
+    """
+
+    topic: str
+    partition: int = 0
+    input_format: str = "lines"
+    parse_key: bool = False
+    key_separator: str = "\t"
+    value_encoding: str = "utf8"
+    batch_size: int | None = None
+    batch_bytes: int = 16384
+    compression: str = "none"
+    compression_level: int | None = None
+    config: LogConfig = field(default_factory=LogConfig)
+    timestamp: int | None = None
+    producer_id: int | None = None
+    producer_epoch: int = 0
+    transactional: bool = False
+    end_txn: str = "commit"
+    coordinator_epoch: int = 0
+    leader_epoch: int = 0
+    topic_id: str | None = None
+    cluster_id: str | None = None
+    node_id: int = 1
+
+    def check(self) -> None:
+        """Raises InvalidArgumentError for inconsistent options."""
+        if self.input_format not in ("lines", "jsonl", "raw"):
+            raise InvalidArgumentError(f"unknown input format {self.input_format!r}")
+        if self.compression not in CODEC_IDS:
+            raise InvalidArgumentError(f"unknown compression {self.compression!r}")
+        if self.batch_size is not None and self.batch_size < 1:
+            raise InvalidArgumentError("--batch-size must be at least 1")
+        if self.batch_bytes < 1:
+            raise InvalidArgumentError("--batch-bytes must be at least 1")
+        if self.partition < 0:
+            raise InvalidArgumentError("--partition must be >= 0")
+        if self.transactional and self.producer_id is None:
+            raise InvalidArgumentError("--transactional needs --producer-id")
+        if self.producer_id is not None and self.producer_id < 0:
+            raise InvalidArgumentError("--producer-id must be >= 0")
+        if not 0 <= self.producer_epoch <= 32767:
+            raise InvalidArgumentError("--producer-epoch must be 0..32767")
+        if self.end_txn not in ("commit", "abort", "none"):
+            raise InvalidArgumentError("--end-txn must be commit, abort or none")
+        if self.value_encoding not in ("utf8", "base64"):
+            raise InvalidArgumentError("--value-encoding must be utf8 or base64")
+        if not self.key_separator:
+            raise InvalidArgumentError("--key-separator must not be empty")
+
+
+@dataclass
+class PartitionResult:
+    """What was appended to one partition (offsets absolute, sizes in bytes)."""
+
+    partition: int
+    records: int = 0
+    batches: int = 0
+    bytes: int = 0
+    first_offset: int | None = None
+    last_offset: int | None = None
+    log_end_offset: int = 0
+    segments_rolled: int = 0
+    duplicates: int = 0
+    markers: int = 0
+
+
+@dataclass
+class ProduceResult:
+    """The summary of a run; ``error`` is set when it stopped early (what is counted was
+    written completely)."""
+
+    log_dir: str
+    topic: str
+    records: int = 0
+    batches: int = 0
+    bytes: int = 0
+    first_offset: int | None = None
+    last_offset: int | None = None
+    segments_rolled: int = 0
+    markers: int = 0
+    elapsed_s: float = 0.0
+    clean_shutdown: bool = True
+    dropped_records: int = 0
+    error: str | None = None
+    partitions: dict[int, PartitionResult] = field(default_factory=dict)
+
+    @property
+    def records_per_second(self) -> float:
+        return self.records / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["partitions"] = [asdict(p) for _, p in sorted(self.partitions.items())]
+        d["records_per_second"] = round(self.records_per_second, 1)
+        d["elapsed_s"] = round(self.elapsed_s, 6)
+        return d
+
+
+class ProduceError(KafkalogError):
+    """A run that stopped early; ``result`` says what was written, ``cause`` why."""
+
+    def __init__(self, cause: KafkalogError, result: ProduceResult):
+        super().__init__(str(cause))
+        self.cause = cause
+        self.result = result
+        self.exit_code = cause.exit_code
+
+
+class _Batcher:
+    """Accumulates one partition's records and appends them batch by batch."""
+
+    def __init__(self, log: UnifiedLog, opts: ProduceOptions, result: PartitionResult,
+                 clock: Clock):
+        self.log = log
+        self.opts = opts
+        self.result = result
+        self.clock = clock
+        self.codec = CODEC_IDS[opts.compression]
+        self.max_records = opts.batch_size or 2**31 - 1
+        self.max_bytes = opts.batch_bytes
+        self.pending: list = []
+        self.pending_bytes = 0
+        self.pending_values = False
+        self.txn_open = False
+
+    def add_values(self, values: list) -> None:
+        """Plain values (a ValuesChunk): batch boundaries found with C-level sums."""
+        from bisect import bisect_right
+        from itertools import accumulate
+
+        if self.pending and not self.pending_values:
+            self.flush()
+        self.pending_values = True
+        # every value costs at least the overhead, so no batch holds more than this
+        max_records = min(self.max_records, self.max_bytes // _RECORD_OVERHEAD + 1)
+        max_bytes = self.max_bytes
+        start, n = 0, len(values)
+        while start < n:
+            part = values[start:start + max_records - len(self.pending)]
+            acc = list(accumulate(map(len, part), initial=0))
+            pb = self.pending_bytes
+            # the most values that keep the estimate (bytes + overhead each) within bounds
+            k = bisect_right(range(len(part) + 1), max_bytes,
+                             key=lambda i: pb + acc[i] + _RECORD_OVERHEAD * i) - 1
+            if k <= 0:
+                if self.pending:
+                    self.flush_values()
+                    continue
+                k = 1  # a record larger than batch_bytes goes alone
+            self.pending.extend(part[:k])
+            self.pending_bytes = pb + acc[k] + _RECORD_OVERHEAD * k
+            start += k
+            if k < len(part) or len(self.pending) >= max_records:
+                self.flush_values()
+
+    def flush_values(self) -> None:
+        vals = self.pending
+        self.pending = []
+        self.pending_bytes = 0
+        if vals:
+            self.append_values(vals)
+
+    def add(self, recs: list) -> None:
+        if self.pending_values and self.pending:
+            self.flush_values()
+        self.pending_values = False
+        pending = self.pending
+        max_records, max_bytes = self.max_records, self.max_bytes
+        for r in recs:
+            k, v = r[2], r[3]
+            size = _RECORD_OVERHEAD + (len(k) if k is not None else 0) + \
+                (len(v) if v is not None else 0)
+            if r[4]:
+                size += sum(len(hk) + (len(hv) if hv is not None else 0) for hk, hv in r[4])
+            if pending and (len(pending) >= max_records or self.pending_bytes + size > max_bytes):
+                self.flush()
+                pending = self.pending
+            pending.append(r)
+            self.pending_bytes += size
+        if len(pending) >= max_records:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending_values:
+            self.flush_values()
+            return
+        recs = self.pending
+        if not recs:
+            return
+        self.pending = []
+        self.pending_bytes = 0
+        self.append(recs)
+
+    def append_values(self, values: list) -> None:
+        now = self.clock.milliseconds()
+        ts = self.opts.timestamp if self.opts.timestamp is not None else now
+        self._append_block(encode_values(values), len(values), ts, ts,
+                           RecordsSummary(ts, ts, 0, False))
+
+    def append(self, recs: list) -> None:
+        opts = self.opts
+        now = self.clock.milliseconds()
+        default_ts = opts.timestamp if opts.timestamp is not None else now
+        plain = True
+        ts0 = recs[0][1]
+        for r in recs:
+            if r[1] != ts0 or r[2] is not None or r[4]:
+                plain = False
+                break
+        if plain:
+            ts = default_ts if ts0 is None else ts0
+            block = encode_values([r[3] for r in recs])
+            n = len(recs)
+            summary = RecordsSummary(ts, ts, 0, False)
+            base_ts = max_ts = ts
+        else:
+            tuples = [(default_ts if r[1] is None else r[1], r[2], r[3], r[4]) for r in recs]
+            base_ts = tuples[0][0]
+            block, n, max_ts, at = encode_records(tuples, base_ts)
+            lo = min(t[0] for t in tuples)
+            summary = RecordsSummary(lo, max_ts, max(at, 0),
+                                     all(t[1] is not None for t in tuples))
+        self._append_block(block, n, base_ts, max_ts, summary)
+
+    def _append_block(self, block: bytes, n: int, base_ts: int, max_ts: int,
+                      summary: RecordsSummary) -> None:
+        opts = self.opts
+        if self.codec != CODEC_NONE:
+            block = compression.compress(self.codec, block, level=opts.compression_level)
+        pid, epoch, seq = -1, -1, -1
+        attrs = self.codec
+        if opts.producer_id is not None:
+            pid, epoch = opts.producer_id, opts.producer_epoch
+            seq = self.log.producer_state.next_sequence(pid, epoch)
+            if opts.transactional:
+                attrs |= 0x10
+        batch = assemble_batch(block, base_offset=0, partition_leader_epoch=-1,
+                               attributes=attrs, last_offset_delta=n - 1,
+                               base_timestamp=base_ts, max_timestamp=max_ts, producer_id=pid,
+                               producer_epoch=epoch, base_sequence=seq, records_count=n)
+        info = self.log.append_as_leader(batch, leader_epoch=opts.leader_epoch,
+                                         summary=summary)
+        self._count(info)
+        if opts.transactional:
+            self.txn_open = True
+
+    def _count(self, info) -> None:
+        res = self.result
+        if info.duplicate:
+            res.duplicates += 1
+            return
+        res.records += info.records
+        res.batches += 1
+        res.bytes += info.size
+        if res.first_offset is None:
+            res.first_offset = info.first_offset
+        res.last_offset = info.last_offset
+        if info.rolled:
+            res.segments_rolled += 1
+
+    def end_txn(self, commit: bool) -> None:
+        if not self.txn_open:
+            return
+        info = self.log.append_end_txn_marker(
+            producer_id=self.opts.producer_id, producer_epoch=self.opts.producer_epoch,
+            commit=commit, coordinator_epoch=self.opts.coordinator_epoch,
+            leader_epoch=self.opts.leader_epoch)
+        self.result.markers += 1
+        self.result.bytes += info.size
+        self.result.last_offset = info.last_offset
+        if info.rolled:
+            self.result.segments_rolled += 1
+        self.txn_open = False
+
+
+def iter_inputs(files: list, opts: ProduceOptions, stdin=None) -> Iterator[list]:
+    """Chunks of records from ``files`` (paths; ``-`` or none: ``stdin``)."""
+    from .. import inputs
+
+    sep = opts.key_separator.encode("utf-8")
+    sources = files or ["-"]
+    for f in sources:
+        name = "<stdin>" if str(f) == "-" else str(f)
+        fmt = opts.input_format
+        if name != "<stdin>" and fmt == "lines":
+            fmt = inputs.format_for(name, fmt)
+        if str(f) == "-":
+            import sys
+
+            stream = stdin if stdin is not None else sys.stdin.buffer
+            yield from _from_stream(stream, name, fmt, opts, sep)
+            continue
+        try:
+            fh = open(f, "rb")
+        except OSError as e:
+            from ..errors import UnreadableError
+
+            raise UnreadableError(e.strerror or str(e), file=f) from e
+        with fh:
+            yield from _from_stream(fh, name, fmt, opts, sep)
+
+
+def _from_stream(stream, name: str, fmt: str, opts: ProduceOptions, sep: bytes):
+    from .. import inputs
+
+    if fmt == "raw":
+        yield inputs.raw_record(stream.read())
+    elif fmt == "jsonl":
+        yield from inputs.jsonl_records(stream, name, value_encoding=opts.value_encoding)
+    else:
+        yield from inputs.lines_records(stream, name, parse_key=opts.parse_key,
+                                        key_separator=sep)
+
+
+def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
+            clock: Clock | None = None, fsync: bool = True,
+            progress: Callable[[int], None] | None = None) -> ProduceResult:
+    """Append every record of ``chunks`` (lists of :class:`~kafkalog_cli.inputs.
+    InputRecord`) to ``<log_dir>/<topic>-<partition>``.
+
+    Returns:
+        the :class:`ProduceResult`.
+
+    Raises:
+        ProduceError: input or append failed part-way (``.result`` has what was written).
+        LogDirLockedError: a broker or another kafkalog holds the log directory.
+        InvalidArgumentError / InvalidConfigError: bad options.
+    """
+    opts.check()
+    clock = clock or SYSTEM
+    result = ProduceResult(str(log_dir), opts.topic)
+    start = time.perf_counter()
+    manager = LogManager.open(Path(log_dir), cluster_id=opts.cluster_id, node_id=opts.node_id,
+                              clock=clock, fsync=fsync)
+    batchers: dict[int, _Batcher] = {}
+
+    def batcher(p: int) -> _Batcher:
+        b = batchers.get(p)
+        if b is None:
+            log = manager.get_or_create_log(opts.topic, p, opts.config, topic_id=opts.topic_id)
+            pr = result.partitions[p] = PartitionResult(p)
+            b = batchers[p] = _Batcher(log, opts, pr, clock)
+        return b
+
+    failure: BaseException | None = None
+    try:
+        batcher(opts.partition)
+        done = 0
+        for chunk in chunks:
+            if not isinstance(chunk, ValuesChunk) and any(r[5] is not None for r in chunk):
+                groups: dict[int, list] = {}
+                for r in chunk:
+                    groups.setdefault(opts.partition if r[5] is None else r[5], []).append(r)
+                for p, recs in groups.items():
+                    batcher(p).add(recs)
+            elif isinstance(chunk, ValuesChunk):
+                batcher(opts.partition).add_values(chunk)
+            else:
+                batcher(opts.partition).add(chunk)
+            done += len(chunk)
+            if progress:
+                progress(done)
+        for b in batchers.values():
+            b.flush()
+        if opts.transactional and opts.end_txn != "none":
+            for b in batchers.values():
+                b.end_txn(opts.end_txn == "commit")
+    except BaseException as e:  # includes KeyboardInterrupt: close cleanly, then re-raise
+        failure = e
+        for b in batchers.values():
+            result.dropped_records += len(b.pending)
+            b.pending = []
+        if opts.transactional:
+            for b in batchers.values():
+                try:
+                    b.end_txn(False)
+                except KafkalogError:
+                    pass
+    finally:
+        for b in batchers.values():
+            b.result.log_end_offset = b.log.log_end_offset
+            b.result.segments_rolled = b.log.rolled_segments
+        manager.close()
+        result.clean_shutdown = manager.writes_clean_shutdown
+        result.elapsed_s = time.perf_counter() - start
+        _totals(result)
+    if failure is not None:
+        if isinstance(failure, KafkalogError):
+            result.error = str(failure)
+            raise ProduceError(failure, result) from failure
+        raise failure
+    return result
+
+
+def _totals(result: ProduceResult) -> None:
+    parts = result.partitions.values()
+    result.records = sum(p.records for p in parts)
+    result.batches = sum(p.batches for p in parts)
+    result.bytes = sum(p.bytes for p in parts)
+    result.markers = sum(p.markers for p in parts)
+    result.segments_rolled = sum(p.segments_rolled for p in parts)
+    firsts = [p.first_offset for p in parts if p.first_offset is not None]
+    lasts = [p.last_offset for p in parts if p.last_offset is not None]
+    result.first_offset = min(firsts) if firsts else None
+    result.last_offset = max(lasts) if lasts else None
+
+
+__all__ = ["ProduceOptions", "ProduceResult", "PartitionResult", "ProduceError", "produce",
+           "iter_inputs", "NO_TIMESTAMP"]

@@ -1,0 +1,266 @@
+"""Topic-level log configuration, after ``LogConfig`` (Kafka's key names and defaults).
+
+Only the keys that decide what the storage layer writes are modelled; every other key a
+``server.properties`` or ``--config`` names is accepted and kept in :attr:`LogConfig.extra`
+(Kafka ignores unknown keys too). Broker-level names (``log.segment.bytes``,
+``log.roll.ms``, ``log.index.interval.bytes``, ...) are mapped to the topic keys, as
+``LogConfig.fromProps`` does with a broker's defaults.
+
+Defaults (``LogConfig.java`` / ``ServerLogConfigs``, Kafka 4.0)::
+
+    segment.bytes                     1073741824   >= 14 (LegacyRecord.RECORD_OVERHEAD_V0)
+    segment.ms                        604800000    >= 1
+    segment.jitter.ms                 0            >= 0
+    segment.index.bytes               10485760     >= 4
+    index.interval.bytes              4096         >= 0
+    max.message.bytes                 1048588      >= 0
+    message.timestamp.type            CreateTime   CreateTime | LogAppendTime
+    message.timestamp.before.max.ms   Long.MAX     >= 0
+    message.timestamp.after.max.ms    3600000      >= 0   (Long.MAX before Kafka 4.0)
+    flush.messages                    Long.MAX     >= 1
+    flush.ms                          Long.MAX     >= 0
+    preallocate                       false
+    compression.type                  producer     uncompressed|zstd|lz4|snappy|gzip|producer
+    compression.{gzip,lz4,zstd}.level -1 / 9 / 3
+
+Kafka 4's 1 MiB floor on ``segment.bytes`` (KIP-1030) binds brokers; this tool keeps the
+older floor of 14 bytes so tests can use tiny segments (a documented difference).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+
+from ..constants import CODEC_GZIP, CODEC_IDS, CODEC_LZ4, CODEC_NONE, CODEC_ZSTD, INT64_MAX
+from ..errors import InvalidConfigError
+
+LONG_MAX = INT64_MAX
+INT_MAX = 2**31 - 1
+
+#: Broker-level names (server.properties) -> topic-level names.
+BROKER_KEYS = {
+    "log.segment.bytes": "segment.bytes",
+    "log.roll.ms": "segment.ms",
+    "log.roll.jitter.ms": "segment.jitter.ms",
+    "log.index.size.max.bytes": "segment.index.bytes",
+    "log.index.interval.bytes": "index.interval.bytes",
+    "message.max.bytes": "max.message.bytes",
+    "log.message.timestamp.type": "message.timestamp.type",
+    "log.message.timestamp.before.max.ms": "message.timestamp.before.max.ms",
+    "log.message.timestamp.after.max.ms": "message.timestamp.after.max.ms",
+    "log.flush.interval.messages": "flush.messages",
+    "log.flush.interval.ms": "flush.ms",
+    "log.preallocate": "preallocate",
+}
+#: log.roll.hours / log.roll.jitter.hours, used when the *.ms key is absent.
+_HOUR_KEYS = {"log.roll.hours": "segment.ms", "log.roll.jitter.hours": "segment.jitter.ms"}
+
+_GZIP_LEVELS = range(1, 10)  # plus -1 (default)
+_LZ4_LEVELS = range(1, 18)
+_ZSTD_LEVELS = range(-131072, 23)
+
+
+def _int(key: str, value, lo: int, hi: int) -> int:
+    if isinstance(value, bool):
+        raise InvalidConfigError(key, value, "expected a number")
+    if isinstance(value, int):
+        v = value
+    else:
+        try:
+            v = int(str(value).strip())
+        except ValueError:
+            kind = "int" if hi == INT_MAX else "long"
+            raise InvalidConfigError(key, value, f"expected a {kind}") from None
+    if v > hi:
+        raise InvalidConfigError(key, value, f"Value must be at most {hi}")
+    if v < lo:
+        raise InvalidConfigError(key, value, f"Value must be at least {lo}")
+    return v
+
+
+def _bool(key: str, value) -> bool:
+    if isinstance(value, bool):
+        return value
+    s = str(value).strip().lower()
+    if s in ("true", "false"):
+        return s == "true"
+    raise InvalidConfigError(key, value, "Expected value to be either true or false")
+
+
+def _choice(key: str, value, allowed: tuple[str, ...]) -> str:
+    s = str(value).strip()
+    if s not in allowed:
+        raise InvalidConfigError(key, value, f"String must be one of: {', '.join(allowed)}")
+    return s
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    """A topic's storage configuration (``LogConfig``); sizes in bytes, times in ms.
+
+    Build with :meth:`from_properties` (validates) or the constructor (trusted values;
+    call :meth:`validate`). Field names are the Kafka keys with dots as underscores.
+    """
+
+    segment_bytes: int = 1073741824
+    segment_ms: int = 604800000
+    segment_jitter_ms: int = 0
+    segment_index_bytes: int = 10485760
+    index_interval_bytes: int = 4096
+    max_message_bytes: int = 1048588
+    message_timestamp_type: str = "CreateTime"
+    message_timestamp_before_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = 3600000
+    flush_messages: int = LONG_MAX
+    flush_ms: int = LONG_MAX
+    preallocate: bool = False
+    compression_type: str = "producer"
+    compression_gzip_level: int = -1
+    compression_lz4_level: int = 9
+    compression_zstd_level: int = 3
+    extra: dict = field(default_factory=dict, compare=False)
+
+    #: Kafka key -> (field, parser)
+    KEYS = {
+        "segment.bytes": ("segment_bytes", lambda k, v: _int(k, v, 14, INT_MAX)),
+        "segment.ms": ("segment_ms", lambda k, v: _int(k, v, 1, LONG_MAX)),
+        "segment.jitter.ms": ("segment_jitter_ms", lambda k, v: _int(k, v, 0, LONG_MAX)),
+        "segment.index.bytes": ("segment_index_bytes", lambda k, v: _int(k, v, 4, INT_MAX)),
+        "index.interval.bytes": ("index_interval_bytes", lambda k, v: _int(k, v, 0, INT_MAX)),
+        "max.message.bytes": ("max_message_bytes", lambda k, v: _int(k, v, 0, INT_MAX)),
+        "message.timestamp.type": ("message_timestamp_type",
+                                   lambda k, v: _choice(k, v, ("CreateTime", "LogAppendTime"))),
+        "message.timestamp.before.max.ms": ("message_timestamp_before_max_ms",
+                                            lambda k, v: _int(k, v, 0, LONG_MAX)),
+        "message.timestamp.after.max.ms": ("message_timestamp_after_max_ms",
+                                           lambda k, v: _int(k, v, 0, LONG_MAX)),
+        "flush.messages": ("flush_messages", lambda k, v: _int(k, v, 1, LONG_MAX)),
+        "flush.ms": ("flush_ms", lambda k, v: _int(k, v, 0, LONG_MAX)),
+        "preallocate": ("preallocate", _bool),
+        "compression.type": ("compression_type", lambda k, v: _choice(
+            k, v, ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"))),
+        "compression.gzip.level": ("compression_gzip_level", lambda k, v: _level(
+            k, v, _GZIP_LEVELS, allow_default=True)),
+        "compression.lz4.level": ("compression_lz4_level", lambda k, v: _level(
+            k, v, _LZ4_LEVELS)),
+        "compression.zstd.level": ("compression_zstd_level", lambda k, v: _level(
+            k, v, _ZSTD_LEVELS)),
+    }
+
+    @classmethod
+    def from_properties(cls, props: dict, base: LogConfig | None = None) -> LogConfig:
+        """A LogConfig from ``{key: value}`` (strings as in a properties file, or typed).
+
+        Topic keys win over broker keys (``segment.bytes`` over ``log.segment.bytes``);
+        ``log.roll.hours`` applies when no ms key is given. Unknown keys go to ``extra``.
+
+        Raises:
+            InvalidConfigError: a value is malformed or out of range; ``key`` names it.
+        """
+        values: dict = {}
+        extra = dict(base.extra) if base else {}
+        for k, v in props.items():
+            if k in _HOUR_KEYS:
+                topic_key = _HOUR_KEYS[k]
+                hours = _int(k, v, 0 if "jitter" in k else 1, INT_MAX)
+                values.setdefault(("hours", topic_key), (k, hours * 3600000))
+            elif k in BROKER_KEYS:
+                values.setdefault(("broker", BROKER_KEYS[k]), (k, v))
+            elif k in cls.KEYS:
+                values[("topic", k)] = (k, v)
+            else:
+                extra[k] = v
+        out = {}
+        for prio in ("hours", "broker", "topic"):
+            for (p, topic_key), (orig_key, v) in values.items():
+                if p != prio:
+                    continue
+                name, parse = cls.KEYS[topic_key]
+                out[name] = parse(orig_key, v)
+        cfg = replace(base, **out, extra=extra) if base else cls(**out, extra=extra)
+        cfg.validate()
+        return cfg
+
+    def validate(self) -> None:
+        """Re-check every field (constructor values are trusted otherwise).
+
+        Raises:
+            InvalidConfigError: naming the first bad key.
+        """
+        for key, (name, parse) in self.KEYS.items():
+            parse(key, getattr(self, name))
+
+    def to_properties(self) -> dict[str, str]:
+        """The modelled keys as Kafka names -> strings (``true``/``false`` for booleans)."""
+        out = {}
+        for key, (name, _) in self.KEYS.items():
+            v = getattr(self, name)
+            out[key] = ("true" if v else "false") if isinstance(v, bool) else str(v)
+        return out
+
+    # -- derived values -------------------------------------------------------------------
+
+    @property
+    def log_append_time(self) -> bool:
+        return self.message_timestamp_type == "LogAppendTime"
+
+    def target_codec(self, source_codec: int) -> int:
+        """BrokerCompressionType.targetCompression: the producer's codec for ``producer``,
+        else the configured one (``uncompressed`` is codec 0)."""
+        if self.compression_type == "producer":
+            return source_codec
+        if self.compression_type == "uncompressed":
+            return CODEC_NONE
+        return CODEC_IDS[self.compression_type]
+
+    def compression_level(self, codec: int) -> int | None:
+        """The configured level for ``codec`` (None: the codec's default)."""
+        if codec == CODEC_GZIP:
+            return None if self.compression_gzip_level == -1 else self.compression_gzip_level
+        if codec == CODEC_LZ4:
+            return self.compression_lz4_level
+        if codec == CODEC_ZSTD:
+            return self.compression_zstd_level
+        return None
+
+
+def _level(key, value, allowed: range, allow_default: bool = False) -> int:
+    v = _int(key, value, -(2**31), INT_MAX)
+    if v in allowed or (allow_default and v == -1):
+        return v
+    raise InvalidConfigError(key, value,
+                             f"Value must be between {allowed.start} and {allowed.stop - 1}")
+
+
+def parse_properties_text(text: str, *, file=None) -> dict[str, str]:
+    """``key=value`` / ``key: value`` lines of a java.util.Properties file (comments ``#``
+    and ``!``, blank lines skipped; no line continuations)."""
+    out = {}
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s or s[0] in "#!":
+            continue
+        cut = min((i for i in (s.find("="), s.find(":")) if i >= 0), default=-1)
+        if cut < 0:
+            out[s] = ""
+        else:
+            out[s[:cut].strip()] = s[cut + 1:].strip()
+    return out
+
+
+def parse_config_overrides(items: list[str]) -> dict[str, str]:
+    """``["key=value", ...]`` (``--config``) as a dict.
+
+    Raises:
+        InvalidConfigError: an item without ``=``.
+    """
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise InvalidConfigError(item, item, "expected key=value")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+FIELD_NAMES = tuple(f.name for f in fields(LogConfig))

@@ -1,0 +1,376 @@
+"""Idempotent and transactional producer state, after ``ProducerStateManager``,
+``ProducerAppendInfo`` and ``ProducerStateEntry``.
+
+Per producer id: its epoch, the metadata of its last (up to 5) batches (last sequence,
+last offset, offset delta, max timestamp), the coordinator epoch, and the first offset of
+its open transaction. The state is checkpointed in ``<offset>.snapshot`` files
+(:mod:`kafkalog_cli.schema.producer_snapshot`), named by the log end offset at the time:
+the broker takes one when a segment is rolled (named by the new segment's base offset) and
+when the log is closed.
+
+Sequence rules (``ProducerAppendInfo.checkSequence``): a new epoch must start at sequence
+0 (unless the producer is unknown); within an epoch the first sequence must follow the
+last one (wrapping at Int.MAX); a producer with no known epoch may start anywhere. A batch
+whose sequences equal one of the last 5 batches is a duplicate: the broker acknowledges it
+without appending (:meth:`ProducerStateManager.find_duplicate`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..constants import (
+    INT32_MAX,
+    NO_PRODUCER_EPOCH,
+    NO_SEQUENCE,
+    PRODUCER_SNAPSHOT_FILE_SUFFIX,
+)
+from ..errors import KafkalogError
+from ..schema.producer_snapshot import ProducerStateEntry as SnapshotEntry
+from ..schema.producer_snapshot import build_snapshot, parse_snapshot
+from .checkpoints import write_atomically
+from .files import filename_prefix_from_offset
+
+NUM_BATCHES_TO_RETAIN = 5
+
+
+class ProducerStateError(KafkalogError):
+    """An append the producer state rejects."""
+
+    exit_code = 1
+
+
+class OutOfOrderSequenceError(ProducerStateError):
+    """OutOfOrderSequenceException."""
+
+
+class InvalidProducerEpochError(ProducerStateError):
+    """InvalidProducerEpochException (an epoch below the last one seen)."""
+
+
+class InvalidTxnStateError(ProducerStateError):
+    """InvalidTxnStateException (a non-transactional write inside a transaction)."""
+
+
+@dataclass
+class BatchMetadata:
+    """One appended batch of a producer (BatchMetadata): sequences and offsets absolute."""
+
+    last_seq: int
+    last_offset: int
+    offset_delta: int
+    timestamp: int
+
+    @property
+    def first_seq(self) -> int:
+        return _decrement_sequence(self.last_seq, self.offset_delta)
+
+    @property
+    def first_offset(self) -> int:
+        return self.last_offset - self.offset_delta
+
+
+def _decrement_sequence(seq: int, dec: int) -> int:
+    if seq < dec:
+        return INT32_MAX - (dec - seq) + 1
+    return seq - dec
+
+
+def _in_sequence(last_seq: int, next_seq: int) -> bool:
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT32_MAX)
+
+
+@dataclass
+class ProducerEntry:
+    """ProducerStateEntry: the state of one producer id."""
+
+    producer_id: int
+    producer_epoch: int = NO_PRODUCER_EPOCH
+    batches: deque = field(default_factory=lambda: deque(maxlen=NUM_BATCHES_TO_RETAIN))
+    coordinator_epoch: int = -1
+    last_timestamp: int = -1
+    current_txn_first_offset: int | None = None
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.batches
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else NO_SEQUENCE
+
+    @property
+    def last_data_offset(self) -> int:
+        return self.batches[-1].last_offset if self.batches else -1
+
+    @property
+    def last_offset_delta(self) -> int:
+        return self.batches[-1].offset_delta if self.batches else 0
+
+    def maybe_update_epoch(self, epoch: int) -> None:
+        if self.producer_epoch != epoch:
+            self.batches.clear()
+            self.producer_epoch = epoch
+
+    def add_batch(self, epoch: int, last_seq: int, last_offset: int, offset_delta: int,
+                  timestamp: int) -> None:
+        self.maybe_update_epoch(epoch)
+        self.batches.append(BatchMetadata(last_seq, last_offset, offset_delta, timestamp))
+        self.last_timestamp = timestamp
+
+    def copy(self) -> ProducerEntry:
+        return ProducerEntry(self.producer_id, self.producer_epoch,
+                             deque(self.batches, maxlen=NUM_BATCHES_TO_RETAIN),
+                             self.coordinator_epoch, self.last_timestamp,
+                             self.current_txn_first_offset)
+
+    def to_snapshot(self) -> SnapshotEntry:
+        return SnapshotEntry(self.producer_id, self.producer_epoch, self.last_seq,
+                             self.last_data_offset, self.last_offset_delta, self.last_timestamp,
+                             self.coordinator_epoch,
+                             -1 if self.current_txn_first_offset is None
+                             else self.current_txn_first_offset)
+
+    @classmethod
+    def from_snapshot(cls, e: SnapshotEntry) -> ProducerEntry:
+        out = cls(e.producer_id, e.producer_epoch, coordinator_epoch=e.coordinator_epoch,
+                  last_timestamp=e.timestamp,
+                  current_txn_first_offset=None if e.current_txn_first_offset < 0
+                  else e.current_txn_first_offset)
+        if e.last_offset >= 0:
+            out.batches.append(BatchMetadata(e.last_sequence, e.last_offset, e.offset_delta,
+                                             e.timestamp))
+        return out
+
+
+@dataclass(frozen=True)
+class CompletedTxn:
+    """A transaction ended by a marker (CompletedTxn): offsets absolute."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    is_aborted: bool
+
+
+def snapshot_path(partition_dir, offset: int) -> Path:
+    """LogFileUtils.producerSnapshotFile: ``<20-digit offset>.snapshot``."""
+    return Path(partition_dir) / (filename_prefix_from_offset(offset) +
+                                  PRODUCER_SNAPSHOT_FILE_SUFFIX)
+
+
+def list_snapshots(partition_dir) -> list[int]:
+    """Offsets of the ``.snapshot`` files of a partition directory, ascending."""
+    out = []
+    try:
+        names = os.listdir(partition_dir)
+    except FileNotFoundError:
+        return []
+    for n in names:
+        if n.endswith(PRODUCER_SNAPSHOT_FILE_SUFFIX) and len(n) == 29 and n[:20].isdigit():
+            out.append(int(n[:20]))
+    return sorted(out)
+
+
+class ProducerStateManager:
+    """Producer ids -> :class:`ProducerEntry`, ongoing transactions, snapshots.
+
+    Attributes:
+        directory: the partition directory.
+        producers: producer id -> entry.
+        ongoing: first offset of each open transaction -> producer id.
+        last_map_offset: the offset up to which the state is current (exclusive).
+        last_snap_offset: offset of the newest snapshot written or loaded.
+    """
+
+    def __init__(self, directory, *, fsync: bool = True):
+        self.directory = Path(directory)
+        self.producers: dict[int, ProducerEntry] = {}
+        self.ongoing: dict[int, int] = {}
+        self.last_map_offset = 0
+        self.last_snap_offset = 0
+        self.fsync = fsync
+
+    # -- loading ----------------------------------------------------------------------------
+
+    def load(self, log_end_offset: int) -> int:
+        """Load the newest snapshot at or below ``log_end_offset``; returns its offset (0
+        when none). Snapshots above the log end offset are stray and ignored; the caller
+        replays batches from the returned offset to the log end (:meth:`replay_batch`).
+
+        Raises:
+            CorruptSnapshotError: the chosen snapshot fails its CRC or schema.
+        """
+        offs = [o for o in list_snapshots(self.directory) if o <= log_end_offset]
+        self.producers.clear()
+        self.ongoing.clear()
+        if not offs:
+            self.last_map_offset = self.last_snap_offset = 0
+            return 0
+        off = offs[-1]
+        path = snapshot_path(self.directory, off)
+        for e in parse_snapshot(path.read_bytes(), file=path):
+            entry = ProducerEntry.from_snapshot(e)
+            self.producers[e.producer_id] = entry
+            if entry.current_txn_first_offset is not None:
+                self.ongoing[entry.current_txn_first_offset] = e.producer_id
+        self.last_map_offset = self.last_snap_offset = off
+        return off
+
+    def replay_batch(self, batch) -> CompletedTxn | None:
+        """Rebuild state from a batch already in the log (LogLoader's producer-state
+        rebuild, origin REPLICATION: no sequence checks)."""
+        pid = batch.producer_id
+        if pid < 0:
+            self.last_map_offset = batch.last_offset + 1
+            return None
+        completed = None
+        if batch.is_control:
+            recs = batch.records()
+            if recs and recs[0].key is not None and len(recs[0].key) >= 4:
+                ctype = int.from_bytes(recs[0].key[2:4], "big", signed=True)
+                coord = -1
+                if recs[0].value is not None and len(recs[0].value) >= 6:
+                    coord = int.from_bytes(recs[0].value[2:6], "big", signed=True)
+                if ctype in (0, 1):
+                    completed = self.append_end_txn_marker(
+                        pid, batch.producer_epoch, ctype, coord, batch.last_offset,
+                        batch.max_timestamp, check=False)
+                    if completed is not None:
+                        self.complete_txn(completed)
+        else:
+            entry = self.prepare_data_batch(
+                pid, batch.producer_epoch, batch.base_sequence, batch.last_sequence,
+                batch.max_timestamp, batch.base_offset, batch.last_offset,
+                batch.is_transactional, check=False)
+            self.update(entry)
+        self.last_map_offset = batch.last_offset + 1
+        return completed
+
+    # -- appends ----------------------------------------------------------------------------
+
+    def entry(self, producer_id: int) -> ProducerEntry | None:
+        return self.producers.get(producer_id)
+
+    def next_sequence(self, producer_id: int, epoch: int) -> int:
+        """The sequence a producer's next batch must start with (0 for a new epoch)."""
+        e = self.producers.get(producer_id)
+        if e is None or e.producer_epoch != epoch or e.is_empty:
+            return 0
+        return 0 if e.last_seq == INT32_MAX else e.last_seq + 1
+
+    def find_duplicate(self, producer_id: int, epoch: int, first_seq: int,
+                       last_seq: int) -> BatchMetadata | None:
+        """ProducerStateEntry.findDuplicateBatch: a retained batch with these sequences."""
+        e = self.producers.get(producer_id)
+        if e is None or e.producer_epoch != epoch:
+            return None
+        for b in e.batches:
+            if b.first_seq == first_seq and b.last_seq == last_seq:
+                return b
+        return None
+
+    def prepare_data_batch(self, producer_id: int, epoch: int, first_seq: int, last_seq: int,
+                           timestamp: int, first_offset: int, last_offset: int,
+                           is_transactional: bool, *, check: bool = True) -> ProducerEntry:
+        """ProducerAppendInfo.appendDataBatch: the producer's entry after this batch (not yet
+        applied; pass it to :meth:`update` once the batch is in the log).
+
+        Raises:
+            InvalidProducerEpochError / OutOfOrderSequenceError / InvalidTxnStateError.
+        """
+        current = self.producers.get(producer_id)
+        updated = current.copy() if current else ProducerEntry(producer_id)
+        if check:
+            if epoch < updated.producer_epoch:
+                raise InvalidProducerEpochError(
+                    f"Epoch of producer {producer_id} at offset {first_offset} is {epoch}, "
+                    f"which is smaller than the last seen epoch {updated.producer_epoch}")
+            if epoch != updated.producer_epoch:
+                if first_seq != 0 and updated.producer_epoch != NO_PRODUCER_EPOCH:
+                    raise OutOfOrderSequenceError(
+                        f"Invalid sequence number for new epoch of producer {producer_id} at "
+                        f"offset {first_offset}: {epoch} (request epoch), {first_seq} (seq. "
+                        f"number), {updated.producer_epoch} (current producer epoch)")
+            else:
+                last = updated.last_seq
+                if not (updated.producer_epoch == NO_PRODUCER_EPOCH or updated.is_empty
+                        or _in_sequence(last, first_seq)):
+                    raise OutOfOrderSequenceError(
+                        f"Out of order sequence number for producer {producer_id} at offset "
+                        f"{first_offset}: {first_seq} (incoming seq. number), {last} (current "
+                        "end sequence number)")
+        updated.add_batch(epoch, last_seq, last_offset, last_offset - first_offset, timestamp)
+        if updated.current_txn_first_offset is not None and not is_transactional:
+            if check:
+                raise InvalidTxnStateError(
+                    f"Expected transactional write from producer {producer_id} at offset "
+                    f"{first_offset}")
+        elif updated.current_txn_first_offset is None and is_transactional:
+            updated.current_txn_first_offset = first_offset
+        return updated
+
+    def append_end_txn_marker(self, producer_id: int, epoch: int, control_type: int,
+                              coordinator_epoch: int, offset: int, timestamp: int, *,
+                              check: bool = True) -> CompletedTxn | None:
+        """ProducerAppendInfo.appendEndTxnMarker, applied at once. Returns the completed
+        transaction (None for a marker without data).
+
+        Raises:
+            InvalidProducerEpochError: an epoch below the last one seen.
+        """
+        current = self.producers.get(producer_id) or ProducerEntry(producer_id)
+        if check and epoch < current.producer_epoch:
+            raise InvalidProducerEpochError(
+                f"Epoch of producer {producer_id} at offset {offset} is {epoch}, which is "
+                f"smaller than the last seen epoch {current.producer_epoch}")
+        completed = None
+        if current.current_txn_first_offset is not None:
+            completed = CompletedTxn(producer_id, current.current_txn_first_offset, offset,
+                                     control_type == 0)
+        current.maybe_update_epoch(epoch)
+        current.coordinator_epoch = coordinator_epoch
+        current.last_timestamp = timestamp
+        current.current_txn_first_offset = None
+        self.producers[producer_id] = current
+        return completed
+
+    def update(self, entry: ProducerEntry) -> None:
+        """ProducerStateManager.update: make ``entry`` current, track its transaction."""
+        self.producers[entry.producer_id] = entry
+        if entry.current_txn_first_offset is not None:
+            self.ongoing.setdefault(entry.current_txn_first_offset, entry.producer_id)
+
+    def last_stable_offset(self, completed: CompletedTxn) -> int:
+        """The first offset of another open transaction, else ``completed.last_offset + 1``."""
+        others = [o for o, pid in self.ongoing.items() if pid != completed.producer_id]
+        return min(others) if others else completed.last_offset + 1
+
+    def complete_txn(self, completed: CompletedTxn) -> None:
+        self.ongoing.pop(completed.first_offset, None)
+
+    @property
+    def first_unstable_offset(self) -> int | None:
+        return min(self.ongoing) if self.ongoing else None
+
+    # -- snapshots --------------------------------------------------------------------------
+
+    def update_map_end_offset(self, offset: int) -> None:
+        self.last_map_offset = offset
+
+    def snapshot_bytes(self) -> bytes:
+        """The snapshot of the current state (entries in producer-id order)."""
+        return build_snapshot([self.producers[p].to_snapshot() for p in sorted(self.producers)])
+
+    def take_snapshot(self) -> Path | None:
+        """ProducerStateManager.takeSnapshot: write ``<last_map_offset>.snapshot`` unless a
+        snapshot at that offset or later was already taken (``lastMapOffset > lastSnapOffset``). Returns the path written."""
+        if self.last_map_offset <= self.last_snap_offset:
+            return None
+        path = snapshot_path(self.directory, self.last_map_offset)
+        write_atomically(path, self.snapshot_bytes(), fsync=self.fsync)
+        self.last_snap_offset = self.last_map_offset
+        return path

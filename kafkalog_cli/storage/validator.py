@@ -1,0 +1,330 @@
+"""Validation and offset assignment of a leader append, after ``UnifiedLog.
+analyzeAndValidateRecords`` and ``LogValidator.validateMessagesAndAssignOffsets``.
+
+Input: the bytes a producer sends for one partition (a ``MemoryRecords``), magic v2 only
+(Kafka 4 brokers accept nothing else from clients). Output: a :class:`ValidationResult`
+holding the batch as it goes to disk: baseOffset = the log end offset, lastOffsetDelta
+kept, partitionLeaderEpoch stamped, maxTimestamp (and the LogAppendTime attribute) set,
+the CRC-32C recomputed when a covered byte changed; recompressed when ``compression.type``
+names another codec (``MemoryRecordsBuilder``, as ``buildRecordsAndAssignOffsets``).
+
+Errors, as Kafka raises them (each a :class:`~kafkalog_cli.errors.KafkalogError`):
+
+* :class:`RecordTooLargeError` - a batch over max.message.bytes (RecordTooLargeException);
+* :class:`RecordBatchTooLargeError` - an append over segment.bytes;
+* :class:`~kafkalog_cli.errors.CrcMismatchError` - a corrupt batch ("Record is corrupt");
+* :class:`InvalidTimestampError` - a CreateTime timestamp outside
+  ``[now - before.max.ms, now + after.max.ms]``, or a client batch claiming LogAppendTime;
+* :class:`~kafkalog_cli.errors.InvalidRecordError` - more than one batch, a non-zero
+  baseOffset, inconsistent count/offsets, a control batch from a client, a producer id
+  without a sequence, a null key on a compacted topic, records that do not parse.
+
+Hot path: the caller that built the batch itself (``ops.produce``) may pass a
+:class:`RecordsSummary` (min/max timestamps, offset delta of the max, whether every key
+is non-null) so the records need not be decoded again; the decisions are the same.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import crc32c as _crc32c
+
+from ..constants import (
+    CODEC_NAMES,
+    COMPRESSION_CODEC_MASK,
+    CONTROL_FLAG_MASK,
+    DELETE_HORIZON_FLAG_MASK,
+    LOG_OVERHEAD,
+    MAGIC_V2,
+    NO_PRODUCER_ID,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_FLAG_MASK,
+)
+from ..errors import CrcMismatchError, InvalidRecordError
+from ..format import compression
+from ..format.records import HEADER, decode_records
+from .config import LogConfig
+
+_crc = _crc32c.crc32c
+_Q = struct.Struct(">q")
+_I = struct.Struct(">i")
+_H = struct.Struct(">h")
+_U = struct.Struct(">I")
+
+CLIENT = "client"
+COORDINATOR = "coordinator"
+
+
+class RecordTooLargeError(InvalidRecordError):
+    """A batch larger than max.message.bytes (RecordTooLargeException)."""
+
+
+class RecordBatchTooLargeError(InvalidRecordError):
+    """An append larger than segment.bytes (RecordBatchTooLargeException)."""
+
+
+class InvalidTimestampError(InvalidRecordError):
+    """A timestamp the topic does not accept (Errors.INVALID_TIMESTAMP)."""
+
+
+@dataclass(frozen=True)
+class RecordsSummary:
+    """What a builder knows about the records it encoded (no second decode needed).
+
+    Attributes:
+        min_timestamp / max_timestamp: over every record (ms).
+        offset_delta_of_max: offset delta of the first record holding the max.
+        all_keys_present: no record has a null key.
+    """
+
+    min_timestamp: int
+    max_timestamp: int
+    offset_delta_of_max: int = 0
+    all_keys_present: bool = True
+
+
+@dataclass
+class ValidationResult:
+    """The validated batch and what the log needs to know about it (LogAppendInfo +
+    ValidationResult).
+
+    Attributes:
+        batch: the batch bytes as written to disk.
+        first_offset / last_offset: absolute offsets assigned.
+        records: the record count.
+        max_timestamp: the batch's max timestamp after validation (the append time with
+            LogAppendTime), ms.
+        shallow_offset_of_max_timestamp: last offset of the batch holding the max.
+        log_append_time: the append time (ms) with LogAppendTime, else -1.
+        size_maybe_changed: the batch was rebuilt (recompressed).
+        source_codec / target_codec: compression ids.
+        producer_id, producer_epoch, base_sequence: from the batch header.
+        is_transactional, is_control: from the attributes.
+        partition_leader_epoch: stamped on the batch.
+    """
+
+    batch: bytes | bytearray
+    first_offset: int
+    last_offset: int
+    records: int
+    max_timestamp: int
+    shallow_offset_of_max_timestamp: int
+    log_append_time: int
+    size_maybe_changed: bool
+    source_codec: int
+    target_codec: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    is_transactional: bool
+    is_control: bool
+    partition_leader_epoch: int
+
+    @property
+    def size(self) -> int:
+        return len(self.batch)
+
+    @property
+    def last_sequence(self) -> int:
+        from ..format.records import increment_sequence
+
+        if self.base_sequence < 0:
+            return self.base_sequence
+        return increment_sequence(self.base_sequence, self.last_offset - self.first_offset)
+
+
+def analyze(records, config: LogConfig, *, ignore_record_size: bool = False) -> tuple:
+    """UnifiedLog.analyzeAndValidateRecords for a leader append of v2 data.
+
+    Returns:
+        the unpacked 61-byte header of the single batch (``format.records.HEADER`` order),
+        after trimming a partial tail (trimInvalidBytes).
+
+    Raises:
+        InvalidRecordError: no batch, more than one batch, not magic v2.
+        RecordTooLargeError: a batch over max.message.bytes.
+        CrcMismatchError: a batch whose CRC is wrong.
+    """
+    mv = memoryview(records)
+    n = len(mv)
+    if n < RECORD_BATCH_OVERHEAD:
+        raise InvalidRecordError("Record batch has no batches at all")
+    hdr = HEADER.unpack_from(mv, 0)
+    size = hdr[1] + LOG_OVERHEAD
+    if hdr[3] != MAGIC_V2:
+        raise InvalidRecordError(
+            f"Unsupported magic {hdr[3]}: Kafka 4 brokers accept only magic v2 from producers")
+    if hdr[1] < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD or size > n:
+        raise InvalidRecordError("Record batch has no batches at all")
+    if n - size >= LOG_OVERHEAD and n - size >= 17:
+        # a second whole (or partial with a header) batch follows
+        nxt = _I.unpack_from(mv, size + 8)[0]
+        if size + LOG_OVERHEAD + nxt <= n:
+            raise InvalidRecordError("Compressed outer record has more than one batch")
+    if not ignore_record_size and size > config.max_message_bytes:
+        raise RecordTooLargeError(
+            f"The record batch size in the append is {size} bytes which exceeds the maximum "
+            f"configured value of {config.max_message_bytes}.")
+    computed = _crc(mv[21:size])
+    if computed != hdr[4]:
+        raise CrcMismatchError(hdr[4], computed)
+    return hdr
+
+
+def validate(records, *, offset: int, now: int, config: LogConfig,
+             partition_leader_epoch: int, origin: str = CLIENT,
+             summary: RecordsSummary | None = None,
+             ignore_record_size: bool = False) -> ValidationResult:
+    """Validate one v2 append and assign offsets from ``offset`` (the log end offset).
+
+    Args:
+        records: the producer's bytes (one batch; baseOffset 0 from a client).
+        offset: the first offset to assign.
+        now: the clock (ms): LogAppendTime and the timestamp window.
+        config: the topic's LogConfig.
+        partition_leader_epoch: stamped on the batch.
+        origin: ``"client"`` (producer checks apply) or ``"coordinator"`` (markers).
+        summary: see :class:`RecordsSummary`; None decodes the records.
+
+    Raises:
+        see the module docstring.
+    """
+    hdr = analyze(records, config, ignore_record_size=ignore_record_size)
+    (base_offset, length, _ple, _magic, _crc_stored, attributes, last_delta, base_ts, max_ts,
+     pid, pepoch, base_seq, count) = hdr
+    size = length + LOG_OVERHEAD
+    source_codec = attributes & COMPRESSION_CODEC_MASK
+    if source_codec >= len(CODEC_NAMES):
+        raise InvalidRecordError(f"unknown compression codec id {source_codec}")
+    is_control = bool(attributes & CONTROL_FLAG_MASK)
+    is_txn = bool(attributes & TRANSACTIONAL_FLAG_MASK)
+    target_codec = source_codec if is_control else config.target_codec(source_codec)
+
+    # -- validateBatch --
+    if origin == CLIENT:
+        if base_offset != 0:
+            raise InvalidRecordError(f"The baseOffset of the record batch in the append should "
+                                     f"be 0, but it is {base_offset}")
+        count_from_offsets = last_delta + 1
+        if count_from_offsets <= 0:
+            raise InvalidRecordError(f"Batch has an invalid offset range: [{base_offset}, "
+                                     f"{base_offset + last_delta}]")
+        if count <= 0:
+            raise InvalidRecordError(f"Invalid reported count for record batch: {count}")
+        if count_from_offsets != count:
+            raise InvalidRecordError(f"Inconsistent batch offset range [{base_offset}, "
+                                     f"{base_offset + last_delta}] and count of records {count}")
+        if is_control:
+            raise InvalidRecordError("Clients are not allowed to write control records")
+        if pid != NO_PRODUCER_ID and base_seq < 0:
+            raise InvalidRecordError(f"Invalid sequence number {base_seq} in record batch with "
+                                     f"producerId {pid}")
+    elif count <= 0 or last_delta + 1 != count:
+        raise InvalidRecordError(f"Inconsistent batch offset range and count of records {count}")
+
+    log_append = config.log_append_time
+    compact = "compact" in str(config.extra.get("cleanup.policy", ""))
+    rebuild = target_codec != source_codec
+    decoded = None
+    if summary is None or rebuild:
+        decoded = _decode(records, hdr, size)
+        summary = _summarize(decoded, base_offset)
+
+    # -- validateRecord: timestamps and keys --
+    if attributes & TIMESTAMP_TYPE_MASK:
+        raise InvalidTimestampError(
+            "Invalid timestamp type in message: producer should not set timestamp type to "
+            "LogAppendTime.")
+    if not log_append:
+        before, after = (config.message_timestamp_before_max_ms,
+                         config.message_timestamp_after_max_ms)
+        lo, hi = summary.min_timestamp, summary.max_timestamp
+        bad = (lo != NO_TIMESTAMP and now - lo > before) or (hi != NO_TIMESTAMP and hi - now > after)
+        if not bad and lo == NO_TIMESTAMP and hi != NO_TIMESTAMP:
+            bad = True  # a mix: check each record (rare)
+        if bad:
+            _check_timestamps(decoded or _decode(records, hdr, size), offset, now, before, after)
+    if compact and not summary.all_keys_present:
+        raise InvalidRecordError("Compacted topic cannot accept message without key in topic "
+                                 "partition")
+
+    first = offset
+    last = offset + last_delta
+    append_time = now if log_append else NO_TIMESTAMP
+    if rebuild:
+        from ..format.builder import build_batch
+
+        recs = [(r[1], r[2], r[3], r[4]) for r in decoded]
+        out = build_batch(
+            recs, base_offset=first, partition_leader_epoch=partition_leader_epoch,
+            compression_type=target_codec, log_append_time=now if log_append else None,
+            is_transactional=is_txn, producer_id=pid, producer_epoch=pepoch,
+            base_sequence=base_seq, compression_level=config.compression_level(target_codec))
+        if not ignore_record_size and len(out) > config.max_message_bytes:
+            raise RecordTooLargeError(
+                f"Message batch size is {len(out)} bytes in append which exceeds the maximum "
+                f"configured size of {config.max_message_bytes}.")
+        new_max = now if log_append else summary.max_timestamp
+        return ValidationResult(out, first, last, count, new_max, last, append_time, True,
+                                source_codec, target_codec, pid, pepoch, base_seq, is_txn,
+                                is_control, partition_leader_epoch)
+
+    # -- in place: setLastOffset, setPartitionLeaderEpoch, setMaxTimestamp --
+    buf = bytearray(records[:size]) if not isinstance(records, bytearray) or \
+        len(records) != size else records
+    _Q.pack_into(buf, 0, first)
+    _I.pack_into(buf, 12, partition_leader_epoch)
+    if log_append:
+        new_attrs, new_max = attributes | TIMESTAMP_TYPE_MASK, now
+    else:
+        new_attrs, new_max = attributes, summary.max_timestamp
+    if new_attrs != attributes or new_max != max_ts:
+        _H.pack_into(buf, 21, new_attrs)
+        _Q.pack_into(buf, 35, new_max)
+        _U.pack_into(buf, 17, _crc(memoryview(buf)[21:]))
+    return ValidationResult(buf, first, last, count, new_max, last, append_time, False,
+                            source_codec, target_codec, pid, pepoch, base_seq, is_txn,
+                            is_control, partition_leader_epoch)
+
+
+def _decode(records, hdr, size: int):
+    attributes = hdr[5]
+    block = bytes(memoryview(records)[RECORD_BATCH_OVERHEAD:size])
+    codec = attributes & COMPRESSION_CODEC_MASK
+    if codec:
+        block = compression.decompress(codec, block)
+    base_ts = hdr[7]
+    if attributes & DELETE_HORIZON_FLAG_MASK:
+        raise InvalidRecordError("a producer batch must not carry a delete horizon")
+    return decode_records(block, hdr[12], 0, base_ts)
+
+
+def _summarize(decoded, base_offset: int) -> RecordsSummary:
+    lo = hi = NO_TIMESTAMP
+    at = 0
+    keys = True
+    for i, r in enumerate(decoded):
+        ts = r[1]
+        if i == 0 or ts < lo:
+            lo = ts
+        if ts > hi:
+            hi, at = ts, i
+        if r[2] is None:
+            keys = False
+    return RecordsSummary(lo, hi, at, keys)
+
+
+def _check_timestamps(decoded, offset: int, now: int, before: int, after: int) -> None:
+    for i, r in enumerate(decoded):
+        ts = r[1]
+        if ts == NO_TIMESTAMP:
+            continue
+        diff = now - ts
+        if diff > before or -diff > after:
+            raise InvalidTimestampError(
+                f"Timestamp {ts} of message with offset {offset + i} is out of range. The "
+                f"timestamp should be within [{now - before}, {now + after}]")

@@ -1,0 +1,115 @@
+"""``kafkalog produce`` end to end through the CLI."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from kafkalog_cli.cli.app import app, main
+
+runner = CliRunner()
+
+
+def invoke(args, stdin=b""):
+    return runner.invoke(app, args, input=stdin)
+
+
+def test_produce_json_summary_and_dump(tmp_path):
+    r = invoke(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t", "--batch-size",
+                "10", "--config", "segment.bytes=1000", "-o", "json"],
+               b"".join(b"line %d\n" % i for i in range(100)))
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert (out["records"], out["first_offset"], out["last_offset"]) == (100, 0, 99)
+    assert out["segments_rolled"] >= 1
+    r = invoke(["dump-segment", str(tmp_path / "l/t-0"), "--print-data-log", "-o", "json"])
+    assert r.exit_code == 0
+    payloads = [json.loads(x).get("payload") for x in r.stdout.splitlines()]
+    assert [p for p in payloads if p is not None] == [f"line {i}" for i in range(100)]
+    r = invoke(["verify-index", str(tmp_path / "l"), "-o", "json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["ok"]
+
+
+def test_bad_config_names_key(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t", "--config",
+              "segment.ms=0"])
+    assert e.value.code == 2
+    assert "segment.ms" in capsys.readouterr().err
+
+
+def test_config_file_and_jsonl_suffix(tmp_path):
+    (tmp_path / "server.properties").write_text("log.segment.bytes=1000\nnum.partitions=3\n")
+    data = tmp_path / "in.ndjson"
+    data.write_text("".join(json.dumps({"value": "x" * 50}) + "\n" for _ in range(50)))
+    r = invoke(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t", "--config-file",
+                str(tmp_path / "server.properties"), "--batch-size", "5", str(data),
+                "-o", "json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["segments_rolled"] >= 2
+
+
+def test_malformed_line_exits_nonzero_with_summary(tmp_path, capsys):
+    data = tmp_path / "in.jsonl"
+    data.write_text('{"value": "a"}\n{"value": "b"}\nnot json\n')
+    with pytest.raises(SystemExit) as e:
+        main(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t", str(data),
+              "--batch-size", "1", "-o", "json"])
+    assert e.value.code != 0
+    err = capsys.readouterr().err
+    assert f"{data}:3" in err
+    summary = json.loads(err.splitlines()[0])
+    assert summary["records"] == 2 and summary["error"]
+
+
+_HOLDER = """
+import fcntl, os, sys, time
+fd = os.open(os.path.join(sys.argv[1], ".lock"), os.O_RDWR | os.O_CREAT)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(30)
+"""
+
+
+def test_held_lock_refuses(tmp_path, capsys):
+    d = tmp_path / "l"
+    d.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(d)], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline().strip() == b"locked"
+        with pytest.raises(SystemExit) as e:
+            main(["produce", "--log-dir", str(d), "--topic", "t", os.devnull])
+        assert e.value.code == 1
+        assert "Failed to acquire lock" in capsys.readouterr().err
+        assert not (d / "t-0").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_second_concurrent_produce_refused(tmp_path):
+    d = tmp_path / "l"
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    slow = subprocess.Popen(
+        [sys.executable, "-m", "kafkalog_cli", "produce", "--log-dir", str(d), "--topic", "t",
+         "-o", "json"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=env)
+    try:
+        slow.stdin.write(b"first\n")
+        slow.stdin.flush()
+        for _ in range(200):
+            if (d / "t-0").exists():
+                break
+            time.sleep(0.05)
+        second = subprocess.run(
+            [sys.executable, "-m", "kafkalog_cli", "produce", "--log-dir", str(d), "--topic",
+             "t"], input=b"second\n", capture_output=True, env=env)
+        assert second.returncode == 1
+        assert b"Failed to acquire lock" in second.stderr
+    finally:
+        out, _ = slow.communicate(b"", timeout=60)
+    assert json.loads(out)["records"] == 1

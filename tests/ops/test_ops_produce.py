@@ -1,0 +1,192 @@
+"""ops.produce: inputs -> batches -> the log; round trips through kafka-python's reader,
+failure semantics, and the shape of real broker output."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from kafkalog_cli.format.records import FileRecords
+from kafkalog_cli.inputs import InputError, jsonl_records, lines_records
+from kafkalog_cli.ops.produce import ProduceError, ProduceOptions, iter_inputs, produce
+from kafkalog_cli.ops.verify import verify_index
+from kafkalog_cli.storage.clock import ManualClock
+from kafkalog_cli.storage.config import LogConfig
+from kafkalog_cli.storage.segment import open_view, rebuild_indexes
+
+T0 = 1_700_000_000_000
+CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "real"
+
+
+def run(tmp_path, text: bytes, **kw):
+    opts = ProduceOptions(topic=kw.pop("topic", "t"), **kw)
+    stdin = io.BytesIO(text)
+    return produce(tmp_path / "logs", opts, iter_inputs([], opts, stdin=stdin),
+                   clock=ManualClock(T0), fsync=False)
+
+
+def all_records(part_dir):
+    out = []
+    for p in sorted(part_dir.glob("*.log")):
+        for b in FileRecords(p.read_bytes()).batches():
+            out.extend(b.records())
+    return out
+
+
+def test_lines_round_trip(tmp_path):
+    res = run(tmp_path, b"a\nb\r\n\nlast", batch_size=2)
+    assert (res.records, res.first_offset, res.last_offset, res.batches) == (4, 0, 3, 2)
+    recs = all_records(tmp_path / "logs/t-0")
+    assert [r.value for r in recs] == [b"a", b"b", b"", b"last"]
+    assert {r.timestamp for r in recs} == {T0}
+
+
+def test_parse_key(tmp_path):
+    run(tmp_path, b"k1:v1\nk2:v:2\n", parse_key=True, key_separator=":")
+    recs = all_records(tmp_path / "logs/t-0")
+    assert [(r.key, r.value) for r in recs] == [(b"k1", b"v1"), (b"k2", b"v:2")]
+    with pytest.raises(ProduceError, match="No key separator found on line number 2"):
+        run(tmp_path, b"k:v\nnokey\n", parse_key=True, key_separator=":")
+
+
+def test_jsonl_fields(tmp_path):
+    lines = [
+        {"key": "k", "value": "v", "headers": {"a": "1", "n": None}, "timestamp": T0 - 5},
+        {"value": {"nested": [1, 2]}, "headers": [["x", "y"], ["x", "z"]]},
+        {"key": None, "value": None},
+        {"value": "p1", "partition": 1},
+    ]
+    text = "\n".join(json.dumps(x) for x in lines).encode() + b"\n\n"
+    res = run(tmp_path, text, input_format="jsonl")
+    assert res.records == 4 and sorted(res.partitions) == [0, 1]
+    r0 = all_records(tmp_path / "logs/t-0")
+    assert (r0[0].key, r0[0].value, r0[0].timestamp) == (b"k", b"v", T0 - 5)
+    assert r0[0].headers == (("a", b"1"), ("n", None))
+    assert r0[1].value == b'{"nested":[1,2]}' and r0[1].headers == (("x", b"y"), ("x", b"z"))
+    assert (r0[2].key, r0[2].value) == (None, None)
+    assert [r.value for r in all_records(tmp_path / "logs/t-1")] == [b"p1"]
+
+
+def test_jsonl_base64(tmp_path):
+    run(tmp_path, b'{"value": "AAEC/w==", "key": "aGk="}\n', input_format="jsonl",
+        value_encoding="base64")
+    (r,) = all_records(tmp_path / "logs/t-0")
+    assert (r.key, r.value) == (b"hi", b"\x00\x01\x02\xff")
+
+
+def test_malformed_json_names_line_and_drops_the_failing_batch(tmp_path):
+    good = b"".join(b'{"value": "v%d"}\n' % i for i in range(7))
+    with pytest.raises(ProduceError) as e:
+        run(tmp_path, good + b'{"value": oops}\n', input_format="jsonl", batch_size=3)
+    assert "<stdin>:8" in str(e.value) and e.value.exit_code != 0
+    res = e.value.result
+    # two whole batches (6 records) written; the third (record 7) dropped with the error
+    assert (res.records, res.dropped_records, res.last_offset) == (6, 1, 5)
+    d = tmp_path / "logs"
+    assert [r.value for r in all_records(d / "t-0")] == [b"v%d" % i for i in range(6)]
+    assert (d / ".kafka_cleanshutdown").exists()
+    assert verify_index([d]).ok
+    # and the next run continues at offset 6
+    res = run(tmp_path, b"next\n")
+    assert res.first_offset == 6
+
+
+def test_transactional_run_aborted_on_failure(tmp_path):
+    with pytest.raises(ProduceError):
+        run(tmp_path, b'{"value": "a"}\n{bad\n', input_format="jsonl", batch_size=1,
+            producer_id=9, transactional=True)
+    d = tmp_path / "logs/t-0"
+    batches = list(FileRecords((d / "00000000000000000000.log").read_bytes()).batches())
+    assert [b.is_control for b in batches] == [False, True]
+    assert (d / "00000000000000000000.txnindex").stat().st_size == 34
+
+
+def test_idempotent_sequences_continue_across_runs(tmp_path):
+    run(tmp_path, b"a\nb\nc\n", batch_size=2, producer_id=5, producer_epoch=2)
+    run(tmp_path, b"d\n", producer_id=5, producer_epoch=2)
+    batches = []
+    for p in sorted((tmp_path / "logs/t-0").glob("*.log")):
+        batches += list(FileRecords(p.read_bytes()).batches())
+    assert [(b.producer_id, b.producer_epoch, b.base_sequence) for b in batches] == [
+        (5, 2, 0), (5, 2, 2), (5, 2, 3)]
+
+
+def test_raw_files(tmp_path):
+    f1, f2 = tmp_path / "a.bin", tmp_path / "b.bin"
+    f1.write_bytes(b"\x00\n\x01")
+    f2.write_bytes(b"two")
+    opts = ProduceOptions(topic="t", input_format="raw")
+    produce(tmp_path / "logs", opts, iter_inputs([f1, f2], opts), fsync=False)
+    assert [r.value for r in all_records(tmp_path / "logs/t-0")] == [b"\x00\n\x01", b"two"]
+
+
+def test_input_readers_directly():
+    chunks = list(lines_records(io.BytesIO(b"x\ny"), "s"))
+    assert [list(c) for c in chunks] == [[b"x"], [b"y"]]
+    with pytest.raises(InputError) as e:
+        list(jsonl_records(io.BytesIO(b'{"value": 1}\n[1]\n'), "f"))
+    assert e.value.line == 2
+    with pytest.raises(InputError, match="unknown field"):
+        list(jsonl_records(io.BytesIO(b'{"valeu": 1}\n'), "f"))
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_kafka_python_reads_every_codec(tmp_path, codec):
+    from kafka.record import MemoryRecords
+
+    text = b"".join(b'{"key": "k%d", "value": "value %d", "headers": {"h": "x"}}\n' % (i, i)
+                    for i in range(500))
+    cfg = LogConfig.from_properties({"segment.bytes": "2000", "index.interval.bytes": "300"})
+    res = run(tmp_path, text, input_format="jsonl", compression=codec, batch_size=37,
+              config=cfg)
+    assert res.records == 500 and res.segments_rolled >= 1
+    seen = []
+    for p in sorted((tmp_path / "logs/t-0").glob("*.log")):
+        mr = MemoryRecords(p.read_bytes())
+        while True:
+            batch = mr.next_batch()
+            if batch is None:
+                break
+            assert batch.validate_crc()
+            assert batch.compression_type == ["none", "gzip", "snappy", "lz4", "zstd"].index(
+                codec)
+            for r in batch:
+                seen.append((r.offset, r.key, r.value, r.headers))
+        base = int(p.name[:20])
+        rb = rebuild_indexes(open_view(p), base, 300)
+        assert p.with_suffix(".index").read_bytes() == rb.offset_index_bytes(base)
+        assert p.with_suffix(".timeindex").read_bytes() == rb.time_index_bytes(base)
+    assert [s[0] for s in seen] == list(range(500))
+    assert seen[7][1:] == (b"k7", b"value 7", [("h", b"x")])
+    assert verify_index([tmp_path / "logs"]).ok
+
+
+@pytest.mark.corpus
+def test_same_shape_as_real_broker_output(tmp_path):
+    real = CORPUS / "dipendrasaini__kafka-learnning-series/tmp/kafka-logs-2/invoice-0"
+    if not real.is_dir():
+        pytest.skip("corpus absent")
+    text = b"".join(b"%0200d\n" % i for i in range(20000))
+    cfg = LogConfig.from_properties({"segment.bytes": "1000000"})
+    run(tmp_path, text, topic="invoice", batch_size=500, config=cfg)
+    mine = tmp_path / "logs/invoice-0"
+    names = sorted(p.name for p in mine.iterdir())
+    real_names = sorted(p.name for p in real.iterdir())
+    # same kinds of files: segments, index pairs, snapshots at roll offsets, metadata
+    kinds = {n.split(".", 1)[-1] if n[0].isdigit() else n for n in names}
+    real_kinds = {n.split(".", 1)[-1] if n[0].isdigit() else n for n in real_names}
+    assert kinds == real_kinds
+    assert (mine / "leader-epoch-checkpoint").read_text() == \
+        (real / "leader-epoch-checkpoint").read_text()
+    assert len((mine / "partition.metadata").read_bytes()) == \
+        len((real / "partition.metadata").read_bytes())
+    for p in mine.glob("*.index"):
+        assert p.stat().st_size % 8 == 0 and p.stat().st_size < 10485760
+    for p in mine.glob("*.snapshot"):
+        assert p.read_bytes() == (real / "00000000000000030626.snapshot").read_bytes()
+    assert (tmp_path / "logs/log-start-offset-checkpoint").read_text() == \
+        (real.parent / "log-start-offset-checkpoint").read_text() \
+        if (real.parent / "log-start-offset-checkpoint").exists() else True
+    assert verify_index([tmp_path / "logs"]).ok
+    assert verify_index([real]).ok

@@ -1,0 +1,65 @@
+import pytest
+
+from kafkalog_cli.errors import InvalidConfigError
+from kafkalog_cli.storage.config import (
+    LogConfig,
+    parse_config_overrides,
+    parse_properties_text,
+)
+
+
+def test_defaults_are_kafkas():
+    c = LogConfig()
+    assert c.segment_bytes == 1073741824
+    assert c.segment_ms == 604800000
+    assert c.segment_jitter_ms == 0
+    assert c.index_interval_bytes == 4096
+    assert c.segment_index_bytes == 10485760
+    assert c.max_message_bytes == 1048588
+    assert c.message_timestamp_type == "CreateTime"
+    assert c.flush_messages == 2**63 - 1 and c.flush_ms == 2**63 - 1
+    assert c.preallocate is False
+    assert c.compression_type == "producer"
+
+
+def test_from_properties_topic_and_broker_keys():
+    c = LogConfig.from_properties({"log.segment.bytes": "2048", "segment.ms": "10",
+                                   "log.roll.hours": "1", "preallocate": "true",
+                                   "cleanup.policy": "compact"})
+    assert c.segment_bytes == 2048
+    assert c.segment_ms == 10  # the topic key wins over log.roll.hours
+    assert c.preallocate is True
+    assert c.extra["cleanup.policy"] == "compact"
+    assert LogConfig.from_properties({"log.roll.hours": "2"}).segment_ms == 7200000
+
+
+@pytest.mark.parametrize("key,value", [
+    ("segment.bytes", "13"), ("segment.bytes", "abc"), ("segment.ms", "0"),
+    ("segment.index.bytes", "3"), ("index.interval.bytes", "-1"),
+    ("message.timestamp.type", "Whenever"), ("flush.messages", "0"), ("preallocate", "yes"),
+    ("compression.type", "brotli"), ("compression.zstd.level", "99"),
+    ("segment.bytes", str(2**31)),
+])
+def test_bad_values_name_the_key(key, value):
+    with pytest.raises(InvalidConfigError) as e:
+        LogConfig.from_properties({key: value})
+    assert e.value.key == key
+    assert key in str(e.value)
+
+
+def test_small_segments_allowed():
+    assert LogConfig.from_properties({"segment.bytes": "14"}).segment_bytes == 14
+
+
+def test_properties_text_and_overrides():
+    text = "# c\n! c\nlog.segment.bytes=100\nsegment.ms : 5\n\n"
+    assert parse_properties_text(text) == {"log.segment.bytes": "100", "segment.ms": "5"}
+    assert parse_config_overrides(["a=b=c"]) == {"a": "b=c"}
+    with pytest.raises(InvalidConfigError):
+        parse_config_overrides(["novalue"])
+
+
+def test_target_codec():
+    assert LogConfig().target_codec(3) == 3
+    assert LogConfig(compression_type="uncompressed").target_codec(3) == 0
+    assert LogConfig(compression_type="zstd").target_codec(0) == 4
