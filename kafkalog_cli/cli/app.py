@@ -47,6 +47,7 @@ def _register() -> None:
         dump_segment,
         produce,
         read,
+        serve,
         verify_index,
     )
 

@@ -1,0 +1,89 @@
+"""``kafkalog serve``: argument checks, then the server in the foreground.
+
+There is no authentication and no TLS: anyone who can connect can read, write and delete
+topics. The server listens on loopback unless ``allow_remote`` is given.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+import sys
+from pathlib import Path
+
+from ..errors import InvalidArgumentError
+from ..server import configs as cfgs
+
+
+def parse_listen(listen: str) -> tuple[str, int]:
+    """``host:port`` (``[v6]:port`` too) -> (host, port)."""
+    host, sep, port = listen.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise InvalidArgumentError(f"--listen must be HOST:PORT, got {listen!r}")
+    host = host.strip("[]") or "127.0.0.1"
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_configs(items) -> dict[str, str]:
+    out = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise InvalidArgumentError(f"--config must be KEY=VALUE, got {item!r}")
+        try:
+            out[key.strip()] = cfgs.validate(key.strip(), value)
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(f"--config {item}: {e.message}") from None
+    return out
+
+
+def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
+          allow_remote: bool = False, advertised_host: str | None = None,
+          auto_create_topics: bool = False, num_partitions: int = 1,
+          configs=(), metrics: bool = False, metrics_interval: float = 10.0) -> None:
+    """Serve ``log_dir`` until SIGTERM/SIGINT.
+
+    Raises:
+        InvalidArgumentError: a bad address, a non-loopback address without
+            ``allow_remote``, a bad config, or ``log_dir`` is not a directory.
+        LogDirLockedError: a broker or another kafkalog holds the directory.
+    """
+    from ..server.broker import run
+    from ..server.kafka_apis import ServerOptions
+
+    d = Path(log_dir)
+    if not d.is_dir():
+        raise InvalidArgumentError(f"{d} is not a directory")
+    host, port = parse_listen(listen)
+    if not is_loopback(host) and not allow_remote:
+        raise InvalidArgumentError(
+            f"refusing to listen on {host}: the server has no authentication; pass "
+            "--allow-remote to listen beyond loopback")
+    if num_partitions < 1:
+        raise InvalidArgumentError("--num-partitions must be at least 1")
+    server_configs = parse_configs(configs)
+    if advertised_host is None:
+        advertised_host = host if host not in ("0.0.0.0", "::") else socket.getfqdn()
+    options = ServerOptions(host=advertised_host, port=port, node_id=node_id,
+                            auto_create_topics=auto_create_topics,
+                            num_partitions=num_partitions)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(message)s")
+
+    def ready(server):
+        print(f"kafkalog serve: listening on {host}:{server.options.port} "
+              f"(node {node_id}, {len(server.catalog.topics)} topics, log dir {d}); "
+              "no authentication", file=sys.stderr, flush=True)
+
+    run(d, options, bind_host=host, server_configs=server_configs,
+        metrics_interval=metrics_interval if metrics else None, on_ready=ready)

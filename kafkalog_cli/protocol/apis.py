@@ -1,0 +1,74 @@
+"""The APIs ``kafkalog serve`` answers, with the versions it advertises in ApiVersions.
+
+Header versions follow ``ApiKeys.requestHeaderVersion`` / ``responseHeaderVersion``: a
+flexible request version uses request header v2 (else v1) and its response header v1
+(else v0), except ApiVersions, whose response header is always v0 (a client must read it
+before it knows which versions the broker speaks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+from ..decoders.messages import Message
+from . import schemas as s
+
+
+class ApiKeys(IntEnum):
+    """The API keys of the served APIs (``org.apache.kafka.common.protocol.ApiKeys``)."""
+
+    PRODUCE = 0
+    FETCH = 1
+    LIST_OFFSETS = 2
+    METADATA = 3
+    API_VERSIONS = 18
+    CREATE_TOPICS = 19
+    DELETE_TOPICS = 20
+    INIT_PRODUCER_ID = 22
+    DESCRIBE_CONFIGS = 32
+
+
+@dataclass(frozen=True)
+class Api:
+    """One served API: its key, request/response declarations and served versions."""
+
+    key: ApiKeys
+    request: Message
+    response: Message
+    min_version: int
+    max_version: int
+
+    def serves(self, version: int) -> bool:
+        return self.min_version <= version <= self.max_version
+
+    def is_flexible(self, version: int) -> bool:
+        return version in self.request.flexible
+
+    def request_header_version(self, version: int) -> int:
+        return 2 if self.is_flexible(version) else 1
+
+    def response_header_version(self, version: int) -> int:
+        if self.key == ApiKeys.API_VERSIONS:
+            return 0
+        return 1 if self.is_flexible(version) else 0
+
+
+#: Served APIs by key, with the versions advertised (see docs/serve.md for the reasons).
+APIS: dict[int, Api] = {a.key: a for a in (
+    Api(ApiKeys.PRODUCE, s.ProduceRequest, s.ProduceResponse, 3, 11),
+    Api(ApiKeys.FETCH, s.FetchRequest, s.FetchResponse, 4, 16),
+    Api(ApiKeys.LIST_OFFSETS, s.ListOffsetsRequest, s.ListOffsetsResponse, 1, 8),
+    Api(ApiKeys.METADATA, s.MetadataRequest, s.MetadataResponse, 0, 12),
+    Api(ApiKeys.API_VERSIONS, s.ApiVersionsRequest, s.ApiVersionsResponse, 0, 4),
+    Api(ApiKeys.CREATE_TOPICS, s.CreateTopicsRequest, s.CreateTopicsResponse, 2, 7),
+    Api(ApiKeys.DELETE_TOPICS, s.DeleteTopicsRequest, s.DeleteTopicsResponse, 1, 6),
+    Api(ApiKeys.INIT_PRODUCER_ID, s.InitProducerIdRequest, s.InitProducerIdResponse, 0, 4),
+    Api(ApiKeys.DESCRIBE_CONFIGS, s.DescribeConfigsRequest, s.DescribeConfigsResponse, 0, 4),
+)}
+
+
+def api_versions_table() -> list[dict]:
+    """The ``apiKeys`` array of an ApiVersions response."""
+    return [{"apiKey": int(a.key), "minVersion": a.min_version, "maxVersion": a.max_version}
+            for a in sorted(APIS.values(), key=lambda a: a.key)]

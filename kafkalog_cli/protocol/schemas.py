@@ -1,0 +1,367 @@
+"""The request and response messages ``kafkalog serve`` speaks, declared once with the
+message DSL of :mod:`kafkalog_cli.decoders.messages` (construct, compiled per version).
+
+Each declaration follows Kafka's JSON definition of the message
+(``clients/src/main/resources/common/message/<Name>.json``): the same fields, versions,
+nullable and tagged versions and defaults, for the whole range Kafka defines, whether or
+not the server advertises every version (the served ranges are in :mod:`.apis`). Field
+names are Kafka's camelCase names. The ``records`` type is the DSL's (bytes / compact
+bytes holding record batches).
+"""
+
+from __future__ import annotations
+
+from ..decoders.messages import Field, Message
+
+F = Field
+
+# -- ApiVersions (key 18) ------------------------------------------------------------------
+
+ApiVersionsRequest = Message("ApiVersionsRequest", valid="0-4", flexible="3+", fields=[
+    F("clientSoftwareName", "string", "3+"),
+    F("clientSoftwareVersion", "string", "3+"),
+])
+
+ApiVersionsResponse = Message("ApiVersionsResponse", valid="0-4", flexible="3+", fields=[
+    F("errorCode", "int16", "0+"),
+    F("apiKeys", "[]ApiVersion", "0+", fields=[
+        F("apiKey", "int16", "0+"),
+        F("minVersion", "int16", "0+"),
+        F("maxVersion", "int16", "0+"),
+    ]),
+    F("throttleTimeMs", "int32", "1+"),
+    F("supportedFeatures", "[]SupportedFeatureKey", "3+", tagged="3+", tag=0, fields=[
+        F("name", "string", "3+"),
+        F("minVersion", "int16", "3+"),
+        F("maxVersion", "int16", "3+"),
+    ]),
+    F("finalizedFeaturesEpoch", "int64", "3+", tagged="3+", tag=1, default=-1),
+    F("finalizedFeatures", "[]FinalizedFeatureKey", "3+", tagged="3+", tag=2, fields=[
+        F("name", "string", "3+"),
+        F("maxVersionLevel", "int16", "3+"),
+        F("minVersionLevel", "int16", "3+"),
+    ]),
+    F("zkMigrationReady", "bool", "3+", tagged="3+", tag=3, default=False),
+])
+
+# -- Produce (key 0) -------------------------------------------------------------------------
+
+ProduceRequest = Message("ProduceRequest", valid="0-11", flexible="9+", fields=[
+    F("transactionalId", "string", "3+", nullable="3+", default=None),
+    F("acks", "int16", "0+"),
+    F("timeoutMs", "int32", "0+"),
+    F("topicData", "[]TopicProduceData", "0+", fields=[
+        F("name", "string", "0+"),
+        F("partitionData", "[]PartitionProduceData", "0+", fields=[
+            F("index", "int32", "0+"),
+            F("records", "records", "0+", nullable="0+"),
+        ]),
+    ]),
+])
+
+_LEADER_ID_AND_EPOCH = [
+    F("leaderId", "int32", "0+", default=-1),
+    F("leaderEpoch", "int32", "0+", default=-1),
+]
+
+_NODE_ENDPOINT = [
+    F("nodeId", "int32", "0+"),
+    F("host", "string", "0+"),
+    F("port", "int32", "0+"),
+    F("rack", "string", "0+", nullable="0+", default=None),
+]
+
+ProduceResponse = Message("ProduceResponse", valid="0-11", flexible="9+", fields=[
+    F("responses", "[]TopicProduceResponse", "0+", fields=[
+        F("name", "string", "0+"),
+        F("partitionResponses", "[]PartitionProduceResponse", "0+", fields=[
+            F("index", "int32", "0+"),
+            F("errorCode", "int16", "0+"),
+            F("baseOffset", "int64", "0+"),
+            F("logAppendTimeMs", "int64", "2+", default=-1),
+            F("logStartOffset", "int64", "5+", default=-1),
+            F("recordErrors", "[]BatchIndexAndErrorMessage", "8+", fields=[
+                F("batchIndex", "int32", "8+"),
+                F("batchIndexErrorMessage", "string", "8+", nullable="8+", default=None),
+            ]),
+            F("errorMessage", "string", "8+", nullable="8+", default=None),
+            F("currentLeader", "LeaderIdAndEpoch", "10+", tagged="10+", tag=0,
+              fields=_LEADER_ID_AND_EPOCH),
+        ]),
+    ]),
+    F("throttleTimeMs", "int32", "1+", default=0),
+    F("nodeEndpoints", "[]NodeEndpoint", "10+", tagged="10+", tag=0, fields=_NODE_ENDPOINT),
+])
+
+# -- Fetch (key 1) ---------------------------------------------------------------------------
+
+FetchRequest = Message("FetchRequest", valid="0-17", flexible="12+", fields=[
+    F("clusterId", "string", "12+", nullable="12+", default=None, tagged="12+", tag=0),
+    F("replicaId", "int32", "0-14", default=-1),
+    F("replicaState", "ReplicaState", "15+", tagged="15+", tag=1, fields=[
+        F("replicaId", "int32", "15+", default=-1),
+        F("replicaEpoch", "int64", "15+", default=-1),
+    ]),
+    F("maxWaitMs", "int32", "0+"),
+    F("minBytes", "int32", "0+"),
+    F("maxBytes", "int32", "3+", default=0x7FFFFFFF),
+    F("isolationLevel", "int8", "4+", default=0),
+    F("sessionId", "int32", "7+", default=0),
+    F("sessionEpoch", "int32", "7+", default=-1),
+    F("topics", "[]FetchTopic", "0+", fields=[
+        F("topic", "string", "0-12"),
+        F("topicId", "uuid", "13+"),
+        F("partitions", "[]FetchPartition", "0+", fields=[
+            F("partition", "int32", "0+"),
+            F("currentLeaderEpoch", "int32", "9+", default=-1),
+            F("fetchOffset", "int64", "0+"),
+            F("lastFetchedEpoch", "int32", "12+", default=-1),
+            F("logStartOffset", "int64", "5+", default=-1),
+            F("partitionMaxBytes", "int32", "0+"),
+            F("replicaDirectoryId", "uuid", "17+", tagged="17+", tag=0),
+        ]),
+    ]),
+    F("forgottenTopicsData", "[]ForgottenTopic", "7+", fields=[
+        F("topic", "string", "7-12"),
+        F("topicId", "uuid", "13+"),
+        F("partitions", "[]int32", "7+"),
+    ]),
+    F("rackId", "string", "11+", default=""),
+])
+
+FetchResponse = Message("FetchResponse", valid="0-17", flexible="12+", fields=[
+    F("throttleTimeMs", "int32", "1+"),
+    F("errorCode", "int16", "7+"),
+    F("sessionId", "int32", "7+", default=0),
+    F("responses", "[]FetchableTopicResponse", "0+", fields=[
+        F("topic", "string", "0-12"),
+        F("topicId", "uuid", "13+"),
+        F("partitions", "[]PartitionData", "0+", fields=[
+            F("partitionIndex", "int32", "0+"),
+            F("errorCode", "int16", "0+"),
+            F("highWatermark", "int64", "0+"),
+            F("lastStableOffset", "int64", "4+", default=-1),
+            F("logStartOffset", "int64", "5+", default=-1),
+            F("divergingEpoch", "EpochEndOffset", "12+", tagged="12+", tag=0, fields=[
+                F("epoch", "int32", "12+", default=-1),
+                F("endOffset", "int64", "12+", default=-1),
+            ]),
+            F("currentLeader", "LeaderIdAndEpoch", "12+", tagged="12+", tag=1,
+              fields=_LEADER_ID_AND_EPOCH),
+            F("snapshotId", "SnapshotId", "12+", tagged="12+", tag=2, fields=[
+                F("endOffset", "int64", "0+", default=-1),
+                F("epoch", "int32", "0+", default=-1),
+            ]),
+            F("abortedTransactions", "[]AbortedTransaction", "4+", nullable="4+", fields=[
+                F("producerId", "int64", "4+"),
+                F("firstOffset", "int64", "4+"),
+            ]),
+            F("preferredReadReplica", "int32", "11+", default=-1),
+            F("records", "records", "0+", nullable="0+"),
+        ]),
+    ]),
+    F("nodeEndpoints", "[]NodeEndpoint", "16+", tagged="16+", tag=0, fields=_NODE_ENDPOINT),
+])
+
+# -- ListOffsets (key 2) ---------------------------------------------------------------------
+
+ListOffsetsRequest = Message("ListOffsetsRequest", valid="0-10", flexible="6+", fields=[
+    F("replicaId", "int32", "0+"),
+    F("isolationLevel", "int8", "2+"),
+    F("topics", "[]ListOffsetsTopic", "0+", fields=[
+        F("name", "string", "0+"),
+        F("partitions", "[]ListOffsetsPartition", "0+", fields=[
+            F("partitionIndex", "int32", "0+"),
+            F("currentLeaderEpoch", "int32", "4+", default=-1),
+            F("timestamp", "int64", "0+"),
+            F("maxNumOffsets", "int32", "0", default=1),
+        ]),
+    ]),
+    F("timeoutMs", "int32", "10+"),
+])
+
+ListOffsetsResponse = Message("ListOffsetsResponse", valid="0-10", flexible="6+", fields=[
+    F("throttleTimeMs", "int32", "2+"),
+    F("topics", "[]ListOffsetsTopicResponse", "0+", fields=[
+        F("name", "string", "0+"),
+        F("partitions", "[]ListOffsetsPartitionResponse", "0+", fields=[
+            F("partitionIndex", "int32", "0+"),
+            F("errorCode", "int16", "0+"),
+            F("oldStyleOffsets", "[]int64", "0"),
+            F("timestamp", "int64", "1+", default=-1),
+            F("offset", "int64", "1+", default=-1),
+            F("leaderEpoch", "int32", "4+", default=-1),
+        ]),
+    ]),
+])
+
+# -- Metadata (key 3) ------------------------------------------------------------------------
+
+MetadataRequest = Message("MetadataRequest", valid="0-12", flexible="9+", fields=[
+    F("topics", "[]MetadataRequestTopic", "0+", nullable="1+", fields=[
+        F("topicId", "uuid", "10+"),
+        F("name", "string", "0+", nullable="10+"),
+    ]),
+    F("allowAutoTopicCreation", "bool", "4+", default=True),
+    F("includeClusterAuthorizedOperations", "bool", "8-10"),
+    F("includeTopicAuthorizedOperations", "bool", "8+"),
+])
+
+MetadataResponse = Message("MetadataResponse", valid="0-12", flexible="9+", fields=[
+    F("throttleTimeMs", "int32", "3+"),
+    F("brokers", "[]MetadataResponseBroker", "0+", fields=[
+        F("nodeId", "int32", "0+"),
+        F("host", "string", "0+"),
+        F("port", "int32", "0+"),
+        F("rack", "string", "1+", nullable="1+", default=None),
+    ]),
+    F("clusterId", "string", "2+", nullable="2+", default=None),
+    F("controllerId", "int32", "1+", default=-1),
+    F("topics", "[]MetadataResponseTopic", "0+", fields=[
+        F("errorCode", "int16", "0+"),
+        F("name", "string", "0+", nullable="12+"),
+        F("topicId", "uuid", "10+"),
+        F("isInternal", "bool", "1+", default=False),
+        F("partitions", "[]MetadataResponsePartition", "0+", fields=[
+            F("errorCode", "int16", "0+"),
+            F("partitionIndex", "int32", "0+"),
+            F("leaderId", "int32", "0+"),
+            F("leaderEpoch", "int32", "7+", default=-1),
+            F("replicaNodes", "[]int32", "0+"),
+            F("isrNodes", "[]int32", "0+"),
+            F("offlineReplicas", "[]int32", "5+"),
+        ]),
+        F("topicAuthorizedOperations", "int32", "8+", default=-2147483648),
+    ]),
+    F("clusterAuthorizedOperations", "int32", "8-10", default=-2147483648),
+])
+
+# -- InitProducerId (key 22) -----------------------------------------------------------------
+
+InitProducerIdRequest = Message("InitProducerIdRequest", valid="0-5", flexible="2+", fields=[
+    F("transactionalId", "string", "0+", nullable="0+"),
+    F("transactionTimeoutMs", "int32", "0+"),
+    F("producerId", "int64", "3+", default=-1),
+    F("producerEpoch", "int16", "3+", default=-1),
+])
+
+InitProducerIdResponse = Message("InitProducerIdResponse", valid="0-5", flexible="2+", fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("errorCode", "int16", "0+"),
+    F("producerId", "int64", "0+", default=-1),
+    F("producerEpoch", "int16", "0+"),
+])
+
+# -- CreateTopics (key 19) -------------------------------------------------------------------
+
+CreateTopicsRequest = Message("CreateTopicsRequest", valid="0-7", flexible="5+", fields=[
+    F("topics", "[]CreatableTopic", "0+", fields=[
+        F("name", "string", "0+"),
+        F("numPartitions", "int32", "0+"),
+        F("replicationFactor", "int16", "0+"),
+        F("assignments", "[]CreatableReplicaAssignment", "0+", fields=[
+            F("partitionIndex", "int32", "0+"),
+            F("brokerIds", "[]int32", "0+"),
+        ]),
+        F("configs", "[]CreatableTopicConfig", "0+", fields=[
+            F("name", "string", "0+"),
+            F("value", "string", "0+", nullable="0+"),
+        ]),
+    ]),
+    F("timeoutMs", "int32", "0+", default=60000),
+    F("validateOnly", "bool", "1+", default=False),
+])
+
+CreateTopicsResponse = Message("CreateTopicsResponse", valid="0-7", flexible="5+", fields=[
+    F("throttleTimeMs", "int32", "2+"),
+    F("topics", "[]CreatableTopicResult", "0+", fields=[
+        F("name", "string", "0+"),
+        F("topicId", "uuid", "7+"),
+        F("errorCode", "int16", "0+"),
+        F("errorMessage", "string", "1+", nullable="0+"),
+        F("topicConfigErrorCode", "int16", "5+", tagged="5+", tag=0),
+        F("numPartitions", "int32", "5+", default=-1),
+        F("replicationFactor", "int16", "5+", default=-1),
+        F("configs", "[]CreatableTopicConfigs", "5+", nullable="5+", fields=[
+            F("name", "string", "5+"),
+            F("value", "string", "5+", nullable="5+"),
+            F("readOnly", "bool", "5+"),
+            F("configSource", "int8", "5+", default=-1),
+            F("isSensitive", "bool", "5+"),
+        ]),
+    ]),
+])
+
+# -- DeleteTopics (key 20) -------------------------------------------------------------------
+
+DeleteTopicsRequest = Message("DeleteTopicsRequest", valid="0-6", flexible="4+", fields=[
+    F("topics", "[]DeleteTopicState", "6+", fields=[
+        F("name", "string", "6+", nullable="6+", default=None),
+        F("topicId", "uuid", "6+"),
+    ]),
+    F("topicNames", "[]string", "0-5"),
+    F("timeoutMs", "int32", "0+"),
+])
+
+DeleteTopicsResponse = Message("DeleteTopicsResponse", valid="0-6", flexible="4+", fields=[
+    F("throttleTimeMs", "int32", "1+"),
+    F("responses", "[]DeletableTopicResult", "0+", fields=[
+        F("name", "string", "0+", nullable="6+"),
+        F("topicId", "uuid", "6+"),
+        F("errorCode", "int16", "0+"),
+        F("errorMessage", "string", "5+", nullable="5+", default=None),
+    ]),
+])
+
+# -- DescribeConfigs (key 32) ----------------------------------------------------------------
+
+DescribeConfigsRequest = Message("DescribeConfigsRequest", valid="0-4", flexible="4+", fields=[
+    F("resources", "[]DescribeConfigsResource", "0+", fields=[
+        F("resourceType", "int8", "0+"),
+        F("resourceName", "string", "0+"),
+        F("configurationKeys", "[]string", "0+", nullable="0+"),
+    ]),
+    F("includeSynonyms", "bool", "1+", default=False),
+    F("includeDocumentation", "bool", "3+", default=False),
+])
+
+DescribeConfigsResponse = Message("DescribeConfigsResponse", valid="0-4", flexible="4+", fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("results", "[]DescribeConfigsResult", "0+", fields=[
+        F("errorCode", "int16", "0+"),
+        F("errorMessage", "string", "0+", nullable="0+"),
+        F("resourceType", "int8", "0+"),
+        F("resourceName", "string", "0+"),
+        F("configs", "[]DescribeConfigsResourceResult", "0+", fields=[
+            F("name", "string", "0+"),
+            F("value", "string", "0+", nullable="0+"),
+            F("readOnly", "bool", "0+"),
+            F("isDefault", "bool", "0"),
+            F("configSource", "int8", "1+", default=-1),
+            F("isSensitive", "bool", "0+"),
+            F("synonyms", "[]DescribeConfigsSynonym", "1+", fields=[
+                F("name", "string", "1+"),
+                F("value", "string", "1+", nullable="0+"),
+                F("source", "int8", "1+"),
+            ]),
+            F("configType", "int8", "3+", default=0),
+            F("documentation", "string", "3+", nullable="0+"),
+        ]),
+    ]),
+])
+
+# -- headers ---------------------------------------------------------------------------------
+
+#: RequestHeader v0-v2. ``clientId`` has flexibleVersions "none" in Kafka's JSON (an int16
+#: string even in v2), so the declaration is never flexible and :mod:`.headers` reads the
+#: v2 tagged-field section after it.
+RequestHeader = Message("RequestHeader", valid="0-2", flexible="none", fields=[
+    F("requestApiKey", "int16", "0+"),
+    F("requestApiVersion", "int16", "0+"),
+    F("correlationId", "int32", "0+"),
+    F("clientId", "string", "1+", nullable="1+"),
+])
+
+ResponseHeader = Message("ResponseHeader", valid="0-1", flexible="1+", fields=[
+    F("correlationId", "int32", "0+"),
+])

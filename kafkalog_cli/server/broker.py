@@ -1,0 +1,250 @@
+"""The asyncio server: one node, leader of every partition of one log directory.
+
+Per connection, requests are read, handled and answered one at a time in order (the
+broker mutes a channel until its response is sent, so clients see the same ordering).
+A frame the broker would reject closes that connection only (see
+:mod:`kafkalog_cli.protocol.wire`); each connection error is logged as one line.
+
+:class:`ServerThread` runs the server on its own event-loop thread (tests, benchmarks);
+:func:`run` runs it in the foreground until SIGTERM/SIGINT (``kafkalog serve``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import threading
+
+from ..protocol.wire import (
+    DEFAULT_MAX_REQUEST_SIZE,
+    InvalidRequest,
+    build_response,
+    parse_request,
+    read_frame,
+)
+from ..storage.lock import LogDirLock
+from .catalog import LogDirCatalog
+from .kafka_apis import NO_RESPONSE, CloseConnection, KafkaApis, ServerOptions
+from .metrics import BrokerTopicStats
+
+log = logging.getLogger("kafkalog.serve")
+
+
+class KafkaServer:
+    """Serve ``catalog`` on ``options.host:options.port`` (port 0: an ephemeral port)."""
+
+    def __init__(self, catalog: LogDirCatalog, options: ServerOptions, *,
+                 bind_host: str | None = None, metrics_interval: float | None = None,
+                 max_request_size: int = DEFAULT_MAX_REQUEST_SIZE):
+        self.catalog = catalog
+        self.options = options
+        self.bind_host = bind_host or options.host
+        self.stats = BrokerTopicStats()
+        self.apis = KafkaApis(catalog, options, self.stats)
+        self.metrics_interval = metrics_interval
+        self.max_request_size = max_request_size
+        self._server: asyncio.base_events.Server | None = None
+        self._clients: set[asyncio.Task] = set()
+        self._metrics_task: asyncio.Task | None = None
+        self.connection_errors = 0
+
+    async def start(self) -> int:
+        """Listen; returns the bound port."""
+        self._server = await asyncio.start_server(self._client, self.bind_host,
+                                                  self.options.port, reuse_address=True)
+        port = self._server.sockets[0].getsockname()[1]
+        self.options.port = port
+        if self.metrics_interval:
+            self._metrics_task = asyncio.create_task(self._report_metrics())
+        return port
+
+    async def stop(self) -> None:
+        """Stop listening, drop the connections, then close the log directory cleanly."""
+        if self._server is not None:
+            self._server.close()
+        for t in list(self._clients):
+            t.cancel()
+        if self._clients:
+            await asyncio.gather(*self._clients, return_exceptions=True)
+        if self._metrics_task is not None:
+            self._metrics_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._metrics_task
+            for line in self.stats.report():
+                log.info("%s", line)
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 1)
+        self.catalog.close()
+
+    async def _report_metrics(self) -> None:
+        while True:
+            await asyncio.sleep(self.metrics_interval)
+            for line in self.stats.report():
+                log.info("%s", line)
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._clients.add(task)
+        peer = writer.get_extra_info("peername")
+        where = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        try:
+            while True:
+                frame = await read_frame(reader, self.max_request_size)
+                if frame is None:
+                    break
+                request = parse_request(frame)
+                result = await self.apis.handle(request)
+                if result is NO_RESPONSE:
+                    continue
+                writer.write(build_response(request, result.body, result.version))
+                await writer.drain()
+        except InvalidRequest as e:
+            self._connection_error(where, f"invalid request: {e}")
+        except CloseConnection as e:
+            self._connection_error(where, f"closing connection due to {e}")
+        except asyncio.IncompleteReadError as e:
+            self._connection_error(where, f"connection closed inside a frame "
+                                          f"({len(e.partial)} of {e.expected} bytes)")
+        except (ConnectionError, OSError) as e:
+            self._connection_error(where, f"{type(e).__name__}: {e}")
+        except asyncio.CancelledError:
+            pass
+        except Exception as e:  # a bug: close this connection, keep serving the others
+            self._connection_error(where, f"unexpected {type(e).__name__}: {e}")
+            log.debug("traceback", exc_info=True)
+        finally:
+            self._clients.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    def _connection_error(self, where: str, message: str) -> None:
+        self.connection_errors += 1
+        log.warning("connection %s: %s", where, message)
+
+
+def _open(log_dir, options: ServerOptions, server_configs: dict | None):
+    lock = LogDirLock(log_dir).acquire()
+    try:
+        catalog = LogDirCatalog(log_dir, node_id=options.node_id,
+                                server_configs=server_configs).open()
+    except BaseException:
+        lock.release()
+        raise
+    return lock, catalog
+
+
+def run(log_dir, options: ServerOptions, *, bind_host: str | None = None,
+        server_configs: dict | None = None, metrics_interval: float | None = None,
+        on_ready=None) -> None:
+    """Serve in the foreground until SIGTERM or SIGINT, then close cleanly."""
+    lock, catalog = _open(log_dir, options, server_configs)
+    try:
+        asyncio.run(_serve_until_signal(catalog, options, bind_host, metrics_interval,
+                                        on_ready))
+    finally:
+        lock.release()
+
+
+async def _serve_until_signal(catalog, options, bind_host, metrics_interval, on_ready):
+    server = KafkaServer(catalog, options, bind_host=bind_host,
+                         metrics_interval=metrics_interval)
+    try:
+        await server.start()
+    except BaseException:
+        catalog.close(clean=False)
+        raise
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    if on_ready is not None:
+        on_ready(server)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+        await server.stop()
+
+
+class ServerThread:
+    """The server on a background event-loop thread; a context manager.
+
+    ``with ServerThread(log_dir) as s: ... s.port ...`` - the log directory is locked and
+    served on 127.0.0.1 (ephemeral port by default) until the block ends.
+    """
+
+    def __init__(self, log_dir, options: ServerOptions | None = None, *,
+                 server_configs: dict | None = None, metrics_interval: float | None = None):
+        self.log_dir = log_dir
+        self.options = options or ServerOptions(port=0)
+        self.server_configs = server_configs
+        self.metrics_interval = metrics_interval
+        self.server: KafkaServer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._lock = None
+
+    @property
+    def port(self) -> int:
+        return self.options.port
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.options.host}:{self.options.port}"
+
+    def start(self) -> ServerThread:
+        self._lock, catalog = _open(self.log_dir, self.options, self.server_configs)
+        self._loop = asyncio.new_event_loop()
+        self.server = KafkaServer(catalog, self.options, metrics_interval=self.metrics_interval)
+
+        def main():
+            asyncio.set_event_loop(self._loop)
+            try:
+                self._loop.run_until_complete(self.server.start())
+            except BaseException as e:
+                self._error = e
+                catalog.close(clean=False)
+                self._ready.set()
+                return
+            self._ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=main, name="kafkalog-serve", daemon=True)
+        self._thread.start()
+        self._ready.wait(30)
+        if self._error is not None:
+            self._lock.release()
+            raise self._error
+        return self
+
+    def call(self, fn, *args):
+        """Run ``fn(*args)`` on the server's loop thread and return its result."""
+        async def go():
+            return fn(*args)
+        return asyncio.run_coroutine_threadsafe(go(), self._loop).result(30)
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        fut = asyncio.run_coroutine_threadsafe(self.server.stop(), self._loop)
+        try:
+            fut.result(30)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(30)
+            self._loop.close()
+            self._thread = None
+            self._lock.release()
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,606 @@
+"""The request handlers, after ``KafkaApis`` (and the parts of ``ReplicaManager``,
+``Partition`` and the controller a single node needs).
+
+Each ``handle_*`` takes a parsed :class:`~kafkalog_cli.protocol.wire.Request` and returns a
+:class:`Reply` (a response body, maybe at another version), :data:`NO_RESPONSE`, or raises
+:class:`CloseConnection`. Handlers run on the event-loop thread; only Fetch awaits (the
+delayed fetch of ``minBytes``/``maxWaitMs``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from dataclasses import dataclass
+
+from ..constants import CODEC_ZSTD, COMPRESSION_CODEC_MASK, MAGIC_V2, TRANSACTIONAL_FLAG_MASK
+from ..errors import InvalidArgumentError, InvalidConfigError
+from ..format.records import FileRecords
+from ..protocol.apis import ApiKeys, api_versions_table
+from ..protocol.errors import Errors
+from ..protocol.wire import Request
+from ..schema.flexible import ZERO_UUID
+from . import configs as cfgs
+from . import reads
+from .catalog import LogDirCatalog, Topic, is_internal
+from .metrics import BrokerTopicStats
+from .storage_adapter import AppendError
+
+log = logging.getLogger("kafkalog.serve")
+
+ADMIN_CLIENT_ID = "__admin_client"
+#: AclOperation codes a topic supports (READ..ALTER_CONFIGS), as a 32-bit field: what the
+#: broker reports without an authorizer.
+TOPIC_AUTHORIZED_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+# ConfigSource of DescribeConfigs
+DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
+RESOURCE_TOPIC, RESOURCE_BROKER = 2, 4
+_SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
+
+
+@dataclass
+class Reply:
+    body: dict
+    version: int | None = None
+
+
+class CloseConnection(Exception):
+    """Close the client's connection instead of answering (acks=0 produce errors)."""
+
+
+NO_RESPONSE = object()
+
+
+@dataclass
+class ServerOptions:
+    host: str = "127.0.0.1"
+    port: int = 9092
+    node_id: int = 0
+    auto_create_topics: bool = False
+    num_partitions: int = 1
+
+
+def _partition_error(index: int, error: Errors) -> dict:
+    # new PartitionResponse(error): INVALID_OFFSET, NO_TIMESTAMP, INVALID_OFFSET
+    return {"index": index, "errorCode": int(error), "baseOffset": -1, "logAppendTimeMs": -1,
+            "logStartOffset": -1}
+
+
+class KafkaApis:
+    def __init__(self, catalog: LogDirCatalog, options: ServerOptions,
+                 stats: BrokerTopicStats | None = None):
+        self.catalog = catalog
+        self.options = options
+        self.stats = stats or BrokerTopicStats()
+        self._appended = asyncio.Event()
+        self.handlers = {
+            ApiKeys.PRODUCE: self.handle_produce,
+            ApiKeys.FETCH: self.handle_fetch,
+            ApiKeys.LIST_OFFSETS: self.handle_list_offsets,
+            ApiKeys.METADATA: self.handle_metadata,
+            ApiKeys.API_VERSIONS: self.handle_api_versions,
+            ApiKeys.CREATE_TOPICS: self.handle_create_topics,
+            ApiKeys.DELETE_TOPICS: self.handle_delete_topics,
+            ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id,
+            ApiKeys.DESCRIBE_CONFIGS: self.handle_describe_configs,
+        }
+
+    async def handle(self, request: Request):
+        h = self.handlers[request.api_key]
+        if request.api_key == ApiKeys.FETCH:
+            return await h(request)
+        return h(request)
+
+    def _notify_append(self) -> None:
+        self._appended.set()
+        self._appended = asyncio.Event()
+
+    # -- ApiVersions --------------------------------------------------------------------
+
+    def handle_api_versions(self, req: Request) -> Reply:
+        if req.unsupported_version:
+            # KIP-511: answered as v0 with UNSUPPORTED_VERSION and ApiVersions' own range
+            versions = [a for a in api_versions_table() if a["apiKey"] == ApiKeys.API_VERSIONS]
+            return Reply({"errorCode": int(Errors.UNSUPPORTED_VERSION), "apiKeys": versions}, 0)
+        if req.api_version >= 3 and not (
+                _SOFTWARE.match(req.body["clientSoftwareName"])
+                and _SOFTWARE.match(req.body["clientSoftwareVersion"])):
+            return Reply({"errorCode": int(Errors.INVALID_REQUEST), "apiKeys": [],
+                          "throttleTimeMs": 0})
+        return Reply({"errorCode": 0, "apiKeys": api_versions_table(), "throttleTimeMs": 0})
+
+    # -- Metadata -----------------------------------------------------------------------
+
+    def _topic_metadata(self, topic: Topic, version: int, include_ops: bool) -> dict:
+        node = self.options.node_id
+        parts = []
+        for p in sorted(topic.partitions):
+            part = topic.partitions[p]
+            parts.append({"errorCode": 0, "partitionIndex": p, "leaderId": node,
+                          "leaderEpoch": part.leader_epoch, "replicaNodes": [node],
+                          "isrNodes": [node], "offlineReplicas": []})
+        out = {"errorCode": 0, "name": topic.name, "topicId": topic.topic_id,
+               "isInternal": is_internal(topic.name), "partitions": parts}
+        if include_ops:
+            out["topicAuthorizedOperations"] = TOPIC_AUTHORIZED_OPERATIONS
+        return out
+
+    def handle_metadata(self, req: Request) -> Reply:
+        v = req.api_version
+        body = req.body
+        include_ops = body.get("includeTopicAuthorizedOperations", False)
+        requested = body["topics"]
+        topics = []
+        if requested is None or (v == 0 and not requested):
+            topics = [self._topic_metadata(t, v, include_ops)
+                      for _, t in sorted(self.catalog.topics.items())]
+        else:
+            allow_auto = body.get("allowAutoTopicCreation", True) if v >= 4 else True
+            for r in requested:
+                name = r.get("name")
+                if name is None:
+                    t = self.catalog.by_id.get(r.get("topicId", ZERO_UUID))
+                    if t is None:
+                        topics.append({"errorCode": int(Errors.UNKNOWN_TOPIC_ID), "name": None,
+                                       "topicId": r.get("topicId", ZERO_UUID),
+                                       "partitions": []})
+                    else:
+                        topics.append(self._topic_metadata(t, v, include_ops))
+                    continue
+                t = self.catalog.topics.get(name)
+                if t is None:
+                    error = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                    try:
+                        _validate_name(name)
+                    except InvalidArgumentError:
+                        error = Errors.INVALID_TOPIC_EXCEPTION
+                    else:
+                        if allow_auto and self.options.auto_create_topics and \
+                                not is_internal(name) and not self._collides(name):
+                            # created synchronously: answered at once instead of
+                            # LEADER_NOT_AVAILABLE and a retry
+                            t = self.catalog.create_topic(name, self.options.num_partitions)
+                            log.info("auto-created topic %s with %d partitions", name,
+                                     self.options.num_partitions)
+                    if t is None:
+                        topics.append({"errorCode": int(error), "name": name,
+                                       "topicId": ZERO_UUID, "isInternal": is_internal(name),
+                                       "partitions": []})
+                        continue
+                topics.append(self._topic_metadata(t, v, include_ops))
+        node = self.options.node_id
+        return Reply({
+            "throttleTimeMs": 0,
+            "brokers": [{"nodeId": node, "host": self.options.host, "port": self.options.port,
+                         "rack": None}],
+            "clusterId": self.catalog.cluster_id,
+            "controllerId": node,
+            "topics": topics,
+        })
+
+    def _collides(self, name: str) -> bool:
+        """Topic.hasCollision: '.' and '_' collide in metric names."""
+        key = name.replace(".", "_")
+        return any(t != name and t.replace(".", "_") == key for t in self.catalog.topics)
+
+    # -- Produce ------------------------------------------------------------------------
+
+    def handle_produce(self, req: Request):
+        body = req.body
+        v = req.api_version
+        acks = body["acks"]
+        responses: list[tuple[str, list[dict]]] = []
+        pending = []  # (topic, partition dict, batch bytes, part)
+        has_txn = False
+        for td in body["topicData"]:
+            name = td["name"]
+            out: list[dict] = []
+            responses.append((name, out))
+            for pd in td["partitionData"]:
+                idx = pd["index"]
+                part = self.catalog.partition(name, idx)
+                if part is None:
+                    out.append(_partition_error(idx, Errors.UNKNOWN_TOPIC_OR_PARTITION))
+                    continue
+                records = pd["records"]
+                error, batch = _validate_records(v, records)
+                if error is not Errors.NONE:
+                    out.append(_partition_error(idx, error))
+                    continue
+                has_txn = has_txn or bool(batch.attributes & TRANSACTIONAL_FLAG_MASK)
+                slot = {"index": idx}
+                out.append(slot)
+                if batch.size != len(records):
+                    records = records[:batch.size]  # trimInvalidBytes
+                pending.append((name, slot, records, part))
+        if has_txn:
+            # hasTransactionalRecords: needs a transactionalId, then coordinator verification;
+            # this server has no transaction coordinator (docs/serve.md)
+            error = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED \
+                if body["transactionalId"] is None else Errors.INVALID_TXN_STATE
+            for _, slot, _, _ in pending:
+                slot.update(_partition_error(slot["index"], error))
+            pending = []
+        if pending and acks not in (-1, 0, 1):
+            for _, slot, _, _ in pending:
+                slot.update(_partition_error(slot["index"], Errors.INVALID_REQUIRED_ACKS))
+            pending = []
+        internal_allowed = req.client_id == ADMIN_CLIENT_ID
+        appended = False
+        for name, slot, records, part in pending:
+            self.stats.mark(name, "TotalProduceRequestsPerSec")
+            if is_internal(name) and not internal_allowed:
+                slot.update(_partition_error(slot["index"], Errors.INVALID_TOPIC_EXCEPTION))
+                continue
+            topic = self.catalog.topics[name]
+            if acks == -1 and int(self.catalog.effective_configs(topic)[
+                    "min.insync.replicas"]) > 1:
+                # Partition.appendRecordsToLeader: ISR {this node} < min.insync.replicas
+                slot.update(_partition_error(slot["index"], Errors.NOT_ENOUGH_REPLICAS))
+                slot["logStartOffset"] = part.log_start_offset
+                self.stats.mark(name, "FailedProduceRequestsPerSec")
+                continue
+            try:
+                info = part.append_as_leader(records)
+            except AppendError as e:
+                slot.update(_partition_error(slot["index"], e.error))
+                if e.error not in (Errors.CORRUPT_MESSAGE, Errors.MESSAGE_TOO_LARGE,
+                                   Errors.RECORD_LIST_TOO_LARGE):
+                    slot["logStartOffset"] = part.log_start_offset
+                    self.stats.mark(name, "FailedProduceRequestsPerSec")
+                log.debug("produce to %s-%d failed: %s %s", name, slot["index"], e.error.name, e)
+                continue
+            appended = appended or info.record_count > 0
+            self.stats.mark(name, "BytesInPerSec", len(records))
+            self.stats.mark(name, "MessagesInPerSec", info.record_count)
+            slot.update({"errorCode": 0, "baseOffset": info.base_offset,
+                         "logAppendTimeMs": info.log_append_time,
+                         "logStartOffset": info.log_start_offset})
+        if appended:
+            self._notify_append()
+        if acks == 0:
+            errors = [(n, s["index"], Errors(s["errorCode"]).name)
+                      for n, out in responses for s in out if s["errorCode"]]
+            if errors:
+                raise CloseConnection(
+                    f"error during produce request with correlation id {req.correlation_id} "
+                    f"from client id {req.client_id} with ack=0: " +
+                    ", ".join(f"{n}-{p}: {e}" for n, p, e in errors))
+            return NO_RESPONSE
+        return Reply({"responses": [{"name": n, "partitionResponses": out}
+                                    for n, out in responses], "throttleTimeMs": 0})
+
+    # -- Fetch --------------------------------------------------------------------------
+
+    async def handle_fetch(self, req: Request) -> Reply:
+        body = req.body
+        v = req.api_version
+        if body.get("sessionEpoch", -1) > 0:
+            # an incremental fetch: this server never creates sessions (sessionId 0)
+            return Reply({"throttleTimeMs": 0, "errorCode": int(Errors.FETCH_SESSION_ID_NOT_FOUND),
+                          "sessionId": 0, "responses": []})
+        max_wait = max(0, body["maxWaitMs"])
+        deadline = time.monotonic() + max_wait / 1000
+        while True:
+            event = self._appended
+            responses, total, errored = self._read_all(body, v)
+            if total >= body["minBytes"] or errored or max_wait == 0 or \
+                    time.monotonic() >= deadline:
+                break
+            try:
+                await asyncio.wait_for(event.wait(), deadline - time.monotonic())
+            except asyncio.TimeoutError:
+                responses, total, errored = self._read_all(body, v)
+                break
+        for name, parts in responses:
+            n = sum(len(p["records"]) for p in parts)
+            if n:
+                self.stats.mark(name, "BytesOutPerSec", n)
+        out = []
+        for name, parts in responses:
+            t = self.catalog.topics.get(name) if name else None
+            entry = {"partitions": parts}
+            if v >= 13:
+                entry["topicId"] = t.topic_id if t else parts and parts[0].pop("_id", ZERO_UUID)
+            else:
+                entry["topic"] = name
+            for p in parts:
+                p.pop("_id", None)
+            out.append(entry)
+        return Reply({"throttleTimeMs": 0, "errorCode": 0, "sessionId": 0, "responses": out})
+
+    def _read_all(self, body: dict, v: int):
+        limit = body.get("maxBytes", 0x7FFFFFFF)
+        min_one = True  # hardMaxBytesLimit is for v0-2 only
+        committed = body.get("isolationLevel", 0) == 1
+        responses = []
+        total = 0
+        errored = False
+        for ft in body["topics"]:
+            if v >= 13:
+                t = self.catalog.by_id.get(ft["topicId"])
+                name = t.name if t else None
+                missing = Errors.UNKNOWN_TOPIC_ID
+            else:
+                name = ft["topic"]
+                t = self.catalog.topics.get(name)
+                missing = Errors.UNKNOWN_TOPIC_OR_PARTITION
+            parts = []
+            responses.append((name, parts))
+            for fp in ft["partitions"]:
+                idx = fp["partition"]
+                part = t.partitions.get(idx) if t else None
+                if name:
+                    self.stats.mark(name, "TotalFetchRequestsPerSec")
+                if part is None:
+                    errored = True
+                    parts.append(_fetch_error(idx, missing if t is None else
+                                              Errors.UNKNOWN_TOPIC_OR_PARTITION, ft))
+                    continue
+                epoch_error = _check_epoch(fp.get("currentLeaderEpoch", -1), part.leader_epoch)
+                if epoch_error is not None:
+                    errored = True
+                    parts.append(_fetch_error(idx, epoch_error, ft))
+                    continue
+                r = reads.read(part, fp["fetchOffset"], min(fp["partitionMaxBytes"], limit),
+                               min_one, committed)
+                if r.error is not Errors.NONE:
+                    errored = True
+                n = len(r.records)
+                if n:
+                    min_one = False
+                limit = max(0, limit - n)
+                total += n
+                parts.append({"partitionIndex": idx, "errorCode": int(r.error),
+                              "highWatermark": r.high_watermark,
+                              "lastStableOffset": r.last_stable_offset,
+                              "logStartOffset": r.log_start_offset,
+                              "abortedTransactions": r.aborted, "preferredReadReplica": -1,
+                              "records": r.records})
+        return responses, total, errored
+
+    # -- ListOffsets --------------------------------------------------------------------
+
+    def handle_list_offsets(self, req: Request) -> Reply:
+        v = req.api_version
+        topics = []
+        seen = set()
+        dups = set()
+        for t in req.body["topics"]:
+            for p in t["partitions"]:
+                key = (t["name"], p["partitionIndex"])
+                (dups if key in seen else seen).add(key)
+        for t in req.body["topics"]:
+            name = t["name"]
+            parts = []
+            topics.append({"name": name, "partitions": parts})
+            for p in t["partitions"]:
+                idx = p["partitionIndex"]
+                res = {"partitionIndex": idx, "errorCode": 0, "timestamp": -1, "offset": -1,
+                       "leaderEpoch": -1}
+                parts.append(res)
+                part = self.catalog.partition(name, idx)
+                if v >= 2 and (name, idx) in dups:
+                    res["errorCode"] = int(Errors.INVALID_REQUEST)
+                elif part is None:
+                    res["errorCode"] = int(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                elif (e := _check_epoch(p.get("currentLeaderEpoch", -1),
+                                        part.leader_epoch)) is not None:
+                    res["errorCode"] = int(e)
+                else:
+                    found = reads.offset_for_timestamp(part, p["timestamp"])
+                    if found is not None:
+                        res["timestamp"], res["offset"], res["leaderEpoch"] = found
+        return Reply({"throttleTimeMs": 0, "topics": topics})
+
+    # -- InitProducerId -----------------------------------------------------------------
+
+    def handle_init_producer_id(self, req: Request) -> Reply:
+        if req.body["transactionalId"] is not None:
+            # no transaction coordinator here: this node is not one
+            return Reply({"throttleTimeMs": 0, "errorCode": int(Errors.NOT_COORDINATOR),
+                          "producerId": -1, "producerEpoch": -1})
+        # TransactionCoordinator.handleInitProducerId with a null transactionalId: always a
+        # new producer id, epoch 0
+        return Reply({"throttleTimeMs": 0, "errorCode": 0,
+                      "producerId": self.catalog.allocate_producer_id(), "producerEpoch": 0})
+
+    # -- CreateTopics / DeleteTopics ----------------------------------------------------
+
+    def handle_create_topics(self, req: Request) -> Reply:
+        body = req.body
+        names = [t["name"] for t in body["topics"]]
+        results = []
+        for t in body["topics"]:
+            name = t["name"]
+            res = {"name": name, "topicId": ZERO_UUID, "errorCode": 0, "errorMessage": None,
+                   "numPartitions": -1, "replicationFactor": -1, "configs": []}
+            results.append(res)
+            error, message, overrides = self._check_create(t, names)
+            if error is not Errors.NONE:
+                res["errorCode"], res["errorMessage"] = int(error), message
+                continue
+            n = t["numPartitions"] if t["numPartitions"] != -1 else (
+                len(t["assignments"]) or self.options.num_partitions)
+            if not body.get("validateOnly"):
+                topic = self.catalog.create_topic(name, n, overrides)
+                res["topicId"] = topic.topic_id
+            res["numPartitions"], res["replicationFactor"] = n, 1
+            eff = cfgs.effective(self.catalog.server_configs, overrides)
+            res["configs"] = [{"name": k, "value": eff[k], "readOnly": False,
+                               "configSource": self._source(k, overrides),
+                               "isSensitive": False} for k in sorted(eff)]
+        return Reply({"throttleTimeMs": 0, "topics": results})
+
+    def _check_create(self, t: dict, names: list[str]):
+        name = t["name"]
+        if names.count(name) > 1:
+            return Errors.INVALID_REQUEST, "Duplicate topic name.", None
+        try:
+            _validate_name(name)
+        except InvalidArgumentError as e:
+            return Errors.INVALID_TOPIC_EXCEPTION, e.message, None
+        if name in self.catalog.topics:
+            return Errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", None
+        if self._collides(name):
+            return (Errors.INVALID_TOPIC_EXCEPTION,
+                    f"Topic '{name}' collides with an existing topic.", None)
+        n, rf, assignments = t["numPartitions"], t["replicationFactor"], t["assignments"]
+        if assignments:
+            if n != -1 or rf != -1:
+                return (Errors.INVALID_REQUEST, "Both numPartitions or replicationFactor and "
+                        "replicasAssignments were set. Both cannot be used at the same time.",
+                        None)
+            idxs = sorted(a["partitionIndex"] for a in assignments)
+            if idxs != list(range(len(idxs))) or any(
+                    a["brokerIds"] != [self.options.node_id] for a in assignments):
+                return (Errors.INVALID_REPLICA_ASSIGNMENT, "Replica assignments must name "
+                        f"partitions 0..n-1, each on broker {self.options.node_id} only.", None)
+        elif n == 0 or n < -1:
+            return (Errors.INVALID_PARTITIONS,
+                    "Number of partitions was set to an invalid non-positive value.", None)
+        if rf == 0 or rf < -1:
+            return (Errors.INVALID_REPLICATION_FACTOR, "Replication factor must be larger "
+                    "than 0, or -1 to use the default value.", None)
+        if rf > 1:
+            return (Errors.INVALID_REPLICATION_FACTOR,
+                    f"Unable to replicate the partition {rf} time(s): The target replication "
+                    f"factor of {rf} cannot be reached because only 1 broker(s) are "
+                    "registered.", None)
+        overrides = {}
+        try:
+            for c in t["configs"]:
+                overrides[c["name"]] = cfgs.validate(c["name"], c["value"])
+        except InvalidConfigError as e:
+            return Errors.INVALID_CONFIG, e.message, None
+        return Errors.NONE, None, overrides
+
+    def handle_delete_topics(self, req: Request) -> Reply:
+        v = req.api_version
+        body = req.body
+        wanted = ([{"name": n, "topicId": ZERO_UUID} for n in body["topicNames"]] if v < 6
+                  else body["topics"])
+        results = []
+        for w in wanted:
+            name, tid = w.get("name"), w.get("topicId", ZERO_UUID)
+            res = {"name": name, "topicId": tid, "errorCode": 0, "errorMessage": None}
+            results.append(res)
+            if name is None and tid != ZERO_UUID:
+                t = self.catalog.by_id.get(tid)
+                if t is None:
+                    res["errorCode"] = int(Errors.UNKNOWN_TOPIC_ID)
+                    res["errorMessage"] = "This server does not host this topic ID."
+                    continue
+            else:
+                t = self.catalog.topics.get(name) if name is not None else None
+                if t is None:
+                    res["errorCode"] = int(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                    res["errorMessage"] = "This server does not host this topic-partition."
+                    continue
+            res["name"], res["topicId"] = t.name, t.topic_id
+            self.catalog.delete_topic(t)
+            log.info("deleted topic %s", t.name)
+        return Reply({"throttleTimeMs": 0, "responses": results})
+
+    # -- DescribeConfigs ----------------------------------------------------------------
+
+    def _source(self, key: str, overrides: dict) -> int:
+        if key in overrides:
+            return DYNAMIC_TOPIC_CONFIG
+        if key in self.catalog.server_configs:
+            return STATIC_BROKER_CONFIG
+        return DEFAULT_CONFIG
+
+    def handle_describe_configs(self, req: Request) -> Reply:
+        body = req.body
+        synonyms = body.get("includeSynonyms", False)
+        results = []
+        for r in body["resources"]:
+            rtype, rname = r["resourceType"], r["resourceName"]
+            res = {"errorCode": 0, "errorMessage": None, "resourceType": rtype,
+                   "resourceName": rname, "configs": []}
+            results.append(res)
+            if rtype == RESOURCE_BROKER:
+                if rname not in ("", str(self.options.node_id)):
+                    res["errorCode"] = int(Errors.INVALID_REQUEST)
+                    res["errorMessage"] = (f"Unexpected broker id, expected "
+                                           f"{self.options.node_id} or empty string, but "
+                                           f"received {rname}")
+                continue
+            if rtype != RESOURCE_TOPIC:
+                res["errorCode"] = int(Errors.INVALID_REQUEST)
+                res["errorMessage"] = f"Unsupported resource type {rtype}"
+                continue
+            t = self.catalog.topics.get(rname)
+            if t is None:
+                res["errorCode"] = int(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                res["errorMessage"] = f"Topic {rname} does not exist"
+                continue
+            eff = self.catalog.effective_configs(t)
+            keys = r["configurationKeys"]
+            for k in sorted(eff):
+                if keys is not None and k not in keys:
+                    continue
+                source = self._source(k, t.overrides)
+                entry = {"name": k, "value": eff[k], "readOnly": False,
+                         "isDefault": source == DEFAULT_CONFIG, "configSource": source,
+                         "isSensitive": False, "synonyms": [],
+                         "configType": cfgs.TOPIC_CONFIGS[k][1], "documentation": None}
+                if synonyms:
+                    if k in t.overrides:
+                        entry["synonyms"].append({"name": k, "value": t.overrides[k],
+                                                  "source": DYNAMIC_TOPIC_CONFIG})
+                    if k in self.catalog.server_configs:
+                        entry["synonyms"].append({"name": k,
+                                                  "value": self.catalog.server_configs[k],
+                                                  "source": STATIC_BROKER_CONFIG})
+                    entry["synonyms"].append({"name": k, "value": cfgs.TOPIC_CONFIGS[k][0],
+                                              "source": DEFAULT_CONFIG})
+                res["configs"].append(entry)
+        return Reply({"throttleTimeMs": 0, "results": results})
+
+
+def _validate_name(name: str) -> None:
+    from ..storage.files import validate_topic_name
+
+    validate_topic_name(name)
+
+
+def _validate_records(version: int, records) -> tuple[Errors, object]:
+    """ProduceRequest.validateRecords (v3+): exactly one batch, magic 2, no zstd before v7.
+
+    Iterates as ``MemoryRecords.batches()`` does: a partial batch at the end is not a batch
+    (trimmed later, as ``UnifiedLog.trimInvalidBytes``), a size below the minimum overhead
+    is a CorruptRecordException.
+    """
+    if not records:
+        return Errors.INVALID_RECORD, None
+    fr = FileRecords(records)
+    it = fr.batches()
+    first = next(it, None)
+    if first is None:
+        return (Errors.CORRUPT_MESSAGE if fr.stop_error else Errors.INVALID_RECORD), None
+    if first.magic != MAGIC_V2:
+        return Errors.INVALID_RECORD, None
+    if version < 7 and first.attributes & COMPRESSION_CODEC_MASK == CODEC_ZSTD:
+        return Errors.UNSUPPORTED_COMPRESSION_TYPE, None
+    if next(it, None) is not None:
+        return Errors.INVALID_RECORD, None
+    if fr.stop_error is not None:
+        return Errors.CORRUPT_MESSAGE, None
+    return Errors.NONE, first
+
+
+def _check_epoch(requested: int, current: int) -> Errors | None:
+    """Partition.getLocalLog's leader epoch check (currentLeaderEpoch, when given)."""
+    if requested == -1 or requested == current:
+        return None
+    return Errors.FENCED_LEADER_EPOCH if requested < current else Errors.UNKNOWN_LEADER_EPOCH
+
+
+def _fetch_error(index: int, error: Errors, ft: dict) -> dict:
+    return {"partitionIndex": index, "errorCode": int(error), "highWatermark": -1,
+            "lastStableOffset": -1, "logStartOffset": -1, "abortedTransactions": None,
+            "preferredReadReplica": -1, "records": b"", "_id": ft.get("topicId", ZERO_UUID)}
