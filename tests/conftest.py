@@ -81,6 +81,41 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 120):
                           env=env, capture_output=True, text=True, timeout=timeout)
 
 
+class Result:
+    """What a run of the CLI gave: ``returncode``, ``stdout``, ``stderr`` (as text)."""
+
+    def __init__(self, returncode: int, stdout: str, stderr: str):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def run_cli_inprocess(*args: str, cwd: Path | None = None) -> Result:
+    """Run ``kafkalog ARGS`` in this process through the console-script entry point
+    (:func:`kafkalog_cli.cli.main`, which maps errors to exit codes), with stdout and
+    stderr captured separately; ~50x cheaper than a subprocess."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from kafkalog_cli.cli import main
+
+    old = os.getcwd()
+    os.chdir(cwd or REPO)
+    try:
+        with CliRunner().isolation() as (out, err, _):
+            code = 0
+            try:
+                main(list(args))
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            return Result(code, out.getvalue().decode(), err.getvalue().decode())
+    finally:
+        os.chdir(old)
+
+
 @pytest.fixture(scope="session")
 def cli():
-    return run_cli
+    """Run the CLI in-process (see :func:`run_cli_inprocess`); tests about the process
+    itself (exit status, tracebacks, timing) use :func:`run_cli` instead."""
+    return run_cli_inprocess
