@@ -109,3 +109,16 @@ def test_index_sanity_check(fixtures_root, name, ok):
     evs = _events([fixtures_root / name / f"{SEG0}.index"], index_sanity_check=True)
     types = [e["type"] for e in evs]
     assert types == (["file", "index_sane"] if ok else ["file", "diagnostic"])
+
+
+@pytest.mark.corpus
+def test_corpus_dumps_with_deep_iteration_without_error(corpus_root):
+    """Every .log of the corpus dumps with deep iteration: no diagnostics, no invalid
+    bytes, and one record event per record (CATALOG: 704676 records in .log files)."""
+    logs = sorted(corpus_root.rglob("*.log"))
+    records = 0
+    for ev in dump([str(p) for p in logs], DumpOptions(deep_iteration=True)):
+        t = ev["type"]
+        assert t not in ("diagnostic", "invalid_bytes"), ev
+        records += t == "record"
+    assert records == 704676
