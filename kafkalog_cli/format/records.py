@@ -34,6 +34,7 @@ from ..constants import (
     HEADER_SIZE_UP_TO_MAGIC,
     INT32_MAX,
     LEGACY_RECORD_OVERHEAD_V0,
+    LEGACY_RECORD_OVERHEAD_V1,
     LOG_APPEND_TIME,
     LOG_OVERHEAD,
     MAGIC_V2,
@@ -497,6 +498,9 @@ def _legacy_entry(view, pos: int, offset: int, size: int) -> LegacyRecordBatch:
     end = pos + 12 + size
     timestamp = NO_TIMESTAMP
     if magic >= 1:
+        if size < LEGACY_RECORD_OVERHEAD_V1:
+            raise CorruptRecordError(f"Found record size {size} smaller than the v1 record "
+                                     f"overhead ({LEGACY_RECORD_OVERHEAD_V1})", position=pos)
         (timestamp,) = _INT64.unpack_from(view, p)
         p += 8
     (n,) = _INT32.unpack_from(view, p)
@@ -505,6 +509,8 @@ def _legacy_entry(view, pos: int, offset: int, size: int) -> LegacyRecordBatch:
     if n >= 0:
         key = bytes(view[p:p + n])
         p += n
+    if p + 4 > end:  # a key length that overruns the message (and maybe the buffer)
+        raise CorruptRecordError("legacy message fields overrun its size", position=pos)
     (n,) = _INT32.unpack_from(view, p)
     p += 4
     value = None

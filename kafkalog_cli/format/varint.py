@@ -28,6 +28,8 @@ def read_varint(data, pos: int, max_bytes: int = 5) -> tuple[int, int]:
         pos += 1
         value |= (b & 0x7F) << shift
         if b < 0x80:
+            # Java keeps only the low 32 (64) bits of the last byte's shift
+            value &= 0xFFFFFFFF if max_bytes == 5 else 0xFFFFFFFFFFFFFFFF
             return (value >> 1) ^ -(value & 1), pos
         shift += 7
     kind = "Varint" if max_bytes == 5 else "Varlong"

@@ -39,7 +39,7 @@ from ..constants import (
     TIME_INDEX_FILE_SUFFIX,
 )
 from ..errors import CorruptIndexError, KafkalogError
-from ..format.records import FileRecords, LegacyRecordBatch, RecordBatch
+from ..format.records import FileRecords, LegacyRecordBatch
 from ..storage.offset_index import OffsetIndex
 from ..storage.segment import LogSegment, open_view
 from ..storage.time_index import TimeIndex
@@ -244,7 +244,10 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
         if opts.start_offset is not None and batch.last_offset < opts.start_offset:
             continue
         if opts.end_offset is not None:
-            first = batch.base_offset if isinstance(batch, RecordBatch) else batch.last_offset
+            try:  # a legacy wrapper's first offset is its first inner message's
+                first = batch.base_offset
+            except KafkalogError:
+                first = batch.last_offset
             if first > opts.end_offset:
                 break
         yield batch_event(batch, file)
@@ -293,8 +296,9 @@ def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
         if not opts.verify_index_only:
             yield {"type": "index_entry", "offset": e.offset, "position": e.position}
     if mismatches:
+        # DumpLogSegments prepends each mismatch to a list, so prints them last-first
         lines = [f"Mismatches in :{path.absolute()}"]
-        lines += [f"  Index offset: {a}, log offset: {b}" for a, b in mismatches]
+        lines += [f"  Index offset: {a}, log offset: {b}" for a, b in reversed(mismatches)]
         yield {"type": "diagnostic", "stream": "stderr", "message": "\n".join(lines),
                "mismatches": [{"indexOffset": a, "logOffset": b} for a, b in mismatches]}
 
@@ -313,18 +317,45 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
         yield {"type": "index_sane", "file": str(path)}
         return
     has_log = segment.log_path.exists()
+    # DumpLogSegments.dumpTimeIndex's three checks, printed after the entries
+    mismatches, out_of_order, not_found = [], [], []
+    prev_ts = -1
     for i in range(tidx.entries):
         e = tidx.entry(i)
         if e.offset == segment.base_offset and i > 0:
             break
         if has_log:
             batch = segment.translate_offset(e.offset)
-            if batch is None or not (batch.last_offset >= e.offset):
-                yield {"type": "diagnostic", "stream": "stderr",
-                       "message": f"The following indexed offsets are not found in the log.\n"
-                                  f"Indexed offset: {e.offset}, found log offset: -1"}
+            if batch is None:
+                not_found.append((e.offset, -1))
+            elif batch.last_offset != e.offset:
+                not_found.append((e.offset, batch.last_offset))
+            else:
+                try:
+                    log_ts = max((r.timestamp for r in batch.records()), default=-1)
+                except KafkalogError:
+                    log_ts = -1
+                if log_ts != e.timestamp:
+                    mismatches.append((e.timestamp, log_ts))
+                if prev_ts >= e.timestamp:
+                    out_of_order.append((e.timestamp, prev_ts))
         if not opts.verify_index_only:
             yield {"type": "timeindex_entry", "timestamp": e.timestamp, "offset": e.offset}
+        prev_ts = e.timestamp
+    full = str(path.absolute())
+    if mismatches:
+        yield {"type": "diagnostic", "stream": "stderr", "message": "\n".join(
+            [f"Found timestamp mismatch in :{full}"]
+            + [f"  Index timestamp: {a}, log timestamp: {b}" for a, b in mismatches])}
+    if out_of_order:
+        yield {"type": "diagnostic", "stream": "stderr", "message": "\n".join(
+            [f"Found out of order timestamp in :{full}"]
+            + [f"  Index timestamp: {a}, Previously indexed timestamp: {b}"
+               for a, b in out_of_order])}
+    if not_found:
+        yield {"type": "diagnostic", "stream": "stderr", "message": "\n".join(
+            ["The following indexed offsets are not found in the log."]
+            + [f"Indexed offset: {a}, found log offset: {b}" for a, b in not_found])}
 
 
 def dump(paths, opts: DumpOptions | None = None) -> Iterator[dict]:

@@ -33,6 +33,7 @@ class KafkaVarint(c.Construct):
             b = c.byte2int(c.stream_read(stream, 1, path))
             value |= (b & 0x7F) << shift
             if not b & 0x80:
+                value &= (1 << self.bits) - 1  # as Java's int/long shift drops the rest
                 return (value >> 1) ^ -(value & 1)
             shift += 7
         kind = "Varint" if self.max_bytes == 5 else "Varlong"
@@ -60,14 +61,20 @@ class KafkaVarint(c.Construct):
 varint = KafkaVarint(5)
 varlong = KafkaVarint(10)
 
+#: When building, the null branch applies only to None (else Select would pick it for any
+#: value, since Const and Computed ignore what they are given); when parsing, always.
+_only_for_none = c.Check(lambda ctx: ctx.get("data") is None)
+
 #: varint length (-1 = null) followed by that many bytes (DefaultRecord key/value).
 NullableVarBytes = c.Select(
-    c.FocusedSeq("data", "length" / c.Const(-1, varint), "data" / c.Computed(None)),
+    c.FocusedSeq("data", _only_for_none, "length" / c.Const(-1, varint),
+                 "data" / c.Computed(None)),
     c.Prefixed(varint, c.GreedyBytes),
 )
 
 #: int32 length (-1 = null) followed by that many bytes (LegacyRecord key/value).
 NullableInt32Bytes = c.Select(
-    c.FocusedSeq("data", "length" / c.Const(-1, c.Int32sb), "data" / c.Computed(None)),
+    c.FocusedSeq("data", _only_for_none, "length" / c.Const(-1, c.Int32sb),
+                 "data" / c.Computed(None)),
     c.Prefixed(c.Int32sb, c.GreedyBytes),
 )

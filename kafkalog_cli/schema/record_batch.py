@@ -82,7 +82,7 @@ RecordBatch = c.Struct(
     "crc" / c.Int32ub,
     "covered" / c.RawCopy(c.Struct(
         "header" / BatchCrcCoveredHeader,
-        "records" / c.Bytes(c.this._._.prefix.length - (RECORD_BATCH_OVERHEAD - 12)),
+        "records" / c.Bytes(c.this._.prefix.length - (RECORD_BATCH_OVERHEAD - 12)),
     )),
     c.Check(lambda ctx: crc32c.crc32c(ctx.covered.data) == ctx.crc),
 )

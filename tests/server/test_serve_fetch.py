@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from conftest import RawClient, create_topic
+from serve_testkit import RawClient, create_topic
 from test_serve_produce_errors import TS, batch, part, produce
 
 from kafkalog_cli.format.records import FileRecords

@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from conftest import RawClient, create_topic
+from serve_testkit import RawClient, create_topic
 
 from kafkalog_cli.constants import CODEC_ZSTD
 from kafkalog_cli.format.builder import build_batch

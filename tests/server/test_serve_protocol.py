@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from conftest import RawClient
+from serve_testkit import RawClient
 
 from kafkalog_cli.protocol.apis import APIS, ApiKeys, api_versions_table
 from kafkalog_cli.protocol.errors import Errors
@@ -126,7 +126,7 @@ def test_eof_inside_a_frame_is_one_connection_error(server, raw):
 
 
 def test_metadata_all_versions(server, raw):
-    from conftest import create_topic
+    from serve_testkit import create_topic
 
     c = raw()
     create_topic(c, "meta-t", 3)

@@ -81,7 +81,8 @@ def dump_segment(
         max_message_size=max_message_size, skip_record_metadata=skip_record_metadata,
         index_sanity_check=index_sanity_check, verify_index_only=verify_index_only,
         start_offset=start_offset, end_offset=end_offset)
-    events = dump(paths, opts)
+    invalid: list[dict] = []
+    events = _watch_invalid(dump(paths, opts), invalid)
     if output is None:
         output = DumpOutput.text if sys.stdout.isatty() else DumpOutput.kafka
     if output is DumpOutput.json:
@@ -90,3 +91,32 @@ def dump_segment(
         render.write_kafka(events, skip_record_metadata=skip_record_metadata)
     else:
         render.write_rich(events, skip_record_metadata=skip_record_metadata)
+    if invalid:
+        _report_invalid(invalid)
+
+
+def _watch_invalid(events, invalid: list):
+    for ev in events:
+        if ev["type"] == "invalid_bytes":
+            invalid.append(ev)
+        yield ev
+
+
+def _report_invalid(invalid: list[dict]) -> None:
+    """One line per damaged file on stderr. A file with no whole batch from its first byte
+    is not a readable Kafka log (exit 3); a valid log with bad trailing bytes (a truncated
+    or preallocated tail, as Kafka reports it) is a finding (exit 1)."""
+    from ...errors import KafkalogError
+    from ...render.consoles import error
+
+    unreadable = False
+    for ev in invalid:
+        why = f" ({ev['reason']})" if ev.get("reason") else ""
+        if ev["position"] == 0:
+            unreadable = True
+            msg = (f"no whole record batch: {ev['bytes']} bytes are truncated or not a Kafka "
+                   f"log{why}")
+        else:
+            msg = f"{ev['bytes']} invalid bytes at the end of the log{why}"
+        error(str(KafkalogError(msg, file=ev["file"], position=ev["position"])))
+    raise typer.Exit(3 if unreadable else 1)

@@ -1,0 +1,335 @@
+"""``kafkalog dump-segment``: Kafka's exact lines, the JSON Lines contract, options.
+
+Expected Kafka lines are written by hand from DumpLogSegments.scala's format strings
+(printBatchLevel, dumpLog, dumpIndex); CRCs and sizes come from the file bytes through
+crc32c / zlib / struct, not from kafkalog."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import struct
+import zlib
+
+import crc32c
+import pytest
+from typer.testing import CliRunner
+
+from kafkalog_cli.cli.app import app
+
+T0 = 1_700_000_000_000
+SEG0 = "00000000000000000000"
+
+
+def _v2_batches(path):
+    """(position, size, stored crc, computed crc) of each v2 batch, by struct."""
+    data = path.read_bytes()
+    out, pos = [], 0
+    while pos + 61 <= len(data):
+        (length,) = struct.unpack_from(">i", data, pos + 8)
+        size = length + 12
+        (crc,) = struct.unpack_from(">I", data, pos + 17)
+        out.append((pos, size, crc, crc32c.crc32c(data[pos + 21:pos + size])))
+        pos += size
+    return out
+
+
+def test_kafka_lines_transactions(cli, fixtures_root):
+    path = f"fixtures/logs/txn-0/{SEG0}.log"
+    b = _v2_batches(fixtures_root / "txn-0" / f"{SEG0}.log")
+    assert all(stored == computed for _, _, stored, computed in b)
+
+    def head(base, last, count, bseq, lseq, txn, ctrl, pos, ts, size, crc):
+        return (f"baseOffset: {base} lastOffset: {last} count: {count} baseSequence: {bseq} "
+                f"lastSequence: {lseq} producerId: 5000 producerEpoch: 0 "
+                f"partitionLeaderEpoch: 2 isTransactional: {txn} isControl: {ctrl} "
+                f"deleteHorizonMs: OptionalLong.empty position: {pos} CreateTime: {ts} "
+                f"size: {size} magic: 2 compresscodec: none crc: {crc} isvalid: true")
+
+    def rec(off, ts, k, v, seq, tail):
+        return (f"| offset: {off} CreateTime: {ts} keySize: {k} valueSize: {v} "
+                f"sequence: {seq} headerKeys: []{tail}")
+
+    expected = [
+        f"Dumping {path}",
+        "Log starting offset: 0",
+        head(0, 2, 3, 0, 2, "true", "false", b[0][0], T0 + 2, b[0][1], b[0][2]),
+        rec(0, T0, 4, 11, 0, " key: t1-0 payload: committed 0"),
+        rec(1, T0 + 1, 4, 11, 1, " key: t1-1 payload: committed 1"),
+        rec(2, T0 + 2, 4, 11, 2, " key: t1-2 payload: committed 2"),
+        head(3, 3, 1, -1, -1, "true", "true", b[1][0], T0 + 5, b[1][1], b[1][2]),
+        rec(3, T0 + 5, 4, 6, -1, " endTxnMarker: COMMIT coordinatorEpoch: 4"),
+        head(4, 5, 2, 3, 4, "true", "false", b[2][0], T0 + 11, b[2][1], b[2][2]),
+        rec(4, T0 + 10, 4, 9, 3, " key: t2-0 payload: aborted 0"),
+        rec(5, T0 + 11, 4, 9, 4, " key: t2-1 payload: aborted 1"),
+        head(6, 6, 1, -1, -1, "true", "true", b[3][0], T0 + 15, b[3][1], b[3][2]),
+        rec(6, T0 + 15, 4, 6, -1, " endTxnMarker: ABORT coordinatorEpoch: 4"),
+    ]
+    r = cli("dump-segment", path, "--print-data-log", "--output", "kafka")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == expected
+    assert r.stderr == ""
+
+
+def _legacy_entries(data: bytes):
+    """(offset, position, size, crc, magic, attrs, timestamp, key, value) by struct/zlib."""
+    out, pos = [], 0
+    while pos + 12 <= len(data):
+        off, size = struct.unpack_from(">qi", data, pos)
+        crc, magic, attrs = struct.unpack_from(">IBB", data, pos + 12)
+        assert zlib.crc32(data[pos + 16:pos + 12 + size]) == crc
+        p = pos + 18
+        ts = None
+        if magic == 1:
+            (ts,) = struct.unpack_from(">q", data, p)
+            p += 8
+        fields = []
+        for _ in range(2):
+            (n,) = struct.unpack_from(">i", data, p)
+            p += 4
+            fields.append(None if n < 0 else data[p:p + n])
+            p += max(n, 0)
+        out.append((off, pos, size + 12, crc, magic, attrs, ts, *fields))
+        pos += 12 + size
+    return out
+
+
+def test_kafka_lines_legacy_v1(cli, fixtures_root):
+    path = f"fixtures/logs/legacy-v1-0/{SEG0}.log"
+    entries = _legacy_entries((fixtures_root / "legacy-v1-0" / f"{SEG0}.log").read_bytes())
+    plain0, plain1, gz = entries[0], entries[1], entries[2]
+    inner = _legacy_entries(gzip.decompress(gz[8]))
+    r = cli("dump-segment", path, "--print-data-log", "-o", "kafka")
+    lines = r.stdout.splitlines()
+    assert lines[2] == (f"offset: 0 position: 0 CreateTime: {T0} size: {plain0[2]} magic: 1 "
+                        f"compresscodec: none crc: {plain0[3]} isvalid: true")
+    # Kafka 4's tools/DumpLogSegments.java (the Scala tool printed a stray '}' after crc)
+    assert lines[3] == (f"| offset: 0 CreateTime: {T0} keySize: 2 valueSize: 10 isValid: true "
+                        f"crc: {plain0[3]} key: k0 payload: v1 message")
+    assert lines[5] == (f"| offset: 1 CreateTime: {T0 + 1} keySize: -1 valueSize: 11 "
+                        f"isValid: true crc: {plain1[3]} payload: v1 null key")
+    # the gzip wrapper: offset = last inner offset, timestamp = max inner timestamp
+    assert lines[6] == (f"offset: 4 position: {gz[1]} CreateTime: {T0 + 5} size: {gz[2]} "
+                        f"magic: 1 compresscodec: gzip crc: {gz[3]} isvalid: true")
+    assert lines[7:10] == [
+        f"| offset: 2 CreateTime: {T0 + 5} keySize: 4 valueSize: 12 isValid: true "
+        f"crc: {inner[0][3]} key: gz-a payload: gzip inner a",
+        f"| offset: 3 CreateTime: {T0 + 3} keySize: 4 valueSize: 12 isValid: true "
+        f"crc: {inner[1][3]} key: gz-b payload: gzip inner b",
+        f"| offset: 4 CreateTime: {T0 + 4} keySize: -1 valueSize: 12 isValid: true "
+        f"crc: {inner[2][3]} payload: gzip inner c",
+    ]
+    assert "LogAppendTime: 1700000000050" in r.stdout
+
+
+def test_kafka_lines_legacy_v0(cli):
+    r = cli("dump-segment", f"fixtures/logs/legacy-v0-0/{SEG0}.log", "--deep-iteration",
+            "-o", "kafka")
+    lines = r.stdout.splitlines()
+    assert lines[2].startswith("offset: 0 position: 0 NoTimestampType: -1 size: 38 magic: 0 "
+                               "compresscodec: none crc: ")
+    assert lines[3].startswith("| offset: 0 NoTimestampType: -1 keySize: 2 valueSize: 10 "
+                               "isValid: true crc: ")
+    assert lines[3].split("crc: ")[1].isdigit()  # Kafka 4 prints no stray '}' after it
+
+
+def test_invalid_bytes_line(cli):
+    r = cli("dump-segment", "fixtures/logs/corrupt-truncated-0", "-o", "kafka")
+    assert r.stdout.splitlines()[-1] == f"Found 901 invalid bytes at the end of {SEG0}.log"
+    # and one line on stderr naming the file and the byte position
+    assert r.stderr.strip().splitlines() == [
+        f"error: fixtures/logs/corrupt-truncated-0/{SEG0}.log at byte 5005: 901 invalid bytes "
+        "at the end of the log"]
+    assert r.returncode == 1
+
+
+def test_crc_mismatch_shown(cli):
+    r = cli("dump-segment", "fixtures/logs/corrupt-crc-0", "-o", "kafka")
+    assert r.returncode == 0
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("baseOffset")]
+    assert [ln.endswith("isvalid: false") for ln in lines] == [False, False, True, False,
+                                                                False, False]
+
+
+def _json_lines(text):
+    return [json.loads(ln) for ln in text.splitlines()]
+
+
+BATCH_KEYS = {"type": str, "file": str, "position": int, "baseOffset": int, "lastOffset": int,
+              "magic": int, "crc": int, "isValid": bool, "size": int, "compresscodec": str,
+              "timestampType": str, "baseTimestamp": int, "maxTimestamp": int,
+              "producerId": int, "producerEpoch": int, "baseSequence": int,
+              "lastSequence": int, "partitionLeaderEpoch": int, "isTransactional": bool,
+              "isControl": bool}
+RECORD_KEYS = {"type": str, "offset": int, "timestamp": int, "keySize": int,
+               "valueSize": int, "sequence": int, "headerKeys": list}
+
+
+@pytest.mark.parametrize("part", ["plain-0", "gzip-0", "snappy-0", "lz4-0", "zstd-0",
+                                  "legacy-v0-0", "legacy-v1-0", "idempotent-0"])
+def test_json_contract(cli, part):
+    r = cli("dump-segment", f"fixtures/logs/{part}", "--deep-iteration", "-o", "json")
+    assert r.returncode == 0, r.stderr
+    evs = _json_lines(r.stdout)
+    batches = [e for e in evs if e["type"] == "batch"]
+    records = [e for e in evs if e["type"] == "record"]
+    assert batches and records
+    for b in batches:
+        for k, t in BATCH_KEYS.items():
+            assert isinstance(b[k], t), k
+        assert b["count"] is None or isinstance(b["count"], int)
+        assert b["deleteHorizonMs"] is None or isinstance(b["deleteHorizonMs"], int)
+        assert b["compresscodec"] in ("none", "gzip", "snappy", "lz4", "zstd")
+        assert b["timestampType"] in ("CreateTime", "LogAppendTime", "NoTimestampType")
+        if b["magic"] < 2:
+            assert b["count"] is None and b["baseOffset"] <= b["lastOffset"]
+    for rec in records:
+        for k, t in RECORD_KEYS.items():
+            assert isinstance(rec[k], t), k
+        assert "payload" not in rec and "key" not in rec  # only with --print-data-log
+    codec = part.split("-")[0]
+    if codec in ("gzip", "snappy", "lz4", "zstd"):
+        assert {b["compresscodec"] for b in batches} == {codec}
+
+
+def test_json_legacy_wrapper_offsets(cli):
+    evs = _json_lines(cli("dump-segment", "fixtures/logs/legacy-v1-0", "-o", "json").stdout)
+    gz = [e for e in evs if e["type"] == "batch" and e["compresscodec"] == "gzip"][0]
+    assert (gz["baseOffset"], gz["lastOffset"], gz["magic"]) == (2, 4, 1)
+
+
+def test_json_data_and_encodings(cli, fixtures_root):
+    base = ["dump-segment", "fixtures/logs/nulls-0", "--print-data-log", "-o", "json"]
+    recs = [e for e in _json_lines(cli(*base).stdout) if e["type"] == "record"]
+    assert [(r["key"], r["payload"]) for r in recs[:4]] == [
+        (None, "null key"), ("null value", None), (None, None), ("", "")]
+    assert [(r["keySize"], r["valueSize"]) for r in recs[:4]] == [(-1, 8), (10, -1), (-1, -1),
+                                                                  (0, 0)]
+    # not UTF-8: utf8 falls back to base64 and says so
+    last = recs[4]
+    assert base64.b64decode(last["key"]) == b"\xff\xfe"
+    assert (last["keyEncoding"], last["payloadEncoding"]) == ("base64", "base64")
+    hexed = [e for e in _json_lines(cli(*base, "--data-encoding", "hex").stdout)
+             if e["type"] == "record"]
+    assert hexed[0]["payload"] == b"null key".hex() and hexed[0]["key"] is None
+    assert "keyEncoding" not in hexed[4] and hexed[4]["key"] == "fffe"
+    b64 = [e for e in _json_lines(cli(*base, "--data-encoding", "base64").stdout)
+           if e["type"] == "record"]
+    assert base64.b64decode(b64[1]["key"]) == b"null value"
+
+
+def test_json_headers(cli):
+    recs = [e for e in _json_lines(cli("dump-segment", "fixtures/logs/headers-0",
+                                       "--print-data-log", "-o", "json").stdout)
+            if e["type"] == "record"]
+    assert recs[0]["headerKeys"] == ["trace-id", "empty"]
+    assert recs[0]["headers"] == [{"key": "trace-id", "value": "abc123"},
+                                  {"key": "empty", "value": ""}]
+    assert recs[1]["headers"] == [{"key": "null-value", "value": None}]
+    assert recs[2]["headerKeys"] == ["dup", "dup", "utf8-\u00e9"]
+    h = recs[3]["headers"][0]
+    assert h["valueEncoding"] == "base64" and base64.b64decode(h["value"]) == bytes(
+        range(250, 256))
+
+
+def test_json_control_records(cli):
+    recs = [e for e in _json_lines(cli("dump-segment", "fixtures/logs/txn-0",
+                                       "--deep-iteration", "-o", "json").stdout)
+            if e["type"] == "record" and "controlType" in e]
+    assert [(r["controlType"], r["coordinatorEpoch"]) for r in recs] == [("COMMIT", 4),
+                                                                        ("ABORT", 4)]
+
+
+def test_json_invalid_bytes_and_index_entries(cli, fixtures_root):
+    evs = _json_lines(cli("dump-segment", "fixtures/logs/corrupt-zero-tail-0", "-o",
+                          "json").stdout)
+    inv = evs[-1]
+    assert inv["type"] == "invalid_bytes" and inv["bytes"] == 1000
+    assert isinstance(inv["position"], int)
+    d = "fixtures/logs/multi-0"
+    evs = _json_lines(cli("dump-segment", f"{d}/{SEG0}.index", f"{d}/{SEG0}.timeindex",
+                          "-o", "json").stdout)
+    idx = [e for e in evs if e["type"] == "index_entry"]
+    tix = [e for e in evs if e["type"] == "timeindex_entry"]
+    raw = (fixtures_root / "multi-0" / f"{SEG0}.index").read_bytes()
+    assert [(e["offset"], e["position"]) for e in idx] == \
+        [struct.unpack_from(">ii", raw, i) for i in range(0, len(raw), 8)]
+    assert set(idx[0]) == {"type", "offset", "position"}
+    assert set(tix[0]) == {"type", "timestamp", "offset"}
+
+
+def test_skip_record_metadata(cli):
+    r = cli("dump-segment", "fixtures/logs/plain-0", "--print-data-log",
+            "--skip-record-metadata", "-o", "kafka")
+    recs = [ln for ln in r.stdout.splitlines() if ln.startswith("|")]
+    assert recs[0] == "| key: key-0 payload: value-0"
+    assert all("offset:" not in ln for ln in recs)
+
+
+def test_print_data_log_implies_deep_iteration(cli):
+    shallow = cli("dump-segment", "fixtures/logs/plain-0", "-o", "kafka").stdout
+    assert not [ln for ln in shallow.splitlines() if ln.startswith("|")]
+    deep = cli("dump-segment", "fixtures/logs/plain-0", "--print-data-log", "-o", "kafka")
+    assert len([ln for ln in deep.stdout.splitlines() if ln.startswith("|")]) == 8
+
+
+def test_max_bytes_cli(cli):
+    r = cli("dump-segment", f"fixtures/logs/multi-0/{SEG0}.log", "--max-bytes", "2500",
+            "-o", "kafka")
+    assert len([ln for ln in r.stdout.splitlines() if ln.startswith("baseOffset")]) == 2
+    assert "invalid bytes" not in r.stdout and r.returncode == 0
+
+
+def test_kafka_index_lines(cli, fixtures_root):
+    d = "fixtures/logs/multi-0"
+    r = cli("dump-segment", f"{d}/00000000000000000088.index", "-o", "kafka")
+    raw = (fixtures_root / "multi-0" / "00000000000000000088.index").read_bytes()
+    expected = [f"Dumping {d}/00000000000000000088.index"] + [
+        f"offset: {88 + rel} position: {pos}"
+        for rel, pos in (struct.unpack_from(">ii", raw, i) for i in range(0, len(raw), 8))]
+    assert r.stdout.splitlines() == expected
+    r = cli("dump-segment", f"{d}/00000000000000000088.timeindex", "-o", "kafka")
+    traw = (fixtures_root / "multi-0" / "00000000000000000088.timeindex").read_bytes()
+    assert r.stdout.splitlines()[1:] == [
+        f"timestamp: {ts} offset: {88 + rel}"
+        for ts, rel in (struct.unpack_from(">qi", traw, i) for i in range(0, len(traw), 12))]
+
+
+def test_index_sanity_check_cli(cli):
+    p = f"fixtures/logs/multi-0/{SEG0}.index"
+    r = cli("dump-segment", p, "--index-sanity-check", "-o", "kafka")
+    assert r.stdout.splitlines() == [f"Dumping {p}", f"{p} passed sanity check."]
+    empty = f"fixtures/logs/plain-0/{SEG0}.index"
+    r = cli("dump-segment", empty, "--index-sanity-check", "-o", "kafka")
+    assert r.stdout.splitlines() == [f"Dumping {empty}", f"{empty} is empty."]
+    bad = f"fixtures/logs/corrupt-index-length-0/{SEG0}.index"
+    r = cli("dump-segment", bad, "--index-sanity-check", "-o", "kafka")
+    assert "passed sanity check" not in r.stdout
+    assert "neither positive nor a multiple of 8" in r.stderr
+
+
+def test_verify_index_only_mismatches_on_stderr(cli, repo_root):
+    p = f"fixtures/logs/corrupt-index-position-0/{SEG0}.index"
+    r = cli("dump-segment", p, "--verify-index-only", "-o", "kafka")
+    assert r.stdout.splitlines() == [f"Dumping {p}"]  # no entries printed
+    assert r.stderr.splitlines() == [
+        f"Mismatches in :{repo_root / p}",
+        "  Index offset: 11, log offset: -1",
+    ]
+    t = f"fixtures/logs/corrupt-timeindex-0/{SEG0}.timeindex"
+    r = cli("dump-segment", t, "--verify-index-only", "-o", "kafka")
+    assert r.stderr.splitlines() == [
+        f"Found timestamp mismatch in :{repo_root / t}",
+        f"  Index timestamp: {T0 + 903005}, log timestamp: {T0 + 903004}",
+    ]
+    good = cli("dump-segment", f"fixtures/logs/multi-0/{SEG0}.index", "--verify-index-only",
+               "-o", "kafka")
+    assert good.stderr == "" and good.returncode == 0
+
+
+def test_cli_runner_text_output(monkeypatch):
+    monkeypatch.chdir(__import__("kafkalog_testkit").REPO)
+    res = CliRunner().invoke(app, ["dump-segment", "fixtures/logs/plain-0", "-o", "text"])
+    assert res.exit_code == 0
+    assert "0..2" in res.stdout and "magic 2" in res.stdout

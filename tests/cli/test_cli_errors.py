@@ -1,0 +1,132 @@
+"""Bad input: one line on stderr naming the file (and byte position), no traceback, exit 2
+for usage errors and 3 for unreadable input; ``--debug`` shows the traceback. These run a
+real subprocess (exit status and streams as a shell sees them)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from kafkalog_testkit import run_cli
+
+SEG0 = "00000000000000000000"
+
+
+def _one_error_line(r, *needles):
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("error: ")
+    for n in needles:
+        assert n in lines[0]
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("command", ["dump-segment", "verify-index"])
+def test_missing_path(command, tmp_path):
+    missing = tmp_path / "nope" / f"{SEG0}.log"
+    r = run_cli(command, str(missing))
+    assert r.returncode == 3
+    _one_error_line(r, str(missing), "No such file")
+
+
+@pytest.mark.parametrize("command", ["dump-segment", "verify-index"])
+def test_name_not_a_base_offset(command, tmp_path):
+    p = tmp_path / "segment.log"
+    p.write_bytes(b"\x00" * 100)
+    r = run_cli(command, str(p))
+    assert r.returncode == 3
+    _one_error_line(r, str(p), "20-digit")
+
+
+@pytest.mark.parametrize("command", ["dump-segment", "verify-index"])
+def test_empty_directory(command, tmp_path):
+    d = tmp_path / "empty"
+    d.mkdir()
+    r = run_cli(command, str(d))
+    assert r.returncode == 3
+    _one_error_line(r, str(d), "not a partition directory or log directory")
+
+
+def test_not_a_kafka_file_suffix(tmp_path):
+    p = tmp_path / "notes.txt"
+    p.write_text("hello")
+    r = run_cli("dump-segment", str(p))
+    assert r.returncode == 3
+    _one_error_line(r, str(p), "not a Kafka segment file")
+
+
+def test_not_a_kafka_log_content(tmp_path):
+    p = tmp_path / f"{SEG0}.log"
+    p.write_text("this is a text file, not a record batch\n" * 3)
+    r = run_cli("dump-segment", str(p), "-o", "kafka")
+    assert r.returncode == 3
+    _one_error_line(r, str(p), "at byte 0", "not a Kafka log")
+    assert "Found 120 invalid bytes at the end of" in r.stdout
+
+
+def test_truncated_file(fixtures_root, tmp_path):
+    p = tmp_path / f"{SEG0}.log"
+    p.write_bytes((fixtures_root / "plain-0" / f"{SEG0}.log").read_bytes()[:100])
+    r = run_cli("dump-segment", str(p), "-o", "json")
+    assert r.returncode == 3
+    _one_error_line(r, str(p), "at byte 0", "truncated")
+    assert r.stdout.splitlines()[-1].startswith('{"type":"invalid_bytes"')
+
+
+def test_truncated_tail_is_a_finding(fixtures_root):
+    r = run_cli("dump-segment", str(fixtures_root / "corrupt-truncated-0"), "-o", "kafka")
+    assert r.returncode == 1
+    _one_error_line(r, "corrupt-truncated-0", "at byte 5005")
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                    reason="root reads files whatever their mode")
+@pytest.mark.parametrize("command", ["dump-segment", "verify-index"])
+def test_permission_denied(command, fixtures_root, tmp_path):
+    d = tmp_path / "plain-0"
+    shutil.copytree(fixtures_root / "plain-0", d)
+    log = d / f"{SEG0}.log"
+    log.chmod(0)
+    try:
+        r = run_cli(command, str(log))
+    finally:
+        log.chmod(0o644)
+    assert r.returncode == 3
+    _one_error_line(r, str(log), "Permission denied")
+
+
+def test_usage_errors_exit_2():
+    r = run_cli("dump-segment", "--no-such-option", "x")
+    assert r.returncode == 2
+    assert "No such option" in r.stderr and "Traceback" not in r.stderr
+    r = run_cli("dump-segment")
+    assert r.returncode == 2 and "Missing argument" in r.stderr
+    r = run_cli("dump-segment", "fixtures/logs/plain-0", "--start-offset", "5",
+                "--end-offset", "2")
+    assert r.returncode == 2 and r.stdout == ""
+    r = run_cli("dump-segment", "fixtures/logs/plain-0", "--data-encoding", "rot13")
+    assert r.returncode == 2
+
+
+def test_debug_shows_traceback(tmp_path):
+    missing = tmp_path / "nope.log"
+    r = run_cli("--debug", "dump-segment", str(missing))
+    assert r.returncode != 0
+    assert "Traceback (most recent call last)" in r.stderr
+    assert "UnreadableError" in r.stderr
+
+
+def test_stdout_and_stderr_are_separate(fixtures_root):
+    r = run_cli("dump-segment", str(fixtures_root / "corrupt-index-position-0" /
+                                    f"{SEG0}.index"), "-o", "kafka")
+    assert r.returncode == 0
+    assert "Mismatches in :" in r.stderr and "Mismatches" not in r.stdout
+    assert r.stdout.startswith("Dumping ") and "offset: " in r.stdout
+
+
+def test_no_output_option_when_piped_is_kafka_lines(fixtures_root):
+    r = run_cli("dump-segment", str(fixtures_root / "plain-0"))
+    assert r.stdout.splitlines()[1] == "Log starting offset: 0"
+    r = run_cli("verify-index", str(fixtures_root / "plain-0"))
+    assert r.stdout.startswith("{") and r.returncode == 0

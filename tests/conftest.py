@@ -1,0 +1,4 @@
+"""Shared fixtures, defined in :mod:`kafkalog_testkit` (tests import helpers from there:
+``conftest`` is not a unique module name across the test tree)."""
+
+from kafkalog_testkit import *  # noqa: F401,F403

@@ -1,0 +1,134 @@
+"""Compression per codec, against independent encoders: gzip (stdlib), snappy (python-snappy,
+kafka-python's xerial framing), lz4 (lz4.frame), zstd (zstandard)."""
+
+from __future__ import annotations
+
+import gzip
+import struct
+
+import lz4.frame
+import pytest
+import snappy
+import zstandard
+from kafka.codec import snappy_encode
+
+from kafkalog_cli.constants import CODEC_GZIP, CODEC_LZ4, CODEC_SNAPPY, CODEC_ZSTD
+from kafkalog_cli.errors import CorruptRecordError, UnsupportedCompressionError
+from kafkalog_cli.format import compression
+from kafkalog_cli.format.builder import build_batch
+from kafkalog_cli.format.records import FileRecords
+
+DATA = b"".join(b"record %d of a kafka batch; " % i for i in range(3000))  # ~90 KB
+
+
+@pytest.mark.parametrize("codec", [CODEC_GZIP, CODEC_SNAPPY, CODEC_LZ4, CODEC_ZSTD])
+def test_round_trip(codec):
+    packed = compression.compress(codec, DATA)
+    assert len(packed) < len(DATA)
+    assert compression.decompress(codec, packed) == DATA
+
+
+def test_gzip_independent_and_multi_member():
+    assert compression.decompress(CODEC_GZIP, gzip.compress(DATA)) == DATA
+    two = gzip.compress(b"abc") + gzip.compress(b"def")
+    assert compression.decompress(CODEC_GZIP, two) == b"abcdef"
+    assert gzip.decompress(compression.compress(CODEC_GZIP, DATA)) == DATA
+
+
+def test_snappy_xerial_framing_from_kafka_python():
+    framed = snappy_encode(DATA, xerial_compatible=True, xerial_blocksize=32 * 1024)
+    assert framed[:8] == b"\x82SNAPPY\x00"
+    assert compression.decompress(CODEC_SNAPPY, framed) == DATA
+
+
+def test_snappy_our_framing_is_xerial():
+    ours = compression.compress(CODEC_SNAPPY, DATA)
+    assert ours[:16] == b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1)
+    # walk the blocks with python-snappy
+    pos, out = 16, b""
+    while pos < len(ours):
+        (n,) = struct.unpack_from(">i", ours, pos)
+        out += snappy.uncompress(ours[pos + 4:pos + 4 + n])
+        pos += 4 + n
+    assert out == DATA
+
+
+def test_plain_snappy_block():
+    assert compression.decompress(CODEC_SNAPPY, snappy.compress(DATA)) == DATA
+
+
+def test_lz4_frame_independent():
+    frame = lz4.frame.compress(DATA)
+    assert compression.decompress(CODEC_LZ4, frame, magic=2) == DATA
+    assert lz4.frame.decompress(compression.compress(CODEC_LZ4, DATA)) == DATA
+
+
+def _broken_header_checksum_frame(data: bytes) -> bytes:
+    """An LZ4 frame whose header checksum byte is wrong, as Kafka 0.8-0.9 (magic 0) wrote
+    them (it hashed the magic number too)."""
+    frame = bytearray(lz4.frame.compress(data, store_size=False, block_linked=False))
+    flg = frame[4]
+    hc_pos = 6 + (8 if flg & 0x08 else 0)
+    frame[hc_pos] ^= 0x5A
+    return bytes(frame)
+
+
+def test_lz4_magic0_broken_header_checksum():
+    frame = _broken_header_checksum_frame(DATA)
+    with pytest.raises(RuntimeError):
+        lz4.frame.decompress(frame)  # a checking reader rejects it
+    assert compression.decompress(CODEC_LZ4, frame, magic=0) == DATA
+    with pytest.raises(CorruptRecordError):
+        compression.decompress(CODEC_LZ4, frame, magic=1)
+
+
+def test_zstd_with_and_without_content_size():
+    with_size = zstandard.ZstdCompressor(write_content_size=True).compress(DATA)
+    no_size = zstandard.ZstdCompressor(write_content_size=False).compress(DATA)
+    assert compression.decompress(CODEC_ZSTD, with_size) == DATA
+    assert compression.decompress(CODEC_ZSTD, no_size) == DATA
+
+
+@pytest.mark.parametrize("codec", [CODEC_GZIP, CODEC_SNAPPY, CODEC_LZ4, CODEC_ZSTD])
+def test_decompression_bound(codec):
+    packed = compression.compress(codec, DATA)
+    with pytest.raises(CorruptRecordError, match="exceeds the bound of 1000 bytes"):
+        compression.decompress(codec, packed, max_bytes=1000)
+    assert compression.decompress(codec, packed, max_bytes=len(DATA)) == DATA
+
+
+def test_zstd_bound_without_content_size():
+    no_size = zstandard.ZstdCompressor(write_content_size=False).compress(DATA)
+    with pytest.raises(CorruptRecordError):
+        compression.decompress(CODEC_ZSTD, no_size, max_bytes=1000)
+
+
+def test_lz4_magic0_bound():
+    with pytest.raises(CorruptRecordError):
+        compression.decompress(CODEC_LZ4, _broken_header_checksum_frame(DATA), magic=0,
+                               max_bytes=1000)
+
+
+@pytest.mark.parametrize("codec", [CODEC_GZIP, CODEC_SNAPPY, CODEC_LZ4, CODEC_ZSTD])
+def test_crafted_batch_exceeding_max_bytes(codec):
+    # a small batch that inflates to ~1 MB of records
+    batch = build_batch([(0, None, bytes(1 << 20), ())], compression_type=codec)
+    assert len(batch) < 60_000
+    (b,) = FileRecords(batch).batches()
+    with pytest.raises(CorruptRecordError):
+        b.records(max_bytes=64 * 1024)
+    assert len(b.records()[0].value) == 1 << 20
+
+
+@pytest.mark.parametrize("codec", [CODEC_GZIP, CODEC_SNAPPY, CODEC_LZ4, CODEC_ZSTD])
+def test_garbage_raises_corrupt_record(codec):
+    with pytest.raises(CorruptRecordError):
+        compression.decompress(codec, b"\x82SNAPPY\x00" + b"\x00\x00\x00\x01" * 2 + b"\xff" * 40
+                               if codec == CODEC_SNAPPY else b"\x00garbage that is not " * 3)
+
+
+def test_unknown_codec():
+    with pytest.raises(UnsupportedCompressionError):
+        compression.decompress(5, b"x")
+    with pytest.raises(UnsupportedCompressionError):
+        compression.compress(7, b"x")

@@ -1,0 +1,126 @@
+"""verify-index: passes on the corpus and the good fixtures, finds each corruption."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from kafkalog_testkit import GOOD_PARTITIONS, INDEX_CORRUPTIONS, LOG_CORRUPTIONS
+
+from kafkalog_cli.errors import NotAKafkaFileError, UnreadableError
+from kafkalog_cli.ops.verify import verify_index
+
+
+@pytest.mark.parametrize("name", GOOD_PARTITIONS + LOG_CORRUPTIONS)
+def test_good_indexes_pass(fixtures_root, name):
+    r = verify_index([fixtures_root / name])
+    assert r.ok, [p.message for s in r.segments for p in s.problems]
+    assert r.segments and all(s.batches > 0 for s in r.segments)
+
+
+def test_multi_segment_counts(fixtures_root):
+    r = verify_index([fixtures_root / "multi-0"])
+    assert [(s.base_offset, s.batches, s.index_entries, s.time_index_entries)
+            for s in r.segments] == [(0, 22, 4, 5), (88, 19, 3, 4), (164, 13, 2, 3)]
+    assert all(s.layouts == ["batch-last-offset"] for s in r.segments)
+    assert not any(s.warnings for s in r.segments)
+
+
+def test_preallocated_tail_accepted(fixtures_root):
+    (s,) = verify_index([fixtures_root / "preallocated-0"]).segments
+    assert s.ok and s.preallocated_slots > 0 and s.index_entries < 16
+
+
+@pytest.mark.parametrize("name,kinds", [
+    ("corrupt-index-order-0", {"offset-order", "position-order"}),
+    ("corrupt-index-position-0", {"not-batch-start"}),
+    ("corrupt-timeindex-0", {"timestamp-mismatch"}),
+    ("corrupt-index-length-0", {"length"}),
+])
+def test_corruptions_found(fixtures_root, name, kinds):
+    r = verify_index([fixtures_root / name])
+    assert not r.ok
+    (s,) = r.segments
+    assert {p.kind for p in s.problems} == kinds
+    assert r.problem_count == len(s.problems)
+
+
+def test_entry_numbers(fixtures_root):
+    (s,) = verify_index([fixtures_root / "corrupt-index-position-0"]).segments
+    (p,) = s.problems
+    assert p.entry == 1 and "position 2003" in p.message
+    assert p.file.endswith("00000000000000000000.index")
+
+
+def test_invalid_log_tail_is_a_warning(fixtures_root):
+    for name, n in (("corrupt-truncated-0", 901), ("corrupt-zero-tail-0", 1000)):
+        (s,) = verify_index([fixtures_root / name]).segments
+        assert s.ok
+        assert [w.kind for w in s.warnings] == ["invalid-bytes"]
+        assert f"Found {n} invalid bytes" in s.warnings[0].message
+
+
+def test_missing_index_is_a_warning(fixtures_copy):
+    (fixtures_copy / "plain-0" / "00000000000000000000.index").unlink()
+    (s,) = verify_index([fixtures_copy / "plain-0"]).segments
+    assert s.ok and s.index_entries is None
+    assert [w.kind for w in s.warnings] == ["missing-index"]
+
+
+def test_index_without_log(fixtures_copy):
+    (fixtures_copy / "multi-0" / "00000000000000000088.log").unlink()
+    r = verify_index([fixtures_copy / "multi-0" / "00000000000000000088.index"])
+    (s,) = r.segments
+    assert "missing-log" in [w.kind for w in s.warnings]
+
+
+def test_single_file_checks_only_that_index(fixtures_root):
+    r = verify_index([fixtures_root / "corrupt-timeindex-0" / "00000000000000000000.index"])
+    assert r.ok and r.segments[0].time_index_entries is None
+    r = verify_index([fixtures_root / "corrupt-timeindex-0" / "00000000000000000000.timeindex"])
+    assert not r.ok
+
+
+def test_log_dir_covers_every_partition(fixtures_root):
+    r = verify_index([fixtures_root])
+    bad = {s.log.split("/")[-2] for s in r.segments if not s.ok}
+    assert bad == set(INDEX_CORRUPTIONS)
+    assert len(r.segments) == len(GOOD_PARTITIONS) + len(LOG_CORRUPTIONS) + \
+        len(INDEX_CORRUPTIONS) + 2  # multi-0 has 3 segments
+
+
+def test_bad_paths(tmp_path):
+    with pytest.raises(UnreadableError, match="No such file"):
+        verify_index([tmp_path / "nope"])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(NotAKafkaFileError):
+        verify_index([empty])
+    odd = tmp_path / "foo.index"
+    odd.write_bytes(b"")
+    with pytest.raises(NotAKafkaFileError, match="20-digit"):
+        verify_index([odd])
+
+
+@pytest.mark.corpus
+def test_corpus_passes(corpus_root, tmp_path):
+    """Every index of the corpus whose .log is present agrees with it (index files without
+    their .log are only sanity-checked)."""
+    dirs = sorted({p.parent for suffix in ("*.log", "*.index", "*.timeindex")
+                   for p in corpus_root.rglob(suffix)})
+    assert len(dirs) > 150
+    r = verify_index(dirs)
+    problems = [(s.log, p.kind, p.message) for s in r.segments for p in s.problems]
+    assert problems == []
+    assert len(r.segments) >= 190
+    assert r.to_dict()["ok"] is True
+
+
+def test_to_dict_shape(fixtures_root, tmp_path):
+    shutil.copytree(fixtures_root / "corrupt-index-order-0", tmp_path / "x-0")
+    d = verify_index([tmp_path / "x-0"]).to_dict()
+    assert d["ok"] is False
+    (seg,) = d["segments"]
+    assert set(seg) >= {"log", "base_offset", "batches", "index_entries", "time_index_entries",
+                        "problems", "warnings", "ok", "layouts", "preallocated_slots"}
+    assert {"file", "kind", "message", "entry"} <= set(seg["problems"][0])

@@ -1,0 +1,115 @@
+"""Shared fixtures of the serve tests: a server on 127.0.0.1 (ephemeral port, in-process
+event-loop thread) and a raw-socket client for crafted requests."""
+
+from __future__ import annotations
+
+import socket
+import struct
+
+import pytest
+
+from kafkalog_cli.protocol.apis import APIS
+from kafkalog_cli.protocol.wire import encode_request
+from kafkalog_cli.server.broker import ServerThread
+from kafkalog_cli.server.kafka_apis import ServerOptions
+
+
+class RawClient:
+    """A blocking socket speaking frames; every read is bounded by a timeout."""
+
+    def __init__(self, port: int, timeout: float = 5.0):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.correlation = 0
+
+    def send_raw(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def recv_frame(self) -> bytes | None:
+        """The next response frame's payload, or None when the server closed."""
+        head = self._read(4)
+        if head is None:
+            return None
+        (size,) = struct.unpack(">i", head)
+        return self._read(size)
+
+    def _read(self, n: int) -> bytes | None:
+        buf = b""
+        while len(buf) < n:
+            try:
+                chunk = self.sock.recv(n - len(buf))
+            except ConnectionResetError:
+                return None
+            if not chunk:
+                return None
+            buf += chunk
+        return buf
+
+    def closed_by_server(self) -> bool:
+        try:
+            return self.sock.recv(1) == b""
+        except ConnectionResetError:
+            return True
+        except TimeoutError:
+            return False
+
+    def request(self, api_key: int, version: int, body: dict, *, client_id="raw-test"):
+        """Send a request, return ``(correlation id, response body dict)``; the response is
+        parsed at ``version`` with the response header its version uses."""
+        self.correlation += 1
+        cid = self.correlation
+        self.send_raw(encode_request(api_key, version, cid, body, client_id))
+        frame = self.recv_frame()
+        assert frame is not None, "server closed the connection"
+        return parse_response(api_key, version, frame, cid)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def parse_response(api_key: int, version: int, frame: bytes, cid: int) -> dict:
+    api = APIS[api_key]
+    (got,) = struct.unpack_from(">i", frame, 0)
+    assert got == cid
+    pos = 4 + (1 if api.response_header_version(version) >= 1 else 0)
+    if pos == 5:
+        assert frame[4] == 0  # empty tagged fields
+    body, end = api.response.parse(frame, version, offset=pos)
+    assert end == len(frame)
+    return body
+
+
+@pytest.fixture
+def log_dir(tmp_path):
+    d = tmp_path / "logs"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def server(log_dir):
+    with ServerThread(log_dir, ServerOptions(port=0)) as s:
+        yield s
+
+
+@pytest.fixture
+def raw(server):
+    clients = []
+
+    def make():
+        c = RawClient(server.port)
+        clients.append(c)
+        return c
+
+    yield make
+    for c in clients:
+        c.close()
+
+
+def create_topic(client: RawClient, name: str, partitions: int = 1, configs=None) -> dict:
+    body = {"topics": [{"name": name, "numPartitions": partitions, "replicationFactor": 1,
+                        "assignments": [],
+                        "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}],
+            "timeoutMs": 1000}
+    res = client.request(19, 7, body)
+    assert res["topics"][0]["errorCode"] == 0, res
+    return res["topics"][0]
