@@ -16,84 +16,14 @@ from pathlib import Path
 import pytest
 from recovery_helpers import (
     CORPUS,
+    _segments,
+    check_recovery,
     copy_tree,
-    expected_logs,
     legacy_partition,
-    quarantine_accounts,
     standard_partition,
-    tree_bytes,
 )
 
-from kafkalog_cli.ops.verify import verify_segment
-from kafkalog_cli.recovery import recover, undo
-from kafkalog_cli.storage.segment import LogSegment
-
-
-def _segments(pdir: Path) -> list[tuple[int, bytes]]:
-    return [(int(p.name[:20]), p.read_bytes()) for p in sorted(pdir.glob("*.log"))]
-
-
-def _effective_segments(pdir: Path) -> list[tuple[int, bytes]]:
-    """Segments as recovery will see them once leftovers are dealt with (a valid
-    .log.swap replaces the segments it covers; .cleaned and .deleted do not count)."""
-    segs = dict(_segments(pdir))
-    for sw in pdir.glob("*.log.swap"):
-        base = int(sw.name[:20])
-        data = sw.read_bytes()
-        from kafkalog_cli.recovery.scan import walk_log
-
-        w = walk_log(data)
-        nxt = base if w.last_offset is None else w.last_offset + 1
-        for b in list(segs):
-            if base <= b < nxt:
-                del segs[b]
-        segs[base] = data
-    return sorted(segs.items())
-
-
-def check_recovery(root: Path, pdir: Path, *, all_segments: bool = True,
-                   interval: int = 4096, then=None) -> None:
-    """Run recover --truncate on pdir and check the five acceptance properties."""
-    before = tree_bytes(root)
-    expected = expected_logs(_effective_segments(pdir), all_segments)
-    res = recover([pdir], truncate=True, all_segments=all_segments,
-                  index_interval_bytes=interval)
-    assert res.exit_code == 0
-    after = tree_bytes(root)
-    if then is not None:
-        then()
-    # (1) exactly the longest valid prefix, nothing after the first truncation
-    got = dict(_segments(pdir))
-    assert sorted(got) == sorted(expected), (sorted(got), sorted(expected))
-    for base, data in expected.items():
-        assert got[base] == data, f"segment {base}: {len(got[base])} != {len(data)}"
-    # (2) verify-index passes
-    for base in got:
-        seg = LogSegment(pdir, base)
-        try:
-            v = verify_segment(seg)
-        finally:
-            seg.close()
-        assert v.ok, v.problems
-        assert seg.index_path.exists() and seg.time_index_path.exists()
-    # (3) quarantine + remaining == before
-    sessions = sorted((pdir / ".kafkalog-quarantine").glob("*")) \
-        if (pdir / ".kafkalog-quarantine").exists() else []
-    assert len(sessions) <= 1
-    assert quarantine_accounts(before, after, root, sessions) == []
-    # (4) a second run does nothing
-    again = recover([pdir], all_segments=all_segments, index_interval_bytes=interval)
-    assert not again.work_needed, [a.to_dict() for p in again.partitions for a in p.actions]
-    again = recover([pdir], truncate=True, all_segments=all_segments,
-                    index_interval_bytes=interval)
-    assert tree_bytes(root) == after
-    # (5) undo restores the original bytes
-    for s in sessions:
-        u = undo(s)
-        assert u.ok, u.conflicts
-        assert undo(s).ok  # rerunnable
-    assert tree_bytes(root) == before
-
+from kafkalog_cli.recovery import recover
 
 # -- partitions written by kafkalog ----------------------------------------------------------
 
