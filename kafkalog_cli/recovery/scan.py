@@ -34,6 +34,9 @@ _OFFSET_SIZE = struct.Struct(">qi")
 #: baseOffset, length, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
 #: baseTimestamp, maxTimestamp, producerId
 _V2 = struct.Struct(">qiibIhiqqq")
+#: the fields the scan needs: baseOffset, length, partitionLeaderEpoch, magic, crc,
+#: lastOffsetDelta, maxTimestamp, producerId (attributes and baseTimestamp skipped)
+_V2_FAST = struct.Struct(">qiibI2xi8xqq")
 #: v0/v1 after offset+size: crc, magic, attributes, [timestamp]
 _LEGACY_CRC = struct.Struct(">I")
 _LEGACY_TS = struct.Struct(">q")
@@ -110,13 +113,15 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
     out = ScanResult(size=len(view))
     end = len(view)
     limit = end - _MIN_LEFT
+    fast_end = end - 61
     pos = 0
     last_index_entry = 0
     max_ts = NO_TIMESTAMP
     off_of_max = -1
     last_time = NO_TIMESTAMP
-    prev = -1 if previous_last_offset is None else previous_last_offset
-    first_offset = None
+    # offsets must be above the previous batch's last offset and at or above the base
+    prev = base_offset - 1 if previous_last_offset is None else \
+        max(previous_last_offset, base_offset - 1)
     epoch_hi = latest_epoch
     n = 0
     oidx = bytearray()
@@ -124,14 +129,48 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
     epochs = out.epochs
     producers = out.producer_batches
     os_unpack = _OFFSET_SIZE.unpack_from
-    v2_unpack = _V2.unpack_from
+    fast_unpack = _V2_FAST.unpack_from
     crc32c = _crc32c.crc32c
     crc32 = zlib.crc32
     off_pack = _OFF_ENTRY.pack
     time_pack = _TIME_ENTRY.pack
     max_rel = base_offset + INT32_MAX
     error = ""
-    while pos < limit:
+    while True:
+        # the fast path: a v2 batch whose whole header is in the file; anything else
+        # (legacy entries, the tail, every kind of invalid batch) leaves it
+        while pos <= fast_end:
+            offset, size, epoch, magic, crc, delta, bmax, pid = fast_unpack(view, pos)
+            if magic != 2 or size < _MIN_V2_SIZE:
+                break
+            nxt = pos + 12 + size
+            if nxt > end or crc32c(view[pos + 21:nxt]) != crc:
+                break
+            last = offset + delta
+            if not prev < offset <= last <= max_rel:
+                break
+            if epoch > epoch_hi:
+                epochs.append((epoch, offset))
+                epoch_hi = epoch
+            if pid >= 0:
+                producers.append(pos)
+            if bmax > max_ts:
+                max_ts = bmax
+                off_of_max = last
+            if pos - last_index_entry > index_interval_bytes:
+                oidx += off_pack(last - base_offset, pos)
+                if max_ts > last_time:
+                    tidx += time_pack(max_ts, off_of_max - base_offset)
+                    last_time = max_ts
+                last_index_entry = pos
+            prev = last
+            n += 1
+            pos = nxt
+        # the slow path: one batch, every check spelled out
+        if pos >= limit:
+            if pos < end:
+                out.partial = True
+            break
         offset, size = os_unpack(view, pos)
         if size < _MIN_SIZE:
             error = (f"Found record size {size} smaller than minimum record overhead "
@@ -147,41 +186,43 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
                 error = (f"Record batch is corrupt (the size {size + 12} is smaller than the "
                          f"minimum allowed overhead 61)")
                 break
-            (_, _, epoch, _, crc, attrs, delta, _, bmax, pid) = v2_unpack(view, pos)
-            if crc32c(view[pos + 21:nxt]) != crc:
-                error = f"Record is corrupt (stored crc = {crc}, computed crc = " \
-                        f"{crc32c(view[pos + 21:nxt])})"
+            offset, size, epoch, magic, crc, delta, bmax, pid = fast_unpack(view, pos)
+            computed = crc32c(view[pos + 21:nxt])
+            if computed != crc:
+                error = f"Record is corrupt (stored crc = {crc}, computed crc = {computed})"
                 break
             if delta < 0:
                 error = f"last offset delta {delta} is negative"
                 break
             last = offset + delta
-            if epoch > epoch_hi:
-                epochs.append((epoch, offset))
-                epoch_hi = epoch
-            if pid >= 0:
-                producers.append(pos)
         elif magic < 2:
             if magic == 1 and size < 22:
                 error = f"Record is corrupt (size {size} below the v1 overhead 22)"
                 break
             (crc,) = _LEGACY_CRC.unpack_from(view, pos + 12)
-            if crc32(view[pos + 16:nxt]) != crc:
-                error = f"Record is corrupt (stored crc = {crc}, computed crc = " \
-                        f"{crc32(view[pos + 16:nxt])})"
+            computed = crc32(view[pos + 16:nxt])
+            if computed != crc:
+                error = f"Record is corrupt (stored crc = {crc}, computed crc = {computed})"
                 break
             last = offset
             bmax = _LEGACY_TS.unpack_from(view, pos + 18)[0] if magic == 1 else NO_TIMESTAMP
+            epoch = pid = -1
         else:
             error = f"unknown magic {magic}"
             break
         if offset <= prev:
-            error = f"offsets go backwards: batch base offset {offset} follows offset {prev}"
+            error = (f"offsets go backwards: batch base offset {offset} follows offset {prev}"
+                     if offset >= base_offset else
+                     f"offset {offset} cannot be stored relative to base offset {base_offset}")
             break
-        if offset < base_offset or last > max_rel:
-            error = (f"offset {offset if offset < base_offset else last} cannot be stored "
-                     f"relative to base offset {base_offset}")
+        if last > max_rel:
+            error = f"offset {last} cannot be stored relative to base offset {base_offset}"
             break
+        if epoch > epoch_hi:
+            epochs.append((epoch, offset))
+            epoch_hi = epoch
+        if pid >= 0:
+            producers.append(pos)
         if bmax > max_ts:
             max_ts = bmax
             off_of_max = last
@@ -191,8 +232,6 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
                 tidx += time_pack(max_ts, off_of_max - base_offset)
                 last_time = max_ts
             last_index_entry = pos
-        if first_offset is None:
-            first_offset = offset
         prev = last
         n += 1
         pos = nxt
@@ -206,8 +245,9 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
     out.time_index = bytes(tidx)
     out.max_timestamp = max_ts
     out.offset_of_max_timestamp = off_of_max
-    out.first_offset = first_offset
-    out.last_offset = prev if n else None
+    if n:
+        out.first_offset = os_unpack(view, 0)[0]
+        out.last_offset = prev
     out.error = error
     return out
 
