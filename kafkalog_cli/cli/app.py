@@ -47,6 +47,7 @@ def _register() -> None:
         dump_segment,
         produce,
         read,
+        recover,
         serve,
         verify_index,
     )

@@ -1,0 +1,176 @@
+"""The result objects of ``kafkalog recover``: the plan (actions) and the per-segment and
+per-partition reports. The CLI renders exactly these (``to_dict`` is the JSON output)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: Action kinds, in the order a partition's plan applies them.
+DELETE = "delete"        # quarantine (move) the file, then it is gone
+RENAME = "rename"        # finish an interrupted swap: X.swap -> X
+TRUNCATE = "truncate"    # quarantine the tail, then truncate the file
+WRITE = "write"          # quarantine the old file (if any), then write tmp + fsync + rename
+
+
+@dataclass
+class Action:
+    """One change to the directory.
+
+    Attributes:
+        kind: delete, rename, truncate or write.
+        path: the file changed (for rename: the source, ``X.swap``).
+        reason: why, in a few words.
+        target: rename destination.
+        size: truncate to this many bytes.
+        data: bytes to write (not in the JSON; ``bytes`` gives its length).
+    """
+
+    kind: str
+    path: str
+    reason: str
+    target: str | None = None
+    size: int | None = None
+    data: bytes | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict:
+        d = {"action": self.kind, "path": self.path, "reason": self.reason}
+        if self.target is not None:
+            d["target"] = self.target
+        if self.size is not None:
+            d["size"] = self.size
+        if self.data is not None:
+            d["bytes"] = len(self.data)
+        return d
+
+
+@dataclass
+class SegmentReport:
+    """What recovery found (or would do) for one segment.
+
+    Attributes:
+        log: the ``.log`` path (after any swap completion).
+        base_offset: the segment's base offset.
+        scanned: whether the recovery scan ran on it (from the recovery point, ``--all``,
+            a missing index, or a resumed run).
+        size / valid_bytes / invalid_bytes: of the ``.log`` before recovery.
+        batches: valid batches (scanned segments only).
+        last_valid_offset: last offset of the last valid batch (None when none).
+        index_entries_rebuilt / time_index_entries_rebuilt: entries written to a rebuilt
+            ``.index`` / ``.timeindex`` (None when that file is kept).
+        files_removed: files of this segment deleted (to quarantine).
+        removed: the whole segment is removed (it followed a truncation).
+        error: why the scan stopped before the end ("" if it did not).
+        notes: other findings, one line each.
+    """
+
+    log: str
+    base_offset: int
+    scanned: bool = False
+    size: int = 0
+    valid_bytes: int | None = None
+    invalid_bytes: int = 0
+    batches: int | None = None
+    last_valid_offset: int | None = None
+    index_entries_rebuilt: int | None = None
+    time_index_entries_rebuilt: int | None = None
+    files_removed: list[str] = field(default_factory=list)
+    removed: bool = False
+    error: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class PartitionReport:
+    """Recovery of one partition directory: its segments, the plan and what happened.
+
+    Attributes:
+        directory: the partition directory.
+        log_dir: its log directory (the parent).
+        clean_shutdown: the log dir has ``.kafka_cleanshutdown`` (the broker would skip
+            recovery; kafkalog then scans only what ``--all`` or a missing index asks).
+        recovery_point: from ``recovery-point-offset-checkpoint`` (None when absent).
+        log_start_offset: from ``log-start-offset-checkpoint`` (None when absent).
+        log_end_offset: after recovery.
+        segments: per-segment reports.
+        actions: the plan, in order.
+        notes: partition-level findings.
+        quarantine: the quarantine session directory (after ``--truncate``), or None.
+        applied: the plan was carried out.
+    """
+
+    directory: str
+    log_dir: str
+    clean_shutdown: bool = False
+    recovery_point: int | None = None
+    log_start_offset: int | None = None
+    log_end_offset: int | None = None
+    segments: list[SegmentReport] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    quarantine: str | None = None
+    applied: bool = False
+    #: offsets to write into the log dir's checkpoints: name -> offset (internal)
+    checkpoint_updates: dict[str, int] = field(default_factory=dict)
+    #: bases whose indexes the plan rewrites (journalled so a rerun after a crash
+    #: finishes them; internal)
+    rebuild_bases: list[int] = field(default_factory=list)
+
+    @property
+    def work_needed(self) -> bool:
+        return bool(self.actions or self.checkpoint_updates)
+
+    def to_dict(self) -> dict:
+        return {
+            "directory": self.directory, "log_dir": self.log_dir,
+            "clean_shutdown": self.clean_shutdown, "recovery_point": self.recovery_point,
+            "log_start_offset": self.log_start_offset, "log_end_offset": self.log_end_offset,
+            "work_needed": self.work_needed, "applied": self.applied,
+            "quarantine": self.quarantine,
+            "checkpoint_updates": dict(self.checkpoint_updates),
+            "segments": [s.to_dict() for s in self.segments],
+            "actions": [a.to_dict() for a in self.actions],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class RecoveryResult:
+    """The result of :func:`kafkalog_cli.recovery.recover` for every partition.
+
+    ``dry_run``: nothing was changed. ``work_needed``: some partition needs (or needed)
+    changes. Exit status: 0 when nothing needed doing or recovery completed, 1 when a
+    dry run found work.
+    """
+
+    dry_run: bool
+    partitions: list[PartitionReport] = field(default_factory=list)
+
+    @property
+    def work_needed(self) -> bool:
+        return any(p.work_needed for p in self.partitions)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.dry_run and self.work_needed else 0
+
+    def summary(self) -> dict:
+        segs = [s for p in self.partitions for s in p.segments]
+        return {
+            "partitions": len(self.partitions),
+            "partitions_with_work": sum(1 for p in self.partitions if p.work_needed),
+            "segments": len(segs),
+            "segments_scanned": sum(1 for s in segs if s.scanned),
+            "segments_truncated": sum(1 for s in segs if s.invalid_bytes and not s.removed),
+            "segments_removed": sum(1 for s in segs if s.removed),
+            "invalid_bytes": sum(s.invalid_bytes for s in segs if not s.removed),
+            "removed_bytes": sum(s.size for s in segs if s.removed),
+            "actions": sum(len(p.actions) for p in self.partitions),
+        }
+
+    def to_dict(self) -> dict:
+        return {"dry_run": self.dry_run, "work_needed": self.work_needed,
+                "exit_code": self.exit_code, "summary": self.summary(),
+                "partitions": [p.to_dict() for p in self.partitions]}

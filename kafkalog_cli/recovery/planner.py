@@ -1,0 +1,527 @@
+"""The recovery plan of one partition directory: a pure function of what is on disk.
+
+:func:`plan_partition` reads the directory (never writes) and returns a
+:class:`~.model.PartitionReport` whose ``actions`` the executor applies in order. The
+order is chosen so that a kill at any point leaves a directory whose fresh plan finishes
+the job (see :mod:`.executor`).
+
+The steps follow ``LogLoader.load``:
+
+1. ``removeTempFilesAndCollectSwapFiles``: ``*.deleted`` (not ``.checkpoint.deleted``)
+   removed; ``.swap`` files at or above the smallest ``.cleaned`` offset removed (an
+   unfinished split); ``.cleaned`` files removed.
+2. Interrupted swaps completed: every non-swap file whose offset lies in
+   ``[smallest .log.swap base, largest .log.swap next offset)`` removed, then the
+   ``.swap`` suffix stripped (the ``.log`` first).
+3. ``loadSegmentFiles``: index files (``.index``, ``.timeindex``, ``.txnindex``) without a
+   ``.log`` removed; a segment without its ``.index`` (or ``.timeindex``) is recovered.
+4. ``recoverLog``: unless ``.kafka_cleanshutdown`` is present, every segment from the one
+   holding the recovery point is recovered (:func:`~.scan.scan_log`); at the first one
+   truncated, every later segment is removed. ``--all`` recovers every segment.
+5. Derived files: the leader-epoch cache, the producer snapshot at the log end offset
+   (stale ones above it removed), ``.txnindex`` of recovered segments; the log dir's
+   recovery point set to the log end offset.
+
+kafkalog's rule for index files (so that a second run is a no-op and valid indexes in
+other layouts, e.g. those written before KAFKA-806, are kept): a recovered segment's
+``.index``/``.timeindex`` is rewritten only when it is missing, the ``.log`` was
+truncated, a previous interrupted run meant to rewrite it, or it differs from the rebuilt
+bytes *and* fails ``verify-index``. Segments not recovered keep their indexes unless a
+cheap sanity check (length, order, positions inside the log) fails, in which case the
+segment is recovered (the broker before KAFKA-7283 did the same).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+from ..constants import LEADER_EPOCH_CHECKPOINT
+from ..errors import KafkalogError
+from ..schema.producer_snapshot import build_snapshot, parse_snapshot
+from ..schema.txn_index import parse_txn_index
+from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
+from ..storage.files import filename_prefix_from_offset
+from ..storage.segment import open_view
+from . import derived
+from .model import DELETE, RENAME, TRUNCATE, WRITE, Action, PartitionReport, SegmentReport
+from .scan import ScanResult, next_offset, scan_log, walk_log
+
+QUARANTINE_DIR_NAME = ".kafkalog-quarantine"
+_INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
+
+
+def file_offset(name: str) -> int | None:
+    """LogFileUtils.offsetFromFile: the number before the first '.', or None."""
+    i = name.find(".")
+    head = name[:i] if i >= 0 else name
+    return int(head) if i > 0 and head.isdigit() else None
+
+
+def _is_segment_file(name: str, suffix: str) -> bool:
+    return (len(name) == 20 + len(suffix) and name.endswith(suffix)
+            and name[:20].isdigit())
+
+
+class _VirtualDir:
+    """The partition directory as it will be after the actions planned so far: a map from
+    file name to the real file holding its bytes."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.files: dict[str, Path] = {}
+        for entry in os.scandir(directory):
+            if entry.is_file(follow_symlinks=False) and not entry.name.endswith(".tmp"):
+                self.files[entry.name] = Path(entry.path)
+        self.actions: list[Action] = []
+
+    def delete(self, name: str, reason: str) -> None:
+        path = self.files.pop(name)
+        self.actions.append(Action(DELETE, str(path), reason))
+
+    def rename(self, name: str, new_name: str, reason: str) -> None:
+        if new_name in self.files:
+            self.delete(new_name, "replaced by " + name)
+        path = self.files.pop(name)
+        self.files[new_name] = path
+        self.actions.append(Action(RENAME, str(path), reason,
+                                   target=str(self.directory / new_name)))
+
+    def real(self, name: str) -> Path:
+        """Where ``name``'s bytes are now (may be a ``.swap`` file not yet renamed)."""
+        return self.files[name]
+
+    def path(self, name: str) -> str:
+        """Where ``name`` will be once the plan is applied."""
+        return str(self.directory / name)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def _index_sane(data: bytes | None, entry: struct.Struct, base: int, log_size: int,
+                is_time: bool) -> bool:
+    """The cheap sanity check for indexes of segments recovery does not scan."""
+    if data is None:
+        return False
+    size = entry.size
+    if len(data) % size:
+        return False
+    n = len(data) // size
+    zero = bytes(size)
+    while n > 1 and data[(n - 1) * size:n * size] == zero:
+        n -= 1
+    prev_key = prev_val = None
+    for i, (a, b) in enumerate(entry.iter_unpack(data[:n * size])):
+        rel, pos = (b, None) if is_time else (a, b)
+        if rel < 0:
+            return False
+        if is_time:
+            if prev_key is not None and (a <= prev_key or rel < prev_val):
+                return False
+            prev_key, prev_val = a, rel
+        else:
+            if pos >= max(log_size, 1) and not (i == 0 and rel == 0 and pos == 0):
+                return False
+            if prev_key is not None and (rel <= prev_key or pos <= prev_val):
+                return False
+            prev_key, prev_val = rel, pos
+    return True
+
+
+_OFF = struct.Struct(">ii")
+_TIME = struct.Struct(">qi")
+
+
+class _Seg:
+    __slots__ = ("base", "report", "scan", "walk", "view_path")
+
+    def __init__(self, base: int, view_path: Path, report: SegmentReport):
+        self.base = base
+        self.view_path = view_path
+        self.report = report
+        self.scan: ScanResult | None = None
+        self.walk: ScanResult | None = None
+
+
+def _walk(seg: _Seg) -> ScanResult:
+    if seg.scan is not None:
+        return seg.scan
+    if seg.walk is None:
+        view = open_view(seg.view_path)
+        try:
+            seg.walk = walk_log(view)
+        finally:
+            _release(view)
+    return seg.walk
+
+
+def _release(view) -> None:
+    obj = view.obj if isinstance(view, memoryview) else None
+    if isinstance(view, memoryview):
+        view.release()
+    if obj is not None and hasattr(obj, "close"):
+        try:
+            obj.close()
+        except BufferError:
+            pass
+
+
+def plan_partition(directory, *, recovery_point: int | None = None,
+                   log_start_offset: int | None = None, clean_shutdown: bool = False,
+                   all_segments: bool = False, index_interval_bytes: int = 4096,
+                   forced_bases: frozenset[int] | set[int] = frozenset()) -> PartitionReport:
+    """Compute the recovery plan of one partition directory (reads only).
+
+    Args:
+        directory: the partition directory.
+        recovery_point: the log dir's recovery point for this partition (None: absent,
+            recovery starts at the first segment).
+        log_start_offset: the log dir's log start offset for it (None: absent).
+        clean_shutdown: the log dir has ``.kafka_cleanshutdown``.
+        all_segments: recover every segment (``--all``).
+        index_interval_bytes: ``index.interval.bytes`` of the topic.
+        forced_bases: segments whose indexes an interrupted run meant to rewrite.
+
+    Raises:
+        UnreadableError: a file cannot be read.
+    """
+    d = Path(directory)
+    rep = PartitionReport(directory=str(d), log_dir=str(d.parent), clean_shutdown=clean_shutdown,
+                          recovery_point=recovery_point, log_start_offset=log_start_offset)
+    vd = _VirtualDir(d)
+    _plan_leftovers(vd, rep)
+    # orphan index files
+    for name in sorted(vd.files):
+        for suf in _INDEX_SUFFIXES:
+            if _is_segment_file(name, suf) and name[:20] + ".log" not in vd.files:
+                vd.delete(name, "index file without a .log (LogLoader removes orphans)")
+    bases = sorted(int(n[:20]) for n in vd.files if _is_segment_file(n, ".log"))
+    segs: list[_Seg] = []
+    for b in bases:
+        prefix = filename_prefix_from_offset(b)
+        real = vd.real(prefix + ".log")
+        segs.append(_Seg(b, real, SegmentReport(log=vd.path(prefix + ".log"), base_offset=b,
+                                                size=real.stat().st_size)))
+    if clean_shutdown:
+        rep.notes.append("clean shutdown marker present: a broker skips recovery"
+                         + ("; --all scans every segment anyway" if all_segments else
+                            "; only segments with missing or insane indexes are recovered "
+                            "(use --all to check every segment)"))
+    # which segments are recovered
+    rp = recovery_point if recovery_point is not None else -1
+    floor_index = 0
+    for i, s in enumerate(segs):
+        if s.base <= rp:
+            floor_index = i
+    in_range = set()
+    if all_segments:
+        in_range = {s.base for s in segs}
+    elif not clean_shutdown:
+        in_range = {s.base for s in segs[floor_index:]}
+    to_scan = set(in_range) | (set(forced_bases) & {s.base for s in segs})
+    for s in segs:
+        if s.base in to_scan:
+            continue
+        prefix = filename_prefix_from_offset(s.base)
+        why = None
+        for suf, entry, is_time in ((".index", _OFF, False), (".timeindex", _TIME, True)):
+            name = prefix + suf
+            if name not in vd.files:
+                why = f"{suf} is missing"
+                break
+            if not _index_sane(_read(vd.real(name)), entry, s.base, s.report.size, is_time):
+                why = f"{suf} fails the sanity check"
+                break
+        if why:
+            to_scan.add(s.base)
+            s.report.notes.append(why + ": recovering the segment and rebuilding its indexes")
+    # the recovery scan
+    prev_last: int | None = None
+    cut_at = None
+    for i, s in enumerate(segs):
+        if cut_at is not None:
+            break
+        if s.base not in to_scan:
+            prev_last = _walk(s).last_offset if _walk(s).last_offset is not None else prev_last
+            continue
+        view = open_view(s.view_path)
+        try:
+            s.scan = scan_log(view, s.base, index_interval_bytes, previous_last_offset=prev_last)
+        finally:
+            _release(view)
+        r = s.report
+        r.scanned = True
+        r.valid_bytes = s.scan.valid_bytes
+        r.invalid_bytes = s.scan.invalid_bytes
+        r.batches = s.scan.batches
+        r.last_valid_offset = s.scan.last_offset
+        r.error = s.scan.error or ("partial batch at the end" if s.scan.invalid_bytes else "")
+        if s.scan.last_offset is not None:
+            prev_last = s.scan.last_offset
+        if s.scan.invalid_bytes and s.base in in_range:
+            cut_at = i
+    removed = segs[cut_at + 1:] if cut_at is not None else []
+    remaining = segs[:cut_at + 1] if cut_at is not None else segs
+    # remove what follows a truncation, highest first, the .log last
+    for s in reversed(removed):
+        prefix = filename_prefix_from_offset(s.base)
+        s.report.removed = True
+        for suf in (".txnindex", ".timeindex", ".index", ".log"):
+            if prefix + suf in vd.files:
+                s.report.files_removed.append(vd.path(prefix + suf))
+                vd.delete(prefix + suf, f"follows the segment truncated at offset "
+                                        f"{segs[cut_at].base} (LogLoader.recoverLog)")
+    for s in remaining:
+        if s.scan is not None and s.scan.invalid_bytes:
+            vd.actions.append(Action(TRUNCATE, s.report.log, s.report.error or "invalid bytes",
+                                     size=s.scan.valid_bytes))
+    # log end offset
+    leo = 0
+    if remaining:
+        last = remaining[-1]
+        leo = next_offset(last.scan, last.base) if last.scan else _leo_unscanned(vd, last)
+    elif log_start_offset is not None:
+        leo = log_start_offset
+    rep.log_end_offset = leo
+    _plan_indexes(vd, rep, remaining, forced_bases)
+    _plan_derived(vd, rep, d, remaining, leo, log_start_offset)
+    if recovery_point != leo:
+        rep.checkpoint_updates["recovery-point-offset-checkpoint"] = leo
+    if log_start_offset is not None and log_start_offset > leo:
+        rep.checkpoint_updates["log-start-offset-checkpoint"] = leo
+        rep.notes.append(f"log start offset {log_start_offset} is above the log end offset "
+                         f"{leo}: a broker would delete every segment; kafkalog lowers it")
+    rep.segments = [s.report for s in segs]
+    rep.actions = vd.actions
+    return rep
+
+
+def _leo_unscanned(vd: _VirtualDir, seg: _Seg) -> int:
+    """LogSegment.readNextOffset of a segment not scanned: from the last index entry."""
+    start = 0
+    data = _read(vd.real(filename_prefix_from_offset(seg.base) + ".index")) \
+        if filename_prefix_from_offset(seg.base) + ".index" in vd.files else None
+    if data and len(data) % 8 == 0:
+        n = len(data) // 8
+        while n > 0 and data[(n - 1) * 8:n * 8] == bytes(8):
+            n -= 1
+        if n:
+            pos = _OFF.unpack_from(data, (n - 1) * 8)[1]
+            if 0 <= pos < seg.report.size:
+                start = pos
+    view = open_view(seg.view_path)
+    try:
+        w = walk_log(view, start)
+        if w.last_offset is None and start:
+            w = walk_log(view, 0)
+    finally:
+        _release(view)
+    return seg.base if w.last_offset is None else w.last_offset + 1
+
+
+def _plan_leftovers(vd: _VirtualDir, rep: PartitionReport) -> None:
+    names = sorted(vd.files)
+    swaps, cleaned = [], []
+    min_cleaned = None
+    for name in names:
+        if name.endswith(".deleted") and not name.endswith(".checkpoint.deleted"):
+            vd.delete(name, "stray .deleted file (LogLoader removes it)")
+        elif name.endswith(".cleaned"):
+            off = file_offset(name)
+            if off is not None:
+                min_cleaned = off if min_cleaned is None else min(min_cleaned, off)
+            cleaned.append(name)
+        elif name.endswith(".swap"):
+            swaps.append(name)
+    valid = []
+    for name in swaps:
+        off = file_offset(name)
+        if min_cleaned is not None and off is not None and off >= min_cleaned:
+            vd.delete(name, f"swap file of an unfinished split (at or above the .cleaned "
+                            f"offset {min_cleaned})")
+        else:
+            valid.append(name)
+    for name in cleaned:
+        vd.delete(name, "stray .cleaned file of an interrupted cleaning")
+    lo = hi = None
+    for name in valid:
+        if not name.endswith(".log.swap") or file_offset(name) is None:
+            continue
+        base = file_offset(name)
+        view = open_view(vd.real(name))
+        try:
+            w = walk_log(view)
+        finally:
+            _release(view)
+        nxt = base if w.last_offset is None else w.last_offset + 1
+        lo = base if lo is None else min(lo, base)
+        hi = nxt if hi is None else max(hi, nxt)
+        rep.notes.append(f"{name}: interrupted swap, completed by renaming (offsets "
+                         f"{base}..{nxt - 1})")
+    if lo is not None:
+        for name in sorted(vd.files):
+            off = file_offset(name)
+            if name.endswith(".swap") or off is None:
+                continue
+            if lo <= off < hi:
+                vd.delete(name, f"replaced by the swapped-in segment [{lo}, {hi})")
+    for name in sorted(valid, key=lambda n: (not n.endswith(".log.swap"), n)):
+        if name in vd.files:
+            vd.rename(name, name[:-len(".swap")], "interrupted swap completed (LogLoader)")
+
+
+def _plan_indexes(vd: _VirtualDir, rep: PartitionReport, remaining: list[_Seg],
+                  forced: frozenset[int] | set[int]) -> None:
+    from ..ops.verify import verify_segment
+    from ..storage.segment import LogSegment
+
+    for s in remaining:
+        if s.scan is None:
+            continue
+        prefix = filename_prefix_from_offset(s.base)
+        truncated = s.scan.invalid_bytes > 0
+        verdict = None
+        for suf, data in ((".index", s.scan.offset_index), (".timeindex", s.scan.time_index)):
+            name = prefix + suf
+            existing = _read(vd.real(name)) if name in vd.files else None
+            if existing == data:
+                continue
+            rebuild = existing is None or truncated or s.base in forced
+            if not rebuild:
+                if verdict is None:
+                    seg = LogSegment(vd.directory, s.base, log_path=s.view_path)
+                    seg.index_path = vd.real(prefix + ".index") if prefix + ".index" in vd.files \
+                        else vd.directory / (prefix + ".index.absent")
+                    seg.time_index_path = vd.real(prefix + ".timeindex") \
+                        if prefix + ".timeindex" in vd.files \
+                        else vd.directory / (prefix + ".timeindex.absent")
+                    try:
+                        verdict = verify_segment(seg)
+                    finally:
+                        seg.close()
+                real = str(vd.real(name))
+                rebuild = any(p.file == real for p in verdict.problems)
+                if rebuild:
+                    s.report.notes.append(f"{suf} fails verify-index: "
+                                          + "; ".join(p.message for p in verdict.problems
+                                                      if p.file == real)[:300])
+            if rebuild:
+                why = ("missing" if existing is None else "log truncated" if truncated
+                       else "rebuild planned by an interrupted run" if s.base in forced
+                       else "fails verify-index")
+                vd.actions.append(Action(WRITE, vd.path(name), f"rebuilt index ({why})",
+                                         data=data))
+                vd.files[name] = vd.directory / name
+                if suf == ".index":
+                    s.report.index_entries_rebuilt = len(data) // 8
+                else:
+                    s.report.time_index_entries_rebuilt = len(data) // 12
+                if s.base not in rep.rebuild_bases:
+                    rep.rebuild_bases.append(s.base)
+
+
+def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: list[_Seg],
+                  leo: int, log_start_offset: int | None) -> None:
+    # -- leader epochs
+    ckpt = d / LEADER_EPOCH_CHECKPOINT
+    existing = None
+    corrupt = False
+    if LEADER_EPOCH_CHECKPOINT in vd.files:
+        try:
+            existing = read_leader_epoch_checkpoint(ckpt)
+        except KafkalogError as e:
+            corrupt = True
+            rep.notes.append(f"{LEADER_EPOCH_CHECKPOINT} is unreadable ({e.message}): "
+                             "rebuilt from the batches")
+    if existing is None:
+        entries: list[tuple[int, int]] = []
+        sources = [_walk(s).epochs for s in remaining]
+    else:
+        entries = list(existing)
+        sources = [s.scan.epochs for s in remaining if s.scan is not None]
+    for eps in sources:
+        for epoch, start in eps:
+            latest = entries[-1][0] if entries else -1
+            if epoch > latest:
+                derived.epoch_assign(entries, epoch, start)
+    derived.epoch_truncate_from_end(entries, leo)
+    derived.epoch_truncate_from_start(entries, log_start_offset or 0)
+    if entries != (existing or []) or (corrupt and entries):
+        if entries or existing is not None or corrupt:
+            vd.actions.append(Action(WRITE, str(ckpt), "leader epochs rebuilt from the log",
+                                     data=format_leader_epoch_checkpoint(entries).encode()))
+    # -- producer snapshots
+    snaps: dict[int, list] = {}
+    for name in sorted(vd.files):
+        if _is_segment_file(name, ".snapshot"):
+            off = int(name[:20])
+            if off > leo:
+                vd.delete(name, f"producer snapshot above the log end offset {leo}")
+                continue
+            try:
+                snaps[off] = parse_snapshot(_read(vd.real(name)), file=name)
+            except KafkalogError as e:
+                vd.delete(name, f"corrupt producer snapshot ({e.message})")
+    need_snapshot = leo not in snaps
+    txn_segs = []
+    for s in remaining:
+        if s.scan is None:
+            continue
+        name = filename_prefix_from_offset(s.base) + ".txnindex"
+        if s.scan.producer_batches or name in vd.files:
+            txn_segs.append(s)
+    if not need_snapshot and not txn_segs:
+        return
+    candidates = [leo] if need_snapshot else []
+    if txn_segs:
+        candidates.append(txn_segs[0].base)
+    want = min(candidates)
+    start_snap = max((o for o in snaps if o <= want), default=None)
+    builder = derived.ProducerStateBuilder(snaps[start_snap] if start_snap is not None else [])
+    start = start_snap if start_snap is not None else -1
+    per_seg: dict[int, list] = {}
+    for s in remaining:
+        w = _walk(s)
+        if w.last_offset is not None and w.last_offset < start:
+            continue
+        positions = w.producer_batches
+        if not positions:
+            continue
+        view = open_view(s.view_path)
+        try:
+            before = len(builder.aborted)
+            for pos in positions:
+                base = struct.unpack_from(">q", view, pos)[0]
+                if base < start or base >= leo:
+                    continue
+                builder.apply(view, pos)
+            per_seg[s.base] = builder.aborted[before:]
+        finally:
+            _release(view)
+    if need_snapshot:
+        name = filename_prefix_from_offset(leo) + ".snapshot"
+        vd.actions.append(Action(WRITE, vd.path(name),
+                                 "producer state at the log end offset" +
+                                 (f" (replayed from snapshot {start_snap})"
+                                  if start_snap is not None else " (replayed from the log)"),
+                                 data=build_snapshot(builder.entries())))
+    for s in txn_segs:
+        if start_snap is not None and s.base < start_snap:
+            continue
+        name = filename_prefix_from_offset(s.base) + ".txnindex"
+        data = derived.txn_index_bytes(per_seg.get(s.base, []))
+        old = _read(vd.real(name)) if name in vd.files else None
+        if old is None and not data:
+            continue
+        if old is not None and old[:len(old) - len(old) % 34] == data \
+                and parse_txn_index(old) == parse_txn_index(data):
+            continue
+        vd.actions.append(Action(WRITE, vd.path(name), "transaction index rebuilt from the log",
+                                 data=data))

@@ -1,0 +1,186 @@
+"""``recover``: plan every partition under the given paths, and with ``truncate`` apply
+the plans under the log directory's lock, journalled in quarantine sessions.
+
+Crash safety: every plan is a pure function of the directory (plus the journalled
+intents of an interrupted session), its actions are ordered so that each intermediate
+state re-plans to the rest of the work, each action is idempotent and quarantines before
+it touches, and the log dir's checkpoints are written last. A run killed at any point is
+completed by the next run, which resumes the same session.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..constants import (
+    CLEAN_SHUTDOWN_FILE_NAME,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+)
+from ..errors import KafkalogError, LogDirLockedError, NotAKafkaFileError, UnreadableError
+from ..storage.checkpoints import format_offset_checkpoint, read_offset_checkpoint
+from ..storage.files import parse_partition_dir_name
+from ..storage.lock import LogDirLock, is_locked
+from .model import DELETE, RENAME, TRUNCATE, WRITE, PartitionReport, RecoveryResult
+from .planner import QUARANTINE_DIR_NAME, plan_partition
+from .quarantine import Session, _step, find_in_progress, fsync_dir, write_durably
+
+
+def resolve_partition_dirs(paths) -> list[Path]:
+    """Partition directories named by ``paths`` (partition dirs or log dirs), in order.
+
+    Raises:
+        UnreadableError: a path is missing.
+        NotAKafkaFileError: a path is neither.
+    """
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            raise UnreadableError("No such file or directory", file=p)
+        if not p.is_dir():
+            raise NotAKafkaFileError("recover takes partition or log directories", file=p)
+        if parse_partition_dir_name(p.name) is not None:
+            out.append(p)
+            continue
+        if any(n.endswith(".log") and n[:20].isdigit() for n in os.listdir(p)):
+            out.append(p)
+            continue
+        parts = []
+        for c in p.iterdir():
+            tp = parse_partition_dir_name(c.name)
+            if tp is None or not c.is_dir() or c.name.endswith("-delete"):
+                continue
+            parts.append((tp.topic, tp.partition, c))
+        if not parts:
+            raise NotAKafkaFileError("not a partition directory or log directory", file=p)
+        out.extend(c for _, _, c in sorted(parts))
+    seen, uniq = set(), []
+    for p in out:
+        k = p.resolve()
+        if k not in seen:
+            seen.add(k)
+            uniq.append(p)
+    return uniq
+
+
+def _read_ckpt(path: Path, notes: list[str]) -> dict:
+    try:
+        return read_offset_checkpoint(path) or {}
+    except KafkalogError as e:
+        notes.append(f"{path.name} is unreadable ({e.message}); treated as empty, as the "
+                     "broker does")
+        return {}
+
+
+def recover(paths, *, truncate: bool = False, all_segments: bool = False,
+            quarantine=None, keep: bool = True,
+            index_interval_bytes: int = 4096) -> RecoveryResult:
+    """Recover the partitions under ``paths`` (see ``kafkalog recover``).
+
+    Args:
+        paths: partition directories and/or log directories.
+        truncate: apply the plan (else a dry run that changes nothing).
+        all_segments: recover every segment, not only those from the recovery point.
+        quarantine: a directory for quarantine sessions (default: in each partition dir).
+        keep: keep what is cut/removed/rewritten (``--no-quarantine`` is ``False``).
+        index_interval_bytes: ``index.interval.bytes``.
+
+    Raises:
+        LogDirLockedError: a broker (or another kafkalog) holds a log dir's ``.lock``.
+        UnreadableError / NotAKafkaFileError: bad paths.
+    """
+    result = RecoveryResult(dry_run=not truncate)
+    groups: dict[Path, list[Path]] = {}
+    for pdir in resolve_partition_dirs(paths):
+        groups.setdefault(pdir.resolve().parent, []).append(pdir)
+    for log_dir, pdirs in groups.items():
+        if is_locked(log_dir):
+            raise LogDirLockedError(log_dir)
+        lock = LogDirLock(log_dir).acquire() if truncate else None
+        try:
+            result.partitions.extend(
+                _recover_log_dir(log_dir, pdirs, truncate=truncate, all_segments=all_segments,
+                                 quarantine=quarantine, keep=keep,
+                                 index_interval_bytes=index_interval_bytes))
+        finally:
+            if lock is not None:
+                lock.release()
+    return result
+
+
+def _recover_log_dir(log_dir: Path, pdirs: list[Path], *, truncate: bool, all_segments: bool,
+                     quarantine, keep: bool, index_interval_bytes: int) -> list[PartitionReport]:
+    notes: list[str] = []
+    rp_map = _read_ckpt(log_dir / RECOVERY_POINT_CHECKPOINT, notes)
+    ls_map = _read_ckpt(log_dir / LOG_START_OFFSET_CHECKPOINT, notes)
+    clean = (log_dir / CLEAN_SHUTDOWN_FILE_NAME).exists()
+    reports: list[tuple[PartitionReport, Session | None]] = []
+    for pdir in pdirs:
+        tp = parse_partition_dir_name(pdir.name)
+        root = Session.root_for(pdir, quarantine)
+        session = find_in_progress(root, pdir)
+        forced = session.forced_bases if session is not None else set()
+        rep = plan_partition(
+            pdir, recovery_point=rp_map.get(tp) if tp else None,
+            log_start_offset=ls_map.get(tp) if tp else None, clean_shutdown=clean,
+            all_segments=all_segments, index_interval_bytes=index_interval_bytes,
+            forced_bases=forced)
+        rep.notes[:0] = notes
+        if session is not None:
+            rep.notes.append(f"resuming the interrupted run journalled in {session.path}")
+        if tp is None:
+            rep.checkpoint_updates.clear()
+        if truncate and (rep.work_needed or session is not None):
+            if session is None:
+                session = Session.open(pdir, quarantine, keep=keep)
+            _apply(rep, session)
+            rep.quarantine = str(session.path)
+        reports.append((rep, session))
+    if truncate:
+        for name in (RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT):
+            updates = [(r, s) for r, s in reports if name in r.checkpoint_updates]
+            if not updates:
+                continue
+            path = log_dir / name
+            old_bytes = path.read_bytes() if path.exists() else None
+            cur = _read_ckpt(path, [])
+            for r, s in updates:
+                tp = parse_partition_dir_name(Path(r.directory).name)
+                new = r.checkpoint_updates[name]
+                s.checkpoint(path, str(tp), cur.get(tp), new, old_bytes)
+                cur[tp] = new
+            write_durably(path, format_offset_checkpoint(cur).encode())
+            _step()
+        for r, s in reports:
+            if s is not None:
+                s.complete()
+                r.applied = True
+    return [r for r, _ in reports]
+
+
+def _apply(rep: PartitionReport, session: Session) -> None:
+    """Carry out ``rep.actions`` in order, each through the quarantine session."""
+    session.set_intents(rep.rebuild_bases)
+    for a in rep.actions:
+        if a.kind == DELETE:
+            session.remove(a.path, a.reason)
+        elif a.kind == RENAME:
+            session.rename(a.path, a.target, a.reason)
+        elif a.kind == TRUNCATE:
+            session.cut(a.path, a.size, a.reason)
+        elif a.kind == WRITE:
+            session.write(a.path, a.data, a.reason)
+    # the recovery point says "flushed below": flush what was recovered
+    for s in rep.segments:
+        if s.scanned and not s.removed and os.path.exists(s.log):
+            fd = os.open(s.log, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    fsync_dir(rep.directory)
+
+
+__all__ = ["recover", "resolve_partition_dirs", "QUARANTINE_DIR_NAME"]

@@ -1,0 +1,299 @@
+"""The recovery scan of one ``.log``: ``LogSegment.recover``'s loop, plus kafkalog's checks.
+
+This is the hot loop of ``kafkalog recover`` and is written for speed: one
+``struct.unpack_from`` of the batch header and one CRC call per batch, no objects per
+batch, index entries kept as packed bytes. (``storage.segment.rebuild_indexes`` computes
+the same thing through ``FileRecords``; tests assert both agree.)
+
+What makes a batch invalid (the scan stops there and the rest of the file is cut):
+
+* the broker's rules (``FileLogInputStream.nextBatch``, ``ensureValid``,
+  ``LogSegment.ensureOffsetInRange``): a size field below 14 (a zero-filled tail has
+  size 0), fewer than 17 bytes left or a batch running past the end of the file (a
+  partial batch: the broker's iterator ends there and ``recover`` truncates it), a v2
+  batch shorter than 61 bytes, a CRC mismatch (CRC-32C for v2 over attributes..end,
+  CRC-32 for v0/v1 over magic..end), a last offset that does not fit int32 relative to
+  the segment's base offset (the broker splits such a legacy segment; kafkalog cuts
+  it, into quarantine, and says so);
+* kafkalog's stricter checks, all of which a broker-written log satisfies: magic in
+  0..2, ``lastOffset >= baseOffset`` (v2: ``lastOffsetDelta >= 0``) and a base offset
+  above the previous batch's last offset, across segments too.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass, field
+
+import crc32c as _crc32c
+
+from ..constants import INT32_MAX, NO_TIMESTAMP
+
+_OFFSET_SIZE = struct.Struct(">qi")
+#: baseOffset, length, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
+#: baseTimestamp, maxTimestamp, producerId
+_V2 = struct.Struct(">qiibIhiqqq")
+#: the fields the scan needs: baseOffset, length, partitionLeaderEpoch, magic, crc,
+#: lastOffsetDelta, maxTimestamp, producerId (attributes and baseTimestamp skipped)
+_V2_FAST = struct.Struct(">qiibI2xi8xqq")
+#: v0/v1 after offset+size: crc, magic, attributes, [timestamp]
+_LEGACY_CRC = struct.Struct(">I")
+_LEGACY_TS = struct.Struct(">q")
+_OFF_ENTRY = struct.Struct(">ii")
+_TIME_ENTRY = struct.Struct(">qi")
+
+#: FileLogInputStream stops when fewer than this many bytes are left (HEADER_SIZE_UP_TO_MAGIC).
+_MIN_LEFT = 17
+_MIN_SIZE = 14          # LegacyRecord.RECORD_OVERHEAD_V0
+_MIN_V2_SIZE = 61 - 12  # DefaultRecordBatch.RECORD_BATCH_OVERHEAD - LOG_OVERHEAD
+_CONTROL_FLAG = 0x20
+_TXN_FLAG = 0x10
+
+
+@dataclass
+class ScanResult:
+    """What the recovery scan of one ``.log`` found.
+
+    Attributes:
+        size: bytes in the file.
+        valid_bytes: bytes of the longest valid prefix.
+        batches: valid batches.
+        offset_index: the rebuilt ``.index`` bytes (recovery layout).
+        time_index: the rebuilt ``.timeindex`` bytes, final entry included.
+        max_timestamp / offset_of_max_timestamp: of the valid prefix (-1 / -1 if none).
+        first_offset: base offset of the first valid batch (None when none).
+        last_offset: last offset of the last valid batch (None when none).
+        error: why the scan stopped early ("" when the end or a partial tail was reached).
+        partial: the scan stopped at a batch running past the end of the file.
+        epochs: ``(epoch, baseOffset)`` for each v2 batch whose epoch is >= 0 and above
+            every epoch before it in this scan (the broker's ``cache.assign`` condition,
+            applied later against the cache).
+        producer_batches: positions of valid v2 batches carrying a producer id (for
+            the producer-state and transaction-index rebuild).
+    """
+
+    size: int = 0
+    valid_bytes: int = 0
+    batches: int = 0
+    offset_index: bytes = b""
+    time_index: bytes = b""
+    max_timestamp: int = NO_TIMESTAMP
+    offset_of_max_timestamp: int = -1
+    first_offset: int | None = None
+    last_offset: int | None = None
+    error: str = ""
+    partial: bool = False
+    epochs: list[tuple[int, int]] = field(default_factory=list)
+    producer_batches: list[int] = field(default_factory=list)
+
+    @property
+    def invalid_bytes(self) -> int:
+        return self.size - self.valid_bytes
+
+    @property
+    def offset_index_entries(self) -> int:
+        return len(self.offset_index) // 8
+
+    @property
+    def time_index_entries(self) -> int:
+        return len(self.time_index) // 12
+
+
+def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
+             previous_last_offset: int | None = None, latest_epoch: int = -1) -> ScanResult:
+    """Scan ``view`` (a whole ``.log``) as ``LogSegment.recover`` does; see the module doc.
+
+    ``previous_last_offset`` is the last offset of the segment before (for the
+    monotonic-offset check across segments); ``latest_epoch`` the largest leader epoch
+    seen so far (epochs at or below it are not reported in ``epochs``).
+
+    Never raises for bad bytes.
+    """
+    out = ScanResult(size=len(view))
+    end = len(view)
+    limit = end - _MIN_LEFT
+    fast_end = end - 61
+    pos = 0
+    last_index_entry = 0
+    max_ts = NO_TIMESTAMP
+    off_of_max = -1
+    last_time = NO_TIMESTAMP
+    # offsets must be above the previous batch's last offset and at or above the base
+    prev = base_offset - 1 if previous_last_offset is None else \
+        max(previous_last_offset, base_offset - 1)
+    epoch_hi = latest_epoch
+    n = 0
+    oidx = bytearray()
+    tidx = bytearray()
+    epochs = out.epochs
+    producers = out.producer_batches
+    os_unpack = _OFFSET_SIZE.unpack_from
+    fast_unpack = _V2_FAST.unpack_from
+    crc32c = _crc32c.crc32c
+    crc32 = zlib.crc32
+    off_pack = _OFF_ENTRY.pack
+    time_pack = _TIME_ENTRY.pack
+    max_rel = base_offset + INT32_MAX
+    error = ""
+    while True:
+        # the fast path: a v2 batch whose whole header is in the file; anything else
+        # (legacy entries, the tail, every kind of invalid batch) leaves it
+        while pos <= fast_end:
+            offset, size, epoch, magic, crc, delta, bmax, pid = fast_unpack(view, pos)
+            if magic != 2 or size < _MIN_V2_SIZE:
+                break
+            nxt = pos + 12 + size
+            if nxt > end or crc32c(view[pos + 21:nxt]) != crc:
+                break
+            last = offset + delta
+            if not prev < offset <= last <= max_rel:
+                break
+            if epoch > epoch_hi:
+                epochs.append((epoch, offset))
+                epoch_hi = epoch
+            if pid >= 0:
+                producers.append(pos)
+            if bmax > max_ts:
+                max_ts = bmax
+                off_of_max = last
+            if pos - last_index_entry > index_interval_bytes:
+                oidx += off_pack(last - base_offset, pos)
+                if max_ts > last_time:
+                    tidx += time_pack(max_ts, off_of_max - base_offset)
+                    last_time = max_ts
+                last_index_entry = pos
+            prev = last
+            n += 1
+            pos = nxt
+        # the slow path: one batch, every check spelled out
+        if pos >= limit:
+            if pos < end:
+                out.partial = True
+            break
+        offset, size = os_unpack(view, pos)
+        if size < _MIN_SIZE:
+            error = (f"Found record size {size} smaller than minimum record overhead "
+                     f"({_MIN_SIZE})")
+            break
+        nxt = pos + 12 + size
+        if nxt > end:
+            out.partial = True
+            break
+        magic = view[pos + 16]
+        if magic == 2:
+            if size < _MIN_V2_SIZE:
+                error = (f"Record batch is corrupt (the size {size + 12} is smaller than the "
+                         f"minimum allowed overhead 61)")
+                break
+            offset, size, epoch, magic, crc, delta, bmax, pid = fast_unpack(view, pos)
+            computed = crc32c(view[pos + 21:nxt])
+            if computed != crc:
+                error = f"Record is corrupt (stored crc = {crc}, computed crc = {computed})"
+                break
+            if delta < 0:
+                error = f"last offset delta {delta} is negative"
+                break
+            last = offset + delta
+        elif magic < 2:
+            if magic == 1 and size < 22:
+                error = f"Record is corrupt (size {size} below the v1 overhead 22)"
+                break
+            (crc,) = _LEGACY_CRC.unpack_from(view, pos + 12)
+            computed = crc32(view[pos + 16:nxt])
+            if computed != crc:
+                error = f"Record is corrupt (stored crc = {crc}, computed crc = {computed})"
+                break
+            last = offset
+            bmax = _LEGACY_TS.unpack_from(view, pos + 18)[0] if magic == 1 else NO_TIMESTAMP
+            epoch = pid = -1
+        else:
+            error = f"unknown magic {magic}"
+            break
+        if offset <= prev:
+            error = (f"offsets go backwards: batch base offset {offset} follows offset {prev}"
+                     if offset >= base_offset else
+                     f"offset {offset} cannot be stored relative to base offset {base_offset}")
+            break
+        if last > max_rel:
+            error = f"offset {last} cannot be stored relative to base offset {base_offset}"
+            break
+        if epoch > epoch_hi:
+            epochs.append((epoch, offset))
+            epoch_hi = epoch
+        if pid >= 0:
+            producers.append(pos)
+        if bmax > max_ts:
+            max_ts = bmax
+            off_of_max = last
+        if pos - last_index_entry > index_interval_bytes:
+            oidx += off_pack(last - base_offset, pos)
+            if max_ts > last_time:
+                tidx += time_pack(max_ts, off_of_max - base_offset)
+                last_time = max_ts
+            last_index_entry = pos
+        prev = last
+        n += 1
+        pos = nxt
+    if max_ts > last_time:
+        tidx += time_pack(max_ts, off_of_max - base_offset)
+    if error:
+        error += f" at byte {pos}"
+    out.valid_bytes = pos
+    out.batches = n
+    out.offset_index = bytes(oidx)
+    out.time_index = bytes(tidx)
+    out.max_timestamp = max_ts
+    out.offset_of_max_timestamp = off_of_max
+    if n:
+        out.first_offset = os_unpack(view, 0)[0]
+        out.last_offset = prev
+    out.error = error
+    return out
+
+
+def next_offset(scan: ScanResult, base_offset: int) -> int:
+    """The segment's next offset (LogSegment.readNextOffset): last offset + 1, or the
+    base offset when the segment holds no batch."""
+    return base_offset if scan.last_offset is None else scan.last_offset + 1
+
+
+def walk_log(view, start: int = 0) -> ScanResult:
+    """A shallow walk of the batch headers from ``start`` (no CRC, no index): the last
+    offset, the leader epochs and the producer batches of a segment recovery does not
+    scan. Stops where the broker's iterator stops (a size below 14, a partial batch).
+    ``valid_bytes`` is where it stopped; ``batches`` counts what it walked."""
+    out = ScanResult(size=len(view))
+    end = len(view)
+    limit = end - _MIN_LEFT
+    pos = start
+    os_unpack = _OFFSET_SIZE.unpack_from
+    v2_unpack = _V2.unpack_from
+    epoch_hi = -1
+    last = None
+    n = 0
+    while pos < limit:
+        offset, size = os_unpack(view, pos)
+        if size < _MIN_SIZE:
+            break
+        nxt = pos + 12 + size
+        if nxt > end:
+            break
+        if view[pos + 16] == 2 and size >= _MIN_V2_SIZE:
+            (_, _, epoch, _, _, _, delta, _, _, pid) = v2_unpack(view, pos)
+            last = offset + delta
+            if epoch > epoch_hi:
+                out.epochs.append((epoch, offset))
+                epoch_hi = epoch
+            if pid >= 0:
+                out.producer_batches.append(pos)
+        else:
+            last = offset
+        if out.first_offset is None:
+            out.first_offset = offset
+        n += 1
+        pos = nxt
+    out.valid_bytes = pos
+    out.batches = n
+    out.last_offset = last
+    return out
