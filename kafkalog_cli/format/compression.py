@@ -103,7 +103,6 @@ def _gunzip(data, max_bytes: int) -> bytes:
 
 
 def _snappy_decompress(data, max_bytes: int) -> bytes:
-    import cramjam
 
     mv = memoryview(data)
     if bytes(mv[:8]) != XERIAL_MAGIC:
