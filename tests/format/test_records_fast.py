@@ -374,3 +374,21 @@ def test_format_import_is_light():
 
 def test_crc32c_helper():
     assert R.crc32c(b"123456789") == 0xE3069283
+
+
+# -- compression bounds ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("size", [0, 100, 70_000, 3_000_000])
+def test_lz4_decompress_grows_its_bound(size):
+    from kafkalog_cli.format import compression
+
+    raw = (b"abcdefgh" * (size // 8 + 1))[:size]
+    packed = compression.compress(3, raw)
+    assert compression.decompress(3, packed) == raw
+    assert compression.decompress(3, memoryview(packed)) == raw
+    if size:
+        with pytest.raises(CorruptRecordError, match="exceeds the bound"):
+            compression.decompress(3, packed, max_bytes=size - 1)
+        assert compression.decompress(3, packed, max_bytes=size) == raw
+        with pytest.raises(CorruptRecordError):
+            compression.decompress(3, packed[:-6])
