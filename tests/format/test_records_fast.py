@@ -392,3 +392,14 @@ def test_lz4_decompress_grows_its_bound(size):
         assert compression.decompress(3, packed, max_bytes=size) == raw
         with pytest.raises(CorruptRecordError):
             compression.decompress(3, packed[:-6])
+        with pytest.raises(CorruptRecordError):  # the stepped path (bound near the size)
+            compression.decompress(3, packed[:-6], max_bytes=size + 10)
+
+
+def test_lz4_bomb_is_bounded():
+    from kafkalog_cli.format import compression
+
+    packed = compression.compress(3, b"\0" * (8 << 20))  # ~243x
+    with pytest.raises(CorruptRecordError, match="exceeds the bound"):
+        compression.decompress(3, packed, max_bytes=1 << 20)
+    assert len(compression.decompress(3, packed)) == 8 << 20
