@@ -59,9 +59,10 @@ def _load_crc32c():
     return fn
 
 
-def crc32c(data) -> int:
-    """CRC-32C (Castagnoli) of ``data``, through the hardware-based ``crc32c`` package."""
-    return (_crc32c_fn or _load_crc32c())(data)
+def crc32c(data, *args, **kwargs) -> int:
+    """CRC-32C (Castagnoli) of ``data``, through the hardware-based ``crc32c`` package
+    (same arguments as ``crc32c.crc32c``, e.g. a running ``value``)."""
+    return (_crc32c_fn or _load_crc32c())(data, *args, **kwargs)
 
 
 _crc32c_fn = None

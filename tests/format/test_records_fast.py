@@ -374,6 +374,7 @@ def test_format_import_is_light():
 
 def test_crc32c_helper():
     assert R.crc32c(b"123456789") == 0xE3069283
+    assert R.crc32c(b"56789", R.crc32c(b"1234")) == 0xE3069283
 
 
 # -- compression bounds ------------------------------------------------------------------------
