@@ -42,7 +42,7 @@ def root(
 
 
 def _register() -> None:
-    from .commands import dump_segment, verify_index  # noqa: F401
+    from .commands import audit, dump_segment, export, verify_index  # noqa: F401
 
 
 _register()

@@ -45,13 +45,13 @@ MAX_SPLIT_BYTES = 128 * 1024 * 1024
 
 @dataclass(frozen=True)
 class PartitionDir:
-    """A partition directory to read: its topic and partition, its log directory (None
-    when named directly) and its segments' base offsets and ``.log`` sizes."""
+    """A partition directory to read: its topic and partition, its log directory (the
+    parent directory) and its segments' base offsets and ``.log`` sizes."""
 
     topic: str
     partition: int
     directory: str
-    log_dir: str | None
+    log_dir: str
     bases: tuple[int, ...] = ()
     sizes: tuple[int, ...] = ()
 
@@ -318,8 +318,8 @@ def discover(paths) -> list[PartitionDir]:
             if tp is not None:
                 bases, sizes = _segments_of(p)
                 if bases or not partition_dirs(p):
-                    found[str(p)] = PartitionDir(tp.topic, tp.partition, str(p), None,
-                                                 bases, sizes)
+                    found[str(p)] = PartitionDir(tp.topic, tp.partition, str(p),
+                                                 str(p.parent), bases, sizes)
                     continue
             parts = partition_dirs(p)
             if not parts:
