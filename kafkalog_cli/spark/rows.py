@@ -108,7 +108,7 @@ class DataLossError(CorruptRecordError):
 
     def __str__(self) -> str:
         return ("kafkalog: data loss: " + super().__str__()
-                + " (set failOnDataLoss=false to skip corrupt batches)")
+                + " (failOnDataLoss=false, or --skip-corrupt, skips corrupt batches)")
 
 
 @dataclass
