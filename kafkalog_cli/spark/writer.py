@@ -299,8 +299,7 @@ def stage_batches(log_dir, job_id: str, batches: Iterable, *, topic: str | None 
                 return pa.nulls(n, typ) if default is None else default
 
             ts = col("timestamp", pa.timestamp("us", tz="UTC"))
-            ts_ms = pc.divide(ts.cast(pa.int64()), 1000) if ts.null_count < n else pa.nulls(
-                n, pa.int64())
+            ts_ms = pc.divide(ts.cast(pa.int64()), 1000)   # null: the time of the append
             out = pa.RecordBatch.from_arrays(
                 [t, col("partition", pa.int32()), ts_ms, col("key", pa.binary()),
                  col("value", pa.binary()), col("headers", schema.field("headers").type)],
