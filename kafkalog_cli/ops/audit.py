@@ -5,8 +5,8 @@ timestamp, codecs and magic values seen, CRC failures, invalid bytes at segment 
 index problems and warnings (``ops.verify.verify_segment``, as ``verify-index`` reports
 them), transactional and control batches.
 
-A partition has problems (``ok`` false, exit 1 from the CLI) when a batch fails its CRC
-or does not decode, when a segment ends with invalid bytes (a broker would truncate them
+A partition has problems (``ok`` false, exit 1 from the CLI) when a batch fails its CRC,
+does not decode, or has offsets that do not follow the previous batch's in its segment, when a segment ends with invalid bytes (a broker would truncate them
 at recovery: data that no consumer saw; ``verify-index`` reports them as a warning), or
 when verify-index finds an index problem.
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
+from ..constants import INT32_MAX
 from ..errors import KafkalogError
 from ..format.records import FileRecords
 from ..storage.segment import LogSegment
@@ -116,6 +117,7 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
             view = seg.view
             a.bytes += len(view)
             fr = FileRecords(view, file=seg.log_path)
+            prev_last = None
             for b in fr.batches():
                 a.batches += 1
                 magics.add(b.magic)
@@ -138,6 +140,14 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
                     a.problems.append(f"{seg.log_path} at byte {b.position}: batch does not "
                                       f"decode ({e.message})")
                     continue
+                last = b.last_offset
+                if (first < base or last < first or last - base > INT32_MAX
+                        or (prev_last is not None and first <= prev_last)):
+                    a.corrupt_batches += 1
+                    a.problems.append(f"{seg.log_path} at byte {b.position}: batch offsets "
+                                      f"{first}..{last} do not follow offset {prev_last}")
+                    continue
+                prev_last = last
                 a.records += n
                 if b.is_transactional:
                     a.transactional_batches += 1

@@ -16,8 +16,10 @@ NoTimestampType (magic v0 messages), whose ``timestamp`` is then -1 ms
 record without headers; control records (transaction markers, KRaft control records)
 are never returned.
 
-Integrity: every batch's CRC is checked. A corrupt batch (CRC mismatch, records that do
-not decode, or bytes that are not a batch) fails the read with :class:`DataLossError`
+Integrity: every batch's CRC is checked, and its offsets must follow the previous
+batch's inside the segment (as recovery's strict checks: the base offset, outside the CRC,
+is not trusted blindly). A corrupt batch (CRC mismatch, offsets out of order, records
+that do not decode, or bytes that are not a batch) fails the read with :class:`DataLossError`
 naming the file and byte position when ``failOnDataLoss`` is true (the default); when
 false, it is skipped, logged and counted (:class:`ReadStats`). A partial batch at the
 very end of a segment (a crash while appending; the broker truncates it at recovery) is
@@ -46,7 +48,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..constants import LOG_FILE_SUFFIX
+from ..constants import INT32_MAX, LOG_FILE_SUFFIX
 from ..errors import CorruptRecordError, KafkalogError
 from ..format.records import FileRecords, RecordBatch
 from ..storage.segment import LogSegment, open_view
@@ -289,6 +291,8 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
         batches = list(fr.batches())
         dropped = _aborted_positions(s, view, batches) if opts.read_committed else ()
         topic, partition = s.topic, s.partition
+        seg_base = s.base_offset
+        prev_last = None
         for b in batches:
             if lo is not None and b.last_offset < lo:
                 continue
@@ -299,6 +303,16 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                     f"Record is corrupt (stored crc = {b.crc}, computed crc = "
                     f"{b.compute_crc()})", file=path, position=b.position), b.size)
                 continue
+            first = b.base_offset if b.magic >= 2 else b.last_offset
+            last = b.last_offset
+            if (first < seg_base or last < first or last - seg_base > INT32_MAX
+                    or (prev_last is not None and first <= prev_last)):
+                _record_loss(stats, opts, CorruptRecordError(
+                    f"batch offsets {first}..{last} do not follow the previous batch's "
+                    f"last offset {prev_last} in the segment based at {seg_base}",
+                    file=path, position=b.position), b.size)
+                continue
+            prev_last = last
             if b.is_control:
                 continue
             if b.position in dropped:

@@ -110,3 +110,21 @@ def test_option_parsing_errors():
                 {"startingOffsets": '{"t":{"0":-3}}'}):
         with pytest.raises(InvalidArgumentError):
             parse_options(bad)
+
+
+def test_corrupt_base_offset_outside_crc_is_data_loss(log_dir_copy, tmp_path, capsys):
+    """The base offset is outside the CRC: offsets that do not follow are corruption too."""
+    pytest.importorskip("pyarrow")
+    from kafkalog_cli.format.records import FileRecords
+    from kafkalog_cli.ops.audit import audit
+
+    log = sorted((log_dir_copy / "orders-2").glob("*.log"))[1]
+    data = bytearray(log.read_bytes())
+    pos = list(FileRecords(bytes(data)).batches())[5].position
+    data[pos + 2] ^= 0x40
+    log.write_bytes(bytes(data))
+    code, _, err = run(["export", str(log_dir_copy / "orders-2"), "--to", str(tmp_path / "a"),
+                        "--engine", "local"], capsys)
+    assert code == 3 and f"{log} at byte {pos}: batch offsets" in err
+    res = audit([str(log_dir_copy / "orders-2")], engine="local")
+    assert res.partitions[0].corrupt_batches == 1 and not res.ok
