@@ -114,7 +114,7 @@ def build_txn_partition(d: Path) -> None:
 
 # -- the reference: the library's read path, record by record ---------------------------------
 
-def reference_rows(part_dirs, *, committed: bool = False) -> list[tuple]:
+def reference_rows(part_dirs) -> list[tuple]:
     """``(topic, partition, offset, timestamp ms, key, value, headers)`` of every non-control
     record, decoded with FileRecords/.records() directly."""
     from kafkalog_cli.ops.paths import segment_bases
