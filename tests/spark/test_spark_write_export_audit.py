@@ -153,3 +153,22 @@ def test_audit_finds_corruption(log_dir_copy):
     bad = {f"{p.topic}-{p.partition}": p for p in res.partitions if not p.ok}
     assert set(bad) == {"orders-0"} and not res.ok
     assert bad["orders-0"].corrupt_batches == 1 and bad["orders-0"].invalid_bytes == 3
+
+
+def test_export_spark_data_loss_is_one_line(spark, log_dir_copy, tmp_path):
+    from kafkalog_cli.format.records import FileRecords
+    from kafkalog_cli.ops.export import SparkJobError, export
+
+    log = sorted((log_dir_copy / "orders-0").glob("*.log"))[2]
+    data = bytearray(log.read_bytes())
+    pos = list(FileRecords(bytes(data)).batches())[2].position
+    data[pos + 80] ^= 0xFF
+    log.write_bytes(bytes(data))
+    with pytest.raises(SparkJobError) as ei:
+        export([str(log_dir_copy / "orders-0")], tmp_path / "o", engine="spark")
+    assert ei.value.exit_code == 3
+    assert str(ei.value).startswith(f"kafkalog: data loss: {log} at byte {pos}: ")
+    assert "\n" not in str(ei.value)
+    res = export([str(log_dir_copy / "orders-0")], tmp_path / "o2", engine="spark",
+                 options={"failOnDataLoss": "false"})
+    assert res.corrupt_batches == 1 and res.skipped[0]["position"] == pos
