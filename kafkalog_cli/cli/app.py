@@ -43,8 +43,10 @@ def root(
 
 def _register() -> None:
     from .commands import (  # noqa: F401
+        audit,
         describe,
         dump_segment,
+        export,
         produce,
         read,
         recover,

@@ -1,0 +1,134 @@
+"""``kafkalog export``: records to Parquet or JSON Lines, locally or on Spark."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..app import app
+from ..options import Output, OutputOpt, Paths, resolve_output
+
+
+class ExportFormat(str, Enum):
+    parquet = "parquet"
+    jsonl = "jsonl"
+
+
+class Engine(str, Enum):
+    auto = "auto"
+    local = "local"
+    spark = "spark"
+
+
+class Isolation(str, Enum):
+    read_uncommitted = "read_uncommitted"
+    read_committed = "read_committed"
+
+
+EngineOpt = Annotated[Engine, typer.Option(
+    "--engine", help="local: this process (pyarrow); spark: the kafkalog data source on "
+    "local[*] or --master; auto: spark from 1 GiB of input or with --master, else local.")]
+MasterOpt = Annotated[str | None, typer.Option(
+    "--master", help="Spark master URL (default $SPARK_MASTER, else local[*]); implies "
+    "--engine spark under auto.", show_default=False)]
+VerboseOpt = Annotated[bool, typer.Option(
+    "--verbose", help="Show Spark's own log output.")]
+
+
+@app.command("export")
+def export(
+    paths: Paths,
+    to: Annotated[Path, typer.Option("--to", help="Output directory.", show_default=False)],
+    fmt: Annotated[ExportFormat, typer.Option("--format", help="Output format.")
+                   ] = ExportFormat.parquet,
+    engine: EngineOpt = Engine.auto,
+    master: MasterOpt = None,
+    topic: Annotated[list[str] | None, typer.Option(
+        "--topic", help="Only this topic (repeatable).", show_default=False)] = None,
+    subscribe_pattern: Annotated[str | None, typer.Option(
+        "--subscribe-pattern", help="Only topics matching this regex (whole name).",
+        show_default=False)] = None,
+    starting_offsets: Annotated[str | None, typer.Option(
+        "--starting-offsets", help='earliest, or JSON {"topic":{"0":23}} (-2 earliest, '
+        "-1 latest), as Spark's startingOffsets.", show_default=False)] = None,
+    ending_offsets: Annotated[str | None, typer.Option(
+        "--ending-offsets", help='latest, or JSON {"topic":{"0":42}}, exclusive, as '
+        "Spark's endingOffsets.", show_default=False)] = None,
+    starting_timestamp: Annotated[int | None, typer.Option(
+        "--starting-timestamp", help="Start each partition at its first record with a "
+        "timestamp >= this (ms since the epoch), found through the time index.",
+        show_default=False)] = None,
+    ending_timestamp: Annotated[int | None, typer.Option(
+        "--ending-timestamp", help="End each partition before its first record with a "
+        "timestamp >= this (ms).", show_default=False)] = None,
+    isolation_level: Annotated[Isolation, typer.Option(
+        "--isolation-level", help="read_committed drops records of aborted transactions.")
+    ] = Isolation.read_uncommitted,
+    fail_on_data_loss: Annotated[bool, typer.Option(
+        "--fail-on-data-loss/--skip-corrupt", help="Stop at a corrupt batch (default), or "
+        "skip and count it.")] = True,
+    headers: Annotated[bool, typer.Option(
+        "--headers/--no-headers", help="Write the headers column.")] = True,
+    batch_metadata: Annotated[bool, typer.Option(
+        "--batch-metadata", help="Also write producerId, producerEpoch, baseSequence, "
+        "partitionLeaderEpoch, isTransactional.")] = False,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace --to when it exists.")] = False,
+    verbose: VerboseOpt = False,
+    output: OutputOpt = None,
+) -> None:
+    """Export records of log directories to Parquet or JSON Lines, in hive-style
+    directories topic=T/partition=P/ with the columns of Spark's Kafka source.
+
+    Exit status: 0 when everything was exported, 1 when corrupt batches were skipped
+    (--skip-corrupt), 2 for usage errors or a missing optional dependency, 3 for
+    unreadable or corrupt input.
+
+    \b
+    Examples:
+      kafkalog export /var/lib/kafka/data --to /tmp/out
+      kafkalog export data/ --to out --topic orders --starting-offsets '{"orders":{"0":100}}'
+      kafkalog export 'logs/*/kafka-logs' --to out --engine spark --master spark://h:7077
+    """
+    from ...ops.export import export as run
+
+    options: dict[str, str] = {
+        "includeHeaders": str(headers).lower(),
+        "includeBatchMetadata": str(batch_metadata).lower(),
+        "failOnDataLoss": str(fail_on_data_loss).lower(),
+        "isolationLevel": isolation_level.value,
+    }
+    if topic:
+        options["subscribe"] = ",".join(topic)
+    if subscribe_pattern:
+        options["subscribePattern"] = subscribe_pattern
+    if starting_offsets:
+        options["startingOffsets"] = starting_offsets
+    if ending_offsets:
+        options["endingOffsets"] = ending_offsets
+    if starting_timestamp is not None:
+        options["startingTimestamp"] = str(starting_timestamp)
+    if ending_timestamp is not None:
+        options["endingTimestamp"] = str(ending_timestamp)
+    result = run([str(p) for p in paths], to, fmt=fmt.value, engine=engine.value,
+                 master=master, options=options, overwrite=overwrite, verbose=verbose)
+    if resolve_output(output) is Output.json:
+        print(json.dumps(result.to_dict()))
+    else:
+        from ...render.consoles import stdout_console
+
+        con = stdout_console()
+        con.print(f"exported {result.rows} records of {result.partitions} partition(s) to "
+                  f"{result.out} ({result.format}, {result.files} file(s), engine "
+                  f"{result.engine}) in {result.seconds:.2f} s "
+                  f"({result.records_per_second:,.0f} records/s)")
+        if result.corrupt_batches:
+            con.print(f"[yellow]skipped {result.corrupt_batches} corrupt batch(es) "
+                      f"({result.skipped and result.skipped[0]['file']} ...)[/]")
+        if result.aborted_records:
+            con.print(f"dropped {result.aborted_records} record(s) of aborted transactions")
+    raise typer.Exit(1 if result.corrupt_batches else 0)

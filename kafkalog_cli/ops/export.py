@@ -1,0 +1,291 @@
+"""``kafkalog export``: records of log directories to Parquet or JSON Lines.
+
+Output layout (both formats, both engines): hive-style directories
+``OUT/topic=<topic>/partition=<n>/`` holding the other columns of Spark's Kafka source
+(``key, value, offset, timestamp, timestampType`` and ``headers`` unless disabled, plus
+batch metadata on request). Read it back with the partition columns typed::
+
+    import pyarrow.dataset as ds
+    part = ds.partitioning(pa.schema([("topic", pa.string()), ("partition", pa.int32())]),
+                           flavor="hive")
+    table = ds.dataset(OUT, format="parquet", partitioning=part).to_table()
+
+or ``spark.read.parquet(OUT)``.
+
+Engines:
+
+* ``local``: this process, one partition after the other; Arrow record batches stream
+  into one ``ParquetWriter`` per partition (``part-00000.parquet``) or one JSON Lines
+  file (``part-00000.jsonl``). Memory stays at a few batches of 64k rows.
+* ``spark``: the ``kafkalog`` data source on ``local[*]`` (or ``--master`` /
+  ``$SPARK_MASTER``), written with ``partitionBy("topic", "partition")`` (file names are
+  Spark's, ``.parquet`` / ``.json``).
+* ``auto`` (default): spark when a master is named, or the input holds at least
+  :data:`~kafkalog_cli.ops.audit.AUTO_LOCAL_MAX_BYTES` (1 GiB) of ``.log`` and pyspark
+  is installed; local otherwise. On a few cores local is faster (no JVM start-up, no
+  per-task cost); Spark pays off with many cores or a cluster.
+
+Both engines decode with :mod:`kafkalog_cli.spark.rows`, so they write the same rows.
+JSON Lines: ``key``, ``value`` and header values in base64 (as Spark writes binary),
+``timestamp`` as ``yyyy-MM-ddTHH:mm:ss.SSSZ`` in UTC, nulls written as ``null``.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..errors import InvalidArgumentError, KafkalogError
+from .audit import choose_engine
+
+FORMATS = ("parquet", "jsonl")
+
+
+@dataclass
+class ExportResult:
+    """What an export wrote."""
+
+    engine: str
+    format: str
+    out: str
+    partitions: int = 0
+    rows: int = 0
+    files: int = 0
+    input_bytes: int = 0
+    seconds: float = 0.0
+    corrupt_batches: int = 0
+    partial_tail_bytes: int = 0
+    aborted_records: int = 0
+    skipped: list[dict] = field(default_factory=list)
+
+    @property
+    def records_per_second(self) -> float:
+        return self.rows / self.seconds if self.seconds else 0.0
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["records_per_second"] = round(self.records_per_second)
+        return d
+
+
+def _prepare_out(out: Path, overwrite: bool) -> None:
+    if out.exists():
+        if out.is_dir() and not any(out.iterdir()):
+            return
+        if not overwrite:
+            raise InvalidArgumentError(f"{out} already exists (use --overwrite to replace it)")
+        if out.is_dir():
+            shutil.rmtree(out)
+        else:
+            out.unlink()
+
+
+def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
+           master: str | None = None, options: dict | None = None,
+           overwrite: bool = False, verbose: bool = False) -> ExportResult:
+    """Export the records under ``paths`` to ``out``.
+
+    ``options`` are the data source's read options (``subscribe``, ``subscribePattern``,
+    ``assign``, ``startingOffsets``, ``endingOffsets``, ``startingTimestamp``,
+    ``endingTimestamp``, ``includeHeaders`` (default true here), ``includeBatchMetadata``,
+    ``failOnDataLoss``, ``isolationLevel``).
+
+    Raises:
+        InvalidArgumentError: a bad option or format, or ``out`` exists.
+        DataLossError: a corrupt batch with ``failOnDataLoss`` true.
+        MissingDependencyError: pyarrow (or pyspark for the spark engine) is missing.
+    """
+    from ..spark import require
+
+    if fmt not in FORMATS:
+        raise InvalidArgumentError(f"unknown format {fmt!r} (parquet or jsonl)")
+    require("pyarrow")
+    from ..spark.plan import discover, parse_options, split_paths
+
+    opts = {"includeHeaders": "true", **{k: str(v) for k, v in (options or {}).items()}}
+    ropts = parse_options(opts)
+    path_list = [os.path.abspath(p) for p in split_paths([str(p) for p in paths])]
+    parts = discover(path_list)
+    total = sum(pd.bytes for pd in parts)
+    engine = choose_engine(engine, total, master)
+    out = Path(out).absolute()
+    _prepare_out(out, overwrite)
+    t0 = time.perf_counter()
+    if engine == "local":
+        result = _export_local(parts, out, fmt, ropts)
+    else:
+        result = _export_spark(path_list, out, fmt, opts, master, verbose)
+    result.input_bytes = total
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+# -- local ---------------------------------------------------------------------------------
+
+def _export_local(parts, out: Path, fmt: str, ropts) -> ExportResult:
+    import pyarrow.parquet as pq
+
+    from ..spark.plan import plan_slices
+    from ..spark.rows import ReadStats, read_slices
+
+    ropts.min_partitions = 1
+    splits, _ = plan_slices(parts, ropts)
+    groups: dict[tuple[str, int], list] = {}
+    for split in splits:
+        for s in split:
+            groups.setdefault((s.topic, s.partition), []).append(s)
+    result = ExportResult("local", fmt, str(out))
+    stats = ReadStats()
+    out.mkdir(parents=True, exist_ok=True)
+    for (topic, partition), slices in groups.items():
+        d = out / f"topic={topic}" / f"partition={partition}"
+        writer = None
+        jf = None
+        try:
+            for rb in read_slices(slices, ropts, stats):
+                rb = rb.drop_columns(["topic", "partition"])
+                if fmt == "parquet":
+                    if writer is None:
+                        d.mkdir(parents=True, exist_ok=True)
+                        writer = pq.ParquetWriter(str(d / "part-00000.parquet"), rb.schema)
+                    writer.write_batch(rb)
+                else:
+                    if jf is None:
+                        d.mkdir(parents=True, exist_ok=True)
+                        jf = open(d / "part-00000.jsonl", "w", encoding="utf-8")
+                    jf.writelines(json_lines(rb))
+        finally:
+            if writer is not None:
+                writer.close()
+            if jf is not None:
+                jf.close()
+        if writer is not None or jf is not None:
+            result.partitions += 1
+            result.files += 1
+    result.rows = stats.rows
+    result.corrupt_batches = stats.corrupt_batches
+    result.partial_tail_bytes = stats.partial_tail_bytes
+    result.aborted_records = stats.aborted_records
+    result.skipped = stats.skipped
+    return result
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def format_timestamp_us(us: int) -> str:
+    """Spark's JSON timestamp format here: ``yyyy-MM-dd'T'HH:mm:ss.SSSXXX`` in UTC."""
+    t = _EPOCH + _dt.timedelta(microseconds=us)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def _b64(b) -> str | None:
+    return None if b is None else base64.b64encode(b).decode("ascii")
+
+
+def json_lines(rb):
+    """JSON Lines of an Arrow batch of the Kafka-source columns (see module docstring)."""
+    names = rb.schema.names
+    cols = []
+    for n in names:
+        col = rb.column(n)
+        if n == "timestamp":
+            cols.append([None if v is None else format_timestamp_us(v)
+                         for v in col.cast("int64").to_pylist()])
+        elif n in ("key", "value"):
+            cols.append([_b64(v) for v in col.to_pylist()])
+        elif n == "headers":
+            cols.append([None if h is None else [{"key": e["key"], "value": _b64(e["value"])}
+                                                 for e in h] for h in col.to_pylist()])
+        else:
+            cols.append(col.to_pylist())
+    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    for row in zip(*cols, strict=True):
+        yield dumps(dict(zip(names, row, strict=True))) + "\n"
+
+
+# -- spark ---------------------------------------------------------------------------------
+
+def _export_spark(paths: list[str], out: Path, fmt: str, opts: dict, master, verbose
+                  ) -> ExportResult:
+    from ..spark.rows import read_loss_reports
+    from ..spark.session import default_min_partitions, get_session
+
+    spark = get_session(master, verbose=verbose, app_name="kafkalog export")
+    loss_dir = tempfile.mkdtemp(prefix="kafkalog-dataloss-")
+    try:
+        reader = spark.read.format("kafkalog").options(**opts).option("dataLossPath", loss_dir)
+        if "minPartitions" not in opts:
+            reader = reader.option("minPartitions", str(default_min_partitions(spark)))
+        df = reader.load(paths)
+        w = df.write.mode("overwrite").partitionBy("topic", "partition")
+        try:
+            if fmt == "parquet":
+                w.parquet(str(out))
+            else:
+                (w.option("ignoreNullFields", "false")
+                 .option("timestampFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSXXX")
+                 .json(str(out)))
+        except Exception as e:  # noqa: BLE001 - Spark wraps the task's error
+            raise _unwrap_spark_error(e) from None
+        stats = read_loss_reports(loss_dir)
+    finally:
+        shutil.rmtree(loss_dir, ignore_errors=True)
+    result = ExportResult("spark", fmt, str(out))
+    rows, files, parts = count_output(out, fmt)
+    result.rows, result.files, result.partitions = rows, files, parts
+    result.corrupt_batches = stats.corrupt_batches
+    result.partial_tail_bytes = stats.partial_tail_bytes
+    result.skipped = stats.skipped
+    return result
+
+
+def _unwrap_spark_error(e: Exception) -> Exception:
+    """Spark's exception for a failed task, as one line naming the kafkalog error."""
+    text = str(e)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for line in lines:
+        if "kafkalog: data loss: " in line:
+            return SparkJobError(line[line.index("kafkalog: data loss: "):], 3)
+    for line in reversed(lines):
+        if line.startswith("kafkalog_cli.") and "Error: " in line:
+            name, msg = line.split(": ", 1)
+            usage = any(w in name for w in ("InvalidArgument", "InvalidConfig", "Missing"))
+            return SparkJobError(msg, 2 if usage else 3)
+    return SparkJobError("Spark job failed: " + (lines[0] if lines else repr(e)), 1)
+
+
+class SparkJobError(KafkalogError):
+    """A Spark job's failure, reduced to one line (the CLI prints it)."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def count_output(out: Path, fmt: str) -> tuple[int, int, int]:
+    """``(rows, files, partition directories)`` of an export's output."""
+    rows = files = 0
+    parts = set()
+    for p in out.rglob("*"):
+        if not p.is_file() or p.name.startswith(("_", ".")):
+            continue
+        if fmt == "parquet" and p.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            rows += pq.ParquetFile(str(p)).metadata.num_rows
+        elif fmt == "jsonl" and p.suffix in (".json", ".jsonl"):
+            with open(p, "rb") as f:
+                rows += sum(1 for _ in f)
+        else:
+            continue
+        files += 1
+        parts.add(p.parent)
+    return rows, files, len(parts)

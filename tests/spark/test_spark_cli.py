@@ -1,0 +1,130 @@
+"""The export and audit commands (local engine; no Spark session needed) and the
+optional-dependency messages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from spark_fixtures import REPO
+
+from kafkalog_cli.cli.app import main
+
+
+def run(argv, capsys) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as ei:
+        main(argv)
+    out, err = capsys.readouterr()
+    return ei.value.code, out, err
+
+
+def test_export_local_json_summary(log_dir, tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "out"
+    code, stdout, _ = run(["export", str(log_dir), "--to", str(out), "--engine", "local",
+                           "--topic", "orders", "--ending-offsets", '{"orders":{"0":10}}',
+                           "-o", "json"], capsys)
+    assert code == 0
+    d = json.loads(stdout)
+    assert d["engine"] == "local" and d["partitions"] == 3 and d["rows"] > 10
+    code, _, err = run(["export", str(log_dir), "--to", str(out), "--engine", "local"], capsys)
+    assert code == 2 and "already exists" in err and "Traceback" not in err
+
+
+def test_export_skip_corrupt_exits_1(log_dir_copy, tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    log = sorted((log_dir_copy / "orders-0").glob("*.log"))[0]
+    data = bytearray(log.read_bytes())
+    data[200] ^= 0xFF
+    log.write_bytes(bytes(data))
+    code, _, err = run(["export", str(log_dir_copy), "--to", str(tmp_path / "a"),
+                        "--engine", "local"], capsys)
+    assert code == 3 and f"{log} at byte " in err and "data loss" in err
+    code, stdout, _ = run(["export", str(log_dir_copy), "--to", str(tmp_path / "b"),
+                           "--engine", "local", "--skip-corrupt", "-o", "json"], capsys)
+    assert code == 1 and json.loads(stdout)["corrupt_batches"] == 1
+
+
+def test_audit_cli_exit_codes_and_report(log_dir, log_dir_copy, tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    report = tmp_path / "audit.parquet"
+    code, stdout, _ = run(["audit", str(log_dir), "--engine", "local", "--report",
+                           str(report), "-o", "json"], capsys)
+    assert code == 0 and json.loads(stdout)["ok"]
+    t = pq.read_table(report)
+    assert t.num_rows == 5 and set(t.column("topic").to_pylist()) == {"orders", "legacy", "txn"}
+    assert t.column("control_batches").to_pylist().count(2) == 1
+    (log_dir_copy / "txn-0" / "00000000000000000010.index").write_bytes(b"\x00\x00\x00\x05")
+    code, stdout, _ = run(["audit", str(log_dir_copy), "--engine", "local", "-o", "text"],
+                          capsys)
+    assert code == 1 and "problem" in stdout
+
+
+def test_missing_pyarrow_is_one_line_exit_2(log_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    code, _, err = run(["export", str(log_dir), "--to", str(tmp_path / "o")], capsys)
+    assert code == 2
+    assert err.strip().splitlines() == [
+        "error: pyarrow is not installed; install it with: pip install 'kafkalog[spark]'"]
+
+
+def test_missing_pyspark_is_one_line_exit_2(log_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    code, _, err = run(["audit", str(log_dir), "--engine", "spark"], capsys)
+    assert code == 2 and "pip install 'kafkalog[spark]'" in err and len(err.splitlines()) == 1
+
+
+def test_cli_starts_without_spark_and_arrow():
+    code = ("import sys; sys.modules['pyspark'] = None; sys.modules['pyarrow'] = None\n"
+            "from kafkalog_cli.cli.app import main\n"
+            "main(['audit', '--help'])")
+    p = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert p.returncode == 0 and "--engine" in p.stdout
+
+
+def test_murmur2_matches_kafka():
+    from kafkalog_cli.spark.writer import murmur2
+
+    # Kafka's UtilsTest.testMurmur2
+    cases = {b"21": -973932308, b"foobar": -790332482,
+             b"a-little-bit-long-string": -985981536,
+             b"a-little-bit-longer-string": -1486304829,
+             b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
+             b"abc": 479470107}
+    assert {k: murmur2(k) for k in cases} == cases
+
+
+def test_option_parsing_errors():
+    from kafkalog_cli.errors import InvalidArgumentError
+    from kafkalog_cli.spark.plan import parse_options
+
+    o = parse_options({"startingOffsets": '{"t":{"0":5,"1":-2}}', "endingOffsets": "latest",
+                       "isolationLevel": "read_committed", "includeHeaders": "TRUE"})
+    assert o.starting_offsets == {"t": {0: 5, 1: -2}} and o.read_committed and o.include_headers
+    for bad in ({"startingOffsets": "{nope"}, {"isolationLevel": "x"},
+                {"includeHeaders": "maybe"}, {"subscribePattern": "("},
+                {"startingOffsets": '{"t":{"0":-3}}'}):
+        with pytest.raises(InvalidArgumentError):
+            parse_options(bad)
+
+
+def test_corrupt_base_offset_outside_crc_is_data_loss(log_dir_copy, tmp_path, capsys):
+    """The base offset is outside the CRC: offsets that do not follow are corruption too."""
+    pytest.importorskip("pyarrow")
+    from kafkalog_cli.format.records import FileRecords
+    from kafkalog_cli.ops.audit import audit
+
+    log = sorted((log_dir_copy / "orders-2").glob("*.log"))[1]
+    data = bytearray(log.read_bytes())
+    pos = list(FileRecords(bytes(data)).batches())[5].position
+    data[pos + 2] ^= 0x40
+    log.write_bytes(bytes(data))
+    code, _, err = run(["export", str(log_dir_copy / "orders-2"), "--to", str(tmp_path / "a"),
+                        "--engine", "local"], capsys)
+    assert code == 3 and f"{log} at byte {pos}: batch offsets" in err
+    res = audit([str(log_dir_copy / "orders-2")], engine="local")
+    assert res.partitions[0].corrupt_batches == 1 and not res.ok
