@@ -102,7 +102,8 @@ class KafkaLogWriter(DataSourceArrowWriter):
         if not self.log_dir:
             raise InvalidArgumentError("save() needs a log directory")
         self.topic = o.get("topic")
-        self.segment_bytes = int(o.get("segmentbytes", 1024 ** 3))
+        sb = o.get("segmentbytes")
+        self.segment_bytes = int(sb) if sb is not None else None  # else the topic default
         self.job_id = new_job_id()
 
     def write(self, iterator) -> _Staged:

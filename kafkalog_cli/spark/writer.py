@@ -1,33 +1,19 @@
-"""A minimal append path for ``df.write.format("kafkalog")``, until the append engine
-lands: :func:`append_records` is the one function to swap for it.
-
-Appending to a partition (:func:`append_records`):
-
-* the log directory's ``.lock`` is taken (as a broker takes it; a running broker makes
-  the append fail with :class:`~kafkalog_cli.errors.LogDirLockedError`);
-* the last segment is scanned as recovery does (``rebuild_indexes``): it must end with a
-  whole valid batch, and its last offset + 1 is the log end offset (an empty last
-  segment's base offset is);
-* records become v2 batches (``build_batch``, uncompressed, CreateTime, no producer id)
-  with consecutive offsets from the log end offset, stamped with the partition leader
-  epoch of the log's last batch (else the last entry of ``leader-epoch-checkpoint``);
-* a new segment is rolled when the active one would pass ``segment_bytes``;
-* each touched segment's ``.index`` and ``.timeindex`` are rewritten from its ``.log``
-  (``rebuild_indexes``), so ``verify-index`` passes.
-
-Checkpoints (recovery point, high watermark) are not updated: a broker started on the
-directory recovers the new batches from the ``.log``, as after an unclean shutdown.
+"""The append side of ``df.write.format("kafkalog")``: rows go through the append engine
+(:class:`~kafkalog_cli.storage.log.LogManager` / ``UnifiedLog.append_as_leader``), so the
+partitions written are what a broker's storage layer writes for the same batches: offsets
+from the log end offset, leader epoch continued from the partition's epoch cache, rolls,
+sparse indexes, producer snapshots, checkpoints and the clean-shutdown marker.
 
 Spark's writer (:mod:`kafkalog_cli.spark.datasource`) never appends from a task: each
 task stages its rows in an Arrow file under the log directory, and the driver's
-``commit`` appends them partition by partition, so two tasks never append to the same
-partition at once. :func:`stage_batches`, :func:`append_staged` and
+``commit`` appends them partition by partition (:func:`append_staged`, one
+``LogManager`` holding the log directory's ``.lock``), so two tasks never append to the
+same partition at once. :func:`stage_batches`, :func:`append_staged` and
 :func:`discard_staged` are those steps.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import time
@@ -36,14 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..constants import INDEX_FILE_SUFFIX, LOCK_FILE_NAME, TIME_INDEX_FILE_SUFFIX
-from ..errors import IllegalStateError, InvalidArgumentError, LogDirLockedError
+from ..errors import InvalidArgumentError
 from ..format.builder import build_batch
-from ..storage.checkpoints import read_leader_epoch_checkpoint, write_atomically
-from ..storage.files import filename_prefix_from_offset, log_file, validate_topic_name
-from ..storage.segment import open_view, rebuild_indexes
 
-DEFAULT_SEGMENT_BYTES = 1024 * 1024 * 1024
 BATCH_MAX_RECORDS = 1000
 BATCH_MAX_BYTES = 1024 * 1024
 STAGING_PREFIX = ".kafkalog-staging-"
@@ -60,43 +41,7 @@ class AppendResult:
     records: int = 0
     batches: int = 0
     segments: list[str] = field(default_factory=list)
-
-
-class _LogDirLock:
-    def __init__(self, log_dir: Path):
-        self.path = log_dir / LOCK_FILE_NAME
-        self.fd: int | None = None
-
-    def __enter__(self):
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.lockf(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(self.fd)
-            self.fd = None
-            raise LogDirLockedError(self.path.parent) from None
-        return self
-
-    def __exit__(self, *exc):
-        if self.fd is not None:
-            fcntl.lockf(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-
-
-def _bases(part_dir: Path) -> list[int]:
-    return sorted(int(n[:20]) for n in os.listdir(part_dir)
-                  if n.endswith(".log") and len(n) == 24 and n[:20].isdigit())
-
-
-def _write_indexes(part_dir: Path, base: int) -> None:
-    view = open_view(log_file(part_dir, base))
-    try:
-        rebuilt = rebuild_indexes(view, base)
-    finally:
-        view.release()
-    prefix = part_dir / filename_prefix_from_offset(base)
-    write_atomically(str(prefix) + INDEX_FILE_SUFFIX, rebuilt.offset_index_bytes(base))
-    write_atomically(str(prefix) + TIME_INDEX_FILE_SUFFIX, rebuilt.time_index_bytes(base))
+    rolled: int = 0
 
 
 def _chunks(records: Iterable) -> Iterable[list]:
@@ -113,93 +58,59 @@ def _chunks(records: Iterable) -> Iterable[list]:
         yield chunk
 
 
+def _append_to_log(log, topic: str, partition: int, records: Iterable, now) -> AppendResult:
+    result = AppendResult(topic, partition)
+    latest = log.leader_epoch_cache.latest_epoch if log.leader_epoch_cache else None
+    epoch = latest if latest is not None and latest >= 0 else 0
+    rolled_before = log.rolled_segments
+    for chunk in _chunks(records):
+        ms = now()
+        chunk = [(ms if ts is None else int(ts), k, v, tuple(h or ())) for ts, k, v, h in chunk]
+        info = log.append_as_leader(build_batch(chunk), leader_epoch=epoch)
+        if result.first_offset is None:
+            result.first_offset = info.first_offset
+        result.last_offset = info.last_offset
+        result.records += len(chunk)
+        result.batches += 1
+    result.segments = [str(s.log_path) for s in log.segments]
+    result.rolled = log.rolled_segments - rolled_before
+    return result
+
+
 def append_records(log_dir, topic: str, partition: int, records: Iterable, *,
-                   segment_bytes: int = DEFAULT_SEGMENT_BYTES,
-                   lock: bool = True) -> AppendResult:
-    """Append ``records`` (``(timestamp ms, key, value, headers)``, in order) to
-    ``<log_dir>/<topic>-<partition>``, creating the partition directory when missing.
+                   segment_bytes: int | None = None, manager=None) -> AppendResult:
+    """Append ``records`` (``(timestamp ms or None, key, value, headers)``, in order) to
+    ``<log_dir>/<topic>-<partition>`` through the append engine, creating the partition
+    (and a new log directory's ``meta.properties``) when missing. ``segment_bytes``
+    overrides the topic's ``segment.bytes``; ``manager`` is an open LogManager to use
+    (its lock held by the caller), else one is opened and closed here.
 
     Raises:
         InvalidArgumentError: an illegal topic name or a negative partition.
         LogDirLockedError: a broker (or another kafkalog) holds the log directory.
-        IllegalStateError: the last segment ends with invalid bytes (repair it first).
+        CorruptRecordError: the last segment ends with invalid bytes (run recovery first).
     """
-    validate_topic_name(topic)
-    if partition < 0:
-        raise InvalidArgumentError(f"partition {partition} is negative")
-    log_dir = Path(log_dir)
-    part_dir = log_dir / f"{topic}-{partition}"
-    result = AppendResult(topic, partition)
-    lock_cm = _LogDirLock(log_dir) if lock else None
-    if lock_cm:
-        lock_cm.__enter__()
+    from ..storage.config import LogConfig
+    from ..storage.log import LogManager
+
+    config = None
+    if segment_bytes is not None:
+        config = LogConfig.from_properties({"segment.bytes": segment_bytes})
+    own = manager is None
+    mgr = LogManager.open(Path(log_dir)) if own else manager
     try:
-        part_dir.mkdir(parents=True, exist_ok=True)
-        bases = _bases(part_dir)
-        base = bases[-1] if bases else 0
-        path = log_file(part_dir, base)
-        epoch = -1
-        if path.exists():
-            view = open_view(path)
-            try:
-                rebuilt = rebuild_indexes(view, base, file=path)
-                size = len(view)
-            finally:
-                view.release()
-            if rebuilt.valid_bytes != size:
-                raise IllegalStateError(
-                    f"{size - rebuilt.valid_bytes} invalid bytes at the end of the log "
-                    f"({rebuilt.error or 'a partial batch'}); repair it before appending",
-                    file=path, position=rebuilt.valid_bytes)
-            next_offset = base if rebuilt.last_offset is None else rebuilt.last_offset + 1
-            if rebuilt.epochs:
-                epoch = rebuilt.epochs[-1][0]
-        else:
-            size = 0
-            next_offset = base
-        if epoch < 0:
-            entries = read_leader_epoch_checkpoint(part_dir / "leader-epoch-checkpoint")
-            if entries:
-                epoch = entries[-1][0]
-        touched = {base}
-        f = open(log_file(part_dir, base), "ab")
-        try:
-            for chunk in _chunks(records):
-                now = int(time.time() * 1000)
-                chunk = [(now if ts is None else int(ts), k, v, tuple(h or ()))
-                         for ts, k, v, h in chunk]
-                data = build_batch(chunk, base_offset=next_offset,
-                                   partition_leader_epoch=epoch)
-                if size and size + len(data) > segment_bytes:
-                    f.flush()
-                    os.fsync(f.fileno())
-                    f.close()
-                    base = next_offset
-                    touched.add(base)
-                    f = open(log_file(part_dir, base), "ab")
-                    size = 0
-                f.write(data)
-                size += len(data)
-                if result.first_offset is None:
-                    result.first_offset = next_offset
-                next_offset += len(chunk)
-                result.last_offset = next_offset - 1
-                result.records += len(chunk)
-                result.batches += 1
-            f.flush()
-            os.fsync(f.fileno())
-        finally:
-            f.close()
-        for b in sorted(touched):
-            _write_indexes(part_dir, b)
-            result.segments.append(str(log_file(part_dir, b)))
+        log = mgr.get_or_create_log(topic, partition, config)
+        return _append_to_log(log, topic, partition, records,
+                              lambda: mgr.clock.milliseconds())
+    except BaseException:
+        if own:
+            mgr.abandon()
+            own = False
+        raise
     finally:
-        if lock_cm:
-            lock_cm.__exit__(None, None, None)
-    return result
+        if own:
+            mgr.close()
 
-
-# -- Kafka's default partitioner -------------------------------------------------------------
 
 def murmur2(data: bytes) -> int:
     """Kafka's ``Utils.murmur2`` (a signed int32)."""
@@ -314,7 +225,7 @@ def stage_batches(log_dir, job_id: str, batches: Iterable, *, topic: str | None 
     return (str(path) if rows else None), rows
 
 
-def append_staged(log_dir, files: list[str], *, segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+def append_staged(log_dir, files: list[str], *, segment_bytes: int | None = None,
                   ) -> list[AppendResult]:
     """Append the rows of staged files (in the order given) to their partitions, one
     partition after the other (the single writer). Rows without a partition go where
@@ -342,11 +253,13 @@ def append_staged(log_dir, files: list[str], *, segment_bytes: int = DEFAULT_SEG
                 part = default_partition(key, n)
             hdrs = tuple((h["key"], h["value"]) for h in headers) if headers else ()
             groups.setdefault((topic, part), []).append((ts, key, value, hdrs))
+    from ..storage.log import LogManager
+
     results = []
-    with _LogDirLock(Path(log_dir)):
+    with LogManager.open(Path(log_dir)) as mgr:
         for (topic, part), recs in sorted(groups.items()):
             results.append(append_records(log_dir, topic, part, recs,
-                                          segment_bytes=segment_bytes, lock=False))
+                                          segment_bytes=segment_bytes, manager=mgr))
     return results
 
 
