@@ -80,3 +80,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
     except KeyboardInterrupt:
         sys.exit(130)
+    except OSError as e:
+        # a file the library opened directly (not through a KafkalogError path): still one
+        # line naming the file, exit 3 (unreadable), the traceback only with --debug
+        if debug:
+            raise
+        from ..render.consoles import error
+
+        where = f"{e.filename}: " if e.filename else ""
+        error(f"{where}{e.strerror or e}")
+        sys.exit(3)

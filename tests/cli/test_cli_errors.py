@@ -130,3 +130,12 @@ def test_no_output_option_when_piped_is_kafka_lines(fixtures_root):
     assert r.stdout.splitlines()[1] == "Log starting offset: 0"
     r = run_cli("verify-index", str(fixtures_root / "plain-0"))
     assert r.stdout.startswith("{") and r.returncode == 0
+
+
+def test_os_error_from_any_command_is_one_line_exit_3(tmp_path):
+    # /proc does not allow creating directories: produce cannot create its log dir
+    r = run_cli("produce", "--log-dir", "/proc/kafkalog-test", "--topic", "t", "-",
+                cwd=tmp_path)
+    assert r.returncode == 3
+    assert r.stderr.strip().count("\n") == 0
+    assert "/proc/kafkalog-test" in r.stderr and "Traceback" not in r.stderr
