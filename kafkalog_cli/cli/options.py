@@ -29,6 +29,7 @@ class DataEncoding(str, Enum):
 Paths = Annotated[
     list[Path],
     typer.Argument(help="Segment files, partition directories or log directories.",
+                   metavar="PATH",
                    show_default=False),
 ]
 
