@@ -97,7 +97,7 @@ class KafkaServer:
         while True:
             await asyncio.sleep(self.checkpoint_interval)
             try:
-                self.catalog.checkpoint()
+                await asyncio.to_thread(self.catalog.prepare_checkpoint())
             except Exception as e:  # a full disk: keep serving, say so
                 log.error("checkpoint failed: %s", e)
 
@@ -195,7 +195,9 @@ class ServerThread:
     """
 
     def __init__(self, log_dir, options: ServerOptions | None = None, *,
-                 server_configs: dict | None = None, metrics_interval: float | None = None):
+                 server_configs: dict | None = None, metrics_interval: float | None = None,
+                 checkpoint_interval: float = CHECKPOINT_INTERVAL_S):
+        self.checkpoint_interval = checkpoint_interval
         self.log_dir = log_dir
         self.options = options or ServerOptions(port=0)
         self.server_configs = server_configs
@@ -217,7 +219,8 @@ class ServerThread:
     def start(self) -> ServerThread:
         catalog = _open(self.log_dir, self.options, self.server_configs)
         self._loop = asyncio.new_event_loop()
-        self.server = KafkaServer(catalog, self.options, metrics_interval=self.metrics_interval)
+        self.server = KafkaServer(catalog, self.options, metrics_interval=self.metrics_interval,
+                                  checkpoint_interval=self.checkpoint_interval)
 
         def main():
             asyncio.set_event_loop(self._loop)

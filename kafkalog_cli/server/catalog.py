@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 from pathlib import Path
 
 from ..constants import REPLICATION_OFFSET_CHECKPOINT
@@ -93,6 +94,7 @@ class LogDirCatalog:
         self._block_end = 0
         self._topic_overrides: dict[str, dict[str, str]] = {}
         self._deleted: set[TopicPartition] = set()
+        self._files = threading.Lock()  # checkpoint files: worker thread vs close
 
     # -- opening -------------------------------------------------------------------------
 
@@ -212,27 +214,42 @@ class LogDirCatalog:
 
     # -- checkpoints and closing ---------------------------------------------------------------
 
-    def _write_high_watermarks(self) -> None:
+    def _high_watermarks(self) -> dict[TopicPartition, int]:
+        return {TopicPartition(t.name, p): part.log_end_offset
+                for t in self.topics.values() for p, part in t.partitions.items()}
+
+    def _write_high_watermarks(self, hw: dict[TopicPartition, int],
+                               deleted: set[TopicPartition]) -> None:
         """replication-offset-checkpoint: the high watermark of every partition (= its log
         end offset on a single node), as ReplicaManager.checkpointHighWatermarks."""
-        hw = read_offset_checkpoint(self.log_dir / REPLICATION_OFFSET_CHECKPOINT) or {}
-        hw = {tp: o for tp, o in hw.items() if tp not in self._deleted}
-        for topic in self.topics.values():
-            for p, part in topic.partitions.items():
-                hw[TopicPartition(topic.name, p)] = part.log_end_offset
-        write_atomically(self.log_dir / REPLICATION_OFFSET_CHECKPOINT,
-                         format_offset_checkpoint(hw), fsync=self.fsync)
+        path = self.log_dir / REPLICATION_OFFSET_CHECKPOINT
+        merged = {tp: o for tp, o in (read_offset_checkpoint(path) or {}).items()
+                  if tp not in deleted}
+        merged.update(hw)
+        write_atomically(path, format_offset_checkpoint(merged), fsync=self.fsync)
 
-    def checkpoint(self) -> None:
-        """The periodic checkpoints (replica.high.watermark.checkpoint.interval.ms,
-        log.flush.offset.checkpoint.interval.ms) and the time-based flush (flush.ms, as
-        LogManager.flushDirtyLogs)."""
+    def prepare_checkpoint(self):
+        """On the event-loop thread: the time-based flush (flush.ms, as
+        LogManager.flushDirtyLogs), then the offsets as they are now. Returns a function that
+        writes replication-offset-checkpoint, recovery-point-offset-checkpoint and
+        log-start-offset-checkpoint; it touches no log, so the server runs it on a worker
+        thread (the broker's scheduler threads do the same, off the request path)."""
         now = self.manager.clock.milliseconds()
         for lg in self.manager.logs.values():
             if lg.unflushed_messages and now - lg.last_flush_ms >= lg.config.flush_ms:
                 lg.flush()
-        self._write_high_watermarks()
-        self.manager.checkpoint()
+        hw, deleted = self._high_watermarks(), set(self._deleted)
+        write_offsets = self.manager.prepare_checkpoint()
+
+        def write() -> None:
+            with self._files:
+                self._write_high_watermarks(hw, deleted)
+                write_offsets()
+
+        return write
+
+    def checkpoint(self) -> None:
+        self.prepare_checkpoint()()
 
     def close(self, *, clean: bool = True) -> None:
         """``clean``: high watermarks, then LogManager.close (logs closed, checkpoints,
@@ -243,7 +260,8 @@ class LogDirCatalog:
         if not clean:
             self.manager.abandon()
             return
-        try:
-            self._write_high_watermarks()
-        finally:
-            self.manager.close()
+        with self._files:  # after a checkpoint still being written by a worker thread
+            try:
+                self._write_high_watermarks(self._high_watermarks(), self._deleted)
+            finally:
+                self.manager.close()

@@ -563,25 +563,39 @@ class LogManager:
         the entries of other partitions (LogManager.checkpointLogRecoveryOffsets /
         checkpointLogStartOffsets: the start offset only when above the first segment's
         base offset)."""
+        self.prepare_checkpoint()()
+
+    def prepare_checkpoint(self):
+        """Take the offsets of :meth:`checkpoint` now; returns a function without arguments
+        that writes the two files (it touches no log, so it may run on another thread, as
+        the broker's scheduler writes checkpoints off the request path)."""
         from ..constants import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
         from .checkpoints import format_offset_checkpoint, write_atomically
 
-        rp = self._checkpoint(RECOVERY_POINT_CHECKPOINT)
-        ls = self._checkpoint(LOG_START_OFFSET_CHECKPOINT)
-        for tp in self._deleted:
-            rp.pop(tp, None)
-            ls.pop(tp, None)
+        deleted = set(self._deleted)
+        taken = []
         for tp, log in self.logs.items():
-            rp[tp] = log.recovery_point
             first_base = log.segments[0].base_offset if log.segments else log.log_start_offset
-            if log.log_start_offset > first_base:
-                ls[tp] = log.log_start_offset
-            else:
+            taken.append((tp, log.recovery_point, log.log_start_offset, first_base))
+
+        def write() -> None:
+            rp = self._checkpoint(RECOVERY_POINT_CHECKPOINT)
+            ls = self._checkpoint(LOG_START_OFFSET_CHECKPOINT)
+            for tp in deleted:
+                rp.pop(tp, None)
                 ls.pop(tp, None)
-        write_atomically(self.log_dir / RECOVERY_POINT_CHECKPOINT,
-                         format_offset_checkpoint(rp), fsync=self.fsync)
-        write_atomically(self.log_dir / LOG_START_OFFSET_CHECKPOINT,
-                         format_offset_checkpoint(ls), fsync=self.fsync)
+            for tp, recovery_point, log_start, first_base in taken:
+                rp[tp] = recovery_point
+                if log_start > first_base:
+                    ls[tp] = log_start
+                else:
+                    ls.pop(tp, None)
+            write_atomically(self.log_dir / RECOVERY_POINT_CHECKPOINT,
+                             format_offset_checkpoint(rp), fsync=self.fsync)
+            write_atomically(self.log_dir / LOG_START_OFFSET_CHECKPOINT,
+                             format_offset_checkpoint(ls), fsync=self.fsync)
+
+        return write
 
     @property
     def writes_clean_shutdown(self) -> bool:

@@ -238,3 +238,29 @@ def test_locked_directory_is_refused(log_dir):
     with _serve(log_dir):
         with pytest.raises(LogDirLockedError):
             _serve(log_dir).start()
+
+
+def test_periodic_checkpoints_while_serving(log_dir):
+    import time
+
+    with ServerThread(log_dir, ServerOptions(port=0), checkpoint_interval=0.1) as s:
+        c = RawClient(s.port)
+        create_topic(c, "t", configs={"segment.bytes": "1000"})
+        for _ in range(6):
+            produce(c, "t", batch(3, size=100))
+        leo = part(produce(c, "t", batch(1)))["baseOffset"] + 1
+        tp = TopicPartition("t", 0)
+        bases = [seg.base_offset for seg in Log.open(log_dir / "t-0").segments]
+        assert len(bases) > 2
+
+        def files():
+            hw = read_offset_checkpoint(log_dir / "replication-offset-checkpoint") or {}
+            rp = read_offset_checkpoint(log_dir / "recovery-point-offset-checkpoint") or {}
+            return hw.get(tp), rp.get(tp)
+
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and files() != (leo, bases[-1]):
+            time.sleep(0.05)
+        # the high watermark, and the recovery point at the last roll (all below is fsynced)
+        assert files() == (leo, bases[-1])
+        c.close()
