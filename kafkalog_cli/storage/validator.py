@@ -52,8 +52,7 @@ from ..constants import (
 )
 from ..errors import CrcMismatchError, InvalidRecordError
 from ..format import compression
-from ..format.records import HEADER, _decode_headers, decode_records
-from ..format.varint import read_varint
+from ..format.records import HEADER, decode_records
 from .config import LogConfig
 
 _crc = _crc32c.crc32c
@@ -237,11 +236,9 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
     compact = "compact" in str(config.extra.get("cleanup.policy", ""))
     rebuild = target_codec != source_codec
     decoded = None
-    if rebuild:
+    if summary is None or rebuild:
         decoded = _decode(records, hdr, size)
         summary = _summarize(decoded, base_offset)
-    elif summary is None:
-        summary = _scan(records, hdr, size)
 
     # -- validateRecord: timestamps and keys --
     if attributes & TIMESTAMP_TYPE_MASK:
@@ -312,95 +309,6 @@ def _decode(records, hdr, size: int):
     if attributes & DELETE_HORIZON_FLAG_MASK:
         raise InvalidRecordError("a producer batch must not carry a delete horizon")
     return decode_records(block, hdr[12], 0, base_ts)
-
-
-def _scan(records, hdr, size: int) -> RecordsSummary:
-    """What :func:`_summarize` computes, without materialising the records: the same walk
-    as ``decode_records`` (DefaultRecord.readFrom: every length, varint and header checked,
-    the same errors) reading only timestamps and key lengths. The hot path of a server
-    validating a producer's batch, as LogValidator iterates the records."""
-    attributes = hdr[5]
-    codec = attributes & COMPRESSION_CODEC_MASK
-    if attributes & DELETE_HORIZON_FLAG_MASK:
-        raise InvalidRecordError("a producer batch must not carry a delete horizon")
-    if codec:
-        data = compression.decompress(codec, bytes(memoryview(records)[RECORD_BATCH_OVERHEAD:size]))
-        pos, end = 0, len(data)
-    else:
-        data = records
-        pos, end = RECORD_BATCH_OVERHEAD, size
-    count, base_ts = hdr[12], hdr[7]
-    lo = hi = NO_TIMESTAMP
-    at = 0
-    keys = True
-    try:
-        for i in range(count):
-            b = data[pos]
-            if b < 0x80:
-                length = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                v = (b & 0x7F) | (data[pos + 1] << 7)
-                length = (v >> 1) ^ -(v & 1)
-                pos += 2
-            else:
-                length, pos = read_varint(data, pos)
-            rec_end = pos + length
-            if length < 0 or rec_end > end:
-                raise InvalidRecordError(f"Invalid record size {length} at byte {pos} of the "
-                                         f"records block ({end} bytes)")
-            b = data[pos + 1]  # after the attributes: timestampDelta
-            if b < 0x80:
-                ts = base_ts + ((b >> 1) ^ -(b & 1))
-                pos += 2
-            else:
-                d, pos = read_varint(data, pos + 1, 10)
-                ts = base_ts + d
-            b = data[pos]  # offsetDelta
-            if b < 0x80:
-                pos += 1
-            else:
-                _, pos = read_varint(data, pos)
-            b = data[pos]  # keyLength
-            if b < 0x80:
-                n = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                n, pos = read_varint(data, pos)
-            if n < 0:
-                keys = False
-            else:
-                pos += n
-            b = data[pos]  # valueLength
-            if b < 0x80:
-                n = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                v = (b & 0x7F) | (data[pos + 1] << 7)
-                n = (v >> 1) ^ -(v & 1)
-                pos += 2
-            else:
-                n, pos = read_varint(data, pos)
-            if n > 0:
-                pos += n
-            if data[pos] == 0:  # no headers
-                pos += 1
-            else:
-                n, pos = read_varint(data, pos)
-                _, pos = _decode_headers(data, pos, n)
-            if pos != rec_end:
-                raise InvalidRecordError(
-                    f"Invalid record size: expected to read {length} bytes in record payload, "
-                    f"but instead read {length + pos - rec_end}")
-            if i == 0 or ts < lo:
-                lo = ts
-            if ts > hi:
-                hi, at = ts, i
-    except IndexError:
-        raise InvalidRecordError("Incorrect declared batch size, premature EOF reached") from None
-    if pos != end:
-        raise InvalidRecordError("Incorrect declared batch size, records still remaining in file")
-    return RecordsSummary(lo, hi, at, keys)
 
 
 def _summarize(decoded, base_offset: int) -> RecordsSummary:
