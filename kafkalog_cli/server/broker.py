@@ -24,12 +24,15 @@ from ..protocol.wire import (
     parse_request,
     read_frame,
 )
-from ..storage.lock import LogDirLock
 from .catalog import LogDirCatalog
 from .kafka_apis import NO_RESPONSE, CloseConnection, KafkaApis, ServerOptions
 from .metrics import BrokerTopicStats
 
 log = logging.getLogger("kafkalog.serve")
+
+#: replica.high.watermark.checkpoint.interval.ms (5 s); the recovery-point and log-start
+#: checkpoints (60 s on a broker) are written with it
+CHECKPOINT_INTERVAL_S = 5.0
 
 
 class KafkaServer:
@@ -37,7 +40,8 @@ class KafkaServer:
 
     def __init__(self, catalog: LogDirCatalog, options: ServerOptions, *,
                  bind_host: str | None = None, metrics_interval: float | None = None,
-                 max_request_size: int = DEFAULT_MAX_REQUEST_SIZE):
+                 max_request_size: int = DEFAULT_MAX_REQUEST_SIZE,
+                 checkpoint_interval: float = CHECKPOINT_INTERVAL_S):
         self.catalog = catalog
         self.options = options
         self.bind_host = bind_host or options.host
@@ -48,6 +52,8 @@ class KafkaServer:
         self._server: asyncio.base_events.Server | None = None
         self._clients: set[asyncio.Task] = set()
         self._metrics_task: asyncio.Task | None = None
+        self.checkpoint_interval = checkpoint_interval
+        self._checkpoint_task: asyncio.Task | None = None
         self.connection_errors = 0
 
     async def start(self) -> int:
@@ -58,6 +64,8 @@ class KafkaServer:
         self.options.port = port
         if self.metrics_interval:
             self._metrics_task = asyncio.create_task(self._report_metrics())
+        if self.checkpoint_interval:
+            self._checkpoint_task = asyncio.create_task(self._checkpoints())
         return port
 
     async def stop(self) -> None:
@@ -68,6 +76,10 @@ class KafkaServer:
             t.cancel()
         if self._clients:
             await asyncio.gather(*self._clients, return_exceptions=True)
+        if self._checkpoint_task is not None:
+            self._checkpoint_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._checkpoint_task
         if self._metrics_task is not None:
             self._metrics_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -78,6 +90,16 @@ class KafkaServer:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 1)
         self.catalog.close()
+
+    async def _checkpoints(self) -> None:
+        """High watermarks, recovery points and log start offsets every
+        ``checkpoint_interval`` seconds, and flush.ms (a broker: every 5 s / 60 s)."""
+        while True:
+            await asyncio.sleep(self.checkpoint_interval)
+            try:
+                await asyncio.to_thread(self.catalog.prepare_checkpoint())
+            except Exception as e:  # a full disk: keep serving, say so
+                log.error("checkpoint failed: %s", e)
 
     async def _report_metrics(self) -> None:
         while True:
@@ -126,27 +148,21 @@ class KafkaServer:
         log.warning("connection %s: %s", where, message)
 
 
-def _open(log_dir, options: ServerOptions, server_configs: dict | None):
-    lock = LogDirLock(log_dir).acquire()
-    try:
-        catalog = LogDirCatalog(log_dir, node_id=options.node_id,
-                                server_configs=server_configs).open()
-    except BaseException:
-        lock.release()
-        raise
-    return lock, catalog
+def _open(log_dir, options: ServerOptions, server_configs: dict | None) -> LogDirCatalog:
+    """Lock and open the directory (LogManager through the catalog)."""
+    return LogDirCatalog(log_dir, node_id=options.node_id, server_configs=server_configs).open()
 
 
 def run(log_dir, options: ServerOptions, *, bind_host: str | None = None,
         server_configs: dict | None = None, metrics_interval: float | None = None,
         on_ready=None) -> None:
     """Serve in the foreground until SIGTERM or SIGINT, then close cleanly."""
-    lock, catalog = _open(log_dir, options, server_configs)
+    catalog = _open(log_dir, options, server_configs)
     try:
         asyncio.run(_serve_until_signal(catalog, options, bind_host, metrics_interval,
                                         on_ready))
     finally:
-        lock.release()
+        catalog.close(clean=False)  # a no-op after the clean close; else release the lock
 
 
 async def _serve_until_signal(catalog, options, bind_host, metrics_interval, on_ready):
@@ -179,7 +195,9 @@ class ServerThread:
     """
 
     def __init__(self, log_dir, options: ServerOptions | None = None, *,
-                 server_configs: dict | None = None, metrics_interval: float | None = None):
+                 server_configs: dict | None = None, metrics_interval: float | None = None,
+                 checkpoint_interval: float = CHECKPOINT_INTERVAL_S):
+        self.checkpoint_interval = checkpoint_interval
         self.log_dir = log_dir
         self.options = options or ServerOptions(port=0)
         self.server_configs = server_configs
@@ -189,7 +207,6 @@ class ServerThread:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
-        self._lock = None
 
     @property
     def port(self) -> int:
@@ -200,9 +217,10 @@ class ServerThread:
         return f"{self.options.host}:{self.options.port}"
 
     def start(self) -> ServerThread:
-        self._lock, catalog = _open(self.log_dir, self.options, self.server_configs)
+        catalog = _open(self.log_dir, self.options, self.server_configs)
         self._loop = asyncio.new_event_loop()
-        self.server = KafkaServer(catalog, self.options, metrics_interval=self.metrics_interval)
+        self.server = KafkaServer(catalog, self.options, metrics_interval=self.metrics_interval,
+                                  checkpoint_interval=self.checkpoint_interval)
 
         def main():
             asyncio.set_event_loop(self._loop)
@@ -220,7 +238,6 @@ class ServerThread:
         self._thread.start()
         self._ready.wait(30)
         if self._error is not None:
-            self._lock.release()
             raise self._error
         return self
 
@@ -241,7 +258,7 @@ class ServerThread:
             self._thread.join(30)
             self._loop.close()
             self._thread = None
-            self._lock.release()
+            self.server.catalog.close(clean=False)  # no-op unless the clean close failed
 
     def __enter__(self) -> ServerThread:
         return self.start()

@@ -1,5 +1,11 @@
 """What the single node knows about its log directory: topics, partitions, topic ids,
-topic configs, producer ids; and the files a clean shutdown leaves.
+topic configs, producer ids - over the append engine's :class:`~kafkalog_cli.storage.log.
+LogManager`, which owns the ``.lock``, ``meta.properties``, the clean-shutdown marker,
+``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint`` and each partition's
+:class:`~kafkalog_cli.storage.log.UnifiedLog` (segments, indexes, ``leader-epoch-checkpoint``,
+producer ``.snapshot`` files). The catalog owns only what a broker's ReplicaManager and
+controller would: ``replication-offset-checkpoint`` (the high watermarks) and
+``kafkalog-serve.json``.
 
 * Topics are the partition directories (``<topic>-<partition>``); directories being
   deleted or moved (``.<uuid>-delete|-future|-stray``) and ``__cluster_metadata`` are
@@ -7,8 +13,8 @@ topic configs, producer ids; and the files a clean shutdown leaves.
 * Topic ids come from ``partition.metadata``; a topic without one gets a new random id,
   written to its partitions' ``partition.metadata`` (as a broker writes it when it first
   learns the id), so ids are stable across restarts.
-* The cluster id comes from ``meta.properties``; without one, a random id is used for this
-  run and nothing is written (a broker needs a formatted directory anyway).
+* The cluster id comes from ``meta.properties`` (LogManager writes one, with this node's
+  id, into a new empty directory); without one, a random id is used for this run.
 * ``kafkalog-serve.json`` (a file of the log directory; brokers ignore files there) keeps
   the next producer id block and the topic config overrides given to CreateTopics::
 
@@ -17,11 +23,11 @@ topic configs, producer ids; and the files a clean shutdown leaves.
   Producer ids are handed out from blocks of 1000 (as ``ProducerIdManager``), and the next
   block start is persisted before the first id of a block is used, so no id is reused
   after a crash. Without the file, the first block starts after the largest producer id
-  found in the partitions' ``.snapshot`` files.
-* Startup deletes ``.kafka_cleanshutdown``; :meth:`LogDirCatalog.close` seals the active
-  segments, writes ``recovery-point-offset-checkpoint``, ``replication-offset-checkpoint``
-  and ``log-start-offset-checkpoint``, then the clean-shutdown marker, as
-  ``LogManager.shutdown`` does.
+  in the partitions' producer state (snapshots + the batches after them).
+* Opening removes ``.kafka_cleanshutdown`` (LogManager.open); :meth:`LogDirCatalog.close`
+  writes ``replication-offset-checkpoint`` then closes the LogManager: every log closed
+  (final time-index entry, trimmed indexes, fsync, producer snapshot), both offset
+  checkpoints, then the clean-shutdown marker, as ``LogManager.shutdown`` does.
 """
 
 from __future__ import annotations
@@ -29,29 +35,17 @@ from __future__ import annotations
 import json
 import logging
 import re
-import shutil
-import uuid
+import threading
 from pathlib import Path
 
-from ..constants import (
-    CLEAN_SHUTDOWN_FILE_NAME,
-    LOG_START_OFFSET_CHECKPOINT,
-    PRODUCER_SNAPSHOT_FILE_SUFFIX,
-    RECOVERY_POINT_CHECKPOINT,
-    REPLICATION_OFFSET_CHECKPOINT,
-)
+from ..constants import REPLICATION_OFFSET_CHECKPOINT
 from ..ops.paths import partition_dirs
 from ..storage.checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
-from ..storage.dir_files import (
-    random_kafka_uuid,
-    read_meta_properties,
-    read_partition_metadata,
-    write_clean_shutdown,
-    write_partition_metadata,
-)
+from ..storage.dir_files import random_kafka_uuid, read_meta_properties, read_partition_metadata
 from ..storage.files import TopicPartition, parse_partition_dir_name, validate_topic_name
+from ..storage.log import LogManager
 from . import configs
-from .storage_adapter import StandInPartitionLog
+from .storage_adapter import ServedPartition
 
 log = logging.getLogger("kafkalog.serve")
 
@@ -73,82 +67,82 @@ class Topic:
     def __init__(self, name: str, topic_id: str, overrides: dict[str, str] | None = None):
         self.name = name
         self.topic_id = topic_id
-        self.partitions: dict[int, StandInPartitionLog] = {}
+        self.partitions: dict[int, ServedPartition] = {}
         self.overrides = dict(overrides or {})
 
 
 class LogDirCatalog:
-    """The served state of one log directory (call :meth:`open`, then :meth:`close`)."""
+    """The served state of one log directory (call :meth:`open`, then :meth:`close`).
 
-    def __init__(self, log_dir, *, node_id: int = 0, server_configs: dict | None = None):
+    Raises (from :meth:`open`):
+        LogDirLockedError: a broker or another kafkalog holds the directory.
+        CorruptRecordError: a partition's active segment ends in invalid bytes (run
+            ``kafkalog recover`` first).
+    """
+
+    def __init__(self, log_dir, *, node_id: int = 0, server_configs: dict | None = None,
+                 fsync: bool = True):
         self.log_dir = Path(log_dir)
         self.node_id = node_id
         self.server_configs = dict(server_configs or {})
+        self.fsync = fsync
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[str, Topic] = {}
         self.cluster_id = ""
+        self.manager: LogManager | None = None
         self._next_pid = 0
         self._block_end = 0
         self._topic_overrides: dict[str, dict[str, str]] = {}
+        self._deleted: set[TopicPartition] = set()
+        self._files = threading.Lock()  # checkpoint files: worker thread vs close
 
     # -- opening -------------------------------------------------------------------------
 
     def open(self) -> LogDirCatalog:
-        meta = read_meta_properties(self.log_dir) or {}
-        self.cluster_id = meta.get("cluster.id") or random_kafka_uuid()
-        marker = self.log_dir / CLEAN_SHUTDOWN_FILE_NAME
-        state = self._read_state()
-        self._topic_overrides = {t: dict(c) for t, c in state.get("topicConfigs", {}).items()}
-        starts = read_offset_checkpoint(self.log_dir / LOG_START_OFFSET_CHECKPOINT) or {}
-        by_topic: dict[str, list[tuple[int, Path]]] = {}
-        for d in partition_dirs(self.log_dir):
-            if _MOVED.search(d.name):
-                continue
-            tp = parse_partition_dir_name(d.name)
-            if tp.topic == METADATA_TOPIC:
-                continue
-            by_topic.setdefault(tp.topic, []).append((tp.partition, d))
+        self.manager = LogManager.open(self.log_dir, node_id=self.node_id, fsync=self.fsync)
+        # appends leave the index entries in the files at once, as the broker's mmap does
+        self.manager.index_write_through = True
         try:
+            meta = read_meta_properties(self.log_dir) or {}
+            self.cluster_id = meta.get("cluster.id") or random_kafka_uuid()
+            state = self._read_state()
+            self._topic_overrides = {t: dict(c) for t, c in state.get("topicConfigs", {}).items()}
+            by_topic: dict[str, list[tuple[int, Path]]] = {}
+            for d in partition_dirs(self.log_dir):
+                if _MOVED.search(d.name):
+                    continue
+                tp = parse_partition_dir_name(d.name)
+                if tp.topic == METADATA_TOPIC:
+                    continue
+                by_topic.setdefault(tp.topic, []).append((tp.partition, d))
             for name, parts in by_topic.items():
                 topic = Topic(name, self._topic_id(parts), self._topic_overrides.get(name))
-                cfg = configs.append_config(self.effective_configs(topic))
-                for p, d in parts:
-                    topic.partitions[p] = StandInPartitionLog(
-                        d, cfg, log_start_offset=starts.get(TopicPartition(name, p)))
+                cfg = configs.log_config(self.effective_configs(topic))
+                for p, _ in parts:
+                    topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
+                        name, p, cfg, topic_id=topic.topic_id))
                 self._add(topic)
+            self._next_pid = self._block_end = int(state.get("nextProducerIdBlock", 0)) or \
+                self._producer_id_floor()
         except BaseException:
-            self.close(clean=False)
+            self.manager.abandon()
             raise
-        self._next_pid = self._block_end = int(state.get("nextProducerIdBlock", 0)) or \
-            self._producer_id_floor()
-        if marker.exists():
-            marker.unlink()
         return self
 
     def _add(self, topic: Topic) -> None:
         self.topics[topic.name] = topic
         self.by_id[topic.topic_id] = topic
 
-    def _topic_id(self, parts: list[tuple[int, Path]]) -> str:
+    @staticmethod
+    def _topic_id(parts: list[tuple[int, Path]]) -> str:
+        """The id in the partitions' partition.metadata (a new one when none has it; the
+        engine writes it into those that lack it)."""
         ids = [m.get("topic_id") for _, d in parts if (m := read_partition_metadata(d))]
-        topic_id = next((i for i in ids if i), None) or random_kafka_uuid()
-        for _, d in parts:
-            if not (read_partition_metadata(d) or {}).get("topic_id"):
-                write_partition_metadata(d, topic_id)
-        return topic_id
+        return next((i for i in ids if i), None) or random_kafka_uuid()
 
     def _producer_id_floor(self) -> int:
-        from ..schema.producer_snapshot import parse_snapshot
-
-        top = -1
-        for topic in self.topics.values():
-            for part in topic.partitions.values():
-                for snap in part.directory.glob("*" + PRODUCER_SNAPSHOT_FILE_SUFFIX):
-                    try:
-                        entries = parse_snapshot(snap.read_bytes())
-                    except Exception:  # a bad snapshot only costs us the floor
-                        continue
-                    top = max([top] + [e.producer_id for e in entries])
+        top = max((pid for t in self.topics.values() for part in t.partitions.values()
+                   for pid in part.log.producer_state.producers), default=-1)
         return (top // PRODUCER_ID_BLOCK + 1) * PRODUCER_ID_BLOCK if top >= 0 else 0
 
     # -- state file ----------------------------------------------------------------------
@@ -166,7 +160,8 @@ class LogDirCatalog:
     def _write_state(self) -> None:
         data = {"version": 1, "nextProducerIdBlock": self._block_end,
                 "topicConfigs": self._topic_overrides}
-        write_atomically(self.log_dir / STATE_FILE, json.dumps(data, indent=1, sort_keys=True))
+        write_atomically(self.log_dir / STATE_FILE, json.dumps(data, indent=1, sort_keys=True),
+                         fsync=self.fsync)
 
     # -- producer ids ----------------------------------------------------------------------
 
@@ -183,25 +178,23 @@ class LogDirCatalog:
     def effective_configs(self, topic: Topic) -> dict[str, str]:
         return configs.effective(self.server_configs, topic.overrides)
 
-    def partition(self, topic: str, partition: int) -> StandInPartitionLog | None:
+    def partition(self, topic: str, partition: int) -> ServedPartition | None:
         t = self.topics.get(topic)
         return None if t is None else t.partitions.get(partition)
 
     def create_topic(self, name: str, num_partitions: int,
                      overrides: dict[str, str] | None = None) -> Topic:
-        """Create the partition directories (empty segment, partition.metadata).
+        """Create the partition directories (partition.metadata, an empty first segment).
 
         Raises:
             InvalidArgumentError: an illegal name (callers check existence and counts).
         """
         validate_topic_name(name)
         topic = Topic(name, random_kafka_uuid(), overrides)
-        cfg = configs.append_config(self.effective_configs(topic))
+        cfg = configs.log_config(self.effective_configs(topic))
         for p in range(num_partitions):
-            d = self.log_dir / f"{name}-{p}"
-            d.mkdir(exist_ok=True)
-            write_partition_metadata(d, topic.topic_id)
-            topic.partitions[p] = StandInPartitionLog(d, cfg)
+            topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
+                name, p, cfg, topic_id=topic.topic_id))
         if topic.overrides:
             self._topic_overrides[name] = dict(topic.overrides)
             self._write_state()
@@ -210,35 +203,65 @@ class LogDirCatalog:
 
     def delete_topic(self, topic: Topic) -> None:
         """Rename each partition directory ``<tp>.<uuid>-delete`` (as the broker marks it)
-        and remove it."""
+        and remove it (LogManager.delete_log)."""
         self.topics.pop(topic.name, None)
         self.by_id.pop(topic.topic_id, None)
-        for p, part in topic.partitions.items():
-            part.close()
-            target = self.log_dir / f"{topic.name}-{p}.{uuid.uuid4().hex}-delete"
-            part.directory.rename(target)
-            shutil.rmtree(target, ignore_errors=True)
+        for p in topic.partitions:
+            self.manager.delete_log(topic.name, p)
+            self._deleted.add(TopicPartition(topic.name, p))
         if self._topic_overrides.pop(topic.name, None) is not None:
             self._write_state()
 
-    # -- closing -----------------------------------------------------------------------------
+    # -- checkpoints and closing ---------------------------------------------------------------
+
+    def _high_watermarks(self) -> dict[TopicPartition, int]:
+        return {TopicPartition(t.name, p): part.log_end_offset
+                for t in self.topics.values() for p, part in t.partitions.items()}
+
+    def _write_high_watermarks(self, hw: dict[TopicPartition, int],
+                               deleted: set[TopicPartition]) -> None:
+        """replication-offset-checkpoint: the high watermark of every partition (= its log
+        end offset on a single node), as ReplicaManager.checkpointHighWatermarks."""
+        path = self.log_dir / REPLICATION_OFFSET_CHECKPOINT
+        merged = {tp: o for tp, o in (read_offset_checkpoint(path) or {}).items()
+                  if tp not in deleted}
+        merged.update(hw)
+        write_atomically(path, format_offset_checkpoint(merged), fsync=self.fsync)
+
+    def prepare_checkpoint(self):
+        """On the event-loop thread: the time-based flush (flush.ms, as
+        LogManager.flushDirtyLogs), then the offsets as they are now. Returns a function that
+        writes replication-offset-checkpoint, recovery-point-offset-checkpoint and
+        log-start-offset-checkpoint; it touches no log, so the server runs it on a worker
+        thread (the broker's scheduler threads do the same, off the request path)."""
+        now = self.manager.clock.milliseconds()
+        for lg in self.manager.logs.values():
+            if lg.unflushed_messages and now - lg.last_flush_ms >= lg.config.flush_ms:
+                lg.flush()
+        hw, deleted = self._high_watermarks(), set(self._deleted)
+        write_offsets = self.manager.prepare_checkpoint()
+
+        def write() -> None:
+            with self._files:
+                self._write_high_watermarks(hw, deleted)
+                write_offsets()
+
+        return write
+
+    def checkpoint(self) -> None:
+        self.prepare_checkpoint()()
 
     def close(self, *, clean: bool = True) -> None:
-        """Seal every partition, write the checkpoints and (``clean``) the marker."""
-        ends: dict[TopicPartition, int] = {}
-        starts: dict[TopicPartition, int] = {}
-        for topic in self.topics.values():
-            for p, part in topic.partitions.items():
-                tp = TopicPartition(topic.name, p)
-                ends[tp] = part.log_end_offset
-                if part.log_start_offset > part.segments[0].base_offset:
-                    starts[tp] = part.log_start_offset
-                part.close()
-        if not clean:
+        """``clean``: high watermarks, then LogManager.close (logs closed, checkpoints,
+        clean-shutdown marker, lock released). Otherwise release the files and the lock
+        and write nothing (the next start recovers)."""
+        if self.manager is None or self.manager.closed:
             return
-        write_atomically(self.log_dir / RECOVERY_POINT_CHECKPOINT, format_offset_checkpoint(ends))
-        write_atomically(self.log_dir / REPLICATION_OFFSET_CHECKPOINT,
-                         format_offset_checkpoint(ends))
-        write_atomically(self.log_dir / LOG_START_OFFSET_CHECKPOINT,
-                         format_offset_checkpoint(starts))
-        write_clean_shutdown(self.log_dir)
+        if not clean:
+            self.manager.abandon()
+            return
+        with self._files:  # after a checkpoint still being written by a worker thread
+            try:
+                self._write_high_watermarks(self._high_watermarks(), self._deleted)
+            finally:
+                self.manager.close()

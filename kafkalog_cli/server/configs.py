@@ -1,15 +1,19 @@
 """Topic configs ``kafkalog serve`` knows: Kafka's names, defaults (``LogConfig`` /
-``ServerLogConfigs``) and the ConfigType DescribeConfigs reports.
+``ServerLogConfigs``, Kafka 4.0) and the ConfigType DescribeConfigs reports.
 
 A topic's effective config is the default, then the server's ``--config`` overrides, then
-the topic's own (from CreateTopics, kept in the serve state file). The append obeys the
-keys :class:`~.storage_adapter.AppendConfig` lists; the others are reported only.
+the topic's own (from CreateTopics, kept in the serve state file). The append engine obeys
+what :class:`~kafkalog_cli.storage.config.LogConfig` models (segment.bytes, segment.ms,
+max.message.bytes, message.timestamp.*, index.interval.bytes, flush.*, compression.*,
+preallocate, and cleanup.policy=compact's key check); :func:`log_config` builds it. The
+others (retention, min.insync.replicas, ...) are reported, and min.insync.replicas is
+checked by Produce; nothing deletes old segments.
 """
 
 from __future__ import annotations
 
 from ..errors import InvalidConfigError
-from .storage_adapter import AppendConfig
+from ..storage.config import LogConfig
 
 # ConfigType of DescribeConfigsResponse (ConfigDef.Type order)
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
@@ -17,19 +21,23 @@ BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
 #: name -> (default, ConfigType)
 TOPIC_CONFIGS: dict[str, tuple[str, int]] = {
     "cleanup.policy": ("delete", LIST),
+    "compression.gzip.level": ("-1", INT),
+    "compression.lz4.level": ("9", INT),
     "compression.type": ("producer", STRING),
+    "compression.zstd.level": ("3", INT),
     "delete.retention.ms": ("86400000", LONG),
     "file.delete.delay.ms": ("60000", LONG),
     "flush.messages": ("9223372036854775807", LONG),
     "flush.ms": ("9223372036854775807", LONG),
     "index.interval.bytes": ("4096", INT),
     "max.message.bytes": ("1048588", INT),
-    "message.timestamp.after.max.ms": ("9223372036854775807", LONG),
+    "message.timestamp.after.max.ms": ("3600000", LONG),
     "message.timestamp.before.max.ms": ("9223372036854775807", LONG),
     "message.timestamp.type": ("CreateTime", STRING),
     "min.cleanable.dirty.ratio": ("0.5", DOUBLE),
     "min.compaction.lag.ms": ("0", LONG),
     "min.insync.replicas": ("1", INT),
+    "preallocate": ("false", BOOLEAN),
     "retention.bytes": ("-1", LONG),
     "retention.ms": ("604800000", LONG),
     "segment.bytes": ("1073741824", INT),
@@ -39,17 +47,20 @@ TOPIC_CONFIGS: dict[str, tuple[str, int]] = {
     "unclean.leader.election.enable": ("false", BOOLEAN),
 }
 
-_MINIMUM = {"segment.bytes": 14, "segment.index.bytes": 4, "min.insync.replicas": 1,
-            "max.message.bytes": 0, "index.interval.bytes": 0}
+_MINIMUM = {"min.insync.replicas": 1}
 
 
 def validate(name: str, value: str | None) -> str:
-    """The value normalised, or :class:`InvalidConfigError` (-> INVALID_CONFIG)."""
+    """The value normalised, or :class:`InvalidConfigError` (-> INVALID_CONFIG). Keys the
+    engine models are checked by :class:`LogConfig`'s own rules."""
     spec = TOPIC_CONFIGS.get(name)
     if spec is None:
         raise InvalidConfigError(name, value, f"Unknown topic config name: {name}")
     if value is None:
         return spec[0]
+    if name in LogConfig.KEYS:
+        parsed = LogConfig.KEYS[name][1](name, value)
+        return ("true" if parsed else "false") if isinstance(parsed, bool) else str(parsed)
     kind = spec[1]
     if kind in (INT, LONG, SHORT):
         try:
@@ -63,8 +74,6 @@ def validate(name: str, value: str | None) -> str:
         if value.strip().lower() not in ("true", "false"):
             raise InvalidConfigError(name, value, "Expected value to be either true or false")
         return value.strip().lower()
-    if name == "message.timestamp.type" and value not in ("CreateTime", "LogAppendTime"):
-        raise InvalidConfigError(name, value, "String must be one of: CreateTime, LogAppendTime")
     return value
 
 
@@ -75,13 +84,10 @@ def effective(*layers: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def append_config(cfg: dict[str, str]) -> AppendConfig:
-    return AppendConfig(
-        max_message_bytes=int(cfg["max.message.bytes"]),
-        segment_bytes=int(cfg["segment.bytes"]),
-        segment_index_bytes=int(cfg["segment.index.bytes"]),
-        index_interval_bytes=int(cfg["index.interval.bytes"]),
-        log_append_time=cfg["message.timestamp.type"] == "LogAppendTime",
-        timestamp_before_max_ms=int(cfg["message.timestamp.before.max.ms"]),
-        timestamp_after_max_ms=int(cfg["message.timestamp.after.max.ms"]),
-    )
+def log_config(cfg: dict[str, str]) -> LogConfig:
+    """The engine's LogConfig of an effective topic config (unmodelled keys in ``extra``).
+
+    Raises:
+        InvalidConfigError: a value LogConfig rejects (validated on the way in already).
+    """
+    return LogConfig.from_properties(cfg)

@@ -246,10 +246,15 @@ class KafkaApis:
                 info = part.append_as_leader(records)
             except AppendError as e:
                 slot.update(_partition_error(slot["index"], e.error))
-                if e.error not in (Errors.CORRUPT_MESSAGE, Errors.MESSAGE_TOO_LARGE,
-                                   Errors.RECORD_LIST_TOO_LARGE):
+                if e.failed_record:
+                    # ReplicaManager.processFailedRecord
                     slot["logStartOffset"] = part.log_start_offset
                     self.stats.mark(name, "FailedProduceRequestsPerSec")
+                if e.record_errors:
+                    slot["recordErrors"] = [{"batchIndex": i, "batchIndexErrorMessage": m}
+                                            for i, m in e.record_errors]
+                if e.error_message is not None:
+                    slot["errorMessage"] = e.error_message
                 log.debug("produce to %s-%d failed: %s %s", name, slot["index"], e.error.name, e)
                 continue
             appended = appended or info.record_count > 0

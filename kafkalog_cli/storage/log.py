@@ -137,6 +137,9 @@ class UnifiedLog(Log):
         self.producer_state = None
         self.rolled_segments = 0
         self.closed = False
+        #: write new index entries to the files after each append (as the broker's mmap
+        #: does) instead of only at flush/roll/close; set by a server for crash safety
+        self.index_write_through = False
 
     @classmethod
     def open(cls, directory, config=None, clock=None, *, topic_id: str | None = None,
@@ -283,6 +286,8 @@ class UnifiedLog(Log):
         seg.append(info.batch, info.last_offset,
                    batches=[(size, info.last_offset, info.max_timestamp)])
         self.log_end_offset = info.last_offset + 1
+        if self.index_write_through:
+            seg.write_index_entries()
         if pending is not None:
             ps.update(pending)
         elif marker is not None:
@@ -455,6 +460,9 @@ class LogManager:
         self.logs: dict = {}
         self.lock = None
         self.created = False
+        #: passed to each log opened (see UnifiedLog.index_write_through)
+        self.index_write_through = False
+        self._deleted: set = set()
         self.had_clean_shutdown = False
         self.closed = False
 
@@ -519,33 +527,75 @@ class LogManager:
             return self.logs[tp]
         start = self._checkpoint(LOG_START_OFFSET_CHECKPOINT).get(tp)
         rp = self._checkpoint(RECOVERY_POINT_CHECKPOINT).get(tp)
+        if tp in self._deleted:
+            start = rp = None
         log = UnifiedLog.open(self.log_dir / str(tp), config, self.clock, topic_id=topic_id,
                               log_start_offset=start, recovery_point=rp, fsync=self.fsync,
                               rng=self.rng)
+        log.index_write_through = self.index_write_through
+        self._deleted.discard(tp)
         self.logs[tp] = log
         return log
+
+    def delete_log(self, topic: str, partition: int) -> None:
+        """LogManager.asyncDelete, done at once: release the log's files (no flush, as
+        the broker only closes handlers), rename ``<tp>`` to ``<tp>.<uuid>-delete``, remove
+        it, and drop the partition from the checkpoints written next."""
+        import shutil
+        import uuid
+
+        tp = TopicPartition(topic, partition)
+        log = self.logs.pop(tp, None)
+        if log is not None:
+            log.abandon()
+            for s in log.segments:
+                s.close()
+        d = self.log_dir / str(tp)
+        self._deleted.add(tp)
+        if d.exists():
+            target = self.log_dir / f"{tp}.{uuid.uuid4().hex}-delete"
+            d.rename(target)
+            _fsync_dir(self.log_dir, self.fsync)
+            shutil.rmtree(target, ignore_errors=True)
 
     def checkpoint(self) -> None:
         """Write recovery-point-offset-checkpoint and log-start-offset-checkpoint, keeping
         the entries of other partitions (LogManager.checkpointLogRecoveryOffsets /
         checkpointLogStartOffsets: the start offset only when above the first segment's
         base offset)."""
+        self.prepare_checkpoint()()
+
+    def prepare_checkpoint(self):
+        """Take the offsets of :meth:`checkpoint` now; returns a function without arguments
+        that writes the two files (it touches no log, so it may run on another thread, as
+        the broker's scheduler writes checkpoints off the request path)."""
         from ..constants import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
         from .checkpoints import format_offset_checkpoint, write_atomically
 
-        rp = self._checkpoint(RECOVERY_POINT_CHECKPOINT)
-        ls = self._checkpoint(LOG_START_OFFSET_CHECKPOINT)
+        deleted = set(self._deleted)
+        taken = []
         for tp, log in self.logs.items():
-            rp[tp] = log.recovery_point
             first_base = log.segments[0].base_offset if log.segments else log.log_start_offset
-            if log.log_start_offset > first_base:
-                ls[tp] = log.log_start_offset
-            else:
+            taken.append((tp, log.recovery_point, log.log_start_offset, first_base))
+
+        def write() -> None:
+            rp = self._checkpoint(RECOVERY_POINT_CHECKPOINT)
+            ls = self._checkpoint(LOG_START_OFFSET_CHECKPOINT)
+            for tp in deleted:
+                rp.pop(tp, None)
                 ls.pop(tp, None)
-        write_atomically(self.log_dir / RECOVERY_POINT_CHECKPOINT,
-                         format_offset_checkpoint(rp), fsync=self.fsync)
-        write_atomically(self.log_dir / LOG_START_OFFSET_CHECKPOINT,
-                         format_offset_checkpoint(ls), fsync=self.fsync)
+            for tp, recovery_point, log_start, first_base in taken:
+                rp[tp] = recovery_point
+                if log_start > first_base:
+                    ls[tp] = log_start
+                else:
+                    ls.pop(tp, None)
+            write_atomically(self.log_dir / RECOVERY_POINT_CHECKPOINT,
+                             format_offset_checkpoint(rp), fsync=self.fsync)
+            write_atomically(self.log_dir / LOG_START_OFFSET_CHECKPOINT,
+                             format_offset_checkpoint(ls), fsync=self.fsync)
+
+        return write
 
     @property
     def writes_clean_shutdown(self) -> bool:

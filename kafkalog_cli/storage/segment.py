@@ -552,6 +552,23 @@ class WritableLogSegment(LogSegment):
             self.bytes_since_last_index_entry += size
         self.last_offset = largest_offset
 
+    def write_index_entries(self) -> None:
+        """Write the index entries appended since the last write into the preallocated
+        ``.index`` / ``.timeindex`` (no fsync, no resize): what the broker's memory-mapped
+        indexes hold in the page cache after each append. :meth:`flush` and
+        :meth:`close` still write, trim and fsync as before."""
+        for idx in (self._offset_index, self._time_index):
+            if idx._flushed >= idx.entries:
+                continue
+            size = idx.ENTRY.size
+            start = idx._flushed * size
+            fd = os.open(idx.path, os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                os.pwrite(fd, idx._buf[start:idx.entries * size], start)
+            finally:
+                os.close(fd)
+            idx._flushed = idx.entries
+
     def update_txn_index(self, completed, last_stable_offset: int) -> None:
         """LogSegment.updateTxnIndex: record an aborted transaction."""
         if completed.is_aborted:

@@ -19,6 +19,12 @@ Errors, as Kafka raises them (each a :class:`~kafkalog_cli.errors.KafkalogError`
   baseOffset, inconsistent count/offsets, a control batch from a client, a producer id
   without a sequence, a null key on a compacted topic, records that do not parse.
 
+The errors Kafka reports per record (``LogValidator.validateRecord`` ->
+``RecordValidationException``: timestamps out of range, a client claiming LogAppendTime,
+null keys on a compacted topic) carry ``record_errors``: a tuple of ``(index of the record
+in the batch, message)`` for every offending record, as the ProduceResponse's
+``recordErrors`` lists them. Other errors have no such attribute.
+
 Hot path: the caller that built the batch itself (``ops.produce``) may pass a
 :class:`RecordsSummary` (min/max timestamps, offset delta of the max, whether every key
 is non-null) so the records need not be decoded again; the decisions are the same.
@@ -236,9 +242,9 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
 
     # -- validateRecord: timestamps and keys --
     if attributes & TIMESTAMP_TYPE_MASK:
-        raise InvalidTimestampError(
-            "Invalid timestamp type in message: producer should not set timestamp type to "
-            "LogAppendTime.")
+        msg = ("Invalid timestamp type in message: producer should not set timestamp type to "
+               "LogAppendTime.")
+        raise _with_record_errors(InvalidTimestampError(msg), [(i, msg) for i in range(count)])
     if not log_append:
         before, after = (config.message_timestamp_before_max_ms,
                          config.message_timestamp_after_max_ms)
@@ -249,8 +255,10 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
         if bad:
             _check_timestamps(decoded or _decode(records, hdr, size), offset, now, before, after)
     if compact and not summary.all_keys_present:
-        raise InvalidRecordError("Compacted topic cannot accept message without key in topic "
-                                 "partition")
+        msg = "Compacted topic cannot accept message without key in topic partition"
+        recs = decoded or _decode(records, hdr, size)
+        raise _with_record_errors(InvalidRecordError(msg),
+                                  [(i, msg) for i, r in enumerate(recs) if r[2] is None])
 
     first = offset
     last = offset + last_delta
@@ -318,13 +326,27 @@ def _summarize(decoded, base_offset: int) -> RecordsSummary:
     return RecordsSummary(lo, hi, at, keys)
 
 
+def _with_record_errors(exc, errors) -> Exception:
+    exc.record_errors = tuple(errors)
+    return exc
+
+
 def _check_timestamps(decoded, offset: int, now: int, before: int, after: int) -> None:
+    """Raise for the first record out of range, listing every one in ``record_errors``
+    (the record's offset in the batch as sent, as Kafka's message shows it)."""
+    first = None
+    errors = []
+    window = f"The timestamp should be within [{now - before}, {now + after}]"
     for i, r in enumerate(decoded):
         ts = r[1]
         if ts == NO_TIMESTAMP:
             continue
         diff = now - ts
         if diff > before or -diff > after:
-            raise InvalidTimestampError(
-                f"Timestamp {ts} of message with offset {offset + i} is out of range. The "
-                f"timestamp should be within [{now - before}, {now + after}]")
+            if first is None:
+                first = (f"Timestamp {ts} of message with offset {offset + i} is out of range. "
+                         + window)
+            errors.append((i, f"Timestamp {ts} of message with offset {i} is out of range. "
+                           + window))
+    if first is not None:
+        raise _with_record_errors(InvalidTimestampError(first), errors)

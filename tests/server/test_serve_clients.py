@@ -34,7 +34,7 @@ def _expected():
     return [(b"key-%d" % i, _value(i), BASE_TS + i * 10) for i in range(N)]
 
 
-def check_log_dir(log_dir, topics: dict[str, int]) -> None:
+def check_log_dir(log_dir, topics: dict[str, int], index_interval: int = 4096) -> None:
     """verify-index clean; kafka-python decodes every record; indexes == rebuilt ones."""
     result = verify_index([log_dir])
     assert result.ok, result.to_dict()
@@ -49,7 +49,7 @@ def check_log_dir(log_dir, topics: dict[str, int]) -> None:
                 if b is None:
                     break
                 offsets += [r.offset for r in b]
-            rebuilt = rebuild_indexes(memoryview(data), seg.base_offset)
+            rebuilt = rebuild_indexes(memoryview(data), seg.base_offset, index_interval)
             assert OffsetIndex.load(seg.index_path, seg.base_offset).entries_list() == \
                 rebuilt.offset_entries
             assert TimeIndex.load(seg.time_index_path, seg.base_offset).entries_list() == \
@@ -211,3 +211,73 @@ def test_librdkafka_produce_consume(log_dir, codec, acks):
     assert found[0].offset == 55
     assert (lo, hi) == (0, N)
     check_log_dir(log_dir, {topic: N})
+
+
+def test_librdkafka_idempotent_many_segments_and_restart(log_dir):
+    """Idempotent producer over small segments (rolls, snapshots, per-segment indexes);
+    a restart continues the offsets; everything reads back in order."""
+    ck = _confluent()
+    topic = "rd-roll"
+    configs = {"segment.bytes": "16384", "index.interval.bytes": "1024"}
+    n1, n2 = 1500, 500
+    values = [b"roll-%06d-" % i + b"y" * (i % 70) for i in range(n1 + n2)]
+    reports = []
+    for lo, hi in ((0, n1), (n1, n1 + n2)):
+        with ServerThread(log_dir, ServerOptions(port=0, auto_create_topics=True),
+                          server_configs=configs) as s:
+            p = ck.Producer({"bootstrap.servers": s.bootstrap, "acks": "all",
+                             "enable.idempotence": True, "compression.type": "lz4",
+                             "linger.ms": 5, "batch.size": 4096, "log_level": 3})
+            for i in range(lo, hi):
+                p.produce(topic, value=values[i], partition=0, timestamp=BASE_TS + i,
+                          on_delivery=lambda err, msg: reports.append((err, msg.offset())))
+                p.poll(0)
+            assert p.flush(30) == 0
+    assert all(e is None for e, _ in reports)
+    assert [o for _, o in reports] == list(range(n1 + n2))
+    segs = Log.open(log_dir / f"{topic}-0").segments
+    assert len(segs) > 5
+    snaps = sorted(int(p.name[:20]) for p in (log_dir / f"{topic}-0").glob("*.snapshot"))
+    assert snaps[-1] == n1 + n2 and n1 in snaps  # at close, and at the first close
+    check_log_dir(log_dir, {topic: n1 + n2}, 1024)
+    got = []
+    for seg in segs:
+        mr = MemoryRecords(seg.log_path.read_bytes())
+        while (b := mr.next_batch()) is not None:
+            got += [r.value for r in b]
+    assert got == values
+
+
+# -- kcat (librdkafka's CLI) ------------------------------------------------------------------
+
+def _kcat():
+    import shutil
+
+    exe = shutil.which("kcat") or shutil.which("kafkacat")
+    if exe is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("kcat is not installed (apt-get install -y kcat)")
+        pytest.skip("kcat is not installed (apt-get install -y kcat)")
+    return exe
+
+
+def test_kcat_produce_consume(log_dir, tmp_path):
+    import subprocess
+
+    exe = _kcat()
+    lines = [b"kcat-%05d:" % i + b"z" * (i % 40) for i in range(N)]
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"\n".join(lines) + b"\n")
+    with ServerThread(log_dir, ServerOptions(port=0, auto_create_topics=True)) as s:
+        r = subprocess.run([exe, "-b", s.bootstrap, "-P", "-t", "kc", "-p", "0", "-K", ":",
+                            "-z", "snappy", "-X", "linger.ms=5", "-X", "acks=all",
+                            "-X", "enable.idempotence=true", "-l", str(src)],
+                           capture_output=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        r = subprocess.run([exe, "-b", s.bootstrap, "-C", "-t", "kc", "-p", "0", "-o",
+                            "beginning", "-e", "-f", "%o %k %s\\n"], capture_output=True,
+                           timeout=60)
+        assert r.returncode == 0, r.stderr
+    got = r.stdout.splitlines()
+    assert got == [b"%d %s %s" % (i, *line.split(b":", 1)) for i, line in enumerate(lines)]
+    check_log_dir(log_dir, {"kc": N})
