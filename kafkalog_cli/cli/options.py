@@ -20,6 +20,13 @@ class DumpOutput(str, Enum):
     json = "json"
 
 
+class IsolationLevel(str, Enum):
+    """A consumer's isolation.level: read_committed drops aborted transactions' records."""
+
+    read_uncommitted = "read_uncommitted"
+    read_committed = "read_committed"
+
+
 class DataEncoding(str, Enum):
     utf8 = "utf8"
     base64 = "base64"

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ..app import app
-from ..options import Output, OutputOpt, Paths, resolve_output
+from ..options import IsolationLevel, Output, OutputOpt, Paths, resolve_output
 
 
 class ExportFormat(str, Enum):
@@ -22,11 +22,6 @@ class Engine(str, Enum):
     auto = "auto"
     local = "local"
     spark = "spark"
-
-
-class Isolation(str, Enum):
-    read_uncommitted = "read_uncommitted"
-    read_committed = "read_committed"
 
 
 EngineOpt = Annotated[Engine, typer.Option(
@@ -65,9 +60,9 @@ def export(
     ending_timestamp: Annotated[int | None, typer.Option(
         "--ending-timestamp", help="End each partition before its first record with a "
         "timestamp >= this (ms).", show_default=False)] = None,
-    isolation_level: Annotated[Isolation, typer.Option(
+    isolation_level: Annotated[IsolationLevel, typer.Option(
         "--isolation-level", help="read_committed drops records of aborted transactions.")
-    ] = Isolation.read_uncommitted,
+    ] = IsolationLevel.read_uncommitted,
     fail_on_data_loss: Annotated[bool, typer.Option(
         "--fail-on-data-loss/--skip-corrupt", help="Stop at a corrupt batch (default), or "
         "skip and count it.")] = True,

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ..app import app
-from ..options import DataEncoding, Output
-
-
-class IsolationLevel(str, Enum):
-    read_uncommitted = "read_uncommitted"
-    read_committed = "read_committed"
+from ..options import DataEncoding, IsolationLevel, Output
 
 
 @app.command("read")
