@@ -196,23 +196,27 @@ def _load(cls, path: Path, base: int, v: SegmentVerdict):
         return None
 
 
-def _used_entries(idx, v: SegmentVerdict) -> int:
-    """Entries before the zero-filled preallocated tail."""
+def _open_index(cls, path: Path, base: int, v: SegmentVerdict, label: str):
+    """Load an index for checking: report a length that is not a whole number of entries,
+    count the zero-filled preallocated tail as accepted slots. Returns ``(index, entries
+    before that tail)``, or ``(None, None)`` when the file is missing or unreadable."""
+    idx = _load(cls, path, base, v)
+    if idx is None:
+        return None, None
+    if idx.file_length % idx.entry_size:
+        v.problems.append(Finding(str(path), "length", f"{label} file {path.name} is corrupt, "
+                                  f"found {idx.file_length} bytes which is neither positive nor "
+                                  f"a multiple of {idx.entry_size}"))
     v.preallocated_slots += idx.zero_tail
-    return idx.entries - idx.zero_tail
+    return idx, idx.entries - idx.zero_tail
 
 
 def _verify_offset_index(segment: LogSegment, log: _LogMap | None, v: SegmentVerdict) -> None:
     path = segment.index_path
-    idx = _load(OffsetIndex, path, segment.base_offset, v)
+    idx, n = _open_index(OffsetIndex, path, segment.base_offset, v, "Index")
     if idx is None:
         return
     f = str(path)
-    if idx.file_length % idx.entry_size:
-        v.problems.append(Finding(f, "length", f"Index file {path.name} is corrupt, found "
-                                  f"{idx.file_length} bytes which is neither positive nor a "
-                                  f"multiple of {idx.entry_size}"))
-    n = _used_entries(idx, v)
     v.index_entries = n
     try:
         idx.sanity_check()
@@ -272,15 +276,10 @@ def _offset_layout(log: _LogMap, slot: int, offset: int, next_position: int) -> 
 
 def _verify_time_index(segment: LogSegment, log: _LogMap | None, v: SegmentVerdict) -> None:
     path = segment.time_index_path
-    idx = _load(TimeIndex, path, segment.base_offset, v)
+    idx, n = _open_index(TimeIndex, path, segment.base_offset, v, "Time index")
     if idx is None:
         return
     f = str(path)
-    if idx.file_length % idx.entry_size:
-        v.problems.append(Finding(f, "length", f"Time index file {path.name} is corrupt, found "
-                                  f"{idx.file_length} bytes which is neither positive nor a "
-                                  f"multiple of {idx.entry_size}"))
-    n = _used_entries(idx, v)
     v.time_index_entries = n
     entries = idx.entries_list()[:n]
     prev = None
