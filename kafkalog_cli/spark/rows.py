@@ -149,10 +149,12 @@ class ReadStats:
 class _Columns:
     """Rows decoded but not yet emitted, kept as columns.
 
-    Batches in the common shape (v2, short varints, no headers, inside the offset range)
-    wait in a *group*: their records blocks, the start and end of each record body
+    v2 batches wait in a *group* (when numpy is there): their decompressed records
+    blocks, the position of each record
     (:func:`~kafkalog_cli.spark.fastdecode.scan_lengths`) and one entry per batch; the
-    group is decoded at once by :func:`~kafkalog_cli.spark.fastdecode.decode_group`.
+    group is decoded at once by :func:`~kafkalog_cli.spark.fastdecode.decode_group`,
+    which takes the common shape only (short varints, no headers); the offset range is
+    applied to the group's rows as the list path applies it.
     Other batches are decoded by ``batch_records_into`` into column lists. Either kind
     is turned into Arrow *pieces* in batch order; :meth:`build` joins them.
 
