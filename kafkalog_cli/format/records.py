@@ -293,6 +293,179 @@ def _decode_headers(data: bytes, pos: int) -> tuple[tuple, int]:
     return tuple(headers), pos
 
 
+# -- columnar decode -------------------------------------------------------------------------
+
+def decode_records_into(data, count: int, base_offset: int, base_timestamp: int,
+                        log_append_time: int | None, offsets, timestamps, keys: list,
+                        values: list, headers: list | None = None) -> int:
+    """:func:`decode_records`, appending to caller-owned columns instead of building a
+    :class:`Record` per record; returns the number of records appended (``count``).
+
+    ``offsets`` and ``timestamps`` take ints (lists, or ``array('q')``), ``keys`` and
+    ``values`` bytes or None, ``headers`` (when given) each record's headers tuple as in
+    :attr:`Record.headers` (``()`` for none). With ``headers`` None the headers are still
+    parsed and checked, then dropped. Values, validation and errors are exactly
+    :func:`decode_records`' (tests compare both on every fixture and corpus batch); when
+    it raises, every column is left as it was.
+
+    Raises:
+        InvalidRecordError: as :func:`decode_records`.
+    """
+    if data.__class__ is not bytes:
+        data = bytes(data)
+    n0 = len(offsets)
+    cols = (offsets, timestamps, keys, values) if headers is None else (
+        offsets, timestamps, keys, values, headers)
+    lens = [len(c) for c in cols]
+    try:
+        _decode_block_into(data, count, base_offset, base_timestamp, offsets.append,
+                           timestamps.append, keys.append, values.append,
+                           None if headers is None else headers.append)
+    except BaseException:
+        for c, n in zip(cols, lens, strict=True):
+            del c[n:]
+        raise
+    if log_append_time is not None and count:
+        del timestamps[n0:]
+        timestamps.extend([log_append_time] * count)
+    return count
+
+
+def _decode_block_into(data: bytes, count: int, base_offset: int, base_timestamp: int,
+                       off_append, ts_append, key_append, value_append, hdr_append,
+                       _zz=_ZIGZAG14, _one=(None,), _empty=()) -> None:
+    """The loop of :func:`_decode_block`, appending each field to its column (the
+    varints, checks and messages are the same; keep them in step)."""
+    pos = 0
+    end = len(data)
+    try:
+        for _ in (_one if count == 1 else range(count)):
+            # length (varint)
+            b = data[pos]
+            if b < 0x80:
+                length = _zz[b]
+                pos += 1
+            else:
+                c = data[pos + 1]
+                if c < 0x80:
+                    length = _zz[(b & 0x7F) | (c << 7)]
+                    pos += 2
+                else:
+                    length, pos = read_varint(data, pos)
+            rec_end = pos + length
+            if length < 0 or rec_end > end:
+                raise InvalidRecordError(f"Invalid record size {length} at byte {pos} of the "
+                                         f"records block ({end} bytes)")
+            # attributes (int8, unused), then timestampDelta (varlong)
+            b = data[pos + 1]
+            if b < 0x80:
+                ts_append(base_timestamp + _zz[b])
+                pos += 2
+            else:
+                c = data[pos + 2]
+                if c < 0x80:
+                    ts_append(base_timestamp + _zz[(b & 0x7F) | (c << 7)])
+                    pos += 3
+                else:
+                    ts_delta, pos = read_varint(data, pos + 1, 10)
+                    ts_append(base_timestamp + ts_delta)
+            # offsetDelta (varint)
+            b = data[pos]
+            if b < 0x80:
+                off_append(base_offset + _zz[b])
+                pos += 1
+            else:
+                c = data[pos + 1]
+                if c < 0x80:
+                    off_append(base_offset + _zz[(b & 0x7F) | (c << 7)])
+                    pos += 2
+                else:
+                    offset_delta, pos = read_varint(data, pos)
+                    off_append(base_offset + offset_delta)
+            # key
+            b = data[pos]
+            if b < 0x80:
+                n = _zz[b]
+                pos += 1
+            else:
+                c = data[pos + 1]
+                if c < 0x80:
+                    n = _zz[(b & 0x7F) | (c << 7)]
+                    pos += 2
+                else:
+                    n, pos = read_varint(data, pos)
+            if n < 0:
+                key_append(None)
+            else:
+                key_append(data[pos:pos + n])
+                pos += n
+            # value
+            b = data[pos]
+            if b < 0x80:
+                n = _zz[b]
+                pos += 1
+            else:
+                c = data[pos + 1]
+                if c < 0x80:
+                    n = _zz[(b & 0x7F) | (c << 7)]
+                    pos += 2
+                else:
+                    n, pos = read_varint(data, pos)
+            if n < 0:
+                value_append(None)
+            else:
+                value_append(data[pos:pos + n])
+                pos += n
+            # headers: a count of 0 is the single byte 0
+            if data[pos] == 0:
+                pos += 1
+                if hdr_append is not None:
+                    hdr_append(_empty)
+            else:
+                hdrs, pos = _decode_headers(data, pos)
+                if hdr_append is not None:
+                    hdr_append(hdrs)
+            if pos != rec_end:
+                raise InvalidRecordError(
+                    f"Invalid record size: expected to read {length} bytes in record payload, "
+                    f"but instead read {length + pos - rec_end}")
+    except IndexError:
+        raise InvalidRecordError("Incorrect declared batch size, premature EOF reached") from None
+    if pos != end:
+        raise InvalidRecordError("Incorrect declared batch size, records still remaining in file")
+
+
+def batch_records_into(batch, offsets, timestamps, keys: list, values: list,
+                       headers: list | None = None,
+                       max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> int:
+    """``batch.records()`` (a :class:`RecordBatch` or :class:`LegacyRecordBatch`) appended
+    to columns as :func:`decode_records_into` does; returns the number of records.
+    Same values and errors as ``records()``; on error the columns are left as they were.
+    """
+    if batch.__class__ is not RecordBatch:
+        recs = batch.records(max_bytes)
+        for r in recs:
+            offsets.append(r[0])
+            timestamps.append(r[1])
+            keys.append(r[2])
+            values.append(r[3])
+            if headers is not None:
+                headers.append(r[4])
+        return len(recs)
+    view, p, base_offset, length, _, _, _, attributes, _, base_ts, max_ts, _, _, _, count \
+        = batch
+    if count < 0:
+        raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch")
+    if attributes & 7:  # COMPRESSION_CODEC_MASK
+        data = compression.decompress(attributes & 7, view[p + 61:p + length + 12],
+                                      magic=MAGIC_V2, max_bytes=max_bytes)
+    else:
+        data = bytes(view[p + 61:p + length + 12])
+    return decode_records_into(data, count, base_offset, base_ts,
+                               max_ts if attributes & 8 else None,  # LogAppendTime
+                               offsets, timestamps, keys, values, headers)
+
+
 # -- v2 batches ------------------------------------------------------------------------------
 
 class RecordBatch(tuple):

@@ -48,10 +48,22 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
+try:
+    import numpy as np
+except ImportError:  # pragma: no cover
+    np = None
+
 from ..constants import INT32_MAX, LOG_FILE_SUFFIX
 from ..errors import CorruptRecordError, KafkalogError
-from ..format.records import FileRecords, RecordBatch
+from ..format import compression
+from ..format.records import (
+    FileRecords,
+    RecordBatch,
+    batch_records_into,
+    decode_records_into,
+)
 from ..storage.segment import LogSegment, open_view
+from . import fastdecode as _fast
 from .plan import ReadOptions, Slice
 
 log = logging.getLogger("kafkalog.spark")
@@ -135,71 +147,241 @@ class ReadStats:
 
 
 class _Columns:
-    """Column buffers of the rows not yet emitted."""
+    """Rows decoded but not yet emitted, kept as columns.
 
-    def __init__(self, opts: ReadOptions):
+    v2 batches wait in a *group* (when numpy is there): their decompressed records
+    blocks, the position of each record
+    (:func:`~kafkalog_cli.spark.fastdecode.scan_lengths`) and one entry per batch; the
+    group is decoded at once by :func:`~kafkalog_cli.spark.fastdecode.decode_group`,
+    which takes the common shape only (short varints, no headers); the offset range is
+    applied to the group's rows as the list path applies it.
+    Other batches are decoded by ``batch_records_into`` into column lists. Either kind
+    is turned into Arrow *pieces* in batch order; :meth:`build` joins them.
+
+    ``loss`` is called as ``loss(err, size)`` for a batch of the group that does not
+    decode (the group then falls back to the list path); callers flush the group
+    (:meth:`flush_group`) before reporting any other loss, so losses keep file order.
+    """
+
+    def __init__(self, opts: ReadOptions, loss=None):
         self.headers = opts.include_headers
         self.meta = opts.include_batch_metadata
         self.schema = arrow_schema(self.headers, self.meta)
-        self.clear()
+        self.loss = loss
+        self.fast = _fast.AVAILABLE
+        self.pieces: list[pa.RecordBatch] = []
+        self.n = 0
+        self._clear_lists()
+        self._clear_group()
 
-    def clear(self) -> None:
+    # -- the list path ---------------------------------------------------------------------
+
+    def _clear_lists(self) -> None:
         self.keys: list = []
         self.values: list = []
-        self.topics: list = []
-        self.parts: list = []
         self.offsets: list = []
         self.ts: list = []
-        self.tstype: list = []
-        self.hdrs: list = []
-        self.m: list[list] = [[], [], [], [], []]
-        self.n = 0
+        self.hdrs: list | None = [] if self.headers else None
+        self.runs: list[tuple] = []  # (batch, topic, partition, rows)
 
-    def add(self, topic: str, partition: int, batch, recs: list) -> None:
-        k = len(recs)
-        if not k:
+    def add_records(self, topic: str, partition: int, batch, lo: int | None = None,
+                    hi: int | None = None, data: bytes | None = None) -> int:
+        """Decode ``batch`` (or, given, its decompressed records block ``data``) into the
+        column lists, after any pending group; returns the rows added. Raises as
+        ``batch.records()``."""
+        self.flush_group()
+        offs, tss, keys, vals, hdrs = self.offsets, self.ts, self.keys, self.values, self.hdrs
+        n0 = len(offs)
+        if data is None:
+            k = batch_records_into(batch, offs, tss, keys, vals, hdrs)
+        else:
+            k = decode_records_into(data, batch[14], batch[2], batch[9],
+                                    batch[10] if batch[7] & 8 else None,  # LogAppendTime
+                                    offs, tss, keys, vals, hdrs)
+        if k and ((lo is not None and offs[n0] < lo) or (hi is not None and offs[-1] >= hi)):
+            keep = [i for i in range(n0, n0 + k)
+                    if (lo is None or offs[i] >= lo) and (hi is None or offs[i] < hi)]
+            for col in (offs, tss, keys, vals, hdrs):
+                if col is not None:
+                    col[n0:] = [col[i] for i in keep]
+            k = len(keep)
+        if k:
+            self.runs.append((batch, topic, partition, k))
+            self.n += k
+        return k
+
+    def _finish_lists(self) -> None:
+        if not self.runs:
             return
-        offs, tss, keys, vals, hdrs = zip(*recs, strict=True)
-        self.offsets.extend(offs)
-        self.ts.extend(tss)
-        self.keys.extend(keys)
-        self.values.extend(vals)
-        self.topics.extend([topic] * k)
-        self.parts.extend([partition] * k)
-        self.tstype.extend([TIMESTAMP_TYPE_IDS[batch.timestamp_type]] * k)
+        ts = pc.multiply(pa.array(self.ts, pa.int64()), 1000).cast(TIMESTAMP_TYPE)
+        hdrs = None
         if self.headers:
-            self.hdrs.extend(h or None for h in hdrs)
-        if self.meta:
-            m = self.m
-            m[0].extend([batch.producer_id] * k)
-            m[1].extend([batch.producer_epoch] * k)
-            m[2].extend([batch.base_sequence] * k)
-            m[3].extend([batch.partition_leader_epoch] * k)
-            m[4].extend([batch.is_transactional] * k)
-        self.n += k
+            hdrs = pa.array([h or None for h in self.hdrs], HEADER_TYPE)
+        self.pieces.append(self._piece(pa.array(self.keys, pa.binary()),
+                                       pa.array(self.values, pa.binary()),
+                                       pa.array(self.offsets, pa.int64()), ts, hdrs,
+                                       self.runs))
+        self._clear_lists()
 
-    def build(self) -> pa.RecordBatch:
-        ts = pa.array(self.ts, pa.int64())
-        arrays = [
-            pa.array(self.keys, pa.binary()),
-            pa.array(self.values, pa.binary()),
-            pa.array(self.topics, pa.string()),
-            pa.array(self.parts, pa.int32()),
-            pa.array(self.offsets, pa.int64()),
-            pc.multiply(ts, 1000).cast(TIMESTAMP_TYPE),
-            pa.array(self.tstype, pa.int32()),
-        ]
+    # -- the group (vectorised) path ---------------------------------------------------------
+
+    def _clear_group(self) -> None:
+        self.blocks: list[bytes] = []
+        self.size = 0
+        self.positions: list[int] = []
+        self.group: list[tuple] = []  # (batch, topic, partition, rows, lo, hi, data, path)
+
+    def add_fast(self, topic: str, partition: int, batch, lo: int | None, hi: int | None,
+                 path) -> int | None:
+        """Queue a v2 batch for the group; None when it is not in the group's shape (the
+        caller then uses :meth:`add_records`). Raises as ``batch.records()`` when the
+        batch does not decompress."""
+        if not self.fast or batch.__class__ is not RecordBatch:
+            return None
+        count = batch[14]
+        if (count <= 0
+                or not -_TS_LIMIT < batch[9] < _TS_LIMIT
+                or not -_TS_LIMIT < batch[10] < _TS_LIMIT
+                or not 0 <= batch[2] < _TS_LIMIT):
+            return None
+        if self.size > _GROUP_BYTES:
+            self.flush_group()
+        view, p, length, attributes = batch[0], batch[1], batch[3], batch[7]
+        if attributes & 7:
+            data = compression.decompress(attributes & 7, view[p + 61:p + length + 12],
+                                          magic=2)
+            if data.__class__ is not bytes:
+                data = bytes(data)
+        else:
+            data = bytes(view[p + 61:p + length + 12])
+        if not _fast.scan_lengths(data, count, self.positions):
+            return None
+        self._finish_lists()
+        self.blocks.append(data)
+        self.size += len(data)
+        self.group.append((batch, topic, partition, count, lo, hi, data, path))
+        self.n += count
+        return count
+
+    def drop_group(self) -> None:
+        """Forget the pending group (its segment is gone: a read that failed)."""
+        self.n -= sum(g[3] for g in self.group)
+        self._clear_group()
+
+    def flush_group(self) -> None:
+        """Decode the pending group into a piece (falling back to the list path)."""
+        group = self.group
+        if not group:
+            return
+        bases = [0]
+        for blk in self.blocks[:-1]:
+            bases.append(bases[-1] + len(blk))
+        got = _fast.decode_group(b"".join(self.blocks), self.positions, bases,
+                                 [g[3] for g in group])
+        self.n -= sum(g[3] for g in group)
+        self._clear_group()
+        if got is None:
+            # not the fast shape (or corrupt): decode batch by batch, which gives the
+            # reference values and errors; later batches of this read go there directly
+            self.fast = False
+            for b, topic, partition, _, lo, hi, data, path in group:
+                try:
+                    self.add_records(topic, partition, b, lo, hi, data)
+                except CorruptRecordError as e:
+                    self.loss(CorruptRecordError(f"batch does not decode: {e.message}",
+                                                 file=path, position=b.position), b.size)
+            return
+        ts_delta, off_delta, keys, values = got
+        counts = np.fromiter((g[3] for g in group), np.int64, len(group))
+        base_off = np.repeat(np.fromiter((g[0][2] for g in group), np.int64, len(group)),
+                             counts)
+        offsets = base_off + off_delta
+        base_ts = np.repeat(np.fromiter((g[0][9] for g in group), np.int64, len(group)),
+                            counts)
+        ts = base_ts + ts_delta
+        lat = [g[0][7] & 8 for g in group]
+        if any(lat):  # LogAppendTime: every record takes the batch's maxTimestamp
+            is_lat = np.repeat(np.array(lat, bool), counts)
+            max_ts = np.repeat(np.fromiter((g[0][10] for g in group), np.int64, len(group)),
+                               counts)
+            ts = np.where(is_lat, max_ts, ts)
+        runs = [(g[0], g[1], g[2], g[3]) for g in group]
+        # offset bounds, as the list path: a batch whose first or last record is out of
+        # [lo, hi) keeps only its records inside
+        if any(g[4] is not None or g[5] is not None for g in group):
+            first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+            keep = np.ones(len(offsets), bool)
+            for j, g in enumerate(group):
+                lo, hi = g[4], g[5]
+                a, z = first[j], first[j] + g[3]
+                o = offsets[a:z]
+                if (lo is not None and o[0] < lo) or (hi is not None and o[-1] >= hi):
+                    keep[a:z] = ((o >= lo) if lo is not None else True) & (
+                        (o < hi) if hi is not None else True)
+                    runs[j] = runs[j][:3] + (int(keep[a:z].sum()),)
+            if not keep.all():
+                mask = pa.array(keep)
+                offsets, ts = offsets[keep], ts[keep]
+                keys, values = keys.filter(mask), values.filter(mask)
+                runs = [r for r in runs if r[3]]
+        if not len(offsets):
+            return
+        self.n += len(offsets)
+        hdrs = pa.nulls(len(offsets), HEADER_TYPE) if self.headers else None
+        self.pieces.append(self._piece(
+            keys, values, pa.array(offsets, pa.int64()),
+            pa.array(ts * 1000, pa.int64()).cast(TIMESTAMP_TYPE), hdrs, runs))
+
+    # -- pieces ------------------------------------------------------------------------------
+
+    def _piece(self, keys, values, offsets, ts, hdrs, runs) -> pa.RecordBatch:
+        """A record batch of the schema; the per-batch columns repeat over ``runs``."""
+        n = len(offsets)
+        topics = [r[1] for r in runs]
+        if len(set(topics)) == 1:
+            topic = pa.repeat(pa.scalar(topics[0], pa.string()), n)
+        else:
+            topic = pa.array([t for r in runs for t in [r[1]] * r[3]], pa.string())
+
+        def per_batch(fn, typ):
+            vals = [fn(r) for r in runs]
+            if len(set(vals)) == 1:
+                return pa.repeat(pa.scalar(vals[0], typ), n)
+            return pa.array([v for v, r in zip(vals, runs, strict=True)
+                             for v in [v] * r[3]], typ)
+
+        arrays = [keys, values, topic,
+                  per_batch(lambda r: r[2], pa.int32()), offsets, ts,
+                  per_batch(lambda r: TIMESTAMP_TYPE_IDS[r[0].timestamp_type], pa.int32())]
         if self.headers:
-            arrays.append(pa.array(self.hdrs, HEADER_TYPE))
+            arrays.append(hdrs)
         if self.meta:
-            arrays.append(pa.array(self.m[0], pa.int64()))
-            arrays.append(pa.array(self.m[1], pa.int32()))
-            arrays.append(pa.array(self.m[2], pa.int32()))
-            arrays.append(pa.array(self.m[3], pa.int32()))
-            arrays.append(pa.array(self.m[4], pa.bool_()))
-        rb = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
-        self.clear()
-        return rb
+            arrays.append(per_batch(lambda r: r[0].producer_id, pa.int64()))
+            arrays.append(per_batch(lambda r: r[0].producer_epoch, pa.int32()))
+            arrays.append(per_batch(lambda r: r[0].base_sequence, pa.int32()))
+            arrays.append(per_batch(lambda r: r[0].partition_leader_epoch, pa.int32()))
+            arrays.append(per_batch(lambda r: r[0].is_transactional, pa.bool_()))
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def build(self) -> pa.RecordBatch | None:
+        """The pending rows as one record batch (None when every row was filtered)."""
+        self.flush_group()
+        self._finish_lists()
+        pieces = self.pieces
+        self.pieces = []
+        self.n = 0
+        if not pieces:
+            return None
+        if len(pieces) == 1:
+            return pieces[0]
+        return pa.Table.from_batches(pieces, self.schema).combine_chunks().to_batches()[0]
+
+
+#: A group is decoded once it holds this many bytes of records blocks.
+_GROUP_BYTES = 64 << 20
+#: Base offsets and timestamps beyond this take the list path (int64 arithmetic of the
+#: group could otherwise wrap where Python ints would not).
+_TS_LIMIT = 1 << 62
 
 
 def _control_type(batch) -> int | None:
@@ -293,12 +475,14 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
         topic, partition = s.topic, s.partition
         seg_base = s.base_offset
         prev_last = None
+        cols.fast = _fast.AVAILABLE  # turned off for the slice by a batch it cannot take
         for b in batches:
             if lo is not None and b.last_offset < lo:
                 continue
             if hi is not None and b.magic >= 2 and b.base_offset >= hi:
                 break
             if not b.is_valid:
+                cols.flush_group()
                 _record_loss(stats, opts, CorruptRecordError(
                     f"Record is corrupt (stored crc = {b.crc}, computed crc = "
                     f"{b.compute_crc()})", file=path, position=b.position), b.size)
@@ -307,6 +491,7 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
             last = b.last_offset
             if (first < seg_base or last < first or last - seg_base > INT32_MAX
                     or (prev_last is not None and first <= prev_last)):
+                cols.flush_group()
                 _record_loss(stats, opts, CorruptRecordError(
                     f"batch offsets {first}..{last} do not follow the previous batch's "
                     f"last offset {prev_last} in the segment based at {seg_base}",
@@ -319,21 +504,23 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                 stats.aborted_records += b.records_count if isinstance(b, RecordBatch) else 1
                 continue
             try:
-                recs = b.records()
+                k = cols.add_fast(topic, partition, b, lo, hi, path)
+                if k is None:
+                    cols.fast = False
+                    k = cols.add_records(topic, partition, b, lo, hi)
             except CorruptRecordError as e:
+                cols.flush_group()
                 _record_loss(stats, opts, CorruptRecordError(
                     f"batch does not decode: {e.message}", file=path, position=b.position),
                     b.size)
                 continue
-            if (lo is not None and recs and recs[0][0] < lo) or (
-                    hi is not None and recs and recs[-1][0] >= hi):
-                recs = [r for r in recs if (lo is None or r[0] >= lo)
-                        and (hi is None or r[0] < hi)]
-            cols.add(topic, partition, b, recs)
-            stats.rows += len(recs)
             if cols.n >= BATCH_ROWS:
-                yield cols.build()
+                rb = cols.build()
+                if rb is not None:
+                    stats.rows += rb.num_rows
+                    yield rb
         if fr.stop_error is not None:
+            cols.flush_group()
             err = fr.stop_error
             err.file = err.file or path
             _record_loss(stats, opts, err, fr.invalid_bytes)
@@ -341,6 +528,10 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
             stats.partial_tail_bytes += fr.invalid_bytes
             log.info("kafkalog: %s: %d bytes of a partial batch at the end skipped", path,
                      fr.invalid_bytes)
+        cols.flush_group()  # the group's batches are views of this segment
+    except BaseException:
+        cols.drop_group()
+        raise
     finally:
         seg.close()
 
@@ -355,11 +546,14 @@ def read_slices(slices: Iterable[Slice], opts: ReadOptions,
                 stats: ReadStats | None = None) -> Iterator[pa.RecordBatch]:
     """Arrow record batches (up to 64k rows) of every slice, in order."""
     stats = stats if stats is not None else ReadStats()
-    cols = _Columns(opts)
+    cols = _Columns(opts, lambda err, size: _record_loss(stats, opts, err, size))
     for s in slices:
         yield from read_slice(s, opts, cols, stats)
     if cols.n:
-        yield cols.build()
+        rb = cols.build()
+        if rb is not None:
+            stats.rows += rb.num_rows
+            yield rb
     if opts.data_loss_path and (stats.corrupt_batches or stats.partial_tail_bytes):
         write_loss_report(opts.data_loss_path, stats)
 

@@ -1,0 +1,155 @@
+"""Vectorised decode of many v2 records blocks at once (numpy + pyarrow), for the rows
+layer (:mod:`kafkalog_cli.spark.rows`).
+
+The per-record Python loop of :func:`~kafkalog_cli.format.records.decode_records_into`
+costs ~1 us a record. Here Python only walks the chain of record lengths
+(:func:`scan_lengths`, ~0.15 us a record); every other field is read with numpy over a
+whole group of blocks, and keys and values are cut out of the blocks by pyarrow's
+``take`` (no Python bytes per record).
+
+It handles the common shape only: every varint of one or two bytes (deltas, lengths
+below 8 KiB), no headers. Anything else (a longer varint, headers, a malformed record)
+makes :func:`decode_group` return None, and the caller decodes those blocks with
+``decode_records_into``, whose values and errors are the reference. A group is accepted
+only when every record parses exactly as ``decode_records`` would parse it (each field
+inside its record, the record consumed exactly, the lengths chain ending exactly at the
+block's end after ``count`` records), so the values are the same; tests compare both on
+generated data, the fixtures and the real corpus.
+
+numpy is optional: :data:`AVAILABLE` is False without it and the rows layer uses the
+list path only.
+"""
+
+from __future__ import annotations
+
+from ..format.records import _ZIGZAG14
+
+try:
+    import numpy as np
+except ImportError:  # pragma: no cover - numpy comes with most pyarrow installs
+    np = None
+
+AVAILABLE = np is not None
+
+
+_SKIP: list[int] | None = None
+_BAD = 1 << 40  # a step past any block: the chain then fails its end check
+
+
+def _skip_table() -> list[int]:
+    """Bytes from a record's start to the next record's, indexed by the record's first two
+    bytes ``b0 | b1 << 8``: 1 + length for a one-byte length varint, 2 + length for a
+    two-byte one; :data:`_BAD` for a negative length or a longer varint."""
+    global _SKIP
+    if _SKIP is None:
+        t = [_BAD] * 65536
+        for b0 in range(256):
+            for b1 in range(256):
+                if b0 < 0x80:
+                    n, w = _ZIGZAG14[b0], 1
+                elif b1 < 0x80:
+                    n, w = _ZIGZAG14[(b0 & 0x7F) | (b1 << 7)], 2
+                else:
+                    continue
+                if n >= 0:
+                    t[b0 | b1 << 8] = w + n
+        _SKIP = t
+    return _SKIP
+
+
+def scan_lengths(data: bytes, count: int, positions: list) -> bool:
+    """Append the position in ``data`` of each of the ``count`` records of a records block
+    (where its length varint starts). False (and nothing appended) unless each length is
+    a one- or two-byte varint >= 0 and the records end exactly at the end of ``data``."""
+    skip = _SKIP or _skip_table()
+    append = positions.append
+    n0 = len(positions)
+    pos = 0
+    try:
+        for _ in range(count):
+            append(pos)
+            pos += skip[data[pos] | data[pos + 1] << 8]
+    except IndexError:
+        pos = -1
+    if pos == len(data) and count > 0:
+        return True
+    del positions[n0:]
+    return False
+
+
+def decode_group(buf: bytes, positions: list, bases: list, counts: list):
+    """Decode the records of the blocks joined in ``buf``: block j starts at
+    ``bases[j]`` and holds ``counts[j]`` records, whose positions in the block
+    :func:`scan_lengths` listed in ``positions``.
+
+    Returns ``(timestamp_deltas, offset_deltas, keys, values)`` (int64 arrays, pyarrow
+    binary arrays), or None when a record is not in the fast shape (see the module).
+    """
+    import pyarrow as pa
+
+    a = np.frombuffer(buf, np.uint8)
+    last = len(a) - 1
+    if last < 0 or not positions:
+        return None
+    v = np.array(positions, np.int64)
+    v += np.repeat(np.array(bases, np.int64), counts)
+    # a record ends where the next one starts (blocks are contiguous in buf)
+    e = np.empty_like(v)
+    e[:-1] = v[1:]
+    e[-1] = len(a)
+    s = v + 1 + (a[v] >= 0x80)  # the body, after the length varint
+
+    def varint(p):
+        # a one- or two-byte zigzag varint at p (inside the record), else not ok
+        b0 = a[np.minimum(p, last)].astype(np.int64)
+        two = b0 >= 0x80
+        b1 = a[np.minimum(p + 1, last)].astype(np.int64)
+        ok = (p < e) & (~two | ((p + 1 < e) & (b1 < 0x80)))
+        v = np.where(two, (b0 & 0x7F) | (b1 << 7), b0)
+        return (v >> 1) ^ -(v & 1), p + 1 + two, ok
+
+    # attributes (1 byte), timestampDelta, offsetDelta, key, value, header count 0
+    ts, p, ok = varint(s + 1)
+    od, p, ok2 = varint(p)
+    ok &= ok2
+    klen, p, ok2 = varint(p)
+    ok &= ok2
+    kpos = p
+    p = p + np.maximum(klen, 0)
+    vlen, p, ok2 = varint(p)
+    ok &= ok2
+    vpos = p
+    p = p + np.maximum(vlen, 0)
+    ok &= (p + 1 == e) & (a[np.minimum(p, last)] == 0)
+    if not ok.all():
+        return None
+    # keys and values: a binary array over buf whose elements alternate key, gap, value,
+    # gap (monotonic offsets, as records are in order), then take the keys and values
+    n = len(s)
+    bounds = np.empty(4 * n, np.int64)
+    bounds[0::4] = kpos
+    bounds[1::4] = kpos + np.maximum(klen, 0)
+    bounds[2::4] = vpos
+    bounds[3::4] = vpos + np.maximum(vlen, 0)
+    if len(a) < 2 ** 31:
+        spans = pa.Array.from_buffers(pa.binary(), 4 * n - 1,
+                                      [None, pa.py_buffer(bounds.astype(np.int32)),
+                                       pa.py_buffer(buf)])
+    else:
+        spans = pa.Array.from_buffers(pa.large_binary(), 4 * n - 1,
+                                      [None, pa.py_buffer(bounds), pa.py_buffer(buf)])
+    keys = _with_nulls(spans.take(pa.array(np.arange(0, 4 * n, 4))), klen, pa)
+    values = _with_nulls(spans.take(pa.array(np.arange(2, 4 * n, 4))), vlen, pa)
+    return ts, od, keys, values
+
+
+def _with_nulls(arr, lengths, pa):
+    """``arr`` as a binary array, null where ``lengths`` < 0."""
+    if arr.type != pa.binary():
+        arr = arr.cast(pa.binary())
+    null = lengths < 0
+    if not null.any():
+        return arr
+    import pyarrow.compute as pc
+
+    return pc.if_else(pa.array(null), pa.scalar(None, pa.binary()), arr)
