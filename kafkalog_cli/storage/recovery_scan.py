@@ -1,9 +1,11 @@
 """The recovery scan of one ``.log``: ``LogSegment.recover``'s loop, plus kafkalog's checks.
 
-This is the hot loop of ``kafkalog recover`` and is written for speed: one
-``struct.unpack_from`` of the batch header and one CRC call per batch, no objects per
-batch, index entries kept as packed bytes. (``storage.segment.rebuild_indexes`` computes
-the same thing through ``FileRecords``; tests assert both agree.)
+The one implementation of the broker's recovery rules in kafkalog. ``kafkalog recover``
+calls :func:`scan_log` directly (it is that command's hot loop);
+:func:`~kafkalog_cli.storage.segment.rebuild_indexes` (the engine, the fixtures, the Spark
+writer, serve) wraps it. It is written for speed: one ``struct.unpack_from`` of the batch
+header and one CRC call per batch, no objects per batch, index entries kept as packed
+bytes.
 
 What makes a batch invalid (the scan stops there and the rest of the file is cut):
 
@@ -15,9 +17,13 @@ What makes a batch invalid (the scan stops there and the rest of the file is cut
   CRC-32 for v0/v1 over magic..end), a last offset that does not fit int32 relative to
   the segment's base offset (the broker splits such a legacy segment; kafkalog cuts
   it, into quarantine, and says so);
-* kafkalog's stricter checks, all of which a broker-written log satisfies: magic in
-  0..2, ``lastOffset >= baseOffset`` (v2: ``lastOffsetDelta >= 0``) and a base offset
-  above the previous batch's last offset, across segments too.
+* with ``strict`` (the default), kafkalog's stricter checks, all of which a
+  broker-written log satisfies: magic in 0..2, ``lastOffset >= baseOffset`` (v2:
+  ``lastOffsetDelta >= 0``) and a base offset at or above the segment's base offset and
+  above the previous batch's last offset, across segments too. (The broker re-creates a
+  follower's segment at the batch's base offset rather than append a batch that starts
+  below it, ``Partition.appendRecordsToFollowerOrFutureReplica``.) Without ``strict``, a
+  magic above 2 is read as v2, as the broker's iterator does.
 """
 
 from __future__ import annotations
@@ -47,8 +53,6 @@ _TIME_ENTRY = struct.Struct(">qi")
 _MIN_LEFT = 17
 _MIN_SIZE = 14          # LegacyRecord.RECORD_OVERHEAD_V0
 _MIN_V2_SIZE = 61 - 12  # DefaultRecordBatch.RECORD_BATCH_OVERHEAD - LOG_OVERHEAD
-_CONTROL_FLAG = 0x20
-_TXN_FLAG = 0x10
 
 
 @dataclass
@@ -64,7 +68,10 @@ class ScanResult:
         max_timestamp / offset_of_max_timestamp: of the valid prefix (-1 / -1 if none).
         first_offset: base offset of the first valid batch (None when none).
         last_offset: last offset of the last valid batch (None when none).
-        error: why the scan stopped early ("" when the end or a partial tail was reached).
+        error: why the scan stopped early, ending with `` at byte <valid_bytes>`` (""
+            when the end or a partial tail was reached).
+        reason: ``error`` without its position.
+        crc: ``(stored, computed)`` when the scan stopped at a CRC mismatch, else None.
         partial: the scan stopped at a batch running past the end of the file.
         epochs: ``(epoch, baseOffset)`` for each v2 batch whose epoch is >= 0 and above
             every epoch before it in this scan (the broker's ``cache.assign`` condition,
@@ -83,6 +90,8 @@ class ScanResult:
     first_offset: int | None = None
     last_offset: int | None = None
     error: str = ""
+    reason: str = ""
+    crc: tuple[int, int] | None = None
     partial: bool = False
     epochs: list[tuple[int, int]] = field(default_factory=list)
     producer_batches: list[int] = field(default_factory=list)
@@ -101,17 +110,27 @@ class ScanResult:
 
 
 def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
-             previous_last_offset: int | None = None, latest_epoch: int = -1) -> ScanResult:
+             strict: bool = True, previous_last_offset: int | None = None,
+             latest_epoch: int = -1) -> ScanResult:
     """Scan ``view`` (a whole ``.log``) as ``LogSegment.recover`` does; see the module doc.
 
+    For each whole batch: check it; track the largest batch max timestamp and the last
+    offset of the first batch holding it; append an offset-index entry
+    ``(lastOffset, position)`` and a time-index entry (the largest timestamp so far, if
+    it grew) when more than ``index_interval_bytes`` were scanned since the last entry;
+    stop at the first invalid batch. Finally append the time-index entry for the largest
+    timestamp.
+
     ``previous_last_offset`` is the last offset of the segment before (for the
-    monotonic-offset check across segments); ``latest_epoch`` the largest leader epoch
-    seen so far (epochs at or below it are not reported in ``epochs``).
+    monotonic-offset check across segments; ignored without ``strict``);
+    ``latest_epoch`` the largest leader epoch seen so far (epochs at or below it are not
+    reported in ``epochs``).
 
     Never raises for bad bytes.
     """
-    out = ScanResult(size=len(view))
-    end = len(view)
+    mv = view if isinstance(view, memoryview) else memoryview(view)
+    end = len(mv)
+    out = ScanResult(size=end)
     limit = end - _MIN_LEFT
     fast_end = end - 61
     pos = 0
@@ -120,7 +139,9 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
     off_of_max = -1
     last_time = NO_TIMESTAMP
     # offsets must be above the previous batch's last offset and at or above the base
-    prev = base_offset - 1 if previous_last_offset is None else \
+    # (without strict, the fast loop's test is only a shortcut: what fails it is
+    # checked again below under the broker's rules)
+    prev = base_offset - 1 if previous_last_offset is None or not strict else \
         max(previous_last_offset, base_offset - 1)
     epoch_hi = latest_epoch
     n = 0
@@ -137,14 +158,15 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
     max_rel = base_offset + INT32_MAX
     error = ""
     while True:
-        # the fast path: a v2 batch whose whole header is in the file; anything else
-        # (legacy entries, the tail, every kind of invalid batch) leaves it
+        # the fast path: a v2 batch whose whole header is in the file and that passes
+        # every check; anything else (legacy entries, the tail, every kind of invalid
+        # batch) leaves it for the slow path
         while pos <= fast_end:
-            offset, size, epoch, magic, crc, delta, bmax, pid = fast_unpack(view, pos)
-            if magic != 2 or size < _MIN_V2_SIZE:
-                break
+            offset, size, epoch, magic, crc, delta, bmax, pid = fast_unpack(mv, pos)
             nxt = pos + 12 + size
-            if nxt > end or crc32c(view[pos + 21:nxt]) != crc:
+            if magic != 2 or size < _MIN_V2_SIZE or nxt > end:
+                break
+            if crc32c(mv[pos + 21:nxt]) != crc:
                 break
             last = offset + delta
             if not prev < offset <= last <= max_rel:
@@ -171,7 +193,7 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
             if pos < end:
                 out.partial = True
             break
-        offset, size = os_unpack(view, pos)
+        offset, size = os_unpack(mv, pos)
         if size < _MIN_SIZE:
             error = (f"Found record size {size} smaller than minimum record overhead "
                      f"({_MIN_SIZE})")
@@ -180,18 +202,19 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
         if nxt > end:
             out.partial = True
             break
-        magic = view[pos + 16]
-        if magic == 2:
+        magic = mv[pos + 16]
+        if magic == 2 or magic > 2 and not strict:
             if size < _MIN_V2_SIZE:
                 error = (f"Record batch is corrupt (the size {size + 12} is smaller than the "
                          f"minimum allowed overhead 61)")
                 break
-            offset, size, epoch, magic, crc, delta, bmax, pid = fast_unpack(view, pos)
-            computed = crc32c(view[pos + 21:nxt])
+            offset, size, epoch, _, crc, delta, bmax, pid = fast_unpack(mv, pos)
+            computed = crc32c(mv[pos + 21:nxt])
             if computed != crc:
                 error = f"Record is corrupt (stored crc = {crc}, computed crc = {computed})"
+                out.crc = (crc, computed)
                 break
-            if delta < 0:
+            if delta < 0 and strict:
                 error = f"last offset delta {delta} is negative"
                 break
             last = offset + delta
@@ -199,23 +222,29 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
             if magic == 1 and size < 22:
                 error = f"Record is corrupt (size {size} below the v1 overhead 22)"
                 break
-            (crc,) = _LEGACY_CRC.unpack_from(view, pos + 12)
-            computed = crc32(view[pos + 16:nxt])
+            (crc,) = _LEGACY_CRC.unpack_from(mv, pos + 12)
+            computed = crc32(mv[pos + 16:nxt])
             if computed != crc:
                 error = f"Record is corrupt (stored crc = {crc}, computed crc = {computed})"
+                out.crc = (crc, computed)
                 break
             last = offset
-            bmax = _LEGACY_TS.unpack_from(view, pos + 18)[0] if magic == 1 else NO_TIMESTAMP
+            bmax = _LEGACY_TS.unpack_from(mv, pos + 18)[0] if magic == 1 else NO_TIMESTAMP
             epoch = pid = -1
         else:
             error = f"unknown magic {magic}"
             break
-        if offset <= prev:
-            error = (f"offsets go backwards: batch base offset {offset} follows offset {prev}"
-                     if offset >= base_offset else
-                     f"offset {offset} cannot be stored relative to base offset {base_offset}")
-            break
-        if last > max_rel:
+        if strict:
+            if offset <= prev:
+                error = (f"offsets go backwards: batch base offset {offset} follows offset "
+                         f"{prev}" if offset >= base_offset else
+                         f"offset {offset} cannot be stored relative to base offset "
+                         f"{base_offset}")
+                break
+            if last > max_rel:
+                error = f"offset {last} cannot be stored relative to base offset {base_offset}"
+                break
+        elif not base_offset <= last <= max_rel:
             error = f"offset {last} cannot be stored relative to base offset {base_offset}"
             break
         if epoch > epoch_hi:
@@ -237,8 +266,6 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
         pos = nxt
     if max_ts > last_time:
         tidx += time_pack(max_ts, off_of_max - base_offset)
-    if error:
-        error += f" at byte {pos}"
     out.valid_bytes = pos
     out.batches = n
     out.offset_index = bytes(oidx)
@@ -246,9 +273,11 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
     out.max_timestamp = max_ts
     out.offset_of_max_timestamp = off_of_max
     if n:
-        out.first_offset = os_unpack(view, 0)[0]
+        out.first_offset = os_unpack(mv, 0)[0]
         out.last_offset = prev
-    out.error = error
+    if error:
+        out.reason = error
+        out.error = f"{error} at byte {pos}"
     return out
 
 
