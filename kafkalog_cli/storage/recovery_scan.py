@@ -28,9 +28,11 @@ What makes a batch invalid (the scan stops there and the rest of the file is cut
 
 from __future__ import annotations
 
+import mmap
 import struct
 import zlib
 from dataclasses import dataclass, field
+from itertools import count
 
 import crc32c as _crc32c
 
@@ -53,6 +55,10 @@ _TIME_ENTRY = struct.Struct(">qi")
 _MIN_LEFT = 17
 _MIN_SIZE = 14          # LegacyRecord.RECORD_OVERHEAD_V0
 _MIN_V2_SIZE = 61 - 12  # DefaultRecordBatch.RECORD_BATCH_OVERHEAD - LOG_OVERHEAD
+#: batches below this size are CRC-checked over a bytes copy of their range: CRC-32C of
+#: a small ``bytes`` costs less than a ``memoryview`` slice of it (measured: ~0.2 us a
+#: batch); larger ones over a memoryview slice (no copy).
+_COPY_BELOW = 2048
 
 
 @dataclass
@@ -109,6 +115,16 @@ class ScanResult:
         return len(self.time_index) // 12
 
 
+def _copyable(view):
+    """``view``'s exporter when slicing it gives a bytes-like copy of the same bytes
+    (``view`` covers all of a bytes, bytearray or mmap object), else ``view`` itself."""
+    obj = view.obj
+    if (obj.__class__ in (bytes, bytearray, mmap.mmap) and view.c_contiguous
+            and view.itemsize == 1 and view.nbytes == len(obj)):
+        return obj
+    return view
+
+
 def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
              strict: bool = True, previous_last_offset: int | None = None,
              latest_epoch: int = -1) -> ScanResult:
@@ -129,12 +145,14 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
     Never raises for bad bytes.
     """
     mv = view if isinstance(view, memoryview) else memoryview(view)
+    src = _copyable(mv)
     end = len(mv)
     out = ScanResult(size=end)
     limit = end - _MIN_LEFT
     fast_end = end - 61
     pos = 0
-    last_index_entry = 0
+    # the next offset-index entry is due at the first batch starting after next_entry
+    next_entry = index_interval_bytes
     max_ts = NO_TIMESTAMP
     off_of_max = -1
     last_time = NO_TIMESTAMP
@@ -161,12 +179,17 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
         # the fast path: a v2 batch whose whole header is in the file and that passes
         # every check; anything else (legacy entries, the tail, every kind of invalid
         # batch) leaves it for the slow path
-        while pos <= fast_end:
+        # (_n counts the batch being looked at: a loop over count() costs less than
+        # ``n += 1`` per batch; every exit is a break, so the batch counted last is not
+        # valid here)
+        for _n in count(n + 1):
+            if pos > fast_end:
+                break
             offset, size, epoch, magic, crc, delta, bmax, pid = fast_unpack(mv, pos)
             nxt = pos + 12 + size
             if magic != 2 or size < _MIN_V2_SIZE or nxt > end:
                 break
-            if crc32c(mv[pos + 21:nxt]) != crc:
+            if crc32c(src[pos + 21:nxt] if size < _COPY_BELOW else mv[pos + 21:nxt]) != crc:
                 break
             last = offset + delta
             if not prev < offset <= last <= max_rel:
@@ -179,15 +202,15 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
             if bmax > max_ts:
                 max_ts = bmax
                 off_of_max = last
-            if pos - last_index_entry > index_interval_bytes:
+            if pos > next_entry:
                 oidx += off_pack(last - base_offset, pos)
                 if max_ts > last_time:
                     tidx += time_pack(max_ts, off_of_max - base_offset)
                     last_time = max_ts
-                last_index_entry = pos
+                next_entry = pos + index_interval_bytes
             prev = last
-            n += 1
             pos = nxt
+        n = _n - 1
         # the slow path: one batch, every check spelled out
         if pos >= limit:
             if pos < end:
@@ -255,12 +278,12 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
         if bmax > max_ts:
             max_ts = bmax
             off_of_max = last
-        if pos - last_index_entry > index_interval_bytes:
+        if pos > next_entry:
             oidx += off_pack(last - base_offset, pos)
             if max_ts > last_time:
                 tidx += time_pack(max_ts, off_of_max - base_offset)
                 last_time = max_ts
-            last_index_entry = pos
+            next_entry = pos + index_interval_bytes
         prev = last
         n += 1
         pos = nxt
