@@ -206,6 +206,9 @@ class RebuiltIndexes:
         error: why the scan stopped before the end (None: end reached or partial tail).
         epochs: ``(partitionLeaderEpoch, baseOffset)`` where the epoch grows (v2 batches).
         scan: the :class:`~.recovery_scan.ScanResult` behind it (None when built by hand).
+        base_offset: the base offset it was scanned with (``offset_index_bytes`` and
+            ``time_index_bytes`` for it return the scan's packed bytes, unless the entry
+            lists were changed in length).
     """
 
     valid_bytes: int = 0
@@ -221,14 +224,19 @@ class RebuiltIndexes:
     base_offset: int | None = field(default=None, repr=False, compare=False)
 
     def offset_index_bytes(self, base_offset: int) -> bytes:
-        if self.scan is not None and base_offset == self.base_offset:
-            return self.scan.offset_index
+        # the scan's packed bytes when they still describe offset_entries
+        s = self.scan
+        if s is not None and base_offset == self.base_offset and \
+                len(s.offset_index) == 8 * len(self.offset_entries):
+            return s.offset_index
         pack = OffsetIndex.ENTRY.pack
         return b"".join(pack(e.offset - base_offset, e.position) for e in self.offset_entries)
 
     def time_index_bytes(self, base_offset: int) -> bytes:
-        if self.scan is not None and base_offset == self.base_offset:
-            return self.scan.time_index
+        s = self.scan
+        if s is not None and base_offset == self.base_offset and \
+                len(s.time_index) == 12 * len(self.time_entries):
+            return s.time_index
         pack = TimeIndex.ENTRY.pack
         return b"".join(pack(e.timestamp, e.offset - base_offset) for e in self.time_entries)
 
