@@ -11,11 +11,11 @@ Public API::
     undo(result.partitions[0].quarantine)                 # UndoResult
 """
 
+from ..storage.recovery_scan import ScanResult, scan_log, walk_log
 from .model import Action, PartitionReport, RecoveryResult, SegmentReport
 from .planner import plan_partition
 from .quarantine import UndoResult, undo
 from .runner import recover, resolve_partition_dirs
-from .scan import ScanResult, scan_log, walk_log
 
 __all__ = [
     "Action", "PartitionReport", "RecoveryResult", "ScanResult", "SegmentReport",

@@ -16,7 +16,8 @@ The steps follow ``LogLoader.load``:
 3. ``loadSegmentFiles``: index files (``.index``, ``.timeindex``, ``.txnindex``) without a
    ``.log`` removed; a segment without its ``.index`` (or ``.timeindex``) is recovered.
 4. ``recoverLog``: unless ``.kafka_cleanshutdown`` is present, every segment from the one
-   holding the recovery point is recovered (:func:`~.scan.scan_log`); at the first one
+   holding the recovery point is recovered
+   (:func:`~kafkalog_cli.storage.recovery_scan.scan_log`); at the first one
    truncated, every later segment is removed. ``--all`` recovers every segment.
 5. Derived files: the leader-epoch cache, the producer snapshot at the log end offset
    (stale ones above it removed), ``.txnindex`` of recovered segments; the log dir's
@@ -43,10 +44,10 @@ from ..schema.producer_snapshot import build_snapshot, parse_snapshot
 from ..schema.txn_index import parse_txn_index
 from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
 from ..storage.files import filename_prefix_from_offset
+from ..storage.recovery_scan import ScanResult, next_offset, scan_log, walk_log
 from ..storage.segment import open_view
 from . import derived
 from .model import DELETE, RENAME, TRUNCATE, WRITE, Action, PartitionReport, SegmentReport
-from .scan import ScanResult, next_offset, scan_log, walk_log
 
 QUARANTINE_DIR_NAME = ".kafkalog-quarantine"
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")

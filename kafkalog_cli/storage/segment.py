@@ -25,11 +25,15 @@ from ..constants import (
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
 )
-from ..errors import CorruptRecordError, UnreadableError
+from ..errors import CorruptRecordError, CrcMismatchError, UnreadableError
 from ..format.records import FileRecords
 from .files import offset_from_file_name
 from .offset_index import OffsetIndex, OffsetPosition
+from .recovery_scan import ScanResult, scan_log
 from .time_index import TimeIndex, TimestampOffset
+
+_OFF_ENTRY = OffsetIndex.ENTRY
+_TIME_ENTRY = TimeIndex.ENTRY
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096
 
@@ -188,7 +192,8 @@ class LogSegment:
 
 @dataclass
 class RebuiltIndexes:
-    """What LogSegment.recover computes from a ``.log`` alone.
+    """What LogSegment.recover computes from a ``.log`` alone (a view of
+    :class:`~.recovery_scan.ScanResult` in index entries and exceptions).
 
     Attributes:
         valid_bytes: bytes of the longest valid prefix (the .log is truncated there).
@@ -200,6 +205,10 @@ class RebuiltIndexes:
         last_offset: last offset of the last valid batch (None when none).
         error: why the scan stopped before the end (None: end reached or partial tail).
         epochs: ``(partitionLeaderEpoch, baseOffset)`` where the epoch grows (v2 batches).
+        scan: the :class:`~.recovery_scan.ScanResult` behind it (None when built by hand).
+        base_offset: the base offset it was scanned with (``offset_index_bytes`` and
+            ``time_index_bytes`` for it return the scan's packed bytes, unless the entry
+            lists were changed in length).
     """
 
     valid_bytes: int = 0
@@ -211,12 +220,23 @@ class RebuiltIndexes:
     last_offset: int | None = None
     error: CorruptRecordError | None = None
     epochs: list[tuple[int, int]] = field(default_factory=list)
+    scan: ScanResult | None = field(default=None, repr=False, compare=False)
+    base_offset: int | None = field(default=None, repr=False, compare=False)
 
     def offset_index_bytes(self, base_offset: int) -> bytes:
+        # the scan's packed bytes when they still describe offset_entries
+        s = self.scan
+        if s is not None and base_offset == self.base_offset and \
+                len(s.offset_index) == 8 * len(self.offset_entries):
+            return s.offset_index
         pack = OffsetIndex.ENTRY.pack
         return b"".join(pack(e.offset - base_offset, e.position) for e in self.offset_entries)
 
     def time_index_bytes(self, base_offset: int) -> bytes:
+        s = self.scan
+        if s is not None and base_offset == self.base_offset and \
+                len(s.time_index) == 12 * len(self.time_entries):
+            return s.time_index
         pack = TimeIndex.ENTRY.pack
         return b"".join(pack(e.timestamp, e.offset - base_offset) for e in self.time_entries)
 
@@ -236,75 +256,33 @@ def rebuild_indexes(view, base_offset: int,
 
     With ``strict`` (kafkalog's documented extension, on by default), a batch is also
     invalid when its magic is not 0-2, its last offset is below its base offset, or its
-    base offset is not above the previous batch's last offset (``previous_last_offset``
-    carries that across segments). ``strict=False`` is the broker's exact rule.
+    base offset is below ``base_offset`` or not above the previous batch's last offset
+    (``previous_last_offset`` carries that across segments). ``strict=False`` is the
+    broker's exact rule.
+
+    This is :func:`~.recovery_scan.scan_log` (the one implementation of the recovery
+    scan, also ``kafkalog recover``'s) with its result as index entries and an exception.
 
     Returns:
         :class:`RebuiltIndexes`. Never raises for bad bytes: the error is in ``.error``.
     """
-    out = RebuiltIndexes()
-    fr = FileRecords(view, 0, None, file=file)
-    valid = 0
-    last_index_entry = 0
-    max_ts = NO_TIMESTAMP
-    off_of_max = -1
-    prev_last = previous_last_offset
-    latest_epoch = -1
-    offset_entries = out.offset_entries
-    time_entries = out.time_entries
-    last_time = NO_TIMESTAMP
-    for batch in fr.batches():
-        try:
-            batch.ensure_valid(file)
-            last = batch.last_offset
-            if not 0 <= last - base_offset <= INT32_MAX:
-                raise CorruptRecordError(
-                    f"offset {last} cannot be stored relative to base offset {base_offset}",
-                    file=file, position=batch.position)
-            if strict:
-                magic = batch.magic
-                if magic > MAGIC_V2:
-                    raise CorruptRecordError(f"unknown magic {magic}", file=file,
-                                             position=batch.position)
-                first = batch.base_offset
-                if last < first:
-                    raise CorruptRecordError(
-                        f"last offset {last} is below base offset {first}", file=file,
-                        position=batch.position)
-                if prev_last is not None and first <= prev_last:
-                    raise CorruptRecordError(
-                        f"offsets go backwards: batch base offset {first} follows offset "
-                        f"{prev_last}", file=file, position=batch.position)
-        except CorruptRecordError as e:
-            out.error = e
-            break
-        bmax = batch.max_timestamp
-        if bmax > max_ts:
-            max_ts = bmax
-            off_of_max = last
-        if valid - last_index_entry > index_interval_bytes:
-            offset_entries.append(OffsetPosition(last, valid))
-            if max_ts > last_time:
-                time_entries.append(TimestampOffset(max_ts, off_of_max))
-                last_time = max_ts
-            last_index_entry = valid
-        valid += batch.size
-        out.batches += 1
-        prev_last = last
-        if batch.magic >= MAGIC_V2:
-            epoch = batch.partition_leader_epoch
-            if epoch >= 0 and epoch > latest_epoch:
-                out.epochs.append((epoch, batch.base_offset))
-                latest_epoch = epoch
-    if out.error is None and fr.stop_error is not None:
-        out.error = fr.stop_error
-    if max_ts > last_time:
-        time_entries.append(TimestampOffset(max_ts, off_of_max))
-    out.valid_bytes = valid
-    out.max_timestamp = max_ts
-    out.offset_of_max_timestamp = off_of_max
-    out.last_offset = prev_last if out.batches else None
-    return out
+    s = scan_log(view, base_offset, index_interval_bytes, strict=strict,
+                 previous_last_offset=previous_last_offset)
+    error = None
+    if s.reason:
+        if s.crc is not None:
+            error = CrcMismatchError(*s.crc, file=file, position=s.valid_bytes)
+        else:
+            error = CorruptRecordError(s.reason, file=file, position=s.valid_bytes)
+    return RebuiltIndexes(
+        valid_bytes=s.valid_bytes, batches=s.batches,
+        offset_entries=[OffsetPosition(base_offset + rel, position)
+                        for rel, position in _OFF_ENTRY.iter_unpack(s.offset_index)],
+        time_entries=[TimestampOffset(ts, base_offset + rel)
+                      for ts, rel in _TIME_ENTRY.iter_unpack(s.time_index)],
+        max_timestamp=s.max_timestamp, offset_of_max_timestamp=s.offset_of_max_timestamp,
+        last_offset=s.last_offset, error=error, epochs=s.epochs, scan=s,
+        base_offset=base_offset)
 
 
 # -- the append side -------------------------------------------------------------------------

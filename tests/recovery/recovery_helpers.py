@@ -16,8 +16,8 @@ from kafkalog_cli.format.builder import (
 )
 from kafkalog_cli.ops.verify import verify_segment
 from kafkalog_cli.recovery import recover, undo
-from kafkalog_cli.recovery.scan import scan_log, walk_log
 from kafkalog_cli.storage.files import filename_prefix_from_offset
+from kafkalog_cli.storage.recovery_scan import scan_log, walk_log
 from kafkalog_cli.storage.segment import LogSegment
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "real"
