@@ -158,9 +158,82 @@ def encode_records(records: Iterable, base_timestamp: int) -> tuple[bytes, int, 
     return b"".join(out), i + 1, max_ts, max_delta
 
 
+# Record i of a keyless, header-less batch at timestamp delta 0 with an n-byte value is
+# ``varint(length) 00 00 varint(i) 01 varint(n) <value> 00``: all but the value depends
+# only on (i, n). Those "heads" are cached per value length (each carrying the previous
+# record's trailing headers count 00 in front), so a batch is one list interleave and one
+# join, with no per-record Python code. Bounded: at most _HEADS_MAX cached heads, and at
+# most _HEADS_NEW new lengths per batch (data with many distinct lengths warms the cache
+# gradually and uses the loop below meanwhile).
+_HEADS: dict[int, list[bytes]] = {}
+_HEADS_MAX = 1 << 17
+_HEADS_NEW = 8
+_HEADS_MAX_LEN = 16000
+_heads_cached = 0
+_Z_VI = [b"\x00" + _VI_TABLE[i + 1] for i in range(16384)]
+
+
+def _build_heads(n: int, k: int) -> list[bytes]:
+    vl = _VI_TABLE[n + 1]
+    rest = len(vl) + n + 2  # null key 01, the length varint, the value, headers count 00
+    return [_Z_VI[len(p) + rest] + p + b"\x01" + vl for p in _PREFIX0[:k]]
+
+
+def _add_heads(lens: list, n: int) -> bool:
+    global _heads_cached
+    k = 128
+    while k < n:
+        k <<= 1
+    todo = []
+    for length in set(lens):
+        have = _HEADS.get(length)
+        if have is None or len(have) < n:
+            if length >= _HEADS_MAX_LEN:
+                return False
+            todo.append(length)
+    if len(todo) > _HEADS_NEW or _heads_cached + k * len(todo) > _HEADS_MAX:
+        return False
+    for length in todo:
+        _HEADS[length] = _build_heads(length, k)
+        _heads_cached += k
+    return True
+
+
+def _encode_values_cached(values: Sequence, n: int) -> bytes | None:
+    try:
+        lens = list(map(len, values))
+    except TypeError:  # a null value
+        return None
+    for _ in range(2):
+        try:
+            if lens.count(lens[0]) == n:
+                heads = _HEADS[lens[0]]
+                if len(heads) < n:
+                    raise KeyError
+                heads = heads[:n]
+            else:
+                heads = list(map(list.__getitem__, map(_HEADS.__getitem__, lens), range(n)))
+            break
+        except (KeyError, IndexError):
+            if not _add_heads(lens, n):
+                return None
+    else:
+        return None
+    out: list = [None] * (2 * n)
+    out[0::2] = heads
+    out[1::2] = values
+    out[0] = heads[0][1:]
+    out.append(b"\x00")
+    return b"".join(out)
+
+
 def encode_values(values: Sequence, timestamp_delta: int = 0) -> bytes:
     """The records block of keyless, header-less records with one timestamp: the hot path
     of line input (same bytes as :func:`encode_records` gives for them)."""
+    if timestamp_delta == 0 and 0 < len(values) <= 4096:
+        block = _encode_values_cached(values, len(values))
+        if block is not None:
+            return block
     out: list = []
     extend = out.extend
     table = _VI_TABLE
