@@ -53,19 +53,21 @@ def _varint_bytes(value: int, bits: int = 32) -> bytes:
     return bytes(out)
 
 
-# one-byte varints are the common case: precompute them
-_SMALL = [_varint_bytes(i) for i in range(-64, 64)]
+# varints of -64..16383 (lengths, deltas: the common cases) are precomputed; zigzag of
+# a small value is the same in 32 and 64 bits
+_VT_LO = -64
+_VT = [_varint_bytes(i) for i in range(_VT_LO, 16384)]
 
 
 def _vi(value: int) -> bytes:
-    if -64 <= value < 64:
-        return _SMALL[value + 64]
+    if -64 <= value < 16384:
+        return _VT[value + 64]
     return _varint_bytes(value)
 
 
 def _vl(value: int) -> bytes:
-    if -64 <= value < 64:
-        return _SMALL[value + 64]
+    if -64 <= value < 16384:
+        return _VT[value + 64]
     return _varint_bytes(value, 64)
 
 
@@ -99,10 +101,11 @@ def encode_record(offset_delta: int, timestamp_delta: int, key, value,
 
 # varints of -1..16383 (record lengths, key/value lengths, offset deltas), precomputed
 _VI_LO = -1
-_VI_TABLE = [_varint_bytes(i) for i in range(_VI_LO, 16384)]
+_VI_TABLE = _VT[_VI_LO - _VT_LO:]
 _VI_LEN = [len(b) for b in _VI_TABLE]
 # "attributes 0, timestampDelta 0, offsetDelta i" prefixes for the common same-ms case
 _PREFIX0 = [b"\x00\x00" + _VI_TABLE[i + 1] for i in range(4096)]
+_PREFIX0_LEN = list(map(len, _PREFIX0))
 
 
 def encode_records(records: Iterable, base_timestamp: int) -> tuple[bytes, int, int, int]:
@@ -124,10 +127,27 @@ def encode_records(records: Iterable, base_timestamp: int) -> tuple[bytes, int, 
         if ts > max_ts:
             max_ts = ts
             max_delta = i
-        if headers:
-            out.append(encode_record(i, ts - base_timestamp, key, value, headers))
-            continue
         td = ts - base_timestamp
+        if headers:
+            parts = [prefix0[i] if td == 0 and i < 4096 else b"\x00" + _vl(td) + _vi(i)]
+            if key is None:
+                parts.append(b"\x01")
+            else:
+                parts += (_vi(len(key)), key)
+            if value is None:
+                parts.append(b"\x01")
+            else:
+                parts += (_vi(len(value)), value)
+            parts.append(_vi(len(headers)))
+            for hk, hv in headers:
+                hkb = hk.encode("utf-8") if isinstance(hk, str) else bytes(hk)
+                if hv is None:
+                    parts += (_vi(len(hkb)), hkb, b"\x01")
+                else:
+                    parts += (_vi(len(hkb)), hkb, _vi(len(hv)), hv)
+            body = b"".join(parts)
+            extend((_vi(len(body)), body))
+            continue
         if td == 0 and i < 4096:
             prefix = prefix0[i]
         else:
@@ -156,6 +176,100 @@ def encode_records(records: Iterable, base_timestamp: int) -> tuple[bytes, int, 
         extend((table[length + 1] if length < 16383 else _vi(length), prefix, klb, key, vlb,
                 value, b"\x00"))
     return b"".join(out), i + 1, max_ts, max_delta
+
+
+# encoded header sections (count + entries) of recently seen header tuples
+_HDR_CACHE: dict = {}
+_HDR_CACHE_MAX = 4096
+
+
+def _header_section(headers) -> bytes:
+    parts = [_vi(len(headers))]
+    for hk, hv in headers:
+        hkb = hk.encode("utf-8") if isinstance(hk, str) else bytes(hk)
+        if hv is None:
+            parts += (_vi(len(hkb)), hkb, b"\x01")
+        else:
+            parts += (_vi(len(hkb)), hkb, _vi(len(hv)), hv)
+    return b"".join(parts)
+
+
+def encode_columns(timestamps: Sequence, keys: Sequence, values: Sequence,
+                   headers: Sequence, base_timestamp: int) -> tuple[bytes, int, int, int]:
+    """:func:`encode_records` of records given as columns (same bytes, same result),
+    computed column by column with C-level maps: the hot path of keyed records and records
+    with headers. Headers must be tuples of ``(str, bytes | None)`` pairs (hashable: their
+    encoding is cached)."""
+    n = len(keys)
+    if n == 0 or n > 4096:
+        return encode_records(zip(timestamps, keys, values, headers, strict=True),
+                              base_timestamp)
+    col = _null_column(keys)
+    col2 = _null_column(values) if col is not None else None
+    hb = _header_column(headers) if col2 is not None else None
+    if hb is None:
+        return encode_records(zip(timestamps, keys, values, headers, strict=True),
+                              base_timestamp)
+    klb, kfield, klen = col
+    vlb, vfield, vlen = col2
+    if timestamps.count(base_timestamp) == n:
+        prefix = _PREFIX0[:n]
+        plen = _PREFIX0_LEN[:n]
+    else:
+        prefix = [b"\x00" + _vl(t - base_timestamp) + _vi(i) for i, t in enumerate(timestamps)]
+        plen = list(map(len, prefix))
+    lengths = list(map(sum, zip(plen, map(len, klb), klen, map(len, vlb), vlen, map(len, hb),
+                                strict=True)))
+    if max(lengths) >= 16384:
+        return encode_records(zip(timestamps, keys, values, headers, strict=True),
+                              base_timestamp)
+    out: list = [None] * (7 * n)
+    out[0::7] = map(_VT.__getitem__, map((64).__add__, lengths))
+    out[1::7] = prefix
+    out[2::7] = klb
+    out[3::7] = kfield
+    out[4::7] = vlb
+    out[5::7] = vfield
+    out[6::7] = hb
+    max_ts = max(timestamps)
+    if max_ts <= NO_TIMESTAMP:
+        return b"".join(out), n, NO_TIMESTAMP, -1
+    return b"".join(out), n, max_ts, timestamps.index(max_ts)
+
+
+def _header_column(headers: Sequence) -> list | None:
+    """Encoded header sections, cached per header tuple; None for unhashable headers."""
+    try:
+        return list(map(_HDR_CACHE.__getitem__, headers))
+    except KeyError:
+        pass
+    except TypeError:
+        return None
+    if len(_HDR_CACHE) > _HDR_CACHE_MAX:
+        _HDR_CACHE.clear()
+    try:
+        for h in headers:
+            if h not in _HDR_CACHE:
+                _HDR_CACHE[h] = _header_section(h)
+    except TypeError:
+        return None
+    return list(map(_HDR_CACHE.__getitem__, headers))
+
+
+def _null_column(col: Sequence) -> tuple[list, Sequence, list] | None:
+    """(varint length prefixes, fields with null as b"", their byte counts) of a key or
+    value column; None when a field is too large for the precomputed varints."""
+    if None in col:
+        lens = [-1 if x is None else len(x) for x in col]
+        col = [b"" if x is None else x for x in col]
+        if max(lens) >= 16000:
+            return None
+        return (list(map(_VT.__getitem__, map((64).__add__, lens))), col,
+                [0 if x < 0 else x for x in lens])
+    lens = list(map(len, col))
+    if max(lens) >= 16000:
+        return None
+    return list(map(_VT.__getitem__, map((64).__add__, lens))), col, lens
 
 
 # Record i of a keyless, header-less batch at timestamp delta 0 with an n-byte value is
