@@ -31,7 +31,8 @@ from typing import NamedTuple
 
 from .errors import InvalidArgumentError
 
-CHUNK_BYTES = 4 << 20
+# 1 MiB: 4 MiB buffers cost page faults and cache misses (read + split ~2x slower)
+CHUNK_BYTES = 1 << 20
 
 
 class InputError(InvalidArgumentError):
