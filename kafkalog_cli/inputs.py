@@ -80,14 +80,14 @@ def read_chunks(stream, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, l
         data = stream.read(chunk_bytes)
         if not data:
             break
-        data = rest + data
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            rest = data
+        # split first and glue the previous tail to the first line: no copy of the chunk
+        lines = data.split(b"\n")
+        if rest:
+            lines[0] = rest + lines[0]
+        rest = lines.pop()
+        if not lines:
             continue
-        lines = data[:cut].split(b"\n")
-        rest = data[cut + 1:]
-        if b"\r" in data:
+        if b"\r" in data or b"\r" in lines[0]:
             lines = [ln[:-1] if ln.endswith(b"\r") else ln for ln in lines]
         yield line_no, lines
         line_no += len(lines)
