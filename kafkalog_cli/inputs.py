@@ -102,16 +102,18 @@ def lines_records(stream, source: str, *, parse_key: bool = False,
         if not parse_key:
             yield ValuesChunk(lines, first)
             continue
-        out = []
-        for i, ln in enumerate(lines):
-            k, sep, v = ln.partition(key_separator)
-            if not sep:
-                yield out
-                raise InputError(f"No key separator found on line number {first + i}: "
-                                 f"'{ln.decode('utf-8', 'replace')}'", source=source,
-                                 line=first + i)
-            out.append(InputRecord(first + i, None, k, v, (), None))
-        yield out
+        # column by column: partition every line, then one zip into records
+        keys, seps, vals = zip(*map(bytes.partition, lines, repeat(key_separator)),
+                               strict=True)
+        bad = seps.index(b"") if b"" in seps else len(lines)
+        yield list(map(tuple.__new__, repeat(InputRecord),
+                       zip(range(first, first + bad), repeat(None), keys, vals, repeat(()),
+                           repeat(None), strict=False)))
+        if bad < len(lines):
+            ln = lines[bad]
+            raise InputError(f"No key separator found on line number {first + bad}: "
+                             f"'{ln.decode('utf-8', 'replace')}'", source=source,
+                             line=first + bad)
 
 
 def _enc(value, encoding: str, what: str):

@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from operator import itemgetter
 from pathlib import Path
 
 from ..constants import CODEC_IDS, CODEC_NONE, NO_TIMESTAMP
@@ -35,6 +36,7 @@ from ..storage.config import LogConfig
 from ..storage.log import LogManager, UnifiedLog
 from ..storage.validator import RecordsSummary
 
+_PARTITION_OF = itemgetter(5)  # InputRecord.partition
 #: DefaultRecord overhead estimate per record (AbstractRecords.estimateSizeInBytes)
 _RECORD_OVERHEAD = 21
 #: compression pipeline: uncompressed bytes handed to the worker thread at once, and how
@@ -280,6 +282,8 @@ class _Batcher:
     def add(self, recs: list) -> None:
         from itertools import accumulate
 
+        if not recs:
+            return
         if self.pending_values and self.pending:
             self.flush_values()
         self.pending_values = False
@@ -518,14 +522,14 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
         batcher(opts.partition)
         done = 0
         for chunk in chunks:
-            if not isinstance(chunk, ValuesChunk) and any(r[5] is not None for r in chunk):
+            if isinstance(chunk, ValuesChunk):
+                batcher(opts.partition).add_values(chunk)
+            elif list(map(_PARTITION_OF, chunk)).count(None) != len(chunk):
                 groups: dict[int, list] = {}
                 for r in chunk:
                     groups.setdefault(opts.partition if r[5] is None else r[5], []).append(r)
                 for p, recs in groups.items():
                     batcher(p).add(recs)
-            elif isinstance(chunk, ValuesChunk):
-                batcher(opts.partition).add_values(chunk)
             else:
                 batcher(opts.partition).add(chunk)
             done += len(chunk)
