@@ -245,15 +245,18 @@ def _header_column(headers: Sequence) -> list | None:
         pass
     except TypeError:
         return None
-    if len(_HDR_CACHE) > _HDR_CACHE_MAX:
-        _HDR_CACHE.clear()
+    # resolve this batch from a local table (another thread may clear the cache)
+    local: dict = {}
     try:
         for h in headers:
-            if h not in _HDR_CACHE:
-                _HDR_CACHE[h] = _header_section(h)
+            if h not in local:
+                local[h] = _HDR_CACHE.get(h) or _header_section(h)
     except TypeError:
         return None
-    return list(map(_HDR_CACHE.__getitem__, headers))
+    if len(_HDR_CACHE) > _HDR_CACHE_MAX:
+        _HDR_CACHE.clear()
+    _HDR_CACHE.update(local)
+    return list(map(local.__getitem__, headers))
 
 
 def _null_column(col: Sequence) -> tuple[list, Sequence, list] | None:
