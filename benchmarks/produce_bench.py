@@ -6,11 +6,15 @@ Data: 200,000 records with 100-byte values (no key, no headers, one timestamp) i
 1. Building the 2,000 batches: kafka-python's ``DefaultRecordBatchBuilder`` (pure
    Python), aiokafka's C builder (``aiokafka.record._crecords``), kafkalog's
    ``build_batch`` (from record tuples) and its ``encode_values`` line path.
-2. ``produce`` end to end from a lines file and a JSONL file into a fresh temporary log
-   directory (parsing, batching, validation, indexes, fsync at close), per codec, against
-   the codec's own compress speed on the same 100-record blocks.
+2. ``produce`` end to end from a lines file and JSONL files (values only; keys and
+   headers) into a fresh temporary log directory (parsing, batching, validation,
+   indexes, fsync at close), per codec, with compression in the worker thread (default)
+   and inline, against the codec's own compress speed on the same 100-record blocks.
 
-Best of ``--repeat`` runs (the machine is shared; ratios are steadier than absolutes).
+The end-to-end cases and the codec-alone timings are interleaved (one round runs every
+case once), best of ``--repeat`` rounds, wall time and CPU time (``process_time``, all
+threads) each. The machine is shared: the load average and the measured parallel
+capacity (speedup of two threads compressing at once) are reported with the figures.
 Writes ``benchmarks/results/produce.md``.
 
     python benchmarks/produce_bench.py [--repeat 5] [--records 200000]
@@ -107,25 +111,72 @@ def bench_builders(vals, repeat):
     return out
 
 
-def bench_codecs(vals, repeat):
-    blocks = [encode_values(vals[i:i + BATCH]) for i in range(0, len(vals), BATCH)]
-    out = {}
-    for name in ("gzip", "snappy", "lz4", "zstd"):
-        cid = CODEC_IDS[name]
-        out[name] = best(lambda c=cid: [compression.compress(c, b) for b in blocks], repeat)
-    return out
+def parallel_capacity() -> float:
+    """Speedup of two threads compressing at once over one after the other (2.0: a
+    second core is free; 1.0: none is)."""
+    import threading
+    import zlib
+
+    data = os.urandom(1 << 19) + bytes(2 << 20)
+
+    def work():
+        for _ in range(2):
+            zlib.compress(data, 6)
+
+    t = time.perf_counter()
+    work()
+    work()
+    seq = time.perf_counter() - t
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    t = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return seq / (time.perf_counter() - t)
 
 
-def bench_produce(path: Path, fmt: str, codec: str, repeat: int, tmp: Path) -> float:
+def timed(fn) -> tuple[float, float]:
+    t, c = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - t, time.process_time() - c
+
+
+def produce_once(path: Path, fmt: str, codec: str, threads: int, tmp: Path):
     def once():
         d = tmp / "logdir"
         shutil.rmtree(d, ignore_errors=True)
         opts = ProduceOptions(topic="bench", input_format=fmt, batch_size=BATCH,
-                              batch_bytes=1 << 30, compression=codec, timestamp=TS)
+                              batch_bytes=1 << 30, compression=codec, timestamp=TS,
+                              compression_threads=threads)
         res = produce(d, opts, iter_inputs([str(path)], opts), fsync=True)
         assert res.records > 0
 
-    return best(once, repeat)
+    return once
+
+
+def bench_e2e(vals, files: dict, repeat: int, tmp: Path):
+    """Interleaved rounds over every case; returns {case: (best wall, best cpu)}."""
+    blocks = [encode_values(vals[i:i + BATCH]) for i in range(0, len(vals), BATCH)]
+    cases = {}
+    for codec in ("none", "gzip", "snappy", "lz4", "zstd"):
+        if codec != "none":
+            cid = CODEC_IDS[codec]
+            cases[("codec", codec, 0)] = \
+                lambda c=cid: [compression.compress(c, b) for b in blocks]
+        for threads in ((1, 0) if codec != "none" else (0,)):
+            cases[("lines", codec, threads)] = produce_once(files["lines"], "lines", codec,
+                                                            threads, tmp)
+    cases[("jsonl", "none", 0)] = produce_once(files["jsonl"], "jsonl", "none", 0, tmp)
+    cases[("jsonl keys+headers", "none", 0)] = produce_once(files["jsonl-kh"], "jsonl",
+                                                            "none", 0, tmp)
+    best: dict = {}
+    for _ in range(repeat):
+        for key, fn in cases.items():
+            w, c = timed(fn)
+            bw, bc = best.get(key, (float("inf"), float("inf")))
+            best[key] = (min(bw, w), min(bc, c))
+    return best
 
 
 def bench_cli(path: Path, tmp: Path, repeat: int) -> float:
@@ -149,43 +200,55 @@ def main() -> None:
     n = a.records
     vals = values(n)
     tmp = Path(tempfile.mkdtemp(prefix="kl-produce-bench-"))
+    load0 = os.getloadavg()[0]
+    cap0 = parallel_capacity()
     try:
-        lines = tmp / "in.txt"
-        lines.write_bytes(b"\n".join(vals) + b"\n")
-        jsonl = tmp / "in.jsonl"
-        jsonl.write_bytes(b"".join(b'{"value": "%s"}\n' % v for v in vals))
+        files = {"lines": tmp / "in.txt", "jsonl": tmp / "in.jsonl",
+                 "jsonl-kh": tmp / "in-kh.jsonl"}
+        files["lines"].write_bytes(b"\n".join(vals) + b"\n")
+        files["jsonl"].write_bytes(b"".join(b'{"value": "%s"}\n' % v for v in vals))
+        files["jsonl-kh"].write_bytes(b"".join(
+            b'{"key": "k%d", "value": "%s", "headers": {"h": "x"}}\n' % (i % 1000, v)
+            for i, v in enumerate(vals)))
         builders = bench_builders(vals, a.repeat)
-        codecs = bench_codecs(vals, a.repeat)
-        e2e = {}
-        for codec in ("none", "gzip", "snappy", "lz4", "zstd"):
-            e2e[("lines", codec)] = bench_produce(lines, "lines", codec, a.repeat, tmp)
-        e2e[("jsonl", "none")] = bench_produce(jsonl, "jsonl", "none", a.repeat, tmp)
-        cli = bench_cli(lines, tmp, max(2, a.repeat // 2))
+        e2e = bench_e2e(vals, files, a.repeat, tmp)
+        cli = bench_cli(files["lines"], tmp, max(2, a.repeat // 2))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    cap1 = parallel_capacity()
 
     rate = lambda t: n / t / 1e6  # noqa: E731
     kp = builders["kafka-python DefaultRecordBatchBuilder"]
     md = [f"# produce benchmark ({n:,} records of 100 bytes, {BATCH}-record batches)", "",
           f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
-          f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f} at the end "
-          f"(shared machine: absolute figures vary +-25%, ratios are steadier). "
-          f"Best of {a.repeat}.", "",
+          f"{platform.python_version()}. Load average {load0:.1f} at the start, "
+          f"{os.getloadavg()[0]:.1f} at the end; parallel capacity (two threads "
+          f"compressing at once vs one after the other; 2.0 = a free second core) "
+          f"{cap0:.2f} at the start, {cap1:.2f} at the end. Best of {a.repeat} "
+          f"interleaved rounds.", "",
           "## Building batches", "",
           "| builder | M records/s | vs kafka-python |", "|---|--:|--:|"]
     for name, t in builders.items():
         md.append(f"| {name} | {rate(t):.2f} | {kp / t:.2f}x |")
     md += ["", "## `produce` end to end into a log directory (in process, fsync at close)", "",
            "Parsing the input file, batching, building (and compressing), validation, "
-           "offset assignment, indexes, producer snapshot, checkpoints, fsync.", "",
-           "| input | codec | M records/s | codec alone, M records/s | produce / codec |",
-           "|---|---|--:|--:|--:|"]
-    for (fmt, codec), t in e2e.items():
+           "offset assignment, indexes, producer snapshot, checkpoints, fsync. "
+           "Compression in the worker thread unless marked inline. Wall: M records/s by "
+           "elapsed time; CPU: by process CPU time (all threads). produce / codec: "
+           "produce's rate over the codec's own compress rate on the same blocks.", "",
+           "| input | codec | wall M rec/s | CPU M rec/s | codec alone, M rec/s (wall / CPU) "
+           "| produce / codec, wall | CPU |",
+           "|---|---|--:|--:|--:|--:|--:|"]
+    for (fmt, codec, threads), (w, c) in e2e.items():
+        if fmt == "codec":
+            continue
+        label = codec + (" (inline)" if codec != "none" and not threads else "")
         if codec == "none":
-            md.append(f"| {fmt} | none | {rate(t):.2f} | - | - |")
+            md.append(f"| {fmt} | none | {rate(w):.2f} | {rate(c):.2f} | - | - | - |")
         else:
-            c = codecs[codec]
-            md.append(f"| {fmt} | {codec} | {rate(t):.2f} | {rate(c):.2f} | {c / t:.0%} |")
+            cw, cc = e2e[("codec", codec, 0)]
+            md.append(f"| {fmt} | {label} | {rate(w):.2f} | {rate(c):.2f} | "
+                      f"{rate(cw):.2f} / {rate(cc):.2f} | {cw / w:.0%} | {cc / c:.0%} |")
     md += ["", f"`python -m kafkalog_cli produce` of the lines file as a subprocess (interpreter "
            f"start-up and imports included): {rate(cli):.2f} M records/s ({cli:.2f} s).", ""]
     text = "\n".join(md)

@@ -31,7 +31,8 @@ from typing import NamedTuple
 
 from .errors import InvalidArgumentError
 
-CHUNK_BYTES = 4 << 20
+# 1 MiB: 4 MiB buffers cost page faults and cache misses (read + split ~2x slower)
+CHUNK_BYTES = 1 << 20
 
 
 class InputError(InvalidArgumentError):
@@ -79,14 +80,14 @@ def read_chunks(stream, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, l
         data = stream.read(chunk_bytes)
         if not data:
             break
-        data = rest + data
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            rest = data
+        # split first and glue the previous tail to the first line: no copy of the chunk
+        lines = data.split(b"\n")
+        if rest:
+            lines[0] = rest + lines[0]
+        rest = lines.pop()
+        if not lines:
             continue
-        lines = data[:cut].split(b"\n")
-        rest = data[cut + 1:]
-        if b"\r" in data:
+        if b"\r" in data or b"\r" in lines[0]:
             lines = [ln[:-1] if ln.endswith(b"\r") else ln for ln in lines]
         yield line_no, lines
         line_no += len(lines)
@@ -101,16 +102,18 @@ def lines_records(stream, source: str, *, parse_key: bool = False,
         if not parse_key:
             yield ValuesChunk(lines, first)
             continue
-        out = []
-        for i, ln in enumerate(lines):
-            k, sep, v = ln.partition(key_separator)
-            if not sep:
-                yield out
-                raise InputError(f"No key separator found on line number {first + i}: "
-                                 f"'{ln.decode('utf-8', 'replace')}'", source=source,
-                                 line=first + i)
-            out.append(InputRecord(first + i, None, k, v, (), None))
-        yield out
+        # column by column: partition every line, then one zip into records
+        keys, seps, vals = zip(*map(bytes.partition, lines, repeat(key_separator)),
+                               strict=True)
+        bad = seps.index(b"") if b"" in seps else len(lines)
+        yield list(map(tuple.__new__, repeat(InputRecord),
+                       zip(range(first, first + bad), repeat(None), keys, vals, repeat(()),
+                           repeat(None), strict=False)))
+        if bad < len(lines):
+            ln = lines[bad]
+            raise InputError(f"No key separator found on line number {first + bad}: "
+                             f"'{ln.decode('utf-8', 'replace')}'", source=source,
+                             line=first + bad)
 
 
 def _enc(value, encoding: str, what: str):
@@ -127,6 +130,83 @@ def _enc(value, encoding: str, what: str):
 
 
 _FIELDS = {"key", "value", "headers", "timestamp", "partition"}
+_NONE = type(None)
+_STR_OR_NONE = {str, _NONE}
+_INT_OR_NONE = {int, _NONE}
+
+
+def _utf8_column(col: list) -> list:
+    if _NONE in set(map(type, col)):
+        return [None if x is None else x.encode("utf-8") for x in col]
+    return list(map(str.encode, col))
+
+
+# headers objects seen recently, as item tuples -> InputRecord headers
+_HEADERS_SEEN: dict = {}
+_HEADERS_SEEN_MAX = 4096
+_EMPTY: dict = {}
+
+
+def _header_tuple(items: tuple) -> tuple | None:
+    if not set(map(type, (v for _, v in items))) <= _STR_OR_NONE:
+        return None
+    return tuple((k, None if v is None else v.encode("utf-8")) for k, v in items)
+
+
+def _headers_column(col: list) -> list | None:
+    """Headers of a chunk (objects of strings or nulls; None for anything else), looked up
+    by content: repeated headers cost no per-record Python code."""
+    if not set(map(type, col)) <= {dict, _NONE}:
+        return None
+    items = list(map(tuple, map(dict.items, [h or _EMPTY for h in col])))
+    try:
+        out = list(map(_HEADERS_SEEN.get, items))
+    except TypeError:  # unhashable header values (arrays, objects)
+        return None
+    if None in out:
+        if len(_HEADERS_SEEN) > _HEADERS_SEEN_MAX:
+            _HEADERS_SEEN.clear()
+        for i, h in enumerate(out):
+            if h is None:
+                h = _header_tuple(items[i])
+                if h is None:
+                    return None
+                out[i] = _HEADERS_SEEN[items[i]] = h
+    return out
+
+
+def _columnar(objs: list, lines) -> list | None:
+    """The records of parsed JSON objects column by column (C-level maps), when every
+    field is of the usual type: strings or null for key/value, an object of strings or
+    nulls for headers, integers or null for timestamp/partition. None otherwise: the
+    caller then goes record by record (and names a bad line)."""
+    names = set().union(*objs)
+    if not names <= _FIELDS:
+        return None
+    n = len(objs)
+
+    def col(name):
+        return list(map(dict.get, objs, repeat(name))) if name in names else None
+
+    ks, vs, hs, ts, ps = (col("key"), col("value"), col("headers"), col("timestamp"),
+                          col("partition"))
+    for c, ok in ((ks, _STR_OR_NONE), (vs, _STR_OR_NONE), (ts, _INT_OR_NONE),
+                  (ps, _INT_OR_NONE)):
+        if c is not None and not set(map(type, c)) <= ok:
+            return None
+    if ps is not None and min((p for p in ps if p is not None), default=0) < 0:
+        return None
+    try:
+        ks = repeat(None, n) if ks is None else _utf8_column(ks)
+        vs = repeat(None, n) if vs is None else _utf8_column(vs)
+        hs = repeat((), n) if hs is None else _headers_column(hs)
+    except ValueError:  # not encodable (lone surrogates)
+        return None
+    if hs is None:
+        return None
+    return list(map(tuple.__new__, repeat(InputRecord),
+                    zip(lines, ts or repeat(None), ks, vs, hs, ps or repeat(None),
+                        strict=False)))
 
 
 def _record(obj, line: int, encoding: str) -> InputRecord:
@@ -181,7 +261,8 @@ def jsonl_records(stream, source: str, *, value_encoding: str = "utf8"
             # one parse per chunk when every line is a lone object; else line by line
             if not simple:
                 raise ValueError
-            objs = loads(b"[" + b",".join(lines[i] for i in idx) + b"]")
+            objs = loads(b"[" + b",".join(lines if type(idx) is range else
+                                          [lines[i] for i in idx]) + b"]")
             if len(objs) != len(idx) or not all(type(o) is dict for o in objs):
                 raise ValueError
         except ValueError:
@@ -192,6 +273,11 @@ def jsonl_records(stream, source: str, *, value_encoding: str = "utf8"
             vals = [o.get("value") for o in objs]
             if set(map(type, vals)) == {str}:
                 yield ValuesChunk(list(map(str.encode, vals)), first)
+                continue
+        if objs is not None and value_encoding == "utf8":
+            recs = _columnar(objs, map(first.__add__, idx))
+            if recs is not None:
+                yield recs
                 continue
         out = []
         for n, i in enumerate(idx):

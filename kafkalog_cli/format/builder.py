@@ -53,19 +53,21 @@ def _varint_bytes(value: int, bits: int = 32) -> bytes:
     return bytes(out)
 
 
-# one-byte varints are the common case: precompute them
-_SMALL = [_varint_bytes(i) for i in range(-64, 64)]
+# varints of -64..16383 (lengths, deltas: the common cases) are precomputed; zigzag of
+# a small value is the same in 32 and 64 bits
+_VT_LO = -64
+_VT = [_varint_bytes(i) for i in range(_VT_LO, 16384)]
 
 
 def _vi(value: int) -> bytes:
-    if -64 <= value < 64:
-        return _SMALL[value + 64]
+    if -64 <= value < 16384:
+        return _VT[value + 64]
     return _varint_bytes(value)
 
 
 def _vl(value: int) -> bytes:
-    if -64 <= value < 64:
-        return _SMALL[value + 64]
+    if -64 <= value < 16384:
+        return _VT[value + 64]
     return _varint_bytes(value, 64)
 
 
@@ -99,10 +101,11 @@ def encode_record(offset_delta: int, timestamp_delta: int, key, value,
 
 # varints of -1..16383 (record lengths, key/value lengths, offset deltas), precomputed
 _VI_LO = -1
-_VI_TABLE = [_varint_bytes(i) for i in range(_VI_LO, 16384)]
+_VI_TABLE = _VT[_VI_LO - _VT_LO:]
 _VI_LEN = [len(b) for b in _VI_TABLE]
 # "attributes 0, timestampDelta 0, offsetDelta i" prefixes for the common same-ms case
 _PREFIX0 = [b"\x00\x00" + _VI_TABLE[i + 1] for i in range(4096)]
+_PREFIX0_LEN = list(map(len, _PREFIX0))
 
 
 def encode_records(records: Iterable, base_timestamp: int) -> tuple[bytes, int, int, int]:
@@ -124,10 +127,27 @@ def encode_records(records: Iterable, base_timestamp: int) -> tuple[bytes, int, 
         if ts > max_ts:
             max_ts = ts
             max_delta = i
-        if headers:
-            out.append(encode_record(i, ts - base_timestamp, key, value, headers))
-            continue
         td = ts - base_timestamp
+        if headers:
+            parts = [prefix0[i] if td == 0 and i < 4096 else b"\x00" + _vl(td) + _vi(i)]
+            if key is None:
+                parts.append(b"\x01")
+            else:
+                parts += (_vi(len(key)), key)
+            if value is None:
+                parts.append(b"\x01")
+            else:
+                parts += (_vi(len(value)), value)
+            parts.append(_vi(len(headers)))
+            for hk, hv in headers:
+                hkb = hk.encode("utf-8") if isinstance(hk, str) else bytes(hk)
+                if hv is None:
+                    parts += (_vi(len(hkb)), hkb, b"\x01")
+                else:
+                    parts += (_vi(len(hkb)), hkb, _vi(len(hv)), hv)
+            body = b"".join(parts)
+            extend((_vi(len(body)), body))
+            continue
         if td == 0 and i < 4096:
             prefix = prefix0[i]
         else:
@@ -158,9 +178,179 @@ def encode_records(records: Iterable, base_timestamp: int) -> tuple[bytes, int, 
     return b"".join(out), i + 1, max_ts, max_delta
 
 
+# encoded header sections (count + entries) of recently seen header tuples
+_HDR_CACHE: dict = {}
+_HDR_CACHE_MAX = 4096
+
+
+def _header_section(headers) -> bytes:
+    parts = [_vi(len(headers))]
+    for hk, hv in headers:
+        hkb = hk.encode("utf-8") if isinstance(hk, str) else bytes(hk)
+        if hv is None:
+            parts += (_vi(len(hkb)), hkb, b"\x01")
+        else:
+            parts += (_vi(len(hkb)), hkb, _vi(len(hv)), hv)
+    return b"".join(parts)
+
+
+def encode_columns(timestamps: Sequence, keys: Sequence, values: Sequence,
+                   headers: Sequence, base_timestamp: int) -> tuple[bytes, int, int, int]:
+    """:func:`encode_records` of records given as columns (same bytes, same result),
+    computed column by column with C-level maps: the hot path of keyed records and records
+    with headers. Headers must be tuples of ``(str, bytes | None)`` pairs (hashable: their
+    encoding is cached)."""
+    n = len(keys)
+    if n == 0 or n > 4096:
+        return encode_records(zip(timestamps, keys, values, headers, strict=True),
+                              base_timestamp)
+    col = _null_column(keys)
+    col2 = _null_column(values) if col is not None else None
+    hb = _header_column(headers) if col2 is not None else None
+    if hb is None:
+        return encode_records(zip(timestamps, keys, values, headers, strict=True),
+                              base_timestamp)
+    klb, kfield, klen = col
+    vlb, vfield, vlen = col2
+    if timestamps.count(base_timestamp) == n:
+        prefix = _PREFIX0[:n]
+        plen = _PREFIX0_LEN[:n]
+    else:
+        prefix = [b"\x00" + _vl(t - base_timestamp) + _vi(i) for i, t in enumerate(timestamps)]
+        plen = list(map(len, prefix))
+    lengths = list(map(sum, zip(plen, map(len, klb), klen, map(len, vlb), vlen, map(len, hb),
+                                strict=True)))
+    if max(lengths) >= 16384:
+        return encode_records(zip(timestamps, keys, values, headers, strict=True),
+                              base_timestamp)
+    out: list = [None] * (7 * n)
+    out[0::7] = map(_VT.__getitem__, map((64).__add__, lengths))
+    out[1::7] = prefix
+    out[2::7] = klb
+    out[3::7] = kfield
+    out[4::7] = vlb
+    out[5::7] = vfield
+    out[6::7] = hb
+    max_ts = max(timestamps)
+    if max_ts <= NO_TIMESTAMP:
+        return b"".join(out), n, NO_TIMESTAMP, -1
+    return b"".join(out), n, max_ts, timestamps.index(max_ts)
+
+
+def _header_column(headers: Sequence) -> list | None:
+    """Encoded header sections, cached per header tuple; None for unhashable headers."""
+    try:
+        return list(map(_HDR_CACHE.__getitem__, headers))
+    except KeyError:
+        pass
+    except TypeError:
+        return None
+    # resolve this batch from a local table (another thread may clear the cache)
+    local: dict = {}
+    try:
+        for h in headers:
+            if h not in local:
+                local[h] = _HDR_CACHE.get(h) or _header_section(h)
+    except TypeError:
+        return None
+    if len(_HDR_CACHE) > _HDR_CACHE_MAX:
+        _HDR_CACHE.clear()
+    _HDR_CACHE.update(local)
+    return list(map(local.__getitem__, headers))
+
+
+def _null_column(col: Sequence) -> tuple[list, Sequence, list] | None:
+    """(varint length prefixes, fields with null as b"", their byte counts) of a key or
+    value column; None when a field is too large for the precomputed varints."""
+    if None in col:
+        lens = [-1 if x is None else len(x) for x in col]
+        col = [b"" if x is None else x for x in col]
+        if max(lens) >= 16000:
+            return None
+        return (list(map(_VT.__getitem__, map((64).__add__, lens))), col,
+                [0 if x < 0 else x for x in lens])
+    lens = list(map(len, col))
+    if max(lens) >= 16000:
+        return None
+    return list(map(_VT.__getitem__, map((64).__add__, lens))), col, lens
+
+
+# Record i of a keyless, header-less batch at timestamp delta 0 with an n-byte value is
+# ``varint(length) 00 00 varint(i) 01 varint(n) <value> 00``: all but the value depends
+# only on (i, n). Those "heads" are cached per value length (each carrying the previous
+# record's trailing headers count 00 in front), so a batch is one list interleave and one
+# join, with no per-record Python code. Bounded: at most _HEADS_MAX cached heads, and at
+# most _HEADS_NEW new lengths per batch (data with many distinct lengths warms the cache
+# gradually and uses the loop below meanwhile).
+_HEADS: dict[int, list[bytes]] = {}
+_HEADS_MAX = 1 << 17
+_HEADS_NEW = 8
+_HEADS_MAX_LEN = 16000
+_heads_cached = 0
+_Z_VI = [b"\x00" + _VI_TABLE[i + 1] for i in range(16384)]
+
+
+def _build_heads(n: int, k: int) -> list[bytes]:
+    vl = _VI_TABLE[n + 1]
+    rest = len(vl) + n + 2  # null key 01, the length varint, the value, headers count 00
+    return [_Z_VI[len(p) + rest] + p + b"\x01" + vl for p in _PREFIX0[:k]]
+
+
+def _add_heads(lens: list, n: int) -> bool:
+    global _heads_cached
+    k = 128
+    while k < n:
+        k <<= 1
+    todo = []
+    for length in set(lens):
+        have = _HEADS.get(length)
+        if have is None or len(have) < n:
+            if length >= _HEADS_MAX_LEN:
+                return False
+            todo.append(length)
+    if len(todo) > _HEADS_NEW or _heads_cached + k * len(todo) > _HEADS_MAX:
+        return False
+    for length in todo:
+        _HEADS[length] = _build_heads(length, k)
+        _heads_cached += k
+    return True
+
+
+def _encode_values_cached(values: Sequence, n: int) -> bytes | None:
+    try:
+        lens = list(map(len, values))
+    except TypeError:  # a null value
+        return None
+    for _ in range(2):
+        try:
+            if lens.count(lens[0]) == n:
+                heads = _HEADS[lens[0]]
+                if len(heads) < n:
+                    raise KeyError
+                heads = heads[:n]
+            else:
+                heads = list(map(list.__getitem__, map(_HEADS.__getitem__, lens), range(n)))
+            break
+        except (KeyError, IndexError):
+            if not _add_heads(lens, n):
+                return None
+    else:
+        return None
+    out: list = [None] * (2 * n)
+    out[0::2] = heads
+    out[1::2] = values
+    out[0] = heads[0][1:]
+    out.append(b"\x00")
+    return b"".join(out)
+
+
 def encode_values(values: Sequence, timestamp_delta: int = 0) -> bytes:
     """The records block of keyless, header-less records with one timestamp: the hot path
     of line input (same bytes as :func:`encode_records` gives for them)."""
+    if timestamp_delta == 0 and 0 < len(values) <= 4096:
+        block = _encode_values_cached(values, len(values))
+        if block is not None:
+            return block
     out: list = []
     extend = out.extend
     table = _VI_TABLE

@@ -20,22 +20,29 @@ marker) so consumers are not blocked. Ctrl-C closes the same way.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from operator import itemgetter
 from pathlib import Path
 
 from ..constants import CODEC_IDS, CODEC_NONE, NO_TIMESTAMP
 from ..errors import InvalidArgumentError, KafkalogError
 from ..format import compression
-from ..format.builder import assemble_batch, encode_records, encode_values
+from ..format.builder import assemble_batch, encode_columns, encode_records, encode_values
 from ..inputs import ValuesChunk
 from ..storage.clock import SYSTEM, Clock
 from ..storage.config import LogConfig
 from ..storage.log import LogManager, UnifiedLog
 from ..storage.validator import RecordsSummary
 
+_PARTITION_OF = itemgetter(5)  # InputRecord.partition
 #: DefaultRecord overhead estimate per record (AbstractRecords.estimateSizeInBytes)
 _RECORD_OVERHEAD = 21
+#: compression pipeline: uncompressed bytes handed to the worker thread at once, and how
+#: many such groups may be compressed ahead of the appends
+_GROUP_BYTES = 256 << 10
+_GROUPS_AHEAD = 2
 
 
 @dataclass
@@ -59,6 +66,8 @@ class ProduceOptions:
         coordinator_epoch: written in the marker.
         leader_epoch: partitionLeaderEpoch stamped on batches (leader-epoch-checkpoint).
         topic_id / cluster_id / node_id: for partition.metadata / a new meta.properties.
+        compression_threads: 1 compresses in a worker thread while the next batches are
+            parsed and built (the codecs release the GIL); 0 compresses inline.
     """
 
     topic: str
@@ -82,6 +91,7 @@ class ProduceOptions:
     topic_id: str | None = None
     cluster_id: str | None = None
     node_id: int = 1
+    compression_threads: int = 1
 
     def check(self) -> None:
         """Raises InvalidArgumentError for inconsistent options."""
@@ -107,6 +117,8 @@ class ProduceOptions:
             raise InvalidArgumentError("--value-encoding must be utf8 or base64")
         if not self.key_separator:
             raise InvalidArgumentError("--key-separator must not be empty")
+        if self.compression_threads not in (0, 1):
+            raise InvalidArgumentError("compression_threads must be 0 or 1")
 
 
 @dataclass
@@ -167,11 +179,46 @@ class ProduceError(KafkalogError):
         self.exit_code = cause.exit_code
 
 
+_HEADER_ESTIMATES: dict = {(): 0}
+
+
+def _header_estimate(h) -> int:
+    return sum(len(hk) + (len(hv) if hv is not None else 0) for hk, hv in h)
+
+
+def _header_estimates(hdrs) -> list[int]:
+    """The producer's size estimate of each record's headers (name length in characters
+    plus value bytes, as before), looked up by content for repeated headers."""
+    try:
+        out = list(map(_HEADER_ESTIMATES.get, hdrs))
+    except TypeError:  # unhashable (list) headers
+        return [_header_estimate(h) for h in hdrs]
+    if None in out:
+        if len(_HEADER_ESTIMATES) > 4096:
+            _HEADER_ESTIMATES.clear()
+            _HEADER_ESTIMATES[()] = 0
+        for i, e in enumerate(out):
+            if e is None:
+                out[i] = _HEADER_ESTIMATES[hdrs[i]] = _header_estimate(hdrs[i])
+    return out
+
+
+def _compress_all(codec: int, blocks: list, level: int | None) -> list:
+    return [compression.compress(codec, b, level=level) for b in blocks]
+
+
 class _Batcher:
-    """Accumulates one partition's records and appends them batch by batch."""
+    """Accumulates one partition's records and appends them batch by batch.
+
+    With a ``pool`` (compressed runs), built batches are staged and compressed in groups
+    by the pool's thread while the caller goes on parsing and building; they are
+    assembled (producer sequence, CRC) and appended strictly in order by
+    :meth:`_complete_one` / :meth:`drain`. A batch is "written" only once appended:
+    :meth:`discard` drops what is staged or in flight (after a failed append).
+    """
 
     def __init__(self, log: UnifiedLog, opts: ProduceOptions, result: PartitionResult,
-                 clock: Clock):
+                 clock: Clock, pool=None):
         self.log = log
         self.opts = opts
         self.result = result
@@ -183,36 +230,47 @@ class _Batcher:
         self.pending_bytes = 0
         self.pending_values = False
         self.txn_open = False
+        self.pool = pool if self.codec != CODEC_NONE else None
+        self.staged: list = []  # (block, n, base_ts, max_ts, summary), uncompressed
+        self.staged_bytes = 0
+        self.inflight: deque = deque()  # (future of compressed blocks, staged list)
+        self.failed = False  # an append raised: nothing more may be appended
+        self.failed_records = 0  # records of the batch whose append raised
+
+    def _split(self, items: list, acc: list, flush: Callable[[], None]) -> None:
+        """Greedy batching as the Java producer's accumulator: ``items`` go into the
+        pending batch while it holds fewer than ``batch_size`` records and the estimated
+        bytes stay within ``batch_bytes`` (a record larger than that goes alone);
+        ``acc`` are the running sums of the items' estimated sizes (``acc[0] == 0``)."""
+        from bisect import bisect_right
+
+        max_records, max_bytes = self.max_records, self.max_bytes
+        start, n = 0, len(items)
+        while start < n:
+            pending = self.pending
+            hi = min(n, start + max_records - len(pending))
+            end = bisect_right(acc, max_bytes - self.pending_bytes + acc[start], start,
+                               hi + 1) - 1
+            if end <= start:
+                if pending:
+                    flush()
+                    continue
+                end = start + 1  # a record larger than batch_bytes goes alone
+            pending.extend(items[start:end])
+            self.pending_bytes += acc[end] - acc[start]
+            start = end
+            if end < n or len(pending) >= max_records:
+                flush()
 
     def add_values(self, values: list) -> None:
         """Plain values (a ValuesChunk): batch boundaries found with C-level sums."""
-        from bisect import bisect_right
         from itertools import accumulate
 
         if self.pending and not self.pending_values:
             self.flush()
         self.pending_values = True
-        # every value costs at least the overhead, so no batch holds more than this
-        max_records = min(self.max_records, self.max_bytes // _RECORD_OVERHEAD + 1)
-        max_bytes = self.max_bytes
-        start, n = 0, len(values)
-        while start < n:
-            part = values[start:start + max_records - len(self.pending)]
-            acc = list(accumulate(map(len, part), initial=0))
-            pb = self.pending_bytes
-            # the most values that keep the estimate (bytes + overhead each) within bounds
-            k = bisect_right(range(len(part) + 1), max_bytes,
-                             key=lambda i: pb + acc[i] + _RECORD_OVERHEAD * i) - 1
-            if k <= 0:
-                if self.pending:
-                    self.flush_values()
-                    continue
-                k = 1  # a record larger than batch_bytes goes alone
-            self.pending.extend(part[:k])
-            self.pending_bytes = pb + acc[k] + _RECORD_OVERHEAD * k
-            start += k
-            if k < len(part) or len(self.pending) >= max_records:
-                self.flush_values()
+        acc = list(accumulate(map(_RECORD_OVERHEAD.__add__, map(len, values)), initial=0))
+        self._split(values, acc, self.flush_values)
 
     def flush_values(self) -> None:
         vals = self.pending
@@ -222,24 +280,19 @@ class _Batcher:
             self.append_values(vals)
 
     def add(self, recs: list) -> None:
+        from itertools import accumulate
+
+        if not recs:
+            return
         if self.pending_values and self.pending:
             self.flush_values()
         self.pending_values = False
-        pending = self.pending
-        max_records, max_bytes = self.max_records, self.max_bytes
-        for r in recs:
-            k, v = r[2], r[3]
-            size = _RECORD_OVERHEAD + (len(k) if k is not None else 0) + \
-                (len(v) if v is not None else 0)
-            if r[4]:
-                size += sum(len(hk) + (len(hv) if hv is not None else 0) for hk, hv in r[4])
-            if pending and (len(pending) >= max_records or self.pending_bytes + size > max_bytes):
-                self.flush()
-                pending = self.pending
-            pending.append(r)
-            self.pending_bytes += size
-        if len(pending) >= max_records:
-            self.flush()
+        _, _, keys, vals, hdrs, _ = zip(*recs, strict=True)
+        sizes = [_RECORD_OVERHEAD + (0 if k is None else len(k)) + (0 if v is None else len(v))
+                 for k, v in zip(keys, vals, strict=True)]
+        if any(hdrs):
+            sizes = list(map(int.__add__, sizes, _header_estimates(hdrs)))
+        self._split(recs, list(accumulate(sizes, initial=0)), self.flush)
 
     def flush(self) -> None:
         if self.pending_values:
@@ -262,32 +315,86 @@ class _Batcher:
         opts = self.opts
         now = self.clock.milliseconds()
         default_ts = opts.timestamp if opts.timestamp is not None else now
-        plain = True
-        ts0 = recs[0][1]
-        for r in recs:
-            if r[1] != ts0 or r[2] is not None or r[4]:
-                plain = False
-                break
-        if plain:
-            ts = default_ts if ts0 is None else ts0
-            block = encode_values([r[3] for r in recs])
-            n = len(recs)
+        n = len(recs)
+        _, tss, keys, vals, hdrs, _ = zip(*recs, strict=True)
+        if None in tss:
+            tss = [default_ts if t is None else t for t in tss]
+        ts = tss[0]
+        if tss.count(ts) == n and keys.count(None) == n and not any(hdrs):
+            block = encode_values(vals)
             summary = RecordsSummary(ts, ts, 0, False)
-            base_ts = max_ts = ts
+            max_ts = ts
         else:
-            tuples = [(default_ts if r[1] is None else r[1], r[2], r[3], r[4]) for r in recs]
-            base_ts = tuples[0][0]
-            block, n, max_ts, at = encode_records(tuples, base_ts)
-            lo = min(t[0] for t in tuples)
-            summary = RecordsSummary(lo, max_ts, max(at, 0),
-                                     all(t[1] is not None for t in tuples))
-        self._append_block(block, n, base_ts, max_ts, summary)
+            # columns pay off for headers; the record loop is faster for keys alone
+            block, n, max_ts, at = (
+                encode_columns(tss, keys, vals, hdrs, ts) if any(hdrs) else
+                encode_records(zip(tss, keys, vals, hdrs, strict=True), ts))
+            summary = RecordsSummary(min(tss), max_ts, max(at, 0), None not in keys)
+        self._append_block(block, n, ts, max_ts, summary)
 
     def _append_block(self, block: bytes, n: int, base_ts: int, max_ts: int,
                       summary: RecordsSummary) -> None:
+        if self.pool is None:
+            if self.codec != CODEC_NONE:
+                block = compression.compress(self.codec, block,
+                                             level=self.opts.compression_level)
+            self._append_compressed(block, n, base_ts, max_ts, summary)
+            return
+        self.staged.append((block, n, base_ts, max_ts, summary))
+        self.staged_bytes += len(block)
+        if self.staged_bytes >= _GROUP_BYTES:
+            self._submit()
+            while len(self.inflight) > _GROUPS_AHEAD:
+                self._complete_one()
+
+    def _submit(self) -> None:
+        staged = self.staged
+        if staged:
+            self.staged = []
+            self.staged_bytes = 0
+            fut = self.pool.submit(_compress_all, self.codec, [s[0] for s in staged],
+                                   self.opts.compression_level)
+            self.inflight.append((fut, staged))
+
+    def _complete_one(self) -> None:
+        fut, staged = self.inflight[0]
+        blocks = fut.result()
+        self.inflight.popleft()
+        for i, block in enumerate(blocks):
+            try:
+                self._append_compressed(block, *staged[i][1:])
+            except BaseException:
+                # keep the rest of the group countable by discard()
+                self.inflight.appendleft((None, staged[i + 1:]))
+                raise
+
+    def drain(self) -> None:
+        """Compress and append every staged and in-flight batch, in order."""
+        if self.pool is None:
+            return
+        self._submit()
+        while self.inflight:
+            self._complete_one()
+
+    def discard(self) -> int:
+        """Drop the staged and in-flight batches; returns their record count."""
+        dropped = sum(s[1] for s in self.staged)
+        self.staged = []
+        self.staged_bytes = 0
+        while self.inflight:
+            fut, staged = self.inflight.popleft()
+            if fut is not None:
+                fut.cancel()
+            dropped += sum(s[1] for s in staged)
+        return dropped
+
+    def _append_compressed(self, block: bytes, n: int, base_ts: int, max_ts: int,
+                           summary: RecordsSummary) -> None:
+        if self.failed:
+            from ..errors import IllegalStateError
+
+            raise IllegalStateError("append after a failed append")
         opts = self.opts
-        if self.codec != CODEC_NONE:
-            block = compression.compress(self.codec, block, level=opts.compression_level)
         pid, epoch, seq = -1, -1, -1
         attrs = self.codec
         if opts.producer_id is not None:
@@ -299,8 +406,13 @@ class _Batcher:
                                attributes=attrs, last_offset_delta=n - 1,
                                base_timestamp=base_ts, max_timestamp=max_ts, producer_id=pid,
                                producer_epoch=epoch, base_sequence=seq, records_count=n)
-        info = self.log.append_as_leader(batch, leader_epoch=opts.leader_epoch,
-                                         summary=summary)
+        try:
+            info = self.log.append_as_leader(batch, leader_epoch=opts.leader_epoch,
+                                             summary=summary)
+        except BaseException:
+            self.failed = True
+            self.failed_records = n
+            raise
         self._count(info)
         if opts.transactional:
             self.txn_open = True
@@ -394,13 +506,18 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
     manager = LogManager.open(Path(log_dir), cluster_id=opts.cluster_id, node_id=opts.node_id,
                               clock=clock, fsync=fsync)
     batchers: dict[int, _Batcher] = {}
+    pool = None
+    if opts.compression != "none" and opts.compression_threads:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(1, thread_name_prefix="kafkalog-compress")
 
     def batcher(p: int) -> _Batcher:
         b = batchers.get(p)
         if b is None:
             log = manager.get_or_create_log(opts.topic, p, opts.config, topic_id=opts.topic_id)
             pr = result.partitions[p] = PartitionResult(p)
-            b = batchers[p] = _Batcher(log, opts, pr, clock)
+            b = batchers[p] = _Batcher(log, opts, pr, clock, pool)
         return b
 
     failure: BaseException | None = None
@@ -408,14 +525,14 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
         batcher(opts.partition)
         done = 0
         for chunk in chunks:
-            if not isinstance(chunk, ValuesChunk) and any(r[5] is not None for r in chunk):
+            if isinstance(chunk, ValuesChunk):
+                batcher(opts.partition).add_values(chunk)
+            elif list(map(_PARTITION_OF, chunk)).count(None) != len(chunk):
                 groups: dict[int, list] = {}
                 for r in chunk:
                     groups.setdefault(opts.partition if r[5] is None else r[5], []).append(r)
                 for p, recs in groups.items():
                     batcher(p).add(recs)
-            elif isinstance(chunk, ValuesChunk):
-                batcher(opts.partition).add_values(chunk)
             else:
                 batcher(opts.partition).add(chunk)
             done += len(chunk)
@@ -423,14 +540,23 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
                 progress(done)
         for b in batchers.values():
             b.flush()
+            b.drain()
         if opts.transactional and opts.end_txn != "none":
             for b in batchers.values():
                 b.end_txn(opts.end_txn == "commit")
     except BaseException as e:  # includes KeyboardInterrupt: close cleanly, then re-raise
         failure = e
         for b in batchers.values():
+            # the batch being assembled is dropped; complete ones built before the failure
+            # are still appended, unless an append itself failed
             result.dropped_records += len(b.pending)
             b.pending = []
+            if not b.failed:
+                try:
+                    b.drain()
+                except BaseException:
+                    pass
+            result.dropped_records += b.discard() + b.failed_records
         if opts.transactional:
             for b in batchers.values():
                 try:
@@ -438,6 +564,8 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
                 except KafkalogError:
                     pass
     finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
         for b in batchers.values():
             b.result.log_end_offset = b.log.log_end_offset
             b.result.segments_rolled = b.log.rolled_segments

@@ -11,7 +11,9 @@ from pathlib import Path
 from ..constants import LOG_FILE_SUFFIX
 from ..errors import NotAKafkaFileError, UnreadableError
 from .files import TopicPartition, is_segment_file_name, parse_partition_dir_name
+from .roll import RollParams, roll_reasons
 from .segment import LogSegment
+from .validator import RecordBatchTooLargeError, validate
 
 
 class Log:
@@ -245,8 +247,6 @@ class UnifiedLog(Log):
             see :func:`kafkalog_cli.storage.validator.validate`, plus
             RecordBatchTooLargeError (over segment.bytes) and the producer-state errors.
         """
-        from .validator import RecordBatchTooLargeError, validate
-
         if self.closed:
             from ..errors import IllegalStateError
 
@@ -320,8 +320,6 @@ class UnifiedLog(Log):
     # -- rolling ----------------------------------------------------------------------------
 
     def roll_params(self, messages_size: int, max_timestamp: int, max_offset: int, now: int):
-        from .roll import RollParams
-
         seg = self.active
         return RollParams(
             max_segment_ms=self.config.segment_ms, max_segment_bytes=self.config.segment_bytes,
@@ -337,8 +335,6 @@ class UnifiedLog(Log):
         """UnifiedLog.maybeRoll: roll when :func:`~.roll.should_roll` says so; the new
         segment's base offset is the append's first offset (= the log end offset).
         Returns the roll reasons (empty when no roll)."""
-        from .roll import roll_reasons
-
         now = self.clock.milliseconds() if now is None else now
         reasons = roll_reasons(self.roll_params(messages_size, max_timestamp, max_offset, now))
         if not reasons:

@@ -499,14 +499,16 @@ class WritableLogSegment(LogSegment):
                 (LogSegmentOffsetOverflowException); nothing is written.
             IllegalStateError: the segment is closed.
         """
-        from ..errors import IllegalStateError, OffsetOverflowError
-
         n = len(records)
         if n == 0:
             return
         if self._fd is None:
+            from ..errors import IllegalStateError
+
             raise IllegalStateError("append to a closed segment", file=self.log_path)
         if not self.can_convert_to_relative_offset(largest_offset):
+            from ..errors import OffsetOverflowError
+
             raise OffsetOverflowError(self.base_offset, largest_offset, file=self.log_path)
         if batches is None:
             batches = _batch_summaries(records)
