@@ -4,7 +4,9 @@ For each log directory: ``meta.properties`` (cluster id, node or broker id, dire
 the clean-shutdown marker, whether the ``.lock`` is held right now, the log-directory
 checkpoints; for each partition directory: segments, bytes, batches, records, log start
 and end offsets, timestamps, codecs, recovery point and its lag, high watermark, leader
-epochs, producer snapshots, topic id and invalid trailing bytes.
+epochs, producer snapshots, topic id and invalid trailing bytes; for a KRaft
+``__cluster_metadata`` partition also its metadata snapshots (``<end offset>-<epoch>
+.checkpoint`` files) and the ``quorum-state`` file.
 
 Offsets follow the broker (``LogLoader`` / ``UnifiedLog``):
 
@@ -23,6 +25,7 @@ inside, is decompressed. Control records are counted as records. The read never 
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,12 +55,37 @@ from ..errors import KafkalogError, NotAKafkaFileError
 from ..format.records import FileRecords, RecordBatch
 from ..storage.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
 from ..storage.dir_files import read_clean_shutdown, read_meta_properties, read_partition_metadata
-from ..storage.files import TopicPartition, is_segment_file_name, parse_partition_dir_name
+from ..storage.files import (
+    TopicPartition,
+    is_segment_file_name,
+    is_snapshot_checkpoint_name,
+    parse_partition_dir_name,
+)
 from ..storage.lock import is_locked
 from ..storage.segment import open_view
 from .paths import check_exists
 
 _PARTITION_DIR_STATES = ("delete", "future", "stray")
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+QUORUM_STATE_FILE_NAME = "quorum-state"
+
+
+@dataclass
+class MetadataSnapshots:
+    """The KRaft metadata snapshots of a ``__cluster_metadata`` partition directory:
+    complete ``<end offset>-<epoch>.checkpoint`` files (``.checkpoint.part`` and
+    ``.checkpoint.deleted`` leftovers are not counted). The latest is the greatest
+    (end offset, epoch), as KRaft's ``Snapshots`` orders them; its end offset is the
+    offset after the last record it covers."""
+
+    count: int = 0
+    bytes: int = 0
+    latest_end_offset: int | None = None
+    latest_epoch: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"count": self.count, "bytes": self.bytes,
+                "latestEndOffset": self.latest_end_offset, "latestEpoch": self.latest_epoch}
 
 
 @dataclass
@@ -91,6 +119,8 @@ class PartitionInfo:
     producer_snapshots: int = 0
     aborted_transactions: int = 0
     invalid_bytes: int = 0
+    metadata_snapshots: MetadataSnapshots | None = None  # __cluster_metadata only
+    quorum_state: dict | None = None  # quorum-state's JSON, as written
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -115,7 +145,10 @@ class PartitionInfo:
             "leaderEpochs": [{"epoch": e, "startOffset": o} for e, o in self.leader_epochs],
             "producerSnapshots": self.producer_snapshots,
             "abortedTransactions": self.aborted_transactions,
-            "invalidBytes": self.invalid_bytes, "errors": self.errors,
+            "invalidBytes": self.invalid_bytes,
+            "metadataSnapshots": (None if self.metadata_snapshots is None
+                                  else self.metadata_snapshots.to_dict()),
+            "quorumState": self.quorum_state, "errors": self.errors,
         }
 
 
@@ -327,7 +360,66 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
             info.topic_id = meta.get("topic_id")
         except KafkalogError as e:
             info.errors.append(str(e))
+    if tp.topic == CLUSTER_METADATA_TOPIC:
+        info.metadata_snapshots = metadata_snapshots(d, names)
+        if QUORUM_STATE_FILE_NAME in names:
+            try:
+                info.quorum_state = read_quorum_state(d / QUORUM_STATE_FILE_NAME)
+            except KafkalogError as e:
+                info.errors.append(str(e))
     return info
+
+
+def metadata_snapshots(directory, names: list[str] | None = None) -> MetadataSnapshots:
+    """Count the KRaft snapshot files of a ``__cluster_metadata`` partition directory
+    (names only; sizes from ``stat``). ``names`` saves a second listing."""
+    d = Path(directory)
+    if names is None:
+        names = os.listdir(d)
+    snaps = MetadataSnapshots()
+    latest = None
+    for n in names:
+        if not is_snapshot_checkpoint_name(n):
+            continue
+        snaps.count += 1
+        try:
+            snaps.bytes += os.stat(d / n).st_size
+        except OSError:
+            pass
+        key = (int(n[:20]), int(n[21:31]))
+        if latest is None or key > latest:
+            latest = key
+    if latest is not None:
+        snaps.latest_end_offset, snaps.latest_epoch = latest
+    return snaps
+
+
+def read_quorum_state(path) -> dict:
+    """The ``quorum-state`` file KRaft writes (``FileQuorumStateStore``): one JSON object
+    whose keys depend on its ``data_version`` (0: ``clusterId``, ``leaderId``,
+    ``leaderEpoch``, ``votedId``, ``appliedOffset``, ``currentVoters``; 1: ``leaderId``,
+    ``leaderEpoch``, ``votedId``, ``votedDirectoryId``), returned as written.
+
+    Raises:
+        UnreadableError: the file cannot be read.
+        NotAKafkaFileError: it is not a JSON object.
+    """
+    from ..errors import UnreadableError
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise UnreadableError(e.strerror or str(e), file=p) from e
+    except UnicodeDecodeError:
+        raise NotAKafkaFileError("quorum-state is not UTF-8 JSON", file=p) from None
+    try:
+        obj = json.loads(text)
+    except ValueError as e:
+        raise NotAKafkaFileError(f"quorum-state is not JSON ({e})", file=p) from None
+    if not isinstance(obj, dict):
+        raise NotAKafkaFileError("quorum-state is not a JSON object", file=p)
+    return obj
 
 
 def _release(view: memoryview) -> None:

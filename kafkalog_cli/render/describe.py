@@ -50,18 +50,44 @@ def _partition_line(p):
         e, o = p.leader_epochs[-1]
         extra.append(f"epochs {len(p.leader_epochs)} (last {e}@{o})")
     if p.producer_snapshots:
-        extra.append(f"{p.producer_snapshots} snapshot(s)")
+        extra.append(f"{p.producer_snapshots} producer snapshot(s)")
     if p.control_batches:
         extra.append(f"{p.control_batches} control")
     if p.aborted_transactions:
         extra.append(f"{p.aborted_transactions} aborted txn")
     if extra:
         t.append("  " + "  ".join(extra), style="dim")
+    for line in _kraft_lines(p):
+        t.append("\n  " + line, style="dim")
     if p.invalid_bytes:
         t.append(f"  {p.invalid_bytes} invalid bytes", style="bold red")
     for e in p.errors:
         t.append(f"\n  error: {e}", style="red")
     return t
+
+
+def _kraft_lines(p) -> list[str]:
+    """The KRaft lines of a ``__cluster_metadata`` partition: its metadata snapshots and
+    ``quorum-state`` (every key it holds, as written)."""
+    parts = []
+    s = p.metadata_snapshots
+    if s is not None:
+        if s.count:
+            parts.append(f"metadata snapshots {s.count} ({_bytes(s.bytes)}, latest end offset "
+                         f"{s.latest_end_offset} epoch {s.latest_epoch})")
+        else:
+            parts.append("no metadata snapshot")
+    q = p.quorum_state
+    if q is not None:
+        fields = ", ".join(f"{k}={_json_text(v)}" for k, v in q.items())
+        parts.append(f"quorum-state {{{fields}}}")
+    return parts
+
+
+def _json_text(v) -> str:
+    import json
+
+    return v if isinstance(v, str) and v else json.dumps(v, separators=(",", ":"))
 
 
 def render_describe(result) -> None:
