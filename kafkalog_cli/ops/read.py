@@ -20,6 +20,10 @@ The read path follows the broker and the consumer:
   the batch headers from the log start: the ABORT/COMMIT markers themselves, the same
   source the broker's ``.txnindex`` is built from, so a missing or stale ``.txnindex``
   does not matter.
+* **internal topics** (``__consumer_offsets``, ``__transaction_state``,
+  ``__cluster_metadata``): each record is also decoded with dump-segment's decoders
+  (:mod:`kafkalog_cli.decoders`), picked by the topic name or forced with ``decode``; the
+  record keeps its raw bytes and carries the :class:`~kafkalog_cli.decoders.DecodedRecord`.
 
 The read never writes: files are opened read-only.
 """
@@ -31,6 +35,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
 from ..constants import (
     CONTROL_FLAG_MASK,
@@ -52,6 +57,12 @@ ISOLATION_LEVELS = (READ_UNCOMMITTED, READ_COMMITTED)
 _CONTROL_KEY = struct.Struct(">hh")
 _ABORT, _COMMIT = 0, 1
 
+#: ``decode`` values of :func:`read`: pick by topic name, never, or force one decoder
+#: (dump-segment's names: ``offsets``, ``transaction-log``, ``cluster-metadata``).
+DECODE_AUTO, DECODE_NONE = "auto", "none"
+DECODER_TOPICS = {"offsets": "__consumer_offsets", "transaction-log": "__transaction_state",
+                  "cluster-metadata": "__cluster_metadata"}
+
 
 class OffsetOutOfRangeError(InvalidArgumentError):
     """An offset below the log start offset or above the log end offset (the broker's
@@ -68,7 +79,9 @@ class OffsetOutOfRangeError(InvalidArgumentError):
 @dataclass(frozen=True)
 class ConsumerRecord:
     """A record as a consumer receives it (``ConsumerRecord``): key and value are bytes or
-    None; headers a tuple of ``(str, bytes | None)``; leader_epoch None when unknown."""
+    None; headers a tuple of ``(str, bytes | None)``; leader_epoch None when unknown;
+    ``decoded`` the internal-topic decoding of key and value
+    (:class:`~kafkalog_cli.decoders.DecodedRecord`), None when not decoded."""
 
     topic: str
     partition: int
@@ -79,20 +92,32 @@ class ConsumerRecord:
     value: bytes | None
     headers: tuple = ()
     leader_epoch: int | None = None
+    decoded: Any = None
 
     def to_dict(self, encoding: str = "utf8") -> dict:
         """The JSON object of ``read -o json`` (bytes as dump-segment's JSON encodes them:
-        utf8 with a base64 fallback named in ``keyEncoding``/``valueEncoding``)."""
+        utf8 with a base64 fallback named in ``keyEncoding``/``valueEncoding``). A decoded
+        record has its key and value as the decoders' JSON objects instead (null for a
+        missing key or a tombstone), ``keyType`` and, when something stayed raw,
+        ``decodeWarnings``."""
         from ..render.encoding import encode_bytes
 
         o = {"topic": self.topic, "partition": self.partition, "offset": self.offset,
              "timestamp": self.timestamp, "timestampType": self.timestamp_type,
              "leaderEpoch": self.leader_epoch}
-        for name, data in (("key", self.key), ("value", self.value)):
-            text, fallback = encode_bytes(data, encoding)
-            o[name] = text
-            if fallback:
-                o[name + "Encoding"] = fallback
+        d = self.decoded
+        if d is not None:
+            o["key"] = d.key
+            o["value"] = None if d.tombstone else d.value
+            o["keyType"] = d.key_type
+            if d.warnings:
+                o["decodeWarnings"] = list(d.warnings)
+        else:
+            for name, data in (("key", self.key), ("value", self.value)):
+                text, fallback = encode_bytes(data, encoding)
+                o[name] = text
+                if fallback:
+                    o[name + "Encoding"] = fallback
         hs = []
         for k, v in self.headers:
             text, fallback = encode_bytes(v, encoding)
@@ -417,6 +442,35 @@ def _bytes(v):
     return None if v is None else bytes(v)
 
 
+def decoder_for(topic: str, decode: str = DECODE_AUTO):
+    """The internal-topic decoder ``read`` uses for ``topic`` under ``decode``
+    (:data:`DECODE_AUTO`, :data:`DECODE_NONE` or one of dump-segment's decoder names), or
+    None.
+
+    Raises:
+        InvalidArgumentError: an unknown ``decode`` value.
+    """
+    from ..decoders import decoder_for_topic
+
+    if decode == DECODE_NONE:
+        return None
+    if decode == DECODE_AUTO:
+        return decoder_for_topic(topic)
+    if decode not in DECODER_TOPICS:
+        raise InvalidArgumentError(f"unknown decoder {decode!r} (expected auto, none or "
+                                   f"{', '.join(DECODER_TOPICS)})")
+    return decoder_for_topic(DECODER_TOPICS[decode])
+
+
+def decode_records(records: Iterator[ConsumerRecord], decoder) -> Iterator[ConsumerRecord]:
+    """``records`` with ``decoded`` set by ``decoder`` (raw bytes kept)."""
+    dec = decoder.decode
+    for r in records:
+        yield ConsumerRecord(r.topic, r.partition, r.offset, r.timestamp, r.timestamp_type,
+                             r.key, r.value, r.headers, r.leader_epoch,
+                             dec(r.key, r.value))
+
+
 # -- the command -------------------------------------------------------------------------
 
 _EPOCH_MS = re.compile(r"^-?\d+$")
@@ -458,6 +512,8 @@ class ReadResult:
         found_timestamp: with ``--timestamp``, the timestamp of the record found.
         isolation_level: as given.
         last_stable_offset: under read_committed, where the read stops.
+        decoder: the decoder's topic (``"__consumer_offsets"``, ...) when records are
+            decoded, else None.
         records: lazy iterator of :class:`ConsumerRecord`.
     """
 
@@ -470,6 +526,7 @@ class ReadResult:
     isolation_level: str
     found_timestamp: int | None = None
     last_stable_offset: int | None = None
+    decoder: str | None = None
     records: Iterator[ConsumerRecord] = field(default_factory=lambda: iter(()))
     log: Log | None = None
 
@@ -482,13 +539,13 @@ class ReadResult:
                 "partition": self.partition, "logStartOffset": self.log_start_offset,
                 "logEndOffset": self.log_end_offset, "startOffset": self.start_offset,
                 "foundTimestamp": self.found_timestamp, "isolationLevel": self.isolation_level,
-                "lastStableOffset": self.last_stable_offset}
+                "lastStableOffset": self.last_stable_offset, "decoder": self.decoder}
 
 
 def read(path, *, topic: str | None = None, partition: int | None = None,
          offset: int | str | None = None, timestamp: int | str | None = None,
          from_beginning: bool = False, max_records: int | None = None,
-         isolation_level: str = READ_UNCOMMITTED) -> ReadResult:
+         isolation_level: str = READ_UNCOMMITTED, decode: str = DECODE_AUTO) -> ReadResult:
     """Position a consumer on a partition directory (see :func:`open_partition`) and
     return its records lazily.
 
@@ -496,8 +553,13 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
     (epoch ms or ISO-8601, see :func:`parse_timestamp`), else the log start offset
     (``from_beginning``, also the default: offline, no record arrives later).
 
+    ``decode``: ``"auto"`` decodes the records of Kafka's internal topics (picked by the
+    topic name), ``"none"`` never decodes, ``"offsets"`` / ``"transaction-log"`` /
+    ``"cluster-metadata"`` force that decoder (see :func:`decoder_for`).
+
     Raises:
-        InvalidArgumentError: conflicting options, a bad timestamp or isolation level.
+        InvalidArgumentError: conflicting options, a bad timestamp, isolation level or
+            decoder.
         OffsetOutOfRangeError: ``offset`` outside [log start offset, log end offset].
         NotAKafkaFileError / UnreadableError: no such partition.
     """
@@ -508,8 +570,11 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
     if isolation_level not in ISOLATION_LEVELS:
         raise InvalidArgumentError(f"unknown isolation level {isolation_level!r} (expected "
                                    f"{' or '.join(ISOLATION_LEVELS)})")
+    if decode not in (DECODE_AUTO, DECODE_NONE, *DECODER_TOPICS):
+        decoder_for("", decode)  # raises: unknown decoder
     log = open_partition(path, topic, partition)
     tp = log.topic_partition
+    decoder = decoder_for(tp.topic if tp else log.directory.name, decode)
     lso = log_start_offset(log)
     leo = log_end_offset(log)
     res = ReadResult(partition_dir=str(log.directory), topic=tp.topic if tp else log.directory.name,
@@ -546,4 +611,8 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
     if res.start_offset is not None:
         res.records = consume(log, res.start_offset, isolation_level=isolation_level,
                               max_records=max_records, txn=txn)
+        if decoder is not None:
+            res.records = decode_records(res.records, decoder)
+    if decoder is not None:
+        res.decoder = decoder.topic
     return res

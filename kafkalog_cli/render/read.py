@@ -10,7 +10,9 @@ formatter's order: ``CreateTime:<ms>`` (``NO_TIMESTAMP`` for v0 messages),
 ``Partition:<n>``, ``Offset:<n>``, ``Delivery:NOT_PRESENT``, ``Epoch:<n>`` (or
 ``NOT_PRESENT``), headers ``k:v,k:v`` (or ``NO_HEADERS``), key, value. Keys, values and
 header values are written as their raw bytes, as the console consumer does without a
-deserializer.
+deserializer; the records of Kafka's internal topics, when decoded, as the decoders'
+compact JSON (``DecodedRecord.key_json`` / ``value_json``), a missing key or a tombstone
+value as ``null.literal``.
 """
 
 from __future__ import annotations
@@ -99,13 +101,18 @@ def format_record(rec, cfg: FormatterConfig) -> bytes:
         else:
             cols.append(cfg.headers_separator.join(
                 k.encode("utf-8") + b":" + (null if v is None else v) for k, v in rec.headers))
+    key, value = rec.key, rec.value
+    d = rec.decoded
+    if d is not None:
+        key = None if d.key is None else d.key_json().encode("utf-8")
+        value = None if d.tombstone or d.value is None else d.value_json().encode("utf-8")
     if cfg.print_key:
-        cols.append(null if rec.key is None else rec.key)
+        cols.append(null if key is None else key)
     out = cfg.key_separator.join(cols)
     if cfg.print_value:
         if cols:
             out += cfg.key_separator
-        out += (null if rec.value is None else rec.value) + cfg.line_separator
+        out += (null if value is None else value) + cfg.line_separator
     elif cols:
         # the formatter writes the line separator after the last printed column
         out += cfg.line_separator

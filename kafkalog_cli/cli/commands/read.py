@@ -46,13 +46,29 @@ def read(
         "--output", "-o", help="text: kafka-console-consumer's lines; json: JSON Lines.")
     ] = Output.text,
     data_encoding: Annotated[DataEncoding, typer.Option(
-        "--data-encoding", help="Encoding of keys, values and header values in JSON "
+        "--data-encoding", help="Encoding of raw keys, values and header values in JSON "
                                 "(utf8 falls back to base64 per field).")] = DataEncoding.utf8,
+    # -- internal topics (dump-segment's decoder options) --
+    offsets_decoder: Annotated[bool, typer.Option(
+        "--offsets-decoder", help="Decode records as __consumer_offsets data.")] = False,
+    transaction_log_decoder: Annotated[bool, typer.Option(
+        "--transaction-log-decoder", help="Decode records as __transaction_state data.")
+    ] = False,
+    cluster_metadata_decoder: Annotated[bool, typer.Option(
+        "--cluster-metadata-decoder", help="Decode records as KRaft __cluster_metadata records.")
+    ] = False,
+    no_decode: Annotated[bool, typer.Option(
+        "--no-decode", help="Print raw bytes, also for Kafka's internal topics.")] = False,
 ) -> None:
     """Print a partition's records as a consumer receives them.
 
     Control records are never printed; with --isolation-level read_committed neither are
     the records of aborted transactions, and the read stops at the last stable offset.
+
+    The records of __consumer_offsets, __transaction_state and __cluster_metadata are
+    decoded (keys and values printed as JSON, as dump-segment decodes them) unless
+    --no-decode is given; --offsets-decoder, --transaction-log-decoder or
+    --cluster-metadata-decoder forces a decoder whatever the topic's name.
 
     \b
     Examples:
@@ -60,14 +76,23 @@ def read(
       kafkalog read orders-0 --offset 1200 --max-records 10 \\
           --property print.key=true --property print.offset=true
       kafkalog read orders-0 --timestamp 2024-05-01T12:00:00Z -o json | jq .
+      kafkalog read /var/lib/kafka/data -t __consumer_offsets -p 12 --property print.key=true
     """
     from ...ops.read import read as run
     from ...render import read as render
 
+    chosen = [name for name, on in (("offsets", offsets_decoder),
+                                    ("transaction-log", transaction_log_decoder),
+                                    ("cluster-metadata", cluster_metadata_decoder),
+                                    ("none", no_decode)) if on]
+    if len(chosen) > 1:
+        raise typer.BadParameter("give at most one of --offsets-decoder, "
+                                 "--transaction-log-decoder, --cluster-metadata-decoder and "
+                                 "--no-decode")
     cfg = render.FormatterConfig.from_properties(prop or [])
     res = run(path, topic=topic, partition=partition, offset=offset, timestamp=timestamp,
               from_beginning=from_beginning, max_records=max_records,
-              isolation_level=isolation_level.value)
+              isolation_level=isolation_level.value, decode=chosen[0] if chosen else "auto")
     try:
         if output is Output.json:
             render.write_json(res.records, encoding=data_encoding.value)
