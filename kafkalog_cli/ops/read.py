@@ -452,14 +452,18 @@ def decoder_for(topic: str, decode: str = DECODE_AUTO):
     """
     from ..decoders import decoder_for_topic
 
+    _check_decode(decode)
     if decode == DECODE_NONE:
         return None
     if decode == DECODE_AUTO:
         return decoder_for_topic(topic)
-    if decode not in DECODER_TOPICS:
+    return decoder_for_topic(DECODER_TOPICS[decode])
+
+
+def _check_decode(decode: str) -> None:
+    if decode not in (DECODE_AUTO, DECODE_NONE, *DECODER_TOPICS):
         raise InvalidArgumentError(f"unknown decoder {decode!r} (expected auto, none or "
                                    f"{', '.join(DECODER_TOPICS)})")
-    return decoder_for_topic(DECODER_TOPICS[decode])
 
 
 def decode_records(records: Iterator[ConsumerRecord], decoder) -> Iterator[ConsumerRecord]:
@@ -570,8 +574,7 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
     if isolation_level not in ISOLATION_LEVELS:
         raise InvalidArgumentError(f"unknown isolation level {isolation_level!r} (expected "
                                    f"{' or '.join(ISOLATION_LEVELS)})")
-    if decode not in (DECODE_AUTO, DECODE_NONE, *DECODER_TOPICS):
-        decoder_for("", decode)  # raises: unknown decoder
+    _check_decode(decode)
     log = open_partition(path, topic, partition)
     tp = log.topic_partition
     decoder = decoder_for(tp.topic if tp else log.directory.name, decode)
