@@ -268,9 +268,17 @@ def _segment_index_for(log: Log, offset: int) -> int:
     return i
 
 
-def batches_from(log: Log, offset: int) -> Iterator[RecordBatch]:
+def batches_from(log: Log, offset: int, *, check_crcs: bool = False) -> Iterator[RecordBatch]:
     """Every batch from the one holding ``offset`` (or the first after it) to the end of
-    the log, the first found through the offset index of the floor segment."""
+    the log, the first found through the offset index of the floor segment.
+
+    With ``check_crcs`` each batch's CRC is checked first, as a consumer with
+    ``check.crcs=true`` does.
+
+    Raises:
+        CrcMismatchError: (``check_crcs``) a batch whose stored CRC differs, naming the
+            file and byte position.
+    """
     segs = log.segments
     if not segs:
         return
@@ -284,6 +292,8 @@ def batches_from(log: Log, offset: int) -> Iterator[RecordBatch]:
             pos = _checked_position(seg, view, oidx, offset)
         for b in FileRecords(view, pos, None, file=seg.log_path).batches():
             if b.last_offset >= offset:
+                if check_crcs:
+                    b.ensure_valid(seg.log_path)
                 yield b
 
 
@@ -392,12 +402,17 @@ def scan_transactions(log: Log, end_offset: int | None = None) -> TxnState:
 # -- the consumer's view -----------------------------------------------------------------
 
 def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMITTED,
-            max_records: int | None = None, txn: TxnState | None = None
-            ) -> Iterator[ConsumerRecord]:
+            max_records: int | None = None, txn: TxnState | None = None,
+            check_crcs: bool = True) -> Iterator[ConsumerRecord]:
     """The records a consumer positioned at ``start_offset`` receives, in offset order:
     control records never; under ``read_committed`` no record of an aborted transaction
     and none at or after the last stable offset. Lazy: stops reading after
-    ``max_records``."""
+    ``max_records``.
+
+    Raises:
+        CrcMismatchError: (``check_crcs``, the consumer's ``check.crcs=true`` default) a
+            batch to deliver fails its CRC; the consumer would throw too.
+    """
     if isolation_level not in ISOLATION_LEVELS:
         raise InvalidArgumentError(f"unknown isolation level {isolation_level!r} (expected "
                                    f"{' or '.join(ISOLATION_LEVELS)})")
@@ -411,7 +426,7 @@ def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMIT
     topic = tp.topic if tp else log.directory.name
     part = tp.partition if tp else -1
     n = 0
-    for b in batches_from(log, start_offset):
+    for b in batches_from(log, start_offset, check_crcs=check_crcs):
         if lso is not None and b.base_offset >= lso:
             return
         if type(b) is RecordBatch:
@@ -490,7 +505,14 @@ def parse_timestamp(text: str) -> int:
     """
     s = text.strip()
     if _EPOCH_MS.match(s):
-        return int(s)
+        ms = int(s)
+        if ms < 0:
+            # ListOffsets reserves -1 (latest) and -2 (earliest); offsetsForTimes rejects
+            # negative targets
+            raise InvalidArgumentError(
+                f"invalid timestamp {text!r}: must not be negative (use --from-beginning or "
+                "--offset earliest|latest)")
+        return ms
     try:
         dt = datetime.fromisoformat(s)
     except ValueError:
@@ -549,7 +571,8 @@ class ReadResult:
 def read(path, *, topic: str | None = None, partition: int | None = None,
          offset: int | str | None = None, timestamp: int | str | None = None,
          from_beginning: bool = False, max_records: int | None = None,
-         isolation_level: str = READ_UNCOMMITTED, decode: str = DECODE_AUTO) -> ReadResult:
+         isolation_level: str = READ_UNCOMMITTED, decode: str = DECODE_AUTO,
+         check_crcs: bool = True) -> ReadResult:
     """Position a consumer on a partition directory (see :func:`open_partition`) and
     return its records lazily.
 
@@ -613,7 +636,7 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
         res.last_stable_offset = txn.last_stable_offset
     if res.start_offset is not None:
         res.records = consume(log, res.start_offset, isolation_level=isolation_level,
-                              max_records=max_records, txn=txn)
+                              max_records=max_records, txn=txn, check_crcs=check_crcs)
         if decoder is not None:
             res.records = decode_records(res.records, decoder)
     if decoder is not None:

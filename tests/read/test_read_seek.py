@@ -155,3 +155,36 @@ def test_corpus_timestamps_and_offsets():
             assert [r.offset for r in res.records] == exp, (d, target)
             res.close()
         log.close()
+
+
+def test_read_checks_crcs_like_a_consumer(tmp_path):
+    """A batch whose CRC fails stops the read with an error naming the file and position
+    (the consumer's check.crcs=true); --no-check-crcs delivers it."""
+    import shutil
+    import subprocess
+    import sys
+
+    from kafkalog_cli.errors import CrcMismatchError
+    from kafkalog_cli.ops.read import read
+
+    repo = Path(__file__).resolve().parents[2]
+    part = tmp_path / "corrupt-crc-0"
+    shutil.copytree(repo / "fixtures" / "logs" / "corrupt-crc-0", part)
+    with pytest.raises(CrcMismatchError) as e:
+        list(read(part).records)
+    assert e.value.file.endswith(".log") and e.value.position is not None
+    assert len(list(read(part, check_crcs=False).records)) == 24
+    env = {"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"}
+    r = subprocess.run([sys.executable, "-m", "kafkalog_cli", "read", str(part)],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 3 and "Record is corrupt" in r.stderr and "at byte" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_negative_timestamp_is_a_usage_error():
+    from kafkalog_cli.errors import InvalidArgumentError
+    from kafkalog_cli.ops.read import parse_timestamp
+
+    assert parse_timestamp("0") == 0
+    with pytest.raises(InvalidArgumentError):
+        parse_timestamp("-1")

@@ -37,6 +37,10 @@ def read(
     isolation_level: Annotated[IsolationLevel, typer.Option(
         "--isolation-level", help="read_committed hides aborted transactions and stops at "
                                   "the last stable offset.")] = IsolationLevel.read_uncommitted,
+    check_crcs: Annotated[bool, typer.Option(
+        "--check-crcs/--no-check-crcs", help="Check each batch's CRC before delivering it, as "
+        "the consumer's check.crcs=true does (a mismatch is an error naming the file and "
+        "byte position).")] = True,
     prop: Annotated[list[str] | None, typer.Option(
         "--property", help="Formatter property NAME=VALUE, as kafka-console-consumer takes "
                            "them: print.key, print.timestamp, print.offset, print.partition, "
@@ -92,7 +96,8 @@ def read(
     cfg = render.FormatterConfig.from_properties(prop or [])
     res = run(path, topic=topic, partition=partition, offset=offset, timestamp=timestamp,
               from_beginning=from_beginning, max_records=max_records,
-              isolation_level=isolation_level.value, decode=chosen[0] if chosen else "auto")
+              isolation_level=isolation_level.value, decode=chosen[0] if chosen else "auto",
+              check_crcs=check_crcs)
     try:
         if output is Output.json:
             render.write_json(res.records, encoding=data_encoding.value)
