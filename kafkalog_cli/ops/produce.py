@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from operator import itemgetter
 from pathlib import Path
 
-from ..constants import CODEC_IDS, CODEC_NONE, NO_TIMESTAMP
+from ..constants import CODEC_IDS, CODEC_NONE, INT32_MAX, INT64_MAX, NO_TIMESTAMP
 from ..errors import InvalidArgumentError, KafkalogError
 from ..format import compression
 from ..format.builder import assemble_batch, encode_columns, encode_records, encode_values
@@ -103,12 +103,16 @@ class ProduceOptions:
             raise InvalidArgumentError("--batch-size must be at least 1")
         if self.batch_bytes < 1:
             raise InvalidArgumentError("--batch-bytes must be at least 1")
-        if self.partition < 0:
-            raise InvalidArgumentError("--partition must be >= 0")
+        if not 0 <= self.partition <= INT32_MAX:
+            raise InvalidArgumentError(f"--partition must be 0..{INT32_MAX} (an int32)")
+        if self.timestamp is not None and not -1 <= self.timestamp <= INT64_MAX:
+            raise InvalidArgumentError(f"--timestamp must be -1..{INT64_MAX} (an int64)")
+        if self.leader_epoch < 0 or self.leader_epoch > INT32_MAX:
+            raise InvalidArgumentError(f"--leader-epoch must be 0..{INT32_MAX} (an int32)")
         if self.transactional and self.producer_id is None:
             raise InvalidArgumentError("--transactional needs --producer-id")
-        if self.producer_id is not None and self.producer_id < 0:
-            raise InvalidArgumentError("--producer-id must be >= 0")
+        if self.producer_id is not None and not 0 <= self.producer_id <= INT64_MAX:
+            raise InvalidArgumentError(f"--producer-id must be 0..{INT64_MAX} (an int64)")
         if not 0 <= self.producer_epoch <= 32767:
             raise InvalidArgumentError("--producer-epoch must be 0..32767")
         if self.end_txn not in ("commit", "abort", "none"):
@@ -320,6 +324,11 @@ class _Batcher:
         if None in tss:
             tss = [default_ts if t is None else t for t in tss]
         ts = tss[0]
+        if ts < 0 and max(tss) - ts > INT64_MAX:
+            # --timestamp -1 next to a record at Long.MAX: the delta overflows the varlong
+            raise InvalidArgumentError(
+                f"a batch cannot hold timestamps {ts} and {max(tss)}: their difference "
+                "does not fit the batch's 64-bit timestamp delta")
         if tss.count(ts) == n and keys.count(None) == n and not any(hdrs):
             block = encode_values(vals)
             summary = RecordsSummary(ts, ts, 0, False)

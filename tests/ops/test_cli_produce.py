@@ -113,3 +113,23 @@ def test_second_concurrent_produce_refused(tmp_path):
     finally:
         out, _ = slow.communicate(b"", timeout=60)
     assert json.loads(out)["records"] == 1
+
+
+@pytest.mark.parametrize("args", [
+    ["--timestamp", "99999999999999999999"], ["--timestamp", str(2**63)],
+    ["--timestamp", "-2"], ["--partition", "99999999999"], ["--partition", str(2**31)],
+    ["--producer-id", str(2**63)], ["--leader-epoch", str(2**31)],
+])
+def test_out_of_range_numbers_are_usage_errors(tmp_path, args):
+    r = invoke(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t", *args], b"x\n")
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and args[0] in r.output
+    assert not (tmp_path / "l").exists()
+
+
+def test_int64_and_int32_maxima_accepted(tmp_path):
+    r = invoke(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t", "--timestamp",
+                str(2**63 - 1), "--partition", str(2**31 - 1), "--config",
+                f"message.timestamp.after.max.ms={2**63 - 1}", "-o", "json"], b"x\n")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "l" / f"t-{2**31 - 1}").is_dir()

@@ -190,3 +190,42 @@ def test_same_shape_as_real_broker_output(tmp_path):
         if (real.parent / "log-start-offset-checkpoint").exists() else True
     assert verify_index([tmp_path / "logs"]).ok
     assert verify_index([real]).ok
+
+
+@pytest.mark.parametrize("field,value", [
+    ("timestamp", 99999999999999999999), ("timestamp", 2**63), ("timestamp", -1),
+    ("partition", 99999999999), ("partition", 2**31),
+])
+def test_jsonl_out_of_range_numbers_name_the_line(tmp_path, field, value):
+    good = b'{"value": "a", "%s": 7}\n' % field.encode()
+    bad = json.dumps({"value": "b", field: value}).encode() + b"\n"
+    with pytest.raises(ProduceError) as e:
+        run(tmp_path, good + bad, input_format="jsonl")
+    assert f"<stdin>:2: {field} {value} is out of range" in str(e.value)
+    assert e.value.exit_code != 0
+    assert not (tmp_path / f"logs/t-{value}").exists()
+
+
+def test_jsonl_range_maxima_accepted(tmp_path):
+    text = json.dumps({"value": "a", "timestamp": 2**63 - 1, "partition": 2**31 - 1})
+    cfg = LogConfig.from_properties({"message.timestamp.after.max.ms": str(2**63 - 1)})
+    res = run(tmp_path, text.encode() + b"\n", input_format="jsonl", config=cfg)
+    (r,) = all_records(tmp_path / f"logs/t-{2**31 - 1}")
+    assert res.records == 1 and r.timestamp == 2**63 - 1
+
+
+def test_timestamp_delta_overflow_refused(tmp_path):
+    text = b'{"value": "a"}\n{"value": "b", "timestamp": 9223372036854775807}\n'
+    with pytest.raises(ProduceError, match="64-bit timestamp delta") as e:
+        run(tmp_path, text, input_format="jsonl", timestamp=-1)
+    assert e.value.result.records == 0
+
+
+@pytest.mark.parametrize("kw", [{"partition": 2**31}, {"timestamp": 2**63}, {"timestamp": -2},
+                                {"producer_id": 2**63}, {"leader_epoch": 2**31}])
+def test_options_out_of_range(tmp_path, kw):
+    from kafkalog_cli.errors import InvalidArgumentError
+
+    with pytest.raises(InvalidArgumentError):
+        run(tmp_path, b"x\n", **kw)
+    assert not (tmp_path / "logs").exists()

@@ -35,7 +35,8 @@ def produce(
     log_dir: Annotated[Path, typer.Option("--log-dir", help="The log directory (created "
                                           "with meta.properties when new).")] = ...,
     topic: Annotated[str, typer.Option("--topic", help="Topic name.")] = ...,
-    partition: Annotated[int, typer.Option("--partition", min=0)] = 0,
+    partition: Annotated[int, typer.Option(
+        "--partition", min=0, max=2**31 - 1, help="Partition id (a Kafka int32).")] = 0,
     fmt: Annotated[InputFormat, typer.Option("--format", help="lines: one value per line; "
                    "jsonl: JSON objects (also for *.jsonl/*.ndjson); raw: a file is a record.")
                    ] = InputFormat.lines,
@@ -55,14 +56,17 @@ def produce(
     config_file: Annotated[Path | None, typer.Option(
         "--config-file", help="A server.properties-style file (log.* and topic keys).")] = None,
     timestamp: Annotated[int | None, typer.Option(
-        "--timestamp", help="Timestamp (ms) of records without one; default: now.")] = None,
-    producer_id: Annotated[int | None, typer.Option("--producer-id", min=0)] = None,
+        "--timestamp", min=-1, max=2**63 - 1, help="Timestamp (ms, a Kafka int64; -1: none) "
+        "of records without one; default: now.")] = None,
+    producer_id: Annotated[int | None, typer.Option("--producer-id", min=0,
+                                                              max=2**63 - 1)] = None,
     producer_epoch: Annotated[int, typer.Option("--producer-epoch", min=0, max=32767)] = 0,
     transactional: Annotated[bool, typer.Option(
         "--transactional", help="Transactional batches, then a marker (--end-txn).")] = False,
     end_txn: Annotated[str, typer.Option("--end-txn", help="commit, abort or none.")
                        ] = "commit",
-    leader_epoch: Annotated[int, typer.Option("--leader-epoch", min=0)] = 0,
+    leader_epoch: Annotated[int, typer.Option("--leader-epoch", min=0,
+                                                             max=2**31 - 1)] = 0,
     topic_id: Annotated[str | None, typer.Option("--topic-id", help="For a new "
                                                  "partition.metadata (default: random).")
                         ] = None,
@@ -78,7 +82,6 @@ def produce(
       kafkalog produce --log-dir /tmp/kl --topic t data.jsonl --compression zstd
       kafkalog produce --log-dir /tmp/kl --topic t --config segment.bytes=65536 --batch-size 10
     """
-    from ...errors import InvalidArgumentError
     from ...ops.produce import ProduceError, ProduceOptions, iter_inputs
     from ...ops.produce import produce as run
     from ...render.produce import render_produce
@@ -94,8 +97,6 @@ def produce(
             raise UnreadableError(e.strerror or str(e), file=config_file) from e
     props.update(parse_config_overrides(config or []))
     cfg = LogConfig.from_properties(props)
-    if timestamp is not None and timestamp < -1:
-        raise InvalidArgumentError("--timestamp must be >= -1")
     opts = ProduceOptions(
         topic=topic, partition=partition, input_format=fmt.value, parse_key=parse_key,
         key_separator=key_separator, value_encoding=value_encoding, batch_size=batch_size,
