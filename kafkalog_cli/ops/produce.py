@@ -94,7 +94,13 @@ class ProduceOptions:
     compression_threads: int = 1
 
     def check(self) -> None:
-        """Raises InvalidArgumentError for inconsistent options."""
+        """Raises InvalidArgumentError for inconsistent options (called before anything is
+        created on disk)."""
+        from ..storage.files import validate_topic_name
+
+        validate_topic_name(self.topic)
+        if self.topic_id is not None:
+            _check_topic_id(self.topic_id)
         if self.input_format not in ("lines", "jsonl", "raw"):
             raise InvalidArgumentError(f"unknown input format {self.input_format!r}")
         if self.compression not in CODEC_IDS:
@@ -123,6 +129,20 @@ class ProduceOptions:
             raise InvalidArgumentError("--key-separator must not be empty")
         if self.compression_threads not in (0, 1):
             raise InvalidArgumentError("compression_threads must be 0 or 1")
+
+
+def _check_topic_id(s: str) -> None:
+    """A topic id as Kafka's Uuid.fromString reads it: 22 URL-safe base64 characters of 16
+    bytes."""
+    from ..storage.dir_files import kafka_string_to_uuid, uuid_to_kafka_string
+
+    try:
+        ok = uuid_to_kafka_string(kafka_string_to_uuid(s)) == s
+    except (ValueError, InvalidArgumentError):  # binascii.Error: bad base64
+        ok = False
+    if not ok:
+        raise InvalidArgumentError(f"--topic-id {s!r} is not a Kafka UUID (22 characters of "
+                                   "URL-safe base64, e.g. from kafka-storage random-uuid)")
 
 
 @dataclass
@@ -240,6 +260,7 @@ class _Batcher:
         self.inflight: deque = deque()  # (future of compressed blocks, staged list)
         self.failed = False  # an append raised: nothing more may be appended
         self.failed_records = 0  # records of the batch whose append raised
+        self.created = False  # this run created the partition directory
 
     def _split(self, items: list, acc: list, flush: Callable[[], None]) -> None:
         """Greedy batching as the Java producer's accumulator: ``items`` go into the
@@ -524,9 +545,11 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
     def batcher(p: int) -> _Batcher:
         b = batchers.get(p)
         if b is None:
+            new = not (manager.log_dir / f"{opts.topic}-{p}").exists()
             log = manager.get_or_create_log(opts.topic, p, opts.config, topic_id=opts.topic_id)
             pr = result.partitions[p] = PartitionResult(p)
             b = batchers[p] = _Batcher(log, opts, pr, clock, pool)
+            b.created = new
         return b
 
     failure: BaseException | None = None
@@ -572,6 +595,7 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
                     b.end_txn(False)
                 except KafkalogError:
                     pass
+        _remove_untouched(manager, batchers, result, opts.topic)
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -588,6 +612,22 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
             raise ProduceError(failure, result) from failure
         raise failure
     return result
+
+
+def _remove_untouched(manager: LogManager, batchers: dict, result: ProduceResult,
+                      topic: str) -> None:
+    """After a failure: delete the partition directories this run created and appended
+    nothing to (e.g. the first batch was over max.message.bytes), so a refused run leaves
+    no empty segment behind."""
+    for p, b in list(batchers.items()):
+        if not b.created or b.log.log_end_offset != 0:
+            continue
+        try:
+            manager.delete_log(topic, p)
+        except OSError:
+            continue  # left behind: an empty, valid partition
+        del batchers[p]
+        del result.partitions[p]
 
 
 def _totals(result: ProduceResult) -> None:

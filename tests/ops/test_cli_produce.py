@@ -133,3 +133,32 @@ def test_int64_and_int32_maxima_accepted(tmp_path):
                 f"message.timestamp.after.max.ms={2**63 - 1}", "-o", "json"], b"x\n")
     assert r.exit_code == 0, r.output
     assert (tmp_path / "l" / f"t-{2**31 - 1}").is_dir()
+
+
+@pytest.mark.parametrize("args", [
+    ["--topic", "a/b"], ["--topic", ".."], ["--topic", "t", "--topic-id", "nonsense"],
+    ["--topic", "t", "--config", "segment.ms=0"], ["--topic", "t", "--key-separator", ""],
+])
+def test_bad_arguments_create_nothing(tmp_path, args):
+    d = tmp_path / "l"
+    with pytest.raises(SystemExit) as e:
+        main(["produce", "--log-dir", str(d), *args, os.devnull])
+    assert e.value.code == 2
+    assert not d.exists()
+
+
+def test_refused_first_batch_leaves_no_empty_partition(tmp_path):
+    d = tmp_path / "l"
+    r = invoke(["produce", "--log-dir", str(d), "--topic", "t", "--config",
+                "max.message.bytes=10", "-o", "json"], b"x\n")
+    assert r.exit_code != 0
+    assert not (d / "t-0").exists()
+    assert not list(d.glob("t-0*"))
+    # an existing partition is kept, with its records
+    assert invoke(["produce", "--log-dir", str(d), "--topic", "t"], b"a\n").exit_code == 0
+    r = invoke(["produce", "--log-dir", str(d), "--topic", "t", "--config",
+                "max.message.bytes=10"], b"x\n")
+    assert r.exit_code != 0
+    r = invoke(["dump-segment", str(d / "t-0"), "--print-data-log", "-o", "json"])
+    assert [json.loads(x).get("payload") for x in r.stdout.splitlines()
+            if '"record"' in x] == ["a"]

@@ -229,3 +229,23 @@ def test_options_out_of_range(tmp_path, kw):
     with pytest.raises(InvalidArgumentError):
         run(tmp_path, b"x\n", **kw)
     assert not (tmp_path / "logs").exists()
+
+
+def test_failed_run_removes_only_partitions_it_created_empty(tmp_path):
+    from kafkalog_cli.ops.verify import verify_index
+
+    run(tmp_path, b'{"value": "a", "partition": 1}\n', input_format="jsonl")
+    text = (b'{"value": "b", "partition": 1}\n{"value": "c", "partition": 2}\n'
+            b'{"value": "%s", "partition": 3}\n' % (b"x" * 200))
+    cfg = LogConfig.from_properties({"max.message.bytes": "150"})
+    with pytest.raises(ProduceError) as e:
+        run(tmp_path, text, input_format="jsonl", config=cfg, batch_size=1, partition=5)
+    d = tmp_path / "logs"
+    # t-5 (the default partition) and t-3 (refused) were new and got nothing: removed;
+    # t-0 and t-1 existed (t-0 empty), t-2 got a record
+    assert sorted(p.name for p in d.iterdir() if p.is_dir()) == ["t-0", "t-1", "t-2"]
+    assert sorted(e.value.result.partitions) == [1, 2]
+    assert [r.value for r in all_records(d / "t-1")] == [b"a", b"b"]
+    assert verify_index([d]).ok
+    checkpoint = (d / "recovery-point-offset-checkpoint").read_text()
+    assert "t 5" not in checkpoint and "t 3" not in checkpoint and "t 2" in checkpoint
