@@ -27,7 +27,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from ..constants import CODEC_IDS, CODEC_NONE, INT32_MAX, INT64_MAX, NO_TIMESTAMP
-from ..errors import InvalidArgumentError, KafkalogError
+from ..errors import InvalidArgumentError, InvalidRecordError, KafkalogError
 from ..format import compression
 from ..format.builder import assemble_batch, encode_columns, encode_records, encode_values
 from ..inputs import ValuesChunk
@@ -439,9 +439,13 @@ class _Batcher:
         try:
             info = self.log.append_as_leader(batch, leader_epoch=opts.leader_epoch,
                                              summary=summary)
-        except BaseException:
+        except BaseException as e:
             self.failed = True
             self.failed_records = n
+            if isinstance(e, InvalidRecordError):
+                # the broker's refusal of a batch we built (e.g. a compacted topic's missing
+                # key): findings, exit 1 - not unreadable input (3)
+                e.exit_code = 1
             raise
         self._count(info)
         if opts.transactional:

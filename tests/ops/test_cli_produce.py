@@ -162,3 +162,23 @@ def test_refused_first_batch_leaves_no_empty_partition(tmp_path):
     r = invoke(["dump-segment", str(d / "t-0"), "--print-data-log", "-o", "json"])
     assert [json.loads(x).get("payload") for x in r.stdout.splitlines()
             if '"record"' in x] == ["a"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--config", "max.message.bytes=10"], "exceeds the maximum"),
+    (["--config", "segment.bytes=14"], "segment"),
+    (["--config", "message.timestamp.before.max.ms=1000", "--timestamp", "5"], "Timestamp 5"),
+    (["--config", "cleanup.policy=compact"], "Compacted topic"),
+])
+def test_refused_records_exit_1(tmp_path, capsys, args, message):
+    data = tmp_path / "in.txt"
+    data.write_bytes(b"x\n")
+    with pytest.raises(SystemExit) as e:
+        main(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t", *args, str(data)])
+    assert e.value.code == 1
+    assert message in capsys.readouterr().err
+
+
+def test_help_documents_exit_status():
+    r = invoke(["produce", "--help"])
+    assert "Exit status" in r.stdout and "usage error" in r.stdout

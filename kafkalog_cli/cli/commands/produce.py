@@ -81,6 +81,17 @@ def produce(
       seq 1000 | kafkalog produce --log-dir /tmp/kl --topic t
       kafkalog produce --log-dir /tmp/kl --topic t data.jsonl --compression zstd
       kafkalog produce --log-dir /tmp/kl --topic t --config segment.bytes=65536 --batch-size 10
+
+    \b
+    Exit status:
+      0  every record was appended
+      1  stopped: a batch the broker would refuse (over max.message.bytes or
+         segment.bytes, a timestamp outside message.timestamp.*.max.ms, a keyless
+         record on a compacted topic, a producer sequence/epoch error), a malformed
+         input line, or a locked log directory; the batches before it are written
+         and the summary (on stderr) says what
+      2  usage error (an option, topic name, --config key or value); nothing written
+      3  an input file that cannot be read, or a partition that needs recovery
     """
     from ...ops.produce import ProduceError, ProduceOptions, iter_inputs
     from ...ops.produce import produce as run
