@@ -182,3 +182,20 @@ def test_refused_records_exit_1(tmp_path, capsys, args, message):
 def test_help_documents_exit_status():
     r = invoke(["produce", "--help"])
     assert "Exit status" in r.stdout and "usage error" in r.stdout
+
+
+@pytest.mark.parametrize("key", ["nosuch.key", "message.timestamp.difference.max.ms"])
+def test_unknown_config_key_refused(tmp_path, capsys, key):
+    with pytest.raises(SystemExit) as e:
+        main(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t", "--config",
+              f"{key}=1", os.devnull])
+    assert e.value.code == 2
+    assert f"Unknown topic config name: {key}" in capsys.readouterr().err
+    assert not (tmp_path / "l").exists()
+
+
+def test_known_topic_keys_without_effect_accepted(tmp_path):
+    r = invoke(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t",
+                "--config", "retention.ms=1000", "--config", "min.insync.replicas=2",
+                "--config", "log.roll.hours=1", "-o", "json"], b"x\n")
+    assert r.exit_code == 0, r.output

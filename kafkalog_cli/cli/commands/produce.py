@@ -51,10 +51,12 @@ def produce(
                                              "(the producer's batch.size).")] = 16384,
     compression: Annotated[Codec, typer.Option("--compression")] = Codec.none,
     config: Annotated[list[str] | None, typer.Option(
-        "--config", help="Topic config key=value (repeatable), e.g. segment.bytes=1048576.")
+        "--config", help="Topic config key=value (repeatable), e.g. segment.bytes=1048576; "
+        "an unknown key is refused.")
     ] = None,
     config_file: Annotated[Path | None, typer.Option(
-        "--config-file", help="A server.properties-style file (log.* and topic keys).")] = None,
+        "--config-file", help="A server.properties-style file (log.* and topic keys; other "
+        "broker keys are ignored).")] = None,
     timestamp: Annotated[int | None, typer.Option(
         "--timestamp", min=-1, max=2**63 - 1, help="Timestamp (ms, a Kafka int64; -1: none) "
         "of records without one; default: now.")] = None,
@@ -96,7 +98,12 @@ def produce(
     from ...ops.produce import ProduceError, ProduceOptions, iter_inputs
     from ...ops.produce import produce as run
     from ...render.produce import render_produce
-    from ...storage.config import LogConfig, parse_config_overrides, parse_properties_text
+    from ...storage.config import (
+        LogConfig,
+        check_topic_config_names,
+        parse_config_overrides,
+        parse_properties_text,
+    )
 
     props: dict = {}
     if config_file is not None:
@@ -106,7 +113,9 @@ def produce(
             from ...errors import UnreadableError
 
             raise UnreadableError(e.strerror or str(e), file=config_file) from e
-    props.update(parse_config_overrides(config or []))
+    overrides = parse_config_overrides(config or [])
+    check_topic_config_names(overrides)  # a server.properties may hold any broker key
+    props.update(overrides)
     cfg = LogConfig.from_properties(props)
     opts = ProduceOptions(
         topic=topic, partition=partition, input_format=fmt.value, parse_key=parse_key,
