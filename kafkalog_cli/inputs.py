@@ -16,8 +16,10 @@ Formats, as users know them:
   "partition"}``, every field optional; ``headers`` an object or a list of ``[k, v]``
   pairs; key/value/header values are strings (UTF-8, or base64 with
   ``value_encoding="base64"``), null, or any other JSON value (written as compact JSON
-  text). Blank lines are skipped. A malformed line raises :class:`InputError` naming it, after
-  the records before it were yielded.
+  text). ``timestamp`` is 0..2^63-1 ms (a non-negative int64, as
+  ProducerRecord accepts; null: the default), ``partition`` 0..2^31-1 (an int32 partition id). Blank lines
+  are skipped. A malformed line raises :class:`InputError` naming it, after the records
+  before it were yielded.
 * ``raw``: each file is one record (the whole file is the value).
 """
 
@@ -29,6 +31,7 @@ from collections.abc import Iterator
 from itertools import repeat
 from typing import NamedTuple
 
+from .constants import INT32_MAX, INT64_MAX
 from .errors import InvalidArgumentError
 
 # 1 MiB: 4 MiB buffers cost page faults and cache misses (read + split ~2x slower)
@@ -175,6 +178,13 @@ def _headers_column(col: list) -> list | None:
     return out
 
 
+def _in_range(col: list, lo: int, hi: int) -> bool:
+    """Every integer of ``col`` (Nones skipped) within ``lo..hi``."""
+    if None in col:
+        col = [x for x in col if x is not None]
+    return not col or (lo <= min(col) and max(col) <= hi)
+
+
 def _columnar(objs: list, lines) -> list | None:
     """The records of parsed JSON objects column by column (C-level maps), when every
     field is of the usual type: strings or null for key/value, an object of strings or
@@ -194,8 +204,9 @@ def _columnar(objs: list, lines) -> list | None:
                   (ps, _INT_OR_NONE)):
         if c is not None and not set(map(type, c)) <= ok:
             return None
-    if ps is not None and min((p for p in ps if p is not None), default=0) < 0:
-        return None
+    if (ps is not None and not _in_range(ps, 0, INT32_MAX)) or \
+            (ts is not None and not _in_range(ts, 0, INT64_MAX)):
+        return None  # the record path names the line
     try:
         ks = repeat(None, n) if ks is None else _utf8_column(ks)
         vs = repeat(None, n) if vs is None else _utf8_column(vs)
@@ -218,9 +229,15 @@ def _record(obj, line: int, encoding: str) -> InputRecord:
     ts = obj.get("timestamp")
     if ts is not None and (not isinstance(ts, int) or isinstance(ts, bool)):
         raise ValueError("timestamp must be an integer (ms since the epoch)")
+    if ts is not None and not 0 <= ts <= INT64_MAX:
+        raise ValueError(f"timestamp {ts} is out of range: it must be 0..{INT64_MAX} ms "
+                         "(a non-negative 64-bit integer) or null")
     part = obj.get("partition")
     if part is not None and (not isinstance(part, int) or isinstance(part, bool) or part < 0):
         raise ValueError("partition must be a non-negative integer")
+    if part is not None and part > INT32_MAX:
+        raise ValueError(f"partition {part} is out of range: partition ids are 0..{INT32_MAX} "
+                         "(a signed 32-bit integer)")
     h = obj.get("headers")
     headers: tuple = ()
     if h:

@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass, field
 from operator import itemgetter
 from pathlib import Path
 
-from ..constants import CODEC_IDS, CODEC_NONE, NO_TIMESTAMP
-from ..errors import InvalidArgumentError, KafkalogError
+from ..constants import CODEC_IDS, CODEC_NONE, INT32_MAX, INT64_MAX, NO_TIMESTAMP
+from ..errors import InvalidArgumentError, InvalidRecordError, KafkalogError
 from ..format import compression
 from ..format.builder import assemble_batch, encode_columns, encode_records, encode_values
 from ..inputs import ValuesChunk
@@ -94,7 +94,13 @@ class ProduceOptions:
     compression_threads: int = 1
 
     def check(self) -> None:
-        """Raises InvalidArgumentError for inconsistent options."""
+        """Raises InvalidArgumentError for inconsistent options (called before anything is
+        created on disk)."""
+        from ..storage.files import validate_topic_name
+
+        validate_topic_name(self.topic)
+        if self.topic_id is not None:
+            _check_topic_id(self.topic_id)
         if self.input_format not in ("lines", "jsonl", "raw"):
             raise InvalidArgumentError(f"unknown input format {self.input_format!r}")
         if self.compression not in CODEC_IDS:
@@ -103,12 +109,16 @@ class ProduceOptions:
             raise InvalidArgumentError("--batch-size must be at least 1")
         if self.batch_bytes < 1:
             raise InvalidArgumentError("--batch-bytes must be at least 1")
-        if self.partition < 0:
-            raise InvalidArgumentError("--partition must be >= 0")
+        if not 0 <= self.partition <= INT32_MAX:
+            raise InvalidArgumentError(f"--partition must be 0..{INT32_MAX} (an int32)")
+        if self.timestamp is not None and not -1 <= self.timestamp <= INT64_MAX:
+            raise InvalidArgumentError(f"--timestamp must be -1..{INT64_MAX} (an int64)")
+        if self.leader_epoch < 0 or self.leader_epoch > INT32_MAX:
+            raise InvalidArgumentError(f"--leader-epoch must be 0..{INT32_MAX} (an int32)")
         if self.transactional and self.producer_id is None:
             raise InvalidArgumentError("--transactional needs --producer-id")
-        if self.producer_id is not None and self.producer_id < 0:
-            raise InvalidArgumentError("--producer-id must be >= 0")
+        if self.producer_id is not None and not 0 <= self.producer_id <= INT64_MAX:
+            raise InvalidArgumentError(f"--producer-id must be 0..{INT64_MAX} (an int64)")
         if not 0 <= self.producer_epoch <= 32767:
             raise InvalidArgumentError("--producer-epoch must be 0..32767")
         if self.end_txn not in ("commit", "abort", "none"):
@@ -119,6 +129,20 @@ class ProduceOptions:
             raise InvalidArgumentError("--key-separator must not be empty")
         if self.compression_threads not in (0, 1):
             raise InvalidArgumentError("compression_threads must be 0 or 1")
+
+
+def _check_topic_id(s: str) -> None:
+    """A topic id as Kafka's Uuid.fromString reads it: 22 URL-safe base64 characters of 16
+    bytes."""
+    from ..storage.dir_files import kafka_string_to_uuid, uuid_to_kafka_string
+
+    try:
+        ok = uuid_to_kafka_string(kafka_string_to_uuid(s)) == s
+    except (ValueError, InvalidArgumentError):  # binascii.Error: bad base64
+        ok = False
+    if not ok:
+        raise InvalidArgumentError(f"--topic-id {s!r} is not a Kafka UUID (22 characters of "
+                                   "URL-safe base64, e.g. from kafka-storage random-uuid)")
 
 
 @dataclass
@@ -236,6 +260,7 @@ class _Batcher:
         self.inflight: deque = deque()  # (future of compressed blocks, staged list)
         self.failed = False  # an append raised: nothing more may be appended
         self.failed_records = 0  # records of the batch whose append raised
+        self.created = False  # this run created the partition directory
 
     def _split(self, items: list, acc: list, flush: Callable[[], None]) -> None:
         """Greedy batching as the Java producer's accumulator: ``items`` go into the
@@ -320,6 +345,11 @@ class _Batcher:
         if None in tss:
             tss = [default_ts if t is None else t for t in tss]
         ts = tss[0]
+        if ts < 0 and max(tss) - ts > INT64_MAX:
+            # --timestamp -1 next to a record at Long.MAX: the delta overflows the varlong
+            raise InvalidArgumentError(
+                f"a batch cannot hold timestamps {ts} and {max(tss)}: their difference "
+                "does not fit the batch's 64-bit timestamp delta")
         if tss.count(ts) == n and keys.count(None) == n and not any(hdrs):
             block = encode_values(vals)
             summary = RecordsSummary(ts, ts, 0, False)
@@ -409,9 +439,13 @@ class _Batcher:
         try:
             info = self.log.append_as_leader(batch, leader_epoch=opts.leader_epoch,
                                              summary=summary)
-        except BaseException:
+        except BaseException as e:
             self.failed = True
             self.failed_records = n
+            if isinstance(e, InvalidRecordError):
+                # the broker's refusal of a batch we built (e.g. a compacted topic's missing
+                # key): findings, exit 1 - not unreadable input (3)
+                e.exit_code = 1
             raise
         self._count(info)
         if opts.transactional:
@@ -515,9 +549,11 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
     def batcher(p: int) -> _Batcher:
         b = batchers.get(p)
         if b is None:
+            new = not (manager.log_dir / f"{opts.topic}-{p}").exists()
             log = manager.get_or_create_log(opts.topic, p, opts.config, topic_id=opts.topic_id)
             pr = result.partitions[p] = PartitionResult(p)
             b = batchers[p] = _Batcher(log, opts, pr, clock, pool)
+            b.created = new
         return b
 
     failure: BaseException | None = None
@@ -563,6 +599,7 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
                     b.end_txn(False)
                 except KafkalogError:
                     pass
+        _remove_untouched(manager, batchers, result, opts.topic)
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -579,6 +616,22 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
             raise ProduceError(failure, result) from failure
         raise failure
     return result
+
+
+def _remove_untouched(manager: LogManager, batchers: dict, result: ProduceResult,
+                      topic: str) -> None:
+    """After a failure: delete the partition directories this run created and appended
+    nothing to (e.g. the first batch was over max.message.bytes), so a refused run leaves
+    no empty segment behind."""
+    for p, b in list(batchers.items()):
+        if not b.created or b.log.log_end_offset != 0:
+            continue
+        try:
+            manager.delete_log(topic, p)
+        except OSError:
+            continue  # left behind: an empty, valid partition
+        del batchers[p]
+        del result.partitions[p]
 
 
 def _totals(result: ProduceResult) -> None:

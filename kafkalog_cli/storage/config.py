@@ -1,10 +1,15 @@
 """Topic-level log configuration, after ``LogConfig`` (Kafka's key names and defaults).
 
-Only the keys that decide what the storage layer writes are modelled; every other key a
-``server.properties`` or ``--config`` names is accepted and kept in :attr:`LogConfig.extra`
-(Kafka ignores unknown keys too). Broker-level names (``log.segment.bytes``,
-``log.roll.ms``, ``log.index.interval.bytes``, ...) are mapped to the topic keys, as
-``LogConfig.fromProps`` does with a broker's defaults.
+Only the keys that decide what the storage layer writes are modelled. The other topic
+keys Kafka 4.0 defines (:data:`IGNORED_TOPIC_KEYS`: retention, cleaner, replication and
+tiered-storage settings) are accepted and kept in :attr:`LogConfig.extra` without effect
+offline (``cleanup.policy=compact`` only makes keyless records refused, as a broker does).
+Broker-level names (``log.segment.bytes``, ``log.roll.ms``, ``log.index.interval.bytes``,
+...) are mapped to the topic keys, as ``LogConfig.fromProps`` does with a broker's
+defaults. With ``strict=True`` (a topic's own overrides, ``--config``) any other key is
+refused as Kafka's ``LogConfig.validateNames`` does ("Unknown topic config name: ...");
+without it (a ``server.properties``, where most keys are not about logs) other keys are
+kept in ``extra`` and ignored.
 
 Defaults (``LogConfig.java`` / ``ServerLogConfigs``, Kafka 4.0)::
 
@@ -32,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 from ..constants import CODEC_GZIP, CODEC_IDS, CODEC_LZ4, CODEC_NONE, CODEC_ZSTD, INT64_MAX
-from ..errors import InvalidConfigError
+from ..errors import InvalidArgumentError, InvalidConfigError
 
 LONG_MAX = INT64_MAX
 INT_MAX = 2**31 - 1
@@ -52,12 +57,53 @@ BROKER_KEYS = {
     "log.flush.interval.ms": "flush.ms",
     "log.preallocate": "preallocate",
 }
+#: Topic keys Kafka 4.0 defines (TopicConfig / LogConfig / QuotaConfig) that change nothing
+#: kafkalog writes: accepted, kept in ``LogConfig.extra``.
+IGNORED_TOPIC_KEYS = frozenset({
+    "cleanup.policy", "delete.retention.ms", "file.delete.delay.ms",
+    "follower.replication.throttled.replicas", "leader.replication.throttled.replicas",
+    "local.retention.bytes", "local.retention.ms", "max.compaction.lag.ms",
+    "message.downconversion.enable", "min.cleanable.dirty.ratio", "min.compaction.lag.ms",
+    "min.insync.replicas", "remote.log.copy.disable", "remote.log.delete.on.disable",
+    "remote.storage.enable", "retention.bytes", "retention.ms",
+    "unclean.leader.election.enable",
+})
+#: Topic keys Kafka 4.0 removed: refused (strict) with a hint.
+REMOVED_TOPIC_KEYS = {
+    "message.timestamp.difference.max.ms": "removed in Kafka 4.0: use "
+    "message.timestamp.before.max.ms and message.timestamp.after.max.ms",
+    "message.format.version": "removed in Kafka 4.0: the v2 record format is always written",
+}
 #: log.roll.hours / log.roll.jitter.hours, used when the *.ms key is absent.
 _HOUR_KEYS = {"log.roll.hours": "segment.ms", "log.roll.jitter.hours": "segment.jitter.ms"}
 
 _GZIP_LEVELS = range(1, 10)  # plus -1 (default)
 _LZ4_LEVELS = range(1, 18)
 _ZSTD_LEVELS = range(-131072, 23)
+
+
+class UnknownConfigError(InvalidConfigError):
+    """A key that is not a topic config (Kafka's InvalidConfigurationException)."""
+
+    def __init__(self, key: str):
+        hint = REMOVED_TOPIC_KEYS.get(key)
+        InvalidArgumentError.__init__(
+            self, f"Unknown topic config name: {key}" + (f" ({hint})" if hint else ""))
+        self.key = key
+        self.value = None
+
+
+def check_topic_config_names(props) -> None:
+    """Refuse keys that are neither a topic config Kafka defines nor a mapped broker key
+    (``log.segment.bytes``, ``log.roll.hours``, ...).
+
+    Raises:
+        UnknownConfigError: naming the first unknown key.
+    """
+    for k in props:
+        if not (k in LogConfig.KEYS or k in IGNORED_TOPIC_KEYS or k in BROKER_KEYS
+                or k in _HOUR_KEYS):
+            raise UnknownConfigError(k)
 
 
 def _int(key: str, value, lo: int, hi: int) -> int:
@@ -148,15 +194,20 @@ class LogConfig:
     }
 
     @classmethod
-    def from_properties(cls, props: dict, base: LogConfig | None = None) -> LogConfig:
+    def from_properties(cls, props: dict, base: LogConfig | None = None, *,
+                        strict: bool = False) -> LogConfig:
         """A LogConfig from ``{key: value}`` (strings as in a properties file, or typed).
 
         Topic keys win over broker keys (``segment.bytes`` over ``log.segment.bytes``);
-        ``log.roll.hours`` applies when no ms key is given. Unknown keys go to ``extra``.
+        ``log.roll.hours`` applies when no ms key is given. Other keys go to ``extra``;
+        with ``strict`` only :data:`IGNORED_TOPIC_KEYS` may (see the module docstring).
 
         Raises:
             InvalidConfigError: a value is malformed or out of range; ``key`` names it.
+            UnknownConfigError: ``strict`` and a key Kafka does not define for topics.
         """
+        if strict:
+            check_topic_config_names(props)
         values: dict = {}
         extra = dict(base.extra) if base else {}
         for k, v in props.items():

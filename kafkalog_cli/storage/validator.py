@@ -68,13 +68,19 @@ COORDINATOR = "coordinator"
 class RecordTooLargeError(InvalidRecordError):
     """A batch larger than max.message.bytes (RecordTooLargeException)."""
 
+    exit_code = 1  # refused: the records were not appended (not unreadable input)
+
 
 class RecordBatchTooLargeError(InvalidRecordError):
     """An append larger than segment.bytes (RecordBatchTooLargeException)."""
 
+    exit_code = 1  # refused: the records were not appended (not unreadable input)
+
 
 class InvalidTimestampError(InvalidRecordError):
     """A timestamp the topic does not accept (Errors.INVALID_TIMESTAMP)."""
+
+    exit_code = 1  # refused: the records were not appended (not unreadable input)
 
 
 @dataclass(frozen=True)

@@ -113,3 +113,89 @@ def test_second_concurrent_produce_refused(tmp_path):
     finally:
         out, _ = slow.communicate(b"", timeout=60)
     assert json.loads(out)["records"] == 1
+
+
+@pytest.mark.parametrize("args", [
+    ["--timestamp", "99999999999999999999"], ["--timestamp", str(2**63)],
+    ["--timestamp", "-2"], ["--partition", "99999999999"], ["--partition", str(2**31)],
+    ["--producer-id", str(2**63)], ["--leader-epoch", str(2**31)],
+])
+def test_out_of_range_numbers_are_usage_errors(tmp_path, args):
+    r = invoke(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t", *args], b"x\n")
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and args[0] in r.output
+    assert not (tmp_path / "l").exists()
+
+
+def test_int64_and_int32_maxima_accepted(tmp_path):
+    r = invoke(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t", "--timestamp",
+                str(2**63 - 1), "--partition", str(2**31 - 1), "--config",
+                f"message.timestamp.after.max.ms={2**63 - 1}", "-o", "json"], b"x\n")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "l" / f"t-{2**31 - 1}").is_dir()
+
+
+@pytest.mark.parametrize("args", [
+    ["--topic", "a/b"], ["--topic", ".."], ["--topic", "t", "--topic-id", "nonsense"],
+    ["--topic", "t", "--config", "segment.ms=0"], ["--topic", "t", "--key-separator", ""],
+])
+def test_bad_arguments_create_nothing(tmp_path, args):
+    d = tmp_path / "l"
+    with pytest.raises(SystemExit) as e:
+        main(["produce", "--log-dir", str(d), *args, os.devnull])
+    assert e.value.code == 2
+    assert not d.exists()
+
+
+def test_refused_first_batch_leaves_no_empty_partition(tmp_path):
+    d = tmp_path / "l"
+    r = invoke(["produce", "--log-dir", str(d), "--topic", "t", "--config",
+                "max.message.bytes=10", "-o", "json"], b"x\n")
+    assert r.exit_code != 0
+    assert not (d / "t-0").exists()
+    assert not list(d.glob("t-0*"))
+    # an existing partition is kept, with its records
+    assert invoke(["produce", "--log-dir", str(d), "--topic", "t"], b"a\n").exit_code == 0
+    r = invoke(["produce", "--log-dir", str(d), "--topic", "t", "--config",
+                "max.message.bytes=10"], b"x\n")
+    assert r.exit_code != 0
+    r = invoke(["dump-segment", str(d / "t-0"), "--print-data-log", "-o", "json"])
+    assert [json.loads(x).get("payload") for x in r.stdout.splitlines()
+            if '"record"' in x] == ["a"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--config", "max.message.bytes=10"], "exceeds the maximum"),
+    (["--config", "segment.bytes=14"], "segment"),
+    (["--config", "message.timestamp.before.max.ms=1000", "--timestamp", "5"], "Timestamp 5"),
+    (["--config", "cleanup.policy=compact"], "Compacted topic"),
+])
+def test_refused_records_exit_1(tmp_path, capsys, args, message):
+    data = tmp_path / "in.txt"
+    data.write_bytes(b"x\n")
+    with pytest.raises(SystemExit) as e:
+        main(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t", *args, str(data)])
+    assert e.value.code == 1
+    assert message in capsys.readouterr().err
+
+
+def test_help_documents_exit_status():
+    r = invoke(["produce", "--help"])
+    assert "Exit status" in r.stdout and "usage error" in r.stdout
+
+
+@pytest.mark.parametrize("key", ["nosuch.key", "message.timestamp.difference.max.ms"])
+def test_unknown_config_key_refused(tmp_path, capsys, key):
+    with pytest.raises(SystemExit) as e:
+        main(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t", "--config",
+              f"{key}=1", os.devnull])
+    assert e.value.code == 2
+    assert f"Unknown topic config name: {key}" in capsys.readouterr().err
+    assert not (tmp_path / "l").exists()
+
+
+def test_known_topic_keys_without_effect_accepted(tmp_path):
+    r = invoke(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t",
+                "--config", "retention.ms=1000", "--config", "min.insync.replicas=2",
+                "--config", "log.roll.hours=1", "-o", "json"], b"x\n")
+    assert r.exit_code == 0, r.output

@@ -190,3 +190,62 @@ def test_same_shape_as_real_broker_output(tmp_path):
         if (real.parent / "log-start-offset-checkpoint").exists() else True
     assert verify_index([tmp_path / "logs"]).ok
     assert verify_index([real]).ok
+
+
+@pytest.mark.parametrize("field,value", [
+    ("timestamp", 99999999999999999999), ("timestamp", 2**63), ("timestamp", -1),
+    ("partition", 99999999999), ("partition", 2**31),
+])
+def test_jsonl_out_of_range_numbers_name_the_line(tmp_path, field, value):
+    good = b'{"value": "a", "%s": 7}\n' % field.encode()
+    bad = json.dumps({"value": "b", field: value}).encode() + b"\n"
+    with pytest.raises(ProduceError) as e:
+        run(tmp_path, good + bad, input_format="jsonl")
+    assert f"<stdin>:2: {field} {value} is out of range" in str(e.value)
+    assert e.value.exit_code != 0
+    assert not (tmp_path / f"logs/t-{value}").exists()
+
+
+def test_jsonl_range_maxima_accepted(tmp_path):
+    text = json.dumps({"value": "a", "timestamp": 2**63 - 1, "partition": 2**31 - 1})
+    cfg = LogConfig.from_properties({"message.timestamp.after.max.ms": str(2**63 - 1)})
+    res = run(tmp_path, text.encode() + b"\n", input_format="jsonl", config=cfg)
+    (r,) = all_records(tmp_path / f"logs/t-{2**31 - 1}")
+    assert res.records == 1 and r.timestamp == 2**63 - 1
+
+
+def test_timestamp_delta_overflow_refused(tmp_path):
+    text = b'{"value": "a"}\n{"value": "b", "timestamp": 9223372036854775807}\n'
+    with pytest.raises(ProduceError, match="64-bit timestamp delta") as e:
+        run(tmp_path, text, input_format="jsonl", timestamp=-1)
+    assert e.value.result.records == 0
+
+
+@pytest.mark.parametrize("kw", [{"partition": 2**31}, {"timestamp": 2**63}, {"timestamp": -2},
+                                {"producer_id": 2**63}, {"leader_epoch": 2**31}])
+def test_options_out_of_range(tmp_path, kw):
+    from kafkalog_cli.errors import InvalidArgumentError
+
+    with pytest.raises(InvalidArgumentError):
+        run(tmp_path, b"x\n", **kw)
+    assert not (tmp_path / "logs").exists()
+
+
+def test_failed_run_removes_only_partitions_it_created_empty(tmp_path):
+    from kafkalog_cli.ops.verify import verify_index
+
+    run(tmp_path, b'{"value": "a", "partition": 1}\n', input_format="jsonl")
+    text = (b'{"value": "b", "partition": 1}\n{"value": "c", "partition": 2}\n'
+            b'{"value": "%s", "partition": 3}\n' % (b"x" * 200))
+    cfg = LogConfig.from_properties({"max.message.bytes": "150"})
+    with pytest.raises(ProduceError) as e:
+        run(tmp_path, text, input_format="jsonl", config=cfg, batch_size=1, partition=5)
+    d = tmp_path / "logs"
+    # t-5 (the default partition) and t-3 (refused) were new and got nothing: removed;
+    # t-0 and t-1 existed (t-0 empty), t-2 got a record
+    assert sorted(p.name for p in d.iterdir() if p.is_dir()) == ["t-0", "t-1", "t-2"]
+    assert sorted(e.value.result.partitions) == [1, 2]
+    assert [r.value for r in all_records(d / "t-1")] == [b"a", b"b"]
+    assert verify_index([d]).ok
+    checkpoint = (d / "recovery-point-offset-checkpoint").read_text()
+    assert "t 5" not in checkpoint and "t 3" not in checkpoint and "t 2" in checkpoint

@@ -63,3 +63,32 @@ def test_target_codec():
     assert LogConfig().target_codec(3) == 3
     assert LogConfig(compression_type="uncompressed").target_codec(3) == 0
     assert LogConfig(compression_type="zstd").target_codec(0) == 4
+
+
+def test_strict_refuses_unknown_topic_keys_with_kafkas_wording():
+    from kafkalog_cli.storage.config import UnknownConfigError
+
+    with pytest.raises(UnknownConfigError) as e:
+        LogConfig.from_properties({"segment.bytes": "100", "nosuch.key": "1"}, strict=True)
+    assert str(e.value) == "Unknown topic config name: nosuch.key"
+    assert e.value.key == "nosuch.key" and e.value.exit_code == 2
+    with pytest.raises(UnknownConfigError, match="removed in Kafka 4.0"):
+        LogConfig.from_properties({"message.timestamp.difference.max.ms": "5"}, strict=True)
+    with pytest.raises(UnknownConfigError):
+        LogConfig.from_properties({"num.partitions": "3"}, strict=True)
+
+
+def test_strict_accepts_every_kafka_topic_key_and_mapped_broker_keys():
+    from kafkalog_cli.storage.config import IGNORED_TOPIC_KEYS
+
+    ignored = {k: "1" for k in IGNORED_TOPIC_KEYS}
+    c = LogConfig.from_properties({**ignored, "log.segment.bytes": "2048",
+                                   "log.roll.hours": "1", "segment.ms": "10"}, strict=True)
+    assert c.segment_bytes == 2048 and c.segment_ms == 10
+    assert c.extra == ignored
+    assert LogConfig.from_properties(LogConfig().to_properties(), strict=True) == LogConfig()
+
+
+def test_lenient_keeps_broker_file_keys():
+    c = LogConfig.from_properties({"num.partitions": "3", "log.dirs": "/x"})
+    assert c == LogConfig() and c.extra["num.partitions"] == "3"

@@ -35,7 +35,8 @@ def produce(
     log_dir: Annotated[Path, typer.Option("--log-dir", help="The log directory (created "
                                           "with meta.properties when new).")] = ...,
     topic: Annotated[str, typer.Option("--topic", help="Topic name.")] = ...,
-    partition: Annotated[int, typer.Option("--partition", min=0)] = 0,
+    partition: Annotated[int, typer.Option(
+        "--partition", min=0, max=2**31 - 1, help="Partition id (a Kafka int32).")] = 0,
     fmt: Annotated[InputFormat, typer.Option("--format", help="lines: one value per line; "
                    "jsonl: JSON objects (also for *.jsonl/*.ndjson); raw: a file is a record.")
                    ] = InputFormat.lines,
@@ -50,19 +51,24 @@ def produce(
                                              "(the producer's batch.size).")] = 16384,
     compression: Annotated[Codec, typer.Option("--compression")] = Codec.none,
     config: Annotated[list[str] | None, typer.Option(
-        "--config", help="Topic config key=value (repeatable), e.g. segment.bytes=1048576.")
+        "--config", help="Topic config key=value (repeatable), e.g. segment.bytes=1048576; "
+        "an unknown key is refused.")
     ] = None,
     config_file: Annotated[Path | None, typer.Option(
-        "--config-file", help="A server.properties-style file (log.* and topic keys).")] = None,
+        "--config-file", help="A server.properties-style file (log.* and topic keys; other "
+        "broker keys are ignored).")] = None,
     timestamp: Annotated[int | None, typer.Option(
-        "--timestamp", help="Timestamp (ms) of records without one; default: now.")] = None,
-    producer_id: Annotated[int | None, typer.Option("--producer-id", min=0)] = None,
+        "--timestamp", min=-1, max=2**63 - 1, help="Timestamp (ms, a Kafka int64; -1: none) "
+        "of records without one; default: now.")] = None,
+    producer_id: Annotated[int | None, typer.Option("--producer-id", min=0,
+                                                              max=2**63 - 1)] = None,
     producer_epoch: Annotated[int, typer.Option("--producer-epoch", min=0, max=32767)] = 0,
     transactional: Annotated[bool, typer.Option(
         "--transactional", help="Transactional batches, then a marker (--end-txn).")] = False,
     end_txn: Annotated[str, typer.Option("--end-txn", help="commit, abort or none.")
                        ] = "commit",
-    leader_epoch: Annotated[int, typer.Option("--leader-epoch", min=0)] = 0,
+    leader_epoch: Annotated[int, typer.Option("--leader-epoch", min=0,
+                                                             max=2**31 - 1)] = 0,
     topic_id: Annotated[str | None, typer.Option("--topic-id", help="For a new "
                                                  "partition.metadata (default: random).")
                         ] = None,
@@ -77,12 +83,27 @@ def produce(
       seq 1000 | kafkalog produce --log-dir /tmp/kl --topic t
       kafkalog produce --log-dir /tmp/kl --topic t data.jsonl --compression zstd
       kafkalog produce --log-dir /tmp/kl --topic t --config segment.bytes=65536 --batch-size 10
+
+    \b
+    Exit status:
+      0  every record was appended
+      1  stopped: a batch the broker would refuse (over max.message.bytes or
+         segment.bytes, a timestamp outside message.timestamp.*.max.ms, a keyless
+         record on a compacted topic, a producer sequence/epoch error), a malformed
+         input line, or a locked log directory; the batches before it are written
+         and the summary (on stderr) says what
+      2  usage error (an option, topic name, --config key or value); nothing written
+      3  an input file that cannot be read, or a partition that needs recovery
     """
-    from ...errors import InvalidArgumentError
     from ...ops.produce import ProduceError, ProduceOptions, iter_inputs
     from ...ops.produce import produce as run
     from ...render.produce import render_produce
-    from ...storage.config import LogConfig, parse_config_overrides, parse_properties_text
+    from ...storage.config import (
+        LogConfig,
+        check_topic_config_names,
+        parse_config_overrides,
+        parse_properties_text,
+    )
 
     props: dict = {}
     if config_file is not None:
@@ -92,10 +113,10 @@ def produce(
             from ...errors import UnreadableError
 
             raise UnreadableError(e.strerror or str(e), file=config_file) from e
-    props.update(parse_config_overrides(config or []))
+    overrides = parse_config_overrides(config or [])
+    check_topic_config_names(overrides)  # a server.properties may hold any broker key
+    props.update(overrides)
     cfg = LogConfig.from_properties(props)
-    if timestamp is not None and timestamp < -1:
-        raise InvalidArgumentError("--timestamp must be >= -1")
     opts = ProduceOptions(
         topic=topic, partition=partition, input_format=fmt.value, parse_key=parse_key,
         key_separator=key_separator, value_encoding=value_encoding, batch_size=batch_size,
