@@ -14,7 +14,9 @@ The steps follow ``LogLoader.load``:
    ``[smallest .log.swap base, largest .log.swap next offset)`` removed, then the
    ``.swap`` suffix stripped (the ``.log`` first).
 3. ``loadSegmentFiles``: index files (``.index``, ``.timeindex``, ``.txnindex``) without a
-   ``.log`` removed; a segment without its ``.index`` (or ``.timeindex``) is recovered.
+   ``.log`` removed; a segment without its ``.index`` (or ``.timeindex``) is recovered,
+   and so is one whose ``.txnindex`` fails ``TransactionIndex.sanityCheck`` (its
+   ``.txnindex`` is rebuilt).
 4. ``recoverLog``: unless ``.kafka_cleanshutdown`` is present, every segment from the one
    holding the recovery point is recovered
    (:func:`~kafkalog_cli.storage.recovery_scan.scan_log`); at the first one
@@ -39,13 +41,14 @@ import struct
 from pathlib import Path
 
 from ..constants import LEADER_EPOCH_CHECKPOINT
-from ..errors import KafkalogError
+from ..errors import CorruptIndexError, KafkalogError
 from ..schema.producer_snapshot import build_snapshot, parse_snapshot
 from ..schema.txn_index import parse_txn_index
 from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
 from ..storage.files import filename_prefix_from_offset
 from ..storage.recovery_scan import ScanResult, next_offset, scan_log, walk_log
 from ..storage.segment import open_view
+from ..storage.txn_index import TransactionIndex
 from . import derived
 from .model import DELETE, RENAME, TRUNCATE, WRITE, Action, PartitionReport, SegmentReport
 
@@ -134,6 +137,19 @@ def _index_sane(data: bytes | None, entry: struct.Struct, base: int, log_size: i
                 return False
             prev_key, prev_val = rel, pos
     return True
+
+
+def _txn_index_insane(vd: _VirtualDir, base: int) -> str | None:
+    """Why the segment's ``.txnindex`` fails ``TransactionIndex.sanityCheck`` (an entry
+    whose last offset is below the base offset), or None (sane, or absent)."""
+    name = filename_prefix_from_offset(base) + ".txnindex"
+    if name not in vd.files:
+        return None
+    try:
+        TransactionIndex.load(vd.real(name), base).sanity_check()
+    except CorruptIndexError as e:
+        return e.message
+    return None
 
 
 _OFF = struct.Struct(">ii")
@@ -227,6 +243,15 @@ def plan_partition(directory, *, recovery_point: int | None = None,
     elif not clean_shutdown:
         in_range = {s.base for s in segs[floor_index:]}
     to_scan = set(in_range) | (set(forced_bases) & {s.base for s in segs})
+    for s in segs:
+        # LogLoader.loadSegmentFiles -> LogSegment.sanityCheck -> TransactionIndex
+        # .sanityCheck, for every segment: a failure recovers the segment (its .txnindex is
+        # rebuilt, the old one quarantined), even after a clean shutdown
+        txn_why = _txn_index_insane(vd, s.base)
+        if txn_why:
+            to_scan.add(s.base)
+            s.report.notes.append(".txnindex fails the sanity check (" + txn_why +
+                                  "): recovering the segment and rebuilding it")
     for s in segs:
         if s.base in to_scan:
             continue
@@ -404,7 +429,7 @@ def _plan_indexes(vd: _VirtualDir, rep: PartitionReport, remaining: list[_Seg],
                         if prefix + ".timeindex" in vd.files \
                         else vd.directory / (prefix + ".timeindex.absent")
                     try:
-                        verdict = verify_segment(seg)
+                        verdict = verify_segment(seg, check_txn_index=False)
                     finally:
                         seg.close()
                 real = str(vd.real(name))
