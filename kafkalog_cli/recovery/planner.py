@@ -41,7 +41,7 @@ import struct
 from pathlib import Path
 
 from ..constants import LEADER_EPOCH_CHECKPOINT
-from ..errors import CorruptIndexError, KafkalogError
+from ..errors import CorruptIndexError, KafkalogError, UnreadableError
 from ..schema.producer_snapshot import build_snapshot, parse_snapshot
 from ..schema.txn_index import parse_txn_index
 from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
@@ -68,6 +68,39 @@ def _is_segment_file(name: str, suffix: str) -> bool:
             and name[:20].isdigit())
 
 
+_SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
+
+
+def check_partition_dir(directory) -> None:
+    """Refuse a partition directory where a name recovery reads or (re)writes is a
+    directory (or another non-file): recovery would fail half-way through applying its
+    plan. Cheap (one directory listing); run on every partition before any change.
+
+    Raises:
+        UnreadableError: naming the first such entry.
+    """
+    try:
+        entries = list(os.scandir(directory))
+    except OSError as e:
+        raise UnreadableError(e.strerror or str(e), file=directory) from e
+    for entry in entries:
+        _check_entry(entry)
+
+
+def _check_entry(entry: os.DirEntry) -> None:
+    if _recovery_name(entry.name) and not entry.is_symlink() and \
+            not entry.is_file(follow_symlinks=False):
+        raise UnreadableError("Is a directory" if entry.is_dir(follow_symlinks=False)
+                              else "not a regular file", file=entry.path)
+
+
+def _recovery_name(name: str) -> bool:
+    """A name recovery reads or (re)writes. (Like the broker, recovery ignores other
+    directory entries that are not files, e.g. a directory named ``*.deleted``.)"""
+    return name == LEADER_EPOCH_CHECKPOINT or \
+        any(_is_segment_file(name, suf) for suf in _SEGMENT_SUFFIXES)
+
+
 class _VirtualDir:
     """The partition directory as it will be after the actions planned so far: a map from
     file name to the real file holding its bytes."""
@@ -78,6 +111,8 @@ class _VirtualDir:
         for entry in os.scandir(directory):
             if entry.is_file(follow_symlinks=False) and not entry.name.endswith(".tmp"):
                 self.files[entry.name] = Path(entry.path)
+            else:
+                _check_entry(entry)
         self.actions: list[Action] = []
 
     def delete(self, name: str, reason: str) -> None:
@@ -207,7 +242,8 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         forced_bases: segments whose indexes an interrupted run meant to rewrite.
 
     Raises:
-        UnreadableError: a file cannot be read.
+        UnreadableError: a file cannot be read, or a name recovery reads or writes (a
+            segment file, a snapshot, ``leader-epoch-checkpoint``) is a directory.
     """
     d = Path(directory)
     rep = PartitionReport(directory=str(d), log_dir=str(d.parent), clean_shutdown=clean_shutdown,
