@@ -14,9 +14,10 @@ The steps follow ``LogLoader.load``:
    ``[smallest .log.swap base, largest .log.swap next offset)`` removed, then the
    ``.swap`` suffix stripped (the ``.log`` first).
 3. ``loadSegmentFiles``: index files (``.index``, ``.timeindex``, ``.txnindex``) without a
-   ``.log`` removed; a segment without its ``.index`` (or ``.timeindex``) is recovered,
-   and so is one whose ``.txnindex`` fails ``TransactionIndex.sanityCheck`` (its
-   ``.txnindex`` is rebuilt).
+   ``.log`` removed; a segment without its ``.index`` is recovered, and so is one whose
+   ``.txnindex`` fails ``TransactionIndex.sanityCheck`` (its ``.txnindex`` is rebuilt).
+   kafkalog also recovers a segment without its ``.timeindex`` (the broker creates an
+   empty one instead: ``LogSegment.sanityCheck(timeIndexFileNewlyCreated)``).
 4. ``recoverLog``: unless ``.kafka_cleanshutdown`` is present, every segment from the one
    holding the recovery point is recovered
    (:func:`~kafkalog_cli.storage.recovery_scan.scan_log`); at the first one
