@@ -47,8 +47,10 @@ from ..schema.producer_snapshot import build_snapshot, parse_snapshot
 from ..schema.txn_index import parse_txn_index
 from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
 from ..storage.files import filename_prefix_from_offset
+from ..storage.offset_index import OffsetIndex
 from ..storage.recovery_scan import ScanResult, next_offset, scan_log, walk_log
 from ..storage.segment import open_view
+from ..storage.time_index import TimeIndex
 from ..storage.txn_index import TransactionIndex
 from . import derived
 from .model import DELETE, RENAME, TRUNCATE, WRITE, Action, PartitionReport, SegmentReport
@@ -145,20 +147,33 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
-def _index_sane(data: bytes | None, entry: struct.Struct, base: int, log_size: int,
-                is_time: bool) -> bool:
-    """The cheap sanity check for indexes of segments recovery does not scan."""
-    if data is None:
+def _index_sane(cls, path: Path, base: int, log_size: int) -> bool:
+    """The cheap sanity check for indexes of segments recovery does not scan (no log
+    read): the file is loaded as the broker opens it (:meth:`AbstractIndex.load`: whole
+    slots, a zero-filled preallocated tail counted in ``zero_tail``), then
+
+    * the length is a whole number of entries and :meth:`OffsetIndex.sanity_check`
+      passes (the broker's own check; ``TimeIndex.sanity_check`` is not used: it counts
+      a preallocated zero tail as entries and so rejects the tail this check accepts);
+    * entries (before the zero tail) are at or above the base offset and in the order
+      the broker appends them: offset index offsets and positions strictly increasing,
+      positions inside the log (an all-zero first entry allowed); time index timestamps
+      strictly increasing, offsets never going back.
+
+    These are the log-free subset of ``verify-index``'s rules (``ops.verify``), which
+    interleaves them with its checks against the log, so they are not shared code.
+    """
+    idx = cls.load(path, base)
+    if idx.file_length % idx.entry_size:
         return False
-    size = entry.size
-    if len(data) % size:
-        return False
-    n = len(data) // size
-    zero = bytes(size)
-    while n > 1 and data[(n - 1) * size:n * size] == zero:
-        n -= 1
+    is_time = cls is TimeIndex
+    if not is_time:
+        try:
+            idx.sanity_check()
+        except CorruptIndexError:
+            return False
     prev_key = prev_val = None
-    for i, (a, b) in enumerate(entry.iter_unpack(data[:n * size])):
+    for i, (a, b) in enumerate(idx.raw_entries()[:idx.entries - idx.zero_tail]):
         rel, pos = (b, None) if is_time else (a, b)
         if rel < 0:
             return False
@@ -189,7 +204,6 @@ def _txn_index_insane(vd: _VirtualDir, base: int) -> str | None:
 
 
 _OFF = struct.Struct(">ii")
-_TIME = struct.Struct(">qi")
 
 
 class _Seg:
@@ -294,12 +308,12 @@ def plan_partition(directory, *, recovery_point: int | None = None,
             continue
         prefix = filename_prefix_from_offset(s.base)
         why = None
-        for suf, entry, is_time in ((".index", _OFF, False), (".timeindex", _TIME, True)):
+        for suf, cls in ((".index", OffsetIndex), (".timeindex", TimeIndex)):
             name = prefix + suf
             if name not in vd.files:
                 why = f"{suf} is missing"
                 break
-            if not _index_sane(_read(vd.real(name)), entry, s.base, s.report.size, is_time):
+            if not _index_sane(cls, vd.real(name), s.base, s.report.size):
                 why = f"{suf} fails the sanity check"
                 break
         if why:
