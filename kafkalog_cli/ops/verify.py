@@ -22,6 +22,11 @@ Kafka versions differ in what they index, and all of these layouts are accepted:
   max timestamp, Kafka 0.10.1 to 3.7).
 
 A missing index file is reported as a warning: the broker rebuilds it at start-up.
+
+When a whole segment is checked, its ``.txnindex`` (if any) gets the broker's
+``TransactionIndex.sanityCheck``: an aborted transaction whose last offset is below the
+segment's base offset is a problem (``txnindex-sanity``); the broker then recovers the
+segment even after a clean shutdown.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from ..format.records import FileRecords, batch_at
 from ..storage.offset_index import OffsetIndex
 from ..storage.segment import LogSegment
 from ..storage.time_index import TimeIndex
+from ..storage.txn_index import TransactionIndex
 from .paths import resolve_segments
 
 
@@ -159,10 +165,11 @@ class _LogMap:
 
 
 def verify_segment(segment: LogSegment, *, check_offset_index: bool = True,
-                   check_time_index: bool = True) -> SegmentVerdict:
-    """Verify one segment's indexes against its log. Never raises for bad index or log
-    bytes: they become findings. Raises :class:`~kafkalog_cli.errors.UnreadableError`
-    when a file cannot be read."""
+                   check_time_index: bool = True,
+                   check_txn_index: bool = True) -> SegmentVerdict:
+    """Verify one segment's indexes against its log (and the sanity of its ``.txnindex``).
+    Never raises for bad index or log bytes: they become findings. Raises
+    :class:`~kafkalog_cli.errors.UnreadableError` when a file cannot be read."""
     v = SegmentVerdict(log=str(segment.log_path), base_offset=segment.base_offset)
     if not segment.log_path.exists():
         v.warnings.append(Finding(str(segment.log_path), "missing-log",
@@ -181,7 +188,23 @@ def verify_segment(segment: LogSegment, *, check_offset_index: bool = True,
         _verify_offset_index(segment, log, v)
     if check_time_index:
         _verify_time_index(segment, log, v)
+    if check_txn_index:
+        _verify_txn_index(segment, v)
     return v
+
+
+def _verify_txn_index(segment: LogSegment, v: SegmentVerdict) -> None:
+    """TransactionIndex.sanityCheck, as LogLoader.loadSegmentFiles runs it. A missing
+    ``.txnindex`` is normal (segments without aborted transactions have none)."""
+    path = segment.txn_index_path
+    if not path.exists():
+        return
+    try:
+        TransactionIndex.load(path, segment.base_offset).sanity_check()
+    except CorruptIndexError as e:
+        v.problems.append(Finding(str(path), "txnindex-sanity", e.message))
+    except KafkalogError as e:
+        v.problems.append(Finding(str(path), "unreadable", e.message))
 
 
 def _load(cls, path: Path, base: int, v: SegmentVerdict):
@@ -333,7 +356,8 @@ def verify_index(paths, *, check_offset_index: bool = True,
         ti = check_time_index and (only is None or only == TIME_INDEX_FILE_SUFFIX)
         try:
             result.segments.append(verify_segment(seg, check_offset_index=oi,
-                                                  check_time_index=ti))
+                                                  check_time_index=ti,
+                                                  check_txn_index=only is None))
         finally:
             seg.close()
     return result

@@ -2,8 +2,28 @@
 (``<offset>.snapshot``) and the transaction index (``.txnindex``).
 
 Written in terms of the shared schema modules (``schema.producer_snapshot``,
-``schema.txn_index``, ``storage.checkpoints``); the append engine has its own
-ProducerStateManager / LeaderEpochFileCache and the two will be unified.
+``schema.txn_index``, ``storage.checkpoints``). The append engine's classes
+(``storage.producer_state.ProducerStateManager``, ``storage.leader_epoch
+.LeaderEpochFileCache``, ``storage.txn_index.TransactionIndex``) are not used here,
+because as they stand they would change recovery's output or its purity:
+
+* ``LeaderEpochFileCache.assign``/``truncate_from_end`` write the checkpoint file on
+  every change (the planner must only read), it has no ``truncateFromStart``, and
+  ``assign`` raises on a negative epoch or offset where recovery skips the batch.
+* ``ProducerStateManager.replay_batch`` stamps an end-transaction marker with the batch's
+  ``max_timestamp`` and its last offset; the broker (``ProducerAppendInfo.append``) and
+  this module use the marker record's timestamp and the batch's base offset. It applies
+  a marker whose value is shorter than 6 bytes with coordinator epoch -1; this module
+  skips such a marker (and an undecodable one) entirely.
+* ``ProducerStateManager.load`` takes the newest snapshot file at or below an offset and
+  raises on a corrupt one; the planner chooses the start snapshot itself (corrupt ones
+  quarantined, the newest at or below the first ``.txnindex`` to rebuild). Its
+  ``ProducerEntry.from_snapshot`` drops last sequence / offset delta of an entry whose
+  last offset is -1, which this module writes back as read.
+* ``replay_batch`` needs a decoded ``RecordBatch`` per batch; this module reads the
+  61-byte header in place (the replay runs over every producer batch of the log).
+* ``TransactionIndex`` is a file-backed appender; here the ``.txnindex`` is built as
+  bytes for a planned write (its ``sanity_check`` is used by the planner).
 
 Leader epochs follow ``LeaderEpochFileCache``: ``assign(epoch, startOffset)`` appends
 when the epoch differs from the latest or starts earlier, first removing entries whose

@@ -14,7 +14,10 @@ The steps follow ``LogLoader.load``:
    ``[smallest .log.swap base, largest .log.swap next offset)`` removed, then the
    ``.swap`` suffix stripped (the ``.log`` first).
 3. ``loadSegmentFiles``: index files (``.index``, ``.timeindex``, ``.txnindex``) without a
-   ``.log`` removed; a segment without its ``.index`` (or ``.timeindex``) is recovered.
+   ``.log`` removed; a segment without its ``.index`` is recovered, and so is one whose
+   ``.txnindex`` fails ``TransactionIndex.sanityCheck`` (its ``.txnindex`` is rebuilt).
+   kafkalog also recovers a segment without its ``.timeindex`` (the broker creates an
+   empty one instead: ``LogSegment.sanityCheck(timeIndexFileNewlyCreated)``).
 4. ``recoverLog``: unless ``.kafka_cleanshutdown`` is present, every segment from the one
    holding the recovery point is recovered
    (:func:`~kafkalog_cli.storage.recovery_scan.scan_log`); at the first one
@@ -39,13 +42,16 @@ import struct
 from pathlib import Path
 
 from ..constants import LEADER_EPOCH_CHECKPOINT
-from ..errors import KafkalogError
+from ..errors import CorruptIndexError, KafkalogError, UnreadableError
 from ..schema.producer_snapshot import build_snapshot, parse_snapshot
 from ..schema.txn_index import parse_txn_index
 from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
 from ..storage.files import filename_prefix_from_offset
+from ..storage.offset_index import OffsetIndex
 from ..storage.recovery_scan import ScanResult, next_offset, scan_log, walk_log
 from ..storage.segment import open_view
+from ..storage.time_index import TimeIndex
+from ..storage.txn_index import TransactionIndex
 from . import derived
 from .model import DELETE, RENAME, TRUNCATE, WRITE, Action, PartitionReport, SegmentReport
 
@@ -65,6 +71,39 @@ def _is_segment_file(name: str, suffix: str) -> bool:
             and name[:20].isdigit())
 
 
+_SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
+
+
+def check_partition_dir(directory) -> None:
+    """Refuse a partition directory where a name recovery reads or (re)writes is a
+    directory (or another non-file): recovery would fail half-way through applying its
+    plan. Cheap (one directory listing); run on every partition before any change.
+
+    Raises:
+        UnreadableError: naming the first such entry.
+    """
+    try:
+        entries = list(os.scandir(directory))
+    except OSError as e:
+        raise UnreadableError(e.strerror or str(e), file=directory) from e
+    for entry in entries:
+        _check_entry(entry)
+
+
+def _check_entry(entry: os.DirEntry) -> None:
+    if _recovery_name(entry.name) and not entry.is_symlink() and \
+            not entry.is_file(follow_symlinks=False):
+        raise UnreadableError("Is a directory" if entry.is_dir(follow_symlinks=False)
+                              else "not a regular file", file=entry.path)
+
+
+def _recovery_name(name: str) -> bool:
+    """A name recovery reads or (re)writes. (Like the broker, recovery ignores other
+    directory entries that are not files, e.g. a directory named ``*.deleted``.)"""
+    return name == LEADER_EPOCH_CHECKPOINT or \
+        any(_is_segment_file(name, suf) for suf in _SEGMENT_SUFFIXES)
+
+
 class _VirtualDir:
     """The partition directory as it will be after the actions planned so far: a map from
     file name to the real file holding its bytes."""
@@ -75,6 +114,8 @@ class _VirtualDir:
         for entry in os.scandir(directory):
             if entry.is_file(follow_symlinks=False) and not entry.name.endswith(".tmp"):
                 self.files[entry.name] = Path(entry.path)
+            else:
+                _check_entry(entry)
         self.actions: list[Action] = []
 
     def delete(self, name: str, reason: str) -> None:
@@ -106,20 +147,33 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
-def _index_sane(data: bytes | None, entry: struct.Struct, base: int, log_size: int,
-                is_time: bool) -> bool:
-    """The cheap sanity check for indexes of segments recovery does not scan."""
-    if data is None:
+def _index_sane(cls, path: Path, base: int, log_size: int) -> bool:
+    """The cheap sanity check for indexes of segments recovery does not scan (no log
+    read): the file is loaded as the broker opens it (:meth:`AbstractIndex.load`: whole
+    slots, a zero-filled preallocated tail counted in ``zero_tail``), then
+
+    * the length is a whole number of entries and :meth:`OffsetIndex.sanity_check`
+      passes (the broker's own check; ``TimeIndex.sanity_check`` is not used: it counts
+      a preallocated zero tail as entries and so rejects the tail this check accepts);
+    * entries (before the zero tail) are at or above the base offset and in the order
+      the broker appends them: offset index offsets and positions strictly increasing,
+      positions inside the log (an all-zero first entry allowed); time index timestamps
+      strictly increasing, offsets never going back.
+
+    These are the log-free subset of ``verify-index``'s rules (``ops.verify``), which
+    interleaves them with its checks against the log, so they are not shared code.
+    """
+    idx = cls.load(path, base)
+    if idx.file_length % idx.entry_size:
         return False
-    size = entry.size
-    if len(data) % size:
-        return False
-    n = len(data) // size
-    zero = bytes(size)
-    while n > 1 and data[(n - 1) * size:n * size] == zero:
-        n -= 1
+    is_time = cls is TimeIndex
+    if not is_time:
+        try:
+            idx.sanity_check()
+        except CorruptIndexError:
+            return False
     prev_key = prev_val = None
-    for i, (a, b) in enumerate(entry.iter_unpack(data[:n * size])):
+    for i, (a, b) in enumerate(idx.raw_entries()[:idx.entries - idx.zero_tail]):
         rel, pos = (b, None) if is_time else (a, b)
         if rel < 0:
             return False
@@ -136,8 +190,20 @@ def _index_sane(data: bytes | None, entry: struct.Struct, base: int, log_size: i
     return True
 
 
+def _txn_index_insane(vd: _VirtualDir, base: int) -> str | None:
+    """Why the segment's ``.txnindex`` fails ``TransactionIndex.sanityCheck`` (an entry
+    whose last offset is below the base offset), or None (sane, or absent)."""
+    name = filename_prefix_from_offset(base) + ".txnindex"
+    if name not in vd.files:
+        return None
+    try:
+        TransactionIndex.load(vd.real(name), base).sanity_check()
+    except CorruptIndexError as e:
+        return e.message
+    return None
+
+
 _OFF = struct.Struct(">ii")
-_TIME = struct.Struct(">qi")
 
 
 class _Seg:
@@ -191,7 +257,8 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         forced_bases: segments whose indexes an interrupted run meant to rewrite.
 
     Raises:
-        UnreadableError: a file cannot be read.
+        UnreadableError: a file cannot be read, or a name recovery reads or writes (a
+            segment file, a snapshot, ``leader-epoch-checkpoint``) is a directory.
     """
     d = Path(directory)
     rep = PartitionReport(directory=str(d), log_dir=str(d.parent), clean_shutdown=clean_shutdown,
@@ -228,16 +295,25 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         in_range = {s.base for s in segs[floor_index:]}
     to_scan = set(in_range) | (set(forced_bases) & {s.base for s in segs})
     for s in segs:
+        # LogLoader.loadSegmentFiles -> LogSegment.sanityCheck -> TransactionIndex
+        # .sanityCheck, for every segment: a failure recovers the segment (its .txnindex is
+        # rebuilt, the old one quarantined), even after a clean shutdown
+        txn_why = _txn_index_insane(vd, s.base)
+        if txn_why:
+            to_scan.add(s.base)
+            s.report.notes.append(".txnindex fails the sanity check (" + txn_why +
+                                  "): recovering the segment and rebuilding it")
+    for s in segs:
         if s.base in to_scan:
             continue
         prefix = filename_prefix_from_offset(s.base)
         why = None
-        for suf, entry, is_time in ((".index", _OFF, False), (".timeindex", _TIME, True)):
+        for suf, cls in ((".index", OffsetIndex), (".timeindex", TimeIndex)):
             name = prefix + suf
             if name not in vd.files:
                 why = f"{suf} is missing"
                 break
-            if not _index_sane(_read(vd.real(name)), entry, s.base, s.report.size, is_time):
+            if not _index_sane(cls, vd.real(name), s.base, s.report.size):
                 why = f"{suf} fails the sanity check"
                 break
         if why:
@@ -404,7 +480,7 @@ def _plan_indexes(vd: _VirtualDir, rep: PartitionReport, remaining: list[_Seg],
                         if prefix + ".timeindex" in vd.files \
                         else vd.directory / (prefix + ".timeindex.absent")
                     try:
-                        verdict = verify_segment(seg)
+                        verdict = verify_segment(seg, check_txn_index=False)
                     finally:
                         seg.close()
                 real = str(vd.real(name))

@@ -12,7 +12,9 @@ whole file moved here), ``rewrite`` (the previous bytes of a file recovery rewro
 ``quarantine`` is null when the file did not exist), ``rename`` (a ``.swap`` renamed;
 no bytes), ``checkpoint`` (one partition's entry of a log-dir checkpoint: ``old``/``new``
 value, plus the old file's bytes). Each carries ``original``, ``quarantine`` and the
-``sha256`` of the quarantined bytes.
+``sha256`` of the quarantined bytes. Paths are absolute (``--undo`` may run from any
+directory); manifests written before that hold paths relative to the directory recovery
+ran in, which ``undo`` maps back by file name (see :func:`_absolute_entry`).
 
 Ordering, for crash safety: the quarantined copy is written and fsynced (file and
 directory) and the manifest entry saved (tmp + fsync + rename + directory fsync) before
@@ -119,6 +121,11 @@ def _copy_range(src, dst: Path, start: int, end: int) -> str:
     return h.hexdigest()
 
 
+def _abs(path) -> Path:
+    """``path`` made absolute against the current directory (symlinks kept)."""
+    return Path(os.path.abspath(path))
+
+
 def utc_stamp() -> str:
     t = time.time()
     return time.strftime("%Y%m%dT%H%M%S", time.gmtime(t)) + f".{int(t * 1e6) % 1000000:06d}Z"
@@ -130,9 +137,10 @@ class Session:
     """One quarantine session for one partition directory (see the module doc)."""
 
     def __init__(self, path: Path, partition_dir: Path, keep: bool, manifest: dict):
-        self.path = path
-        self.files = path / "files"
-        self.partition_dir = partition_dir
+        # absolute: every path journalled in the manifest derives from these two
+        self.path = _abs(path)
+        self.files = self.path / "files"
+        self.partition_dir = _abs(partition_dir)
         self.keep = keep
         self.manifest = manifest
 
@@ -140,15 +148,16 @@ class Session:
 
     @staticmethod
     def root_for(partition_dir: Path, quarantine: Path | None) -> Path:
+        partition_dir = _abs(partition_dir)
         if quarantine is None:
             return partition_dir / ".kafkalog-quarantine"
         tag = hashlib.sha256(str(partition_dir.resolve()).encode()).hexdigest()[:8]
-        return Path(quarantine) / f"{partition_dir.name}-{tag}"
+        return _abs(quarantine) / f"{partition_dir.name}-{tag}"
 
     @classmethod
     def open(cls, partition_dir, quarantine=None, *, keep: bool = True) -> Session:
         """Resume this partition's in-progress session, or start a new one."""
-        pdir = Path(partition_dir)
+        pdir = _abs(partition_dir)
         root = cls.root_for(pdir, quarantine)
         found = find_in_progress(root, pdir)
         if found is not None:
@@ -215,7 +224,7 @@ class Session:
 
     def cut(self, path, size: int, reason: str = "") -> None:
         """Quarantine bytes [size, end) of ``path``, then truncate it to ``size``."""
-        path = Path(path)
+        path = _abs(path)
         end = path.stat().st_size
         if end <= size:
             return
@@ -244,7 +253,7 @@ class Session:
 
     def remove(self, path, reason: str = "") -> None:
         """Move ``path`` into the quarantine (or delete it without one)."""
-        path = Path(path)
+        path = _abs(path)
         if not path.exists():
             return
         digest = sha256_file(path)
@@ -272,7 +281,7 @@ class Session:
         _step()
 
     def rename(self, src, dst, reason: str = "") -> None:
-        src, dst = Path(src), Path(dst)
+        src, dst = _abs(src), _abs(dst)
         if not src.exists():
             return
         if not self._find(action="rename", original=str(src), renamed_to=str(dst)):
@@ -286,7 +295,7 @@ class Session:
 
     def write(self, path, data: bytes, reason: str = "") -> None:
         """Quarantine the current bytes of ``path`` (if any), then replace it durably."""
-        path = Path(path)
+        path = _abs(path)
         new_digest = hashlib.sha256(data).hexdigest()
         old = path.read_bytes() if path.exists() else None
         if old == data:
@@ -312,6 +321,7 @@ class Session:
                    old_bytes: bytes | None) -> None:
         """Record one partition's entry change in a log-dir checkpoint (the caller writes
         the file once for all partitions)."""
+        path = _abs(path)
         q = None
         digest = None
         if old_bytes is not None:
@@ -349,8 +359,35 @@ def find_in_progress(root: Path, partition_dir: Path) -> Session | None:
         if manifest.get("state") == "in-progress" and \
                 manifest.get("partition_dir") == str(partition_dir.resolve()):
             (child / "files").mkdir(exist_ok=True)
+            manifest["entries"] = [_absolute_entry(e, _abs(child), manifest)
+                                   for e in manifest.get("entries", [])]
             return Session(child, partition_dir, manifest.get("keep", True), manifest)
     return None
+
+
+def _absolute_entry(e: dict, sdir: Path, manifest: dict) -> dict:
+    """``e`` with absolute paths. Manifests written before paths were stored absolute
+    hold them relative to the directory recovery ran in, which is unknown; but every
+    file recovery touches is in the partition directory (a ``checkpoint`` entry: in its
+    log directory) and every quarantined copy in the session's ``files/``, so the file
+    name places it. The partition directory is the session's grandparent in the default
+    location (``<partition dir>/.kafkalog-quarantine/<stamp>``), else the manifest's
+    ``partition_dir``."""
+    if all(e.get(k) is None or os.path.isabs(e[k])
+           for k in ("original", "quarantine", "renamed_to")):
+        return e
+    if sdir.parent.name == ".kafkalog-quarantine":
+        pdir = sdir.parent.parent
+    else:
+        pdir = Path(manifest.get("partition_dir") or sdir)
+    home = pdir.parent if e.get("action") == "checkpoint" else pdir
+    out = dict(e)
+    for k in ("original", "renamed_to"):
+        if out.get(k) and not os.path.isabs(out[k]):
+            out[k] = str(home / Path(out[k]).name)
+    if out.get("quarantine") and not os.path.isabs(out["quarantine"]):
+        out["quarantine"] = str(sdir / "files" / Path(out["quarantine"]).name)
+    return out
 
 
 # -- undo ----------------------------------------------------------------------------------
@@ -403,15 +440,22 @@ def undo(session_dir) -> UndoResult:
     except (OSError, ValueError) as e:
         raise UnreadableError(str(e), file=sdir / MANIFEST) from e
     res = UndoResult(str(sdir))
+    sdir = _abs(sdir)
     for e in reversed(manifest.get("entries", [])):
         if e.get("undone"):
             res.already.append(e["original"])
             continue
         before = len(res.conflicts)
+        ae = _absolute_entry(e, sdir, manifest)
         try:
-            _undo_entry(e, res)
+            if not Path(ae["original"]).parent.is_dir():
+                # never "already in place": the files are somewhere else, or gone
+                res.conflicts.append(f"{ae['original']}: directory "
+                                     f"{Path(ae['original']).parent} does not exist")
+            else:
+                _undo_entry(ae, res)
         except (OSError, KafkalogError) as ex:
-            res.conflicts.append(f"{e['original']}: {ex}")
+            res.conflicts.append(f"{ae['original']}: {ex}")
         if len(res.conflicts) == before:
             # journal the progress: a rerun must not apply this entry twice (a later
             # entry may have put other bytes at the same path)

@@ -23,7 +23,7 @@ from ..storage.checkpoints import format_offset_checkpoint, read_offset_checkpoi
 from ..storage.files import parse_partition_dir_name
 from ..storage.lock import LogDirLock, is_locked
 from .model import DELETE, RENAME, TRUNCATE, WRITE, PartitionReport, RecoveryResult
-from .planner import QUARANTINE_DIR_NAME, plan_partition
+from .planner import QUARANTINE_DIR_NAME, check_partition_dir, plan_partition
 from .quarantine import Session, _step, find_in_progress, fsync_dir, write_durably
 
 
@@ -89,11 +89,14 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
 
     Raises:
         LogDirLockedError: a broker (or another kafkalog) holds a log dir's ``.lock``.
-        UnreadableError / NotAKafkaFileError: bad paths.
+        UnreadableError / NotAKafkaFileError: bad paths, or a directory where a segment
+            file (or ``leader-epoch-checkpoint``) should be (before any change).
     """
     result = RecoveryResult(dry_run=not truncate)
     groups: dict[Path, list[Path]] = {}
     for pdir in resolve_partition_dirs(paths):
+        # e.g. a directory named like a segment's .index: refused before any change
+        check_partition_dir(pdir)
         groups.setdefault(pdir.resolve().parent, []).append(pdir)
     for log_dir, pdirs in groups.items():
         if is_locked(log_dir):

@@ -124,3 +124,39 @@ def test_to_dict_shape(fixtures_root, tmp_path):
     assert set(seg) >= {"log", "base_offset", "batches", "index_entries", "time_index_entries",
                         "problems", "warnings", "ok", "layouts", "preallocated_slots"}
     assert {"file", "kind", "message", "entry"} <= set(seg["problems"][0])
+
+
+def test_insane_txnindex_is_a_problem(fixtures_copy):
+    """TransactionIndex.sanityCheck: an aborted transaction whose last offset is below
+    the segment's base offset (the broker recovers such a segment at start-up)."""
+    from kafkalog_cli.schema.txn_index import AbortedTxn
+
+    pdir = fixtures_copy / "multi-0"
+    txn = pdir / "00000000000000000088.txnindex"
+    txn.write_bytes(AbortedTxn(1, 10, 20, 21).to_bytes() + AbortedTxn(1, 90, 95, 96).to_bytes())
+    r = verify_index([pdir])
+    assert not r.ok and r.problem_count == 1
+    s = next(s for s in r.segments if s.base_offset == 88)
+    (p,) = s.problems
+    assert p.kind == "txnindex-sanity" and p.file == str(txn)
+    assert "less than start offset 88" in p.message
+    # a single index file checks only that index
+    assert verify_index([pdir / "00000000000000000088.index"]).ok
+    # a sane one passes
+    txn.write_bytes(AbortedTxn(1, 90, 95, 96).to_bytes())
+    assert verify_index([pdir]).ok
+
+
+def test_txn_index_check_can_be_skipped(fixtures_copy):
+    from kafkalog_cli.ops.verify import verify_segment
+    from kafkalog_cli.schema.txn_index import AbortedTxn
+    from kafkalog_cli.storage.segment import LogSegment
+
+    pdir = fixtures_copy / "txn-0"
+    (pdir / "00000000000000000000.txnindex").write_bytes(AbortedTxn(1, -5, -2, 0).to_bytes())
+    seg = LogSegment(pdir, 0)
+    try:
+        assert [p.kind for p in verify_segment(seg).problems] == ["txnindex-sanity"]
+        assert verify_segment(seg, check_txn_index=False).ok
+    finally:
+        seg.close()

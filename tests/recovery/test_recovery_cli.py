@@ -101,6 +101,35 @@ def test_cli_exit_code_for_missing_path(tmp_path):
     assert p.returncode == 3 and "error:" in p.stderr
 
 
+@pytest.mark.parametrize("name", ["00000000000000000060.index",
+                                  "00000000000000000150.timeindex",
+                                  "leader-epoch-checkpoint"])
+def test_a_directory_where_a_segment_file_belongs_is_unreadable_input(tmp_path, name):
+    """Refused at plan time, before any change (it used to be planned as "missing", and
+    --truncate failed half-way with "Is a directory" after opening a quarantine)."""
+    import subprocess
+    import sys
+
+    first = standard_partition(tmp_path, name="a-0")
+    _damage(first)
+    pdir = standard_partition(tmp_path, name="b-0")
+    _damage(pdir)
+    target = pdir / name
+    if target.exists():
+        target.unlink()
+    target.mkdir()
+    before = tree_bytes(tmp_path, skip_quarantine=False)
+    repo = Path(__file__).resolve().parents[2]
+    for extra in ([], ["--truncate"]):
+        p = subprocess.run([sys.executable, "-m", "kafkalog_cli", "recover", str(tmp_path),
+                            *extra], cwd=repo, env=dict(os.environ, PYTHONPATH=str(repo)),
+                           capture_output=True, text=True)
+        assert p.returncode == 3, p.stderr
+        assert p.stderr.strip() == f"error: {target}: Is a directory" and not p.stdout
+    assert tree_bytes(tmp_path, skip_quarantine=False) == before
+    assert not list(tmp_path.rglob(".kafkalog-quarantine"))
+
+
 @pytest.mark.parametrize("interval", [1, 100, 4096])
 def test_fast_scan_agrees_with_rebuild_indexes(tmp_path, interval):
     for pdir in (standard_partition(tmp_path / "s"), legacy_partition(tmp_path / "l")):
