@@ -288,9 +288,12 @@ def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
         e = idx.entry(i)
         if e.offset == segment.base_offset and i > 0:
             break  # a zero-filled preallocated tail
-        fr = FileRecords(view, e.position, e.position + opts.max_message_size)
-        first = next(iter(fr.batches()), None)
-        log_offset = first.last_offset if first is not None else -1
+        if 0 <= e.position < len(view):
+            fr = FileRecords(view, e.position, e.position + opts.max_message_size)
+            first = next(iter(fr.batches()), None)
+            log_offset = first.last_offset if first is not None else -1
+        else:  # a position outside the log (a garbage entry): no batch there
+            log_offset = -1
         if log_offset != e.offset:
             mismatches.append((e.offset, log_offset))
         if not opts.verify_index_only:
