@@ -144,12 +144,41 @@ def test_invalid_bytes_line(cli):
     assert r.returncode == 1
 
 
-def test_crc_mismatch_shown(cli):
+def test_crc_mismatch_shown(cli, fixtures_root):
+    """A batch failing its CRC check is printed (isvalid: false) and is a finding: one
+    line on stderr naming the file and the batch's position, exit 1 (as audit)."""
+    b = _v2_batches(fixtures_root / "corrupt-crc-0" / f"{SEG0}.log")
+    bad = [pos for pos, _, stored, computed in b if stored != computed]
+    assert len(bad) == 1
     r = cli("dump-segment", "fixtures/logs/corrupt-crc-0", "-o", "kafka")
-    assert r.returncode == 0
+    assert r.returncode == 1
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("baseOffset")]
     assert [ln.endswith("isvalid: false") for ln in lines] == [False, False, True, False,
                                                                 False, False]
+    assert r.stderr.strip().splitlines() == [
+        f"error: fixtures/logs/corrupt-crc-0/{SEG0}.log at byte {bad[0]}: record batch "
+        "fails its CRC check (isvalid: false)"]
+    for output in ("json", "text"):
+        r = cli("dump-segment", "fixtures/logs/corrupt-crc-0", "-o", output)
+        assert r.returncode == 1 and f"at byte {bad[0]}" in r.stderr
+
+
+def test_crc_mismatches_counted_per_file(cli, fixtures_root, tmp_path):
+    """Several bad batches in one file: one line naming the first, counting the rest."""
+    data = bytearray((fixtures_root / "plain-0" / f"{SEG0}.log").read_bytes())
+    b = _v2_batches(fixtures_root / "plain-0" / f"{SEG0}.log")
+    assert len(b) >= 2
+    for pos, size, _, _ in b:
+        data[pos + size - 1] ^= 0xFF  # the last byte of each batch, inside the CRC's range
+    d = tmp_path / "p-0"
+    d.mkdir()
+    (d / f"{SEG0}.log").write_bytes(bytes(data))
+    r = cli("dump-segment", str(d), "-o", "kafka")
+    assert r.returncode == 1
+    assert r.stdout.count("isvalid: false") == len(b)
+    assert r.stderr.strip().splitlines() == [
+        f"error: {d / f'{SEG0}.log'} at byte 0: record batch fails its CRC check "
+        f"(isvalid: false), and {len(b) - 1} more after it"]
 
 
 def _json_lines(text):
