@@ -49,9 +49,15 @@ def test_empty_directory(command, tmp_path):
 
 
 def test_not_a_kafka_file_suffix(tmp_path):
+    """dump-segment skips a file of an unknown kind as Kafka's tool does (not an error);
+    verify-index still refuses it."""
     p = tmp_path / "notes.txt"
     p.write_text("hello")
     r = run_cli("dump-segment", str(p))
+    assert r.returncode == 0
+    assert r.stdout == f"Dumping {p}\n"
+    assert r.stderr == f"Ignoring unknown file {p}\n"
+    r = run_cli("verify-index", str(p))
     assert r.returncode == 3
     _one_error_line(r, str(p), "not a Kafka segment file")
 
