@@ -12,7 +12,13 @@ def main(argv: list[str] | None = None) -> None:
     if args == ["--version"]:
         from .._version import __version__
 
-        print(f"kafkalog {__version__}")
+        try:
+            print(f"kafkalog {__version__}")
+            sys.stdout.flush()
+        except BrokenPipeError:  # stdout closed early: quiet, exit 0 (see app.main)
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
     from .app import main as app_main
 

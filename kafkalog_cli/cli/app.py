@@ -58,25 +58,85 @@ def _register() -> None:
 _register()
 
 
+def _fd_identity(fd: int) -> tuple[int, int] | None:
+    import os
+
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _stdout_closed_early(original: tuple[int, int] | None) -> bool:
+    """Whether a non-zero exit came from a closed stdout pipe, handled by a library before
+    main() saw the BrokenPipeError: click/Typer swap in a PacifyFlushWrapper and exit 1;
+    rich (Console.on_broken_pipe) puts /dev/null onto fd 1 and exits 1."""
+    import os
+
+    # by name: Typer vendors its own copy of click (typer._click)
+    if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+        return True
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return False
+    null_id = (null.st_dev, null.st_ino)
+    return original is not None and original != null_id and _fd_identity(1) == null_id
+
+
+def _stdout_to_devnull() -> None:
+    """Point fd 1 at /dev/null, so the interpreter's final flush of what is still buffered
+    for the closed pipe cannot raise again (the pattern of the Python docs' note on
+    SIGPIPE)."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):
+        fd = 1
+    os.dup2(devnull, fd)
+
+
+def _flush_stdout() -> bool:
+    """Flush stdout; False (and fd 1 on /dev/null) when its reader has gone away."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     from ..errors import KafkalogError
 
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    stdout_id = _fd_identity(1)
     try:
-        app(args=argv, prog_name="kafkalog")
+        try:
+            app(args=argv, prog_name="kafkalog")
+        except SystemExit as e:
+            if e.code not in (0, None) and _stdout_closed_early(stdout_id):
+                raise BrokenPipeError from e
+            # flush here, not at interpreter exit; if the reader has gone only now, the
+            # command's own exit status (clean, findings, errors) stands
+            _flush_stdout()
+            raise
+        _flush_stdout()
     except KafkalogError as e:
         if debug:
             raise
         from ..render.consoles import error
 
+        _flush_stdout()
         error(str(e))
         sys.exit(e.exit_code)
     except BrokenPipeError:
         # stdout closed early (e.g. piped into head): not an error
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _stdout_to_devnull()
         sys.exit(0)
     except KeyboardInterrupt:
         sys.exit(130)
@@ -87,6 +147,7 @@ def main(argv: list[str] | None = None) -> None:
             raise
         from ..render.consoles import error
 
+        _flush_stdout()
         where = f"{e.filename}: " if e.filename else ""
         error(f"{where}{e.strerror or e}")
         sys.exit(3)

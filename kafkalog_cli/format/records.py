@@ -44,7 +44,12 @@ from ..constants import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
-from ..errors import CorruptRecordError, CrcMismatchError, InvalidRecordError
+from ..errors import (
+    CorruptRecordError,
+    CrcMismatchError,
+    InvalidArgumentError,
+    InvalidRecordError,
+)
 from . import compression
 from .varint import read_varint
 
@@ -814,6 +819,9 @@ class FileRecords:
     __slots__ = ("view", "start", "end", "file", "valid_end", "stop_error")
 
     def __init__(self, view, start: int = 0, end: int | None = None, file=None):
+        if start < 0:  # struct would read from the buffer's end (or raise struct.error)
+            raise InvalidArgumentError(f"Invalid start position {start}: must be >= 0",
+                                       file=file)
         self.view = view if isinstance(view, memoryview) else memoryview(view)
         self.start = start
         self.end = len(self.view) if end is None else min(end, len(self.view))

@@ -5,8 +5,10 @@
 :mod:`kafkalog_cli.render.dump` turn them into the Kafka tool's exact text lines, JSON
 Lines, or a rich view. Keys follow the Kafka tool's names. Event types:
 
-* ``file``: ``{"type":"file","file":F,"kind":"log|index|timeindex|snapshot",
-  "startOffset":N}`` (``Dumping F`` / ``Log starting offset: N``);
+* ``file``: ``{"type":"file","file":F,"kind":"log|index|timeindex|snapshot|
+  producer_snapshot|txnindex|unknown","startOffset":N}`` (``Dumping F`` / ``Log starting
+  offset: N``; ``snapshot`` is a KRaft ``.checkpoint``, ``producer_snapshot`` a
+  ``.snapshot``);
 * ``batch``: the batch header (``baseOffset``, ``lastOffset``, ``count``, ``magic``, ``crc``,
   ``isValid``, ``size``, ``position``, ``compresscodec``, ``timestampType``,
   ``baseTimestamp``, ``maxTimestamp``, producer fields, ``partitionLeaderEpoch``,
@@ -18,7 +20,16 @@ Lines, or a rich view. Keys follow the Kafka tool's names. Event types:
 * ``invalid_bytes``: bytes after the last whole batch (``Found N invalid bytes ...``);
 * ``index_entry`` / ``timeindex_entry``: ``offset``/``position`` and ``timestamp``/``offset``;
 * ``index_empty``, ``index_sane``: ``F is empty.`` / ``F passed sanity check.``;
-* ``diagnostic``: a mismatch or error message for stderr (``stream: "stderr"``).
+* ``producer_snapshot_entry`` (a ``.snapshot``, as DumpLogSegments.dumpProducerIdSnapshot):
+  ``producerId``, ``producerEpoch``, ``coordinatorEpoch``, ``currentTxnFirstOffset`` (None
+  when no transaction is open), ``lastTimestamp``, and the last batch's ``firstSequence``,
+  ``lastSequence``, ``lastOffset``, ``offsetDelta``, ``timestamp`` (all None when the
+  entry holds no batch: a stored lastOffset below 0);
+* ``txn_index_entry`` (a ``.txnindex``, as dumpTxnIndex): ``version``, ``producerId``,
+  ``firstOffset``, ``lastOffset``, ``lastStableOffset``;
+* ``diagnostic``: a mismatch or error message for stderr (``stream: "stderr"``); a file of
+  an unknown kind gets one with ``"kind": "ignored_file"`` (``Ignoring unknown file F``) and
+  the dump goes on with the next file.
 
 The read never writes: files are opened read-only.
 """
@@ -36,14 +47,16 @@ from ..constants import (
     INDEX_FILE_SUFFIX,
     LOG_FILE_SUFFIX,
     MAGIC_V2,
+    PRODUCER_SNAPSHOT_FILE_SUFFIX,
     TIME_INDEX_FILE_SUFFIX,
+    TXN_INDEX_FILE_SUFFIX,
 )
-from ..errors import CorruptIndexError, KafkalogError
+from ..errors import CorruptIndexError, CorruptSnapshotError, KafkalogError, UnreadableError
 from ..format.records import FileRecords, LegacyRecordBatch
 from ..storage.offset_index import OffsetIndex
 from ..storage.segment import LogSegment, open_view
 from ..storage.time_index import TimeIndex
-from .paths import check_exists, resolve_segments
+from .paths import SEGMENT_SUFFIXES, check_exists, resolve_segments
 
 #: Decoder names as the Kafka tool's flags spell them.
 DECODERS = ("offsets", "transaction-log", "cluster-metadata")
@@ -288,9 +301,12 @@ def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
         e = idx.entry(i)
         if e.offset == segment.base_offset and i > 0:
             break  # a zero-filled preallocated tail
-        fr = FileRecords(view, e.position, e.position + opts.max_message_size)
-        first = next(iter(fr.batches()), None)
-        log_offset = first.last_offset if first is not None else -1
+        if 0 <= e.position < len(view):
+            fr = FileRecords(view, e.position, e.position + opts.max_message_size)
+            first = next(iter(fr.batches()), None)
+            log_offset = first.last_offset if first is not None else -1
+        else:  # a position outside the log (a garbage entry): no batch there
+            log_offset = -1
         if log_offset != e.offset:
             mismatches.append((e.offset, log_offset))
         if not opts.verify_index_only:
@@ -358,19 +374,104 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
             + [f"Indexed offset: {a}, found log offset: {b}" for a, b in not_found])}
 
 
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise UnreadableError(e.strerror or str(e), file=path) from e
+
+
+def dump_producer_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:
+    """Events for a producer-state ``.snapshot``, as DumpLogSegments.dumpProducerIdSnapshot:
+    one entry per producer, or a diagnostic with the CorruptSnapshotException message."""
+    from ..schema.producer_snapshot import parse_snapshot
+
+    file = str(path)
+    yield {"type": "file", "file": file, "kind": "producer_snapshot"}
+    try:
+        entries = parse_snapshot(_read_bytes(path))
+    except CorruptSnapshotError as e:
+        yield {"type": "diagnostic", "stream": "stderr", "message": e.message, "file": file}
+        return
+    for e in entries:
+        ev = {"type": "producer_snapshot_entry", "file": file, "producerId": e.producer_id,
+              "producerEpoch": e.producer_epoch, "coordinatorEpoch": e.coordinator_epoch,
+              "currentTxnFirstOffset": (e.current_txn_first_offset
+                                        if e.current_txn_first_offset >= 0 else None),
+              "lastTimestamp": e.timestamp}
+        if e.last_offset >= 0:  # ProducerStateManager.readSnapshot: a BatchMetadata
+            ev.update(firstSequence=_decrement_sequence(e.last_sequence, e.offset_delta),
+                      lastSequence=e.last_sequence, lastOffset=e.last_offset,
+                      offsetDelta=e.offset_delta, timestamp=e.timestamp)
+        else:
+            ev.update(firstSequence=None, lastSequence=None, lastOffset=None,
+                      offsetDelta=None, timestamp=None)
+        yield ev
+
+
+def _decrement_sequence(sequence: int, decrement: int) -> int:
+    """DefaultRecordBatch.decrementSequence: sequences wrap at Integer.MAX_VALUE."""
+    if sequence < decrement:
+        return 0x7FFFFFFF - (decrement - sequence) + 1
+    return sequence - decrement
+
+
+def dump_txn_index(path: Path, opts: DumpOptions) -> Iterator[dict]:
+    """Events for a ``.txnindex``, as DumpLogSegments.dumpTxnIndex (a partial entry at the
+    end is ignored; an entry of an unknown version is a diagnostic, as Kafka's
+    TransactionIndex refuses it, and then nothing of the file is printed)."""
+    from ..schema.txn_index import parse_txn_index
+
+    file = str(path)
+    yield {"type": "file", "file": file, "kind": "txnindex"}
+    entries = parse_txn_index(_read_bytes(path))
+    for t in entries:
+        if t.version > 0:  # AbortedTxn.CURRENT_VERSION
+            yield {"type": "diagnostic", "stream": "stderr", "file": file, "message":
+                   f"Unexpected aborted transaction version {t.version} in transaction "
+                   f"index {path.absolute()}, current version is 0"}
+            return
+    for t in entries:
+        yield {"type": "txn_index_entry", "file": file, "version": t.version,
+               "producerId": t.producer_id, "firstOffset": t.first_offset,
+               "lastOffset": t.last_offset, "lastStableOffset": t.last_stable_offset}
+
+
 def dump(paths, opts: DumpOptions | None = None) -> Iterator[dict]:
-    """Dump every file under ``paths`` (``.log``/``.index``/``.timeindex`` files, or the
-    ``.log`` files of partition and log directories, in offset order).
+    """Dump every file under ``paths``, in the order given: ``.log``/``.index``/
+    ``.timeindex`` files, KRaft ``.checkpoint`` snapshots, producer ``.snapshot`` files and
+    ``.txnindex`` files, or the ``.log`` files of partition and log directories, in offset
+    order. A file of any other kind is skipped with an ``ignored_file`` diagnostic, as
+    Kafka's tool does.
 
     Raises:
-        UnreadableError / NotAKafkaFileError: a path cannot be read or is not Kafka's.
+        UnreadableError / NotAKafkaFileError: a path cannot be read, or a directory is not
+            Kafka's, or a segment file's name is not a base offset.
     """
     opts = opts or DumpOptions()
-    snapshots = [Path(p) for p in paths if str(p).endswith(CHECKPOINT_FILE_SUFFIX)]
-    for p in snapshots:
-        yield from dump_snapshot(check_exists(p), opts)
-    rest = [p for p in paths if not str(p).endswith(CHECKPOINT_FILE_SUFFIX)]
-    for seg, only in resolve_segments(rest):
+    for raw in paths:
+        p = Path(raw)
+        if p.name.endswith(CHECKPOINT_FILE_SUFFIX):
+            yield from dump_snapshot(check_exists(p), opts)
+            continue
+        if check_exists(p).is_file():
+            suffix = p.suffix
+            if suffix == PRODUCER_SNAPSHOT_FILE_SUFFIX:
+                yield from dump_producer_snapshot(p, opts)
+                continue
+            if suffix == TXN_INDEX_FILE_SUFFIX:
+                yield from dump_txn_index(p, opts)
+                continue
+            if suffix not in SEGMENT_SUFFIXES:
+                yield {"type": "file", "file": str(p), "kind": "unknown"}
+                yield {"type": "diagnostic", "stream": "stderr", "kind": "ignored_file",
+                       "file": str(p), "message": f"Ignoring unknown file {p}"}
+                continue
+        yield from _dump_segments(p, opts)
+
+
+def _dump_segments(path: Path, opts: DumpOptions) -> Iterator[dict]:
+    for seg, only in resolve_segments([path]):
         try:
             if only == INDEX_FILE_SUFFIX:
                 yield from dump_offset_index(seg, opts)

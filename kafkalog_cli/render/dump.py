@@ -75,6 +75,32 @@ def kafka_record_line(ev: dict, skip_metadata: bool) -> str:
     return "".join(parts)
 
 
+def _optional_long(v) -> str:
+    """A Java OptionalLong's toString."""
+    return "OptionalLong.empty" if v is None else f"OptionalLong[{v}]"
+
+
+def kafka_producer_snapshot_line(ev: dict) -> str:
+    """A line of DumpLogSegments.dumpProducerIdSnapshot (with its trailing space when the
+    entry holds no batch metadata)."""
+    s = (f"producerId: {ev['producerId']} producerEpoch: {ev['producerEpoch']} "
+         f"coordinatorEpoch: {ev['coordinatorEpoch']} "
+         f"currentTxnFirstOffset: {_optional_long(ev['currentTxnFirstOffset'])} "
+         f"lastTimestamp: {ev['lastTimestamp']} ")
+    if ev["lastOffset"] is not None:
+        s += (f"firstSequence: {ev['firstSequence']} lastSequence: {ev['lastSequence']} "
+              f"lastOffset: {ev['lastOffset']} offsetDelta: {ev['offsetDelta']} "
+              f"timestamp: {ev['timestamp']}")
+    return s
+
+
+def kafka_txn_index_line(ev: dict) -> str:
+    """A line of DumpLogSegments.dumpTxnIndex."""
+    return (f"version: {ev['version']} producerId: {ev['producerId']} "
+            f"firstOffset: {ev['firstOffset']} lastOffset: {ev['lastOffset']} "
+            f"lastStableOffset: {ev['lastStableOffset']}")
+
+
 def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
                 out=None, err=None) -> int:
     """Write the Kafka tool's text; returns the number of diagnostics written to stderr."""
@@ -105,6 +131,10 @@ def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
         elif t == "invalid_bytes":
             w(f"Found {ev['bytes']} invalid bytes at the end of "
               f"{os.path.basename(ev['file'])}\n")
+        elif t == "producer_snapshot_entry":
+            w(kafka_producer_snapshot_line(ev) + "\n")
+        elif t == "txn_index_entry":
+            w(kafka_txn_index_line(ev) + "\n")
         elif t == "index_empty":
             w(f"{ev['file']} is empty.\n")
         elif t == "index_sane":
@@ -213,6 +243,23 @@ def write_rich(events: Iterable[dict], *, skip_record_metadata: bool = False) ->
             con.print(f"offset {ev['offset']}  position {ev['position']}")
         elif t == "timeindex_entry":
             con.print(f"timestamp {ev['timestamp']}  offset {ev['offset']}")
+        elif t == "producer_snapshot_entry":
+            line = Text()
+            line.append(f"producer {ev['producerId']} epoch {ev['producerEpoch']}",
+                        style="bold cyan")
+            if ev["lastOffset"] is not None:
+                line.append(f"  seq {ev['firstSequence']}..{ev['lastSequence']}  last offset "
+                            f"{ev['lastOffset']} (delta {ev['offsetDelta']})")
+            line.append(f"  last timestamp {ev['lastTimestamp']}  coordinator epoch "
+                        f"{ev['coordinatorEpoch']}", style="dim")
+            if ev["currentTxnFirstOffset"] is not None:
+                line.append(f"  open transaction from offset {ev['currentTxnFirstOffset']}",
+                            style="yellow")
+            con.print(line)
+        elif t == "txn_index_entry":
+            con.print(f"aborted: producer {ev['producerId']}  offsets {ev['firstOffset']}.."
+                      f"{ev['lastOffset']}  last stable offset {ev['lastStableOffset']}  "
+                      f"(version {ev['version']})")
         elif t == "index_empty":
             con.print(Text(f"{ev['file']} is empty.", style="dim"))
         elif t == "index_sane":

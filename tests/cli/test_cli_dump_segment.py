@@ -144,12 +144,41 @@ def test_invalid_bytes_line(cli):
     assert r.returncode == 1
 
 
-def test_crc_mismatch_shown(cli):
+def test_crc_mismatch_shown(cli, fixtures_root):
+    """A batch failing its CRC check is printed (isvalid: false) and is a finding: one
+    line on stderr naming the file and the batch's position, exit 1 (as audit)."""
+    b = _v2_batches(fixtures_root / "corrupt-crc-0" / f"{SEG0}.log")
+    bad = [pos for pos, _, stored, computed in b if stored != computed]
+    assert len(bad) == 1
     r = cli("dump-segment", "fixtures/logs/corrupt-crc-0", "-o", "kafka")
-    assert r.returncode == 0
+    assert r.returncode == 1
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("baseOffset")]
     assert [ln.endswith("isvalid: false") for ln in lines] == [False, False, True, False,
                                                                 False, False]
+    assert r.stderr.strip().splitlines() == [
+        f"error: fixtures/logs/corrupt-crc-0/{SEG0}.log at byte {bad[0]}: record batch "
+        "fails its CRC check (isvalid: false)"]
+    for output in ("json", "text"):
+        r = cli("dump-segment", "fixtures/logs/corrupt-crc-0", "-o", output)
+        assert r.returncode == 1 and f"at byte {bad[0]}" in r.stderr
+
+
+def test_crc_mismatches_counted_per_file(cli, fixtures_root, tmp_path):
+    """Several bad batches in one file: one line naming the first, counting the rest."""
+    data = bytearray((fixtures_root / "plain-0" / f"{SEG0}.log").read_bytes())
+    b = _v2_batches(fixtures_root / "plain-0" / f"{SEG0}.log")
+    assert len(b) >= 2
+    for pos, size, _, _ in b:
+        data[pos + size - 1] ^= 0xFF  # the last byte of each batch, inside the CRC's range
+    d = tmp_path / "p-0"
+    d.mkdir()
+    (d / f"{SEG0}.log").write_bytes(bytes(data))
+    r = cli("dump-segment", str(d), "-o", "kafka")
+    assert r.returncode == 1
+    assert r.stdout.count("isvalid: false") == len(b)
+    assert r.stderr.strip().splitlines() == [
+        f"error: {d / f'{SEG0}.log'} at byte 0: record batch fails its CRC check "
+        f"(isvalid: false), and {len(b) - 1} more after it"]
 
 
 def _json_lines(text):
@@ -333,3 +362,117 @@ def test_cli_runner_text_output(monkeypatch):
     res = CliRunner().invoke(app, ["dump-segment", "fixtures/logs/plain-0", "-o", "text"])
     assert res.exit_code == 0
     assert "0..2" in res.stdout and "magic 2" in res.stdout
+
+
+# -- producer snapshots, transaction indexes, unknown files (DumpLogSegments.main) --------
+
+# ProducerSnapshot v1 entries as stored: producerId, epoch, lastSequence, lastOffset,
+# offsetDelta, timestamp, coordinatorEpoch, currentTxnFirstOffset
+SNAPSHOT_ENTRIES = [
+    (5000, 3, 9, 41, 4, T0 + 123, 7, -1),   # idempotent, last batch seqs 5..9
+    (6000, 0, -1, -1, 0, T0 + 999, 2, 30),  # no batch (lastOffset -1), txn open at 30
+    (7000, 1, 1, 50, 3, T0 + 1000, 0, 45),  # sequence wrapped: 2147483646, ..., 1
+]
+
+
+def _snapshot_bytes(entries):
+    body = struct.pack(">i", len(entries)) + b"".join(
+        struct.pack(">qhiqiqiq", *e) for e in entries)
+    return struct.pack(">hI", 1, crc32c.crc32c(body)) + body
+
+
+def test_kafka_lines_producer_snapshot(cli, tmp_path):
+    """dumpProducerIdSnapshot's lines: entry fields, then the batch metadata when the
+    entry has a batch (firstSequence = decrementSequence(lastSequence, offsetDelta),
+    wrapping at Integer.MAX_VALUE); an entry without one keeps the trailing space."""
+    p = tmp_path / "00000000000000000052.snapshot"
+    p.write_bytes(_snapshot_bytes(SNAPSHOT_ENTRIES))
+    r = cli("dump-segment", str(p), "-o", "kafka")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    assert r.stdout.split("\n") == [
+        f"Dumping {p}",
+        "producerId: 5000 producerEpoch: 3 coordinatorEpoch: 7 currentTxnFirstOffset: "
+        f"OptionalLong.empty lastTimestamp: {T0 + 123} firstSequence: 5 lastSequence: 9 "
+        f"lastOffset: 41 offsetDelta: 4 timestamp: {T0 + 123}",
+        "producerId: 6000 producerEpoch: 0 coordinatorEpoch: 2 currentTxnFirstOffset: "
+        f"OptionalLong[30] lastTimestamp: {T0 + 999} ",
+        "producerId: 7000 producerEpoch: 1 coordinatorEpoch: 0 currentTxnFirstOffset: "
+        f"OptionalLong[45] lastTimestamp: {T0 + 1000} firstSequence: 2147483646 "
+        f"lastSequence: 1 lastOffset: 50 offsetDelta: 3 timestamp: {T0 + 1000}",
+        ""]
+    r = cli("dump-segment", str(p), "-o", "json")
+    objs = _json_lines(r.stdout)
+    assert objs[0] == {"type": "file", "file": str(p), "kind": "producer_snapshot"}
+    assert objs[1] == {"type": "producer_snapshot_entry", "file": str(p), "producerId": 5000,
+                       "producerEpoch": 3, "coordinatorEpoch": 7,
+                       "currentTxnFirstOffset": None, "lastTimestamp": T0 + 123,
+                       "firstSequence": 5, "lastSequence": 9, "lastOffset": 41,
+                       "offsetDelta": 4, "timestamp": T0 + 123}
+    assert objs[2]["currentTxnFirstOffset"] == 30 and objs[2]["lastOffset"] is None
+    assert objs[2]["firstSequence"] is None
+    assert objs[3]["firstSequence"] == 2147483646
+    r = cli("dump-segment", str(p), "-o", "text")
+    assert r.returncode == 0 and "producer 7000 epoch 1" in r.stdout
+
+
+def test_corrupt_producer_snapshot_message_on_stderr(cli, tmp_path):
+    data = bytearray(_snapshot_bytes(SNAPSHOT_ENTRIES))
+    data[20] ^= 0x01
+    stored = struct.unpack_from(">I", data, 2)[0]
+    computed = crc32c.crc32c(bytes(data[6:]))
+    p = tmp_path / "00000000000000000052.snapshot"
+    p.write_bytes(bytes(data))
+    r = cli("dump-segment", str(p), "-o", "kafka")
+    assert r.returncode == 0
+    assert r.stdout == f"Dumping {p}\n"
+    assert r.stderr == (f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {stored}. "
+                        f"Computed crc: {computed}\n")
+    p.write_bytes(struct.pack(">hIi", 2, 0, 0))
+    r = cli("dump-segment", str(p), "-o", "kafka")
+    assert r.stderr == "Snapshot contained an unknown file version 2\n"
+
+
+def test_kafka_lines_txn_index(cli, tmp_path):
+    """dumpTxnIndex's lines, one per 34-byte AbortedTxn; a partial entry at the end is not
+    one (TransactionIndex reads whole entries only)."""
+    p = tmp_path / f"{SEG0}.txnindex"
+    p.write_bytes(struct.pack(">hqqqq", 0, 5000, 4, 6, 4)
+                  + struct.pack(">hqqqq", 0, 7000, 10, 12, 8) + b"\x00" * 5)
+    r = cli("dump-segment", str(p), "-o", "kafka")
+    assert r.returncode == 0 and r.stderr == ""
+    assert r.stdout.splitlines() == [
+        f"Dumping {p}",
+        "version: 0 producerId: 5000 firstOffset: 4 lastOffset: 6 lastStableOffset: 4",
+        "version: 0 producerId: 7000 firstOffset: 10 lastOffset: 12 lastStableOffset: 8"]
+    objs = _json_lines(cli("dump-segment", str(p), "-o", "json").stdout)
+    assert objs[2] == {"type": "txn_index_entry", "file": str(p), "version": 0,
+                       "producerId": 7000, "firstOffset": 10, "lastOffset": 12,
+                       "lastStableOffset": 8}
+    # an entry of a version Kafka does not know: TransactionIndex refuses the file
+    p.write_bytes(struct.pack(">hqqqq", 0, 5000, 4, 6, 4) + struct.pack(">hqqqq", 1, 1, 2, 3, 4))
+    r = cli("dump-segment", str(p), "-o", "kafka")
+    assert r.stdout.splitlines() == [f"Dumping {p}"]
+    assert r.stderr == (f"Unexpected aborted transaction version 1 in transaction index "
+                        f"{p.absolute()}, current version is 0\n")
+
+
+def test_unknown_file_is_ignored_and_the_dump_goes_on(cli, tmp_path):
+    """Kafka's tool: ``Dumping F``, then ``Ignoring unknown file F`` on stderr, and the
+    next file; not an error (exit 0)."""
+    other = tmp_path / "leader-epoch-checkpoint"
+    other.write_text("0\n1\n0 0\n")
+    deleted = tmp_path / f"{SEG0}.log.deleted"
+    deleted.write_bytes(b"\x00" * 10)
+    log = "fixtures/logs/plain-0/00000000000000000000.log"
+    r = cli("dump-segment", str(other), log, str(deleted), "-o", "kafka")
+    assert r.returncode == 0
+    lines = r.stdout.splitlines()
+    assert lines[:3] == [f"Dumping {other}", f"Dumping {log}", "Log starting offset: 0"]
+    assert lines[-1] == f"Dumping {deleted}"
+    assert r.stderr.splitlines() == [f"Ignoring unknown file {other}",
+                                     f"Ignoring unknown file {deleted}"]
+    r = cli("dump-segment", str(other), "-o", "json")
+    assert r.returncode == 0
+    assert _json_lines(r.stdout) == [{"type": "file", "file": str(other), "kind": "unknown"}]
+    assert r.stderr == f"Ignoring unknown file {other}\n"

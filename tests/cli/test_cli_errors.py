@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
-from kafkalog_testkit import run_cli
+from kafkalog_testkit import REPO, run_cli
 
 SEG0 = "00000000000000000000"
 
@@ -49,9 +51,15 @@ def test_empty_directory(command, tmp_path):
 
 
 def test_not_a_kafka_file_suffix(tmp_path):
+    """dump-segment skips a file of an unknown kind as Kafka's tool does (not an error);
+    verify-index still refuses it."""
     p = tmp_path / "notes.txt"
     p.write_text("hello")
     r = run_cli("dump-segment", str(p))
+    assert r.returncode == 0
+    assert r.stdout == f"Dumping {p}\n"
+    assert r.stderr == f"Ignoring unknown file {p}\n"
+    r = run_cli("verify-index", str(p))
     assert r.returncode == 3
     _one_error_line(r, str(p), "not a Kafka segment file")
 
@@ -139,3 +147,37 @@ def test_os_error_from_any_command_is_one_line_exit_3(tmp_path):
     assert r.returncode == 3
     assert r.stderr.strip().count("\n") == 0
     assert "/proc/kafkalog-test" in r.stderr and "Traceback" not in r.stderr
+
+
+def _closed_early(args, unbuffered: bool, lines: int = 1):
+    """Run ``kafkalog ARGS`` with stdout on a pipe whose reader takes ``lines`` lines and
+    closes it (as ``| head -1``); returns (exit status, stderr)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("PYTHONUNBUFFERED", None)
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    p = subprocess.Popen([sys.executable, "-m", "kafkalog_cli", *args], cwd=REPO, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(lines):
+        assert p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    p.stderr.close()
+    return p.wait(timeout=120), err
+
+
+@pytest.mark.parametrize("unbuffered", [False, True])
+@pytest.mark.parametrize("output", ["kafka", "json", "text"])
+def test_closed_stdout_pipe_exits_0_quietly(output, unbuffered):
+    """Far more output than a pipe buffers (the multi-0 dump, 20 times), so the command is
+    still writing when its reader goes away: exit 0, nothing on stderr."""
+    args = ["dump-segment", *["fixtures/logs/multi-0"] * 20, "--deep-iteration", "-o", output]
+    rc, err = _closed_early(args, unbuffered)
+    assert (rc, err) == (0, "")
+
+
+def test_closed_stdout_pipe_version():
+    """The fast ``--version`` path: the reader is gone before the process writes."""
+    rc, err = _closed_early(["--version"], False, lines=0)
+    assert (rc, err) == (0, "")

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import random
+import shutil
 import struct
 
 import pytest
 
+from kafkalog_cli.errors import InvalidArgumentError
+from kafkalog_cli.format.records import FileRecords
 from kafkalog_cli.ops import dump as dump_mod
 from kafkalog_cli.ops.dump import DumpOptions, dump
 
@@ -102,6 +106,53 @@ def test_index_dumps(fixtures_root):
 def test_empty_index(fixtures_root):
     evs = _events([fixtures_root / "plain-0" / f"{SEG0}.index"])
     assert [e["type"] for e in evs] == ["file", "index_empty"]
+
+
+def _mismatches(evs):
+    diags = [e for e in evs if e["type"] == "diagnostic"]
+    assert len(diags) <= 1
+    return [(m["indexOffset"], m["logOffset"]) for m in diags[0]["mismatches"]] if diags else []
+
+
+@pytest.mark.parametrize("with_log", [False, True])
+def test_garbage_index_is_mismatches_not_a_crash(fixtures_root, tmp_path, with_log):
+    """Random bytes as a .index (fixed seed): every entry is printed as stored, and an
+    entry whose position is outside the log (negative, or past its end) is a mismatch
+    with log offset -1, as Kafka's tool finds no batch there."""
+    d = tmp_path / "t-0"
+    d.mkdir()
+    raw = random.Random(20240605).randbytes(100)
+    (d / f"{SEG0}.index").write_bytes(raw)
+    log_size = 0
+    if with_log:
+        shutil.copy(fixtures_root / "multi-0" / f"{SEG0}.log", d / f"{SEG0}.log")
+        log_size = (d / f"{SEG0}.log").stat().st_size
+    stored = [struct.unpack_from(">ii", raw, i) for i in range(0, 96, 8)]
+    assert all(rel != 0 for rel, _ in stored[1:])  # no zero-filled-tail stop
+    assert any(pos < 0 for _, pos in stored)
+    assert all(not 0 <= pos < log_size for _, pos in stored)
+    evs = _events([d / f"{SEG0}.index"])
+    assert [(e["offset"], e["position"]) for e in evs if e["type"] == "index_entry"] == stored
+    assert _mismatches(evs) == [(rel, -1) for rel, _ in stored]
+
+
+def test_negative_index_position_is_a_mismatch(fixtures_root, tmp_path):
+    """A negative position next to a real .log does not read from the buffer's end."""
+    d = tmp_path / "t-0"
+    d.mkdir()
+    shutil.copy(fixtures_root / "multi-0" / f"{SEG0}.log", d / f"{SEG0}.log")
+    size = (d / f"{SEG0}.log").stat().st_size
+    good = _index_entries(fixtures_root / "multi-0" / f"{SEG0}.index")
+    entries = [good[0], (good[1][0], -8), (good[2][0], size), good[2]]
+    (d / f"{SEG0}.index").write_bytes(b"".join(struct.pack(">ii", *e) for e in entries))
+    evs = _events([d / f"{SEG0}.index"])
+    assert [(e["offset"], e["position"]) for e in evs if e["type"] == "index_entry"] == entries
+    assert _mismatches(evs) == [(good[1][0], -1), (good[2][0], -1)]
+
+
+def test_file_records_rejects_a_negative_start():
+    with pytest.raises(InvalidArgumentError, match="-8"):
+        FileRecords(b"\x00" * 100, -8)
 
 
 @pytest.mark.parametrize("name,ok", [("multi-0", True), ("corrupt-index-length-0", False)])

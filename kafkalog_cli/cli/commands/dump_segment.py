@@ -82,7 +82,8 @@ def dump_segment(
         index_sanity_check=index_sanity_check, verify_index_only=verify_index_only,
         start_offset=start_offset, end_offset=end_offset)
     invalid: list[dict] = []
-    events = _watch_invalid(dump(paths, opts), invalid)
+    bad_crc: dict[str, list[int]] = {}
+    events = _watch_invalid(dump(paths, opts), invalid, bad_crc)
     if output is None:
         output = DumpOutput.text if sys.stdout.isatty() else DumpOutput.kafka
     if output is DumpOutput.json:
@@ -91,24 +92,36 @@ def dump_segment(
         render.write_kafka(events, skip_record_metadata=skip_record_metadata)
     else:
         render.write_rich(events, skip_record_metadata=skip_record_metadata)
-    if invalid:
-        _report_invalid(invalid)
+    if invalid or bad_crc:
+        _report_invalid(invalid, bad_crc)
 
 
-def _watch_invalid(events, invalid: list):
+def _watch_invalid(events, invalid: list, bad_crc: dict):
+    """Pass ``events`` through, collecting ``invalid_bytes`` events in ``invalid`` and the
+    positions of batches that fail their CRC check (``isvalid: false``) by file."""
     for ev in events:
-        if ev["type"] == "invalid_bytes":
+        t = ev["type"]
+        if t == "batch":
+            if not ev["isValid"]:
+                bad_crc.setdefault(ev["file"], []).append(ev["position"])
+        elif t == "invalid_bytes":
             invalid.append(ev)
         yield ev
 
 
-def _report_invalid(invalid: list[dict]) -> None:
+def _report_invalid(invalid: list[dict], bad_crc: dict[str, list[int]]) -> None:
     """One line per damaged file on stderr. A file with no whole batch from its first byte
     is not a readable Kafka log (exit 3); a valid log with bad trailing bytes (a truncated
-    or preallocated tail, as Kafka reports it) is a finding (exit 1)."""
+    or preallocated tail, as Kafka reports it) or with batches failing their CRC check is
+    a finding (exit 1)."""
     from ...errors import KafkalogError
     from ...render.consoles import error
 
+    for file, positions in bad_crc.items():
+        msg = "record batch fails its CRC check (isvalid: false)"
+        if len(positions) > 1:
+            msg += f", and {len(positions) - 1} more after it"
+        error(str(KafkalogError(msg, file=file, position=positions[0])))
     unreadable = False
     for ev in invalid:
         why = f" ({ev['reason']})" if ev.get("reason") else ""
