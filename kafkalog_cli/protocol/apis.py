@@ -22,6 +22,13 @@ class ApiKeys(IntEnum):
     FETCH = 1
     LIST_OFFSETS = 2
     METADATA = 3
+    OFFSET_COMMIT = 8
+    OFFSET_FETCH = 9
+    FIND_COORDINATOR = 10
+    JOIN_GROUP = 11
+    HEARTBEAT = 12
+    LEAVE_GROUP = 13
+    SYNC_GROUP = 14
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
@@ -60,6 +67,13 @@ APIS: dict[int, Api] = {a.key: a for a in (
     Api(ApiKeys.FETCH, s.FetchRequest, s.FetchResponse, 4, 16),
     Api(ApiKeys.LIST_OFFSETS, s.ListOffsetsRequest, s.ListOffsetsResponse, 1, 8),
     Api(ApiKeys.METADATA, s.MetadataRequest, s.MetadataResponse, 0, 12),
+    Api(ApiKeys.OFFSET_COMMIT, s.OffsetCommitRequest, s.OffsetCommitResponse, 0, 8),
+    Api(ApiKeys.OFFSET_FETCH, s.OffsetFetchRequest, s.OffsetFetchResponse, 1, 8),
+    Api(ApiKeys.FIND_COORDINATOR, s.FindCoordinatorRequest, s.FindCoordinatorResponse, 0, 4),
+    Api(ApiKeys.JOIN_GROUP, s.JoinGroupRequest, s.JoinGroupResponse, 0, 9),
+    Api(ApiKeys.HEARTBEAT, s.HeartbeatRequest, s.HeartbeatResponse, 0, 4),
+    Api(ApiKeys.LEAVE_GROUP, s.LeaveGroupRequest, s.LeaveGroupResponse, 0, 5),
+    Api(ApiKeys.SYNC_GROUP, s.SyncGroupRequest, s.SyncGroupResponse, 0, 5),
     Api(ApiKeys.API_VERSIONS, s.ApiVersionsRequest, s.ApiVersionsResponse, 0, 4),
     Api(ApiKeys.CREATE_TOPICS, s.CreateTopicsRequest, s.CreateTopicsResponse, 2, 7),
     Api(ApiKeys.DELETE_TOPICS, s.DeleteTopicsRequest, s.DeleteTopicsResponse, 1, 6),

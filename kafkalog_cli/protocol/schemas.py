@@ -350,6 +350,190 @@ DescribeConfigsResponse = Message("DescribeConfigsResponse", valid="0-4", flexib
     ]),
 ])
 
+# -- consumer groups: FindCoordinator (10), JoinGroup (11), Heartbeat (12), LeaveGroup (13),
+# SyncGroup (14), OffsetCommit (8), OffsetFetch (9) --------------------------------------
+
+FindCoordinatorRequest = Message("FindCoordinatorRequest", valid="0-6", flexible="3+", fields=[
+    F("key", "string", "0-3"),
+    F("keyType", "int8", "1+", default=0),
+    F("coordinatorKeys", "[]string", "4+"),
+])
+
+FindCoordinatorResponse = Message("FindCoordinatorResponse", valid="0-6", flexible="3+",
+                                  fields=[
+    F("throttleTimeMs", "int32", "1+"),
+    F("errorCode", "int16", "0-3"),
+    F("errorMessage", "string", "1-3", nullable="1-3", default=None),
+    F("nodeId", "int32", "0-3"),
+    F("host", "string", "0-3"),
+    F("port", "int32", "0-3"),
+    F("coordinators", "[]Coordinator", "4+", fields=[
+        F("key", "string", "4+"),
+        F("nodeId", "int32", "4+"),
+        F("host", "string", "4+"),
+        F("port", "int32", "4+"),
+        F("errorCode", "int16", "4+"),
+        F("errorMessage", "string", "4+", nullable="4+", default=None),
+    ]),
+])
+
+JoinGroupRequest = Message("JoinGroupRequest", valid="0-9", flexible="6+", fields=[
+    F("groupId", "string", "0+"),
+    F("sessionTimeoutMs", "int32", "0+"),
+    F("rebalanceTimeoutMs", "int32", "1+", default=-1),
+    F("memberId", "string", "0+"),
+    F("groupInstanceId", "string", "5+", nullable="5+", default=None),
+    F("protocolType", "string", "0+"),
+    F("protocols", "[]JoinGroupRequestProtocol", "0+", fields=[
+        F("name", "string", "0+"),
+        F("metadata", "bytes", "0+"),
+    ]),
+    F("reason", "string", "8+", nullable="8+", default=None),
+])
+
+JoinGroupResponse = Message("JoinGroupResponse", valid="0-9", flexible="6+", fields=[
+    F("throttleTimeMs", "int32", "2+"),
+    F("errorCode", "int16", "0+"),
+    F("generationId", "int32", "0+", default=-1),
+    F("protocolType", "string", "7+", nullable="7+", default=None),
+    F("protocolName", "string", "0+", nullable="7+"),
+    F("leader", "string", "0+"),
+    F("skipAssignment", "bool", "9+", default=False),
+    F("memberId", "string", "0+"),
+    F("members", "[]JoinGroupResponseMember", "0+", fields=[
+        F("memberId", "string", "0+"),
+        F("groupInstanceId", "string", "5+", nullable="5+", default=None),
+        F("metadata", "bytes", "0+"),
+    ]),
+])
+
+HeartbeatRequest = Message("HeartbeatRequest", valid="0-4", flexible="4+", fields=[
+    F("groupId", "string", "0+"),
+    F("generationId", "int32", "0+"),
+    F("memberId", "string", "0+"),
+    F("groupInstanceId", "string", "3+", nullable="3+", default=None),
+])
+
+HeartbeatResponse = Message("HeartbeatResponse", valid="0-4", flexible="4+", fields=[
+    F("throttleTimeMs", "int32", "1+"),
+    F("errorCode", "int16", "0+"),
+])
+
+LeaveGroupRequest = Message("LeaveGroupRequest", valid="0-5", flexible="4+", fields=[
+    F("groupId", "string", "0+"),
+    F("memberId", "string", "0-2"),
+    F("members", "[]MemberIdentity", "3+", fields=[
+        F("memberId", "string", "3+"),
+        F("groupInstanceId", "string", "3+", nullable="3+", default=None),
+        F("reason", "string", "5+", nullable="5+", default=None),
+    ]),
+])
+
+LeaveGroupResponse = Message("LeaveGroupResponse", valid="0-5", flexible="4+", fields=[
+    F("throttleTimeMs", "int32", "1+"),
+    F("errorCode", "int16", "0+"),
+    F("members", "[]MemberResponse", "3+", fields=[
+        F("memberId", "string", "3+"),
+        F("groupInstanceId", "string", "3+", nullable="3+"),
+        F("errorCode", "int16", "3+"),
+    ]),
+])
+
+SyncGroupRequest = Message("SyncGroupRequest", valid="0-5", flexible="4+", fields=[
+    F("groupId", "string", "0+"),
+    F("generationId", "int32", "0+"),
+    F("memberId", "string", "0+"),
+    F("groupInstanceId", "string", "3+", nullable="3+", default=None),
+    F("protocolType", "string", "5+", nullable="5+", default=None),
+    F("protocolName", "string", "5+", nullable="5+", default=None),
+    F("assignments", "[]SyncGroupRequestAssignment", "0+", fields=[
+        F("memberId", "string", "0+"),
+        F("assignment", "bytes", "0+"),
+    ]),
+])
+
+SyncGroupResponse = Message("SyncGroupResponse", valid="0-5", flexible="4+", fields=[
+    F("throttleTimeMs", "int32", "1+"),
+    F("errorCode", "int16", "0+"),
+    F("protocolType", "string", "5+", nullable="5+", default=None),
+    F("protocolName", "string", "5+", nullable="5+", default=None),
+    F("assignment", "bytes", "0+"),
+])
+
+OffsetCommitRequest = Message("OffsetCommitRequest", valid="0-9", flexible="8+", fields=[
+    F("groupId", "string", "0+"),
+    F("generationIdOrMemberEpoch", "int32", "1+", default=-1),
+    F("memberId", "string", "1+"),
+    F("groupInstanceId", "string", "7+", nullable="7+", default=None),
+    F("retentionTimeMs", "int64", "2-4", default=-1),
+    F("topics", "[]OffsetCommitRequestTopic", "0+", fields=[
+        F("name", "string", "0+"),
+        F("partitions", "[]OffsetCommitRequestPartition", "0+", fields=[
+            F("partitionIndex", "int32", "0+"),
+            F("committedOffset", "int64", "0+"),
+            F("committedLeaderEpoch", "int32", "6+", default=-1),
+            F("commitTimestamp", "int64", "1", default=-1),
+            F("committedMetadata", "string", "0+", nullable="0+"),
+        ]),
+    ]),
+])
+
+OffsetCommitResponse = Message("OffsetCommitResponse", valid="0-9", flexible="8+", fields=[
+    F("throttleTimeMs", "int32", "3+"),
+    F("topics", "[]OffsetCommitResponseTopic", "0+", fields=[
+        F("name", "string", "0+"),
+        F("partitions", "[]OffsetCommitResponsePartition", "0+", fields=[
+            F("partitionIndex", "int32", "0+"),
+            F("errorCode", "int16", "0+"),
+        ]),
+    ]),
+])
+
+_OFFSET_FETCH_PARTITION = [
+    F("partitionIndex", "int32", "0+"),
+    F("committedOffset", "int64", "0+"),
+    F("committedLeaderEpoch", "int32", "5+", default=-1),
+    F("metadata", "string", "0+", nullable="0+"),
+    F("errorCode", "int16", "0+"),
+]
+
+OffsetFetchRequest = Message("OffsetFetchRequest", valid="0-9", flexible="6+", fields=[
+    F("groupId", "string", "0-7"),
+    F("topics", "[]OffsetFetchRequestTopic", "0-7", nullable="2-7", fields=[
+        F("name", "string", "0-7"),
+        F("partitionIndexes", "[]int32", "0-7"),
+    ]),
+    F("groups", "[]OffsetFetchRequestGroup", "8+", fields=[
+        F("groupId", "string", "8+"),
+        F("memberId", "string", "9+", nullable="9+", default=None),
+        F("memberEpoch", "int32", "9+", default=-1),
+        F("topics", "[]OffsetFetchRequestTopics", "8+", nullable="8+", fields=[
+            F("name", "string", "8+"),
+            F("partitionIndexes", "[]int32", "8+"),
+        ]),
+    ]),
+    F("requireStable", "bool", "7+", default=False),
+])
+
+OffsetFetchResponse = Message("OffsetFetchResponse", valid="0-9", flexible="6+", fields=[
+    F("throttleTimeMs", "int32", "3+"),
+    F("topics", "[]OffsetFetchResponseTopic", "0-7", fields=[
+        F("name", "string", "0-7"),
+        F("partitions", "[]OffsetFetchResponsePartition", "0-7",
+          fields=_OFFSET_FETCH_PARTITION),
+    ]),
+    F("errorCode", "int16", "2-7", default=0),
+    F("groups", "[]OffsetFetchResponseGroup", "8+", fields=[
+        F("groupId", "string", "8+"),
+        F("topics", "[]OffsetFetchResponseTopics", "8+", fields=[
+            F("name", "string", "8+"),
+            F("partitions", "[]OffsetFetchResponsePartitions", "8+",
+              fields=_OFFSET_FETCH_PARTITION),
+        ]),
+        F("errorCode", "int16", "8+", default=0),
+    ]),
+])
+
 # -- headers ---------------------------------------------------------------------------------
 
 #: RequestHeader v0-v2. ``clientId`` has flexibleVersions "none" in Kafka's JSON (an int16

@@ -25,6 +25,7 @@ from ..schema.flexible import ZERO_UUID
 from . import configs as cfgs
 from . import reads
 from .catalog import LogDirCatalog, Topic, is_internal
+from .groups import MAX_METADATA_SIZE, GroupCoordinator
 from .metrics import BrokerTopicStats
 from .storage_adapter import AppendError
 
@@ -75,6 +76,7 @@ class KafkaApis:
         self.options = options
         self.stats = stats or BrokerTopicStats()
         self._appended = asyncio.Event()
+        self.groups = GroupCoordinator()
         self.handlers = {
             ApiKeys.PRODUCE: self.handle_produce,
             ApiKeys.FETCH: self.handle_fetch,
@@ -85,11 +87,18 @@ class KafkaApis:
             ApiKeys.DELETE_TOPICS: self.handle_delete_topics,
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id,
             ApiKeys.DESCRIBE_CONFIGS: self.handle_describe_configs,
+            ApiKeys.FIND_COORDINATOR: self.handle_find_coordinator,
+            ApiKeys.JOIN_GROUP: self.handle_join_group,
+            ApiKeys.SYNC_GROUP: self.handle_sync_group,
+            ApiKeys.HEARTBEAT: self.handle_heartbeat,
+            ApiKeys.LEAVE_GROUP: self.handle_leave_group,
+            ApiKeys.OFFSET_COMMIT: self.handle_offset_commit,
+            ApiKeys.OFFSET_FETCH: self.handle_offset_fetch,
         }
 
     async def handle(self, request: Request):
         h = self.handlers[request.api_key]
-        if request.api_key == ApiKeys.FETCH:
+        if request.api_key in _AWAITING:
             return await h(request)
         return h(request)
 
@@ -565,6 +574,110 @@ class KafkaApis:
                                               "source": DEFAULT_CONFIG})
                 res["configs"].append(entry)
         return Reply({"throttleTimeMs": 0, "results": results})
+
+
+    # -- consumer groups (server/groups.py) ---------------------------------------------
+
+    def handle_find_coordinator(self, req: Request) -> Reply:
+        v = req.api_version
+        body = req.body
+        keys = body["coordinatorKeys"] if v >= 4 else [body["key"]]
+        node = self.options.node_id
+        out = []
+        for key in keys:
+            c = {"key": key, "nodeId": node, "host": self.options.host,
+                 "port": self.options.port, "errorCode": 0, "errorMessage": None}
+            if body.get("keyType", 0) != 0:
+                # transactions (1) and share groups (2) have no coordinator here
+                c.update(nodeId=-1, host="", port=-1,
+                         errorCode=int(Errors.COORDINATOR_NOT_AVAILABLE),
+                         errorMessage="this server has no transaction or share coordinator")
+            elif not key:
+                c.update(nodeId=-1, host="", port=-1, errorCode=int(Errors.INVALID_REQUEST),
+                         errorMessage="the group id is empty")
+            out.append(c)
+        if v >= 4:
+            return Reply({"throttleTimeMs": 0, "coordinators": out})
+        c = out[0]
+        return Reply({"throttleTimeMs": 0, "errorCode": c["errorCode"],
+                      "errorMessage": c["errorMessage"], "nodeId": c["nodeId"],
+                      "host": c["host"], "port": c["port"]})
+
+    async def handle_join_group(self, req: Request) -> Reply:
+        return Reply(await self.groups.join(req.body, req.api_version, req.client_id))
+
+    async def handle_sync_group(self, req: Request) -> Reply:
+        return Reply(await self.groups.sync(req.body, req.api_version))
+
+    def handle_heartbeat(self, req: Request) -> Reply:
+        return Reply({"throttleTimeMs": 0, "errorCode": int(self.groups.heartbeat(req.body))})
+
+    def handle_leave_group(self, req: Request) -> Reply:
+        body = req.body
+        if req.api_version < 3:
+            (e,) = self.groups.leave(body["groupId"], [body["memberId"]])
+            return Reply({"throttleTimeMs": 0, "errorCode": int(e)})
+        members = body["members"]
+        errors = self.groups.leave(body["groupId"], [m["memberId"] for m in members])
+        return Reply({"throttleTimeMs": 0, "errorCode": 0, "members": [
+            {"memberId": m["memberId"], "groupInstanceId": m["groupInstanceId"],
+             "errorCode": int(e)} for m, e in zip(members, errors, strict=True)]})
+
+    def handle_offset_commit(self, req: Request) -> Reply:
+        body = req.body
+        error = self.groups.commit_check(body, req.api_version)
+        topics = []
+        for t in body["topics"]:
+            parts = []
+            topics.append({"name": t["name"], "partitions": parts})
+            for p in t["partitions"]:
+                idx = p["partitionIndex"]
+                e = error
+                if e is Errors.NONE:
+                    if self.catalog.partition(t["name"], idx) is None:
+                        e = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                    elif len(p["committedMetadata"] or "") > MAX_METADATA_SIZE:
+                        e = Errors.OFFSET_METADATA_TOO_LARGE
+                    else:
+                        self.groups.store_offset(body["groupId"], t["name"], idx,
+                                                 p["committedOffset"],
+                                                 p.get("committedLeaderEpoch", -1),
+                                                 p["committedMetadata"])
+                parts.append({"partitionIndex": idx, "errorCode": int(e)})
+        return Reply({"throttleTimeMs": 0, "topics": topics})
+
+    def handle_offset_fetch(self, req: Request) -> Reply:
+        v = req.api_version
+        body = req.body
+        if v < 8:
+            topics = self._offsets_of(body["groupId"], body["topics"])
+            return Reply({"throttleTimeMs": 0, "topics": topics, "errorCode": 0})
+        return Reply({"throttleTimeMs": 0, "groups": [
+            {"groupId": g["groupId"], "topics": self._offsets_of(g["groupId"], g["topics"]),
+             "errorCode": 0} for g in body["groups"]]})
+
+    def _offsets_of(self, group_id: str, requested: list | None) -> list[dict]:
+        """The committed offsets; -1 and "" where none was committed; ``None``: all."""
+        committed = self.groups.committed(group_id)
+        if requested is None:
+            by_topic: dict[str, list[int]] = {}
+            for name, idx in sorted(committed):
+                by_topic.setdefault(name, []).append(idx)
+            requested = [{"name": n, "partitionIndexes": ps} for n, ps in by_topic.items()]
+        out = []
+        for t in requested:
+            parts = []
+            for idx in t["partitionIndexes"]:
+                offset, epoch, meta = committed.get((t["name"], idx), (-1, -1, ""))
+                parts.append({"partitionIndex": idx, "committedOffset": offset,
+                              "committedLeaderEpoch": epoch, "metadata": meta,
+                              "errorCode": 0})
+            out.append({"name": t["name"], "partitions": parts})
+        return out
+
+
+#: handlers that await (Fetch's delayed read; JoinGroup / SyncGroup wait for the group)
+_AWAITING = frozenset({ApiKeys.FETCH, ApiKeys.JOIN_GROUP, ApiKeys.SYNC_GROUP})
 
 
 def _validate_name(name: str) -> None:

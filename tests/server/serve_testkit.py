@@ -1,5 +1,6 @@
 """Shared fixtures of the serve tests: a server on 127.0.0.1 (ephemeral port, in-process
-event-loop thread) and a raw-socket client for crafted requests."""
+event-loop thread), a raw-socket client for crafted requests, and the checks of the log
+directory a real client leaves (:func:`check_log_dir`)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,17 @@ import socket
 import struct
 
 import pytest
+from kafka.record import MemoryRecords
 
+from kafkalog_cli.ops.verify import verify_index
 from kafkalog_cli.protocol.apis import APIS
 from kafkalog_cli.protocol.wire import encode_request
 from kafkalog_cli.server.broker import ServerThread
 from kafkalog_cli.server.kafka_apis import ServerOptions
+from kafkalog_cli.storage.log import Log
+from kafkalog_cli.storage.offset_index import OffsetIndex
+from kafkalog_cli.storage.segment import rebuild_indexes
+from kafkalog_cli.storage.time_index import TimeIndex
 
 
 class RawClient:
@@ -113,3 +120,43 @@ def create_topic(client: RawClient, name: str, partitions: int = 1, configs=None
     res = client.request(19, 7, body)
     assert res["topics"][0]["errorCode"] == 0, res
     return res["topics"][0]
+
+
+def check_log_dir(log_dir, topics: dict[str, int], index_interval: int = 4096, *,
+                  records: dict[str, list[tuple]] | None = None,
+                  codecs: dict[str, int] | None = None) -> None:
+    """verify-index clean; kafka-python decodes every record of partition 0 (offsets 0..n-1);
+    indexes == rebuilt ones. ``records``: per topic, the exact ``(key, value, timestamp)``
+    list expected; ``codecs``: per topic, the compression type the batches must have
+    (kafka-python's ``compression_type``: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd) - at
+    least one batch, and the others uncompressed (kafka-python, aiokafka and librdkafka
+    send a batch uncompressed when compressing does not make it smaller, e.g. one record
+    alone)."""
+    result = verify_index([log_dir])
+    assert result.ok, result.to_dict()
+    for topic, count in topics.items():
+        log = Log.open(log_dir / f"{topic}-0")
+        offsets, decoded, seen_codecs = [], [], set()
+        for seg in log.segments:
+            data = seg.log_path.read_bytes()
+            mr = MemoryRecords(data)
+            while True:
+                b = mr.next_batch()
+                if b is None:
+                    break
+                seen_codecs.add(b.compression_type)
+                for r in b:
+                    offsets.append(r.offset)
+                    decoded.append((r.key, r.value, r.timestamp))
+            rebuilt = rebuild_indexes(memoryview(data), seg.base_offset, index_interval)
+            assert OffsetIndex.load(seg.index_path, seg.base_offset).entries_list() == \
+                rebuilt.offset_entries
+            assert TimeIndex.load(seg.time_index_path, seg.base_offset).entries_list() == \
+                rebuilt.time_entries
+        log.close()
+        assert offsets == list(range(count)), topic
+        if records is not None:
+            assert decoded == records[topic], topic
+        if codecs is not None:
+            assert codecs[topic] in seen_codecs and seen_codecs <= {0, codecs[topic]}, \
+                (topic, seen_codecs)

@@ -39,8 +39,9 @@ def test_every_declared_version_round_trips(api):
 
 def test_api_versions_table_matches_served_ranges():
     table = {e["apiKey"]: (e["minVersion"], e["maxVersion"]) for e in api_versions_table()}
-    assert table == {0: (3, 11), 1: (4, 16), 2: (1, 8), 3: (0, 12), 18: (0, 4), 19: (2, 7),
-                     20: (1, 6), 22: (0, 4), 32: (0, 4)}
+    assert table == {0: (3, 11), 1: (4, 16), 2: (1, 8), 3: (0, 12), 8: (0, 8), 9: (1, 8),
+                     10: (0, 4), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 18: (0, 4),
+                     19: (2, 7), 20: (1, 6), 22: (0, 4), 32: (0, 4)}
 
 
 @pytest.mark.parametrize("version", range(0, 5))
@@ -78,8 +79,8 @@ def test_api_versions_invalid_software_name(raw):
 def test_parse_request_rules():
     ok = encode_request(3, 12, 1, {"topics": None})[4:]
     assert parse_request(ok).api_key == ApiKeys.METADATA
-    with pytest.raises(InvalidRequest, match="Unknown API key 10"):
-        parse_request(struct.pack(">hhih", 10, 0, 1, -1))
+    with pytest.raises(InvalidRequest, match="Unknown API key 24"):  # AddOffsetsToTxn
+        parse_request(struct.pack(">hhih", 24, 0, 1, -1))
     with pytest.raises(InvalidRequest, match="not enabled"):
         parse_request(struct.pack(">hhih", 0, 2, 1, -1) + b"\x00" * 20)
     with pytest.raises(InvalidRequest, match="bytes left"):
@@ -97,7 +98,7 @@ def _expect_closed(client: RawClient) -> None:
     struct.pack(">i", 200 * 1024 * 1024),                      # > socket.request.max.bytes
     struct.pack(">i", 3) + b"abc",                             # shorter than a header
     struct.pack(">i", 12) + b"\xff" * 12,                      # garbage: api key -1
-    struct.pack(">i", 10) + struct.pack(">hhih", 10, 0, 1, -1),  # FindCoordinator: not served
+    struct.pack(">i", 10) + struct.pack(">hhih", 24, 0, 1, -1),  # AddOffsetsToTxn: not served
     struct.pack(">i", 10) + struct.pack(">hhih", 0, 2, 1, -1),   # Produce v2: not served
     struct.pack(">i", 10) + struct.pack(">hhih", 1, 17, 1, -1),  # Fetch v17: not served
     struct.pack(">i", 14) + struct.pack(">hhih", 3, 1, 1, -1) + b"\x00\x00\x10\x00",  # bad body

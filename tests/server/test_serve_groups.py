@@ -1,0 +1,157 @@
+"""The in-memory consumer-group coordinator (server/groups.py): raw requests at old and
+flexible versions, a two-member rebalance, and kafka-python's group consumer."""
+
+from __future__ import annotations
+
+import threading
+
+from serve_testkit import create_topic
+
+from kafkalog_cli.protocol.errors import Errors
+
+FIND, JOIN, HEARTBEAT, LEAVE, SYNC, COMMIT, OFFSET_FETCH = 10, 11, 12, 13, 14, 8, 9
+
+
+def _join(c, version, member_id="", group="g", session=10000, rebalance=5000):
+    body = {"groupId": group, "sessionTimeoutMs": session, "rebalanceTimeoutMs": rebalance,
+            "memberId": member_id, "groupInstanceId": None, "protocolType": "consumer",
+            "protocols": [{"name": "range", "metadata": b"m-" + member_id.encode()}],
+            "reason": None}
+    return c.request(JOIN, version, body)
+
+
+def test_find_coordinator(server, raw):
+    c = raw()
+    r = c.request(FIND, 0, {"key": "g"})
+    assert (r["errorCode"], r["nodeId"], r["port"]) == (0, 0, server.port)
+    r = c.request(FIND, 4, {"keyType": 0, "coordinatorKeys": ["a", "b", ""]})
+    assert [(x["key"], x["errorCode"], x["port"]) for x in r["coordinators"]] == [
+        ("a", 0, server.port), ("b", 0, server.port), ("", Errors.INVALID_REQUEST, -1)]
+    r = c.request(FIND, 3, {"key": "tx", "keyType": 1})
+    assert r["errorCode"] == Errors.COORDINATOR_NOT_AVAILABLE
+
+
+def test_single_member_lifecycle_and_offsets(server, raw):
+    c = raw()
+    create_topic(c, "t", 2)
+    # v5: a join without a member id gets MEMBER_ID_REQUIRED and an id (KIP-394)
+    r = _join(c, 5)
+    assert r["errorCode"] == Errors.MEMBER_ID_REQUIRED and r["memberId"]
+    mid = r["memberId"]
+    assert _join(c, 5, "someone-else")["errorCode"] == Errors.UNKNOWN_MEMBER_ID
+    r = _join(c, 5, mid)
+    assert (r["errorCode"], r["generationId"], r["leader"], r["protocolName"]) == \
+        (0, 1, mid, "range")
+    assert r["members"] == [{"memberId": mid, "groupInstanceId": None,
+                             "metadata": b"m-" + mid.encode()}]
+    r = c.request(HEARTBEAT, 3, {"groupId": "g", "generationId": 1, "memberId": mid})
+    assert r["errorCode"] == 0  # CompletingRebalance: heartbeats are fine
+    r = c.request(SYNC, 5, {"groupId": "g", "generationId": 1, "memberId": mid,
+                            "protocolType": "consumer", "protocolName": "range",
+                            "assignments": [{"memberId": mid, "assignment": b"A"}]})
+    assert (r["errorCode"], r["assignment"], r["protocolName"]) == (0, b"A", "range")
+    assert c.request(HEARTBEAT, 4, {"groupId": "g", "generationId": 0,
+                                    "memberId": mid})["errorCode"] == Errors.ILLEGAL_GENERATION
+    assert c.request(HEARTBEAT, 4, {"groupId": "g", "generationId": 1,
+                                    "memberId": mid})["errorCode"] == 0
+    commit = {"groupId": "g", "generationIdOrMemberEpoch": 1, "memberId": mid,
+              "topics": [{"name": "t", "partitions": [
+                  {"partitionIndex": 0, "committedOffset": 42, "committedLeaderEpoch": 0,
+                   "committedMetadata": "meta"},
+                  {"partitionIndex": 7, "committedOffset": 1, "committedMetadata": None}]}]}
+    r = c.request(COMMIT, 8, commit)
+    assert [p["errorCode"] for p in r["topics"][0]["partitions"]] == \
+        [0, Errors.UNKNOWN_TOPIC_OR_PARTITION]
+    r = c.request(COMMIT, 2, dict(commit, generationIdOrMemberEpoch=0))
+    assert r["topics"][0]["partitions"][0]["errorCode"] == Errors.ILLEGAL_GENERATION
+    r = c.request(OFFSET_FETCH, 5, {"groupId": "g", "topics": [
+        {"name": "t", "partitionIndexes": [0, 1]}]})
+    assert [(p["committedOffset"], p["metadata"], p["committedLeaderEpoch"])
+            for p in r["topics"][0]["partitions"]] == [(42, "meta", 0), (-1, "", -1)]
+    r = c.request(OFFSET_FETCH, 8, {"groups": [{"groupId": "g", "topics": None},
+                                               {"groupId": "nobody", "topics": None}]})
+    assert [(g["groupId"], [(t["name"], [p["committedOffset"] for p in t["partitions"]])
+                            for t in g["topics"]]) for g in r["groups"]] == \
+        [("g", [("t", [42])]), ("nobody", [])]
+    r = c.request(LEAVE, 3, {"groupId": "g", "members": [
+        {"memberId": mid, "groupInstanceId": None}, {"memberId": "x", "groupInstanceId": None}]})
+    assert [m["errorCode"] for m in r["members"]] == [0, Errors.UNKNOWN_MEMBER_ID]
+    # an empty group takes standalone commits (generation -1, no member id)
+    r = c.request(COMMIT, 1, dict(commit, generationIdOrMemberEpoch=-1, memberId=""))
+    assert r["topics"][0]["partitions"][0]["errorCode"] == 0
+    assert c.request(HEARTBEAT, 0, {"groupId": "g", "generationId": 2, "memberId": mid})[
+        "errorCode"] == Errors.UNKNOWN_MEMBER_ID
+
+
+def test_second_member_triggers_rebalance(server, raw):
+    a, b = raw(), raw()
+    r = _join(a, 0)  # v0: the id is assigned at once
+    ma = r["memberId"]
+    assert r["generationId"] == 1
+    a.request(SYNC, 0, {"groupId": "g", "generationId": 1, "memberId": ma,
+                        "assignments": [{"memberId": ma, "assignment": b"all"}]})
+    result = {}
+    t = threading.Thread(target=lambda: result.update(b=_join(b, 2)))
+    t.start()
+    # b waits in JoinGroup until a rejoins; a's heartbeat says so
+    for _ in range(50):
+        e = a.request(HEARTBEAT, 2, {"groupId": "g", "generationId": 1, "memberId": ma})
+        if e["errorCode"] == Errors.REBALANCE_IN_PROGRESS:
+            break
+    assert e["errorCode"] == Errors.REBALANCE_IN_PROGRESS
+    ra = _join(a, 2, ma)
+    t.join(10)
+    rb = result["b"]
+    assert ra["generationId"] == rb["generationId"] == 2
+    assert ra["leader"] == rb["leader"] == ma
+    assert sorted(m["memberId"] for m in ra["members"]) == sorted([ma, rb["memberId"]])
+    assert rb["members"] == []
+    # the follower's SyncGroup waits for the leader's
+    t = threading.Thread(target=lambda: result.update(sb=b.request(SYNC, 2, {
+        "groupId": "g", "generationId": 2, "memberId": rb["memberId"], "assignments": []})))
+    t.start()
+    sa = a.request(SYNC, 2, {"groupId": "g", "generationId": 2, "memberId": ma, "assignments": [
+        {"memberId": ma, "assignment": b"p0"}, {"memberId": rb["memberId"],
+                                                "assignment": b"p1"}]})
+    t.join(10)
+    assert (sa["assignment"], result["sb"]["assignment"]) == (b"p0", b"p1")
+    # the leader leaves: b alone rejoins as the leader of generation 3
+    a.request(LEAVE, 0, {"groupId": "g", "memberId": ma})
+    assert b.request(HEARTBEAT, 2, {"groupId": "g", "generationId": 2,
+                                    "memberId": rb["memberId"]})["errorCode"] == \
+        Errors.REBALANCE_IN_PROGRESS
+    r = _join(b, 2, rb["memberId"])
+    assert (r["generationId"], r["leader"]) == (3, rb["memberId"])
+
+
+def test_kafka_python_group_consumer_commits(log_dir):
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    from kafkalog_cli.server.broker import ServerThread
+    from kafkalog_cli.server.kafka_apis import ServerOptions
+
+    with ServerThread(log_dir, ServerOptions(port=0, auto_create_topics=True)) as s:
+        p = KafkaProducer(bootstrap_servers=s.bootstrap)
+        for i in range(20):
+            p.send("grp", b"v%d" % i, partition=0)
+        p.flush(10)
+        p.close(5)
+        c = KafkaConsumer("grp", bootstrap_servers=s.bootstrap, group_id="kp",
+                          auto_offset_reset="earliest", enable_auto_commit=False,
+                          consumer_timeout_ms=5000, fetch_max_wait_ms=100)
+        got = []
+        for m in c:
+            got.append(m.value)
+            if len(got) == 20:
+                break
+        c.commit()
+        tp = TopicPartition("grp", 0)
+        assert c.committed(tp) == 20
+        c.close()
+        # a new member of the group starts from the committed offset
+        c = KafkaConsumer("grp", bootstrap_servers=s.bootstrap, group_id="kp",
+                          enable_auto_commit=False, consumer_timeout_ms=3000)
+        c.poll(timeout_ms=2000)
+        assert c.position(tp) == 20
+        c.close()
+    assert got == [b"v%d" % i for i in range(20)]
