@@ -2,6 +2,7 @@
 
 :mod:`.broker` (asyncio server), :mod:`.kafka_apis` (request handlers), :mod:`.reads`
 (Fetch/ListOffsets over the segment read path), :mod:`.catalog` (topics, ids, configs,
-producer ids, clean shutdown), :mod:`.storage_adapter` (the append seam and its stand-in),
+producer ids, clean shutdown), :mod:`.storage_adapter` (partitions served by the append engine,
+its errors mapped to Kafka's), :mod:`.groups` (the in-memory consumer-group coordinator),
 :mod:`.metrics` (BrokerTopicStats).
 """
