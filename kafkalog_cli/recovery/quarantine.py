@@ -41,6 +41,8 @@ from ..storage.checkpoints import _parse, format_offset_checkpoint, read_offset_
 from ..storage.files import parse_partition_dir_name
 
 MANIFEST = "manifest.json"
+#: name prefix of a session directory being created (renamed into place when whole)
+STARTING_PREFIX = ".starting-"
 VERSION = 1
 _CHUNK = 8 << 20
 
@@ -162,21 +164,31 @@ class Session:
         found = find_in_progress(root, pdir)
         if found is not None:
             return found
+        # A session becomes visible only whole: it is built under a dot name (manifest
+        # included) and renamed into place, so a kill while starting leaves no session
+        # without a manifest for the next run to miss; leftovers of such a kill hold no
+        # quarantined bytes (nothing is quarantined before the rename) and are removed.
+        root.mkdir(parents=True, exist_ok=True)
+        for stale in root.glob(STARTING_PREFIX + "*"):
+            shutil.rmtree(stale, ignore_errors=True)
         path = root / utc_stamp()
-        path.mkdir(parents=True, exist_ok=False)
-        (path / "files").mkdir()
-        fsync_dir(path)
+        tmp = root / (STARTING_PREFIX + path.name)
+        tmp.mkdir()
+        (tmp / "files").mkdir()
+        manifest = {"version": VERSION, "partition_dir": str(pdir.resolve()),
+                    "created": path.name, "state": "in-progress", "keep": keep,
+                    "intents": {"rebuild_bases": []}, "entries": []}
+        write_durably(tmp / MANIFEST,
+                      json.dumps(manifest, indent=1, sort_keys=True).encode())
+        fsync_dir(tmp)
+        os.rename(tmp, path)
         fsync_dir(root)
         if root.parent != pdir:
             fsync_dir(root.parent)
         else:
             fsync_dir(pdir)
-        manifest = {"version": VERSION, "partition_dir": str(pdir.resolve()),
-                    "created": path.name, "state": "in-progress", "keep": keep,
-                    "intents": {"rebuild_bases": []}, "entries": []}
-        s = cls(path, pdir, keep, manifest)
-        s.save()
-        return s
+        _step()
+        return cls(path, pdir, keep, manifest)
 
     def save(self) -> None:
         write_durably(self.path / MANIFEST,
@@ -350,7 +362,7 @@ def find_in_progress(root: Path, partition_dir: Path) -> Session | None:
         return None
     for child in sorted(root.iterdir(), reverse=True):
         m = child / MANIFEST
-        if not child.is_dir():
+        if not child.is_dir() or child.name.startswith(STARTING_PREFIX):
             continue
         try:
             manifest = json.loads(m.read_text())

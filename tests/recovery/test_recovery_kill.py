@@ -88,3 +88,19 @@ def test_sigkill_at_random_times(tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         check_recovery(root, pdir, before=before, expected=expected)
+
+
+def test_kill_while_a_session_is_starting_leaves_no_second_session(tmp_path):
+    """A session directory appears only whole (built under a dot name, manifest included,
+    then renamed): the leftover of a kill while it was being built is removed by the next
+    run, which ends with exactly one session and nothing lost."""
+    from kafkalog_cli.recovery.quarantine import STARTING_PREFIX
+
+    root = tmp_path / "k"
+    pdir = _damaged(root)
+    before = tree_bytes(root)
+    expected = expected_logs(_effective_segments(pdir))
+    leftover = pdir / ".kafkalog-quarantine" / (STARTING_PREFIX + "20260101T000000.000000Z")
+    (leftover / "files").mkdir(parents=True)  # killed before its manifest was written
+    check_recovery(root, pdir, before=before, expected=expected)
+    assert not leftover.exists()
