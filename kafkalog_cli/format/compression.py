@@ -42,6 +42,8 @@ _XERIAL_HEADER = 16
 _BE_INT32 = struct.Struct(">i")
 _LE_UINT32 = struct.Struct("<I")
 LZ4_FRAME_MAGIC = 0x184D2204
+#: compression.lz4.level's default (CompressionType.LZ4.defaultLevel())
+LZ4_DEFAULT_LEVEL = 9
 #: Upper bound on LZ4's expansion (output/input); its format caps it near 255.
 _LZ4_MAX_RATIO = 260
 
@@ -236,7 +238,10 @@ def compress(codec: int, data, *, level: int | None = None, magic: int = 2) -> b
 
     gzip: a single gzip member (level 6 unless given, Kafka's default -1 equals 6);
     snappy: xerial framing with 32 KiB blocks; lz4: a frame with independent 64 KiB
-    blocks and no checksums (as Lz4BlockOutputStream); zstd: a frame at level 3.
+    blocks and no checksums (as Lz4BlockOutputStream), made with LZ4's fast compressor at
+    Kafka's default level 9 (as lz4-java's ``fastCompressor``, so the bytes equal a Java
+    producer's) and with the HC compressor at any other level (1-17); zstd: a frame at
+    level 3.
 
     Raises:
         UnsupportedCompressionError: ``codec`` is not 0-4.
@@ -259,10 +264,13 @@ def compress(codec: int, data, *, level: int | None = None, magic: int = 2) -> b
     if codec == CODEC_LZ4:
         import lz4.frame
 
+        # Lz4BlockOutputStream: the default level (9) uses lz4-java's fastCompressor
+        # (LZ4_compress_default, python-lz4's level 0); any other level the HC compressor
+        lvl = LZ4_DEFAULT_LEVEL if level is None else level
         return lz4.frame.compress(
             data, block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
             content_checksum=False, block_checksum=False, store_size=False,
-            compression_level=9 if level is None else level)
+            compression_level=0 if lvl == LZ4_DEFAULT_LEVEL else lvl)
     if codec == CODEC_ZSTD:
         lvl = 3 if level is None else level
         c = _zstd_compressors.get(lvl)

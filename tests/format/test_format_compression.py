@@ -63,6 +63,39 @@ def test_lz4_frame_independent():
     assert lz4.frame.decompress(compression.compress(CODEC_LZ4, DATA)) == DATA
 
 
+def test_lz4_default_level_is_the_fast_compressor():
+    """Lz4BlockOutputStream uses lz4-java's fastCompressor at the default level 9 and the HC
+    compressor at any other level: level 9 must not be LZ4HC's level 9."""
+    kw = dict(block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
+              content_checksum=False, block_checksum=False, store_size=False)
+    assert compression.compress(CODEC_LZ4, DATA) == lz4.frame.compress(
+        DATA, compression_level=0, **kw)
+    assert compression.compress(CODEC_LZ4, DATA, level=9) == compression.compress(
+        CODEC_LZ4, DATA)
+    hc = compression.compress(CODEC_LZ4, DATA, level=12)
+    assert hc == lz4.frame.compress(DATA, compression_level=12, **kw)
+    assert hc != compression.compress(CODEC_LZ4, DATA)
+    assert compression.decompress(CODEC_LZ4, hc) == DATA
+
+
+def test_lz4_batches_of_real_java_producers_recompress_byte_identical(corpus_root):
+    """Every lz4 batch in the real-broker corpus (written by Java clients at the default
+    level) comes out byte for byte the same when its records are compressed again."""
+    from kafkalog_testkit import corpus_log_files
+
+    seen = 0
+    for path in corpus_log_files():
+        for b in FileRecords(path.read_bytes(), file=path).batches():
+            if b.magic != 2 or b.attributes & 0x7 != CODEC_LZ4:
+                continue
+            block = bytes(b.view[b.position + 61:b.position + b.size])
+            assert compression.compress(CODEC_LZ4, compression.decompress(CODEC_LZ4, block)) \
+                == block, f"{path} batch at byte {b.position}"
+            seen += 1
+    if not seen:
+        pytest.skip("no lz4 batches in the corpus")
+
+
 def _broken_header_checksum_frame(data: bytes) -> bytes:
     """An LZ4 frame whose header checksum byte is wrong, as Kafka 0.8-0.9 (magic 0) wrote
     them (it hashed the magic number too)."""
