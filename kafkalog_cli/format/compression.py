@@ -241,7 +241,8 @@ def compress(codec: int, data, *, level: int | None = None, magic: int = 2) -> b
     blocks and no checksums (as Lz4BlockOutputStream), made with LZ4's fast compressor at
     Kafka's default level 9 (as lz4-java's ``fastCompressor``, so the bytes equal a Java
     producer's) and with the HC compressor at any other level (1-17); zstd: a frame at
-    level 3.
+    level 3, streamed as ZstdOutputStreamNoFinalizer writes it (no content size in the
+    frame header, the level's default window).
 
     Raises:
         UnsupportedCompressionError: ``codec`` is not 0-4.
@@ -277,6 +278,10 @@ def compress(codec: int, data, *, level: int | None = None, magic: int = 2) -> b
         if c is None:
             import zstandard
 
-            c = _zstd_compressors[lvl] = zstandard.ZstdCompressor(level=lvl)
-        return c.compress(data)
+            c = _zstd_compressors[lvl] = zstandard.ZstdCompressor(
+                level=lvl, write_content_size=False)
+        # streamed like ZstdOutputStreamNoFinalizer: the size is never pledged, so the
+        # frame has no content size and the level's window (21 bits at level 3)
+        o = c.compressobj()
+        return o.compress(data) + o.flush()
     raise UnsupportedCompressionError(f"unknown compression codec id {codec}")

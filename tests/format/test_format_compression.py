@@ -96,6 +96,22 @@ def test_lz4_batches_of_real_java_producers_recompress_byte_identical(corpus_roo
         pytest.skip("no lz4 batches in the corpus")
 
 
+def test_zstd_frame_is_streamed_like_zstd_jni():
+    """Kafka's ZstdCompression writes through ZstdOutputStreamNoFinalizer, which never
+    pledges the input size: the frame header descriptor has no content-size field, no
+    checksum, no single-segment flag (0x00), and a window descriptor follows (level 3's
+    default window, 2 MiB: exponent 11 -> 0x58)."""
+    frame = compression.compress(CODEC_ZSTD, DATA)
+    assert frame[:4] == bytes.fromhex("28b52ffd")
+    assert frame[4] == 0x00
+    assert frame[5] == 0x58
+    params = zstandard.get_frame_parameters(frame)
+    assert params.content_size == zstandard.CONTENTSIZE_UNKNOWN
+    assert not params.has_checksum
+    assert zstandard.ZstdDecompressor().decompressobj().decompress(frame) == DATA
+    assert compression.decompress(CODEC_ZSTD, frame) == DATA
+
+
 def _broken_header_checksum_frame(data: bytes) -> bytes:
     """An LZ4 frame whose header checksum byte is wrong, as Kafka 0.8-0.9 (magic 0) wrote
     them (it hashed the magic number too)."""
