@@ -42,6 +42,9 @@ _XERIAL_HEADER = 16
 _BE_INT32 = struct.Struct(">i")
 _LE_UINT32 = struct.Struct("<I")
 LZ4_FRAME_MAGIC = 0x184D2204
+#: the 10-byte gzip member header java.util.zip.GZIPOutputStream writes (JDK 16+):
+#: magic, CM deflate, no flags, MTIME 0, XFL 0, OS 255
+_GZIP_JAVA_HEADER = bytes.fromhex("1f8b08000000000000ff")
 #: compression.lz4.level's default (CompressionType.LZ4.defaultLevel())
 LZ4_DEFAULT_LEVEL = 9
 #: Upper bound on LZ4's expansion (output/input); its format caps it near 255.
@@ -236,7 +239,8 @@ def _zstd_decompress(data, max_bytes: int) -> bytes:
 def compress(codec: int, data, *, level: int | None = None, magic: int = 2) -> bytes:
     """Compress a records block as Kafka's Java producer does for ``codec``.
 
-    gzip: a single gzip member (level 6 unless given, Kafka's default -1 equals 6);
+    gzip: a single gzip member (level 6 unless given, Kafka's default -1 equals 6) with
+    the header Java's GZIPOutputStream writes;
     snappy: xerial framing with 32 KiB blocks; lz4: a frame with independent 64 KiB
     blocks and no checksums (as Lz4BlockOutputStream), made with LZ4's fast compressor at
     Kafka's default level 9 (as lz4-java's ``fastCompressor``, so the bytes equal a Java
@@ -251,7 +255,10 @@ def compress(codec: int, data, *, level: int | None = None, magic: int = 2) -> b
         return bytes(data)
     if codec == CODEC_GZIP:
         c = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
-        return c.compress(data) + c.flush()
+        out = c.compress(data) + c.flush()
+        # zlib's member header says XFL by level and OS 3 (Unix); Java's GZIPOutputStream
+        # writes XFL 0 and OS 255 (unknown). The deflate stream and trailer are the same.
+        return _GZIP_JAVA_HEADER + out[10:]
     if codec == CODEC_SNAPPY:
         import cramjam
 

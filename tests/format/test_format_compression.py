@@ -96,6 +96,35 @@ def test_lz4_batches_of_real_java_producers_recompress_byte_identical(corpus_roo
         pytest.skip("no lz4 batches in the corpus")
 
 
+@pytest.mark.parametrize("level", [None, 1, 9])
+def test_gzip_bytes_equal_javas_gzip_output_stream(tmp_path, level):
+    """The JDK (the broker's runtime) compresses the same blocks, as Kafka's
+    GzipCompression wraps GZIPOutputStream (tests/format/java/KafkaGzip.java); the member
+    bytes must be identical, header included."""
+    import random
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    java = shutil.which("java")
+    if java is None:
+        pytest.skip("no java on PATH")
+    rng = random.Random(7)
+    blocks = [DATA, bytes(rng.getrandbits(8) for _ in range(20000)) + DATA[:5000], b"x",
+              build_batch([(1_700_000_000_000 + i, b"k%d" % i, b"value %d" % i, ())
+                           for i in range(300)])[61:]]
+    args = []
+    for i, block in enumerate(blocks):
+        (tmp_path / f"in{i}").write_bytes(block)
+        args += [str(tmp_path / f"in{i}"), str(tmp_path / f"out{i}")]
+    src = Path(__file__).parent / "java" / "KafkaGzip.java"
+    subprocess.run([java, str(src), str(-1 if level is None else level), *args], check=True,
+                   capture_output=True, timeout=120)
+    for i, block in enumerate(blocks):
+        assert compression.compress(CODEC_GZIP, block, level=level) == \
+            (tmp_path / f"out{i}").read_bytes(), f"block {i}"
+
+
 def test_zstd_frame_is_streamed_like_zstd_jni():
     """Kafka's ZstdCompression writes through ZstdOutputStreamNoFinalizer, which never
     pledges the input size: the frame header descriptor has no content-size field, no
