@@ -5,16 +5,16 @@ Data: 200,000 records with 100-byte values (no key, no headers, one timestamp) i
 
 1. Building the 2,000 batches: kafka-python's ``DefaultRecordBatchBuilder`` (pure
    Python), aiokafka's C builder (``aiokafka.record._crecords``), kafkalog's
-   ``build_batch`` (from record tuples) and its ``encode_values`` line path.
+   ``build_batch`` (from record tuples) and its ``encode_values`` line path; then the
+   same batches compressed with each codec, by the same three builders.
 2. ``produce`` end to end from a lines file and JSONL files (values only; keys and
    headers) into a fresh temporary log directory (parsing, batching, validation,
-   indexes, fsync at close), per codec, with compression in the worker thread (default)
-   and inline, against the codec's own compress speed on the same 100-record blocks.
+   indexes, fsync at close), per codec, against the codec's own compress speed on the
+   same 100-record blocks, and the cost compression adds to produce against that.
 
 The end-to-end cases and the codec-alone timings are interleaved (one round runs every
-case once), best of ``--repeat`` rounds, wall time and CPU time (``process_time``, all
-threads) each. The machine is shared: the load average and the measured parallel
-capacity (speedup of two threads compressing at once) are reported with the figures.
+case once), best of ``--repeat`` rounds, wall time and CPU time (``process_time``) each.
+The machine is shared: the load average is reported with the figures.
 Writes ``benchmarks/results/produce.md``.
 
     python benchmarks/produce_bench.py [--repeat 5] [--records 200000]
@@ -57,7 +57,9 @@ def values(n: int) -> list[bytes]:
     return [(b"%06d-" % i) + b"v" * 93 for i in range(n)]
 
 
-def bench_builders(vals, repeat):
+def bench_builders(vals, repeat, codec: int = 0):
+    """Seconds to build every batch (compressed with ``codec``) per builder, best of
+    ``repeat``."""
     batches = [vals[i:i + BATCH] for i in range(0, len(vals), BATCH)]
     out = {}
 
@@ -65,7 +67,7 @@ def bench_builders(vals, repeat):
 
     def kafka_python():
         for b in batches:
-            bb = KP(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+            bb = KP(magic=2, compression_type=codec, is_transactional=False, producer_id=-1,
                     producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
             for i, v in enumerate(b):
                 bb.append(i, timestamp=TS, key=None, value=v, headers=[])
@@ -77,7 +79,7 @@ def bench_builders(vals, repeat):
 
         def aiokafka_c():
             for b in batches:
-                bb = AC(2, 0, 0, -1, -1, -1, 1 << 20)
+                bb = AC(2, codec, 0, -1, -1, -1, 1 << 20)
                 for i, v in enumerate(b):
                     bb.append(i, TS, None, v, [])
                 bb.build()
@@ -88,7 +90,7 @@ def bench_builders(vals, repeat):
 
     def kafkalog_build():
         for b in batches:
-            build_batch([(TS, None, v, ()) for v in b])
+            build_batch([(TS, None, v, ()) for v in b], compression_type=codec)
 
     out["kafkalog build_batch (tuples)"] = best(kafkalog_build, repeat)
 
@@ -96,12 +98,17 @@ def bench_builders(vals, repeat):
 
     def kafkalog_values():
         for b in batches:
-            assemble_batch(encode_values(b), base_offset=0, partition_leader_epoch=-1,
-                           attributes=0, last_offset_delta=len(b) - 1, base_timestamp=TS,
+            block = encode_values(b)
+            if codec:
+                block = compression.compress(codec, block)
+            assemble_batch(block, base_offset=0, partition_leader_epoch=-1,
+                           attributes=codec, last_offset_delta=len(b) - 1, base_timestamp=TS,
                            max_timestamp=TS, producer_id=-1, producer_epoch=-1,
                            base_sequence=-1, records_count=len(b))
 
     out["kafkalog encode_values + assemble_batch"] = best(kafkalog_values, repeat)
+    if codec:
+        return out
     # same bytes from all three
     kp = KP(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
             producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
@@ -111,44 +118,18 @@ def bench_builders(vals, repeat):
     return out
 
 
-def parallel_capacity() -> float:
-    """Speedup of two threads compressing at once over one after the other (2.0: a
-    second core is free; 1.0: none is)."""
-    import threading
-    import zlib
-
-    data = os.urandom(1 << 19) + bytes(2 << 20)
-
-    def work():
-        for _ in range(2):
-            zlib.compress(data, 6)
-
-    t = time.perf_counter()
-    work()
-    work()
-    seq = time.perf_counter() - t
-    threads = [threading.Thread(target=work) for _ in range(2)]
-    t = time.perf_counter()
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    return seq / (time.perf_counter() - t)
-
-
 def timed(fn) -> tuple[float, float]:
     t, c = time.perf_counter(), time.process_time()
     fn()
     return time.perf_counter() - t, time.process_time() - c
 
 
-def produce_once(path: Path, fmt: str, codec: str, threads: int, tmp: Path):
+def produce_once(path: Path, fmt: str, codec: str, tmp: Path):
     def once():
         d = tmp / "logdir"
         shutil.rmtree(d, ignore_errors=True)
         opts = ProduceOptions(topic="bench", input_format=fmt, batch_size=BATCH,
-                              batch_bytes=1 << 30, compression=codec, timestamp=TS,
-                              compression_threads=threads)
+                              batch_bytes=1 << 30, compression=codec, timestamp=TS)
         res = produce(d, opts, iter_inputs([str(path)], opts), fsync=True)
         assert res.records > 0
 
@@ -162,14 +143,11 @@ def bench_e2e(vals, files: dict, repeat: int, tmp: Path):
     for codec in ("none", "gzip", "snappy", "lz4", "zstd"):
         if codec != "none":
             cid = CODEC_IDS[codec]
-            cases[("codec", codec, 0)] = \
-                lambda c=cid: [compression.compress(c, b) for b in blocks]
-        for threads in ((1, 0) if codec != "none" else (0,)):
-            cases[("lines", codec, threads)] = produce_once(files["lines"], "lines", codec,
-                                                            threads, tmp)
-    cases[("jsonl", "none", 0)] = produce_once(files["jsonl"], "jsonl", "none", 0, tmp)
-    cases[("jsonl keys+headers", "none", 0)] = produce_once(files["jsonl-kh"], "jsonl",
-                                                            "none", 0, tmp)
+            cases[("codec", codec)] = lambda c=cid: [compression.compress(c, b) for b in blocks]
+        cases[("lines", codec)] = produce_once(files["lines"], "lines", codec, tmp)
+    cases[("jsonl", "none")] = produce_once(files["jsonl"], "jsonl", "none", tmp)
+    cases[("jsonl keys+headers", "none")] = produce_once(files["jsonl-kh"], "jsonl", "none",
+                                                         tmp)
     best: dict = {}
     for _ in range(repeat):
         for key, fn in cases.items():
@@ -201,7 +179,6 @@ def main() -> None:
     vals = values(n)
     tmp = Path(tempfile.mkdtemp(prefix="kl-produce-bench-"))
     load0 = os.getloadavg()[0]
-    cap0 = parallel_capacity()
     try:
         files = {"lines": tmp / "in.txt", "jsonl": tmp / "in.jsonl",
                  "jsonl-kh": tmp / "in-kh.jsonl"}
@@ -211,44 +188,58 @@ def main() -> None:
             b'{"key": "k%d", "value": "%s", "headers": {"h": "x"}}\n' % (i % 1000, v)
             for i, v in enumerate(vals)))
         builders = bench_builders(vals, a.repeat)
+        compressed = {c: bench_builders(vals, a.repeat, CODEC_IDS[c])
+                      for c in ("gzip", "snappy", "lz4", "zstd")}
         e2e = bench_e2e(vals, files, a.repeat, tmp)
         cli = bench_cli(files["lines"], tmp, max(2, a.repeat // 2))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    cap1 = parallel_capacity()
 
     rate = lambda t: n / t / 1e6  # noqa: E731
     kp = builders["kafka-python DefaultRecordBatchBuilder"]
     md = [f"# produce benchmark ({n:,} records of 100 bytes, {BATCH}-record batches)", "",
           f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
           f"{platform.python_version()}. Load average {load0:.1f} at the start, "
-          f"{os.getloadavg()[0]:.1f} at the end; parallel capacity (two threads "
-          f"compressing at once vs one after the other; 2.0 = a free second core) "
-          f"{cap0:.2f} at the start, {cap1:.2f} at the end. Best of {a.repeat} "
+          f"{os.getloadavg()[0]:.1f} at the end. Best of {a.repeat} "
           f"interleaved rounds.", "",
           "## Building batches", "",
           "| builder | M records/s | vs kafka-python |", "|---|--:|--:|"]
     for name, t in builders.items():
         md.append(f"| {name} | {rate(t):.2f} | {kp / t:.2f}x |")
+    md += ["", "Compressed (the same batches, each codec at Kafka's default level; M records/s, "
+           "and the ratio to kafka-python):", "",
+           "| codec | " + " | ".join(n.split(" Default")[0].replace("kafkalog encode_values + "
+                                                                    "assemble_batch",
+                                                                    "kafkalog encode_values")
+                                   for n in builders) + " |",
+           "|---|" + "--:|" * len(builders)]
+    for codec, res in compressed.items():
+        kpc = res["kafka-python DefaultRecordBatchBuilder"]
+        md.append(f"| {codec} | " + " | ".join(
+            f"{rate(res[name]):.2f} ({kpc / res[name]:.1f}x)" if name in res else "-"
+            for name in builders) + " |")
     md += ["", "## `produce` end to end into a log directory (in process, fsync at close)", "",
            "Parsing the input file, batching, building (and compressing), validation, "
            "offset assignment, indexes, producer snapshot, checkpoints, fsync. "
-           "Compression in the worker thread unless marked inline. Wall: M records/s by "
-           "elapsed time; CPU: by process CPU time (all threads). produce / codec: "
-           "produce's rate over the codec's own compress rate on the same blocks.", "",
+           "Wall: M records/s by elapsed time; CPU: by process CPU time. "
+           "produce / codec: produce's rate over the codec's own compress rate on the same "
+           "blocks. Added / codec: the CPU time compressing adds to produce (this codec's "
+           "run minus the uncompressed run) over the codec's own CPU time: 100% means "
+           "compression costs produce exactly what the codec itself costs.", "",
            "| input | codec | wall M rec/s | CPU M rec/s | codec alone, M rec/s (wall / CPU) "
-           "| produce / codec, wall | CPU |",
-           "|---|---|--:|--:|--:|--:|--:|"]
-    for (fmt, codec, threads), (w, c) in e2e.items():
+           "| produce / codec, wall | CPU | added / codec (CPU) |",
+           "|---|---|--:|--:|--:|--:|--:|--:|"]
+    none_cpu = e2e[("lines", "none")][1]
+    for (fmt, codec), (w, c) in e2e.items():
         if fmt == "codec":
             continue
-        label = codec + (" (inline)" if codec != "none" and not threads else "")
         if codec == "none":
-            md.append(f"| {fmt} | none | {rate(w):.2f} | {rate(c):.2f} | - | - | - |")
+            md.append(f"| {fmt} | none | {rate(w):.2f} | {rate(c):.2f} | - | - | - | - |")
         else:
-            cw, cc = e2e[("codec", codec, 0)]
-            md.append(f"| {fmt} | {label} | {rate(w):.2f} | {rate(c):.2f} | "
-                      f"{rate(cw):.2f} / {rate(cc):.2f} | {cw / w:.0%} | {cc / c:.0%} |")
+            cw, cc = e2e[("codec", codec)]
+            md.append(f"| {fmt} | {codec} | {rate(w):.2f} | {rate(c):.2f} | "
+                      f"{rate(cw):.2f} / {rate(cc):.2f} | {cw / w:.0%} | {cc / c:.0%} | "
+                      f"{(c - none_cpu) / cc:.0%} |")
     md += ["", f"`python -m kafkalog_cli produce` of the lines file as a subprocess (interpreter "
            f"start-up and imports included): {rate(cli):.2f} M records/s ({cli:.2f} s).", ""]
     text = "\n".join(md)

@@ -20,7 +20,6 @@ marker) so consumers are not blocked. Ctrl-C closes the same way.
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from operator import itemgetter
@@ -39,10 +38,6 @@ from ..storage.validator import RecordsSummary
 _PARTITION_OF = itemgetter(5)  # InputRecord.partition
 #: DefaultRecord overhead estimate per record (AbstractRecords.estimateSizeInBytes)
 _RECORD_OVERHEAD = 21
-#: compression pipeline: uncompressed bytes handed to the worker thread at once, and how
-#: many such groups may be compressed ahead of the appends
-_GROUP_BYTES = 256 << 10
-_GROUPS_AHEAD = 2
 
 
 @dataclass
@@ -66,8 +61,6 @@ class ProduceOptions:
         coordinator_epoch: written in the marker.
         leader_epoch: partitionLeaderEpoch stamped on batches (leader-epoch-checkpoint).
         topic_id / cluster_id / node_id: for partition.metadata / a new meta.properties.
-        compression_threads: 1 compresses in a worker thread while the next batches are
-            parsed and built (the codecs release the GIL); 0 compresses inline.
     """
 
     topic: str
@@ -91,7 +84,6 @@ class ProduceOptions:
     topic_id: str | None = None
     cluster_id: str | None = None
     node_id: int = 1
-    compression_threads: int = 1
 
     def check(self) -> None:
         """Raises InvalidArgumentError for inconsistent options (called before anything is
@@ -127,8 +119,6 @@ class ProduceOptions:
             raise InvalidArgumentError("--value-encoding must be utf8 or base64")
         if not self.key_separator:
             raise InvalidArgumentError("--key-separator must not be empty")
-        if self.compression_threads not in (0, 1):
-            raise InvalidArgumentError("compression_threads must be 0 or 1")
 
 
 def _check_topic_id(s: str) -> None:
@@ -227,22 +217,13 @@ def _header_estimates(hdrs) -> list[int]:
     return out
 
 
-def _compress_all(codec: int, blocks: list, level: int | None) -> list:
-    return [compression.compress(codec, b, level=level) for b in blocks]
-
-
 class _Batcher:
-    """Accumulates one partition's records and appends them batch by batch.
-
-    With a ``pool`` (compressed runs), built batches are staged and compressed in groups
-    by the pool's thread while the caller goes on parsing and building; they are
-    assembled (producer sequence, CRC) and appended strictly in order by
-    :meth:`_complete_one` / :meth:`drain`. A batch is "written" only once appended:
-    :meth:`discard` drops what is staged or in flight (after a failed append).
-    """
+    """Accumulates one partition's records and appends them batch by batch: each batch
+    is built, compressed, assembled (producer sequence, CRC) and appended before the next
+    one is started, so a batch is "written" exactly when its append returns."""
 
     def __init__(self, log: UnifiedLog, opts: ProduceOptions, result: PartitionResult,
-                 clock: Clock, pool=None):
+                 clock: Clock):
         self.log = log
         self.opts = opts
         self.result = result
@@ -254,10 +235,6 @@ class _Batcher:
         self.pending_bytes = 0
         self.pending_values = False
         self.txn_open = False
-        self.pool = pool if self.codec != CODEC_NONE else None
-        self.staged: list = []  # (block, n, base_ts, max_ts, summary), uncompressed
-        self.staged_bytes = 0
-        self.inflight: deque = deque()  # (future of compressed blocks, staged list)
         self.failed = False  # an append raised: nothing more may be appended
         self.failed_records = 0  # records of the batch whose append raised
         self.created = False  # this run created the partition directory
@@ -364,59 +341,11 @@ class _Batcher:
 
     def _append_block(self, block: bytes, n: int, base_ts: int, max_ts: int,
                       summary: RecordsSummary) -> None:
-        if self.pool is None:
-            if self.codec != CODEC_NONE:
-                block = compression.compress(self.codec, block,
-                                             level=self.opts.compression_level)
-            self._append_compressed(block, n, base_ts, max_ts, summary)
-            return
-        self.staged.append((block, n, base_ts, max_ts, summary))
-        self.staged_bytes += len(block)
-        if self.staged_bytes >= _GROUP_BYTES:
-            self._submit()
-            while len(self.inflight) > _GROUPS_AHEAD:
-                self._complete_one()
-
-    def _submit(self) -> None:
-        staged = self.staged
-        if staged:
-            self.staged = []
-            self.staged_bytes = 0
-            fut = self.pool.submit(_compress_all, self.codec, [s[0] for s in staged],
-                                   self.opts.compression_level)
-            self.inflight.append((fut, staged))
-
-    def _complete_one(self) -> None:
-        fut, staged = self.inflight[0]
-        blocks = fut.result()
-        self.inflight.popleft()
-        for i, block in enumerate(blocks):
-            try:
-                self._append_compressed(block, *staged[i][1:])
-            except BaseException:
-                # keep the rest of the group countable by discard()
-                self.inflight.appendleft((None, staged[i + 1:]))
-                raise
-
-    def drain(self) -> None:
-        """Compress and append every staged and in-flight batch, in order."""
-        if self.pool is None:
-            return
-        self._submit()
-        while self.inflight:
-            self._complete_one()
-
-    def discard(self) -> int:
-        """Drop the staged and in-flight batches; returns their record count."""
-        dropped = sum(s[1] for s in self.staged)
-        self.staged = []
-        self.staged_bytes = 0
-        while self.inflight:
-            fut, staged = self.inflight.popleft()
-            if fut is not None:
-                fut.cancel()
-            dropped += sum(s[1] for s in staged)
-        return dropped
+        if self.codec != CODEC_NONE:
+            # inline: a worker thread compressing while the next batches are built was
+            # measured slower here (GIL hand-offs per batch; benchmarks/results/produce.md)
+            block = compression.compress(self.codec, block, level=self.opts.compression_level)
+        self._append_compressed(block, n, base_ts, max_ts, summary)
 
     def _append_compressed(self, block: bytes, n: int, base_ts: int, max_ts: int,
                            summary: RecordsSummary) -> None:
@@ -540,11 +469,6 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
     manager = LogManager.open(Path(log_dir), cluster_id=opts.cluster_id, node_id=opts.node_id,
                               clock=clock, fsync=fsync)
     batchers: dict[int, _Batcher] = {}
-    pool = None
-    if opts.compression != "none" and opts.compression_threads:
-        from concurrent.futures import ThreadPoolExecutor
-
-        pool = ThreadPoolExecutor(1, thread_name_prefix="kafkalog-compress")
 
     def batcher(p: int) -> _Batcher:
         b = batchers.get(p)
@@ -552,7 +476,7 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
             new = not (manager.log_dir / f"{opts.topic}-{p}").exists()
             log = manager.get_or_create_log(opts.topic, p, opts.config, topic_id=opts.topic_id)
             pr = result.partitions[p] = PartitionResult(p)
-            b = batchers[p] = _Batcher(log, opts, pr, clock, pool)
+            b = batchers[p] = _Batcher(log, opts, pr, clock)
             b.created = new
         return b
 
@@ -576,23 +500,15 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
                 progress(done)
         for b in batchers.values():
             b.flush()
-            b.drain()
         if opts.transactional and opts.end_txn != "none":
             for b in batchers.values():
                 b.end_txn(opts.end_txn == "commit")
     except BaseException as e:  # includes KeyboardInterrupt: close cleanly, then re-raise
         failure = e
         for b in batchers.values():
-            # the batch being assembled is dropped; complete ones built before the failure
-            # are still appended, unless an append itself failed
-            result.dropped_records += len(b.pending)
+            # the batch being assembled is dropped, and so is one whose append failed
+            result.dropped_records += len(b.pending) + b.failed_records
             b.pending = []
-            if not b.failed:
-                try:
-                    b.drain()
-                except BaseException:
-                    pass
-            result.dropped_records += b.discard() + b.failed_records
         if opts.transactional:
             for b in batchers.values():
                 try:
@@ -601,8 +517,6 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
                     pass
         _remove_untouched(manager, batchers, result, opts.topic)
     finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
         for b in batchers.values():
             b.result.log_end_offset = b.log.log_end_offset
             b.result.segments_rolled = b.log.rolled_segments
