@@ -2,11 +2,16 @@
 
 Two kinds of checks:
 
-* sanity, as the broker's ``sanityCheck`` plus the entry order it relies on: the length
-  is a whole number of entries; offsets are >= the base offset and strictly increasing;
+* sanity, as the indexes' ``sanityCheck`` (what ``kafka-dump-log.sh
+  --index-sanity-check`` runs) plus the entry order the lookups rely on: the length is
+  a whole number of entries; offsets are >= the base offset and strictly increasing;
   positions strictly increasing and inside the log; timestamps strictly increasing (the
-  broker only appends a larger one). A zero-filled tail (a preallocated file of an
-  active segment that was not trimmed) is accepted, as the broker accepts it.
+  broker only appends a larger one). A zero-filled tail (the preallocated file of an
+  active segment that was not trimmed, left by an unclean shutdown) passes
+  ``OffsetIndex.sanityCheck`` and is accepted in a ``.index``; in a ``.timeindex`` its
+  last slot reads as timestamp 0, which fails ``TimeIndex.sanityCheck`` and is a
+  problem: a broker that trusted the file (the segment below the recovery point) would
+  take 0 as the segment's largest timestamp and delete it by retention.
 * consistency with the log: every offset-index position is the start of a batch, and its
   offset is one the broker could have indexed there; every time-index offset lies in a
   batch of the log whose max timestamp is the entry's and is the largest seen so far.
@@ -304,6 +309,11 @@ def _verify_time_index(segment: LogSegment, log: _LogMap | None, v: SegmentVerdi
         return
     f = str(path)
     v.time_index_entries = n
+    try:
+        idx.sanity_check()  # on every slot, the zero tail included, as Kafka counts them
+    except CorruptIndexError as e:
+        if idx.file_length % idx.entry_size == 0:
+            v.problems.append(Finding(f, "sanity", e.message))
     entries = idx.entries_list()[:n]
     prev = None
     for i, e in enumerate(entries):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from kafkalog_testkit import GOOD_PARTITIONS, INDEX_CORRUPTIONS
+from kafkalog_testkit import INDEX_CORRUPTIONS, SANITY_FAILURES, VERIFIED_PARTITIONS
 
 from kafkalog_cli.ops.verify import verify_index
 
@@ -18,9 +18,9 @@ def test_json_equals_library(cli, fixtures_root, name):
 
 
 def test_exit_codes(cli):
-    for name in GOOD_PARTITIONS:
+    for name in VERIFIED_PARTITIONS:
         assert cli("verify-index", f"fixtures/logs/{name}", "-o", "json").returncode == 0
-    for name in INDEX_CORRUPTIONS:
+    for name in INDEX_CORRUPTIONS + SANITY_FAILURES:
         r = cli("verify-index", f"fixtures/logs/{name}", "-o", "json")
         assert r.returncode == 1
         assert json.loads(r.stdout)["ok"] is False

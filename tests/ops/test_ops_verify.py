@@ -5,13 +5,19 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from kafkalog_testkit import GOOD_PARTITIONS, INDEX_CORRUPTIONS, LOG_CORRUPTIONS
+from kafkalog_testkit import (
+    GOOD_PARTITIONS,
+    INDEX_CORRUPTIONS,
+    LOG_CORRUPTIONS,
+    SANITY_FAILURES,
+    VERIFIED_PARTITIONS,
+)
 
 from kafkalog_cli.errors import NotAKafkaFileError, UnreadableError
 from kafkalog_cli.ops.verify import verify_index
 
 
-@pytest.mark.parametrize("name", GOOD_PARTITIONS + LOG_CORRUPTIONS)
+@pytest.mark.parametrize("name", VERIFIED_PARTITIONS + LOG_CORRUPTIONS)
 def test_good_indexes_pass(fixtures_root, name):
     r = verify_index([fixtures_root / name])
     assert r.ok, [p.message for s in r.segments for p in s.problems]
@@ -26,9 +32,17 @@ def test_multi_segment_counts(fixtures_root):
     assert not any(s.warnings for s in r.segments)
 
 
-def test_preallocated_tail_accepted(fixtures_root):
+def test_preallocated_tail(fixtures_root):
+    """An unclean shutdown leaves the active segment's index files preallocated. The
+    zero tail of the .index passes OffsetIndex.sanityCheck (its last slot reads as the
+    base offset); the .timeindex's last slot reads as timestamp 0, below the first entry's,
+    which TimeIndex.sanityCheck (kafka-dump-log.sh --index-sanity-check) rejects."""
     (s,) = verify_index([fixtures_root / "preallocated-0"]).segments
-    assert s.ok and s.preallocated_slots > 0 and s.index_entries < 16
+    assert s.preallocated_slots > 0 and 0 < s.index_entries < 16
+    assert [(p.file.rsplit(".", 1)[1], p.kind) for p in s.problems] == [("timeindex", "sanity")]
+    (msg,) = [p.message for p in s.problems]
+    assert "has non-zero size but the last timestamp is 0 which is less than the first " \
+        "timestamp" in msg
 
 
 @pytest.mark.parametrize("name,kinds", [
@@ -84,7 +98,7 @@ def test_single_file_checks_only_that_index(fixtures_root):
 def test_log_dir_covers_every_partition(fixtures_root):
     r = verify_index([fixtures_root])
     bad = {s.log.split("/")[-2] for s in r.segments if not s.ok}
-    assert bad == set(INDEX_CORRUPTIONS)
+    assert bad == set(INDEX_CORRUPTIONS) | set(SANITY_FAILURES)
     assert len(r.segments) == len(GOOD_PARTITIONS) + len(LOG_CORRUPTIONS) + \
         len(INDEX_CORRUPTIONS) + 2  # multi-0 has 3 segments
 
