@@ -294,6 +294,11 @@ def plan_partition(directory, *, recovery_point: int | None = None,
     elif not clean_shutdown:
         in_range = {s.base for s in segs[floor_index:]}
     to_scan = set(in_range) | (set(forced_bases) & {s.base for s in segs})
+    # segments LogLoader.loadSegmentFiles recovers on its own (LogSegment.sanityCheck: a
+    # missing .index, or TransactionIndex.sanityCheck failing): a truncation found there
+    # does not remove the segments after it; recoverLog's second pass over such a segment
+    # finds nothing more to truncate
+    load_recovered = set()
     for s in segs:
         # LogLoader.loadSegmentFiles -> LogSegment.sanityCheck -> TransactionIndex
         # .sanityCheck, for every segment: a failure recovers the segment (its .txnindex is
@@ -301,8 +306,11 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         txn_why = _txn_index_insane(vd, s.base)
         if txn_why:
             to_scan.add(s.base)
+            load_recovered.add(s.base)
             s.report.notes.append(".txnindex fails the sanity check (" + txn_why +
                                   "): recovering the segment and rebuilding it")
+        if filename_prefix_from_offset(s.base) + ".index" not in vd.files:
+            load_recovered.add(s.base)
     for s in segs:
         if s.base in to_scan:
             continue
@@ -342,7 +350,7 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         r.error = s.scan.error or ("partial batch at the end" if s.scan.invalid_bytes else "")
         if s.scan.last_offset is not None:
             prev_last = s.scan.last_offset
-        if s.scan.invalid_bytes and s.base in in_range:
+        if s.scan.invalid_bytes and s.base in in_range and s.base not in load_recovered:
             cut_at = i
     removed = segs[cut_at + 1:] if cut_at is not None else []
     remaining = segs[:cut_at + 1] if cut_at is not None else segs

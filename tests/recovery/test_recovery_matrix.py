@@ -97,6 +97,24 @@ def test_flipped_bit_in_a_middle_batch(tmp_path, where, segment):
     check_recovery(tmp_path, pdir)
 
 
+def test_corrupt_segment_without_index_keeps_the_segments_after_it(tmp_path):
+    """LogLoader.loadSegmentFiles recovers a segment whose .index is missing on its own
+    (truncating its corrupt tail without touching the segments after it); recoverLog's
+    pass over it then truncates nothing, so, unlike a corruption found by recoverLog,
+    the later segments stay."""
+    pdir = standard_partition(tmp_path)
+    logs = sorted(pdir.glob("*.log"))
+    mid = _middle_batch(logs[1])
+    _flip(logs[1], mid + 70)
+    logs[1].with_suffix(".index").unlink()
+    res = recover([pdir])
+    assert not any(a.kind == "delete" and a.path.endswith(".log")
+                   for a in res.partitions[0].actions)
+    assert [s.removed for s in res.partitions[0].segments] == [False, False, False]
+    check_recovery(tmp_path, pdir, then=lambda: None if sorted(pdir.glob("*.log")) == logs
+                   else pytest.fail("a segment was removed"))
+
+
 def test_garbage_appended(tmp_path):
     pdir = standard_partition(tmp_path)
     log = sorted(pdir.glob("*.log"))[-1]
