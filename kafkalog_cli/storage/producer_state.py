@@ -313,29 +313,48 @@ class ProducerStateManager:
             updated.current_txn_first_offset = first_offset
         return updated
 
-    def append_end_txn_marker(self, producer_id: int, epoch: int, control_type: int,
-                              coordinator_epoch: int, offset: int, timestamp: int, *,
-                              check: bool = True) -> CompletedTxn | None:
-        """ProducerAppendInfo.appendEndTxnMarker, applied at once. Returns the completed
-        transaction (None for a marker without data).
+    def prepare_end_txn_marker(self, producer_id: int, epoch: int, control_type: int,
+                               coordinator_epoch: int, offset: int, timestamp: int, *,
+                               check: bool = True
+                               ) -> tuple[ProducerEntry, CompletedTxn | None]:
+        """ProducerAppendInfo.appendEndTxnMarker: the producer's entry after this marker and
+        the transaction it completes (None for a marker without data), not yet applied.
+        Nothing changes here, so a rejected marker can be refused before it is written
+        (UnifiedLog.analyzeAndValidateProducerState runs before localLog.append); pass
+        the entry to :meth:`update` once the marker is in the log.
 
         Raises:
             InvalidProducerEpochError: an epoch below the last one seen.
         """
-        current = self.producers.get(producer_id) or ProducerEntry(producer_id)
-        if check and epoch < current.producer_epoch:
+        current = self.producers.get(producer_id)
+        updated = current.copy() if current else ProducerEntry(producer_id)
+        if check and epoch < updated.producer_epoch:
             raise InvalidProducerEpochError(
                 f"Epoch of producer {producer_id} at offset {offset} is {epoch}, which is "
-                f"smaller than the last seen epoch {current.producer_epoch}")
+                f"smaller than the last seen epoch {updated.producer_epoch}")
         completed = None
-        if current.current_txn_first_offset is not None:
-            completed = CompletedTxn(producer_id, current.current_txn_first_offset, offset,
+        if updated.current_txn_first_offset is not None:
+            completed = CompletedTxn(producer_id, updated.current_txn_first_offset, offset,
                                      control_type == 0)
-        current.maybe_update_epoch(epoch)
-        current.coordinator_epoch = coordinator_epoch
-        current.last_timestamp = timestamp
-        current.current_txn_first_offset = None
-        self.producers[producer_id] = current
+        updated.maybe_update_epoch(epoch)
+        updated.coordinator_epoch = coordinator_epoch
+        updated.last_timestamp = timestamp
+        updated.current_txn_first_offset = None
+        return updated, completed
+
+    def append_end_txn_marker(self, producer_id: int, epoch: int, control_type: int,
+                              coordinator_epoch: int, offset: int, timestamp: int, *,
+                              check: bool = True) -> CompletedTxn | None:
+        """:meth:`prepare_end_txn_marker` applied at once (the marker is already in the
+        log). Returns the completed transaction (None for a marker without data).
+
+        Raises:
+            as :meth:`prepare_end_txn_marker`.
+        """
+        updated, completed = self.prepare_end_txn_marker(
+            producer_id, epoch, control_type, coordinator_epoch, offset, timestamp,
+            check=check)
+        self.producers[producer_id] = updated
         return completed
 
     def update(self, entry: ProducerEntry) -> None:

@@ -19,7 +19,7 @@ from kafkalog_cli.storage.clock import ManualClock
 from kafkalog_cli.storage.config import LogConfig
 from kafkalog_cli.storage.lock import is_locked
 from kafkalog_cli.storage.log import LogManager
-from kafkalog_cli.storage.producer_state import OutOfOrderSequenceError
+from kafkalog_cli.storage.producer_state import InvalidProducerEpochError, OutOfOrderSequenceError
 from kafkalog_cli.storage.segment import open_view, rebuild_indexes
 from kafkalog_cli.storage.validator import (
     InvalidTimestampError,
@@ -322,3 +322,24 @@ def test_random_segment_roll_rng_is_used(tmp_path):
         {"segment.jitter.ms": "1000", "segment.ms": "5000"}))
     assert log.active.roll_jitter_ms == random.Random(1).getrandbits(63) % 1000
     m.close()
+
+
+def test_marker_with_stale_producer_epoch_writes_nothing(tmp_path):
+    """UnifiedLog.analyzeAndValidateProducerState runs appendEndTxnMarker's epoch check
+    before localLog.append: a fenced marker leaves the log and the state untouched."""
+    m, log = _open(tmp_path)
+    log.append_as_leader(build_batch([(T0, b"k", b"v", ())], producer_id=7, producer_epoch=5,
+                                     base_sequence=0, is_transactional=True))
+    size = log.active.size
+    with pytest.raises(InvalidProducerEpochError):
+        log.append_end_txn_marker(producer_id=7, producer_epoch=3, commit=False)
+    assert (log.log_end_offset, log.active.size) == (1, size)
+    assert log.producer_state.ongoing == {0: 7}
+    e = log.producer_state.entry(7)
+    assert (e.producer_epoch, e.current_txn_first_offset) == (5, 0)
+    log.append_end_txn_marker(producer_id=7, producer_epoch=5, commit=True)
+    m.close()
+    batches = list(FileRecords((tmp_path / "d/t-0/00000000000000000000.log").read_bytes())
+                   .batches())
+    assert [(b.base_offset, b.is_control, b.producer_epoch) for b in batches] == \
+        [(0, False, 5), (1, True, 5)]
