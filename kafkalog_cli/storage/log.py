@@ -319,6 +319,8 @@ class UnifiedLog(Log):
         Raises:
             InvalidProducerEpochError: ``producer_epoch`` is below the producer's last
                 epoch (nothing is written).
+            TransactionCoordinatorFencedError: ``coordinator_epoch`` is below the one of
+                the producer's last marker (nothing is written).
         """
         from ..format.builder import build_control_batch
 

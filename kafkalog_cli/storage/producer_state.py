@@ -28,7 +28,7 @@ from ..constants import (
     NO_SEQUENCE,
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
 )
-from ..errors import KafkalogError
+from ..errors import KafkalogError, TransactionCoordinatorFencedError
 from ..schema.producer_snapshot import ProducerStateEntry as SnapshotEntry
 from ..schema.producer_snapshot import build_snapshot, parse_snapshot
 from .checkpoints import write_atomically
@@ -323,8 +323,13 @@ class ProducerStateManager:
         (UnifiedLog.analyzeAndValidateProducerState runs before localLog.append); pass
         the entry to :meth:`update` once the marker is in the log.
 
+        With ``check`` False (replaying the log, origin REPLICATION) neither epoch is
+        checked.
+
         Raises:
             InvalidProducerEpochError: an epoch below the last one seen.
+            TransactionCoordinatorFencedError: a coordinator epoch below the producer's
+                last one (checkCoordinatorEpoch).
         """
         current = self.producers.get(producer_id)
         updated = current.copy() if current else ProducerEntry(producer_id)
@@ -332,6 +337,10 @@ class ProducerStateManager:
             raise InvalidProducerEpochError(
                 f"Epoch of producer {producer_id} at offset {offset} is {epoch}, which is "
                 f"smaller than the last seen epoch {updated.producer_epoch}")
+        if check and updated.coordinator_epoch > coordinator_epoch:
+            # ProducerAppendInfo.checkCoordinatorEpoch: a zombie coordinator's marker
+            raise TransactionCoordinatorFencedError(
+                producer_id, coordinator_epoch, updated.coordinator_epoch, offset=offset)
         completed = None
         if updated.current_txn_first_offset is not None:
             completed = CompletedTxn(producer_id, updated.current_txn_first_offset, offset,

@@ -9,7 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafkalog_cli.errors import CrcMismatchError, InvalidRecordError, LogDirLockedError
+from kafkalog_cli.errors import (
+    CrcMismatchError,
+    InvalidRecordError,
+    LogDirLockedError,
+    TransactionCoordinatorFencedError,
+)
 from kafkalog_cli.format.builder import build_batch
 from kafkalog_cli.format.records import FileRecords
 from kafkalog_cli.schema.producer_snapshot import parse_snapshot
@@ -218,7 +223,8 @@ def test_aborted_transaction_goes_to_txnindex(tmp_path):
     assert info.first_offset == 3
     log.append_as_leader(build_batch([(T0, None, b"b", ())], producer_id=7, producer_epoch=0,
                                      base_sequence=3, is_transactional=True))
-    log.append_end_txn_marker(producer_id=7, producer_epoch=0, commit=True)
+    log.append_end_txn_marker(producer_id=7, producer_epoch=0, commit=True,
+                              coordinator_epoch=3)
     m.close()
     d = tmp_path / "d/t-0"
     (txn,) = parse_txn_index((d / "00000000000000000000.txnindex").read_bytes())
@@ -229,7 +235,7 @@ def test_aborted_transaction_goes_to_txnindex(tmp_path):
     assert batches[1].records()[0].key == struct.pack(">hh", 0, 0)
     assert batches[3].records()[0].key == struct.pack(">hh", 0, 1)
     (e,) = parse_snapshot((d / "00000000000000000006.snapshot").read_bytes())
-    assert e.current_txn_first_offset == -1 and e.coordinator_epoch == 0
+    assert e.current_txn_first_offset == -1 and e.coordinator_epoch == 3
 
 
 def test_reopen_continues_and_replays_producer_state(tmp_path):
@@ -343,3 +349,42 @@ def test_marker_with_stale_producer_epoch_writes_nothing(tmp_path):
                    .batches())
     assert [(b.base_offset, b.is_control, b.producer_epoch) for b in batches] == \
         [(0, False, 5), (1, True, 5)]
+
+
+def test_marker_from_fenced_coordinator_refused(tmp_path):
+    """ProducerAppendInfo.checkCoordinatorEpoch: a marker whose coordinator epoch is below
+    the producer's last one is a zombie's (TransactionCoordinatorFencedException) and is
+    refused before it is written; an equal or newer coordinator epoch is accepted."""
+    m, log = _open(tmp_path)
+
+    def txn(seq):
+        return build_batch([(T0, b"k", b"v", ())], producer_id=7, producer_epoch=0,
+                           base_sequence=seq, is_transactional=True)
+
+    log.append_as_leader(txn(0))
+    log.append_end_txn_marker(producer_id=7, producer_epoch=0, commit=True,
+                              coordinator_epoch=5)
+    log.append_as_leader(txn(1))
+    size = log.active.size
+    with pytest.raises(TransactionCoordinatorFencedError) as ei:
+        log.append_end_txn_marker(producer_id=7, producer_epoch=0, commit=False,
+                                  coordinator_epoch=3)
+    assert (ei.value.producer_id, ei.value.coordinator_epoch,
+            ei.value.current_coordinator_epoch) == (7, 3, 5)
+    assert ei.value.exit_code == 1
+    assert "3 (zombie), 5 (current)" in str(ei.value)
+    assert (log.log_end_offset, log.active.size) == (3, size)
+    e = log.producer_state.entry(7)
+    assert (e.coordinator_epoch, e.current_txn_first_offset) == (5, 2)
+    assert log.producer_state.ongoing == {2: 7}
+    log.append_end_txn_marker(producer_id=7, producer_epoch=0, commit=False,
+                              coordinator_epoch=5)
+    assert log.producer_state.ongoing == {}
+    m.close()
+    # replaying the log (origin REPLICATION) does not fence
+    from kafkalog_cli.storage.producer_state import ProducerStateManager
+
+    ps = ProducerStateManager(tmp_path / "x", fsync=False)
+    ps.append_end_txn_marker(7, 0, 1, 5, 10, T0, check=False)
+    ps.append_end_txn_marker(7, 0, 0, 3, 11, T0, check=False)
+    assert ps.entry(7).coordinator_epoch == 3
