@@ -10,7 +10,8 @@ when the log is closed.
 
 Sequence rules (``ProducerAppendInfo.checkSequence``): a new epoch must start at sequence
 0 (unless the producer is unknown); within an epoch the first sequence must follow the
-last one (wrapping at Int.MAX); a producer with no known epoch may start anywhere. A batch
+last one (wrapping at Int.MAX), and must be 0 when the epoch has no batch yet (a marker
+bumped it); a producer with no known epoch may start anywhere. A batch
 whose sequences equal one of the last 5 batches is a duplicate: the broker acknowledges it
 without appending (:meth:`ProducerStateManager.find_duplicate`).
 """
@@ -296,8 +297,10 @@ class ProducerStateManager:
                         f"offset {first_offset}: {epoch} (request epoch), {first_seq} (seq. "
                         f"number), {updated.producer_epoch} (current producer epoch)")
             else:
+                # ProducerAppendInfo.checkSequence: only an entry without an epoch accepts
+                # any sequence; one without batches (e.g. after a marker) has last seq -1
                 last = updated.last_seq
-                if not (updated.producer_epoch == NO_PRODUCER_EPOCH or updated.is_empty
+                if not (updated.producer_epoch == NO_PRODUCER_EPOCH
                         or _in_sequence(last, first_seq)):
                     raise OutOfOrderSequenceError(
                         f"Out of order sequence number for producer {producer_id} at offset "

@@ -388,3 +388,25 @@ def test_marker_from_fenced_coordinator_refused(tmp_path):
     ps.append_end_txn_marker(7, 0, 1, 5, 10, T0, check=False)
     ps.append_end_txn_marker(7, 0, 0, 3, 11, T0, check=False)
     assert ps.entry(7).coordinator_epoch == 3
+
+
+def test_sequence_after_marker_must_start_at_zero(tmp_path):
+    """ProducerAppendInfo.checkSequence: an entry of the same epoch without batches (the
+    coordinator's marker bumped the epoch) has last sequence -1, so the next batch must
+    start at 0; only an entry with no epoch at all accepts any sequence."""
+    m, log = _open(tmp_path)
+    log.append_as_leader(build_batch([(T0, b"k", b"v", ())] * 2, producer_id=7,
+                                     producer_epoch=0, base_sequence=0, is_transactional=True))
+    log.append_end_txn_marker(producer_id=7, producer_epoch=1, commit=False)
+    e = log.producer_state.entry(7)
+    assert (e.producer_epoch, list(e.batches)) == (1, [])
+    with pytest.raises(OutOfOrderSequenceError, match="5 \\(incoming seq. number\\), -1"):
+        log.append_as_leader(build_batch([(T0, b"k", b"v", ())], producer_id=7,
+                                         producer_epoch=1, base_sequence=5))
+    assert log.log_end_offset == 3
+    assert log.append_as_leader(build_batch([(T0, b"k", b"v", ())], producer_id=7,
+                                            producer_epoch=1, base_sequence=0)).first_offset == 3
+    # an unknown producer (no epoch) may start anywhere
+    assert log.append_as_leader(build_batch([(T0, b"k", b"v", ())], producer_id=8,
+                                            producer_epoch=0, base_sequence=42)).first_offset == 4
+    m.close()
