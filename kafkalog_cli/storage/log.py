@@ -152,7 +152,8 @@ class UnifiedLog(Log):
         Creates the directory and ``partition.metadata`` (a random topic id unless
         ``topic_id`` is given), reopens the last segment (or creates the first one at
         the log start offset), loads ``leader-epoch-checkpoint`` and the newest producer
-        snapshot, replaying batches written after it.
+        snapshot at or below the log end offset, replaying batches written after it
+        (snapshots above the log end offset are deleted).
 
         Raises:
             InvalidArgumentError: an illegal topic name, or a ``topic_id`` that differs

@@ -199,13 +199,22 @@ class ProducerStateManager:
 
     def load(self, log_end_offset: int) -> int:
         """Load the newest snapshot at or below ``log_end_offset``; returns its offset (0
-        when none). Snapshots above the log end offset are stray and ignored; the caller
-        replays batches from the returned offset to the log end (:meth:`replay_batch`).
+        when none). Snapshots above the log end offset are stray (the log tail they saw
+        is gone) and are deleted, as ``ProducerStateManager.truncateAndReload`` does, so
+        a later load cannot pick one up; the caller replays batches from the returned
+        offset to the log end (:meth:`replay_batch`).
 
         Raises:
             CorruptSnapshotError: the chosen snapshot fails its CRC or schema.
+            OSError: a stray snapshot cannot be deleted.
         """
-        offs = [o for o in list_snapshots(self.directory) if o <= log_end_offset]
+        offs = []
+        for o in list_snapshots(self.directory):
+            if o > log_end_offset:
+                # truncateAndReload: remove every snapshot above the log end offset
+                snapshot_path(self.directory, o).unlink(missing_ok=True)
+            else:
+                offs.append(o)
         self.producers.clear()
         self.ongoing.clear()
         if not offs:

@@ -410,3 +410,31 @@ def test_sequence_after_marker_must_start_at_zero(tmp_path):
     assert log.append_as_leader(build_batch([(T0, b"k", b"v", ())], producer_id=8,
                                             producer_epoch=0, base_sequence=42)).first_offset == 4
     m.close()
+
+
+def test_snapshot_above_log_end_deleted_on_open(tmp_path):
+    """ProducerStateManager.truncateAndReload deletes snapshots above the log end offset:
+    a stray one must not come back as a phantom producer when a later open replays from
+    the newest snapshot on disk."""
+    from kafkalog_cli.schema.producer_snapshot import ProducerStateEntry, build_snapshot
+    from kafkalog_cli.storage.producer_state import snapshot_path
+
+    m, log = _open(tmp_path)
+    for _ in range(5):
+        log.append_as_leader(build_batch([(T0, b"k", b"v", ())]))
+    m.close()
+    d = tmp_path / "d/t-0"
+    stray = snapshot_path(d, 10)
+    stray.write_bytes(build_snapshot([ProducerStateEntry(99, 3, 41, 9, 0, T0, 0, 7)]))
+    m, log = _open(tmp_path)
+    assert log.log_end_offset == 5 and log.producer_state.producers == {}
+    assert not stray.exists()
+    assert (d / "00000000000000000005.snapshot").exists()
+    for _ in range(10):
+        log.append_as_leader(build_batch([(T0, b"k", b"v", ())]))
+    m.abandon()  # no snapshot at 15: the next open replays from the newest one
+    m, log = _open(tmp_path)
+    ps = log.producer_state
+    assert log.log_end_offset == 15
+    assert (ps.producers, ps.ongoing, ps.first_unstable_offset) == ({}, {}, None)
+    m.close()
