@@ -23,7 +23,10 @@ The errors Kafka reports per record (``LogValidator.validateRecord`` ->
 ``RecordValidationException``: timestamps out of range, a client claiming LogAppendTime,
 null keys on a compacted topic) carry ``record_errors``: a tuple of ``(index of the record
 in the batch, message)`` for every offending record, as the ProduceResponse's
-``recordErrors`` lists them. Other errors have no such attribute.
+``recordErrors`` lists them. A record's key is checked before its timestamp (a keyless
+record on a compacted topic gets only the key error); the exception is an
+:class:`InvalidTimestampError` when any record has a timestamp error, else an
+``InvalidRecordError`` (``processRecordErrors``). Other errors have no such attribute.
 
 Hot path: the caller that built the batch itself (``ops.produce``) may pass a
 :class:`RecordsSummary` (min/max timestamps, offset delta of the max, whether every key
@@ -251,20 +254,17 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
         msg = ("Invalid timestamp type in message: producer should not set timestamp type to "
                "LogAppendTime.")
         raise _with_record_errors(InvalidTimestampError(msg), [(i, msg) for i in range(count)])
+    before, after = (config.message_timestamp_before_max_ms,
+                     config.message_timestamp_after_max_ms)
+    bad = False
     if not log_append:
-        before, after = (config.message_timestamp_before_max_ms,
-                         config.message_timestamp_after_max_ms)
         lo, hi = summary.min_timestamp, summary.max_timestamp
         bad = (lo != NO_TIMESTAMP and now - lo > before) or (hi != NO_TIMESTAMP and hi - now > after)
         if not bad and lo == NO_TIMESTAMP and hi != NO_TIMESTAMP:
             bad = True  # a mix: check each record (rare)
-        if bad:
-            _check_timestamps(decoded or _decode(records, hdr, size), offset, now, before, after)
-    if compact and not summary.all_keys_present:
-        msg = "Compacted topic cannot accept message without key in topic partition"
-        recs = decoded or _decode(records, hdr, size)
-        raise _with_record_errors(InvalidRecordError(msg),
-                                  [(i, msg) for i, r in enumerate(recs) if r[2] is None])
+    if bad or (compact and not summary.all_keys_present):
+        _check_records(decoded or _decode(records, hdr, size), offset, now, before, after,
+                       check_timestamps=not log_append, compact=compact)
 
     first = offset
     last = offset + last_delta
@@ -337,22 +337,40 @@ def _with_record_errors(exc, errors) -> Exception:
     return exc
 
 
-def _check_timestamps(decoded, offset: int, now: int, before: int, after: int) -> None:
-    """Raise for the first record out of range, listing every one in ``record_errors``
-    (the record's offset in the batch as sent, as Kafka's message shows it)."""
-    first = None
+_NO_KEY_MSG = "Compacted topic cannot accept message without key in topic partition"
+
+
+def _check_records(decoded, offset: int, now: int, before: int, after: int, *,
+                   check_timestamps: bool, compact: bool) -> None:
+    """LogValidator.validateRecord for every record, then processRecordErrors.
+
+    A record's key is checked first (a keyless record on a compacted topic is not
+    checked further), then its CreateTime timestamp. When any record has a timestamp
+    error, raise :class:`InvalidTimestampError` for the first of them, else
+    :class:`~kafkalog_cli.errors.InvalidRecordError`; either way ``record_errors`` lists
+    every offending record, key and timestamp errors together (the record's offset in the
+    batch as sent, as Kafka's message shows it)."""
+    first_ts = None
     errors = []
     window = f"The timestamp should be within [{now - before}, {now + after}]"
     for i, r in enumerate(decoded):
+        if compact and r[2] is None:
+            # validateKey comes first: the timestamp of a keyless record is not checked
+            errors.append((i, _NO_KEY_MSG))
+            continue
         ts = r[1]
-        if ts == NO_TIMESTAMP:
+        if not check_timestamps or ts == NO_TIMESTAMP:
             continue
         diff = now - ts
         if diff > before or -diff > after:
-            if first is None:
-                first = (f"Timestamp {ts} of message with offset {offset + i} is out of range. "
-                         + window)
+            if first_ts is None:
+                first_ts = (f"Timestamp {ts} of message with offset {offset + i} is out of "
+                            "range. " + window)
             errors.append((i, f"Timestamp {ts} of message with offset {i} is out of range. "
                            + window))
-    if first is not None:
-        raise _with_record_errors(InvalidTimestampError(first), errors)
+    if not errors:
+        return
+    # processRecordErrors: InvalidTimestampException if any record's error is one
+    if first_ts is not None:
+        raise _with_record_errors(InvalidTimestampError(first_ts), errors)
+    raise _with_record_errors(InvalidRecordError(_NO_KEY_MSG), errors)

@@ -438,3 +438,33 @@ def test_snapshot_above_log_end_deleted_on_open(tmp_path):
     assert log.log_end_offset == 15
     assert (ps.producers, ps.ongoing, ps.first_unstable_offset) == ({}, {}, None)
     m.close()
+
+
+def test_compacted_topic_key_checked_before_timestamp():
+    """LogValidator.validateRecord checks a record's key first (its timestamp is then not
+    checked); processRecordErrors raises InvalidTimestampException when any record has a
+    timestamp error, else InvalidRecordException, listing every record's error."""
+    from kafkalog_cli.storage.validator import validate
+
+    cfg = LogConfig.from_properties({"cleanup.policy": "compact",
+                                     "message.timestamp.after.max.ms": "1000"})
+    future = T0 + 3_600_000
+
+    def check(recs):
+        with pytest.raises(InvalidRecordError) as ei:
+            validate(build_batch(recs), offset=0, now=T0, config=cfg, partition_leader_epoch=0)
+        return ei.value
+
+    e = check([(future, None, b"v", ())])
+    assert type(e) is InvalidRecordError
+    assert [(i, m.startswith("Compacted topic cannot accept message without key"))
+            for i, m in e.record_errors] == [(0, True)]
+    e = check([(future, None, b"v", ()), (future, b"k", b"v", ()), (T0, None, b"v", ()),
+               (T0, b"k", b"v", ())])
+    assert type(e) is InvalidTimestampError
+    assert [i for i, _ in e.record_errors] == [0, 1, 2]
+    assert e.record_errors[0][1].startswith("Compacted topic")
+    assert e.record_errors[1][1].startswith(f"Timestamp {future} of message with offset 1 ")
+    assert e.record_errors[2][1].startswith("Compacted topic")
+    e = check([(T0, b"k", b"v", ()), (future, b"k", b"v", ())])
+    assert type(e) is InvalidTimestampError and [i for i, _ in e.record_errors] == [1]
