@@ -160,7 +160,7 @@ def test_validation_errors(tmp_path):
     with pytest.raises(InvalidTimestampError, match="out of range"):
         log.append_as_leader(build_batch([(T0 + 3600001, None, b"v", ())]))
     with pytest.raises(InvalidTimestampError, match="LogAppendTime"):
-        log.append_as_leader(build_batch([(T0, None, b"v", ())], log_append_time=T0))
+        log.append_as_leader(build_batch([(T0, None, b"v", ())], log_append_time=-1))
     assert log.log_end_offset == 0
     m.close()
     m, log = _open(tmp_path, **{"max.message.bytes": "2000", "segment.bytes": "300"})
@@ -468,3 +468,45 @@ def test_compacted_topic_key_checked_before_timestamp():
     assert e.record_errors[2][1].startswith("Compacted topic")
     e = check([(T0, b"k", b"v", ()), (future, b"k", b"v", ())])
     assert type(e) is InvalidTimestampError and [i for i, _ in e.record_errors] == [1]
+
+
+def test_client_log_append_time_batch(tmp_path):
+    """LogValidator.validateTimestamp: a record of a batch with the LogAppendTime attribute
+    has the batch's maxTimestamp; on a CreateTime topic that timestamp is range-checked
+    like any other and the batch is written as CreateTime (setMaxTimestamp, CRC
+    recomputed; records rebuilt only when recompressed). It is refused when the topic uses
+    LogAppendTime or the timestamp is -1."""
+    recs = [(T0 - 5, b"a", b"v", ()), (T0 - 3, b"b", b"vv", ())]
+    m, log = _open(tmp_path)
+    info = log.append_as_leader(build_batch(recs, log_append_time=T0))
+    assert (info.max_timestamp, info.log_append_time) == (T0, -1)
+    with pytest.raises(InvalidTimestampError) as ei:
+        log.append_as_leader(build_batch(recs, log_append_time=-1))
+    assert ei.value.record_errors == (
+        (0, "Invalid timestamp type in message DefaultRecord(offset=0, timestamp=-1, key=1 "
+            "bytes, value=1 bytes). Producer should not set timestamp type to LogAppendTime."),
+        (1, "Invalid timestamp type in message DefaultRecord(offset=1, timestamp=-1, key=1 "
+            "bytes, value=2 bytes). Producer should not set timestamp type to LogAppendTime."))
+    with pytest.raises(InvalidTimestampError) as ei:
+        log.append_as_leader(build_batch(recs, log_append_time=T0 + 3_600_001))
+    assert [m.split(" is out")[0] for _, m in ei.value.record_errors] == [
+        f"Timestamp {T0 + 3_600_001} of message with offset 0",
+        f"Timestamp {T0 + 3_600_001} of message with offset 1"]
+    assert log.log_end_offset == 2
+    m.close()
+    (b,) = FileRecords((tmp_path / "d/t-0/00000000000000000000.log").read_bytes()).batches()
+    assert (b.timestamp_type, b.max_timestamp, b.is_valid) == ("CreateTime", T0, True)
+    assert [r.timestamp for r in b.records()] == [T0 - 5, T0 - 3]
+
+    m, log = _open(tmp_path / "gz", **{"compression.type": "gzip"})
+    log.append_as_leader(build_batch(recs, log_append_time=T0))
+    m.close()
+    (b,) = FileRecords((tmp_path / "gz/d/t-0/00000000000000000000.log").read_bytes()).batches()
+    assert (b.timestamp_type, b.max_timestamp, b.compression_name) == ("CreateTime", T0, "gzip")
+    assert [r.timestamp for r in b.records()] == [T0, T0]
+
+    m, log = _open(tmp_path / "lat", **{"message.timestamp.type": "LogAppendTime"})
+    with pytest.raises(InvalidTimestampError, match="should not set timestamp type") as ei:
+        log.append_as_leader(build_batch(recs, log_append_time=T0))
+    assert [i for i, _ in ei.value.record_errors] == [0, 1]
+    m.close()
