@@ -548,10 +548,12 @@ class LogManager:
 
     def delete_log(self, topic: str, partition: int) -> None:
         """LogManager.asyncDelete, done at once: release the log's files (no flush, as
-        the broker only closes handlers), rename ``<tp>`` to ``<tp>.<uuid>-delete``, remove
-        it, and drop the partition from the checkpoints written next."""
+        the broker only closes handlers), rename ``<tp>`` to ``<tp>.<uuid>-delete`` (the
+        topic cut to keep the name within 255 characters, LocalLog.logDeleteDirName),
+        remove it, and drop the partition from the checkpoints written next."""
         import shutil
-        import uuid
+
+        from .files import log_delete_dir_name
 
         tp = TopicPartition(topic, partition)
         log = self.logs.pop(tp, None)
@@ -562,7 +564,8 @@ class LogManager:
         d = self.log_dir / str(tp)
         self._deleted.add(tp)
         if d.exists():
-            target = self.log_dir / f"{tp}.{uuid.uuid4().hex}-delete"
+            # LocalLog.logDeleteDirName: the topic prefix is capped at 255 - suffix length
+            target = self.log_dir / log_delete_dir_name(tp)
             d.rename(target)
             _fsync_dir(self.log_dir, self.fsync)
             shutil.rmtree(target, ignore_errors=True)

@@ -510,3 +510,22 @@ def test_client_log_append_time_batch(tmp_path):
         log.append_as_leader(build_batch(recs, log_append_time=T0))
     assert [i for i, _ in ei.value.record_errors] == [0, 1]
     m.close()
+
+
+def test_delete_log_with_longest_topic_name(tmp_path):
+    """LocalLog.logDeleteDirName caps the topic prefix so '<topic>-<p>.<uuid>-delete' is
+    at most 255 characters (a 249-character topic would not fit otherwise)."""
+    import re
+
+    from kafkalog_cli.storage.files import TopicPartition, log_delete_dir_name
+
+    name = log_delete_dir_name(TopicPartition("foo", 3))
+    assert re.fullmatch(r"foo-3\.[0-9a-f]{32}-delete", name)
+    name = log_delete_dir_name(TopicPartition("n" + "o" * 248, 5))
+    assert len(name) == 255 and re.fullmatch(r"no{212}-5\.[0-9a-f]{32}-delete", name)
+    topic = "t" * 249
+    m = LogManager.open(tmp_path / "d", clock=ManualClock(T0), fsync=False)
+    m.get_or_create_log(topic, 0).append_as_leader(build_batch([(T0, None, b"v", ())]))
+    m.delete_log(topic, 0)
+    assert sorted(p.name for p in (tmp_path / "d").iterdir() if p.is_dir()) == []
+    m.close()
