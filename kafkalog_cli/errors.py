@@ -117,6 +117,34 @@ class UnreadableError(KafkalogError):
     """A path that cannot be opened or read (missing, permissions, I/O error)."""
 
 
+# -- refused appends ---------------------------------------------------------------------
+
+class TransactionCoordinatorFencedError(KafkalogError):
+    """A COMMIT/ABORT marker from a transaction coordinator older than the one whose marker
+    the producer last had (Kafka's TransactionCoordinatorFencedException,
+    ``Errors.TRANSACTION_COORDINATOR_FENCED``): a zombie coordinator's, refused before it
+    is written.
+
+    Attributes:
+        producer_id: the marker's producer id.
+        coordinator_epoch: the marker's coordinator epoch (the zombie's).
+        current_coordinator_epoch: the producer's last known coordinator epoch.
+        offset: the offset the marker would have taken.
+    """
+
+    exit_code = 1  # refused: nothing was appended (not unreadable input)
+
+    def __init__(self, producer_id: int, coordinator_epoch: int,
+                 current_coordinator_epoch: int, *, offset: int, file=None):
+        super().__init__(
+            f"Invalid coordinator epoch for producerId {producer_id} at offset {offset}: "
+            f"{coordinator_epoch} (zombie), {current_coordinator_epoch} (current)", file=file)
+        self.producer_id = producer_id
+        self.coordinator_epoch = coordinator_epoch
+        self.current_coordinator_epoch = current_coordinator_epoch
+        self.offset = offset
+
+
 # -- lifecycle ---------------------------------------------------------------------------
 
 class IllegalStateError(KafkalogError):

@@ -26,6 +26,7 @@ from ..errors import (
     InvalidRecordError,
     KafkalogError,
     OffsetOverflowError,
+    TransactionCoordinatorFencedError,
 )
 from ..protocol.errors import Errors
 from ..storage import producer_state as ps
@@ -112,6 +113,8 @@ def append_error(exc: BaseException) -> AppendError:
         return AppendError(Errors.INVALID_PRODUCER_EPOCH, msg)
     if isinstance(exc, ps.InvalidTxnStateError):
         return AppendError(Errors.INVALID_TXN_STATE, msg)
+    if isinstance(exc, TransactionCoordinatorFencedError):
+        return AppendError(Errors.TRANSACTION_COORDINATOR_FENCED, msg)
     if isinstance(exc, OSError):  # the broker takes the log dir offline
         return AppendError(Errors.KAFKA_STORAGE_ERROR, msg)
     if isinstance(exc, (OffsetOverflowError, IllegalStateError, KafkalogError)):

@@ -5,8 +5,8 @@ keys Kafka 4.0 defines (:data:`IGNORED_TOPIC_KEYS`: retention, cleaner, replicat
 tiered-storage settings) are accepted and kept in :attr:`LogConfig.extra` without effect
 offline (``cleanup.policy=compact`` only makes keyless records refused, as a broker does).
 Broker-level names (``log.segment.bytes``, ``log.roll.ms``, ``log.index.interval.bytes``,
-...) are mapped to the topic keys, as ``LogConfig.fromProps`` does with a broker's
-defaults. With ``strict=True`` (a topic's own overrides, ``--config``) any other key is
+``log.cleanup.policy``, ...) are mapped to the topic keys, in the priority order of
+``ServerTopicConfigSynonyms``, as ``LogConfig.fromProps`` does with a broker's defaults. With ``strict=True`` (a topic's own overrides, ``--config``) any other key is
 refused as Kafka's ``LogConfig.validateNames`` does ("Unknown topic config name: ...");
 without it (a ``server.properties``, where most keys are not about logs) other keys are
 kept in ``extra`` and ignored.
@@ -76,6 +76,13 @@ REMOVED_TOPIC_KEYS = {
 }
 #: log.roll.hours / log.roll.jitter.hours, used when the *.ms key is absent.
 _HOUR_KEYS = {"log.roll.hours": "segment.ms", "log.roll.jitter.hours": "segment.jitter.ms"}
+#: Lowest-priority broker synonyms (ServerTopicConfigSynonyms lists them last): used only
+#: when neither the topic key nor the first synonym is given (KafkaConfig.logFlushIntervalMs
+#: falls back to log.flush.scheduler.interval.ms).
+_FALLBACK_BROKER_KEYS = {"log.flush.scheduler.interval.ms": "flush.ms"}
+#: Broker names of unmodelled topic keys (ServerTopicConfigSynonyms): stored in ``extra``
+#: under the topic key unless the topic key itself is given.
+BROKER_EXTRA_KEYS = {"log.cleanup.policy": "cleanup.policy"}
 
 _GZIP_LEVELS = range(1, 10)  # plus -1 (default)
 _LZ4_LEVELS = range(1, 18)
@@ -102,7 +109,7 @@ def check_topic_config_names(props) -> None:
     """
     for k in props:
         if not (k in LogConfig.KEYS or k in IGNORED_TOPIC_KEYS or k in BROKER_KEYS
-                or k in _HOUR_KEYS):
+                or k in _HOUR_KEYS or k in _FALLBACK_BROKER_KEYS or k in BROKER_EXTRA_KEYS):
             raise UnknownConfigError(k)
 
 
@@ -199,8 +206,11 @@ class LogConfig:
         """A LogConfig from ``{key: value}`` (strings as in a properties file, or typed).
 
         Topic keys win over broker keys (``segment.bytes`` over ``log.segment.bytes``);
-        ``log.roll.hours`` applies when no ms key is given. Other keys go to ``extra``;
-        with ``strict`` only :data:`IGNORED_TOPIC_KEYS` may (see the module docstring).
+        ``log.roll.hours`` applies when no ms key is given, ``log.flush.scheduler.interval.ms``
+        when neither ``flush.ms`` nor ``log.flush.interval.ms`` is. ``log.cleanup.policy``
+        becomes ``extra["cleanup.policy"]`` unless ``cleanup.policy`` is given. Other keys
+        go to ``extra``; with ``strict`` only :data:`IGNORED_TOPIC_KEYS` may (see the
+        module docstring).
 
         Raises:
             InvalidConfigError: a value is malformed or out of range; ``key`` names it.
@@ -211,18 +221,24 @@ class LogConfig:
         values: dict = {}
         extra = dict(base.extra) if base else {}
         for k, v in props.items():
+            # ServerTopicConfigSynonyms: each topic key's broker synonyms, in priority order
             if k in _HOUR_KEYS:
                 topic_key = _HOUR_KEYS[k]
                 hours = _int(k, v, 0 if "jitter" in k else 1, INT_MAX)
-                values.setdefault(("hours", topic_key), (k, hours * 3600000))
+                values.setdefault(("fallback", topic_key), (k, hours * 3600000))
+            elif k in _FALLBACK_BROKER_KEYS:
+                values.setdefault(("fallback", _FALLBACK_BROKER_KEYS[k]), (k, v))
             elif k in BROKER_KEYS:
                 values.setdefault(("broker", BROKER_KEYS[k]), (k, v))
             elif k in cls.KEYS:
                 values[("topic", k)] = (k, v)
+            elif k in BROKER_EXTRA_KEYS:
+                if BROKER_EXTRA_KEYS[k] not in props:
+                    extra[BROKER_EXTRA_KEYS[k]] = v
             else:
                 extra[k] = v
         out = {}
-        for prio in ("hours", "broker", "topic"):
+        for prio in ("fallback", "broker", "topic"):
             for (p, topic_key), (orig_key, v) in values.items():
                 if p != prio:
                     continue

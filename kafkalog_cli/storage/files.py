@@ -110,6 +110,17 @@ def parse_partition_dir_name(name: str) -> TopicPartition | None:
     return TopicPartition(m.group("topic"), int(m.group("partition")))
 
 
+def log_delete_dir_name(tp: TopicPartition) -> str:
+    """LocalLog.logDeleteDirName: ``<topic>-<partition>.<32 hex>-delete`` for a fresh
+    random id, the topic cut short so the name stays within 255 characters (the file-name
+    limit; a 249-character topic would not fit otherwise), as
+    ``logDirNameWithSuffixCappedLength`` does."""
+    import uuid
+
+    suffix = f"-{tp.partition}.{uuid.uuid4().hex}-delete"
+    return tp.topic[:min(len(tp.topic), 255 - len(suffix))] + suffix
+
+
 def is_partition_dir(path) -> bool:
     """A directory named ``<topic>-<partition>`` holding at least one segment file (or
     nothing else Kafka-like: an empty partition dir counts too when its name parses)."""

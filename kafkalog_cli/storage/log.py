@@ -152,7 +152,8 @@ class UnifiedLog(Log):
         Creates the directory and ``partition.metadata`` (a random topic id unless
         ``topic_id`` is given), reopens the last segment (or creates the first one at
         the log start offset), loads ``leader-epoch-checkpoint`` and the newest producer
-        snapshot, replaying batches written after it.
+        snapshot at or below the log end offset, replaying batches written after it
+        (snapshots above the log end offset are deleted).
 
         Raises:
             InvalidArgumentError: an illegal topic name, or a ``topic_id`` that differs
@@ -234,8 +235,10 @@ class UnifiedLog(Log):
     def append_as_leader(self, records, *, leader_epoch: int = 0, origin: str = "client",
                          summary=None) -> LogAppendInfo:
         """UnifiedLog.appendAsLeader for one v2 batch: validate, assign offsets from the
-        log end offset, roll if needed, check producer state, append, update indexes,
-        epochs, producer state and transaction index, flush per flush.messages/flush.ms.
+        log end offset, check producer state (sequences, epochs; a marker's epochs too),
+        roll if needed, append, update indexes, epochs, producer state and transaction
+        index, flush per flush.messages/flush.ms. A batch the producer state refuses
+        writes nothing.
 
         Args:
             records: the producer's batch bytes (baseOffset 0).
@@ -263,10 +266,17 @@ class UnifiedLog(Log):
         ps = self.producer_state
         pid = info.producer_id
         pending = None
-        marker = None
+        completed = None
         if pid >= 0:
             if info.is_control:
+                # UnifiedLog.analyzeAndValidateProducerState (appendEndTxnMarker's checks)
+                # runs before localLog.append: a fenced marker must not reach the log
                 marker = _read_marker(info.batch)
+                if marker is not None:
+                    ctype, coord = marker
+                    pending, completed = ps.prepare_end_txn_marker(
+                        pid, info.producer_epoch, ctype, coord, info.last_offset,
+                        info.max_timestamp)
             else:
                 dup = ps.find_duplicate(pid, info.producer_epoch, info.base_sequence,
                                         info.last_sequence)
@@ -290,13 +300,9 @@ class UnifiedLog(Log):
             seg.write_index_entries()
         if pending is not None:
             ps.update(pending)
-        elif marker is not None:
-            ctype, coord = marker
-            completed = ps.append_end_txn_marker(pid, info.producer_epoch, ctype, coord,
-                                                 info.last_offset, info.max_timestamp)
-            if completed is not None:
-                seg.update_txn_index(completed, ps.last_stable_offset(completed))
-                ps.complete_txn(completed)
+        if completed is not None:
+            seg.update_txn_index(completed, ps.last_stable_offset(completed))
+            ps.complete_txn(completed)
         ps.update_map_end_offset(self.log_end_offset)
         self.unflushed_messages += info.records
         if (self.unflushed_messages >= self.config.flush_messages
@@ -309,7 +315,14 @@ class UnifiedLog(Log):
                               coordinator_epoch: int = 0, leader_epoch: int = 0
                               ) -> LogAppendInfo:
         """Write a COMMIT or ABORT marker for a producer (what the transaction coordinator
-        sends with WriteTxnMarkers, appended with origin COORDINATOR)."""
+        sends with WriteTxnMarkers, appended with origin COORDINATOR).
+
+        Raises:
+            InvalidProducerEpochError: ``producer_epoch`` is below the producer's last
+                epoch (nothing is written).
+            TransactionCoordinatorFencedError: ``coordinator_epoch`` is below the one of
+                the producer's last marker (nothing is written).
+        """
         from ..format.builder import build_control_batch
 
         batch = build_control_batch(1 if commit else 0, timestamp=self.clock.milliseconds(),
@@ -535,10 +548,12 @@ class LogManager:
 
     def delete_log(self, topic: str, partition: int) -> None:
         """LogManager.asyncDelete, done at once: release the log's files (no flush, as
-        the broker only closes handlers), rename ``<tp>`` to ``<tp>.<uuid>-delete``, remove
-        it, and drop the partition from the checkpoints written next."""
+        the broker only closes handlers), rename ``<tp>`` to ``<tp>.<uuid>-delete`` (the
+        topic cut to keep the name within 255 characters, LocalLog.logDeleteDirName),
+        remove it, and drop the partition from the checkpoints written next."""
         import shutil
-        import uuid
+
+        from .files import log_delete_dir_name
 
         tp = TopicPartition(topic, partition)
         log = self.logs.pop(tp, None)
@@ -549,7 +564,8 @@ class LogManager:
         d = self.log_dir / str(tp)
         self._deleted.add(tp)
         if d.exists():
-            target = self.log_dir / f"{tp}.{uuid.uuid4().hex}-delete"
+            # LocalLog.logDeleteDirName: the topic prefix is capped at 255 - suffix length
+            target = self.log_dir / log_delete_dir_name(tp)
             d.rename(target)
             _fsync_dir(self.log_dir, self.fsync)
             shutil.rmtree(target, ignore_errors=True)

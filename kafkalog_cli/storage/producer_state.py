@@ -10,7 +10,8 @@ when the log is closed.
 
 Sequence rules (``ProducerAppendInfo.checkSequence``): a new epoch must start at sequence
 0 (unless the producer is unknown); within an epoch the first sequence must follow the
-last one (wrapping at Int.MAX); a producer with no known epoch may start anywhere. A batch
+last one (wrapping at Int.MAX), and must be 0 when the epoch has no batch yet (a marker
+bumped it); a producer with no known epoch may start anywhere. A batch
 whose sequences equal one of the last 5 batches is a duplicate: the broker acknowledges it
 without appending (:meth:`ProducerStateManager.find_duplicate`).
 """
@@ -28,7 +29,7 @@ from ..constants import (
     NO_SEQUENCE,
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
 )
-from ..errors import KafkalogError
+from ..errors import KafkalogError, TransactionCoordinatorFencedError
 from ..schema.producer_snapshot import ProducerStateEntry as SnapshotEntry
 from ..schema.producer_snapshot import build_snapshot, parse_snapshot
 from .checkpoints import write_atomically
@@ -198,13 +199,22 @@ class ProducerStateManager:
 
     def load(self, log_end_offset: int) -> int:
         """Load the newest snapshot at or below ``log_end_offset``; returns its offset (0
-        when none). Snapshots above the log end offset are stray and ignored; the caller
-        replays batches from the returned offset to the log end (:meth:`replay_batch`).
+        when none). Snapshots above the log end offset are stray (the log tail they saw
+        is gone) and are deleted, as ``ProducerStateManager.truncateAndReload`` does, so
+        a later load cannot pick one up; the caller replays batches from the returned
+        offset to the log end (:meth:`replay_batch`).
 
         Raises:
             CorruptSnapshotError: the chosen snapshot fails its CRC or schema.
+            OSError: a stray snapshot cannot be deleted.
         """
-        offs = [o for o in list_snapshots(self.directory) if o <= log_end_offset]
+        offs = []
+        for o in list_snapshots(self.directory):
+            if o > log_end_offset:
+                # truncateAndReload: remove every snapshot above the log end offset
+                snapshot_path(self.directory, o).unlink(missing_ok=True)
+            else:
+                offs.append(o)
         self.producers.clear()
         self.ongoing.clear()
         if not offs:
@@ -296,8 +306,10 @@ class ProducerStateManager:
                         f"offset {first_offset}: {epoch} (request epoch), {first_seq} (seq. "
                         f"number), {updated.producer_epoch} (current producer epoch)")
             else:
+                # ProducerAppendInfo.checkSequence: only an entry without an epoch accepts
+                # any sequence; one without batches (e.g. after a marker) has last seq -1
                 last = updated.last_seq
-                if not (updated.producer_epoch == NO_PRODUCER_EPOCH or updated.is_empty
+                if not (updated.producer_epoch == NO_PRODUCER_EPOCH
                         or _in_sequence(last, first_seq)):
                     raise OutOfOrderSequenceError(
                         f"Out of order sequence number for producer {producer_id} at offset "
@@ -313,29 +325,57 @@ class ProducerStateManager:
             updated.current_txn_first_offset = first_offset
         return updated
 
-    def append_end_txn_marker(self, producer_id: int, epoch: int, control_type: int,
-                              coordinator_epoch: int, offset: int, timestamp: int, *,
-                              check: bool = True) -> CompletedTxn | None:
-        """ProducerAppendInfo.appendEndTxnMarker, applied at once. Returns the completed
-        transaction (None for a marker without data).
+    def prepare_end_txn_marker(self, producer_id: int, epoch: int, control_type: int,
+                               coordinator_epoch: int, offset: int, timestamp: int, *,
+                               check: bool = True
+                               ) -> tuple[ProducerEntry, CompletedTxn | None]:
+        """ProducerAppendInfo.appendEndTxnMarker: the producer's entry after this marker and
+        the transaction it completes (None for a marker without data), not yet applied.
+        Nothing changes here, so a rejected marker can be refused before it is written
+        (UnifiedLog.analyzeAndValidateProducerState runs before localLog.append); pass
+        the entry to :meth:`update` once the marker is in the log.
+
+        With ``check`` False (replaying the log, origin REPLICATION) neither epoch is
+        checked.
 
         Raises:
             InvalidProducerEpochError: an epoch below the last one seen.
+            TransactionCoordinatorFencedError: a coordinator epoch below the producer's
+                last one (checkCoordinatorEpoch).
         """
-        current = self.producers.get(producer_id) or ProducerEntry(producer_id)
-        if check and epoch < current.producer_epoch:
+        current = self.producers.get(producer_id)
+        updated = current.copy() if current else ProducerEntry(producer_id)
+        if check and epoch < updated.producer_epoch:
             raise InvalidProducerEpochError(
                 f"Epoch of producer {producer_id} at offset {offset} is {epoch}, which is "
-                f"smaller than the last seen epoch {current.producer_epoch}")
+                f"smaller than the last seen epoch {updated.producer_epoch}")
+        if check and updated.coordinator_epoch > coordinator_epoch:
+            # ProducerAppendInfo.checkCoordinatorEpoch: a zombie coordinator's marker
+            raise TransactionCoordinatorFencedError(
+                producer_id, coordinator_epoch, updated.coordinator_epoch, offset=offset)
         completed = None
-        if current.current_txn_first_offset is not None:
-            completed = CompletedTxn(producer_id, current.current_txn_first_offset, offset,
+        if updated.current_txn_first_offset is not None:
+            completed = CompletedTxn(producer_id, updated.current_txn_first_offset, offset,
                                      control_type == 0)
-        current.maybe_update_epoch(epoch)
-        current.coordinator_epoch = coordinator_epoch
-        current.last_timestamp = timestamp
-        current.current_txn_first_offset = None
-        self.producers[producer_id] = current
+        updated.maybe_update_epoch(epoch)
+        updated.coordinator_epoch = coordinator_epoch
+        updated.last_timestamp = timestamp
+        updated.current_txn_first_offset = None
+        return updated, completed
+
+    def append_end_txn_marker(self, producer_id: int, epoch: int, control_type: int,
+                              coordinator_epoch: int, offset: int, timestamp: int, *,
+                              check: bool = True) -> CompletedTxn | None:
+        """:meth:`prepare_end_txn_marker` applied at once (the marker is already in the
+        log). Returns the completed transaction (None for a marker without data).
+
+        Raises:
+            as :meth:`prepare_end_txn_marker`.
+        """
+        updated, completed = self.prepare_end_txn_marker(
+            producer_id, epoch, control_type, coordinator_epoch, offset, timestamp,
+            check=check)
+        self.producers[producer_id] = updated
         return completed
 
     def update(self, entry: ProducerEntry) -> None:

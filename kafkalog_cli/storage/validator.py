@@ -4,8 +4,8 @@ analyzeAndValidateRecords`` and ``LogValidator.validateMessagesAndAssignOffsets`
 Input: the bytes a producer sends for one partition (a ``MemoryRecords``), magic v2 only
 (Kafka 4 brokers accept nothing else from clients). Output: a :class:`ValidationResult`
 holding the batch as it goes to disk: baseOffset = the log end offset, lastOffsetDelta
-kept, partitionLeaderEpoch stamped, maxTimestamp (and the LogAppendTime attribute) set,
-the CRC-32C recomputed when a covered byte changed; recompressed when ``compression.type``
+kept, partitionLeaderEpoch stamped, maxTimestamp and the timestamp type set (the topic's:
+a client's LogAppendTime attribute is cleared on a CreateTime topic), the CRC-32C recomputed when a covered byte changed; recompressed when ``compression.type``
 names another codec (``MemoryRecordsBuilder``, as ``buildRecordsAndAssignOffsets``).
 
 Errors, as Kafka raises them (each a :class:`~kafkalog_cli.errors.KafkalogError`):
@@ -14,7 +14,9 @@ Errors, as Kafka raises them (each a :class:`~kafkalog_cli.errors.KafkalogError`
 * :class:`RecordBatchTooLargeError` - an append over segment.bytes;
 * :class:`~kafkalog_cli.errors.CrcMismatchError` - a corrupt batch ("Record is corrupt");
 * :class:`InvalidTimestampError` - a CreateTime timestamp outside
-  ``[now - before.max.ms, now + after.max.ms]``, or a client batch claiming LogAppendTime;
+  ``[now - before.max.ms, now + after.max.ms]``, or a client batch claiming LogAppendTime
+  on a LogAppendTime topic or with maxTimestamp -1 (on a CreateTime topic such a batch's
+  maxTimestamp is every record's timestamp: range-checked, then written as CreateTime);
 * :class:`~kafkalog_cli.errors.InvalidRecordError` - more than one batch, a non-zero
   baseOffset, inconsistent count/offsets, a control batch from a client, a producer id
   without a sequence, a null key on a compacted topic, records that do not parse.
@@ -23,7 +25,10 @@ The errors Kafka reports per record (``LogValidator.validateRecord`` ->
 ``RecordValidationException``: timestamps out of range, a client claiming LogAppendTime,
 null keys on a compacted topic) carry ``record_errors``: a tuple of ``(index of the record
 in the batch, message)`` for every offending record, as the ProduceResponse's
-``recordErrors`` lists them. Other errors have no such attribute.
+``recordErrors`` lists them. A record's key is checked before its timestamp (a keyless
+record on a compacted topic gets only the key error); the exception is an
+:class:`InvalidTimestampError` when any record has a timestamp error, else an
+``InvalidRecordError`` (``processRecordErrors``). Other errors have no such attribute.
 
 Hot path: the caller that built the batch itself (``ops.produce``) may pass a
 :class:`RecordsSummary` (min/max timestamps, offset delta of the max, whether every key
@@ -241,30 +246,27 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
     log_append = config.log_append_time
     compact = "compact" in str(config.extra.get("cleanup.policy", ""))
     rebuild = target_codec != source_codec
+    # a client batch claiming LogAppendTime: each record's timestamp is the batch's
+    # maxTimestamp (DefaultRecordBatch), which a builder's summary does not know
+    lat_batch = bool(attributes & TIMESTAMP_TYPE_MASK)
     decoded = None
-    if summary is None or rebuild:
+    if summary is None or rebuild or lat_batch:
         decoded = _decode(records, hdr, size)
         summary = _summarize(decoded, base_offset)
 
-    # -- validateRecord: timestamps and keys --
-    if attributes & TIMESTAMP_TYPE_MASK:
-        msg = ("Invalid timestamp type in message: producer should not set timestamp type to "
-               "LogAppendTime.")
-        raise _with_record_errors(InvalidTimestampError(msg), [(i, msg) for i in range(count)])
+    # -- validateRecord: keys, then timestamps --
+    before, after = (config.message_timestamp_before_max_ms,
+                     config.message_timestamp_after_max_ms)
+    bad = lat_batch  # LogValidator.validateTimestamp decides per record
     if not log_append:
-        before, after = (config.message_timestamp_before_max_ms,
-                         config.message_timestamp_after_max_ms)
         lo, hi = summary.min_timestamp, summary.max_timestamp
-        bad = (lo != NO_TIMESTAMP and now - lo > before) or (hi != NO_TIMESTAMP and hi - now > after)
+        bad = bad or (lo != NO_TIMESTAMP and now - lo > before) or \
+            (hi != NO_TIMESTAMP and hi - now > after)
         if not bad and lo == NO_TIMESTAMP and hi != NO_TIMESTAMP:
             bad = True  # a mix: check each record (rare)
-        if bad:
-            _check_timestamps(decoded or _decode(records, hdr, size), offset, now, before, after)
-    if compact and not summary.all_keys_present:
-        msg = "Compacted topic cannot accept message without key in topic partition"
-        recs = decoded or _decode(records, hdr, size)
-        raise _with_record_errors(InvalidRecordError(msg),
-                                  [(i, msg) for i, r in enumerate(recs) if r[2] is None])
+    if bad or (compact and not summary.all_keys_present):
+        _check_records(decoded or _decode(records, hdr, size), offset, now, before, after,
+                       create_time=not log_append, lat_batch=lat_batch, compact=compact)
 
     first = offset
     last = offset + last_delta
@@ -295,7 +297,8 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
     if log_append:
         new_attrs, new_max = attributes | TIMESTAMP_TYPE_MASK, now
     else:
-        new_attrs, new_max = attributes, summary.max_timestamp
+        # setMaxTimestamp(CreateTime, max): a client's LogAppendTime attribute is cleared
+        new_attrs, new_max = attributes & ~TIMESTAMP_TYPE_MASK, summary.max_timestamp
     if new_attrs != attributes or new_max != max_ts:
         _H.pack_into(buf, 21, new_attrs)
         _Q.pack_into(buf, 35, new_max)
@@ -306,6 +309,8 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
 
 
 def _decode(records, hdr, size: int):
+    """The batch's records as the broker iterates them: with the LogAppendTime attribute
+    every record's timestamp is the batch's maxTimestamp."""
     attributes = hdr[5]
     block = bytes(memoryview(records)[RECORD_BATCH_OVERHEAD:size])
     codec = attributes & COMPRESSION_CODEC_MASK
@@ -314,7 +319,8 @@ def _decode(records, hdr, size: int):
     base_ts = hdr[7]
     if attributes & DELETE_HORIZON_FLAG_MASK:
         raise InvalidRecordError("a producer batch must not carry a delete horizon")
-    return decode_records(block, hdr[12], 0, base_ts)
+    lat = hdr[8] if attributes & TIMESTAMP_TYPE_MASK else None
+    return decode_records(block, hdr[12], 0, base_ts, log_append_time=lat)
 
 
 def _summarize(decoded, base_offset: int) -> RecordsSummary:
@@ -337,22 +343,50 @@ def _with_record_errors(exc, errors) -> Exception:
     return exc
 
 
-def _check_timestamps(decoded, offset: int, now: int, before: int, after: int) -> None:
-    """Raise for the first record out of range, listing every one in ``record_errors``
-    (the record's offset in the batch as sent, as Kafka's message shows it)."""
-    first = None
+_NO_KEY_MSG = "Compacted topic cannot accept message without key in topic partition"
+
+
+def _check_records(decoded, offset: int, now: int, before: int, after: int, *,
+                   create_time: bool, lat_batch: bool, compact: bool) -> None:
+    """LogValidator.validateRecord for every record, then processRecordErrors.
+
+    A record's key is checked first (a keyless record on a compacted topic is not
+    checked further), then its timestamp (validateTimestamp): on a CreateTime topic
+    (``create_time``) a timestamp other than -1 must lie in the window; otherwise a batch
+    with the LogAppendTime attribute (``lat_batch``; ``decoded`` then holds its
+    maxTimestamp as every record's timestamp) is refused. When any record has a
+    timestamp error, raise :class:`InvalidTimestampError` for the first of them, else
+    :class:`~kafkalog_cli.errors.InvalidRecordError`; either way ``record_errors`` lists
+    every offending record, key and timestamp errors together (the record's offset in the
+    batch as sent, as Kafka's message shows it)."""
+    first_ts = None
     errors = []
     window = f"The timestamp should be within [{now - before}, {now + after}]"
     for i, r in enumerate(decoded):
-        ts = r[1]
-        if ts == NO_TIMESTAMP:
+        if compact and r[2] is None:
+            # validateKey comes first: the timestamp of a keyless record is not checked
+            errors.append((i, _NO_KEY_MSG))
             continue
-        diff = now - ts
-        if diff > before or -diff > after:
-            if first is None:
-                first = (f"Timestamp {ts} of message with offset {offset + i} is out of range. "
-                         + window)
-            errors.append((i, f"Timestamp {ts} of message with offset {i} is out of range. "
-                           + window))
-    if first is not None:
-        raise _with_record_errors(InvalidTimestampError(first), errors)
+        ts = r[1]
+        if create_time and ts != NO_TIMESTAMP:
+            diff = now - ts
+            if diff > before or -diff > after:
+                if first_ts is None:
+                    first_ts = (f"Timestamp {ts} of message with offset {offset + i} is out "
+                                "of range. " + window)
+                errors.append((i, f"Timestamp {ts} of message with offset {i} is out of "
+                               "range. " + window))
+        elif lat_batch:
+            msg = (f"Invalid timestamp type in message DefaultRecord(offset={r[0]}, "
+                   f"timestamp={ts}, key={0 if r[2] is None else len(r[2])} bytes, "
+                   f"value={0 if r[3] is None else len(r[3])} bytes). Producer should not "
+                   "set timestamp type to LogAppendTime.")
+            if first_ts is None:
+                first_ts = msg
+            errors.append((i, msg))
+    if not errors:
+        return
+    # processRecordErrors: InvalidTimestampException if any record's error is one
+    if first_ts is not None:
+        raise _with_record_errors(InvalidTimestampError(first_ts), errors)
+    raise _with_record_errors(InvalidRecordError(_NO_KEY_MSG), errors)

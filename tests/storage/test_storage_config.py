@@ -92,3 +92,35 @@ def test_strict_accepts_every_kafka_topic_key_and_mapped_broker_keys():
 def test_lenient_keeps_broker_file_keys():
     c = LogConfig.from_properties({"num.partitions": "3", "log.dirs": "/x"})
     assert c == LogConfig() and c.extra["num.partitions"] == "3"
+
+
+def test_broker_synonyms_cleanup_policy_and_flush_scheduler():
+    """ServerTopicConfigSynonyms: log.cleanup.policy is cleanup.policy's broker name;
+    flush.ms takes log.flush.interval.ms, else log.flush.scheduler.interval.ms."""
+    c = LogConfig.from_properties({"log.cleanup.policy": "compact"})
+    assert c.extra["cleanup.policy"] == "compact"
+    for props in ({"log.cleanup.policy": "compact", "cleanup.policy": "delete"},
+                  {"cleanup.policy": "delete", "log.cleanup.policy": "compact"}):
+        assert LogConfig.from_properties(props).extra["cleanup.policy"] == "delete"
+    assert LogConfig.from_properties({"log.flush.scheduler.interval.ms": "1000"}).flush_ms \
+        == 1000
+    for props in ({"log.flush.scheduler.interval.ms": "1000", "log.flush.interval.ms": "7"},
+                  {"log.flush.interval.ms": "7", "log.flush.scheduler.interval.ms": "1000"}):
+        assert LogConfig.from_properties(props).flush_ms == 7
+    assert LogConfig.from_properties({"log.flush.scheduler.interval.ms": "1000",
+                                      "flush.ms": "3"}).flush_ms == 3
+    with pytest.raises(InvalidConfigError) as e:
+        LogConfig.from_properties({"log.flush.scheduler.interval.ms": "x"})
+    assert e.value.key == "log.flush.scheduler.interval.ms"
+
+
+def test_log_cleanup_policy_makes_keyless_records_refused():
+    from kafkalog_cli.errors import InvalidRecordError
+    from kafkalog_cli.format.builder import build_batch
+    from kafkalog_cli.storage.validator import validate
+
+    cfg = LogConfig.from_properties({"log.cleanup.policy": "compact"})
+    now = 1_700_000_000_000
+    with pytest.raises(InvalidRecordError, match="without key"):
+        validate(build_batch([(now, None, b"v", ())]), offset=0, now=now, config=cfg,
+                 partition_leader_epoch=0)

@@ -9,7 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafkalog_cli.errors import CrcMismatchError, InvalidRecordError, LogDirLockedError
+from kafkalog_cli.errors import (
+    CrcMismatchError,
+    InvalidRecordError,
+    LogDirLockedError,
+    TransactionCoordinatorFencedError,
+)
 from kafkalog_cli.format.builder import build_batch
 from kafkalog_cli.format.records import FileRecords
 from kafkalog_cli.schema.producer_snapshot import parse_snapshot
@@ -19,7 +24,7 @@ from kafkalog_cli.storage.clock import ManualClock
 from kafkalog_cli.storage.config import LogConfig
 from kafkalog_cli.storage.lock import is_locked
 from kafkalog_cli.storage.log import LogManager
-from kafkalog_cli.storage.producer_state import OutOfOrderSequenceError
+from kafkalog_cli.storage.producer_state import InvalidProducerEpochError, OutOfOrderSequenceError
 from kafkalog_cli.storage.segment import open_view, rebuild_indexes
 from kafkalog_cli.storage.validator import (
     InvalidTimestampError,
@@ -155,7 +160,7 @@ def test_validation_errors(tmp_path):
     with pytest.raises(InvalidTimestampError, match="out of range"):
         log.append_as_leader(build_batch([(T0 + 3600001, None, b"v", ())]))
     with pytest.raises(InvalidTimestampError, match="LogAppendTime"):
-        log.append_as_leader(build_batch([(T0, None, b"v", ())], log_append_time=T0))
+        log.append_as_leader(build_batch([(T0, None, b"v", ())], log_append_time=-1))
     assert log.log_end_offset == 0
     m.close()
     m, log = _open(tmp_path, **{"max.message.bytes": "2000", "segment.bytes": "300"})
@@ -218,7 +223,8 @@ def test_aborted_transaction_goes_to_txnindex(tmp_path):
     assert info.first_offset == 3
     log.append_as_leader(build_batch([(T0, None, b"b", ())], producer_id=7, producer_epoch=0,
                                      base_sequence=3, is_transactional=True))
-    log.append_end_txn_marker(producer_id=7, producer_epoch=0, commit=True)
+    log.append_end_txn_marker(producer_id=7, producer_epoch=0, commit=True,
+                              coordinator_epoch=3)
     m.close()
     d = tmp_path / "d/t-0"
     (txn,) = parse_txn_index((d / "00000000000000000000.txnindex").read_bytes())
@@ -229,7 +235,7 @@ def test_aborted_transaction_goes_to_txnindex(tmp_path):
     assert batches[1].records()[0].key == struct.pack(">hh", 0, 0)
     assert batches[3].records()[0].key == struct.pack(">hh", 0, 1)
     (e,) = parse_snapshot((d / "00000000000000000006.snapshot").read_bytes())
-    assert e.current_txn_first_offset == -1 and e.coordinator_epoch == 0
+    assert e.current_txn_first_offset == -1 and e.coordinator_epoch == 3
 
 
 def test_reopen_continues_and_replays_producer_state(tmp_path):
@@ -321,4 +327,205 @@ def test_random_segment_roll_rng_is_used(tmp_path):
     log = m.get_or_create_log("t", 0, LogConfig.from_properties(
         {"segment.jitter.ms": "1000", "segment.ms": "5000"}))
     assert log.active.roll_jitter_ms == random.Random(1).getrandbits(63) % 1000
+    m.close()
+
+
+def test_marker_with_stale_producer_epoch_writes_nothing(tmp_path):
+    """UnifiedLog.analyzeAndValidateProducerState runs appendEndTxnMarker's epoch check
+    before localLog.append: a fenced marker leaves the log and the state untouched."""
+    m, log = _open(tmp_path)
+    log.append_as_leader(build_batch([(T0, b"k", b"v", ())], producer_id=7, producer_epoch=5,
+                                     base_sequence=0, is_transactional=True))
+    size = log.active.size
+    with pytest.raises(InvalidProducerEpochError):
+        log.append_end_txn_marker(producer_id=7, producer_epoch=3, commit=False)
+    assert (log.log_end_offset, log.active.size) == (1, size)
+    assert log.producer_state.ongoing == {0: 7}
+    e = log.producer_state.entry(7)
+    assert (e.producer_epoch, e.current_txn_first_offset) == (5, 0)
+    log.append_end_txn_marker(producer_id=7, producer_epoch=5, commit=True)
+    m.close()
+    batches = list(FileRecords((tmp_path / "d/t-0/00000000000000000000.log").read_bytes())
+                   .batches())
+    assert [(b.base_offset, b.is_control, b.producer_epoch) for b in batches] == \
+        [(0, False, 5), (1, True, 5)]
+
+
+def test_marker_from_fenced_coordinator_refused(tmp_path):
+    """ProducerAppendInfo.checkCoordinatorEpoch: a marker whose coordinator epoch is below
+    the producer's last one is a zombie's (TransactionCoordinatorFencedException) and is
+    refused before it is written; an equal or newer coordinator epoch is accepted."""
+    m, log = _open(tmp_path)
+
+    def txn(seq):
+        return build_batch([(T0, b"k", b"v", ())], producer_id=7, producer_epoch=0,
+                           base_sequence=seq, is_transactional=True)
+
+    log.append_as_leader(txn(0))
+    log.append_end_txn_marker(producer_id=7, producer_epoch=0, commit=True,
+                              coordinator_epoch=5)
+    log.append_as_leader(txn(1))
+    size = log.active.size
+    with pytest.raises(TransactionCoordinatorFencedError) as ei:
+        log.append_end_txn_marker(producer_id=7, producer_epoch=0, commit=False,
+                                  coordinator_epoch=3)
+    assert (ei.value.producer_id, ei.value.coordinator_epoch,
+            ei.value.current_coordinator_epoch) == (7, 3, 5)
+    assert ei.value.exit_code == 1
+    assert "3 (zombie), 5 (current)" in str(ei.value)
+    assert (log.log_end_offset, log.active.size) == (3, size)
+    e = log.producer_state.entry(7)
+    assert (e.coordinator_epoch, e.current_txn_first_offset) == (5, 2)
+    assert log.producer_state.ongoing == {2: 7}
+    log.append_end_txn_marker(producer_id=7, producer_epoch=0, commit=False,
+                              coordinator_epoch=5)
+    assert log.producer_state.ongoing == {}
+    m.close()
+    # replaying the log (origin REPLICATION) does not fence
+    from kafkalog_cli.storage.producer_state import ProducerStateManager
+
+    ps = ProducerStateManager(tmp_path / "x", fsync=False)
+    ps.append_end_txn_marker(7, 0, 1, 5, 10, T0, check=False)
+    ps.append_end_txn_marker(7, 0, 0, 3, 11, T0, check=False)
+    assert ps.entry(7).coordinator_epoch == 3
+
+
+def test_sequence_after_marker_must_start_at_zero(tmp_path):
+    """ProducerAppendInfo.checkSequence: an entry of the same epoch without batches (the
+    coordinator's marker bumped the epoch) has last sequence -1, so the next batch must
+    start at 0; only an entry with no epoch at all accepts any sequence."""
+    m, log = _open(tmp_path)
+    log.append_as_leader(build_batch([(T0, b"k", b"v", ())] * 2, producer_id=7,
+                                     producer_epoch=0, base_sequence=0, is_transactional=True))
+    log.append_end_txn_marker(producer_id=7, producer_epoch=1, commit=False)
+    e = log.producer_state.entry(7)
+    assert (e.producer_epoch, list(e.batches)) == (1, [])
+    with pytest.raises(OutOfOrderSequenceError, match="5 \\(incoming seq. number\\), -1"):
+        log.append_as_leader(build_batch([(T0, b"k", b"v", ())], producer_id=7,
+                                         producer_epoch=1, base_sequence=5))
+    assert log.log_end_offset == 3
+    assert log.append_as_leader(build_batch([(T0, b"k", b"v", ())], producer_id=7,
+                                            producer_epoch=1, base_sequence=0)).first_offset == 3
+    # an unknown producer (no epoch) may start anywhere
+    assert log.append_as_leader(build_batch([(T0, b"k", b"v", ())], producer_id=8,
+                                            producer_epoch=0, base_sequence=42)).first_offset == 4
+    m.close()
+
+
+def test_snapshot_above_log_end_deleted_on_open(tmp_path):
+    """ProducerStateManager.truncateAndReload deletes snapshots above the log end offset:
+    a stray one must not come back as a phantom producer when a later open replays from
+    the newest snapshot on disk."""
+    from kafkalog_cli.schema.producer_snapshot import ProducerStateEntry, build_snapshot
+    from kafkalog_cli.storage.producer_state import snapshot_path
+
+    m, log = _open(tmp_path)
+    for _ in range(5):
+        log.append_as_leader(build_batch([(T0, b"k", b"v", ())]))
+    m.close()
+    d = tmp_path / "d/t-0"
+    stray = snapshot_path(d, 10)
+    stray.write_bytes(build_snapshot([ProducerStateEntry(99, 3, 41, 9, 0, T0, 0, 7)]))
+    m, log = _open(tmp_path)
+    assert log.log_end_offset == 5 and log.producer_state.producers == {}
+    assert not stray.exists()
+    assert (d / "00000000000000000005.snapshot").exists()
+    for _ in range(10):
+        log.append_as_leader(build_batch([(T0, b"k", b"v", ())]))
+    m.abandon()  # no snapshot at 15: the next open replays from the newest one
+    m, log = _open(tmp_path)
+    ps = log.producer_state
+    assert log.log_end_offset == 15
+    assert (ps.producers, ps.ongoing, ps.first_unstable_offset) == ({}, {}, None)
+    m.close()
+
+
+def test_compacted_topic_key_checked_before_timestamp():
+    """LogValidator.validateRecord checks a record's key first (its timestamp is then not
+    checked); processRecordErrors raises InvalidTimestampException when any record has a
+    timestamp error, else InvalidRecordException, listing every record's error."""
+    from kafkalog_cli.storage.validator import validate
+
+    cfg = LogConfig.from_properties({"cleanup.policy": "compact",
+                                     "message.timestamp.after.max.ms": "1000"})
+    future = T0 + 3_600_000
+
+    def check(recs):
+        with pytest.raises(InvalidRecordError) as ei:
+            validate(build_batch(recs), offset=0, now=T0, config=cfg, partition_leader_epoch=0)
+        return ei.value
+
+    e = check([(future, None, b"v", ())])
+    assert type(e) is InvalidRecordError
+    assert [(i, m.startswith("Compacted topic cannot accept message without key"))
+            for i, m in e.record_errors] == [(0, True)]
+    e = check([(future, None, b"v", ()), (future, b"k", b"v", ()), (T0, None, b"v", ()),
+               (T0, b"k", b"v", ())])
+    assert type(e) is InvalidTimestampError
+    assert [i for i, _ in e.record_errors] == [0, 1, 2]
+    assert e.record_errors[0][1].startswith("Compacted topic")
+    assert e.record_errors[1][1].startswith(f"Timestamp {future} of message with offset 1 ")
+    assert e.record_errors[2][1].startswith("Compacted topic")
+    e = check([(T0, b"k", b"v", ()), (future, b"k", b"v", ())])
+    assert type(e) is InvalidTimestampError and [i for i, _ in e.record_errors] == [1]
+
+
+def test_client_log_append_time_batch(tmp_path):
+    """LogValidator.validateTimestamp: a record of a batch with the LogAppendTime attribute
+    has the batch's maxTimestamp; on a CreateTime topic that timestamp is range-checked
+    like any other and the batch is written as CreateTime (setMaxTimestamp, CRC
+    recomputed; records rebuilt only when recompressed). It is refused when the topic uses
+    LogAppendTime or the timestamp is -1."""
+    recs = [(T0 - 5, b"a", b"v", ()), (T0 - 3, b"b", b"vv", ())]
+    m, log = _open(tmp_path)
+    info = log.append_as_leader(build_batch(recs, log_append_time=T0))
+    assert (info.max_timestamp, info.log_append_time) == (T0, -1)
+    with pytest.raises(InvalidTimestampError) as ei:
+        log.append_as_leader(build_batch(recs, log_append_time=-1))
+    assert ei.value.record_errors == (
+        (0, "Invalid timestamp type in message DefaultRecord(offset=0, timestamp=-1, key=1 "
+            "bytes, value=1 bytes). Producer should not set timestamp type to LogAppendTime."),
+        (1, "Invalid timestamp type in message DefaultRecord(offset=1, timestamp=-1, key=1 "
+            "bytes, value=2 bytes). Producer should not set timestamp type to LogAppendTime."))
+    with pytest.raises(InvalidTimestampError) as ei:
+        log.append_as_leader(build_batch(recs, log_append_time=T0 + 3_600_001))
+    assert [m.split(" is out")[0] for _, m in ei.value.record_errors] == [
+        f"Timestamp {T0 + 3_600_001} of message with offset 0",
+        f"Timestamp {T0 + 3_600_001} of message with offset 1"]
+    assert log.log_end_offset == 2
+    m.close()
+    (b,) = FileRecords((tmp_path / "d/t-0/00000000000000000000.log").read_bytes()).batches()
+    assert (b.timestamp_type, b.max_timestamp, b.is_valid) == ("CreateTime", T0, True)
+    assert [r.timestamp for r in b.records()] == [T0 - 5, T0 - 3]
+
+    m, log = _open(tmp_path / "gz", **{"compression.type": "gzip"})
+    log.append_as_leader(build_batch(recs, log_append_time=T0))
+    m.close()
+    (b,) = FileRecords((tmp_path / "gz/d/t-0/00000000000000000000.log").read_bytes()).batches()
+    assert (b.timestamp_type, b.max_timestamp, b.compression_name) == ("CreateTime", T0, "gzip")
+    assert [r.timestamp for r in b.records()] == [T0, T0]
+
+    m, log = _open(tmp_path / "lat", **{"message.timestamp.type": "LogAppendTime"})
+    with pytest.raises(InvalidTimestampError, match="should not set timestamp type") as ei:
+        log.append_as_leader(build_batch(recs, log_append_time=T0))
+    assert [i for i, _ in ei.value.record_errors] == [0, 1]
+    m.close()
+
+
+def test_delete_log_with_longest_topic_name(tmp_path):
+    """LocalLog.logDeleteDirName caps the topic prefix so '<topic>-<p>.<uuid>-delete' is
+    at most 255 characters (a 249-character topic would not fit otherwise)."""
+    import re
+
+    from kafkalog_cli.storage.files import TopicPartition, log_delete_dir_name
+
+    name = log_delete_dir_name(TopicPartition("foo", 3))
+    assert re.fullmatch(r"foo-3\.[0-9a-f]{32}-delete", name)
+    name = log_delete_dir_name(TopicPartition("n" + "o" * 248, 5))
+    assert len(name) == 255 and re.fullmatch(r"no{212}-5\.[0-9a-f]{32}-delete", name)
+    topic = "t" * 249
+    m = LogManager.open(tmp_path / "d", clock=ManualClock(T0), fsync=False)
+    m.get_or_create_log(topic, 0).append_as_leader(build_batch([(T0, None, b"v", ())]))
+    m.delete_log(topic, 0)
+    assert sorted(p.name for p in (tmp_path / "d").iterdir() if p.is_dir()) == []
     m.close()
