@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
+import glob
 import json
 import os
 import shutil
@@ -87,6 +88,25 @@ def _prepare_out(out: Path, overwrite: bool) -> None:
             out.unlink()
 
 
+def _refuse_overlap(out: Path, inputs, overwrite: bool) -> None:
+    """Refuse an output that is, contains or is inside an input (real paths, so symlinks
+    and ``..`` do not hide it). Spark refuses the same for overwrite ("Cannot overwrite a
+    path that is also being read from"); here the check runs before anything is deleted,
+    and also without ``--overwrite`` (writing into a log directory is never wanted)."""
+    real_out = os.path.realpath(out)
+    for p in inputs:
+        real_in = os.path.realpath(p)
+        try:
+            common = os.path.commonpath([real_out, real_in])
+        except ValueError:  # different drives
+            continue
+        if common in (real_out, real_in):
+            verb = "overwrite" if overwrite else "write to"
+            raise InvalidArgumentError(
+                f"cannot {verb} a path that is also being read from: --to {out} overlaps "
+                f"the input {p}")
+
+
 def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
            master: str | None = None, options: dict | None = None,
            overwrite: bool = False, verbose: bool = False) -> ExportResult:
@@ -116,6 +136,9 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
     total = sum(pd.bytes for pd in parts)
     engine = choose_engine(engine, total, master)
     out = Path(out).absolute()
+    # before anything is deleted: the output must not overlap an input
+    _refuse_overlap(out, [p for p in path_list if not glob.has_magic(p)]
+                    + [pd.directory for pd in parts], overwrite)
     _prepare_out(out, overwrite)
     t0 = time.perf_counter()
     if engine == "local":

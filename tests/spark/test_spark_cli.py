@@ -128,3 +128,22 @@ def test_corrupt_base_offset_outside_crc_is_data_loss(log_dir_copy, tmp_path, ca
     assert code == 3 and f"{log} at byte {pos}: batch offsets" in err
     res = audit([str(log_dir_copy / "orders-2")], engine="local")
     assert res.partitions[0].corrupt_batches == 1 and not res.ok
+
+
+@pytest.mark.parametrize("where", ["same", "ancestor", "descendant", "symlink"])
+def test_export_overwrite_refuses_output_overlapping_input(log_dir_copy, tmp_path, capsys,
+                                                           where):
+    """Spark refuses "Cannot overwrite a path that is also being read from"; export must
+    refuse before deleting anything, not rmtree the input."""
+    pytest.importorskip("pyarrow")
+    part = log_dir_copy / "orders-0"
+    before = sorted(p.name for p in part.iterdir())
+    to = {"same": part, "ancestor": log_dir_copy, "descendant": part / "out",
+          "symlink": tmp_path / "link"}[where]
+    if where == "symlink":
+        to.symlink_to(log_dir_copy)
+    code, _, err = run(["export", str(part), "--to", str(to), "--overwrite",
+                        "--engine", "local"], capsys)
+    assert code == 2 and "also being read from" in err and len(err.splitlines()) == 1
+    assert sorted(p.name for p in part.iterdir()) == before
+    assert not (part / "out").exists()
