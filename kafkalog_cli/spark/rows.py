@@ -477,10 +477,10 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
         prev_last = None
         cols.fast = _fast.AVAILABLE  # turned off for the slice by a batch it cannot take
         for b in batches:
-            if lo is not None and b.last_offset < lo:
-                continue
-            if hi is not None and b.magic >= 2 and b.base_offset >= hi:
-                break
+            # The CRC and offset-order checks come before the [lo, hi) bounds: the base
+            # offset is outside the CRC, so a corrupt one must not end the read early
+            # (or skip a batch) silently. A Kafka consumer validates every batch it
+            # iterates (check.crcs) and fails on it whatever the wanted range.
             if not b.is_valid:
                 cols.flush_group()
                 _record_loss(stats, opts, CorruptRecordError(
@@ -498,6 +498,10 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                     file=path, position=b.position), b.size)
                 continue
             prev_last = last
+            if lo is not None and last < lo:
+                continue
+            if hi is not None and b.magic >= 2 and first >= hi:
+                break
             if b.is_control:
                 continue
             if b.position in dropped:
