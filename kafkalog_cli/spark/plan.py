@@ -74,6 +74,9 @@ class Slice:
     end: int
     start_offset: int | None = None
     end_offset: int | None = None
+    #: the segment is the partition's last (the active one, the only one a broker
+    #: appends to, so the only one that can end with a partial batch)
+    last_segment: bool = True
 
     @property
     def log_path(self) -> str:
@@ -471,7 +474,7 @@ def plan_slices(parts: list[PartitionDir], opts: ReadOptions,
             bounds = [0, *cuts, size]
             for a, b in zip(bounds, bounds[1:], strict=False):
                 pieces.append(Slice(pd.topic, pd.partition, pd.directory, base, a, b,
-                                    start, end))
+                                    start, end, base == pd.bases[-1]))
     splits: list[list[Slice]] = []
     cur: list[Slice] = []
     cur_bytes = 0

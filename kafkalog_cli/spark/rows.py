@@ -22,8 +22,9 @@ is not trusted blindly). A corrupt batch (CRC mismatch, offsets out of order, re
 that do not decode, or bytes that are not a batch) fails the read with :class:`DataLossError`
 naming the file and byte position when ``failOnDataLoss`` is true (the default); when
 false, it is skipped, logged and counted (:class:`ReadStats`). A partial batch at the
-very end of a segment (a crash while appending; the broker truncates it at recovery) is
-not data loss: it is skipped and counted in ``partial_tail_bytes``.
+very end of the partition's last segment (a crash while appending; the broker truncates
+it at recovery) is not data loss: it is skipped and counted in ``partial_tail_bytes``.
+Anywhere else, bytes that are not whole batches are data loss.
 
 Isolation: with ``read_committed``, records of aborted transactions are dropped. The fate
 of a transactional batch is the first ABORT/COMMIT marker of its producer id after it in
@@ -528,16 +529,39 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
             err = fr.stop_error
             err.file = err.file or path
             _record_loss(stats, opts, err, fr.invalid_bytes)
-        elif fr.invalid_bytes and end == len(view):
+        elif fr.invalid_bytes and s.last_segment and end == len(view):
             stats.partial_tail_bytes += fr.invalid_bytes
             log.info("kafkalog: %s: %d bytes of a partial batch at the end skipped", path,
                      fr.invalid_bytes)
+        elif fr.invalid_bytes:
+            # Only the partition's last segment, at its end, can hold a partial batch (a
+            # broker appends only to the active segment, and recovery truncates it). Bytes
+            # that are not whole batches anywhere else (a batch size running past the end
+            # of a rolled segment or of this slice) hide the batches after them: data loss.
+            cols.flush_group()
+            _record_loss(stats, opts, _not_batches(view, fr.valid_end, end, path),
+                         fr.invalid_bytes)
         cols.flush_group()  # the group's batches are views of this segment
     except BaseException:
         cols.drop_group()
         raise
     finally:
         seg.close()
+
+
+def _not_batches(view, pos: int, end: int, path: str) -> CorruptRecordError:
+    """The error for bytes ``[pos, end)`` that are not whole batches and are not a partial
+    tail (see :func:`read_slice`)."""
+    where = ("the end of a segment that is not the partition's last" if end == len(view)
+             else "the next split's first batch")
+    n = end - pos
+    if n >= 12:
+        size = struct.unpack_from(">i", view, pos + 8)[0]
+        what = f"a batch size of {size} runs past byte {end}, {where}"
+    else:
+        what = f"too short for a batch header before {where}"
+    return CorruptRecordError(f"{n} bytes are not a whole batch: {what}", file=path,
+                              position=pos)
 
 
 def _batch_ok(view, pos: int) -> bool:

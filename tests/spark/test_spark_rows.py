@@ -65,3 +65,33 @@ def test_corrupt_base_offset_is_loss_under_offset_bounds(multi, bound, bad_base)
     want, _ = read([FIXTURES / "multi-0"], **bound)
     lost = {r["offset"] for r in want} - {r["offset"] for r in got}
     assert lost and {r["offset"] for r in got} < {r["offset"] for r in want}
+
+
+# -- invalid bytes that are not a partial tail ---------------------------------------------
+
+@pytest.mark.parametrize("split", [None, 5000])
+def test_bad_size_in_rolled_segment_is_loss_not_partial_tail(multi, split):
+    """Only the partition's last segment, at its end, can hold a partial batch (a broker
+    appends only to the active segment); a corrupt size in a rolled segment, or one that
+    runs past a split, hides later batches: data loss, not a partial tail or nothing."""
+    log = multi / "00000000000000000000.log"
+    data = bytearray(log.read_bytes())
+    pos = _batch_positions(log)[3]
+    struct.pack_into(">i", data, pos + 8, 100000)
+    log.write_bytes(bytes(data))
+    opts = {} if split is None else {"maxPartitionBytes": split}
+    with pytest.raises(rows.DataLossError, match=f"at byte {pos}: .* not a whole batch"):
+        read([multi], **opts)
+    got, st = read([multi], failOnDataLoss="false", **opts)
+    assert st.corrupt_batches == 1 and st.partial_tail_bytes == 0
+    assert st.skipped[0]["position"] == pos and st.corrupt_bytes == st.skipped[0]["bytes"]
+
+
+def test_partial_batch_at_end_of_last_segment_is_partial_tail(multi):
+    log = multi / "00000000000000000164.log"
+    full, _ = read([multi])
+    with open(log, "ab") as f:
+        f.write(FileRecords((multi / "00000000000000000088.log").read_bytes())
+                .view[:40].tobytes())
+    got, st = read([multi])
+    assert got == full and st.partial_tail_bytes == 40 and st.corrupt_batches == 0
