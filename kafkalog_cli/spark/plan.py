@@ -30,7 +30,11 @@ from ..constants import LOG_FILE_SUFFIX, MAGIC_V2
 from ..errors import InvalidArgumentError, NotAKafkaFileError
 from ..format.records import FileRecords
 from ..ops.paths import check_exists, partition_dirs
-from ..storage.files import is_segment_file_name, parse_partition_dir_name
+from ..storage.files import (
+    is_live_partition_dir_name,
+    is_segment_file_name,
+    parse_partition_dir_name,
+)
 from ..storage.segment import LogSegment
 
 EARLIEST = -2
@@ -306,9 +310,10 @@ def discover(paths) -> list[PartitionDir]:
         expanded = _expand(str(raw))
         is_glob = glob.has_magic(str(raw))
         if is_glob:
-            # a glob keeps what is Kafka-like among its matches
+            # a glob keeps what is Kafka-like among its matches (live partitions only:
+            # a -delete/-future/-stray directory is not one a consumer reads)
             expanded = [p for p in expanded if p.is_dir() and (
-                parse_partition_dir_name(p.name) is not None or partition_dirs(p))]
+                is_live_partition_dir_name(p.name) or partition_dirs(p, live_only=True))]
             if not expanded:
                 raise NotAKafkaFileError("the glob matches no partition or log directory",
                                          file=raw)
@@ -324,7 +329,12 @@ def discover(paths) -> list[PartitionDir]:
                     found[str(p)] = PartitionDir(tp.topic, tp.partition, str(p),
                                                  str(p.parent), bases, sizes)
                     continue
-            parts = partition_dirs(p)
+            # Kafka's LocalLog names a partition being deleted, a future replica being
+            # copied from another log dir, and a stray one <topic>-<n>.<uuid>-delete /
+            # -future / -stray; consumers read none of them (the broker serves only the
+            # live <topic>-<n>), so a log directory's listing leaves them out. A path
+            # naming one explicitly is still read.
+            parts = partition_dirs(p, live_only=True)
             if not parts:
                 raise NotAKafkaFileError(
                     "not a partition directory or log directory (no <topic>-<partition> "

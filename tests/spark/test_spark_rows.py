@@ -95,3 +95,25 @@ def test_partial_batch_at_end_of_last_segment_is_partial_tail(multi):
                 .view[:40].tobytes())
     got, st = read([multi])
     assert got == full and st.partial_tail_bytes == 40 and st.corrupt_batches == 0
+
+
+# -- directories a consumer never reads ------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["delete", "future", "stray"])
+def test_delete_future_stray_dirs_are_not_partitions(tmp_path, kind):
+    """LocalLog names a partition being deleted / a future replica / a stray one
+    <topic>-<n>.<uuid>-delete|-future|-stray; a consumer never reads them."""
+    from kafkalog_cli.ops.audit import audit
+
+    logs = tmp_path / "logs"
+    shutil.copytree(FIXTURES / "plain-0", logs / "plain-0")
+    shutil.copytree(FIXTURES / "plain-0",
+                    logs / f"plain-0.0123456789abcdef0123456789abcdef-{kind}")
+    want, _ = read([FIXTURES / "plain-0"])
+    for paths in ([logs], [str(logs / "plain-*")]):
+        assert [d.directory for d in plan.discover([str(p) for p in paths])] == [
+            str(logs / "plain-0")]
+        got, _ = read(paths)
+        assert len(got) == len(want)
+    assert [p.directory for p in audit([str(logs)], engine="local").partitions] == [
+        str(logs / "plain-0")]
