@@ -64,6 +64,7 @@ class ExportResult:
     corrupt_batches: int = 0
     partial_tail_bytes: int = 0
     aborted_records: int = 0
+    lost_offsets: int = 0
     skipped: list[dict] = field(default_factory=list)
 
     @property
@@ -166,6 +167,7 @@ def _export_local(parts, out: Path, fmt: str, ropts) -> ExportResult:
             groups.setdefault((s.topic, s.partition), []).append(s)
     result = ExportResult("local", fmt, str(out))
     stats = ReadStats()
+    stats.add_plan_losses(ropts.plan_losses)
     out.mkdir(parents=True, exist_ok=True)
     for (topic, partition), slices in groups.items():
         d = out / f"topic={topic}" / f"partition={partition}"
@@ -196,6 +198,7 @@ def _export_local(parts, out: Path, fmt: str, ropts) -> ExportResult:
     result.corrupt_batches = stats.corrupt_batches
     result.partial_tail_bytes = stats.partial_tail_bytes
     result.aborted_records = stats.aborted_records
+    result.lost_offsets = stats.lost_offsets
     result.skipped = stats.skipped
     return result
 
@@ -266,6 +269,7 @@ def _export_spark(paths: list[str], out: Path, fmt: str, opts: dict, master, ver
     result.rows, result.files, result.partitions = rows, files, parts
     result.corrupt_batches = stats.corrupt_batches
     result.partial_tail_bytes = stats.partial_tail_bytes
+    result.lost_offsets = stats.lost_offsets
     result.skipped = stats.skipped
     return result
 

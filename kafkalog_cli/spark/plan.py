@@ -21,21 +21,26 @@ from __future__ import annotations
 
 import glob
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..constants import LOG_FILE_SUFFIX, MAGIC_V2
-from ..errors import InvalidArgumentError, NotAKafkaFileError
+from ..constants import LOG_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT, MAGIC_V2
+from ..errors import CorruptRecordError, InvalidArgumentError, KafkalogError, NotAKafkaFileError
 from ..format.records import FileRecords
 from ..ops.paths import check_exists, partition_dirs
+from ..storage.checkpoints import read_offset_checkpoint
 from ..storage.files import (
+    TopicPartition,
     is_live_partition_dir_name,
     is_segment_file_name,
     parse_partition_dir_name,
 )
 from ..storage.segment import LogSegment
+
+log = logging.getLogger("kafkalog.spark")
 
 EARLIEST = -2
 LATEST = -1
@@ -91,6 +96,14 @@ class Slice:
         return self.end - self.start
 
 
+class DataLossError(CorruptRecordError):
+    """Data that a read wants is gone or corrupt while ``failOnDataLoss`` is true."""
+
+    def __str__(self) -> str:
+        return ("kafkalog: data loss: " + super().__str__()
+                + " (failOnDataLoss=false, or --skip-corrupt, skips corrupt batches)")
+
+
 @dataclass
 class ReadOptions:
     """The options of a read, named as Spark's Kafka source names them (see
@@ -113,6 +126,9 @@ class ReadOptions:
     max_partition_bytes: int = MAX_SPLIT_BYTES
     data_loss_path: str | None = None
     extra: dict = field(default_factory=dict)
+    #: offsets skipped at planning (a starting offset below the log start offset, with
+    #: failOnDataLoss false): dicts as :attr:`ReadStats.skipped` plus ``offsets``
+    plan_losses: list = field(default_factory=list)
 
     def wants(self, topic: str, partition: int) -> bool:
         if self.subscribe is not None and topic not in self.subscribe:
@@ -362,6 +378,39 @@ def offset_for_timestamp(pd: PartitionDir, timestamp: int) -> int | None:
     return None
 
 
+def log_start_offset(pd: PartitionDir) -> int:
+    """``max(log-start-offset-checkpoint entry, first segment's base offset)``, as the
+    broker's LogLoader computes the log start offset."""
+    ckpt = 0
+    try:
+        entries = read_offset_checkpoint(os.path.join(pd.log_dir,
+                                                      LOG_START_OFFSET_CHECKPOINT))
+    except (KafkalogError, OSError):
+        entries = None
+    if entries:
+        ckpt = entries.get(TopicPartition(pd.topic, pd.partition), 0)
+    return max(ckpt, pd.bases[0] if pd.bases else 0)
+
+
+def _check_log_start(pd: PartitionDir, start: int, opts: ReadOptions) -> int:
+    """``start``, or the log start offset when ``start`` is below it. Spark's consumer
+    runs with auto.offset.reset=none: fetching an offset below the log start is
+    OffsetOutOfRange, which Spark reports as data loss ("Cannot fetch offset N"):
+    fails with failOnDataLoss true, else warns and goes on from the earliest offset."""
+    first = log_start_offset(pd)
+    if start >= first:
+        return start
+    msg = (f"Cannot fetch offset {start} of {pd.topic}-{pd.partition}: the log starts at "
+           f"offset {first}; some data may have been lost because it is not available "
+           "any more (aged out by retention, or deleted)")
+    if opts.fail_on_data_loss:
+        raise DataLossError(msg, file=pd.directory)
+    log.warning("kafkalog: %s (failOnDataLoss=false: reading from %d)", msg, first)
+    opts.plan_losses.append({"file": pd.directory, "position": None, "bytes": 0,
+                             "offsets": first - start, "error": msg})
+    return first
+
+
 def _bound(spec, topic: str, partition: int, default: int) -> int:
     if isinstance(spec, str):
         return EARLIEST if spec == "earliest" else LATEST
@@ -385,7 +434,7 @@ def offset_range(pd: PartitionDir, opts: ReadOptions) -> tuple[int | None, int |
         s = _bound(opts.starting_offsets, t, p, EARLIEST)
         if s == LATEST:
             return None
-        start = None if s == EARLIEST else s
+        start = None if s == EARLIEST else _check_log_start(pd, s, opts)
     ts = opts.ending_timestamp
     if ts is None and opts.ending_offsets_by_timestamp is not None:
         ts = opts.ending_offsets_by_timestamp.get(t, {}).get(p)

@@ -65,7 +65,7 @@ from ..format.records import (
 )
 from ..storage.segment import LogSegment, open_view
 from . import fastdecode as _fast
-from .plan import ReadOptions, Slice
+from .plan import DataLossError, ReadOptions, Slice
 
 log = logging.getLogger("kafkalog.spark")
 
@@ -118,14 +118,6 @@ def arrow_schema(include_headers: bool = False,
     return pa.schema(fields)
 
 
-class DataLossError(CorruptRecordError):
-    """A corrupt batch met while ``failOnDataLoss`` is true."""
-
-    def __str__(self) -> str:
-        return ("kafkalog: data loss: " + super().__str__()
-                + " (failOnDataLoss=false, or --skip-corrupt, skips corrupt batches)")
-
-
 @dataclass
 class ReadStats:
     """What a read skipped: corrupt batches (with ``failOnDataLoss=false``), partial
@@ -137,6 +129,13 @@ class ReadStats:
     aborted_records: int = 0
     rows: int = 0
     skipped: list[dict] = field(default_factory=list)
+    #: offsets below the log start offset that a startingOffsets asked for
+    lost_offsets: int = 0
+
+    def add_plan_losses(self, losses: list[dict]) -> None:
+        for d in losses:
+            self.lost_offsets += d["offsets"]
+            self.skipped.append(d)
 
     def add(self, other: ReadStats) -> None:
         self.corrupt_batches += other.corrupt_batches
@@ -144,6 +143,7 @@ class ReadStats:
         self.partial_tail_bytes += other.partial_tail_bytes
         self.aborted_records += other.aborted_records
         self.rows += other.rows
+        self.lost_offsets += other.lost_offsets
         self.skipped.extend(other.skipped)
 
 
@@ -582,7 +582,8 @@ def read_slices(slices: Iterable[Slice], opts: ReadOptions,
         if rb is not None:
             stats.rows += rb.num_rows
             yield rb
-    if opts.data_loss_path and (stats.corrupt_batches or stats.partial_tail_bytes):
+    if opts.data_loss_path and (stats.corrupt_batches or stats.partial_tail_bytes
+                                or stats.lost_offsets):
         write_loss_report(opts.data_loss_path, stats)
 
 
@@ -595,6 +596,7 @@ def write_loss_report(directory: str, stats: ReadStats) -> None:
         json.dump({"corrupt_batches": stats.corrupt_batches,
                    "corrupt_bytes": stats.corrupt_bytes,
                    "partial_tail_bytes": stats.partial_tail_bytes,
+                   "lost_offsets": stats.lost_offsets,
                    "skipped": stats.skipped}, f)
     os.replace(tmp, os.path.join(directory, name))
 
@@ -613,5 +615,6 @@ def read_loss_reports(directory: str) -> ReadStats:
             total.corrupt_batches += d["corrupt_batches"]
             total.corrupt_bytes += d["corrupt_bytes"]
             total.partial_tail_bytes += d["partial_tail_bytes"]
+            total.lost_offsets += d.get("lost_offsets", 0)
             total.skipped.extend(d["skipped"])
     return total

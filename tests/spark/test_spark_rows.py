@@ -26,6 +26,7 @@ def read(paths, **options):
     o.min_partitions = 1
     splits, _ = plan.plan_slices(plan.discover([str(p) for p in paths]), o)
     st = rows.ReadStats()
+    st.add_plan_losses(o.plan_losses)  # as export does
     out = []
     for sp in splits:
         for rb in rows.read_slices(sp, o, st):
@@ -117,3 +118,26 @@ def test_delete_future_stray_dirs_are_not_partitions(tmp_path, kind):
         assert len(got) == len(want)
     assert [p.directory for p in audit([str(logs)], engine="local").partitions] == [
         str(logs / "plain-0")]
+
+
+# -- starting offsets below the log start offset ---------------------------------------------
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_starting_offset_below_log_start_is_data_loss(multi, checkpoint):
+    """Spark's consumer runs with auto.offset.reset=none: an offset below the log start
+    is "Cannot fetch offset N", data loss, not a silent move to the first offset."""
+    if checkpoint:  # log start 100 from the checkpoint, inside the first segment
+        (multi.parent / "log-start-offset-checkpoint").write_text("0\n1\nmulti 0 100\n")
+        start, first = 95, 100
+    else:  # retention removed segment 0: the log starts at 88
+        for p in multi.glob("00000000000000000000.*"):
+            p.unlink()
+        start, first = 10, 88
+    spec = {"startingOffsets": {"multi": {"0": start}}}
+    with pytest.raises(rows.DataLossError, match=f"Cannot fetch offset {start} .* {first}"):
+        read([multi], **spec)
+    got, st = read([multi], failOnDataLoss="false", **spec)
+    assert st.lost_offsets == first - start and st.skipped[0]["offsets"] == first - start
+    assert min(r["offset"] for r in got) == first
+    ok, st = read([multi], **{"startingOffsets": {"multi": {"0": first}}})
+    assert min(r["offset"] for r in ok) == first and not st.skipped
