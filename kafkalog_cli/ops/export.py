@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
+import glob
 import json
 import os
 import shutil
@@ -63,6 +64,7 @@ class ExportResult:
     corrupt_batches: int = 0
     partial_tail_bytes: int = 0
     aborted_records: int = 0
+    lost_offsets: int = 0
     skipped: list[dict] = field(default_factory=list)
 
     @property
@@ -85,6 +87,25 @@ def _prepare_out(out: Path, overwrite: bool) -> None:
             shutil.rmtree(out)
         else:
             out.unlink()
+
+
+def _refuse_overlap(out: Path, inputs, overwrite: bool) -> None:
+    """Refuse an output that is, contains or is inside an input (real paths, so symlinks
+    and ``..`` do not hide it). Spark refuses the same for overwrite ("Cannot overwrite a
+    path that is also being read from"); here the check runs before anything is deleted,
+    and also without ``--overwrite`` (writing into a log directory is never wanted)."""
+    real_out = os.path.realpath(out)
+    for p in inputs:
+        real_in = os.path.realpath(p)
+        try:
+            common = os.path.commonpath([real_out, real_in])
+        except ValueError:  # different drives
+            continue
+        if common in (real_out, real_in):
+            verb = "overwrite" if overwrite else "write to"
+            raise InvalidArgumentError(
+                f"cannot {verb} a path that is also being read from: --to {out} overlaps "
+                f"the input {p}")
 
 
 def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
@@ -116,6 +137,9 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
     total = sum(pd.bytes for pd in parts)
     engine = choose_engine(engine, total, master)
     out = Path(out).absolute()
+    # before anything is deleted: the output must not overlap an input
+    _refuse_overlap(out, [p for p in path_list if not glob.has_magic(p)]
+                    + [pd.directory for pd in parts], overwrite)
     _prepare_out(out, overwrite)
     t0 = time.perf_counter()
     if engine == "local":
@@ -143,6 +167,7 @@ def _export_local(parts, out: Path, fmt: str, ropts) -> ExportResult:
             groups.setdefault((s.topic, s.partition), []).append(s)
     result = ExportResult("local", fmt, str(out))
     stats = ReadStats()
+    stats.add_plan_losses(ropts.plan_losses)
     out.mkdir(parents=True, exist_ok=True)
     for (topic, partition), slices in groups.items():
         d = out / f"topic={topic}" / f"partition={partition}"
@@ -173,6 +198,7 @@ def _export_local(parts, out: Path, fmt: str, ropts) -> ExportResult:
     result.corrupt_batches = stats.corrupt_batches
     result.partial_tail_bytes = stats.partial_tail_bytes
     result.aborted_records = stats.aborted_records
+    result.lost_offsets = stats.lost_offsets
     result.skipped = stats.skipped
     return result
 
@@ -243,6 +269,7 @@ def _export_spark(paths: list[str], out: Path, fmt: str, opts: dict, master, ver
     result.rows, result.files, result.partitions = rows, files, parts
     result.corrupt_batches = stats.corrupt_batches
     result.partial_tail_bytes = stats.partial_tail_bytes
+    result.lost_offsets = stats.lost_offsets
     result.skipped = stats.skipped
     return result
 

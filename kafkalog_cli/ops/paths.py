@@ -14,6 +14,7 @@ from ..constants import (
 )
 from ..errors import NotAKafkaFileError, UnreadableError
 from ..storage.files import (
+    is_live_partition_dir_name,
     is_segment_file_name,
     offset_from_file_name,
     parse_partition_dir_name,
@@ -37,8 +38,11 @@ def check_exists(path) -> Path:
     return p
 
 
-def partition_dirs(log_dir: Path) -> list[Path]:
-    """Partition directories of a log directory, sorted by topic then partition."""
+def partition_dirs(log_dir: Path, live_only: bool = False) -> list[Path]:
+    """Partition directories of a log directory, sorted by topic then partition.
+    ``live_only`` leaves out ``-delete`` / ``-future`` / ``-stray`` directories
+    (:func:`~kafkalog_cli.storage.files.is_live_partition_dir_name`), as a consumer never
+    reads them."""
     try:
         children = list(log_dir.iterdir())
     except OSError as e:
@@ -46,7 +50,8 @@ def partition_dirs(log_dir: Path) -> list[Path]:
     parts = []
     for c in children:
         tp = parse_partition_dir_name(c.name)
-        if tp is not None and c.is_dir():
+        if tp is not None and c.is_dir() and (
+                not live_only or is_live_partition_dir_name(c.name)):
             parts.append((tp.topic, tp.partition, c))
     return [c for _, _, c in sorted(parts)]
 

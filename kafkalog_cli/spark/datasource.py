@@ -77,6 +77,12 @@ class KafkaLogReader(DataSourceReader):
     def partitions(self) -> list[KafkaLogPartition]:
         parts = _plan.discover(_plan.split_paths(self.options))
         splits, _ = _plan.plan_slices(parts, self.opts)
+        if self.opts.plan_losses and self.opts.data_loss_path:
+            from .rows import ReadStats, write_loss_report
+
+            st = ReadStats()
+            st.add_plan_losses(self.opts.plan_losses)
+            write_loss_report(self.opts.data_loss_path, st)
         if not splits:
             return [KafkaLogPartition(0, [])]
         return [KafkaLogPartition(i, s) for i, s in enumerate(splits)]

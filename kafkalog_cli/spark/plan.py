@@ -21,17 +21,26 @@ from __future__ import annotations
 
 import glob
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..constants import LOG_FILE_SUFFIX, MAGIC_V2
-from ..errors import InvalidArgumentError, NotAKafkaFileError
+from ..constants import LOG_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT, MAGIC_V2
+from ..errors import CorruptRecordError, InvalidArgumentError, KafkalogError, NotAKafkaFileError
 from ..format.records import FileRecords
 from ..ops.paths import check_exists, partition_dirs
-from ..storage.files import is_segment_file_name, parse_partition_dir_name
+from ..storage.checkpoints import read_offset_checkpoint
+from ..storage.files import (
+    TopicPartition,
+    is_live_partition_dir_name,
+    is_segment_file_name,
+    parse_partition_dir_name,
+)
 from ..storage.segment import LogSegment
+
+log = logging.getLogger("kafkalog.spark")
 
 EARLIEST = -2
 LATEST = -1
@@ -74,6 +83,9 @@ class Slice:
     end: int
     start_offset: int | None = None
     end_offset: int | None = None
+    #: the segment is the partition's last (the active one, the only one a broker
+    #: appends to, so the only one that can end with a partial batch)
+    last_segment: bool = True
 
     @property
     def log_path(self) -> str:
@@ -82,6 +94,14 @@ class Slice:
     @property
     def size(self) -> int:
         return self.end - self.start
+
+
+class DataLossError(CorruptRecordError):
+    """Data that a read wants is gone or corrupt while ``failOnDataLoss`` is true."""
+
+    def __str__(self) -> str:
+        return ("kafkalog: data loss: " + super().__str__()
+                + " (failOnDataLoss=false, or --skip-corrupt, skips corrupt batches)")
 
 
 @dataclass
@@ -106,6 +126,9 @@ class ReadOptions:
     max_partition_bytes: int = MAX_SPLIT_BYTES
     data_loss_path: str | None = None
     extra: dict = field(default_factory=dict)
+    #: offsets skipped at planning (a starting offset below the log start offset, with
+    #: failOnDataLoss false): dicts as :attr:`ReadStats.skipped` plus ``offsets``
+    plan_losses: list = field(default_factory=list)
 
     def wants(self, topic: str, partition: int) -> bool:
         if self.subscribe is not None and topic not in self.subscribe:
@@ -303,9 +326,10 @@ def discover(paths) -> list[PartitionDir]:
         expanded = _expand(str(raw))
         is_glob = glob.has_magic(str(raw))
         if is_glob:
-            # a glob keeps what is Kafka-like among its matches
+            # a glob keeps what is Kafka-like among its matches (live partitions only:
+            # a -delete/-future/-stray directory is not one a consumer reads)
             expanded = [p for p in expanded if p.is_dir() and (
-                parse_partition_dir_name(p.name) is not None or partition_dirs(p))]
+                is_live_partition_dir_name(p.name) or partition_dirs(p, live_only=True))]
             if not expanded:
                 raise NotAKafkaFileError("the glob matches no partition or log directory",
                                          file=raw)
@@ -321,7 +345,12 @@ def discover(paths) -> list[PartitionDir]:
                     found[str(p)] = PartitionDir(tp.topic, tp.partition, str(p),
                                                  str(p.parent), bases, sizes)
                     continue
-            parts = partition_dirs(p)
+            # Kafka's LocalLog names a partition being deleted, a future replica being
+            # copied from another log dir, and a stray one <topic>-<n>.<uuid>-delete /
+            # -future / -stray; consumers read none of them (the broker serves only the
+            # live <topic>-<n>), so a log directory's listing leaves them out. A path
+            # naming one explicitly is still read.
+            parts = partition_dirs(p, live_only=True)
             if not parts:
                 raise NotAKafkaFileError(
                     "not a partition directory or log directory (no <topic>-<partition> "
@@ -349,6 +378,39 @@ def offset_for_timestamp(pd: PartitionDir, timestamp: int) -> int | None:
     return None
 
 
+def log_start_offset(pd: PartitionDir) -> int:
+    """``max(log-start-offset-checkpoint entry, first segment's base offset)``, as the
+    broker's LogLoader computes the log start offset."""
+    ckpt = 0
+    try:
+        entries = read_offset_checkpoint(os.path.join(pd.log_dir,
+                                                      LOG_START_OFFSET_CHECKPOINT))
+    except (KafkalogError, OSError):
+        entries = None
+    if entries:
+        ckpt = entries.get(TopicPartition(pd.topic, pd.partition), 0)
+    return max(ckpt, pd.bases[0] if pd.bases else 0)
+
+
+def _check_log_start(pd: PartitionDir, start: int, opts: ReadOptions) -> int:
+    """``start``, or the log start offset when ``start`` is below it. Spark's consumer
+    runs with auto.offset.reset=none: fetching an offset below the log start is
+    OffsetOutOfRange, which Spark reports as data loss ("Cannot fetch offset N"):
+    fails with failOnDataLoss true, else warns and goes on from the earliest offset."""
+    first = log_start_offset(pd)
+    if start >= first:
+        return start
+    msg = (f"Cannot fetch offset {start} of {pd.topic}-{pd.partition}: the log starts at "
+           f"offset {first}; some data may have been lost because it is not available "
+           "any more (aged out by retention, or deleted)")
+    if opts.fail_on_data_loss:
+        raise DataLossError(msg, file=pd.directory)
+    log.warning("kafkalog: %s (failOnDataLoss=false: reading from %d)", msg, first)
+    opts.plan_losses.append({"file": pd.directory, "position": None, "bytes": 0,
+                             "offsets": first - start, "error": msg})
+    return first
+
+
 def _bound(spec, topic: str, partition: int, default: int) -> int:
     if isinstance(spec, str):
         return EARLIEST if spec == "earliest" else LATEST
@@ -372,7 +434,7 @@ def offset_range(pd: PartitionDir, opts: ReadOptions) -> tuple[int | None, int |
         s = _bound(opts.starting_offsets, t, p, EARLIEST)
         if s == LATEST:
             return None
-        start = None if s == EARLIEST else s
+        start = None if s == EARLIEST else _check_log_start(pd, s, opts)
     ts = opts.ending_timestamp
     if ts is None and opts.ending_offsets_by_timestamp is not None:
         ts = opts.ending_offsets_by_timestamp.get(t, {}).get(p)
@@ -471,7 +533,7 @@ def plan_slices(parts: list[PartitionDir], opts: ReadOptions,
             bounds = [0, *cuts, size]
             for a, b in zip(bounds, bounds[1:], strict=False):
                 pieces.append(Slice(pd.topic, pd.partition, pd.directory, base, a, b,
-                                    start, end))
+                                    start, end, base == pd.bases[-1]))
     splits: list[list[Slice]] = []
     cur: list[Slice] = []
     cur_bytes = 0

@@ -22,8 +22,9 @@ is not trusted blindly). A corrupt batch (CRC mismatch, offsets out of order, re
 that do not decode, or bytes that are not a batch) fails the read with :class:`DataLossError`
 naming the file and byte position when ``failOnDataLoss`` is true (the default); when
 false, it is skipped, logged and counted (:class:`ReadStats`). A partial batch at the
-very end of a segment (a crash while appending; the broker truncates it at recovery) is
-not data loss: it is skipped and counted in ``partial_tail_bytes``.
+very end of the partition's last segment (a crash while appending; the broker truncates
+it at recovery) is not data loss: it is skipped and counted in ``partial_tail_bytes``.
+Anywhere else, bytes that are not whole batches are data loss.
 
 Isolation: with ``read_committed``, records of aborted transactions are dropped. The fate
 of a transactional batch is the first ABORT/COMMIT marker of its producer id after it in
@@ -64,7 +65,7 @@ from ..format.records import (
 )
 from ..storage.segment import LogSegment, open_view
 from . import fastdecode as _fast
-from .plan import ReadOptions, Slice
+from .plan import DataLossError, ReadOptions, Slice
 
 log = logging.getLogger("kafkalog.spark")
 
@@ -117,14 +118,6 @@ def arrow_schema(include_headers: bool = False,
     return pa.schema(fields)
 
 
-class DataLossError(CorruptRecordError):
-    """A corrupt batch met while ``failOnDataLoss`` is true."""
-
-    def __str__(self) -> str:
-        return ("kafkalog: data loss: " + super().__str__()
-                + " (failOnDataLoss=false, or --skip-corrupt, skips corrupt batches)")
-
-
 @dataclass
 class ReadStats:
     """What a read skipped: corrupt batches (with ``failOnDataLoss=false``), partial
@@ -136,6 +129,13 @@ class ReadStats:
     aborted_records: int = 0
     rows: int = 0
     skipped: list[dict] = field(default_factory=list)
+    #: offsets below the log start offset that a startingOffsets asked for
+    lost_offsets: int = 0
+
+    def add_plan_losses(self, losses: list[dict]) -> None:
+        for d in losses:
+            self.lost_offsets += d["offsets"]
+            self.skipped.append(d)
 
     def add(self, other: ReadStats) -> None:
         self.corrupt_batches += other.corrupt_batches
@@ -143,6 +143,7 @@ class ReadStats:
         self.partial_tail_bytes += other.partial_tail_bytes
         self.aborted_records += other.aborted_records
         self.rows += other.rows
+        self.lost_offsets += other.lost_offsets
         self.skipped.extend(other.skipped)
 
 
@@ -477,10 +478,10 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
         prev_last = None
         cols.fast = _fast.AVAILABLE  # turned off for the slice by a batch it cannot take
         for b in batches:
-            if lo is not None and b.last_offset < lo:
-                continue
-            if hi is not None and b.magic >= 2 and b.base_offset >= hi:
-                break
+            # The CRC and offset-order checks come before the [lo, hi) bounds: the base
+            # offset is outside the CRC, so a corrupt one must not end the read early
+            # (or skip a batch) silently. A Kafka consumer validates every batch it
+            # iterates (check.crcs) and fails on it whatever the wanted range.
             if not b.is_valid:
                 cols.flush_group()
                 _record_loss(stats, opts, CorruptRecordError(
@@ -498,6 +499,10 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                     file=path, position=b.position), b.size)
                 continue
             prev_last = last
+            if lo is not None and last < lo:
+                continue
+            if hi is not None and b.magic >= 2 and first >= hi:
+                break
             if b.is_control:
                 continue
             if b.position in dropped:
@@ -524,16 +529,39 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
             err = fr.stop_error
             err.file = err.file or path
             _record_loss(stats, opts, err, fr.invalid_bytes)
-        elif fr.invalid_bytes and end == len(view):
+        elif fr.invalid_bytes and s.last_segment and end == len(view):
             stats.partial_tail_bytes += fr.invalid_bytes
             log.info("kafkalog: %s: %d bytes of a partial batch at the end skipped", path,
                      fr.invalid_bytes)
+        elif fr.invalid_bytes:
+            # Only the partition's last segment, at its end, can hold a partial batch (a
+            # broker appends only to the active segment, and recovery truncates it). Bytes
+            # that are not whole batches anywhere else (a batch size running past the end
+            # of a rolled segment or of this slice) hide the batches after them: data loss.
+            cols.flush_group()
+            _record_loss(stats, opts, _not_batches(view, fr.valid_end, end, path),
+                         fr.invalid_bytes)
         cols.flush_group()  # the group's batches are views of this segment
     except BaseException:
         cols.drop_group()
         raise
     finally:
         seg.close()
+
+
+def _not_batches(view, pos: int, end: int, path: str) -> CorruptRecordError:
+    """The error for bytes ``[pos, end)`` that are not whole batches and are not a partial
+    tail (see :func:`read_slice`)."""
+    where = ("the end of a segment that is not the partition's last" if end == len(view)
+             else "the next split's first batch")
+    n = end - pos
+    if n >= 12:
+        size = struct.unpack_from(">i", view, pos + 8)[0]
+        what = f"a batch size of {size} runs past byte {end}, {where}"
+    else:
+        what = f"too short for a batch header before {where}"
+    return CorruptRecordError(f"{n} bytes are not a whole batch: {what}", file=path,
+                              position=pos)
 
 
 def _batch_ok(view, pos: int) -> bool:
@@ -554,7 +582,8 @@ def read_slices(slices: Iterable[Slice], opts: ReadOptions,
         if rb is not None:
             stats.rows += rb.num_rows
             yield rb
-    if opts.data_loss_path and (stats.corrupt_batches or stats.partial_tail_bytes):
+    if opts.data_loss_path and (stats.corrupt_batches or stats.partial_tail_bytes
+                                or stats.lost_offsets):
         write_loss_report(opts.data_loss_path, stats)
 
 
@@ -567,6 +596,7 @@ def write_loss_report(directory: str, stats: ReadStats) -> None:
         json.dump({"corrupt_batches": stats.corrupt_batches,
                    "corrupt_bytes": stats.corrupt_bytes,
                    "partial_tail_bytes": stats.partial_tail_bytes,
+                   "lost_offsets": stats.lost_offsets,
                    "skipped": stats.skipped}, f)
     os.replace(tmp, os.path.join(directory, name))
 
@@ -585,5 +615,6 @@ def read_loss_reports(directory: str) -> ReadStats:
             total.corrupt_batches += d["corrupt_batches"]
             total.corrupt_bytes += d["corrupt_bytes"]
             total.partial_tail_bytes += d["partial_tail_bytes"]
+            total.lost_offsets += d.get("lost_offsets", 0)
             total.skipped.extend(d["skipped"])
     return total

@@ -121,6 +121,15 @@ def log_delete_dir_name(tp: TopicPartition) -> str:
     return tp.topic[:min(len(tp.topic), 255 - len(suffix))] + suffix
 
 
+def is_live_partition_dir_name(name: str) -> bool:
+    """A ``<topic>-<partition>`` name without the suffix of a directory a broker is
+    deleting (``LocalLog.DeleteDirSuffix``, ``-delete``), copying to another log dir
+    (``FutureDirSuffix``, ``-future``: the replica is not live until it is renamed) or
+    has set aside (``StrayDirSuffix``, ``-stray``). No consumer reads those."""
+    m = _PARTITION_DIR.match(name)
+    return m is not None and m.group("kind") is None
+
+
 def is_partition_dir(path) -> bool:
     """A directory named ``<topic>-<partition>`` holding at least one segment file (or
     nothing else Kafka-like: an empty partition dir counts too when its name parses)."""

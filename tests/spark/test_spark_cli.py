@@ -128,3 +128,67 @@ def test_corrupt_base_offset_outside_crc_is_data_loss(log_dir_copy, tmp_path, ca
     assert code == 3 and f"{log} at byte {pos}: batch offsets" in err
     res = audit([str(log_dir_copy / "orders-2")], engine="local")
     assert res.partitions[0].corrupt_batches == 1 and not res.ok
+
+
+@pytest.mark.parametrize("where", ["same", "ancestor", "descendant", "symlink"])
+def test_export_overwrite_refuses_output_overlapping_input(log_dir_copy, tmp_path, capsys,
+                                                           where):
+    """Spark refuses "Cannot overwrite a path that is also being read from"; export must
+    refuse before deleting anything, not rmtree the input."""
+    pytest.importorskip("pyarrow")
+    part = log_dir_copy / "orders-0"
+    before = sorted(p.name for p in part.iterdir())
+    to = {"same": part, "ancestor": log_dir_copy, "descendant": part / "out",
+          "symlink": tmp_path / "link"}[where]
+    if where == "symlink":
+        to.symlink_to(log_dir_copy)
+    code, _, err = run(["export", str(part), "--to", str(to), "--overwrite",
+                        "--engine", "local"], capsys)
+    assert code == 2 and "also being read from" in err and len(err.splitlines()) == 1
+    assert sorted(p.name for p in part.iterdir()) == before
+    assert not (part / "out").exists()
+
+
+def _undecodable_partitions(root):
+    """badgz-0: a gzip batch whose block is garbage; badcount-0: recordsCount 3 over 2
+    records; badhdr-0: the same over records with headers (not the group's shape).
+    Every CRC is valid; each bad batch sits between two good ones."""
+    from spark_fixtures import T0, write_segment
+
+    from kafkalog_cli.format.builder import assemble_batch, build_batch, encode_records
+
+    def good(o):
+        return build_batch([(T0, b"k", b"v", ())], base_offset=o)
+
+    def bad(block, attributes, count, delta):
+        return assemble_batch(block, base_offset=1, partition_leader_epoch=0,
+                              attributes=attributes, last_offset_delta=delta,
+                              base_timestamp=T0, max_timestamp=T0 + 1, producer_id=-1,
+                              producer_epoch=-1, base_sequence=-1, records_count=count)
+
+    two, _, _, _ = encode_records([(T0, b"a", b"1", ()), (T0 + 1, b"b", b"2", ())], T0)
+    hdr, _, _, _ = encode_records([(T0, b"a", b"1", (("h", b"x"),)),
+                                   (T0 + 1, b"b", b"2", ())], T0)
+    for name, b in (("badgz-0", bad(b"this is not gzip data", 1, 1, 0)),
+                    ("badcount-0", bad(two, 0, 3, 2)), ("badhdr-0", bad(hdr, 0, 3, 2))):
+        write_segment(root / name, 0, [good(0), b, good(4)])
+    return root
+
+
+def test_audit_finds_batches_that_do_not_decode(tmp_path, capsys):
+    """A valid CRC does not make a batch readable: export fails on these, and audit
+    must report them (it used to read only recordsCount for v2)."""
+    pytest.importorskip("pyarrow")
+    from kafkalog_cli.ops.audit import audit
+
+    root = _undecodable_partitions(tmp_path / "logs")
+    res = audit([str(root)], engine="local")
+    assert {p.topic: p.corrupt_batches for p in res.partitions} == {
+        "badgz": 1, "badcount": 1, "badhdr": 1}
+    for p in res.partitions:
+        assert not p.ok and p.records == 2
+        assert any("at byte 70: batch does not decode" in x for x in p.problems), p.problems
+    for d in root.iterdir():
+        code, _, err = run(["export", str(d), "--to", str(tmp_path / d.name),
+                            "--engine", "local"], capsys)
+        assert code == 3 and "at byte 70" in err

@@ -124,6 +124,9 @@ def export(
         if result.corrupt_batches:
             con.print(f"[yellow]skipped {result.corrupt_batches} corrupt batch(es) "
                       f"({result.skipped and result.skipped[0]['file']} ...)[/]")
+        if result.lost_offsets:
+            con.print(f"[yellow]{result.lost_offsets} offset(s) before the log start "
+                      "offset were not available (data loss)[/]")
         if result.aborted_records:
             con.print(f"dropped {result.aborted_records} record(s) of aborted transactions")
-    raise typer.Exit(1 if result.corrupt_batches else 0)
+    raise typer.Exit(1 if result.corrupt_batches or result.lost_offsets else 0)

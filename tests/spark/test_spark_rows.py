@@ -1,0 +1,143 @@
+"""Reading slices (``kafkalog_cli.spark.rows`` / ``plan``) with the local engine's code
+path: corruption met under offset bounds, segment ends, and the offset specs, checked
+against what Spark's Kafka source (a Kafka consumer) does."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyarrow")
+
+from kafkalog_cli.format.records import FileRecords  # noqa: E402
+from kafkalog_cli.spark import plan, rows  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
+
+
+def read(paths, **options):
+    """``(rows, stats)`` of a read through plan + rows, as ``export --engine local``."""
+    o = plan.parse_options({k: (json.dumps(v) if isinstance(v, dict) else str(v))
+                            for k, v in options.items()})
+    o.min_partitions = 1
+    splits, _ = plan.plan_slices(plan.discover([str(p) for p in paths]), o)
+    st = rows.ReadStats()
+    st.add_plan_losses(o.plan_losses)  # as export does
+    out = []
+    for sp in splits:
+        for rb in rows.read_slices(sp, o, st):
+            out.extend(rb.to_pylist())
+    return out, st
+
+
+@pytest.fixture
+def multi(tmp_path) -> Path:
+    """A copy of fixtures/logs/multi-0 (3 segments: 0, 88, 164)."""
+    d = tmp_path / "logs" / "multi-0"
+    shutil.copytree(FIXTURES / "multi-0", d)
+    return d
+
+
+def _batch_positions(log: Path) -> list[int]:
+    return [b.position for b in FileRecords(log.read_bytes()).batches()]
+
+
+# -- corrupt base offset under offset bounds -------------------------------------------------
+
+@pytest.mark.parametrize("bound", [{"endingOffsets": {"multi": {"0": 100}}},
+                                   {"startingOffsets": {"multi": {"0": 2}}}])
+@pytest.mark.parametrize("bad_base", [10**12, -5])
+def test_corrupt_base_offset_is_loss_under_offset_bounds(multi, bound, bad_base):
+    """The base offset is outside the CRC; a corrupt one must not end (endingOffsets) or
+    skip (startingOffsets) the read silently: the offset-order check runs first."""
+    log = multi / "00000000000000000000.log"
+    data = bytearray(log.read_bytes())
+    pos = _batch_positions(log)[3]
+    struct.pack_into(">q", data, pos, bad_base)
+    log.write_bytes(bytes(data))
+    with pytest.raises(rows.DataLossError, match=f"at byte {pos}: batch offsets"):
+        read([multi], **bound)
+    got, st = read([multi], failOnDataLoss="false", **bound)
+    assert st.corrupt_batches == 1 and st.skipped[0]["position"] == pos
+    want, _ = read([FIXTURES / "multi-0"], **bound)
+    lost = {r["offset"] for r in want} - {r["offset"] for r in got}
+    assert lost and {r["offset"] for r in got} < {r["offset"] for r in want}
+
+
+# -- invalid bytes that are not a partial tail ---------------------------------------------
+
+@pytest.mark.parametrize("split", [None, 5000])
+def test_bad_size_in_rolled_segment_is_loss_not_partial_tail(multi, split):
+    """Only the partition's last segment, at its end, can hold a partial batch (a broker
+    appends only to the active segment); a corrupt size in a rolled segment, or one that
+    runs past a split, hides later batches: data loss, not a partial tail or nothing."""
+    log = multi / "00000000000000000000.log"
+    data = bytearray(log.read_bytes())
+    pos = _batch_positions(log)[3]
+    struct.pack_into(">i", data, pos + 8, 100000)
+    log.write_bytes(bytes(data))
+    opts = {} if split is None else {"maxPartitionBytes": split}
+    with pytest.raises(rows.DataLossError, match=f"at byte {pos}: .* not a whole batch"):
+        read([multi], **opts)
+    got, st = read([multi], failOnDataLoss="false", **opts)
+    assert st.corrupt_batches == 1 and st.partial_tail_bytes == 0
+    assert st.skipped[0]["position"] == pos and st.corrupt_bytes == st.skipped[0]["bytes"]
+
+
+def test_partial_batch_at_end_of_last_segment_is_partial_tail(multi):
+    log = multi / "00000000000000000164.log"
+    full, _ = read([multi])
+    with open(log, "ab") as f:
+        f.write(FileRecords((multi / "00000000000000000088.log").read_bytes())
+                .view[:40].tobytes())
+    got, st = read([multi])
+    assert got == full and st.partial_tail_bytes == 40 and st.corrupt_batches == 0
+
+
+# -- directories a consumer never reads ------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["delete", "future", "stray"])
+def test_delete_future_stray_dirs_are_not_partitions(tmp_path, kind):
+    """LocalLog names a partition being deleted / a future replica / a stray one
+    <topic>-<n>.<uuid>-delete|-future|-stray; a consumer never reads them."""
+    from kafkalog_cli.ops.audit import audit
+
+    logs = tmp_path / "logs"
+    shutil.copytree(FIXTURES / "plain-0", logs / "plain-0")
+    shutil.copytree(FIXTURES / "plain-0",
+                    logs / f"plain-0.0123456789abcdef0123456789abcdef-{kind}")
+    want, _ = read([FIXTURES / "plain-0"])
+    for paths in ([logs], [str(logs / "plain-*")]):
+        assert [d.directory for d in plan.discover([str(p) for p in paths])] == [
+            str(logs / "plain-0")]
+        got, _ = read(paths)
+        assert len(got) == len(want)
+    assert [p.directory for p in audit([str(logs)], engine="local").partitions] == [
+        str(logs / "plain-0")]
+
+
+# -- starting offsets below the log start offset ---------------------------------------------
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_starting_offset_below_log_start_is_data_loss(multi, checkpoint):
+    """Spark's consumer runs with auto.offset.reset=none: an offset below the log start
+    is "Cannot fetch offset N", data loss, not a silent move to the first offset."""
+    if checkpoint:  # log start 100 from the checkpoint, inside the first segment
+        (multi.parent / "log-start-offset-checkpoint").write_text("0\n1\nmulti 0 100\n")
+        start, first = 95, 100
+    else:  # retention removed segment 0: the log starts at 88
+        for p in multi.glob("00000000000000000000.*"):
+            p.unlink()
+        start, first = 10, 88
+    spec = {"startingOffsets": {"multi": {"0": start}}}
+    with pytest.raises(rows.DataLossError, match=f"Cannot fetch offset {start} .* {first}"):
+        read([multi], **spec)
+    got, st = read([multi], failOnDataLoss="false", **spec)
+    assert st.lost_offsets == first - start and st.skipped[0]["offsets"] == first - start
+    assert min(r["offset"] for r in got) == first
+    ok, st = read([multi], **{"startingOffsets": {"multi": {"0": first}}})
+    assert min(r["offset"] for r in ok) == first and not st.skipped
