@@ -194,6 +194,35 @@ def parse_offsets(key: str, value) -> dict | str:
     return out
 
 
+def _validate_batch_offsets(starting, ending) -> None:
+    """KafkaSourceProvider.validateBatchOptions: a batch query cannot start at latest or
+    end at earliest, as a whole or for one partition.
+
+    Raises:
+        InvalidArgumentError: with Spark's message.
+    """
+    if starting == "latest":
+        raise InvalidArgumentError(
+            "starting offset can't be latest for batch queries on Kafka")
+    if isinstance(starting, dict):
+        for t, parts in starting.items():
+            for p, off in parts.items():
+                if off == LATEST:
+                    raise InvalidArgumentError(
+                        f"startingOffsets for {t}-{p} can't be latest for batch queries on "
+                        "Kafka")
+    if ending == "earliest":
+        raise InvalidArgumentError(
+            "ending offset can't be earliest for batch queries on Kafka")
+    if isinstance(ending, dict):
+        for t, parts in ending.items():
+            for p, off in parts.items():
+                if off == EARLIEST:
+                    raise InvalidArgumentError(
+                        f"ending offset for {t}-{p} can't be earliest for batch queries on "
+                        "Kafka")
+
+
 def _parse_ts_map(key: str, value) -> dict:
     try:
         raw = json.loads(value) if isinstance(value, str) else value
@@ -232,6 +261,7 @@ def parse_options(options) -> ReadOptions:
         r.starting_offsets = parse_offsets("startingOffsets", o["startingoffsets"])
     if "endingoffsets" in o:
         r.ending_offsets = parse_offsets("endingOffsets", o["endingoffsets"])
+    _validate_batch_offsets(r.starting_offsets, r.ending_offsets)
     if o.get("startingtimestamp") not in (None, ""):
         r.starting_timestamp = _int("startingTimestamp", o["startingtimestamp"])
     if o.get("endingtimestamp") not in (None, ""):
@@ -445,8 +475,16 @@ def offset_range(pd: PartitionDir, opts: ReadOptions) -> tuple[int | None, int |
         if e == EARLIEST:
             return None
         end = None if e == LATEST else e
-    if start is not None and end is not None and end <= start:
-        return None
+    if start is not None and end is not None:
+        if end < start and ts is None:
+            # KafkaOffsetReader / the batch's offset ranges: an explicit start after an
+            # explicit end is an error, not an empty range
+            raise InvalidArgumentError(
+                f"Beginning offset {start} is after the ending offset {end} for topic {t} "
+                f"partition {p}. You either provided an invalid fromOffset, or the Kafka "
+                "topic has been damaged")
+        if end <= start:
+            return None
     return start, end
 
 

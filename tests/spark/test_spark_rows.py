@@ -141,3 +141,28 @@ def test_starting_offset_below_log_start_is_data_loss(multi, checkpoint):
     assert min(r["offset"] for r in got) == first
     ok, st = read([multi], **{"startingOffsets": {"multi": {"0": first}}})
     assert min(r["offset"] for r in ok) == first and not st.skipped
+
+
+# -- offset specs a batch query refuses (KafkaSourceProvider.validateBatchOptions) ----------
+
+@pytest.mark.parametrize("options,message", [
+    ({"startingOffsets": "latest"}, "starting offset can't be latest for batch queries"),
+    ({"startingOffsets": {"multi": {"0": -1}}},
+     "startingOffsets for multi-0 can't be latest for batch queries"),
+    ({"endingOffsets": "earliest"}, "ending offset can't be earliest for batch queries"),
+    ({"endingOffsets": {"multi": {"0": -2}}},
+     "ending offset for multi-0 can't be earliest for batch queries"),
+    ({"startingOffsets": {"multi": {"0": 150}}, "endingOffsets": {"multi": {"0": 100}}},
+     "Beginning offset 150 is after the ending offset 100 for topic multi partition 0"),
+])
+def test_invalid_batch_offsets_are_refused(multi, options, message):
+    from kafkalog_cli.errors import InvalidArgumentError
+
+    with pytest.raises(InvalidArgumentError, match=message.replace("(", r"\(")):
+        read([multi], **options)
+
+
+def test_equal_start_and_end_is_an_empty_range(multi):
+    got, _ = read([multi], startingOffsets={"multi": {"0": 100}},
+                  endingOffsets={"multi": {"0": 100}})
+    assert got == []
