@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
-from ..constants import INT32_MAX
+from ..constants import INT32_MAX, NO_TIMESTAMP
 from ..errors import InvalidRecordError, KafkalogError
 from ..format import compression
 from ..format.records import FileRecords, decode_records_into
@@ -180,7 +180,7 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
         bases = segment_bases(directory, (".log",))
     codecs: set[str] = set()
     magics: set[int] = set()
-    max_ts = -1
+    max_ts: int | None = None
     check = _RecordsCheck()
     for base in bases:
         seg = LogSegment(directory, base)
@@ -236,10 +236,13 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
                     a.control_records += n
                 if a.first_offset is None:
                     a.first_offset = first
-                    a.first_timestamp = _first_ts(b)
                 a.last_offset = b.last_offset
-                a.last_timestamp = b.max_timestamp
-                max_ts = max(max_ts, b.max_timestamp)
+                # -1 is NO_TIMESTAMP (magic 0, or a producer that set none): not a time
+                if b.max_timestamp != NO_TIMESTAMP:
+                    if a.first_timestamp is None:
+                        a.first_timestamp = _first_ts(b)
+                    a.last_timestamp = b.max_timestamp
+                    max_ts = b.max_timestamp if max_ts is None else max(max_ts, b.max_timestamp)
             check.flush()  # the blocks may be views of this segment
             for b, n, msg in check.failed:
                 a.corrupt_batches += 1
@@ -255,7 +258,7 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
             a.problems.append(str(e))
         finally:
             seg.close()
-    a.max_timestamp = max_ts if a.batches else None
+    a.max_timestamp = max_ts
     a.codecs = sorted(codecs)
     a.magics = sorted(magics)
     return a

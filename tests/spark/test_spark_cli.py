@@ -192,3 +192,27 @@ def test_audit_finds_batches_that_do_not_decode(tmp_path, capsys):
         code, _, err = run(["export", str(d), "--to", str(tmp_path / d.name),
                             "--engine", "local"], capsys)
         assert code == 3 and "at byte 70" in err
+
+
+def test_audit_no_timestamp_is_not_a_time(tmp_path):
+    """Magic-0 messages have no timestamp (-1, NO_TIMESTAMP): the audit's first, last and
+    max timestamps stay null rather than 1969-12-31 23:59:59.999; magic 1 has real ones."""
+    pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from kafkalog_cli.format.records import FileRecords
+    from kafkalog_cli.ops.audit import audit, write_report
+
+    v0 = REPO / "fixtures" / "logs" / "legacy-v0-0"
+    (p,) = audit([str(v0)], engine="local").partitions
+    assert p.records > 0
+    assert (p.first_timestamp, p.last_timestamp, p.max_timestamp) == (None, None, None)
+    v1 = REPO / "fixtures" / "logs" / "legacy-v1-0"
+    (q,) = audit([str(v1)], engine="local").partitions
+    stamps = [b.max_timestamp for log in sorted(v1.glob("*.log"))
+              for b in FileRecords(log.read_bytes()).batches()]
+    assert q.max_timestamp == max(stamps) and q.last_timestamp == stamps[-1]
+    out = tmp_path / "r.parquet"
+    write_report(audit([str(v0)], engine="local"), out)
+    row = pq.read_table(out).to_pylist()[0]
+    assert row["first_timestamp"] is None and row["max_timestamp"] is None
