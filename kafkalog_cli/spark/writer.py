@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..constants import RECORD_BATCH_OVERHEAD
 from ..errors import InvalidArgumentError
 from ..format.builder import build_batch
 
@@ -44,14 +45,31 @@ class AppendResult:
     rolled: int = 0
 
 
-def _chunks(records: Iterable) -> Iterable[list]:
+def _record_size_bound(r) -> int:
+    """An upper bound of one ``(timestamp, key, value, headers)`` record's bytes in a v2
+    batch: the fixed fields and varints at their longest (40), key, value, and each header
+    (its key as UTF-8, value, two length varints)."""
+    n = 40 + (len(r[1]) if r[1] is not None else 0) + (len(r[2]) if r[2] is not None else 0)
+    for hk, hv in r[3] or ():
+        n += 10 + len(hk.encode("utf-8")) + (len(hv) if hv is not None else 0)
+    return n
+
+
+def _chunks(records: Iterable, max_bytes: int = BATCH_MAX_BYTES) -> Iterable[list]:
+    """Records grouped into batches of at most BATCH_MAX_RECORDS records and ``max_bytes``
+    bytes, closing a batch before a record that would overflow it, as the producer's
+    accumulator does (a record too large on its own goes alone: the broker refuses it
+    with RecordTooLarge, as it would a producer's)."""
     chunk: list = []
     size = 0
     for r in records:
+        n = _record_size_bound(r)
+        if chunk and size + n > max_bytes:
+            yield chunk
+            chunk, size = [], 0
         chunk.append(r)
-        size += 32 + (len(r[1]) if r[1] is not None else 0) + (
-            len(r[2]) if r[2] is not None else 0)
-        if len(chunk) >= BATCH_MAX_RECORDS or size >= BATCH_MAX_BYTES:
+        size += n
+        if len(chunk) >= BATCH_MAX_RECORDS:
             yield chunk
             chunk, size = [], 0
     if chunk:
@@ -63,7 +81,8 @@ def _append_to_log(log, topic: str, partition: int, records: Iterable, now) -> A
     latest = log.leader_epoch_cache.latest_epoch if log.leader_epoch_cache else None
     epoch = latest if latest is not None and latest >= 0 else 0
     rolled_before = log.rolled_segments
-    for chunk in _chunks(records):
+    limit = min(BATCH_MAX_BYTES, log.config.max_message_bytes - RECORD_BATCH_OVERHEAD)
+    for chunk in _chunks(records, limit):
         ms = now()
         chunk = [(ms if ts is None else int(ts), k, v, tuple(h or ())) for ts, k, v, h in chunk]
         info = log.append_as_leader(build_batch(chunk), leader_epoch=epoch)

@@ -172,3 +172,22 @@ def test_export_spark_data_loss_is_one_line(spark, log_dir_copy, tmp_path):
     res = export([str(log_dir_copy / "orders-0")], tmp_path / "o2", engine="spark",
                  options={"failOnDataLoss": "false"})
     assert res.corrupt_batches == 1 and res.skipped[0]["position"] == pos
+
+
+def test_append_records_splits_batches_before_max_message_bytes(tmp_path):
+    """Two 600,000-byte values fit max.message.bytes (1048588) one per batch, as a
+    producer's accumulator puts them; together they would not. A record larger than the
+    limit alone is refused by the engine (RecordTooLarge), as the broker refuses it."""
+    from kafkalog_cli.format.records import FileRecords
+    from kafkalog_cli.spark.writer import append_records
+    from kafkalog_cli.storage.validator import RecordTooLargeError
+
+    big = [(T0, b"k%d" % i, bytes([65 + i]) * 600_000, ()) for i in range(2)]
+    res = append_records(tmp_path / "logs", "big", 0, big)
+    assert (res.records, res.batches) == (2, 2)
+    (log,) = (tmp_path / "logs" / "big-0").glob("*.log")
+    got = [(r.key, r.value) for b in FileRecords(log.read_bytes()).batches()
+           for r in b.records()]
+    assert got == [(k, v) for _, k, v, _ in big]
+    with pytest.raises(RecordTooLargeError):
+        append_records(tmp_path / "logs", "big", 0, [(T0, None, b"x" * 1_100_000, ())])
