@@ -559,7 +559,10 @@ class RecordBatch(tuple):
         return increment_sequence(self[13], self[8])
 
     def record_sequence(self, offset_delta: int) -> int:
-        if self[13] == NO_SEQUENCE:
+        """DefaultRecord.sequence: ``baseSequence >= 0 ? incrementSequence(baseSequence,
+        offsetDelta) : NO_SEQUENCE`` (any negative base sequence, not only -1; unlike
+        :attr:`last_sequence`, which checks only NO_SEQUENCE as Kafka does)."""
+        if self[13] < 0:
             return NO_SEQUENCE
         return increment_sequence(self[13], offset_delta)
 

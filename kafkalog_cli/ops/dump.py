@@ -173,7 +173,7 @@ def _record_events(batch, opts: DumpOptions, file: str, decoder) -> Iterator[dic
         ev = {"type": "record", "offset": off, "timestamp": r[1], "timestampType": ts_type,
               "keySize": -1 if key is None else len(key),
               "valueSize": -1 if value is None else len(value),
-              "sequence": -1 if base_seq == -1 else batch.record_sequence(off - base),
+              "sequence": -1 if base_seq < 0 else batch.record_sequence(off - base),
               "headerKeys": [h[0] for h in headers], "magic": batch.magic}
         if is_control:
             _add_control(ev, key, value)

@@ -124,3 +124,18 @@ def test_records_count_mismatch_is_invalid_record():
     (b,) = FileRecords(bytes(raw)).batches()
     with pytest.raises(InvalidRecordError):
         b.records()
+
+
+@pytest.mark.parametrize("base_seq,expected", [
+    (-1, [-1, -1, -1]),
+    (-2, [-1, -1, -1]),          # DefaultRecord: baseSequence >= 0 ? increment : NO_SEQUENCE
+    (-(2 ** 31), [-1, -1, -1]),
+    (0, [0, 1, 2]),
+    (2 ** 31 - 2, [2 ** 31 - 2, 2 ** 31 - 1, 0]),  # incrementSequence wraps to 0
+])
+def test_record_sequence_follows_default_record(base_seq, expected):
+    from kafkalog_testkit import raw_batch, raw_record
+
+    data = raw_batch(0, [raw_record(i, 0, b"k", b"v") for i in range(3)], base_seq=base_seq)
+    (b,) = FileRecords(data).batches()
+    assert [b.record_sequence(i) for i in range(3)] == expected

@@ -173,3 +173,20 @@ def test_corpus_dumps_with_deep_iteration_without_error(corpus_root):
         assert t not in ("diagnostic", "invalid_bytes"), ev
         records += t == "record"
     assert records == 704676
+
+
+def test_record_sequence_is_no_sequence_for_any_negative_base_sequence(tmp_path):
+    """DefaultRecord.sequence: baseSequence >= 0 ? incrementSequence(..) : NO_SEQUENCE, so a
+    base sequence of -2 gives -1 on every record (the batch's lastSequence still adds the
+    delta: DefaultRecordBatch.lastSequence checks only NO_SEQUENCE)."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "t-0"
+    d.mkdir()
+    (d / f"{SEG0}.log").write_bytes(raw_batch(
+        0, [raw_record(0, 0, b"k", b"v"), raw_record(1, 0, None, None)], base_seq=-2, pid=5,
+        epoch=0))
+    evs = _events([d / f"{SEG0}.log"], deep_iteration=True)
+    (batch,) = [e for e in evs if e["type"] == "batch"]
+    assert (batch["baseSequence"], batch["lastSequence"]) == (-2, -1)
+    assert [e["sequence"] for e in evs if e["type"] == "record"] == [-1, -1]
