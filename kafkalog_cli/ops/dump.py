@@ -47,6 +47,7 @@ from ..constants import (
     INDEX_FILE_SUFFIX,
     LOG_FILE_SUFFIX,
     MAGIC_V2,
+    NO_TIMESTAMP,
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
@@ -348,7 +349,8 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
                 not_found.append((e.offset, batch.last_offset))
             else:
                 try:
-                    log_ts = max((r.timestamp for r in batch.records()), default=-1)
+                    # dumpTimeIndex: from NO_TIMESTAMP, max(maxTimestamp, record.timestamp)
+                    log_ts = max([NO_TIMESTAMP, *(r.timestamp for r in batch.records())])
                 except KafkalogError:
                     log_ts = -1
                 if log_ts != e.timestamp:

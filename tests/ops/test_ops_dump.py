@@ -190,3 +190,27 @@ def test_record_sequence_is_no_sequence_for_any_negative_base_sequence(tmp_path)
     (batch,) = [e for e in evs if e["type"] == "batch"]
     assert (batch["baseSequence"], batch["lastSequence"]) == (-2, -1)
     assert [e["sequence"] for e in evs if e["type"] == "record"] == [-1, -1]
+
+
+def test_time_index_log_timestamp_starts_from_no_timestamp(tmp_path):
+    """dumpTimeIndex: maxTimestamp starts at NO_TIMESTAMP (-1) and takes
+    max(maxTimestamp, record.timestamp), so a batch whose timestamps are all below -1
+    has log timestamp -1."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "negts-0"
+    d.mkdir()
+    b0 = raw_batch(0, [raw_record(0, 0, b"k", b"v"), raw_record(1, -3, b"k", b"v")],
+                   base_ts=-5, max_ts=-5)
+    b1 = raw_batch(2, [raw_record(0, 0, b"k", b"v")], base_ts=-7, max_ts=-7)
+    (d / f"{SEG0}.log").write_bytes(b0 + b1)
+    (d / f"{SEG0}.index").write_bytes(b"")
+    (d / f"{SEG0}.timeindex").write_bytes(struct.pack(">qi", -5, 1) + struct.pack(">qi", -3, 2))
+    evs = _events([d / f"{SEG0}.timeindex"])
+    diags = [e["message"] for e in evs if e["type"] == "diagnostic"]
+    full = (d / f"{SEG0}.timeindex").absolute()
+    assert diags[0].splitlines() == [
+        f"Found timestamp mismatch in :{full}",
+        "  Index timestamp: -5, log timestamp: -1",
+        "  Index timestamp: -3, log timestamp: -1",
+    ]
