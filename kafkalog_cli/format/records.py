@@ -766,7 +766,7 @@ def _legacy_entry(view, pos: int, offset: int, size: int) -> LegacyRecordBatch:
     p = pos + 18
     end = pos + 12 + size
     timestamp = NO_TIMESTAMP
-    if magic >= 1:
+    if magic != 0:  # LegacyRecord: every magic but 0 (-1 too) has the v1 layout
         if size < LEGACY_RECORD_OVERHEAD_V1:
             raise CorruptRecordError(f"Found record size {size} smaller than the v1 record "
                                      f"overhead ({LEGACY_RECORD_OVERHEAD_V1})", position=pos)
@@ -867,6 +867,8 @@ class FileRecords:
                 if nxt > end:
                     break
                 magic = view[pos + 16]
+                if magic > 127:  # a signed byte, as FileLogInputStream reads it
+                    magic -= 256
                 if magic >= MAGIC_V2:
                     if size < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD:
                         self.stop_error = CorruptRecordError(

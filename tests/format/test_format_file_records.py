@@ -139,3 +139,31 @@ def test_record_sequence_follows_default_record(base_seq, expected):
     data = raw_batch(0, [raw_record(i, 0, b"k", b"v") for i in range(3)], base_seq=base_seq)
     (b,) = FileRecords(data).batches()
     assert [b.record_sequence(i) for i in range(3)] == expected
+
+
+@pytest.mark.parametrize("byte", [0x80, 0xFE, 0xFF])
+def test_negative_magic_is_a_legacy_batch(byte):
+    """FileLogInputStream reads the magic as a signed byte: 0x80..0xFF are below
+    MAGIC_VALUE_V2, so the batch is a legacy one (whose CRC-32 then fails), never a v2
+    RecordBatch; scan_batches agrees."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    from kafkalog_cli.format.records import scan_batches
+
+    good = raw_batch(0, [raw_record(0, 0, b"k", b"v")])
+    bad = bytearray(raw_batch(1, [raw_record(0, 0, b"k", b"v")], base_ts=1000))
+    bad[16] = byte
+    data = good + bytes(bad)
+    fr = FileRecords(data)
+    batches = list(fr.batches())
+    assert isinstance(batches[0], RecordBatch)
+    assert all(not isinstance(b, RecordBatch) for b in batches[1:])
+    if len(batches) == 2:  # parsed as a v0/v1 message (v1 layout, as LegacyRecord)
+        b = batches[1]
+        assert isinstance(b, LegacyRecordBatch) and b.magic == byte - 256
+        assert (b.position, b.last_offset, b.is_valid) == (len(good), 1, False)
+    else:
+        assert fr.stop_error is not None and fr.valid_end == len(good)
+    scan = scan_batches(data)
+    assert (scan.batches, scan.records) == (len(batches), 1)
+    assert scan.invalid == [b.position for b in batches if not b.is_valid]
