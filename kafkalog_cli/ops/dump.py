@@ -29,7 +29,11 @@ Lines, or a rich view. Keys follow the Kafka tool's names. Event types:
   ``firstOffset``, ``lastOffset``, ``lastStableOffset``;
 * ``diagnostic``: a mismatch or error message for stderr (``stream: "stderr"``); a file of
   an unknown kind gets one with ``"kind": "ignored_file"`` (``Ignoring unknown file F``) and
-  the dump goes on with the next file.
+  the dump goes on with the next file; with deep iteration, a ``.log`` whose record
+  offsets are not consecutive (from -1: a first offset above 0 counts) gets one with
+  ``"kind": "non_consecutive_offsets"`` and ``nonConsecutive``: ``[{"offset": A,
+  "nextOffset": B}]`` (``Non-consecutive offsets in F`` / ``  A is followed by B``, after
+  the file's dump; with ``start_offset``, the first record dumped is not compared).
 
 The read never writes: files are opened read-only.
 """
@@ -254,6 +258,10 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
                   decoder) -> Iterator[dict]:
     fr = FileRecords(view, start_pos, end, file=file)
     deep = opts.deep
+    # DumpLogSegments (deep iteration): every record whose offset is not the previous
+    # one's + 1, from -1 (so a first offset above 0 counts); none known before a seek
+    gaps: dict[int, int] = {}
+    last = -1 if opts.start_offset is None else None
     for batch in fr.batches():
         if opts.start_offset is not None and batch.last_offset < opts.start_offset:
             continue
@@ -267,7 +275,12 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
         yield batch_event(batch, file)
         if deep:
             try:
-                yield from _record_events(batch, opts, file, decoder)
+                for ev in _record_events(batch, opts, file, decoder):
+                    off = ev["offset"]
+                    if last is not None and off != last + 1:
+                        gaps[last] = off
+                    last = off
+                    yield ev
             except KafkalogError as e:
                 yield {"type": "diagnostic", "stream": "stderr",
                        "message": f"{file}: batch at position {batch.position}: {e.message}"}
@@ -278,6 +291,19 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
         if fr.stop_error is not None:
             ev["reason"] = fr.stop_error.message
         yield ev
+    if gaps:
+        yield non_consecutive_event(file, gaps)
+
+
+def non_consecutive_event(file: str, gaps: dict[int, int]) -> dict:
+    """The ``Non-consecutive offsets in F`` diagnostic of DumpLogSegments for ``gaps``
+    (``{offset: the offset that follows it}``): by offset, as its TreeMap prints them."""
+    pairs = sorted(gaps.items())
+    lines = [f"Non-consecutive offsets in {Path(file).absolute()}"]
+    lines += [f"  {a} is followed by {b}" for a, b in pairs]
+    return {"type": "diagnostic", "stream": "stderr", "kind": "non_consecutive_offsets",
+            "file": file, "message": "\n".join(lines),
+            "nonConsecutive": [{"offset": a, "nextOffset": b} for a, b in pairs]}
 
 
 def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:

@@ -476,3 +476,23 @@ def test_unknown_file_is_ignored_and_the_dump_goes_on(cli, tmp_path):
     assert r.returncode == 0
     assert _json_lines(r.stdout) == [{"type": "file", "file": str(other), "kind": "unknown"}]
     assert r.stderr == f"Ignoring unknown file {other}\n"
+
+
+def test_non_consecutive_offsets_on_stderr(cli, tmp_path):
+    """--deep-iteration reports offsets that do not follow each other as Kafka's tool
+    does (stderr, exit 0); the records themselves are printed as usual."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "__consumer_offsets-39"
+    d.mkdir()
+    log = d / f"{SEG0}.log"
+    log.write_bytes(raw_batch(4, [raw_record(0, 0, b"k", None)])
+                    + raw_batch(16, [raw_record(0, 0, b"k", b"v"), raw_record(1, 0, b"k", b"v")]))
+    expected = [f"Non-consecutive offsets in {log.absolute()}", "  -1 is followed by 4",
+                "  4 is followed by 16"]
+    for output in ("kafka", "json"):
+        r = cli("dump-segment", str(log), "--deep-iteration", "--no-decode", "-o", output)
+        assert r.returncode == 0, r.stderr
+        assert r.stderr.splitlines() == expected
+    r = cli("dump-segment", str(log), "-o", "kafka")
+    assert r.returncode == 0 and r.stderr == ""
