@@ -27,7 +27,11 @@ Lines, or a rich view. Keys follow the Kafka tool's names. Event types:
   entry holds no batch: a stored lastOffset below 0);
 * ``txn_index_entry`` (a ``.txnindex``, as dumpTxnIndex): ``version``, ``producerId``,
   ``firstOffset``, ``lastOffset``, ``lastStableOffset``;
-* ``diagnostic``: a mismatch or error message for stderr (``stream: "stderr"``); a file of
+* ``diagnostic``: a mismatch or error message for stderr (``stream: "stderr"``); corrupt
+  data where Kafka's tool throws (and exits 1) has ``"error": True`` and a ``kind``
+  (``corrupt_record``: records of a batch that do not decode, named by file and byte
+  position; ``corrupt_index``: an index failing the sanity check, a ``.txnindex`` entry
+  of an unknown version), the dump going on; mismatches do not (Kafka exits 0); a file of
   an unknown kind gets one with ``"kind": "ignored_file"`` (``Ignoring unknown file F``) and
   the dump goes on with the next file; with deep iteration, a ``.log`` whose record
   offsets are not consecutive (from -1: a first offset above 0 counts) gets one with
@@ -282,8 +286,7 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
                     last = off
                     yield ev
             except KafkalogError as e:
-                yield {"type": "diagnostic", "stream": "stderr",
-                       "message": f"{file}: batch at position {batch.position}: {e.message}"}
+                yield data_error_event(file, batch.position, e.message)
     stopped_early = opts.end_offset is not None and fr.valid_end < end
     if fr.invalid_bytes and opts.max_bytes is None and not stopped_early:
         ev = {"type": "invalid_bytes", "file": file, "position": fr.valid_end,
@@ -293,6 +296,15 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
         yield ev
     if gaps:
         yield non_consecutive_event(file, gaps)
+
+
+def data_error_event(file: str, position: int | None, message: str,
+                     kind: str = "corrupt_record") -> dict:
+    """A ``diagnostic`` for corrupt data, where Kafka's tool throws (and exits 1): one
+    line naming the file and the byte position (``"error": True``)."""
+    return {"type": "diagnostic", "stream": "stderr", "kind": kind, "error": True,
+            "file": file, "position": position,
+            "message": str(KafkalogError(message, file=file, position=position))}
 
 
 def non_consecutive_event(file: str, gaps: dict[int, int]) -> dict:
@@ -317,8 +329,9 @@ def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
     if opts.index_sanity_check:
         try:
             idx.sanity_check()
-        except CorruptIndexError as e:
-            yield {"type": "diagnostic", "stream": "stderr", "message": e.message}
+        except CorruptIndexError as e:  # OffsetIndex.sanityCheck throws: Kafka exits 1
+            yield {"type": "diagnostic", "stream": "stderr", "kind": "corrupt_index",
+                   "error": True, "file": str(path), "message": e.message}
             return
         yield {"type": "index_sane", "file": str(path)}
         return
@@ -354,8 +367,9 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
     if opts.index_sanity_check:
         try:
             tidx.sanity_check()
-        except CorruptIndexError as e:
-            yield {"type": "diagnostic", "stream": "stderr", "message": e.message}
+        except CorruptIndexError as e:  # TimeIndex.sanityCheck throws: Kafka exits 1
+            yield {"type": "diagnostic", "stream": "stderr", "kind": "corrupt_index",
+                   "error": True, "file": str(path), "message": e.message}
             return
         yield {"type": "index_sane", "file": str(path)}
         return
@@ -377,12 +391,13 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
                 try:
                     # dumpTimeIndex: from NO_TIMESTAMP, max(maxTimestamp, record.timestamp)
                     log_ts = max([NO_TIMESTAMP, *(r.timestamp for r in batch.records())])
-                except KafkalogError:
-                    log_ts = -1
-                if log_ts != e.timestamp:
-                    mismatches.append((e.timestamp, log_ts))
-                if prev_ts >= e.timestamp:
-                    out_of_order.append((e.timestamp, prev_ts))
+                except KafkalogError as err:  # Kafka's record iterator throws: exit 1
+                    yield data_error_event(str(segment.log_path), batch.position, err.message)
+                else:
+                    if log_ts != e.timestamp:
+                        mismatches.append((e.timestamp, log_ts))
+                    if prev_ts >= e.timestamp:
+                        out_of_order.append((e.timestamp, prev_ts))
         if not opts.verify_index_only:
             yield {"type": "timeindex_entry", "timestamp": e.timestamp, "offset": e.offset}
         prev_ts = e.timestamp
@@ -454,8 +469,9 @@ def dump_txn_index(path: Path, opts: DumpOptions) -> Iterator[dict]:
     yield {"type": "file", "file": file, "kind": "txnindex"}
     entries = parse_txn_index(_read_bytes(path))
     for t in entries:
-        if t.version > 0:  # AbortedTxn.CURRENT_VERSION
-            yield {"type": "diagnostic", "stream": "stderr", "file": file, "message":
+        if t.version > 0:  # AbortedTxn.CURRENT_VERSION; TransactionIndex throws
+            yield {"type": "diagnostic", "stream": "stderr", "file": file,
+                   "kind": "corrupt_index", "error": True, "message":
                    f"Unexpected aborted transaction version {t.version} in transaction "
                    f"index {path.absolute()}, current version is 0"}
             return

@@ -336,6 +336,9 @@ def test_index_sanity_check_cli(cli):
     r = cli("dump-segment", bad, "--index-sanity-check", "-o", "kafka")
     assert "passed sanity check" not in r.stdout
     assert "neither positive nor a multiple of 8" in r.stderr
+    # OffsetIndex.sanityCheck throws: Kafka's tool exits 1, a finding here
+    assert r.returncode == 1 and r.stderr.count("\n") == 1
+    assert cli("dump-segment", p, "--index-sanity-check", "-o", "kafka").returncode == 0
 
 
 def test_verify_index_only_mismatches_on_stderr(cli, repo_root):
@@ -346,6 +349,7 @@ def test_verify_index_only_mismatches_on_stderr(cli, repo_root):
         f"Mismatches in :{repo_root / p}",
         "  Index offset: 11, log offset: -1",
     ]
+    assert r.returncode == 0  # mismatches are reported, as Kafka's tool does, exit 0
     t = f"fixtures/logs/corrupt-timeindex-0/{SEG0}.timeindex"
     r = cli("dump-segment", t, "--verify-index-only", "-o", "kafka")
     assert r.stderr.splitlines() == [
@@ -455,6 +459,7 @@ def test_kafka_lines_txn_index(cli, tmp_path):
     assert r.stdout.splitlines() == [f"Dumping {p}"]
     assert r.stderr == (f"Unexpected aborted transaction version 1 in transaction index "
                         f"{p.absolute()}, current version is 0\n")
+    assert r.returncode == 1  # TransactionIndex throws: Kafka's tool exits 1
 
 
 def test_unknown_file_is_ignored_and_the_dump_goes_on(cli, tmp_path):
@@ -496,3 +501,28 @@ def test_non_consecutive_offsets_on_stderr(cli, tmp_path):
         assert r.stderr.splitlines() == expected
     r = cli("dump-segment", str(log), "-o", "kafka")
     assert r.returncode == 0 and r.stderr == ""
+
+
+def test_corrupt_records_are_a_finding(cli, tmp_path):
+    """A batch whose CRC is valid but whose records do not match its count: Kafka's tool
+    throws (exit 1); dump-segment prints one line naming the file and the batch's byte
+    position, dumps the rest, and exits 1 in every output."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "cnt-0"
+    d.mkdir()
+    good = raw_batch(0, [raw_record(0, 0, b"k", b"v")])
+    bad = raw_batch(1, [raw_record(0, 0, b"k", b"v")], count=2, last_delta=1)
+    log = d / f"{SEG0}.log"
+    log.write_bytes(good + bad + raw_batch(3, [raw_record(0, 0, b"k", b"v")]))
+    line = f"{log} at byte {len(good)}: Incorrect declared batch size, premature EOF reached"
+    for output in ("kafka", "json", "text"):
+        r = cli("dump-segment", str(log), "--deep-iteration", "-o", output)
+        assert r.returncode == 1, (output, r.stderr)
+        assert line in r.stderr and "Traceback" not in r.stderr
+    r = cli("dump-segment", str(log), "--deep-iteration", "-o", "kafka")
+    assert r.stderr.splitlines() == [line, f"Non-consecutive offsets in {log.absolute()}",
+                                     "  0 is followed by 3"]
+    assert "| offset: 3 " in r.stdout  # the dump went on
+    # without deep iteration no record is read: nothing to report
+    assert cli("dump-segment", str(log), "-o", "kafka").returncode == 0

@@ -160,6 +160,34 @@ def test_index_sanity_check(fixtures_root, name, ok):
     evs = _events([fixtures_root / name / f"{SEG0}.index"], index_sanity_check=True)
     types = [e["type"] for e in evs]
     assert types == (["file", "index_sane"] if ok else ["file", "diagnostic"])
+    if not ok:  # Kafka's sanityCheck throws: corrupt data, not a mismatch
+        assert evs[1]["error"] is True and evs[1]["kind"] == "corrupt_index"
+
+
+def test_corrupt_records_and_mismatches_are_told_apart(tmp_path, fixtures_root):
+    """Record-level corruption (where Kafka's tool throws) is a diagnostic with
+    ``error: True`` naming the file and the batch's position; index-vs-log mismatches
+    (Kafka prints them and exits 0) are not errors."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "cnt-0"
+    d.mkdir()
+    good = raw_batch(0, [raw_record(0, 0, b"k", b"v")])
+    bad = raw_batch(1, [raw_record(0, 0, b"k", b"v")], count=2, last_delta=1)
+    log = d / f"{SEG0}.log"
+    log.write_bytes(good + bad)
+    (diag,) = [e for e in _events([log], deep_iteration=True) if e["type"] == "diagnostic"]
+    assert (diag["error"], diag["kind"], diag["position"]) == (True, "corrupt_record", len(good))
+    assert diag["message"] == (f"{log} at byte {len(good)}: Incorrect declared batch size, "
+                               "premature EOF reached")
+    # the time index check reads the same records: the same error, not a mismatch
+    (d / f"{SEG0}.index").write_bytes(b"")
+    (d / f"{SEG0}.timeindex").write_bytes(struct.pack(">qi", 1000, 2))  # bad's last offset
+    diags = [e for e in _events([d / f"{SEG0}.timeindex"]) if e["type"] == "diagnostic"]
+    assert [(e.get("error"), e.get("position")) for e in diags] == [(True, len(good))]
+    mism = [e for e in _events([fixtures_root / "corrupt-index-position-0" / f"{SEG0}.index"])
+            if e["type"] == "diagnostic"]
+    assert mism and not any(e.get("error") for e in mism)
 
 
 @pytest.mark.corpus
