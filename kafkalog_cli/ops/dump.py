@@ -15,7 +15,11 @@ Lines, or a rich view. Keys follow the Kafka tool's names. Event types:
   ``isTransactional``, ``isControl``, ``deleteHorizonMs``);
 * ``record`` (deep iteration): ``offset``, ``timestamp``, ``keySize``, ``valueSize``,
   ``sequence``, ``headerKeys``; with data: ``key``, ``payload`` (bytes or None) and
-  ``headers``; control records add ``controlType`` and, for markers,
+  ``headers``; decoded (an internal topic) ``key``/``payload`` are JSON shapes, ``{"raw":
+  base64}`` when they do not decode, with ``decodeWarnings`` and, where Kafka's parser
+  fails, ``decodeFailure`` (what its tool prints: ``Unknown record type N at offset X,
+  skipping.``, ``Error at offset X, skipping. <message>``; a coordinator record without
+  a key also gets a ``corrupt_record`` diagnostic, as Kafka's tool stops there); control records add ``controlType`` and, for markers,
   ``coordinatorEpoch``; legacy records add ``isValid`` and ``crc``;
 * ``invalid_bytes``: bytes after the last whole batch (``Found N invalid bytes ...``);
 * ``index_entry`` / ``timeindex_entry``: ``offset``/``position`` and ``timestamp``/``offset``;
@@ -165,9 +169,10 @@ def _record_events(batch, opts: DumpOptions, file: str, decoder) -> Iterator[dic
                   "valueSize": -1 if e.value is None else len(e.value),
                   "sequence": -1, "headerKeys": [], "magic": e.magic,
                   "isValid": e.is_valid, "crc": e.crc}
-            if with_data:
-                _add_data(ev, batch, e, e.key, e.value, (), decoder)
+            failed = with_data and _add_data(ev, batch, e, e.key, e.value, (), decoder)
             yield ev
+            if failed:
+                yield data_error_event(file, batch.position, ev["decodeFailure"])
         return
     records = batch.records()
     is_control = batch.is_control
@@ -184,11 +189,14 @@ def _record_events(batch, opts: DumpOptions, file: str, decoder) -> Iterator[dic
               "valueSize": -1 if value is None else len(value),
               "sequence": -1 if base_seq < 0 else batch.record_sequence(off - base),
               "headerKeys": [h[0] for h in headers], "magic": batch.magic}
+        failed = False
         if is_control:
             _add_control(ev, key, value)
         elif with_data:
-            _add_data(ev, batch, r, key, value, headers, decoder)
+            failed = _add_data(ev, batch, r, key, value, headers, decoder)
         yield ev
+        if failed:
+            yield data_error_event(file, batch.position, ev["decodeFailure"])
 
 
 def _add_control(ev: dict, key, value) -> None:
@@ -211,7 +219,11 @@ def _add_control(ev: dict, key, value) -> None:
         ev["decodeWarnings"] = d.warnings
 
 
-def _add_data(ev: dict, batch, record, key, value, headers, decoder) -> None:
+def _add_data(ev: dict, batch, record, key, value, headers, decoder) -> bool:
+    """Add key, payload and headers to ``ev``; with a decoder, also ``decodeFailure`` (the
+    text Kafka's parser prints instead) when it would fail, and ``kafkaText`` (key and
+    payload as Kafka's tool prints them then). True when Kafka's tool would stop there
+    (a coordinator record without a key: its parser throws)."""
     if decoder is not None:
         d = decoder.decode(key, value)
         ev["key"] = d.key
@@ -219,10 +231,16 @@ def _add_data(ev: dict, batch, record, key, value, headers, decoder) -> None:
         ev["decoded"] = True
         if d.warnings:
             ev["decodeWarnings"] = d.warnings
+        if d.failure is not None:
+            ev["decodeFailure"] = d.failure.text(ev["offset"])
+            ev["kafkaText"] = d.failure.kafka_key_and_payload(ev["offset"])
+            ev["headers"] = [{"key": k, "value": v} for k, v in headers]
+            return d.failure.kind == "missing_key"
     else:
         ev["key"] = key
         ev["payload"] = value
     ev["headers"] = [{"key": k, "value": v} for k, v in headers]
+    return False
 
 
 def dump_log(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
@@ -280,10 +298,11 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
         if deep:
             try:
                 for ev in _record_events(batch, opts, file, decoder):
-                    off = ev["offset"]
-                    if last is not None and off != last + 1:
-                        gaps[last] = off
-                    last = off
+                    if ev["type"] == "record":
+                        off = ev["offset"]
+                        if last is not None and off != last + 1:
+                            gaps[last] = off
+                        last = off
                     yield ev
             except KafkalogError as e:
                 yield data_error_event(file, batch.position, e.message)

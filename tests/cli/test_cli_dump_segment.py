@@ -526,3 +526,64 @@ def test_corrupt_records_are_a_finding(cli, tmp_path):
     assert "| offset: 3 " in r.stdout  # the dump went on
     # without deep iteration no record is read: nothing to report
     assert cli("dump-segment", str(log), "-o", "kafka").returncode == 0
+
+
+def test_kafka_lines_of_internal_records_kafka_cannot_parse(cli, tmp_path):
+    """--output kafka prints what DumpLogSegments' parsers print when the serde throws:
+    for __consumer_offsets the key 'Unknown record type N at offset X, skipping.' or
+    'Error at offset X, skipping. <message>' and no payload; for __cluster_metadata the
+    payload 'Error at X, skipping. <message>'. JSON keeps the raw bytes. A coordinator
+    record without a key makes Kafka's parser throw: one line on stderr, exit 1."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    def s(x):
+        return struct.pack(">h", len(x)) + x
+
+    commit_key = struct.pack(">h", 1) + s(b"g") + s(b"t") + struct.pack(">i", 0)
+    recs = [raw_record(0, 0, struct.pack(">h", 99) + b"xx", b"\x00\x01abc"),
+            raw_record(1, 0, commit_key, struct.pack(">h", 77) + b"zzzz"),
+            raw_record(2, 0, commit_key, struct.pack(">h", 1) + b"\x00"),
+            raw_record(3, 0, commit_key, None)]
+    d = tmp_path / "__consumer_offsets-0"
+    d.mkdir()
+    log = d / f"{SEG0}.log"
+    log.write_bytes(raw_batch(0, recs))
+    r = cli("dump-segment", str(log), "--print-data-log", "-o", "kafka")
+    assert r.returncode == 0 and r.stderr == ""
+    tails = [ln.split("headerKeys: [] ", 1)[1] for ln in r.stdout.splitlines()[3:]]
+    assert tails == [
+        "key: Unknown record type 99 at offset 0, skipping.",
+        "key: Error at offset 1, skipping. Could not read record with version 77 from value's "
+        "buffer due to: Can't read version 77 of OffsetCommitValue.",
+        "key: Error at offset 2, skipping. Could not read record with version 1 from value's "
+        "buffer due to: null.",
+        'key: {"type":"1","data":{"group":"g","topic":"t","partition":0}} payload: <DELETE>',
+    ]
+    objs = [o for o in _json_lines(cli("dump-segment", str(log), "--print-data-log", "-o",
+                                       "json").stdout) if o["type"] == "record"]
+    assert objs[0]["key"] == {"raw": base64.b64encode(struct.pack(">h", 99) + b"xx").decode()}
+    assert objs[1]["payload"] == {"raw": base64.b64encode(b"\x00\x4dzzzz").decode()}
+    assert objs[0]["decodeFailure"] == "Unknown record type 99 at offset 0, skipping."
+    assert "kafkaText" not in objs[0]
+    # a record without a key
+    log.write_bytes(raw_batch(0, [raw_record(0, 0, None, b"x")]))
+    r = cli("dump-segment", str(log), "--print-data-log", "-o", "kafka")
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[-1].endswith("headerKeys: []")
+    assert r.stderr.splitlines() == [
+        f"{log} at byte 0: Failed to decode message at offset 0 using the specified decoder "
+        "(message had a missing key)"]
+
+    d = tmp_path / "__cluster_metadata-0"
+    d.mkdir()
+    log = d / f"{SEG0}.log"
+    log.write_bytes(raw_batch(0, [raw_record(0, 0, None, bytes([1, 99, 0]) + b"abc"),
+                                  raw_record(1, 0, None, bytes([1, 12, 0, 1]) + b"\x00" * 3)]))
+    r = cli("dump-segment", str(log), "--print-data-log", "-o", "kafka")
+    assert r.returncode == 0 and r.stderr == ""
+    tails = [ln.split("headerKeys: [] ", 1)[1] for ln in r.stdout.splitlines()[3:]]
+    assert tails == [
+        "payload: Error at 0, skipping. org.apache.kafka.common.errors."
+        "UnsupportedVersionException: Unknown metadata id 99",
+        'payload: {"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"",'
+        '"featureLevel":0}}']
