@@ -51,6 +51,7 @@ from ..errors import (
     InvalidRecordError,
 )
 from . import compression
+from .utf8 import java_utf8
 from .varint import read_varint
 
 
@@ -281,7 +282,7 @@ def _decode_headers(data: bytes, pos: int) -> tuple[tuple, int]:
             n, pos = read_varint(data, pos)
         if n < 0:
             raise InvalidRecordError(f"Invalid negative header key size {n}")
-        hkey = data[pos:pos + n].decode("utf-8", "replace")
+        hkey = java_utf8(data[pos:pos + n])  # Utils.utf8: Java's replacement rules
         pos += n
         b = data[pos]
         if b < 0x80:

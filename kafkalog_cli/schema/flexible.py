@@ -19,8 +19,8 @@ declarations, each declared once and reused by every generated-message schema.
       NumTaggedFields => UnsignedVarint
       [Tag => UnsignedVarint, Size => UnsignedVarint, Data => Size bytes]
 
-Strings decode as Java's ``new String(bytes, UTF_8)`` does: malformed UTF-8 is replaced,
-never an error. A null where the field is not nullable raises
+Strings decode as Java's ``new String(bytes, UTF_8)`` does (``format.utf8.java_utf8``):
+malformed UTF-8 is replaced, as many U+FFFD as the JDK gives, never an error. A null where the field is not nullable raises
 ``construct.ValidationError`` ("non-nullable field was serialized as null"), as Kafka's
 generated readers raise RuntimeException.
 """
@@ -31,6 +31,8 @@ import base64
 import struct
 
 import construct as c
+
+from ..format.utf8 import java_utf8
 
 # -- errors as Kafka's generated readers word them ------------------------------------------
 
@@ -211,7 +213,7 @@ class _LengthPrefixed(c.Construct):
         if remaining is not None and n > remaining:
             raise _byte_array_error(what, n, remaining, path)
         data = c.stream_read(stream, n, path)
-        return data.decode("utf-8", "replace") if self.text else data
+        return java_utf8(data) if self.text else data
 
     def _build(self, obj, stream, context, path):
         if obj is None:

@@ -587,3 +587,16 @@ def test_kafka_lines_of_internal_records_kafka_cannot_parse(cli, tmp_path):
         "UnsupportedVersionException: Unknown metadata id 99",
         'payload: {"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"",'
         '"featureLevel":0}}']
+
+
+def test_kafka_lines_replace_bad_utf8_as_java_does(cli, tmp_path):
+    """StringDecoder is new String(bytes, UTF_8): ED A0 80 (a surrogate) is one U+FFFD."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "utf-0"
+    d.mkdir()
+    (d / f"{SEG0}.log").write_bytes(raw_batch(0, [raw_record(
+        0, 0, b"k\xed\xa0\x80", b"a\xed\xa0\x80b", [(b"h\xc0\xaf", b"v")])]))
+    r = cli("dump-segment", str(d), "--print-data-log", "-o", "kafka")
+    assert r.stdout.splitlines()[-1].endswith(
+        "headerKeys: [h\ufffd\ufffd] key: k\ufffd payload: a\ufffdb")

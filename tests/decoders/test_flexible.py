@@ -189,3 +189,9 @@ def test_uuid_round_trip(raw):
     text = fx.uuid.parse(raw)
     assert len(text) == 22
     assert fx.uuid.build(text) == raw
+
+
+def test_strings_decode_as_java_strings():
+    # Readable.readString: new String(bytes, UTF_8); a surrogate's 3 bytes are one U+FFFD
+    assert fx.string.parse(bytes.fromhex("0005" "61eda08062")) == "a\ufffdb"
+    assert fx.compact_string.parse(bytes.fromhex("04" "f08080")) == "\ufffd" * 3

@@ -167,3 +167,14 @@ def test_negative_magic_is_a_legacy_batch(byte):
     scan = scan_batches(data)
     assert (scan.batches, scan.records) == (len(batches), 1)
     assert scan.invalid == [b.position for b in batches if not b.is_valid]
+
+
+def test_header_keys_decode_as_java_strings():
+    """Header keys are Utils.utf8 (new String(bytes, UTF_8)): a surrogate's three bytes
+    are one U+FFFD, not three."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    data = raw_batch(0, [raw_record(0, 0, b"k", b"v", [(b"h\xed\xa0\x80", b"x")])])
+    (b,) = FileRecords(data).batches()
+    (r,) = b.records()
+    assert r.headers[0][0] == "h\ufffd"
