@@ -125,3 +125,51 @@ def cli():
     """Run the CLI in-process (see :func:`run_cli_inprocess`); tests about the process
     itself (exit status, tracebacks, timing) use :func:`run_cli` instead."""
     return run_cli_inprocess
+
+
+# -- hand-built batches (struct + crc32c, independent of kafkalog's own builder) -------------
+
+def _zigzag_varint(n: int) -> bytes:
+    v = ((n << 1) ^ (n >> 63)) & ((1 << 64) - 1)
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def raw_record(offset_delta: int, ts_delta: int, key: bytes | None, value: bytes | None,
+               headers=()) -> bytes:
+    """One v2 record (DefaultRecord.writeTo), varints zigzag-encoded."""
+    body = b"\x00" + _zigzag_varint(ts_delta) + _zigzag_varint(offset_delta)
+    body += _zigzag_varint(-1) if key is None else _zigzag_varint(len(key)) + key
+    body += _zigzag_varint(-1) if value is None else _zigzag_varint(len(value)) + value
+    body += _zigzag_varint(len(headers))
+    for hk, hv in headers:
+        body += _zigzag_varint(len(hk)) + hk
+        body += _zigzag_varint(-1) if hv is None else _zigzag_varint(len(hv)) + hv
+    return _zigzag_varint(len(body)) + body
+
+
+def raw_batch(base_offset: int, records: list[bytes], *, base_ts: int = 1000,
+              max_ts: int | None = None, last_delta: int | None = None, attrs: int = 0,
+              pid: int = -1, epoch: int = -1, base_seq: int = -1, leader_epoch: int = 0,
+              count: int | None = None, magic: int = 2) -> bytes:
+    """A v2 batch around ``records`` (from :func:`raw_record`) with a valid CRC-32C; every
+    header field can be set to any value, consistent or not."""
+    import struct
+
+    import crc32c
+
+    recs = b"".join(records)
+    last_delta = len(records) - 1 if last_delta is None else last_delta
+    max_ts = base_ts if max_ts is None else max_ts
+    count = len(records) if count is None else count
+    after_crc = struct.pack(">hiqqqhii", attrs, last_delta, base_ts, max_ts, pid, epoch,
+                            base_seq, count) + recs
+    body = struct.pack(">ibI", leader_epoch, magic, crc32c.crc32c(after_crc)) + after_crc
+    return struct.pack(">qi", base_offset, len(body)) + body

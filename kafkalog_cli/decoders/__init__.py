@@ -8,7 +8,10 @@
 
 Each decoder has ``decode(key, value) -> DecodedRecord`` and never raises: bytes it cannot
 decode (unknown record type or version, truncated data) come back as ``{"raw": base64}``
-with a warning. Message layouts are declared once in ``*_messages.py`` with the
+with a warning, and with a :class:`~kafkalog_cli.decoders.messages.DecodeFailure` telling
+what Kafka's parser does with them instead (``Unknown record type N at offset X,
+skipping.``, ``Error at offset X, skipping. <message>`` for the coordinator topics,
+``Error at X, skipping. <message>`` for ``__cluster_metadata``). Message layouts are declared once in ``*_messages.py`` with the
 declarative :class:`~kafkalog_cli.decoders.messages.Message` and compiled per version.
 """
 
@@ -18,13 +21,14 @@ import re
 
 from .cluster_metadata import ClusterMetadataDecoder, control_text, decode_control_record
 from .consumer_offsets import ConsumerOffsetsDecoder
-from .messages import DELETE_MARKER, DecodedRecord, Field, Message
+from .messages import DELETE_MARKER, DecodedRecord, DecodeFailure, Field, Message
 from .transaction_log import TransactionLogDecoder, format_text
 
 __all__ = [
     "DELETE_MARKER",
     "ClusterMetadataDecoder",
     "ConsumerOffsetsDecoder",
+    "DecodeFailure",
     "DecodedRecord",
     "Field",
     "Message",

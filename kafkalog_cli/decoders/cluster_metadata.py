@@ -28,7 +28,14 @@ import construct as c
 
 from ..schema.control import ControlRecordKey, EndTransactionMarker, control_type_name
 from . import raft_messages as rm
-from .messages import PARSE_ERRORS, DecodedRecord, raw_json, to_json_text, unknown_tag_warnings
+from .messages import (
+    PARSE_ERRORS,
+    DecodedRecord,
+    DecodeFailure,
+    raw_json,
+    to_json_text,
+    unknown_tag_warnings,
+)
 from .metadata_messages import BY_API_KEY, metadata_type_name
 
 #: AbstractApiMessageSerde.DEFAULT_FRAME_VERSION
@@ -72,6 +79,40 @@ def read_frame(value) -> tuple[int, int, int, int]:
     return frame, api_key, version, pos
 
 
+def _serde_failure(message: str) -> DecodeFailure:
+    """What ClusterMetadataLogMessageParser prints as the payload when
+    MetadataRecordSerde.read throws (a MetadataParseException with ``message``)."""
+    return DecodeFailure("error", message, in_payload=True)
+
+
+def _frame_failure(value) -> DecodeFailure | None:
+    """AbstractApiMessageSerde.read's checks of the frame, in its order (frame version,
+    type, version), or None when the frame reads."""
+    if value is None:  # a null buffer: reading the frame version throws
+        return _serde_failure("Error while reading frame version")
+    pos = 0
+    frame = None
+    for what in ("frame version", "type", "version"):
+        try:
+            v, pos = _read_unsigned_varint(value, pos)
+        except (IndexError, ValueError):
+            return _serde_failure(f"Error while reading {what}")
+        if v > 0x7FFF:
+            return _serde_failure(f"Value for {what} was too large.")
+        if what == "frame version":
+            frame = v
+            if frame == 0:
+                return _serde_failure(
+                    "Could not deserialize metadata record with frame version 0. Note that "
+                    "upgrades from the preview release of KRaft in 2.8 to newer versions are "
+                    "not supported.")
+            if frame != FRAME_VERSION:
+                return _serde_failure(
+                    f"Could not deserialize metadata record due to unknown frame version "
+                    f"{frame}(only frame version {FRAME_VERSION} is supported)")
+    return None
+
+
 class ClusterMetadataDecoder:
     """Decodes ``__cluster_metadata`` values (MetadataRecordSerde). Never raises: what
     cannot be decoded is returned as ``{"raw": base64}`` with a warning."""
@@ -83,34 +124,48 @@ class ClusterMetadataDecoder:
         warnings: list[str] = []
         if value is None:
             warnings.append("metadata record without a value")
-            return DecodedRecord(raw_json(key), None, None, warnings, tombstone=True)
+            return DecodedRecord(raw_json(key), None, None, warnings, tombstone=True,
+                                 failure=_frame_failure(value))
         try:
             frame, api_key, version, pos = read_frame(value)
         except ValueError as e:
             warnings.append(f"could not read the metadata frame: {e}")
-            return DecodedRecord(raw_json(key), raw_json(value), None, warnings)
+            return DecodedRecord(raw_json(key), raw_json(value), None, warnings,
+                                 failure=_frame_failure(value) or _serde_failure(str(e)))
         if frame != FRAME_VERSION:
             warnings.append(f"unknown frame version {frame} (only frame version "
                             f"{FRAME_VERSION} is supported), kept raw")
-            return DecodedRecord(raw_json(key), raw_json(value), None, warnings)
+            return DecodedRecord(raw_json(key), raw_json(value), None, warnings,
+                                 failure=_frame_failure(value))
         message = BY_API_KEY.get(api_key)
         if message is None:
             warnings.append(f"unknown metadata record type {api_key} version {version}, "
                             "kept raw")
-            return DecodedRecord(raw_json(key), raw_json(value), None, warnings)
+            # MetadataRecordType.fromId throws; MetadataParseException(e) takes its toString
+            return DecodedRecord(raw_json(key), raw_json(value), None, warnings,
+                                 failure=_serde_failure(
+                                     "org.apache.kafka.common.errors."
+                                     f"UnsupportedVersionException: Unknown metadata id {api_key}"))
+        # a reader's exception, unknown versions included, is reported without its cause
+        read_failure = _serde_failure(f"Failed to deserialize record with type {api_key}")
         if version not in message.valid:
             warnings.append(f"unknown {message.name} version {version} "
                             f"(known: {message.valid}), kept raw")
-            return DecodedRecord(raw_json(key), raw_json(value), message.name, warnings)
+            return DecodedRecord(raw_json(key), raw_json(value), message.name, warnings,
+                                 failure=read_failure)
         try:
             obj, end = message.parse(value, version, offset=pos)
         except PARSE_ERRORS as e:
             warnings.append(f"Failed to deserialize record with type {api_key}: {e}")
-            return DecodedRecord(raw_json(key), raw_json(value), message.name, warnings)
+            return DecodedRecord(raw_json(key), raw_json(value), message.name, warnings,
+                                 failure=read_failure)
         if end != len(value):
             warnings.append(f"Found {len(value) - end} byte(s) of garbage after {api_key}, "
                             "kept raw")
-            return DecodedRecord(raw_json(key), raw_json(value), message.name, warnings)
+            return DecodedRecord(raw_json(key), raw_json(value), message.name, warnings,
+                                 failure=_serde_failure(
+                                     f"Found {len(value) - end} byte(s) of garbage after "
+                                     f"{api_key}"))
         unknown: list = []
         data = message.to_json(obj, version, unknown)
         warnings.extend(unknown_tag_warnings(unknown))

@@ -196,7 +196,12 @@ class MessageStruct(c.Construct):
     def _parse(self, stream, context, path):
         values = {}
         for f, sub in self.regular:
-            values[f.name] = sub._parsereport(stream, context, path)
+            try:
+                values[f.name] = sub._parsereport(stream, context, path)
+            except fx.KafkaReadError as e:
+                if e.field is None:  # the innermost struct names the field, as Kafka does
+                    e.field = f"{f.name} element" if e.in_element else f.name
+                raise
         if self.tags is None:
             return values
         tagged = self.tags._parse(stream, context, path)
@@ -338,6 +343,49 @@ def _json_value(f: Field, value, version, unknown_tags, path):
 DELETE_MARKER = "<DELETE>"
 
 
+@dataclass(frozen=True)
+class DecodeFailure:
+    """Why DumpLogSegments' parser gives up on a record, and what it prints instead.
+
+    Attributes:
+        kind: ``"unknown_type"`` (a coordinator record type the serde does not know:
+            ``Unknown record type N at offset X, skipping.`` as the key, no payload),
+            ``"error"`` (any other exception: ``Error at offset X, skipping. <message>`` as
+            the key, no payload; for ``__cluster_metadata``, :attr:`in_payload`:
+            ``Error at X, skipping. <message>`` as the payload, no key) or
+            ``"missing_key"`` (a coordinator record without a key: the parser throws and
+            Kafka's tool stops with exit 1).
+        message: the exception's ``getMessage()`` (``"null"`` when it has none).
+        record_type: the unknown record type (``"unknown_type"``).
+        in_payload: printed as the payload (ClusterMetadataLogMessageParser).
+    """
+
+    kind: str
+    message: str | None = None
+    record_type: int | None = None
+    in_payload: bool = False
+
+    def text(self, offset: int) -> str:
+        """The line part DumpLogSegments prints for the record at ``offset``."""
+        if self.kind == "unknown_type":
+            return f"Unknown record type {self.record_type} at offset {offset}, skipping."
+        if self.kind == "missing_key":
+            return (f"Failed to decode message at offset {offset} using the specified "
+                    "decoder (message had a missing key)")
+        if self.in_payload:
+            return f"Error at {offset}, skipping. {self.message}"
+        return f"Error at offset {offset}, skipping. {self.message}"
+
+    def kafka_key_and_payload(self, offset: int) -> tuple[str | None, str | None]:
+        """``(key text, payload text)`` as DumpLogSegments prints them (None: not printed;
+        a ``missing_key`` failure prints neither)."""
+        if self.kind == "missing_key":
+            return None, None
+        if self.in_payload:
+            return None, self.text(offset)
+        return self.text(offset), None
+
+
 @dataclass
 class DecodedRecord:
     """One record of an internal topic, decoded as DumpLogSegments decodes it.
@@ -351,6 +399,8 @@ class DecodedRecord:
             ``"SnapshotHeader"``, ...), None when unknown.
         warnings: why something was left raw, and tagged fields without a declaration.
         tombstone: the value is null (DumpLogSegments prints ``<DELETE>``).
+        failure: when Kafka's parser would fail on this record, how (what its tool prints
+            instead of the key and payload); None when it decodes.
     """
 
     key: dict | None
@@ -358,6 +408,7 @@ class DecodedRecord:
     key_type: str | None
     warnings: list[str] = field(default_factory=list)
     tombstone: bool = False
+    failure: DecodeFailure | None = None
 
     @property
     def ok(self) -> bool:

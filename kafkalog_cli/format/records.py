@@ -51,6 +51,7 @@ from ..errors import (
     InvalidRecordError,
 )
 from . import compression
+from .utf8 import java_utf8
 from .varint import read_varint
 
 
@@ -281,7 +282,7 @@ def _decode_headers(data: bytes, pos: int) -> tuple[tuple, int]:
             n, pos = read_varint(data, pos)
         if n < 0:
             raise InvalidRecordError(f"Invalid negative header key size {n}")
-        hkey = data[pos:pos + n].decode("utf-8", "replace")
+        hkey = java_utf8(data[pos:pos + n])  # Utils.utf8: Java's replacement rules
         pos += n
         b = data[pos]
         if b < 0x80:
@@ -559,7 +560,10 @@ class RecordBatch(tuple):
         return increment_sequence(self[13], self[8])
 
     def record_sequence(self, offset_delta: int) -> int:
-        if self[13] == NO_SEQUENCE:
+        """DefaultRecord.sequence: ``baseSequence >= 0 ? incrementSequence(baseSequence,
+        offsetDelta) : NO_SEQUENCE`` (any negative base sequence, not only -1; unlike
+        :attr:`last_sequence`, which checks only NO_SEQUENCE as Kafka does)."""
+        if self[13] < 0:
             return NO_SEQUENCE
         return increment_sequence(self[13], offset_delta)
 
@@ -763,7 +767,7 @@ def _legacy_entry(view, pos: int, offset: int, size: int) -> LegacyRecordBatch:
     p = pos + 18
     end = pos + 12 + size
     timestamp = NO_TIMESTAMP
-    if magic >= 1:
+    if magic != 0:  # LegacyRecord: every magic but 0 (-1 too) has the v1 layout
         if size < LEGACY_RECORD_OVERHEAD_V1:
             raise CorruptRecordError(f"Found record size {size} smaller than the v1 record "
                                      f"overhead ({LEGACY_RECORD_OVERHEAD_V1})", position=pos)
@@ -864,6 +868,8 @@ class FileRecords:
                 if nxt > end:
                     break
                 magic = view[pos + 16]
+                if magic > 127:  # a signed byte, as FileLogInputStream reads it
+                    magic -= 256
                 if magic >= MAGIC_V2:
                     if size < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD:
                         self.stop_error = CorruptRecordError(

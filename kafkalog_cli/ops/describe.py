@@ -235,6 +235,7 @@ def scan_segment_headers(view, info: PartitionInfo, file=None) -> int | None:
     batches = records = ctrl = txn = 0
     codec_mask = 0
     magic_mask = 0
+    odd_magics: set[int] = set()  # magics outside 0..2 (a corrupt or future batch)
     max_ts = NO_TIMESTAMP if info.max_timestamp is None else info.max_timestamp
     first = None
     last = None
@@ -247,7 +248,10 @@ def scan_segment_headers(view, info: PartitionInfo, file=None) -> int | None:
             attrs = b[7]
             records += b[14]
             codec_mask |= 1 << (attrs & COMPRESSION_CODEC_MASK)
-            magic_mask |= 4
+            if b[5] == 2:
+                magic_mask |= 4
+            else:
+                odd_magics.add(b[5])
             if attrs & CONTROL_FLAG_MASK:
                 ctrl += 1
             if attrs & TRANSACTIONAL_FLAG_MASK:
@@ -258,9 +262,12 @@ def scan_segment_headers(view, info: PartitionInfo, file=None) -> int | None:
             try:
                 records += _legacy_count(b)
             except KafkalogError as e:
-                info.errors.append(f"{file}: {e.message}")
+                info.errors.append(str(KafkalogError(e.message, file=file, position=b[1])))
             codec_mask |= 1 << (b[6] & COMPRESSION_CODEC_MASK)
-            magic_mask |= 1 << b[5]
+            if 0 <= b[5] < 2:
+                magic_mask |= 1 << b[5]
+            else:
+                odd_magics.add(b[5])
             if b[7] > max_ts:
                 max_ts = b[7]
     info.batches += batches
@@ -277,13 +284,14 @@ def scan_segment_headers(view, info: PartitionInfo, file=None) -> int | None:
             info.first_offset = first.base_offset
             info.first_timestamp = _first_timestamp(first)
         except KafkalogError as e:
-            info.errors.append(f"{file}: {e.message}")
+            info.errors.append(str(KafkalogError(e.message, file=file, position=first[1])))
     codecs = set(info.codecs)
     for i in range(8):
         if codec_mask & (1 << i):
             codecs.add(CODEC_NAMES[i] if i < len(CODEC_NAMES) else f"unknown({i})")
     info.codecs = sorted(codecs, key=lambda c: CODEC_NAMES.index(c) if c in CODEC_NAMES else 9)
-    info.magics = sorted(set(info.magics) | {m for m in range(3) if magic_mask & (1 << m)})
+    info.magics = sorted(set(info.magics) | {m for m in range(3) if magic_mask & (1 << m)}
+                         | odd_magics)
     info.max_timestamp = max_ts
     info.last_timestamp = last.max_timestamp
     return last.next_offset

@@ -15,7 +15,11 @@ Lines, or a rich view. Keys follow the Kafka tool's names. Event types:
   ``isTransactional``, ``isControl``, ``deleteHorizonMs``);
 * ``record`` (deep iteration): ``offset``, ``timestamp``, ``keySize``, ``valueSize``,
   ``sequence``, ``headerKeys``; with data: ``key``, ``payload`` (bytes or None) and
-  ``headers``; control records add ``controlType`` and, for markers,
+  ``headers``; decoded (an internal topic) ``key``/``payload`` are JSON shapes, ``{"raw":
+  base64}`` when they do not decode, with ``decodeWarnings`` and, where Kafka's parser
+  fails, ``decodeFailure`` (what its tool prints: ``Unknown record type N at offset X,
+  skipping.``, ``Error at offset X, skipping. <message>``; a coordinator record without
+  a key also gets a ``corrupt_record`` diagnostic, as Kafka's tool stops there); control records add ``controlType`` and, for markers,
   ``coordinatorEpoch``; legacy records add ``isValid`` and ``crc``;
 * ``invalid_bytes``: bytes after the last whole batch (``Found N invalid bytes ...``);
 * ``index_entry`` / ``timeindex_entry``: ``offset``/``position`` and ``timestamp``/``offset``;
@@ -27,9 +31,17 @@ Lines, or a rich view. Keys follow the Kafka tool's names. Event types:
   entry holds no batch: a stored lastOffset below 0);
 * ``txn_index_entry`` (a ``.txnindex``, as dumpTxnIndex): ``version``, ``producerId``,
   ``firstOffset``, ``lastOffset``, ``lastStableOffset``;
-* ``diagnostic``: a mismatch or error message for stderr (``stream: "stderr"``); a file of
+* ``diagnostic``: a mismatch or error message for stderr (``stream: "stderr"``); corrupt
+  data where Kafka's tool throws (and exits 1) has ``"error": True`` and a ``kind``
+  (``corrupt_record``: records of a batch that do not decode, named by file and byte
+  position; ``corrupt_index``: an index failing the sanity check, a ``.txnindex`` entry
+  of an unknown version), the dump going on; mismatches do not (Kafka exits 0); a file of
   an unknown kind gets one with ``"kind": "ignored_file"`` (``Ignoring unknown file F``) and
-  the dump goes on with the next file.
+  the dump goes on with the next file; with deep iteration, a ``.log`` whose record
+  offsets are not consecutive (from -1: a first offset above 0 counts) gets one with
+  ``"kind": "non_consecutive_offsets"`` and ``nonConsecutive``: ``[{"offset": A,
+  "nextOffset": B}]`` (``Non-consecutive offsets in F`` / ``  A is followed by B``, after
+  the file's dump; with ``start_offset``, the first record dumped is not compared).
 
 The read never writes: files are opened read-only.
 """
@@ -47,6 +59,7 @@ from ..constants import (
     INDEX_FILE_SUFFIX,
     LOG_FILE_SUFFIX,
     MAGIC_V2,
+    NO_TIMESTAMP,
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
@@ -156,9 +169,10 @@ def _record_events(batch, opts: DumpOptions, file: str, decoder) -> Iterator[dic
                   "valueSize": -1 if e.value is None else len(e.value),
                   "sequence": -1, "headerKeys": [], "magic": e.magic,
                   "isValid": e.is_valid, "crc": e.crc}
-            if with_data:
-                _add_data(ev, batch, e, e.key, e.value, (), decoder)
+            failed = with_data and _add_data(ev, batch, e, e.key, e.value, (), decoder)
             yield ev
+            if failed:
+                yield data_error_event(file, batch.position, ev["decodeFailure"])
         return
     records = batch.records()
     is_control = batch.is_control
@@ -173,13 +187,16 @@ def _record_events(batch, opts: DumpOptions, file: str, decoder) -> Iterator[dic
         ev = {"type": "record", "offset": off, "timestamp": r[1], "timestampType": ts_type,
               "keySize": -1 if key is None else len(key),
               "valueSize": -1 if value is None else len(value),
-              "sequence": -1 if base_seq == -1 else batch.record_sequence(off - base),
+              "sequence": -1 if base_seq < 0 else batch.record_sequence(off - base),
               "headerKeys": [h[0] for h in headers], "magic": batch.magic}
+        failed = False
         if is_control:
             _add_control(ev, key, value)
         elif with_data:
-            _add_data(ev, batch, r, key, value, headers, decoder)
+            failed = _add_data(ev, batch, r, key, value, headers, decoder)
         yield ev
+        if failed:
+            yield data_error_event(file, batch.position, ev["decodeFailure"])
 
 
 def _add_control(ev: dict, key, value) -> None:
@@ -202,7 +219,11 @@ def _add_control(ev: dict, key, value) -> None:
         ev["decodeWarnings"] = d.warnings
 
 
-def _add_data(ev: dict, batch, record, key, value, headers, decoder) -> None:
+def _add_data(ev: dict, batch, record, key, value, headers, decoder) -> bool:
+    """Add key, payload and headers to ``ev``; with a decoder, also ``decodeFailure`` (the
+    text Kafka's parser prints instead) when it would fail, and ``kafkaText`` (key and
+    payload as Kafka's tool prints them then). True when Kafka's tool would stop there
+    (a coordinator record without a key: its parser throws)."""
     if decoder is not None:
         d = decoder.decode(key, value)
         ev["key"] = d.key
@@ -210,10 +231,16 @@ def _add_data(ev: dict, batch, record, key, value, headers, decoder) -> None:
         ev["decoded"] = True
         if d.warnings:
             ev["decodeWarnings"] = d.warnings
+        if d.failure is not None:
+            ev["decodeFailure"] = d.failure.text(ev["offset"])
+            ev["kafkaText"] = d.failure.kafka_key_and_payload(ev["offset"])
+            ev["headers"] = [{"key": k, "value": v} for k, v in headers]
+            return d.failure.kind == "missing_key"
     else:
         ev["key"] = key
         ev["payload"] = value
     ev["headers"] = [{"key": k, "value": v} for k, v in headers]
+    return False
 
 
 def dump_log(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
@@ -253,6 +280,10 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
                   decoder) -> Iterator[dict]:
     fr = FileRecords(view, start_pos, end, file=file)
     deep = opts.deep
+    # DumpLogSegments (deep iteration): every record whose offset is not the previous
+    # one's + 1, from -1 (so a first offset above 0 counts); none known before a seek
+    gaps: dict[int, int] = {}
+    last = -1 if opts.start_offset is None else None
     for batch in fr.batches():
         if opts.start_offset is not None and batch.last_offset < opts.start_offset:
             continue
@@ -266,10 +297,15 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
         yield batch_event(batch, file)
         if deep:
             try:
-                yield from _record_events(batch, opts, file, decoder)
+                for ev in _record_events(batch, opts, file, decoder):
+                    if ev["type"] == "record":
+                        off = ev["offset"]
+                        if last is not None and off != last + 1:
+                            gaps[last] = off
+                        last = off
+                    yield ev
             except KafkalogError as e:
-                yield {"type": "diagnostic", "stream": "stderr",
-                       "message": f"{file}: batch at position {batch.position}: {e.message}"}
+                yield data_error_event(file, batch.position, e.message)
     stopped_early = opts.end_offset is not None and fr.valid_end < end
     if fr.invalid_bytes and opts.max_bytes is None and not stopped_early:
         ev = {"type": "invalid_bytes", "file": file, "position": fr.valid_end,
@@ -277,6 +313,28 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
         if fr.stop_error is not None:
             ev["reason"] = fr.stop_error.message
         yield ev
+    if gaps:
+        yield non_consecutive_event(file, gaps)
+
+
+def data_error_event(file: str, position: int | None, message: str,
+                     kind: str = "corrupt_record") -> dict:
+    """A ``diagnostic`` for corrupt data, where Kafka's tool throws (and exits 1): one
+    line naming the file and the byte position (``"error": True``)."""
+    return {"type": "diagnostic", "stream": "stderr", "kind": kind, "error": True,
+            "file": file, "position": position,
+            "message": str(KafkalogError(message, file=file, position=position))}
+
+
+def non_consecutive_event(file: str, gaps: dict[int, int]) -> dict:
+    """The ``Non-consecutive offsets in F`` diagnostic of DumpLogSegments for ``gaps``
+    (``{offset: the offset that follows it}``): by offset, as its TreeMap prints them."""
+    pairs = sorted(gaps.items())
+    lines = [f"Non-consecutive offsets in {Path(file).absolute()}"]
+    lines += [f"  {a} is followed by {b}" for a, b in pairs]
+    return {"type": "diagnostic", "stream": "stderr", "kind": "non_consecutive_offsets",
+            "file": file, "message": "\n".join(lines),
+            "nonConsecutive": [{"offset": a, "nextOffset": b} for a, b in pairs]}
 
 
 def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
@@ -290,8 +348,9 @@ def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
     if opts.index_sanity_check:
         try:
             idx.sanity_check()
-        except CorruptIndexError as e:
-            yield {"type": "diagnostic", "stream": "stderr", "message": e.message}
+        except CorruptIndexError as e:  # OffsetIndex.sanityCheck throws: Kafka exits 1
+            yield {"type": "diagnostic", "stream": "stderr", "kind": "corrupt_index",
+                   "error": True, "file": str(path), "message": e.message}
             return
         yield {"type": "index_sane", "file": str(path)}
         return
@@ -327,8 +386,9 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
     if opts.index_sanity_check:
         try:
             tidx.sanity_check()
-        except CorruptIndexError as e:
-            yield {"type": "diagnostic", "stream": "stderr", "message": e.message}
+        except CorruptIndexError as e:  # TimeIndex.sanityCheck throws: Kafka exits 1
+            yield {"type": "diagnostic", "stream": "stderr", "kind": "corrupt_index",
+                   "error": True, "file": str(path), "message": e.message}
             return
         yield {"type": "index_sane", "file": str(path)}
         return
@@ -348,13 +408,15 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
                 not_found.append((e.offset, batch.last_offset))
             else:
                 try:
-                    log_ts = max((r.timestamp for r in batch.records()), default=-1)
-                except KafkalogError:
-                    log_ts = -1
-                if log_ts != e.timestamp:
-                    mismatches.append((e.timestamp, log_ts))
-                if prev_ts >= e.timestamp:
-                    out_of_order.append((e.timestamp, prev_ts))
+                    # dumpTimeIndex: from NO_TIMESTAMP, max(maxTimestamp, record.timestamp)
+                    log_ts = max([NO_TIMESTAMP, *(r.timestamp for r in batch.records())])
+                except KafkalogError as err:  # Kafka's record iterator throws: exit 1
+                    yield data_error_event(str(segment.log_path), batch.position, err.message)
+                else:
+                    if log_ts != e.timestamp:
+                        mismatches.append((e.timestamp, log_ts))
+                    if prev_ts >= e.timestamp:
+                        out_of_order.append((e.timestamp, prev_ts))
         if not opts.verify_index_only:
             yield {"type": "timeindex_entry", "timestamp": e.timestamp, "offset": e.offset}
         prev_ts = e.timestamp
@@ -426,8 +488,9 @@ def dump_txn_index(path: Path, opts: DumpOptions) -> Iterator[dict]:
     yield {"type": "file", "file": file, "kind": "txnindex"}
     entries = parse_txn_index(_read_bytes(path))
     for t in entries:
-        if t.version > 0:  # AbortedTxn.CURRENT_VERSION
-            yield {"type": "diagnostic", "stream": "stderr", "file": file, "message":
+        if t.version > 0:  # AbortedTxn.CURRENT_VERSION; TransactionIndex throws
+            yield {"type": "diagnostic", "stream": "stderr", "file": file,
+                   "kind": "corrupt_index", "error": True, "message":
                    f"Unexpected aborted transaction version {t.version} in transaction "
                    f"index {path.absolute()}, current version is 0"}
             return

@@ -30,6 +30,7 @@ The read never writes: files are opened read-only.
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 from collections.abc import Iterator
@@ -279,6 +280,13 @@ def batches_from(log: Log, offset: int, *, check_crcs: bool = False) -> Iterator
         CrcMismatchError: (``check_crcs``) a batch whose stored CRC differs, naming the
             file and byte position.
     """
+    for _, b in _segment_batches_from(log, offset, check_crcs=check_crcs):
+        yield b
+
+
+def _segment_batches_from(log: Log, offset: int, *, check_crcs: bool = False
+                          ) -> Iterator[tuple[LogSegment, RecordBatch]]:
+    """:func:`batches_from`, each batch with its segment."""
     segs = log.segments
     if not segs:
         return
@@ -294,7 +302,19 @@ def batches_from(log: Log, offset: int, *, check_crcs: bool = False) -> Iterator
             if b.last_offset >= offset:
                 if check_crcs:
                     b.ensure_valid(seg.log_path)
-                yield b
+                yield seg, b
+
+
+def _records(batch, file) -> list:
+    """``batch.records()``; a record-level error (a count the records do not match, a
+    codec that does not decompress, ...) names ``file`` and the batch's byte position."""
+    try:
+        return batch.records()
+    except KafkalogError as e:
+        # a position inside decompressed bytes means nothing in the file: the batch's
+        e.file = os.fspath(file) if e.file is None else e.file
+        e.position = batch.position
+        raise
 
 
 def _segment_largest_timestamp(seg: LogSegment, tidx) -> int | None:
@@ -330,7 +350,7 @@ def offset_for_timestamp(log: Log, timestamp: int, start_offset: int | None = No
         pos = _checked_position(seg, view, oidx, target) if target > seg.base_offset else 0
         for b in FileRecords(view, pos, None, file=seg.log_path).batches():
             if b.max_timestamp >= timestamp and b.last_offset >= start_offset:
-                for r in b.records():
+                for r in _records(b, seg.log_path):
                     if r[1] >= timestamp and r[0] >= start_offset:
                         return r[1], r[0]
     return None
@@ -360,8 +380,8 @@ class TxnState:
         return False
 
 
-def _marker_type(batch) -> int | None:
-    recs = batch.records()
+def _marker_type(batch, file) -> int | None:
+    recs = _records(batch, file)
     if not recs or recs[0][2] is None or len(recs[0][2]) < 4:
         return None
     return _CONTROL_KEY.unpack_from(recs[0][2])[1]
@@ -389,7 +409,7 @@ def scan_transactions(log: Log, end_offset: int | None = None) -> TxnState:
             pid = b[11]
             if attrs & CONTROL_FLAG_MASK:
                 first = open_txns.pop(pid, None)
-                if first is not None and _marker_type(b) == _ABORT:
+                if first is not None and _marker_type(b, seg.log_path) == _ABORT:
                     st.aborted.setdefault(pid, []).append((first, b.last_offset))
             elif pid not in open_txns:
                 open_txns[pid] = b[2]
@@ -426,7 +446,7 @@ def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMIT
     topic = tp.topic if tp else log.directory.name
     part = tp.partition if tp else -1
     n = 0
-    for b in batches_from(log, start_offset, check_crcs=check_crcs):
+    for seg, b in _segment_batches_from(log, start_offset, check_crcs=check_crcs):
         if lso is not None and b.base_offset >= lso:
             return
         if type(b) is RecordBatch:
@@ -440,7 +460,7 @@ def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMIT
         else:
             ts_type = b.timestamp_type
             epoch = None
-        for r in b.records():
+        for r in _records(b, seg.log_path):
             off = r[0]
             if off < start_offset:
                 continue

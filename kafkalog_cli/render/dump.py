@@ -9,7 +9,8 @@ from collections.abc import Iterable
 
 from .encoding import encode_bytes, java_string
 
-_INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded", "controlValue")
+_INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded", "controlValue",
+                         "kafkaText")
 
 
 def _b(v: bool) -> str:
@@ -66,12 +67,17 @@ def kafka_record_line(ev: dict, skip_metadata: bool) -> str:
                 s += f" controlType: {ct}({ev.get('controlTypeId', -1)})"
         parts.append(s)
     prefix = "| " if skip_metadata else " "
-    if "payload" in ev:
-        if ev["key"] is not None:
-            parts.append(f"{prefix}key: {_value_text(ev['key'])}")
-            prefix = " "
-        if ev["payload"] is not None:
-            parts.append(f"{prefix}payload: {_value_text(ev['payload'])}")
+    if "kafkaText" in ev:  # Kafka's parser failed: what its tool prints instead
+        key, payload = ev["kafkaText"]
+    elif "payload" in ev:
+        key, payload = ev["key"], ev["payload"]
+    else:
+        key = payload = None
+    if key is not None:
+        parts.append(f"{prefix}key: {_value_text(key)}")
+        prefix = " "
+    if payload is not None:
+        parts.append(f"{prefix}payload: {_value_text(payload)}")
     return "".join(parts)
 
 

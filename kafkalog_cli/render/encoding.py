@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import base64
 
+from ..format.utf8 import java_utf8
+
 
 def encode_bytes(data, encoding: str) -> tuple[str | None, str | None]:
     """Return ``(text, fallback)``: the encoded text and, when utf8 had to fall back,
@@ -27,5 +29,6 @@ def encode_bytes(data, encoding: str) -> tuple[str | None, str | None]:
 
 def java_string(data) -> str:
     """What Java's ``new String(bytes, UTF_8)`` prints (Kafka's StringDecoder):
-    malformed sequences become U+FFFD."""
-    return bytes(data).decode("utf-8", "replace")
+    malformed sequences become U+FFFD, as many as the JDK's decoder gives
+    (:func:`kafkalog_cli.format.utf8.java_utf8`)."""
+    return java_utf8(data)

@@ -19,8 +19,8 @@ declarations, each declared once and reused by every generated-message schema.
       NumTaggedFields => UnsignedVarint
       [Tag => UnsignedVarint, Size => UnsignedVarint, Data => Size bytes]
 
-Strings decode as Java's ``new String(bytes, UTF_8)`` does: malformed UTF-8 is replaced,
-never an error. A null where the field is not nullable raises
+Strings decode as Java's ``new String(bytes, UTF_8)`` does (``format.utf8.java_utf8``):
+malformed UTF-8 is replaced, as many U+FFFD as the JDK gives, never an error. A null where the field is not nullable raises
 ``construct.ValidationError`` ("non-nullable field was serialized as null"), as Kafka's
 generated readers raise RuntimeException.
 """
@@ -31,6 +31,49 @@ import base64
 import struct
 
 import construct as c
+
+from ..format.utf8 import java_utf8
+
+# -- errors as Kafka's generated readers word them ------------------------------------------
+
+
+class KafkaReadError(c.ValidationError):
+    """A parse failure that also carries the message Kafka's generated reader (and its
+    ``ByteBufferAccessor``) throws for the same bytes, in :attr:`java`: the text
+    DumpLogSegments prints after ``due to:``. A ``{field}`` in it is filled with the name
+    of the field being read by the enclosing message struct (:attr:`field`).
+    """
+
+    def __init__(self, message: str, java: str, *, path=None):
+        super().__init__(message, path=path)
+        self.java_template = java
+        self.field: str | None = None
+        self.in_element = False  # raised reading an element of an array of strings/bytes
+
+    @property
+    def java(self) -> str:
+        return self.java_template.replace("{field}", self.field or "?")
+
+
+def java_message(exc: BaseException) -> str:
+    """What ``getMessage()`` of the exception Kafka's generated reader throws at the same
+    point gives: the :class:`KafkaReadError` text, ``"null"`` for a read past the end
+    (a ``BufferUnderflowException``, which has no message), else kafkalog's own text."""
+    if isinstance(exc, KafkaReadError):
+        return exc.java
+    if isinstance(exc, c.StreamError):
+        return "null"
+    if isinstance(exc, c.ConstructError):
+        return str(exc).split("\n", 1)[-1] if str(exc).startswith("Error in path") else str(exc)
+    return str(exc)
+
+
+def _byte_array_error(what: str, size: int, remaining: int, path) -> KafkaReadError:
+    """ByteBufferAccessor.readArray's refusal (strings, bytes, unknown tagged fields)."""
+    return KafkaReadError(f"{what} of {size} bytes runs past the end ({remaining} left)",
+                          f"Error reading byte array of {size} byte(s): only {remaining} "
+                          "byte(s) available", path=path)
+
 
 # -- fixed-size numbers ---------------------------------------------------------------------
 
@@ -57,8 +100,11 @@ class UnsignedVarint(c.Construct):
             value |= (b & 0x7F) << (7 * i)
             if b < 0x80:
                 return value
-        raise c.ValidationError("Varint is too long, the most significant bit in the 5th byte "
-                                "is set", path=path)
+        # ByteUtils.readUnsignedVarint: the 5th (signed) byte shifted by 28, as an int
+        converted = ((value & 0x0FFFFFFF) | ((b - 256) << 28)) & 0xFFFFFFFF
+        raise KafkaReadError("Varint is too long, the most significant bit in the 5th byte "
+                             "is set", "Varint is too long, the most significant bit in the "
+                             f"5th byte is set, converted value: {converted:x}", path=path)
 
     def _build(self, obj, stream, context, path):
         if not 0 <= obj < 1 << 32:
@@ -149,16 +195,25 @@ class _LengthPrefixed(c.Construct):
             n = _I32.unpack(c.stream_read(stream, 4, path))[0]
         else:
             n = _I16.unpack(c.stream_read(stream, 2, path))[0]
+        what = "string" if self.text else "bytes"
         if n < 0:
             if n == -1 and self.nullable:
                 return None
-            what = "string" if self.text else "bytes"
+            java = "non-nullable field {field} was serialized as null"
             if n == -1:
-                raise c.ValidationError(f"non-nullable {what} field was serialized as null",
-                                        path=path)
-            raise c.ValidationError(f"{what} field had negative length {n}", path=path)
+                raise KafkaReadError(f"non-nullable {what} field was serialized as null",
+                                     java, path=path)
+            if self.nullable:  # Kafka reads any negative length of a nullable field as null
+                java = f"{what} field had negative length {n}"
+            raise KafkaReadError(f"{what} field had negative length {n}", java, path=path)
+        if self.text and n > 0x7FFF:
+            raise KafkaReadError(f"string field had invalid length {n}",
+                                 f"string field {{field}} had invalid length {n}", path=path)
+        remaining = _remaining(stream)
+        if remaining is not None and n > remaining:
+            raise _byte_array_error(what, n, remaining, path)
         data = c.stream_read(stream, n, path)
-        return data.decode("utf-8", "replace") if self.text else data
+        return java_utf8(data) if self.text else data
 
     def _build(self, obj, stream, context, path):
         if obj is None:
@@ -215,14 +270,23 @@ class KafkaArray(c.Subconstruct):
         if n < 0:
             if n == -1 and self.nullable:
                 return None
-            raise c.ValidationError(f"non-nullable array field had count {n}", path=path)
+            raise KafkaReadError(f"non-nullable array field had count {n}",
+                                 "non-nullable field {field} was serialized as null"
+                                 if n == -1 or not self.nullable
+                                 else f"array field had count {n}", path=path)
         # each element takes at least one byte: refuse counts the data cannot hold
         remaining = _remaining(stream)
         if remaining is not None and n > remaining:
-            raise c.ValidationError(f"array count {n} exceeds the {remaining} bytes left",
-                                    path=path)
+            raise KafkaReadError(f"array count {n} exceeds the {remaining} bytes left",
+                                 f"Tried to allocate a collection of size {n}, but there are "
+                                 f"only {remaining} bytes remaining.", path=path)
         parse = self.subcon._parsereport
-        return [parse(stream, context, path) for _ in range(n)]
+        try:
+            return [parse(stream, context, path) for _ in range(n)]
+        except KafkaReadError as e:
+            if e.field is None:  # Kafka names it "<field> element"
+                e.in_element = True
+            raise
 
     def _build(self, obj, stream, context, path):
         if obj is None:
@@ -319,8 +383,11 @@ class TaggedFields(c.Construct):
         for _ in range(count):
             tag = unsigned_varint._parse(stream, context, path)
             size = unsigned_varint._parse(stream, context, path)
-            data = c.stream_read(stream, size, path)
             spec = self.known.get(tag)
+            remaining = _remaining(stream)
+            if spec is None and remaining is not None and size > remaining:
+                raise _byte_array_error("tagged field", size, remaining, path)
+            data = c.stream_read(stream, size, path)
             if spec is None:
                 out.setdefault(UNKNOWN_TAGS, []).append((tag, data))
             else:

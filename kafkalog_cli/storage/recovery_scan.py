@@ -23,7 +23,8 @@ What makes a batch invalid (the scan stops there and the rest of the file is cut
   above the previous batch's last offset, across segments too. (The broker re-creates a
   follower's segment at the batch's base offset rather than append a batch that starts
   below it, ``Partition.appendRecordsToFollowerOrFutureReplica``.) Without ``strict``, a
-  magic above 2 is read as v2, as the broker's iterator does.
+  magic above 2 is read as v2 and a negative one as v0/v1, as the broker's iterator
+  does (the magic is a signed byte).
 """
 
 from __future__ import annotations
@@ -227,6 +228,8 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
             out.partial = True
             break
         magic = mv[pos + 16]
+        if magic > 127:  # a signed byte, as FileLogInputStream reads it
+            magic -= 256
         if magic == 2 or magic > 2 and not strict:
             if size < _MIN_V2_SIZE:
                 error = (f"Record batch is corrupt (the size {size + 12} is smaller than the "
@@ -242,8 +245,9 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
                 error = f"last offset delta {delta} is negative"
                 break
             last = offset + delta
-        elif magic < 2:
-            if magic == 1 and size < 22:
+        elif 0 <= magic < 2 or magic < 0 and not strict:
+            # (LegacyRecord reads every magic but 0 with the v1 layout)
+            if magic != 0 and size < 22:
                 error = f"Record is corrupt (size {size} below the v1 overhead 22)"
                 break
             (crc,) = _LEGACY_CRC.unpack_from(mv, pos + 12)
@@ -253,7 +257,7 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
                 out.crc = (crc, computed)
                 break
             last = offset
-            bmax = _LEGACY_TS.unpack_from(mv, pos + 18)[0] if magic == 1 else NO_TIMESTAMP
+            bmax = _LEGACY_TS.unpack_from(mv, pos + 18)[0] if magic != 0 else NO_TIMESTAMP
             epoch = pid = -1
         else:
             error = f"unknown magic {magic}"

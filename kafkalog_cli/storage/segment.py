@@ -615,12 +615,13 @@ def _batch_summaries(records) -> list[tuple[int, int, int]]:
     while pos + 12 <= n:
         base, length = _HEAD.unpack_from(records, pos)
         size = length + 12
-        if records[pos + 16] >= MAGIC_V2:
+        magic = records[pos + 16]
+        if MAGIC_V2 <= magic < 128:  # a signed byte: 0x80..0xFF are legacy, as in Kafka
             last = base + _LOD.unpack_from(records, pos + 23)[0]
             max_ts = _MAXTS.unpack_from(records, pos + 35)[0]
         else:
             last = base
-            max_ts = _MAXTS.unpack_from(records, pos + 18)[0] if records[pos + 16] else -1
+            max_ts = _MAXTS.unpack_from(records, pos + 18)[0] if magic else -1
         out.append((size, last, max_ts))
         pos += size
     return out

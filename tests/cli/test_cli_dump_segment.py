@@ -336,6 +336,9 @@ def test_index_sanity_check_cli(cli):
     r = cli("dump-segment", bad, "--index-sanity-check", "-o", "kafka")
     assert "passed sanity check" not in r.stdout
     assert "neither positive nor a multiple of 8" in r.stderr
+    # OffsetIndex.sanityCheck throws: Kafka's tool exits 1, a finding here
+    assert r.returncode == 1 and r.stderr.count("\n") == 1
+    assert cli("dump-segment", p, "--index-sanity-check", "-o", "kafka").returncode == 0
 
 
 def test_verify_index_only_mismatches_on_stderr(cli, repo_root):
@@ -346,6 +349,7 @@ def test_verify_index_only_mismatches_on_stderr(cli, repo_root):
         f"Mismatches in :{repo_root / p}",
         "  Index offset: 11, log offset: -1",
     ]
+    assert r.returncode == 0  # mismatches are reported, as Kafka's tool does, exit 0
     t = f"fixtures/logs/corrupt-timeindex-0/{SEG0}.timeindex"
     r = cli("dump-segment", t, "--verify-index-only", "-o", "kafka")
     assert r.stderr.splitlines() == [
@@ -455,6 +459,7 @@ def test_kafka_lines_txn_index(cli, tmp_path):
     assert r.stdout.splitlines() == [f"Dumping {p}"]
     assert r.stderr == (f"Unexpected aborted transaction version 1 in transaction index "
                         f"{p.absolute()}, current version is 0\n")
+    assert r.returncode == 1  # TransactionIndex throws: Kafka's tool exits 1
 
 
 def test_unknown_file_is_ignored_and_the_dump_goes_on(cli, tmp_path):
@@ -476,3 +481,122 @@ def test_unknown_file_is_ignored_and_the_dump_goes_on(cli, tmp_path):
     assert r.returncode == 0
     assert _json_lines(r.stdout) == [{"type": "file", "file": str(other), "kind": "unknown"}]
     assert r.stderr == f"Ignoring unknown file {other}\n"
+
+
+def test_non_consecutive_offsets_on_stderr(cli, tmp_path):
+    """--deep-iteration reports offsets that do not follow each other as Kafka's tool
+    does (stderr, exit 0); the records themselves are printed as usual."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "__consumer_offsets-39"
+    d.mkdir()
+    log = d / f"{SEG0}.log"
+    log.write_bytes(raw_batch(4, [raw_record(0, 0, b"k", None)])
+                    + raw_batch(16, [raw_record(0, 0, b"k", b"v"), raw_record(1, 0, b"k", b"v")]))
+    expected = [f"Non-consecutive offsets in {log.absolute()}", "  -1 is followed by 4",
+                "  4 is followed by 16"]
+    for output in ("kafka", "json"):
+        r = cli("dump-segment", str(log), "--deep-iteration", "--no-decode", "-o", output)
+        assert r.returncode == 0, r.stderr
+        assert r.stderr.splitlines() == expected
+    r = cli("dump-segment", str(log), "-o", "kafka")
+    assert r.returncode == 0 and r.stderr == ""
+
+
+def test_corrupt_records_are_a_finding(cli, tmp_path):
+    """A batch whose CRC is valid but whose records do not match its count: Kafka's tool
+    throws (exit 1); dump-segment prints one line naming the file and the batch's byte
+    position, dumps the rest, and exits 1 in every output."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "cnt-0"
+    d.mkdir()
+    good = raw_batch(0, [raw_record(0, 0, b"k", b"v")])
+    bad = raw_batch(1, [raw_record(0, 0, b"k", b"v")], count=2, last_delta=1)
+    log = d / f"{SEG0}.log"
+    log.write_bytes(good + bad + raw_batch(3, [raw_record(0, 0, b"k", b"v")]))
+    line = f"{log} at byte {len(good)}: Incorrect declared batch size, premature EOF reached"
+    for output in ("kafka", "json", "text"):
+        r = cli("dump-segment", str(log), "--deep-iteration", "-o", output)
+        assert r.returncode == 1, (output, r.stderr)
+        assert line in r.stderr and "Traceback" not in r.stderr
+    r = cli("dump-segment", str(log), "--deep-iteration", "-o", "kafka")
+    assert r.stderr.splitlines() == [line, f"Non-consecutive offsets in {log.absolute()}",
+                                     "  0 is followed by 3"]
+    assert "| offset: 3 " in r.stdout  # the dump went on
+    # without deep iteration no record is read: nothing to report
+    assert cli("dump-segment", str(log), "-o", "kafka").returncode == 0
+
+
+def test_kafka_lines_of_internal_records_kafka_cannot_parse(cli, tmp_path):
+    """--output kafka prints what DumpLogSegments' parsers print when the serde throws:
+    for __consumer_offsets the key 'Unknown record type N at offset X, skipping.' or
+    'Error at offset X, skipping. <message>' and no payload; for __cluster_metadata the
+    payload 'Error at X, skipping. <message>'. JSON keeps the raw bytes. A coordinator
+    record without a key makes Kafka's parser throw: one line on stderr, exit 1."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    def s(x):
+        return struct.pack(">h", len(x)) + x
+
+    commit_key = struct.pack(">h", 1) + s(b"g") + s(b"t") + struct.pack(">i", 0)
+    recs = [raw_record(0, 0, struct.pack(">h", 99) + b"xx", b"\x00\x01abc"),
+            raw_record(1, 0, commit_key, struct.pack(">h", 77) + b"zzzz"),
+            raw_record(2, 0, commit_key, struct.pack(">h", 1) + b"\x00"),
+            raw_record(3, 0, commit_key, None)]
+    d = tmp_path / "__consumer_offsets-0"
+    d.mkdir()
+    log = d / f"{SEG0}.log"
+    log.write_bytes(raw_batch(0, recs))
+    r = cli("dump-segment", str(log), "--print-data-log", "-o", "kafka")
+    assert r.returncode == 0 and r.stderr == ""
+    tails = [ln.split("headerKeys: [] ", 1)[1] for ln in r.stdout.splitlines()[3:]]
+    assert tails == [
+        "key: Unknown record type 99 at offset 0, skipping.",
+        "key: Error at offset 1, skipping. Could not read record with version 77 from value's "
+        "buffer due to: Can't read version 77 of OffsetCommitValue.",
+        "key: Error at offset 2, skipping. Could not read record with version 1 from value's "
+        "buffer due to: null.",
+        'key: {"type":"1","data":{"group":"g","topic":"t","partition":0}} payload: <DELETE>',
+    ]
+    objs = [o for o in _json_lines(cli("dump-segment", str(log), "--print-data-log", "-o",
+                                       "json").stdout) if o["type"] == "record"]
+    assert objs[0]["key"] == {"raw": base64.b64encode(struct.pack(">h", 99) + b"xx").decode()}
+    assert objs[1]["payload"] == {"raw": base64.b64encode(b"\x00\x4dzzzz").decode()}
+    assert objs[0]["decodeFailure"] == "Unknown record type 99 at offset 0, skipping."
+    assert "kafkaText" not in objs[0]
+    # a record without a key
+    log.write_bytes(raw_batch(0, [raw_record(0, 0, None, b"x")]))
+    r = cli("dump-segment", str(log), "--print-data-log", "-o", "kafka")
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[-1].endswith("headerKeys: []")
+    assert r.stderr.splitlines() == [
+        f"{log} at byte 0: Failed to decode message at offset 0 using the specified decoder "
+        "(message had a missing key)"]
+
+    d = tmp_path / "__cluster_metadata-0"
+    d.mkdir()
+    log = d / f"{SEG0}.log"
+    log.write_bytes(raw_batch(0, [raw_record(0, 0, None, bytes([1, 99, 0]) + b"abc"),
+                                  raw_record(1, 0, None, bytes([1, 12, 0, 1]) + b"\x00" * 3)]))
+    r = cli("dump-segment", str(log), "--print-data-log", "-o", "kafka")
+    assert r.returncode == 0 and r.stderr == ""
+    tails = [ln.split("headerKeys: [] ", 1)[1] for ln in r.stdout.splitlines()[3:]]
+    assert tails == [
+        "payload: Error at 0, skipping. org.apache.kafka.common.errors."
+        "UnsupportedVersionException: Unknown metadata id 99",
+        'payload: {"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"",'
+        '"featureLevel":0}}']
+
+
+def test_kafka_lines_replace_bad_utf8_as_java_does(cli, tmp_path):
+    """StringDecoder is new String(bytes, UTF_8): ED A0 80 (a surrogate) is one U+FFFD."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "utf-0"
+    d.mkdir()
+    (d / f"{SEG0}.log").write_bytes(raw_batch(0, [raw_record(
+        0, 0, b"k\xed\xa0\x80", b"a\xed\xa0\x80b", [(b"h\xc0\xaf", b"v")])]))
+    r = cli("dump-segment", str(d), "--print-data-log", "-o", "kafka")
+    assert r.stdout.splitlines()[-1].endswith(
+        "headerKeys: [h\ufffd\ufffd] key: k\ufffd payload: a\ufffdb")

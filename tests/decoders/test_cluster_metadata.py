@@ -127,3 +127,30 @@ def test_bad_control_records_never_raise(type_id, key, value):
     d = decode_control_record(type_id, key, value)
     assert d.warnings
     assert control_text(d)
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (H("0163" "00" "616263"), "org.apache.kafka.common.errors.UnsupportedVersionException: "
+     "Unknown metadata id 99"),
+    (None, "Error while reading frame version"),
+    (b"", "Error while reading frame version"),
+    (H("01"), "Error while reading type"),
+    (H("0102"), "Error while reading version"),
+    (H("01" "ffffffffff"), "Error while reading type"),
+    (H("01" "ffff03" "00"), "Value for type was too large."),
+    (H("00" "02"), "Could not deserialize metadata record with frame version 0. Note that "
+     "upgrades from the preview release of KRaft in 2.8 to newer versions are not supported."),
+    (H("02" "02" "00"), "Could not deserialize metadata record due to unknown frame version "
+     "2(only frame version 1 is supported)"),
+    (H("01" "02" "00" "04666f"), "Failed to deserialize record with type 2"),
+    (H("01" "02" "63" "04666f6f") + TOPIC_ID + H("00"), "Failed to deserialize record with type 2"),
+    (H("01" "02" "00" "04666f6f") + TOPIC_ID + H("00" "0000"),
+     "Found 2 byte(s) of garbage after 2"),
+])
+def test_failure_as_kafka_prints_it(value, message):
+    """ClusterMetadataLogMessageParser: 'Error at <offset>, skipping. <getMessage()>' as
+    the payload (no key) when MetadataRecordSerde.read throws."""
+    d = dec.decode(None, value)
+    assert d.failure is not None and d.failure.in_payload
+    text = f"Error at 12, skipping. {message}"
+    assert d.failure.kafka_key_and_payload(12) == (None, text)

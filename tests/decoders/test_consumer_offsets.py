@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 
+import pytest
+
 from kafkalog_cli.decoders import ConsumerOffsetsDecoder, decoder_for_topic
 from kafkalog_cli.decoders import group_messages as gm
 
@@ -149,3 +151,40 @@ def test_decoder_for_topic():
     assert type(decoder_for_topic("__cluster_metadata-0")).__name__ == "ClusterMetadataDecoder"
     assert decoder_for_topic("orders") is None
     assert decoder_for_topic("orders-0") is None
+
+
+# -- what Kafka's OffsetsMessageParser prints when GroupCoordinatorRecordSerde throws ----------
+
+@pytest.mark.parametrize(("key", "value", "kind", "text"), [
+    (H("0063" "78"), H("0001"), "unknown_type", "Unknown record type 99 at offset 7, skipping."),
+    (H("00"), H("0001"), "error",
+     "Error at offset 7, skipping. Could not read version from key's buffer."),
+    (OFFSET_KEY, H("004d" "7a7a"), "error", "Error at offset 7, skipping. Could not read record "
+     "with version 77 from value's buffer due to: Can't read version 77 of OffsetCommitValue."),
+    (OFFSET_KEY, H("0001" "00"), "error", "Error at offset 7, skipping. Could not read record "
+     "with version 1 from value's buffer due to: null."),
+    (OFFSET_KEY, H("00"), "error",
+     "Error at offset 7, skipping. Could not read version from value's buffer."),
+    (H("0001" "0005" "6731"), None, "error", "Error at offset 7, skipping. Could not read "
+     "record with version 1 from key's buffer due to: Error reading byte array of 5 byte(s): "
+     "only 2 byte(s) available."),
+    (H("0001" "ffff"), H("0001"), "error", "Error at offset 7, skipping. Could not read record "
+     "with version 1 from key's buffer due to: non-nullable field group was serialized as "
+     "null."),
+    (None, H("78"), "missing_key", "Failed to decode message at offset 7 using the specified "
+     "decoder (message had a missing key)"),
+])
+def test_failure_as_kafka_prints_it(key, value, kind, text):
+    d = dec.decode(key, value)
+    assert d.failure is not None and d.failure.kind == kind
+    assert d.failure.text(7) == text
+    # on the key's side, no payload; a missing key prints neither (the tool stops)
+    assert d.failure.kafka_key_and_payload(7) == ((None, None) if kind == "missing_key"
+                                                  else (text, None))
+    assert d.warnings  # and the JSON shape keeps the raw bytes
+    assert "raw" in (d.value or {}) or "raw" in (d.key or {}) or d.tombstone
+
+
+def test_decoded_records_have_no_failure():
+    for value in (OFFSET_VALUE_V1, OFFSET_VALUE_V4, None, OFFSET_VALUE_V1 + b"\x00"):
+        assert dec.decode(OFFSET_KEY, value).failure is None

@@ -69,8 +69,51 @@ def test_malformed_utf8_is_replaced_like_java():
 
 
 def test_truncated_string():
-    with pytest.raises(c.StreamError):
+    # ByteBufferAccessor.readArray refuses it before reading
+    with pytest.raises(fx.KafkaReadError) as e:
         fx.compact_string.parse(bytes.fromhex("0561"))
+    assert fx.java_message(e.value) == "Error reading byte array of 4 byte(s): only 1 byte(s) available"
+
+
+@pytest.mark.parametrize(("con", "data", "java"), [
+    (fx.int32, "0000", "null"),  # BufferUnderflowException: no message
+    (fx.unsigned_varint, "8080", "null"),
+    (fx.unsigned_varint, "ffffffffff", "Varint is too long, the most significant bit in the "
+     "5th byte is set, converted value: ffffffff"),
+    (fx.unsigned_varint, "8080808080", "Varint is too long, the most significant bit in the "
+     "5th byte is set, converted value: 0"),
+    (fx.unsigned_varint, "ffffffff81", "Varint is too long, the most significant bit in the "
+     "5th byte is set, converted value: 1fffffff"),  # (byte) 0x81 << 28, as an int
+    (fx.nullable_bytes, "0000000a00", "Error reading byte array of 10 byte(s): only 1 byte(s) "
+     "available"),
+    (fx.array(fx.int32), "0000000500", "Tried to allocate a collection of size 5, but there "
+     "are only 1 bytes remaining."),
+    (fx.empty_tagged_fields, "010703aa", "Error reading byte array of 3 byte(s): only 1 "
+     "byte(s) available"),
+])
+def test_java_messages_of_read_failures(con, data, java):
+    """java_message gives getMessage() of what Kafka's generated reader throws there."""
+    with pytest.raises(c.ConstructError) as e:
+        con.parse(bytes.fromhex(data))
+    assert fx.java_message(e.value) == java
+
+
+def test_java_message_names_the_field():
+    from kafkalog_cli.decoders.messages import Field, Message
+
+    m = Message("M", valid="0-1", flexible="1+", fields=[
+        Field("a", "int8", "0+"), Field("name", "string", "0+"),
+        Field("names", "[]string", "0+")])
+    with pytest.raises(c.ConstructError) as e:
+        m.parse(bytes.fromhex("01" "ffff"), 0)
+    assert fx.java_message(e.value) == "non-nullable field name was serialized as null"
+    with pytest.raises(c.ConstructError) as e:
+        m.parse(bytes.fromhex("01" "0000" "00000001" "0009"), 0)
+    assert fx.java_message(e.value) == ("Error reading byte array of 9 byte(s): only 0 "
+                                        "byte(s) available")
+    with pytest.raises(c.ConstructError) as e:
+        m.parse(bytes.fromhex("01" "0000" "00000001" "ffff"), 0)
+    assert fx.java_message(e.value) == "non-nullable field names element was serialized as null"
 
 
 @pytest.mark.parametrize(("con", "value", "encoded"), [
@@ -146,3 +189,9 @@ def test_uuid_round_trip(raw):
     text = fx.uuid.parse(raw)
     assert len(text) == 22
     assert fx.uuid.build(text) == raw
+
+
+def test_strings_decode_as_java_strings():
+    # Readable.readString: new String(bytes, UTF_8); a surrogate's 3 bytes are one U+FFFD
+    assert fx.string.parse(bytes.fromhex("0005" "61eda08062")) == "a\ufffdb"
+    assert fx.compact_string.parse(bytes.fromhex("04" "f08080")) == "\ufffd" * 3

@@ -124,3 +124,57 @@ def test_records_count_mismatch_is_invalid_record():
     (b,) = FileRecords(bytes(raw)).batches()
     with pytest.raises(InvalidRecordError):
         b.records()
+
+
+@pytest.mark.parametrize("base_seq,expected", [
+    (-1, [-1, -1, -1]),
+    (-2, [-1, -1, -1]),          # DefaultRecord: baseSequence >= 0 ? increment : NO_SEQUENCE
+    (-(2 ** 31), [-1, -1, -1]),
+    (0, [0, 1, 2]),
+    (2 ** 31 - 2, [2 ** 31 - 2, 2 ** 31 - 1, 0]),  # incrementSequence wraps to 0
+])
+def test_record_sequence_follows_default_record(base_seq, expected):
+    from kafkalog_testkit import raw_batch, raw_record
+
+    data = raw_batch(0, [raw_record(i, 0, b"k", b"v") for i in range(3)], base_seq=base_seq)
+    (b,) = FileRecords(data).batches()
+    assert [b.record_sequence(i) for i in range(3)] == expected
+
+
+@pytest.mark.parametrize("byte", [0x80, 0xFE, 0xFF])
+def test_negative_magic_is_a_legacy_batch(byte):
+    """FileLogInputStream reads the magic as a signed byte: 0x80..0xFF are below
+    MAGIC_VALUE_V2, so the batch is a legacy one (whose CRC-32 then fails), never a v2
+    RecordBatch; scan_batches agrees."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    from kafkalog_cli.format.records import scan_batches
+
+    good = raw_batch(0, [raw_record(0, 0, b"k", b"v")])
+    bad = bytearray(raw_batch(1, [raw_record(0, 0, b"k", b"v")], base_ts=1000))
+    bad[16] = byte
+    data = good + bytes(bad)
+    fr = FileRecords(data)
+    batches = list(fr.batches())
+    assert isinstance(batches[0], RecordBatch)
+    assert all(not isinstance(b, RecordBatch) for b in batches[1:])
+    if len(batches) == 2:  # parsed as a v0/v1 message (v1 layout, as LegacyRecord)
+        b = batches[1]
+        assert isinstance(b, LegacyRecordBatch) and b.magic == byte - 256
+        assert (b.position, b.last_offset, b.is_valid) == (len(good), 1, False)
+    else:
+        assert fr.stop_error is not None and fr.valid_end == len(good)
+    scan = scan_batches(data)
+    assert (scan.batches, scan.records) == (len(batches), 1)
+    assert scan.invalid == [b.position for b in batches if not b.is_valid]
+
+
+def test_header_keys_decode_as_java_strings():
+    """Header keys are Utils.utf8 (new String(bytes, UTF_8)): a surrogate's three bytes
+    are one U+FFFD, not three."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    data = raw_batch(0, [raw_record(0, 0, b"k", b"v", [(b"h\xed\xa0\x80", b"x")])])
+    (b,) = FileRecords(data).batches()
+    (r,) = b.records()
+    assert r.headers[0][0] == "h\ufffd"

@@ -160,16 +160,171 @@ def test_index_sanity_check(fixtures_root, name, ok):
     evs = _events([fixtures_root / name / f"{SEG0}.index"], index_sanity_check=True)
     types = [e["type"] for e in evs]
     assert types == (["file", "index_sane"] if ok else ["file", "diagnostic"])
+    if not ok:  # Kafka's sanityCheck throws: corrupt data, not a mismatch
+        assert evs[1]["error"] is True and evs[1]["kind"] == "corrupt_index"
+
+
+def test_corrupt_records_and_mismatches_are_told_apart(tmp_path, fixtures_root):
+    """Record-level corruption (where Kafka's tool throws) is a diagnostic with
+    ``error: True`` naming the file and the batch's position; index-vs-log mismatches
+    (Kafka prints them and exits 0) are not errors."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "cnt-0"
+    d.mkdir()
+    good = raw_batch(0, [raw_record(0, 0, b"k", b"v")])
+    bad = raw_batch(1, [raw_record(0, 0, b"k", b"v")], count=2, last_delta=1)
+    log = d / f"{SEG0}.log"
+    log.write_bytes(good + bad)
+    (diag,) = [e for e in _events([log], deep_iteration=True) if e["type"] == "diagnostic"]
+    assert (diag["error"], diag["kind"], diag["position"]) == (True, "corrupt_record", len(good))
+    assert diag["message"] == (f"{log} at byte {len(good)}: Incorrect declared batch size, "
+                               "premature EOF reached")
+    # the time index check reads the same records: the same error, not a mismatch
+    (d / f"{SEG0}.index").write_bytes(b"")
+    (d / f"{SEG0}.timeindex").write_bytes(struct.pack(">qi", 1000, 2))  # bad's last offset
+    diags = [e for e in _events([d / f"{SEG0}.timeindex"]) if e["type"] == "diagnostic"]
+    assert [(e.get("error"), e.get("position")) for e in diags] == [(True, len(good))]
+    mism = [e for e in _events([fixtures_root / "corrupt-index-position-0" / f"{SEG0}.index"])
+            if e["type"] == "diagnostic"]
+    assert mism and not any(e.get("error") for e in mism)
 
 
 @pytest.mark.corpus
 def test_corpus_dumps_with_deep_iteration_without_error(corpus_root):
-    """Every .log of the corpus dumps with deep iteration: no diagnostics, no invalid
-    bytes, and one record event per record (CATALOG: 704676 records in .log files)."""
+    """Every .log of the corpus dumps with deep iteration: no diagnostics but the
+    non-consecutive offsets of compacted or later segments (exactly the gaps of the
+    records dumped, from -1), no invalid bytes, and one record event per record
+    (CATALOG: 704676 records in .log files)."""
     logs = sorted(corpus_root.rglob("*.log"))
     records = 0
+    offsets: dict[str, list[int]] = {}
+    reported: dict[str, list[tuple[int, int]]] = {}
+    file = None
     for ev in dump([str(p) for p in logs], DumpOptions(deep_iteration=True)):
         t = ev["type"]
+        if t == "file":
+            file = ev["file"]
+        elif t == "diagnostic" and ev.get("kind") == "non_consecutive_offsets":
+            assert ev["file"] == file
+            reported[file] = [(g["offset"], g["nextOffset"]) for g in ev["nonConsecutive"]]
+            continue
         assert t not in ("diagnostic", "invalid_bytes"), ev
-        records += t == "record"
+        if t == "record":
+            records += 1
+            offsets.setdefault(file, []).append(ev["offset"])
     assert records == 704676
+    expected = {}
+    for f, offs in offsets.items():
+        pairs = zip([-1, *offs[:-1]], offs, strict=True)
+        gaps = sorted({a: b for a, b in pairs if b != a + 1}.items())
+        if gaps:
+            expected[f] = gaps
+    assert reported == expected and len(reported) > 10
+
+
+def test_record_sequence_is_no_sequence_for_any_negative_base_sequence(tmp_path):
+    """DefaultRecord.sequence: baseSequence >= 0 ? incrementSequence(..) : NO_SEQUENCE, so a
+    base sequence of -2 gives -1 on every record (the batch's lastSequence still adds the
+    delta: DefaultRecordBatch.lastSequence checks only NO_SEQUENCE)."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "t-0"
+    d.mkdir()
+    (d / f"{SEG0}.log").write_bytes(raw_batch(
+        0, [raw_record(0, 0, b"k", b"v"), raw_record(1, 0, None, None)], base_seq=-2, pid=5,
+        epoch=0))
+    evs = _events([d / f"{SEG0}.log"], deep_iteration=True)
+    (batch,) = [e for e in evs if e["type"] == "batch"]
+    assert (batch["baseSequence"], batch["lastSequence"]) == (-2, -1)
+    assert [e["sequence"] for e in evs if e["type"] == "record"] == [-1, -1]
+
+
+def test_time_index_log_timestamp_starts_from_no_timestamp(tmp_path):
+    """dumpTimeIndex: maxTimestamp starts at NO_TIMESTAMP (-1) and takes
+    max(maxTimestamp, record.timestamp), so a batch whose timestamps are all below -1
+    has log timestamp -1."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "negts-0"
+    d.mkdir()
+    b0 = raw_batch(0, [raw_record(0, 0, b"k", b"v"), raw_record(1, -3, b"k", b"v")],
+                   base_ts=-5, max_ts=-5)
+    b1 = raw_batch(2, [raw_record(0, 0, b"k", b"v")], base_ts=-7, max_ts=-7)
+    (d / f"{SEG0}.log").write_bytes(b0 + b1)
+    (d / f"{SEG0}.index").write_bytes(b"")
+    (d / f"{SEG0}.timeindex").write_bytes(struct.pack(">qi", -5, 1) + struct.pack(">qi", -3, 2))
+    evs = _events([d / f"{SEG0}.timeindex"])
+    diags = [e["message"] for e in evs if e["type"] == "diagnostic"]
+    full = (d / f"{SEG0}.timeindex").absolute()
+    assert diags[0].splitlines() == [
+        f"Found timestamp mismatch in :{full}",
+        "  Index timestamp: -5, log timestamp: -1",
+        "  Index timestamp: -3, log timestamp: -1",
+    ]
+
+
+def _gap_log(tmp_path, offsets_per_batch):
+    """A .log of one batch per list of absolute offsets (deltas from the first)."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "gaps-0"
+    d.mkdir(exist_ok=True)
+    data = b"".join(
+        raw_batch(offs[0], [raw_record(o - offs[0], 0, b"k", b"v") for o in offs],
+                  last_delta=offs[-1] - offs[0])
+        for offs in offsets_per_batch)
+    log = d / f"{SEG0}.log"
+    log.write_bytes(data)
+    return log
+
+
+def _non_consecutive(evs):
+    return [e for e in evs if e["type"] == "diagnostic"
+            and e.get("kind") == "non_consecutive_offsets"]
+
+
+def test_non_consecutive_offsets_with_deep_iteration(tmp_path):
+    """DumpLogSegments.dumpBatchRecords: with deep iteration (or print-data-log), each
+    record whose offset is not the previous one's + 1 (from -1) is collected per file and
+    printed as 'Non-consecutive offsets in <absolute path>' / '  A is followed by B', by
+    A (a TreeMap: a later pair with the same A replaces the earlier one)."""
+    log = _gap_log(tmp_path, [[4], [16, 17], [0, 2], [0, 3]])
+    for kw in ({"deep_iteration": True}, {"print_data_log": True}):
+        evs = _events([log], **kw)
+        (d,) = _non_consecutive(evs)
+        assert evs[-1] is d  # after the file's dump
+        assert d["message"].splitlines() == [
+            f"Non-consecutive offsets in {log.absolute()}",
+            "  -1 is followed by 4",
+            "  0 is followed by 3",
+            "  2 is followed by 0",
+            "  4 is followed by 16",
+            "  17 is followed by 0",
+        ]
+        assert d["nonConsecutive"][0] == {"offset": -1, "nextOffset": 4}
+    # shallow iteration reads no record: nothing to compare
+    assert not _non_consecutive(_events([log]))
+
+
+def test_consecutive_offsets_from_zero_report_nothing(fixtures_root):
+    # legacy-v1-0 holds a gzip wrapper: its inner offsets are the records compared
+    for part in ("plain-0", "legacy-v1-0", "txn-0"):
+        assert not _non_consecutive(_events([fixtures_root / part], deep_iteration=True))
+    # a later segment starts above 0: '-1 is followed by <base offset>', per file
+    evs = _events([fixtures_root / "multi-0"], deep_iteration=True)
+    got = [(e["file"].rsplit("/", 1)[1], e["nonConsecutive"]) for e in _non_consecutive(evs)]
+    assert got == [("00000000000000000088.log", [{"offset": -1, "nextOffset": 88}]),
+                   ("00000000000000000164.log", [{"offset": -1, "nextOffset": 164}])]
+
+
+def test_non_consecutive_offsets_after_a_seek(tmp_path):
+    """With --start-offset the dump does not begin at the file's first record: the first
+    record dumped is not compared with -1, the ones after it are."""
+    log = _gap_log(tmp_path, [[0, 1], [5, 6], [9]])
+    evs = _events([log], deep_iteration=True, start_offset=5)
+    (d,) = _non_consecutive(evs)
+    assert d["nonConsecutive"] == [{"offset": 6, "nextOffset": 9}]
+    evs = _events([log], deep_iteration=True, start_offset=6)
+    (d,) = _non_consecutive(evs)
+    assert d["nonConsecutive"] == [{"offset": 6, "nextOffset": 9}]

@@ -171,3 +171,18 @@ def test_not_kafka(tmp_path):
                        cwd=WT, capture_output=True, text=True)
     assert r.returncode == 3 and "no log directory" in r.stderr
 
+
+
+def test_negative_magic_is_listed_not_a_crash(tmp_path):
+    """A batch whose magic byte is 0x80..0xFF is a legacy batch with a negative magic
+    (Kafka reads a signed byte): describe lists the magic and goes on."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "negmagic-0"
+    d.mkdir()
+    good = raw_batch(0, [raw_record(0, 0, b"k", b"v")])
+    bad = bytearray(raw_batch(1, [raw_record(0, 0, b"k", b"v")]))
+    bad[16] = 0xFF
+    (d / "00000000000000000000.log").write_bytes(good + bytes(bad))
+    (p,) = [p for t in describe([d]).to_dict()["logDirs"][0]["topics"] for p in t["partitions"]]
+    assert p["magics"] == [-1, 2] and p["batches"] == 2

@@ -105,3 +105,23 @@ def test_cli_legacy_messages(tmp_path):
         + build_legacy_message(1, None, b"v1", magic=1, timestamp=77))
     r = _cli("read", d, "--property", "print.timestamp=true", "--property", "print.key=true")
     assert r.stdout == b"NO_TIMESTAMP\tk0\tv0\nCreateTime:77\tnull\tv1\n"
+
+
+def test_corrupt_records_name_the_file_and_position(tmp_path):
+    """A batch whose records do not match its count (CRC valid): read stops with one line
+    naming the segment file and the batch's byte position (exit 3, as for a CRC error)."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "cnt-0"
+    d.mkdir()
+    good = raw_batch(0, [raw_record(0, 0, b"k", b"v")])
+    bad = raw_batch(1, [raw_record(0, 0, b"k", b"v")], count=2, last_delta=1)
+    log = d / "00000000000000000000.log"
+    log.write_bytes(good + bad)
+    for extra in ((), ("--isolation-level", "read_committed"), ("-o", "json")):
+        r = subprocess.run([sys.executable, "-m", "kafkalog_cli", "read", str(d), *extra],
+                           cwd=WT, capture_output=True, text=True)
+        assert r.returncode == 3
+        assert r.stderr.splitlines() == [
+            f"error: {log} at byte {len(good)}: Incorrect declared batch size, premature EOF "
+            "reached"], r.stderr

@@ -176,7 +176,7 @@ def test_crc_mismatch_carries_both_crcs():
     assert str(r.error) == f"x.log at byte {len(a)}: {s.reason}"
 
 
-@pytest.mark.parametrize("magic", [3, 127, 130, 255])
+@pytest.mark.parametrize("magic", [3, 127])
 def test_unknown_magic(magic):
     a, b = _v2(0), _v2(1, epoch=4)
     b[16] = magic  # outside the CRC
@@ -187,6 +187,22 @@ def test_unknown_magic(magic):
     # the broker's iterator reads magic >= 2 as v2: CRC-32C, epochs
     r = rebuild_indexes(data, 0, strict=False)
     assert (r.valid_bytes, r.error, r.epochs) == (len(data), None, [(0, 0), (4, 1)])
+
+
+@pytest.mark.parametrize("byte", [128, 130, 255])
+def test_negative_magic(byte):
+    """The magic is a signed byte (FileLogInputStream: ``magic < MAGIC_VALUE_V2`` -> a
+    legacy batch): 0x80..0xFF are magics -128..-1, never v2."""
+    a, b = _v2(0), _v2(1, epoch=4)
+    b[16] = byte  # outside the CRC-32C, inside the legacy CRC-32
+    data = bytes(a + b)
+    s = scan_log(data, 0)
+    assert (s.valid_bytes, s.reason) == (len(a), f"unknown magic {byte - 256}")
+    # the broker reads it as a v0/v1 message: its CRC-32 (the leader epoch's bytes) fails
+    r = rebuild_indexes(data, 0, strict=False)
+    stored = struct.unpack_from(">I", b, 12)[0]
+    assert (r.valid_bytes, r.epochs) == (len(a), [(0, 0)])
+    assert isinstance(r.error, CrcMismatchError) and r.error.stored == stored
 
 
 def test_offsets_strict_and_broker_rules():

@@ -59,6 +59,13 @@ def dump_segment(
 ) -> None:
     """Dump batches, records and index entries of segment files.
 
+    Exit status: 0 when every file reads cleanly (index-vs-log mismatches, non-consecutive
+    offsets and a corrupt producer snapshot are reported on stderr but, as in Kafka's
+    tool, leave it 0), 1 when the dump found corrupt data (bytes after the last whole
+    batch, a batch failing its CRC check, records that do not decode, an index failing
+    --index-sanity-check, a .txnindex entry of an unknown version), 2 for usage errors,
+    3 for unreadable input or a .log holding no whole batch.
+
     \b
     Examples:
       kafkalog dump-segment fixtures/logs/plain-0 --print-data-log
@@ -83,7 +90,8 @@ def dump_segment(
         start_offset=start_offset, end_offset=end_offset)
     invalid: list[dict] = []
     bad_crc: dict[str, list[int]] = {}
-    events = _watch_invalid(dump(paths, opts), invalid, bad_crc)
+    errors: list[dict] = []
+    events = _watch_invalid(dump(paths, opts), invalid, bad_crc, errors)
     if output is None:
         output = DumpOutput.text if sys.stdout.isatty() else DumpOutput.kafka
     if output is DumpOutput.json:
@@ -92,13 +100,15 @@ def dump_segment(
         render.write_kafka(events, skip_record_metadata=skip_record_metadata)
     else:
         render.write_rich(events, skip_record_metadata=skip_record_metadata)
-    if invalid or bad_crc:
+    if invalid or bad_crc or errors:
         _report_invalid(invalid, bad_crc)
 
 
-def _watch_invalid(events, invalid: list, bad_crc: dict):
-    """Pass ``events`` through, collecting ``invalid_bytes`` events in ``invalid`` and the
-    positions of batches that fail their CRC check (``isvalid: false``) by file."""
+def _watch_invalid(events, invalid: list, bad_crc: dict, errors: list):
+    """Pass ``events`` through, collecting ``invalid_bytes`` events in ``invalid``, the
+    positions of batches that fail their CRC check (``isvalid: false``) by file, and the
+    diagnostics of corrupt data (``"error": True``: already one line on stderr each) in
+    ``errors``."""
     for ev in events:
         t = ev["type"]
         if t == "batch":
@@ -106,14 +116,18 @@ def _watch_invalid(events, invalid: list, bad_crc: dict):
                 bad_crc.setdefault(ev["file"], []).append(ev["position"])
         elif t == "invalid_bytes":
             invalid.append(ev)
+        elif t == "diagnostic" and ev.get("error"):
+            errors.append(ev)
         yield ev
 
 
 def _report_invalid(invalid: list[dict], bad_crc: dict[str, list[int]]) -> None:
-    """One line per damaged file on stderr. A file with no whole batch from its first byte
-    is not a readable Kafka log (exit 3); a valid log with bad trailing bytes (a truncated
-    or preallocated tail, as Kafka reports it) or with batches failing their CRC check is
-    a finding (exit 1)."""
+    """One line per damaged file on stderr, then exit. A file with no whole batch from its
+    first byte is not a readable Kafka log (exit 3); a valid log with bad trailing bytes
+    (a truncated or preallocated tail, as Kafka reports it), with batches failing their
+    CRC check, or any other corrupt data the dump reported (records that do not decode,
+    an index failing the sanity check: where Kafka's tool throws and exits 1) is a
+    finding (exit 1)."""
     from ...errors import KafkalogError
     from ...render.consoles import error
 
