@@ -98,9 +98,13 @@ def test_delayed_fetch_wakes_on_append(server, raw):
     assert _p(fetch(c, "t", 0, wait=300))["records"] == b""
     assert time.monotonic() - t0 >= 0.25  # waited maxWaitMs for minBytes
     producer = raw()
-    threading.Timer(0.2, lambda: produce(producer, "t", batch(2))).start()
+    timer = threading.Timer(0.2, lambda: produce(producer, "t", batch(2)))
+    timer.start()
     t0 = time.monotonic()
     res = _p(fetch(c, "t", 0, wait=5000))
+    # the fetch may answer as soon as the batch is appended, before the producer has read
+    # its own response: wait for it, or teardown closes the producer's socket under it
+    timer.join(10)
     assert _offsets(res["records"]) == [(0, 1)]
     assert time.monotonic() - t0 < 3
 
