@@ -475,6 +475,10 @@ def offset_range(pd: PartitionDir, opts: ReadOptions) -> tuple[int | None, int |
         if e == EARLIEST:
             return None
         end = None if e == LATEST else e
+    if opts.read_committed:
+        lso = last_stable_offset(pd)
+        if lso is not None:
+            end = lso if end is None else min(end, lso)
     if start is not None and end is not None:
         if end < start and ts is None:
             # KafkaOffsetReader / the batch's offset ranges: an explicit start after an
@@ -486,6 +490,82 @@ def offset_range(pd: PartitionDir, opts: ReadOptions) -> tuple[int | None, int |
         if end <= start:
             return None
     return start, end
+
+
+def last_stable_offset(pd: PartitionDir) -> int | None:
+    """Where a ``read_committed`` consumer stops in this partition: the first offset of
+    the earliest transaction still open at the end of the log (ProducerStateManager
+    .firstUnstableOffset), or None when no transaction is open.
+
+    As the broker loads its producer state: from the latest ``<offset>.snapshot`` (its
+    entries' ``currentTxnFirstOffset``), then the batch headers from that offset on (the
+    active segment, since a snapshot is written at every roll); a transaction ends at a
+    control batch of its producer. Without a usable snapshot (none, unreadable, or above
+    the log end offset), the headers of every segment. Corrupt data ends the walk (the
+    read itself reports it)."""
+    from ..schema.producer_snapshot import parse_snapshot
+
+    try:
+        snaps = sorted(int(n[:-9]) for n in os.listdir(pd.directory)
+                       if n.endswith(".snapshot") and n[:-9].isdigit())
+    except OSError:
+        snaps = []
+    if snaps and pd.bases and snaps[-1] >= pd.bases[0]:
+        path = os.path.join(pd.directory, f"{snaps[-1]:020d}.snapshot")
+        try:
+            with open(path, "rb") as f:
+                entries = parse_snapshot(f.read(), file=path)
+        except (OSError, KafkalogError):
+            entries = None
+        if entries is not None:
+            open_txns = {e.producer_id: e.current_txn_first_offset for e in entries
+                         if e.current_txn_first_offset >= 0}
+            if _walk_transactions(pd, open_txns, snaps[-1]) >= snaps[-1]:
+                return min(open_txns.values()) if open_txns else None
+    open_txns = {}
+    _walk_transactions(pd, open_txns, 0)
+    return min(open_txns.values()) if open_txns else None
+
+
+def _walk_transactions(pd: PartitionDir, open_txns: dict[int, int], start: int) -> int:
+    """Update ``open_txns`` (``{producer id: first offset}``) from the headers of the
+    batches ending at or after ``start``; returns the log end offset seen."""
+    from ..format.records import RecordBatch
+    from ..storage.segment import open_view
+
+    leo = 0
+    for i, base in enumerate(pd.bases):
+        if i + 1 < len(pd.bases) and pd.bases[i + 1] <= start:
+            continue  # wholly below ``start``
+        leo = max(leo, base)
+        path = os.path.join(pd.directory, f"{base:020d}{LOG_FILE_SUFFIX}")
+        try:
+            view = open_view(path)
+        except KafkalogError:
+            break
+        try:
+            for b in FileRecords(view, file=path).batches():
+                leo = b.next_offset
+                if type(b) is not RecordBatch or b.last_offset < start or \
+                        not b.is_transactional:
+                    continue
+                pid = b.producer_id
+                if b.is_control:
+                    open_txns.pop(pid, None)
+                elif pid not in open_txns:
+                    open_txns[pid] = b.base_offset
+        except KafkalogError:
+            return leo
+        finally:
+            _release(view)
+    return leo
+
+
+def _release(view) -> None:
+    obj = getattr(view, "obj", None)
+    view.release()
+    if obj is not None and hasattr(obj, "close"):
+        obj.close()
 
 
 # -- splits --------------------------------------------------------------------------------

@@ -166,3 +166,81 @@ def test_equal_start_and_end_is_an_empty_range(multi):
     got, _ = read([multi], startingOffsets={"multi": {"0": 100}},
                   endingOffsets={"multi": {"0": 100}})
     assert got == []
+
+
+# -- read_committed stops at the last stable offset ------------------------------------------
+
+def _txn_partition(root: Path, *, close_at_end: bool = False, snapshot: int | None = None,
+                   two_segments: bool = False) -> Path:
+    """``t-0``: pid 1 commits offsets 0-1 (marker 2); pid 2 opens a transaction at 3-4;
+    plain records 5-6; pid 2's COMMIT at 7 when ``close_at_end``. ``snapshot``: a producer
+    snapshot at that offset with pid 2's transaction open from 3 (as the broker writes at
+    a roll); ``two_segments``: the log rolled at offset 5."""
+    from spark_fixtures import write_segment
+
+    from kafkalog_cli.format.builder import build_batch, build_control_batch
+    from kafkalog_cli.schema.producer_snapshot import ProducerStateEntry, build_snapshot
+
+    T = 1_700_000_000_000
+
+    def data(base, pid, n, txn):
+        return build_batch([(T + base + i, None, b"v%d" % (base + i), ()) for i in range(n)],
+                           base_offset=base, is_transactional=txn,
+                           producer_id=pid if txn else -1, producer_epoch=0 if txn else -1,
+                           base_sequence=0 if txn else -1)
+
+    batches = [data(0, 1, 2, True),
+               build_control_batch(1, base_offset=2, timestamp=T, producer_id=1,
+                                   producer_epoch=0),
+               data(3, 2, 2, True), data(5, 0, 2, False)]
+    if close_at_end:
+        batches.append(build_control_batch(1, base_offset=7, timestamp=T, producer_id=2,
+                                           producer_epoch=0))
+    d = root / "t-0"
+    if two_segments:
+        write_segment(d, 0, batches[:3])
+        write_segment(d, 5, batches[3:])
+    else:
+        write_segment(d, 0, batches)
+    if snapshot is not None:
+        (d / f"{snapshot:020d}.snapshot").write_bytes(build_snapshot([
+            ProducerStateEntry(producer_id=2, producer_epoch=0, last_sequence=1,
+                               last_offset=4, offset_delta=1, timestamp=T,
+                               coordinator_epoch=0, current_txn_first_offset=3)]))
+    return d
+
+
+def _values(got) -> list[bytes]:
+    return [r["value"] for r in got]
+
+
+@pytest.mark.parametrize("layout", [{}, {"two_segments": True, "snapshot": 5},
+                                    {"snapshot": 99}])  # 99: stray, above the log end
+def test_read_committed_stops_at_the_last_stable_offset(tmp_path, layout):
+    """A consumer with isolation.level=read_committed reads up to the LSO: the first
+    offset of pid 2's open transaction (3), so the plain records after it (5-6) are not
+    returned either; read_uncommitted returns every data record."""
+    d = _txn_partition(tmp_path / "logs", **layout)
+    assert plan.last_stable_offset(plan.discover([str(d)])[0]) == 3
+    got, _ = read([d], isolationLevel="read_committed")
+    assert _values(got) == [b"v0", b"v1"]
+    got, _ = read([d], isolationLevel="read_uncommitted")
+    assert _values(got) == [b"v0", b"v1", b"v3", b"v4", b"v5", b"v6"]
+
+
+def test_read_committed_after_the_transaction_ends(tmp_path):
+    d = _txn_partition(tmp_path / "logs", close_at_end=True)
+    assert plan.last_stable_offset(plan.discover([str(d)])[0]) is None
+    got, _ = read([d], isolationLevel="read_committed")
+    assert _values(got) == [b"v0", b"v1", b"v3", b"v4", b"v5", b"v6"]
+
+
+def test_last_stable_offset_walks_only_what_follows_the_snapshot(tmp_path, monkeypatch):
+    from kafkalog_cli.storage import segment
+
+    d = _txn_partition(tmp_path / "logs", two_segments=True, snapshot=5)
+    opened = []
+    real = segment.open_view
+    monkeypatch.setattr(segment, "open_view", lambda p: opened.append(Path(p).name) or real(p))
+    assert plan.last_stable_offset(plan.discover([str(d)])[0]) == 3
+    assert opened == [f"{5:020d}.log"]
