@@ -308,8 +308,16 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
         UnreadableError: the directory cannot be listed.
     """
     d = Path(directory)
-    tp = parse_partition_dir_name(d.name) or TopicPartition(d.name, -1)
+    tp = parse_partition_dir_name(d.name)
+    refused = tp is None
+    if refused:
+        tp = TopicPartition(d.name, -1)
     info = PartitionInfo(path=str(d), topic=tp.topic, partition=tp.partition)
+    if refused:
+        # LogManager.loadLog -> UnifiedLog.parseTopicPartitionName refuses such a
+        # directory (and takes the log directory offline)
+        info.errors.append(f"{d}: the directory name is not in the form of <topic>-<partition>"
+                           " (a broker refuses to load it)")
     for s in _PARTITION_DIR_STATES:
         if d.name.endswith("-" + s) and "." in d.name:
             info.state = s

@@ -186,3 +186,22 @@ def test_negative_magic_is_listed_not_a_crash(tmp_path):
     (d / "00000000000000000000.log").write_bytes(good + bytes(bad))
     (p,) = [p for t in describe([d]).to_dict()["logDirs"][0]["topics"] for p in t["partitions"]]
     assert p["magics"] == [-1, 2] and p["batches"] == 2
+
+
+def test_partition_dir_with_a_name_a_broker_refuses(tmp_path):
+    """A partition copied under another name (``backup``) is still summarised, as
+    partition -1, but the name is an error: UnifiedLog.parseTopicPartitionName refuses
+    it and the broker takes the log directory offline."""
+    import shutil
+
+    src = Path(__file__).resolve().parents[2] / "fixtures" / "logs" / "plain-0"
+    d = tmp_path / "backup"
+    shutil.copytree(src, d)
+    res = describe([d])
+    (p,) = [p for ld in res.log_dirs for t in ld.topics for p in t.partitions]
+    assert (p.topic, p.partition) == ("backup", -1) and p.records > 0
+    assert p.errors == [f"{d}: the directory name is not in the form of <topic>-<partition> "
+                        "(a broker refuses to load it)"]
+    assert not res.ok
+    ok = describe([src])
+    assert ok.ok
