@@ -296,14 +296,17 @@ class GroupCoordinator:
                 return Errors.NONE
             return Errors.ILLEGAL_GENERATION
         self._expire(group)
-        if generation < 0 and not member_id and group.state == EMPTY:
+        # ClassicGroup.validateOffsetCommit: member, then generation, then state. A commit
+        # of the current generation is accepted in PreparingRebalance (a consumer commits
+        # its revoked partitions before rejoining); CompletingRebalance is refused.
+        if generation < 0 and group.state == EMPTY:
             return Errors.NONE
         member = group.members.get(member_id)
         if member is None:
             return Errors.UNKNOWN_MEMBER_ID
         if generation != group.generation:
             return Errors.ILLEGAL_GENERATION
-        if group.state == PREPARING:
+        if group.state == COMPLETING:
             return Errors.REBALANCE_IN_PROGRESS
         member.last_seen = time.monotonic()
         return Errors.NONE

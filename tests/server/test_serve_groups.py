@@ -155,3 +155,50 @@ def test_kafka_python_group_consumer_commits(log_dir):
         assert c.position(tp) == 20
         c.close()
     assert got == [b"v%d" % i for i in range(20)]
+
+
+def _commit(c, generation, member_id, offset, group="g"):
+    r = c.request(COMMIT, 7, {"groupId": group, "generationIdOrMemberEpoch": generation,
+                              "memberId": member_id, "groupInstanceId": None,
+                              "topics": [{"name": "t", "partitions": [
+                                  {"partitionIndex": 0, "committedOffset": offset,
+                                   "committedLeaderEpoch": -1, "committedMetadata": ""}]}]})
+    return r["topics"][0]["partitions"][0]["errorCode"]
+
+
+def _stable_single(c, group="g", session=10000, rebalance=5000):
+    """A alone in generation 1, Stable; returns its member id."""
+    ma = _join(c, 3, group=group, session=session, rebalance=rebalance)["memberId"]
+    c.request(SYNC, 3, {"groupId": group, "generationId": 1, "memberId": ma,
+                        "groupInstanceId": None,
+                        "assignments": [{"memberId": ma, "assignment": b"all"}]})
+    return ma
+
+
+def _await_rebalance(c, generation, member_id, group="g"):
+    for _ in range(100):
+        e = c.request(HEARTBEAT, 3, {"groupId": group, "generationId": generation,
+                                     "memberId": member_id, "groupInstanceId": None})
+        if e["errorCode"] == Errors.REBALANCE_IN_PROGRESS:
+            return
+    raise AssertionError("the group did not start a rebalance")
+
+
+def test_commit_during_rebalance(server, raw):
+    """ClassicGroup.validateOffsetCommit: a commit of the current generation is taken in
+    PreparingRebalance (the revoked partitions' offsets), refused in CompletingRebalance."""
+    a, b = raw(), raw()
+    create_topic(a, "t")
+    ma = _stable_single(a)
+    result = {}
+    t = threading.Thread(target=lambda: result.update(b=_join(b, 3)))
+    t.start()
+    _await_rebalance(a, 1, ma)
+    assert _commit(a, 1, ma, 42) == 0
+    ra = _join(a, 3, ma)
+    t.join(10)
+    assert ra["generationId"] == 2
+    assert _commit(a, 2, ma, 43) == Errors.REBALANCE_IN_PROGRESS
+    r = a.request(OFFSET_FETCH, 7, {"groupId": "g", "topics": [
+        {"name": "t", "partitionIndexes": [0]}], "requireStable": False})
+    assert r["topics"][0]["partitions"][0]["committedOffset"] == 42
