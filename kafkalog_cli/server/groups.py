@@ -70,6 +70,9 @@ class Group:
     #: (topic, partition) -> (offset, leader epoch, metadata)
     offsets: dict[tuple[str, int], tuple[int, int, str]] = field(default_factory=dict)
     timer: asyncio.TimerHandle | None = None
+    #: members of this generation that have not sent SyncGroup yet, and their deadline
+    pending_sync: set[str] = field(default_factory=set)
+    sync_timer: asyncio.TimerHandle | None = None
 
     def protocols(self) -> set[str]:
         """The protocols every member supports."""
@@ -146,6 +149,7 @@ class GroupCoordinator:
             # members waiting in SyncGroup must rejoin
             for m in group.members.values():
                 _resolve(m, "sync", {"errorCode": int(Errors.REBALANCE_IN_PROGRESS)})
+        self._remove_sync_expiration(group)
         group.state = PREPARING
         timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
         if group.timer is not None:
@@ -192,6 +196,41 @@ class GroupCoordinator:
                 "leader": group.leader, "memberId": m.member_id,
                 "members": all_members if m.member_id == group.leader else []})
             m.last_seen = time.monotonic()
+        # schedulePendingSync: the members that do not sync within the rebalance timeout
+        # are removed (expirePendingSync)
+        group.pending_sync = set(group.members)
+        timeout = max(m.rebalance_timeout_ms for m in group.members.values())
+        group.sync_timer = asyncio.get_running_loop().call_later(
+            timeout / 1000, self._expire_pending_sync, group, group.generation)
+
+    def _remove_sync_expiration(self, group: Group) -> None:
+        group.pending_sync.clear()
+        if group.sync_timer is not None:
+            group.sync_timer.cancel()
+            group.sync_timer = None
+
+    def _expire_pending_sync(self, group: Group, generation: int) -> None:
+        """GroupMetadataManager.expirePendingSync: drop the members of this generation that
+        never sent SyncGroup and rebalance (the followers waiting for a leader that did not
+        sync get ``REBALANCE_IN_PROGRESS``)."""
+        group.sync_timer = None
+        if generation != group.generation or group.state not in (COMPLETING, STABLE):
+            return
+        if not group.pending_sync:
+            return
+        for mid in list(group.pending_sync):
+            member = group.members.pop(mid, None)
+            if member is not None:
+                _resolve(member, "sync", {"errorCode": int(Errors.UNKNOWN_MEMBER_ID)})
+        group.pending_sync.clear()
+        self._membership_changed(group)
+
+    def _synced(self, group: Group, member_id: str) -> None:
+        """removePendingSyncMember: the deadline is lifted once every member synced."""
+        group.pending_sync.discard(member_id)
+        if not group.pending_sync and group.sync_timer is not None:
+            group.sync_timer.cancel()
+            group.sync_timer = None
 
     # -- SyncGroup ----------------------------------------------------------------------
 
@@ -215,6 +254,7 @@ class GroupCoordinator:
         member.last_seen = time.monotonic()
         if group.state == PREPARING:
             return reply(Errors.REBALANCE_IN_PROGRESS)
+        self._synced(group, member.member_id)
         if group.state == STABLE:
             return reply(Errors.NONE, member.assignment, group)
         # CompletingRebalance

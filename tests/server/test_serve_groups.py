@@ -202,3 +202,28 @@ def test_commit_during_rebalance(server, raw):
     r = a.request(OFFSET_FETCH, 7, {"groupId": "g", "topics": [
         {"name": "t", "partitionIndexes": [0]}], "requireStable": False})
     assert r["topics"][0]["partitions"][0]["committedOffset"] == 42
+
+
+def test_follower_sync_ends_when_leader_never_syncs(server, raw):
+    """GroupMetadataManager.expirePendingSync: the members that did not send SyncGroup
+    within the rebalance timeout are removed; a follower waiting for the leader's
+    assignment gets REBALANCE_IN_PROGRESS and forms the next generation alone."""
+    a, b = raw(), raw()
+    ma = _stable_single(a, rebalance=1000)
+    result = {}
+    t = threading.Thread(target=lambda: result.update(b=_join(b, 3, rebalance=2000)))
+    t.start()
+    _await_rebalance(a, 1, ma)
+    ra = _join(a, 3, ma, rebalance=1000)
+    t.join(10)
+    mb = result["b"]["memberId"]
+    assert (ra["generationId"], ra["leader"]) == (2, ma)
+    # the leader never syncs: the follower's SyncGroup ends at the 2 s rebalance timeout
+    r = b.request(SYNC, 3, {"groupId": "g", "generationId": 2, "memberId": mb,
+                            "groupInstanceId": None, "assignments": []})
+    assert r["errorCode"] == Errors.REBALANCE_IN_PROGRESS
+    assert a.request(HEARTBEAT, 3, {"groupId": "g", "generationId": 2, "memberId": ma,
+                                    "groupInstanceId": None})["errorCode"] == \
+        Errors.UNKNOWN_MEMBER_ID
+    r = _join(b, 3, mb, rebalance=2000)
+    assert (r["errorCode"], r["generationId"], r["leader"]) == (0, 3, mb)
