@@ -4,10 +4,12 @@ flexible versions, a two-member rebalance, and kafka-python's group consumer."""
 from __future__ import annotations
 
 import threading
+import time
 
 from serve_testkit import create_topic
 
 from kafkalog_cli.protocol.errors import Errors
+from kafkalog_cli.server import groups
 
 FIND, JOIN, HEARTBEAT, LEAVE, SYNC, COMMIT, OFFSET_FETCH = 10, 11, 12, 13, 14, 8, 9
 
@@ -227,3 +229,43 @@ def test_follower_sync_ends_when_leader_never_syncs(server, raw):
         Errors.UNKNOWN_MEMBER_ID
     r = _join(b, 3, mb, rebalance=2000)
     assert (r["errorCode"], r["generationId"], r["leader"]) == (0, 3, mb)
+
+
+def test_silent_member_expires_while_others_heartbeat(server, raw, monkeypatch):
+    """expireClassicGroupMemberHeartbeat: a member not heard from within its session
+    timeout is removed by its session timer, though the group only sees heartbeats; the
+    survivor gets REBALANCE_IN_PROGRESS and forms the next generation alone."""
+    monkeypatch.setattr(groups, "MIN_SESSION_TIMEOUT_MS", 100)
+    a, b = raw(), raw()
+    ma = _stable_single(a, session=3000, rebalance=2000)
+    result = {}
+    t = threading.Thread(target=lambda: result.update(b=_join(b, 3, session=800)))
+    t.start()
+    _await_rebalance(a, 1, ma)
+    ra = _join(a, 3, ma, session=3000, rebalance=2000)
+    t.join(10)
+    mb = result["b"]["memberId"]
+    assert ra["generationId"] == 2
+    a.request(SYNC, 3, {"groupId": "g", "generationId": 2, "memberId": ma,
+                        "groupInstanceId": None, "assignments": [
+                            {"memberId": ma, "assignment": b"p0"},
+                            {"memberId": mb, "assignment": b"p1"}]})
+    r = b.request(SYNC, 3, {"groupId": "g", "generationId": 2, "memberId": mb,
+                            "groupInstanceId": None, "assignments": []})
+    assert r["assignment"] == b"p1"
+    # b goes silent; a heartbeats every 0.1 s
+    errors, t0 = [], time.monotonic()
+    while time.monotonic() - t0 < 2.5:
+        errors.append(a.request(HEARTBEAT, 3, {"groupId": "g", "generationId": 2,
+                                               "memberId": ma,
+                                               "groupInstanceId": None})["errorCode"])
+        if errors[-1]:
+            break
+        time.sleep(0.1)
+    assert errors[-1] == Errors.REBALANCE_IN_PROGRESS, errors
+    r = _join(a, 3, ma, session=3000, rebalance=2000)
+    assert (r["errorCode"], r["generationId"], [m["memberId"] for m in r["members"]]) == \
+        (0, 3, [ma])
+    assert b.request(HEARTBEAT, 3, {"groupId": "g", "generationId": 2, "memberId": mb,
+                                    "groupInstanceId": None})["errorCode"] == \
+        Errors.UNKNOWN_MEMBER_ID
