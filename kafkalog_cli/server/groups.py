@@ -126,8 +126,15 @@ class GroupCoordinator:
                 return error(Errors.MEMBER_ID_REQUIRED, member_id)
         elif member_id not in group.members and member_id not in group.pending:
             return error(Errors.UNKNOWN_MEMBER_ID)
-        group.pending.discard(member_id)
         member = group.members.get(member_id)
+        if member is not None and member.protocols == protocols and (
+                group.state == COMPLETING
+                or group.state == STABLE and member_id != group.leader):
+            # classicGroupJoinExistingMember: a member rejoining with the same metadata
+            # (it missed the JoinGroup answer) gets the current generation; in Stable the
+            # leader's join always rebalances (it may see a change the metadata does not)
+            return self._join_response(group, member)
+        group.pending.discard(member_id)
         if member is None:
             member = group.members[member_id] = Member(member_id, client_id, ptype, protocols,
                                                        session, rebalance)
@@ -190,15 +197,8 @@ class GroupCoordinator:
             choice = next(n for n, _ in m.protocols if n in candidates)
             votes[choice] = votes.get(choice, 0) + 1
         group.protocol = max(votes, key=votes.get)
-        all_members = [{"memberId": m.member_id, "groupInstanceId": None,
-                        "metadata": m.metadata(group.protocol)}
-                       for m in group.members.values()]
         for m in group.members.values():
-            _resolve(m, "join", {
-                "throttleTimeMs": 0, "errorCode": 0, "generationId": group.generation,
-                "protocolType": group.protocol_type, "protocolName": group.protocol,
-                "leader": group.leader, "memberId": m.member_id,
-                "members": all_members if m.member_id == group.leader else []})
+            _resolve(m, "join", self._join_response(group, m))
             self._reschedule_session(group, m)
         # schedulePendingSync: the members that do not sync within the rebalance timeout
         # are removed (expirePendingSync)
@@ -206,6 +206,16 @@ class GroupCoordinator:
         timeout = max(m.rebalance_timeout_ms for m in group.members.values())
         group.sync_timer = asyncio.get_running_loop().call_later(
             timeout / 1000, self._expire_pending_sync, group, group.generation)
+
+    @staticmethod
+    def _join_response(group: Group, member: Member) -> dict:
+        """The current generation as a JoinGroup answer (the leader gets the members)."""
+        members = [{"memberId": m.member_id, "groupInstanceId": None,
+                    "metadata": m.metadata(group.protocol)}
+                   for m in group.members.values()] if member.member_id == group.leader else []
+        return {"throttleTimeMs": 0, "errorCode": 0, "generationId": group.generation,
+                "protocolType": group.protocol_type, "protocolName": group.protocol,
+                "leader": group.leader, "memberId": member.member_id, "members": members}
 
     def _remove_sync_expiration(self, group: Group) -> None:
         group.pending_sync.clear()

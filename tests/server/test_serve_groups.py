@@ -14,10 +14,13 @@ from kafkalog_cli.server import groups
 FIND, JOIN, HEARTBEAT, LEAVE, SYNC, COMMIT, OFFSET_FETCH = 10, 11, 12, 13, 14, 8, 9
 
 
-def _join(c, version, member_id="", group="g", session=10000, rebalance=5000):
+def _join(c, version, member_id="", group="g", session=10000, rebalance=5000,
+          metadata=None):
+    if metadata is None:
+        metadata = b"m-" + member_id.encode()
     body = {"groupId": group, "sessionTimeoutMs": session, "rebalanceTimeoutMs": rebalance,
             "memberId": member_id, "groupInstanceId": None, "protocolType": "consumer",
-            "protocols": [{"name": "range", "metadata": b"m-" + member_id.encode()}],
+            "protocols": [{"name": "range", "metadata": metadata}],
             "reason": None}
     return c.request(JOIN, version, body)
 
@@ -269,3 +272,46 @@ def test_silent_member_expires_while_others_heartbeat(server, raw, monkeypatch):
     assert b.request(HEARTBEAT, 3, {"groupId": "g", "generationId": 2, "memberId": mb,
                                     "groupInstanceId": None})["errorCode"] == \
         Errors.UNKNOWN_MEMBER_ID
+
+
+def test_rejoin_with_same_metadata_gets_current_generation(server, raw):
+    """classicGroupJoinExistingMember: a member re-sending JoinGroup with unchanged
+    metadata gets the current generation at once (CompletingRebalance; Stable unless it
+    is the leader); changed metadata, or the leader in Stable, starts a rebalance."""
+    a, b = raw(), raw()
+    r = _join(a, 3, metadata=b"m")
+    ma = r["memberId"]
+    assert (r["generationId"], r["leader"]) == (1, ma)
+    # CompletingRebalance: the leader's repeated join answers generation 1, with members
+    r = _join(a, 3, ma, metadata=b"m")
+    assert (r["errorCode"], r["generationId"], r["leader"]) == (0, 1, ma)
+    assert [m["memberId"] for m in r["members"]] == [ma]
+    a.request(SYNC, 3, {"groupId": "g", "generationId": 1, "memberId": ma,
+                        "groupInstanceId": None,
+                        "assignments": [{"memberId": ma, "assignment": b"all"}]})
+    result = {}
+    t = threading.Thread(target=lambda: result.update(b=_join(b, 3, metadata=b"m")))
+    t.start()
+    _await_rebalance(a, 1, ma)
+    _join(a, 3, ma, metadata=b"m")
+    t.join(10)
+    mb = result["b"]["memberId"]
+    for c, m in ((a, ma), (b, mb)):
+        c.request(SYNC, 3, {"groupId": "g", "generationId": 2, "memberId": m,
+                            "groupInstanceId": None, "assignments": [
+                                {"memberId": ma, "assignment": b"p0"},
+                                {"memberId": mb, "assignment": b"p1"}]})
+    # Stable: the follower's repeated join answers generation 2 at once, no rebalance
+    t0 = time.monotonic()
+    r = _join(b, 3, mb, metadata=b"m")
+    assert (r["errorCode"], r["generationId"], r["leader"], r["members"]) == (0, 2, ma, [])
+    assert time.monotonic() - t0 < 1
+    assert a.request(HEARTBEAT, 3, {"groupId": "g", "generationId": 2, "memberId": ma,
+                                    "groupInstanceId": None})["errorCode"] == 0
+    # changed metadata rebalances
+    t = threading.Thread(target=lambda: result.update(b=_join(b, 3, mb, metadata=b"new")))
+    t.start()
+    _await_rebalance(a, 2, ma)
+    r = _join(a, 3, ma, metadata=b"m")
+    t.join(10)
+    assert r["generationId"] == result["b"]["generationId"] == 3
