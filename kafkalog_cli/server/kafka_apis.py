@@ -396,8 +396,12 @@ class KafkaApis:
                        "leaderEpoch": -1}
                 parts.append(res)
                 part = self.catalog.partition(name, idx)
-                if v >= 2 and (name, idx) in dups:
+                # ReplicaManager.fetchOffset: duplicates (at every version), then the
+                # timestamps this version does not know, then the partition itself
+                if (name, idx) in dups:
                     res["errorCode"] = int(Errors.INVALID_REQUEST)
+                elif reads.timestamp_unsupported(p["timestamp"], v):
+                    res["errorCode"] = int(Errors.UNSUPPORTED_VERSION)
                 elif part is None:
                     res["errorCode"] = int(Errors.UNKNOWN_TOPIC_OR_PARTITION)
                 elif (e := _check_epoch(p.get("currentLeaderEpoch", -1),
