@@ -91,6 +91,30 @@ def test_fetch_errors_and_topic_ids(raw):
     assert c.request(1, 12, body)["errorCode"] == Errors.FETCH_SESSION_ID_NOT_FOUND
 
 
+def test_fetch_topics_without_partitions(raw):
+    """FetchRequest.fetchData is keyed by partition: a topic naming no partition - its id
+    known or not - contributes nothing; an unknown id's errors carry the requested id."""
+    c = raw()
+    tid = create_topic(c, "t")["topicId"]
+    produce(c, "t", batch(3))
+    unknown = "AAAAAAAAAAAAAAAAAAAAAQ"
+    base = {"replicaId": -1, "maxWaitMs": 0, "minBytes": 1, "maxBytes": 1 << 20,
+            "isolationLevel": 0, "sessionId": 0, "sessionEpoch": -1,
+            "forgottenTopicsData": [], "rackId": ""}
+    one = [{"partition": 0, "fetchOffset": 0, "partitionMaxBytes": 1 << 20}]
+    for v in (13, 16):
+        res = c.request(1, v, dict(base, topics=[{"topicId": unknown, "partitions": []},
+                                                  {"topicId": tid, "partitions": []}]))
+        assert (res["errorCode"], res["responses"]) == (0, [])
+        res = c.request(1, v, dict(base, topics=[{"topicId": unknown, "partitions": []},
+                                                  {"topicId": unknown, "partitions": one},
+                                                  {"topicId": tid, "partitions": one}]))
+        assert [(r["topicId"], [p["errorCode"] for p in r["partitions"]])
+                for r in res["responses"]] == [(unknown, [Errors.UNKNOWN_TOPIC_ID]), (tid, [0])]
+    res = c.request(1, 12, dict(base, topics=[{"topic": "t", "partitions": []}]))
+    assert res["responses"] == []
+
+
 def test_delayed_fetch_wakes_on_append(server, raw):
     c = raw()
     create_topic(c, "t")
