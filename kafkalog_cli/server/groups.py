@@ -8,8 +8,10 @@ CompletingRebalance and Stable; a JoinGroup waits until every known member has r
 protocol is chosen by the members' votes; the leader's SyncGroup hands out the
 assignments; v4+ joins without a member id get ``MEMBER_ID_REQUIRED`` and a new id;
 heartbeats answer ``REBALANCE_IN_PROGRESS`` during a rebalance and ``ILLEGAL_GENERATION``
-/ ``UNKNOWN_MEMBER_ID`` as the broker's do; members whose session timed out are dropped
-(checked at each group request rather than by a timer).
+/ ``UNKNOWN_MEMBER_ID`` as the broker's do; each member has a session timer on the event
+loop (restarted by heartbeats, commits and each join / sync answer) that drops a member
+not heard from within its session timeout; members that do not sync within the rebalance
+timeout are dropped too.
 
 What it leaves out (docs/serve.md): nothing is persisted - groups and committed offsets
 live in this process only and are not written to ``__consumer_offsets``; no static
@@ -21,7 +23,6 @@ DescribeGroups / ListGroups / DeleteGroups, no transactional offset commits.
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from dataclasses import dataclass, field
 
@@ -45,16 +46,19 @@ class Member:
     protocols: list[tuple[str, bytes]]
     session_timeout_ms: int
     rebalance_timeout_ms: int
-    last_seen: float = field(default_factory=time.monotonic)
     assignment: bytes = b""
     join: asyncio.Future | None = None
     sync: asyncio.Future | None = None
+    #: the session deadline (Kafka's heartbeat key), rescheduled by each heartbeat
+    session_timer: asyncio.TimerHandle | None = None
 
     def metadata(self, protocol: str) -> bytes:
         return next(m for n, m in self.protocols if n == protocol)
 
-    def expired(self, now: float) -> bool:
-        return self.join is None and now - self.last_seen > self.session_timeout_ms / 1000
+    def cancel_session(self) -> None:
+        if self.session_timer is not None:
+            self.session_timer.cancel()
+            self.session_timer = None
 
 
 @dataclass
@@ -70,6 +74,9 @@ class Group:
     #: (topic, partition) -> (offset, leader epoch, metadata)
     offsets: dict[tuple[str, int], tuple[int, int, str]] = field(default_factory=dict)
     timer: asyncio.TimerHandle | None = None
+    #: members of this generation that have not sent SyncGroup yet, and their deadline
+    pending_sync: set[str] = field(default_factory=set)
+    sync_timer: asyncio.TimerHandle | None = None
 
     def protocols(self) -> set[str]:
         """The protocols every member supports."""
@@ -107,7 +114,6 @@ class GroupCoordinator:
             if member_id:
                 return error(Errors.UNKNOWN_MEMBER_ID)
             group = self.groups[gid] = Group(gid)
-        self._expire(group)
         if not ptype or not protocols or (group.members and (
                 ptype != group.protocol_type
                 or not group.protocols() & {n for n, _ in protocols})):
@@ -120,8 +126,15 @@ class GroupCoordinator:
                 return error(Errors.MEMBER_ID_REQUIRED, member_id)
         elif member_id not in group.members and member_id not in group.pending:
             return error(Errors.UNKNOWN_MEMBER_ID)
-        group.pending.discard(member_id)
         member = group.members.get(member_id)
+        if member is not None and member.protocols == protocols and (
+                group.state == COMPLETING
+                or group.state == STABLE and member_id != group.leader):
+            # classicGroupJoinExistingMember: a member rejoining with the same metadata
+            # (it missed the JoinGroup answer) gets the current generation; in Stable the
+            # leader's join always rebalances (it may see a change the metadata does not)
+            return self._join_response(group, member)
+        group.pending.discard(member_id)
         if member is None:
             member = group.members[member_id] = Member(member_id, client_id, ptype, protocols,
                                                        session, rebalance)
@@ -133,7 +146,6 @@ class GroupCoordinator:
             if member.join is not None and not member.join.done():
                 # a second join of the same member while waiting: the older one loses
                 member.join.set_result(error(Errors.UNKNOWN_MEMBER_ID))
-        member.last_seen = time.monotonic()
         member.join = asyncio.get_running_loop().create_future()
         if group.state != PREPARING:
             self._prepare_rebalance(group)
@@ -145,7 +157,10 @@ class GroupCoordinator:
         if group.state == COMPLETING:
             # members waiting in SyncGroup must rejoin
             for m in group.members.values():
+                if m.sync is not None:
+                    self._reschedule_session(group, m)
                 _resolve(m, "sync", {"errorCode": int(Errors.REBALANCE_IN_PROGRESS)})
+        self._remove_sync_expiration(group)
         group.state = PREPARING
         timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
         if group.timer is not None:
@@ -167,7 +182,7 @@ class GroupCoordinator:
             group.timer.cancel()
             group.timer = None
         for mid in [mid for mid, m in group.members.items() if m.join is None]:
-            del group.members[mid]
+            group.members.pop(mid).cancel_session()
         group.generation += 1
         if not group.members:
             group.state, group.protocol, group.protocol_type, group.leader = \
@@ -182,16 +197,55 @@ class GroupCoordinator:
             choice = next(n for n, _ in m.protocols if n in candidates)
             votes[choice] = votes.get(choice, 0) + 1
         group.protocol = max(votes, key=votes.get)
-        all_members = [{"memberId": m.member_id, "groupInstanceId": None,
-                        "metadata": m.metadata(group.protocol)}
-                       for m in group.members.values()]
         for m in group.members.values():
-            _resolve(m, "join", {
-                "throttleTimeMs": 0, "errorCode": 0, "generationId": group.generation,
+            _resolve(m, "join", self._join_response(group, m))
+            self._reschedule_session(group, m)
+        # schedulePendingSync: the members that do not sync within the rebalance timeout
+        # are removed (expirePendingSync)
+        group.pending_sync = set(group.members)
+        timeout = max(m.rebalance_timeout_ms for m in group.members.values())
+        group.sync_timer = asyncio.get_running_loop().call_later(
+            timeout / 1000, self._expire_pending_sync, group, group.generation)
+
+    @staticmethod
+    def _join_response(group: Group, member: Member) -> dict:
+        """The current generation as a JoinGroup answer (the leader gets the members)."""
+        members = [{"memberId": m.member_id, "groupInstanceId": None,
+                    "metadata": m.metadata(group.protocol)}
+                   for m in group.members.values()] if member.member_id == group.leader else []
+        return {"throttleTimeMs": 0, "errorCode": 0, "generationId": group.generation,
                 "protocolType": group.protocol_type, "protocolName": group.protocol,
-                "leader": group.leader, "memberId": m.member_id,
-                "members": all_members if m.member_id == group.leader else []})
-            m.last_seen = time.monotonic()
+                "leader": group.leader, "memberId": member.member_id, "members": members}
+
+    def _remove_sync_expiration(self, group: Group) -> None:
+        group.pending_sync.clear()
+        if group.sync_timer is not None:
+            group.sync_timer.cancel()
+            group.sync_timer = None
+
+    def _expire_pending_sync(self, group: Group, generation: int) -> None:
+        """GroupMetadataManager.expirePendingSync: drop the members of this generation that
+        never sent SyncGroup and rebalance (the followers waiting for a leader that did not
+        sync get ``REBALANCE_IN_PROGRESS``)."""
+        group.sync_timer = None
+        if generation != group.generation or group.state not in (COMPLETING, STABLE):
+            return
+        if not group.pending_sync:
+            return
+        for mid in list(group.pending_sync):
+            member = group.members.pop(mid, None)
+            if member is not None:
+                member.cancel_session()
+                _resolve(member, "sync", {"errorCode": int(Errors.UNKNOWN_MEMBER_ID)})
+        group.pending_sync.clear()
+        self._membership_changed(group)
+
+    def _synced(self, group: Group, member_id: str) -> None:
+        """removePendingSyncMember: the deadline is lifted once every member synced."""
+        group.pending_sync.discard(member_id)
+        if not group.pending_sync and group.sync_timer is not None:
+            group.sync_timer.cancel()
+            group.sync_timer = None
 
     # -- SyncGroup ----------------------------------------------------------------------
 
@@ -212,9 +266,9 @@ class GroupCoordinator:
                 body.get("protocolType") not in (None, group.protocol_type)
                 or body.get("protocolName") not in (None, group.protocol)):
             return reply(Errors.INCONSISTENT_GROUP_PROTOCOL)
-        member.last_seen = time.monotonic()
         if group.state == PREPARING:
             return reply(Errors.REBALANCE_IN_PROGRESS)
+        self._synced(group, member.member_id)
         if group.state == STABLE:
             return reply(Errors.NONE, member.assignment, group)
         # CompletingRebalance
@@ -224,7 +278,11 @@ class GroupCoordinator:
                 m.assignment = given.get(m.member_id, b"")
             group.state = STABLE
             for m in group.members.values():
+                if m.sync is not None:
+                    # setAndPropagateAssignment: the session restarts with the assignment
+                    self._reschedule_session(group, m)
                 _resolve(m, "sync", reply(Errors.NONE, m.assignment, group))
+            self._reschedule_session(group, member)
             return reply(Errors.NONE, member.assignment, group)
         member.sync = asyncio.get_running_loop().create_future()
         result = await member.sync
@@ -239,11 +297,12 @@ class GroupCoordinator:
         member = group.members.get(body["memberId"]) if group else None
         if member is None:
             return Errors.UNKNOWN_MEMBER_ID
-        member.last_seen = time.monotonic()
         if group.state == PREPARING:
+            self._reschedule_session(group, member)
             return Errors.REBALANCE_IN_PROGRESS
         if body["generationId"] != group.generation:
             return Errors.ILLEGAL_GENERATION
+        self._reschedule_session(group, member)
         return Errors.NONE
 
     def leave(self, group_id: str, member_ids: list[str]) -> list[Errors]:
@@ -254,6 +313,7 @@ class GroupCoordinator:
             if member is None:
                 out.append(Errors.UNKNOWN_MEMBER_ID)
                 continue
+            member.cancel_session()
             _resolve(member, "join", {"errorCode": int(Errors.UNKNOWN_MEMBER_ID)})
             _resolve(member, "sync", {"errorCode": int(Errors.UNKNOWN_MEMBER_ID)})
             out.append(Errors.NONE)
@@ -269,14 +329,25 @@ class GroupCoordinator:
         if not group.members or all(m.join is not None for m in group.members.values()):
             self._complete_join(group)
 
-    def _expire(self, group: Group) -> None:
-        now = time.monotonic()
-        gone = [mid for mid, m in group.members.items() if m.expired(now)]
-        for mid in gone:
-            member = group.members.pop(mid)
-            _resolve(member, "sync", {"errorCode": int(Errors.UNKNOWN_MEMBER_ID)})
-        if gone:
-            self._membership_changed(group)
+    def _reschedule_session(self, group: Group, member: Member) -> None:
+        """rescheduleClassicGroupMemberHeartbeat: the member is expired unless it is heard
+        from again within its session timeout."""
+        member.cancel_session()
+        member.session_timer = asyncio.get_running_loop().call_later(
+            member.session_timeout_ms / 1000, self._expire_session, group, member.member_id)
+
+    def _expire_session(self, group: Group, member_id: str) -> None:
+        """expireClassicGroupMemberHeartbeat: a member awaiting a JoinGroup or SyncGroup
+        answer satisfies its heartbeats; any other is removed and the group rebalances
+        (the survivors learn it from ``REBALANCE_IN_PROGRESS`` on their next heartbeat)."""
+        member = group.members.get(member_id)
+        if member is None:
+            return
+        member.session_timer = None
+        if member.join is not None or member.sync is not None:
+            return
+        del group.members[member_id]
+        self._membership_changed(group)
 
     # -- offsets ------------------------------------------------------------------------
 
@@ -295,17 +366,20 @@ class GroupCoordinator:
                 self.groups[gid] = Group(gid)
                 return Errors.NONE
             return Errors.ILLEGAL_GENERATION
-        self._expire(group)
-        if generation < 0 and not member_id and group.state == EMPTY:
+        # ClassicGroup.validateOffsetCommit: member, then generation, then state. A commit
+        # of the current generation is accepted in PreparingRebalance (a consumer commits
+        # its revoked partitions before rejoining); CompletingRebalance is refused.
+        if generation < 0 and group.state == EMPTY:
             return Errors.NONE
         member = group.members.get(member_id)
         if member is None:
             return Errors.UNKNOWN_MEMBER_ID
         if generation != group.generation:
             return Errors.ILLEGAL_GENERATION
-        if group.state == PREPARING:
+        if group.state == COMPLETING:
             return Errors.REBALANCE_IN_PROGRESS
-        member.last_seen = time.monotonic()
+        # OffsetMetadataManager.commitOffset: a commit keeps the session (Stable, Preparing)
+        self._reschedule_session(group, member)
         return Errors.NONE
 
     def store_offset(self, group_id: str, topic: str, partition: int, offset: int,

@@ -317,7 +317,7 @@ class KafkaApis:
             t = self.catalog.topics.get(name) if name else None
             entry = {"partitions": parts}
             if v >= 13:
-                entry["topicId"] = t.topic_id if t else parts and parts[0].pop("_id", ZERO_UUID)
+                entry["topicId"] = t.topic_id if t else parts[0].get("_id", ZERO_UUID)
             else:
                 entry["topic"] = name
             for p in parts:
@@ -333,6 +333,10 @@ class KafkaApis:
         total = 0
         errored = False
         for ft in body["topics"]:
+            if not ft["partitions"]:
+                # FetchRequest.fetchData is keyed by partition: a topic naming none
+                # contributes nothing to the response (whether its id is known or not)
+                continue
             if v >= 13:
                 t = self.catalog.by_id.get(ft["topicId"])
                 name = t.name if t else None
@@ -396,8 +400,12 @@ class KafkaApis:
                        "leaderEpoch": -1}
                 parts.append(res)
                 part = self.catalog.partition(name, idx)
-                if v >= 2 and (name, idx) in dups:
+                # ReplicaManager.fetchOffset: duplicates (at every version), then the
+                # timestamps this version does not know, then the partition itself
+                if (name, idx) in dups:
                     res["errorCode"] = int(Errors.INVALID_REQUEST)
+                elif reads.timestamp_unsupported(p["timestamp"], v):
+                    res["errorCode"] = int(Errors.UNSUPPORTED_VERSION)
                 elif part is None:
                     res["errorCode"] = int(Errors.UNKNOWN_TOPIC_OR_PARTITION)
                 elif (e := _check_epoch(p.get("currentLeaderEpoch", -1),

@@ -21,6 +21,18 @@ EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3
 EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+
+#: ReplicaManager.timestampMinSupportedVersion: the first ListOffsets version of each
+#: special timestamp
+_TIMESTAMP_MIN_VERSION = {EARLIEST_TIMESTAMP: 1, LATEST_TIMESTAMP: 1, MAX_TIMESTAMP: 7,
+                          EARLIEST_LOCAL_TIMESTAMP: 8, LATEST_TIERED_TIMESTAMP: 9}
+
+
+def timestamp_unsupported(timestamp: int, version: int) -> bool:
+    """ReplicaManager.isListOffsetsTimestampUnsupported: a negative timestamp that is not a
+    special one of this request version (answered ``UNSUPPORTED_VERSION``)."""
+    return timestamp < 0 and version < _TIMESTAMP_MIN_VERSION.get(timestamp, 1 << 15)
 
 
 @dataclass

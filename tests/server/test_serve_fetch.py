@@ -91,6 +91,30 @@ def test_fetch_errors_and_topic_ids(raw):
     assert c.request(1, 12, body)["errorCode"] == Errors.FETCH_SESSION_ID_NOT_FOUND
 
 
+def test_fetch_topics_without_partitions(raw):
+    """FetchRequest.fetchData is keyed by partition: a topic naming no partition - its id
+    known or not - contributes nothing; an unknown id's errors carry the requested id."""
+    c = raw()
+    tid = create_topic(c, "t")["topicId"]
+    produce(c, "t", batch(3))
+    unknown = "AAAAAAAAAAAAAAAAAAAAAQ"
+    base = {"replicaId": -1, "maxWaitMs": 0, "minBytes": 1, "maxBytes": 1 << 20,
+            "isolationLevel": 0, "sessionId": 0, "sessionEpoch": -1,
+            "forgottenTopicsData": [], "rackId": ""}
+    one = [{"partition": 0, "fetchOffset": 0, "partitionMaxBytes": 1 << 20}]
+    for v in (13, 16):
+        res = c.request(1, v, dict(base, topics=[{"topicId": unknown, "partitions": []},
+                                                  {"topicId": tid, "partitions": []}]))
+        assert (res["errorCode"], res["responses"]) == (0, [])
+        res = c.request(1, v, dict(base, topics=[{"topicId": unknown, "partitions": []},
+                                                  {"topicId": unknown, "partitions": one},
+                                                  {"topicId": tid, "partitions": one}]))
+        assert [(r["topicId"], [p["errorCode"] for p in r["partitions"]])
+                for r in res["responses"]] == [(unknown, [Errors.UNKNOWN_TOPIC_ID]), (tid, [0])]
+    res = c.request(1, 12, dict(base, topics=[{"topic": "t", "partitions": []}]))
+    assert res["responses"] == []
+
+
 def test_delayed_fetch_wakes_on_append(server, raw):
     c = raw()
     create_topic(c, "t")
@@ -130,6 +154,35 @@ def test_list_offsets(raw):
     assert lo(TS + 999) == (0, -1, -1, -1)
     assert lo(-2, v=1)[:3] == (0, -1, 0)
     assert lo(-1, name="nope")[0] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_list_offsets_unsupported_timestamps_and_duplicates(raw):
+    """ReplicaManager.fetchOffset: a negative timestamp that is not special at the request
+    version is UNSUPPORTED_VERSION (-3 from v7, -4 from v8, -5 from v9, others never); a
+    partition named twice is INVALID_REQUEST at every version."""
+    c = raw()
+    create_topic(c, "t")
+    produce(c, "t", batch(3, ts=TS))
+
+    def lo(ts, v, name="t"):
+        body = {"replicaId": -1, "isolationLevel": 0, "topics": [
+            {"name": name, "partitions": [{"partitionIndex": 0, "currentLeaderEpoch": -1,
+                                           "timestamp": ts, "maxNumOffsets": 1}]}]}
+        p = c.request(2, v, body)["topics"][0]["partitions"][0]
+        return p["errorCode"], p["timestamp"], p["offset"]
+
+    unsupported = (Errors.UNSUPPORTED_VERSION, -1, -1)
+    assert lo(-3, 1) == lo(-3, 6) == lo(-4, 7) == lo(-5, 8) == lo(-100, 8) == unsupported
+    assert lo(-6, 1, name="nope") == unsupported
+    assert lo(-3, 7) == (0, TS + 2, 2)
+    assert lo(-4, 8) == (0, -1, 0)
+    for v in (1, 2, 8):
+        body = {"replicaId": -1, "isolationLevel": 0, "topics": [{"name": "t", "partitions": [
+            {"partitionIndex": 0, "currentLeaderEpoch": -1, "timestamp": -1},
+            {"partitionIndex": 0, "currentLeaderEpoch": -1, "timestamp": -2}]}]}
+        parts = c.request(2, v, body)["topics"][0]["partitions"]
+        assert [(p["errorCode"], p["offset"]) for p in parts] == \
+            [(Errors.INVALID_REQUEST, -1)] * 2, v
 
 
 def test_describe_configs_and_delete_topics(raw):

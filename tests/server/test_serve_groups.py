@@ -4,18 +4,23 @@ flexible versions, a two-member rebalance, and kafka-python's group consumer."""
 from __future__ import annotations
 
 import threading
+import time
 
 from serve_testkit import create_topic
 
 from kafkalog_cli.protocol.errors import Errors
+from kafkalog_cli.server import groups
 
 FIND, JOIN, HEARTBEAT, LEAVE, SYNC, COMMIT, OFFSET_FETCH = 10, 11, 12, 13, 14, 8, 9
 
 
-def _join(c, version, member_id="", group="g", session=10000, rebalance=5000):
+def _join(c, version, member_id="", group="g", session=10000, rebalance=5000,
+          metadata=None):
+    if metadata is None:
+        metadata = b"m-" + member_id.encode()
     body = {"groupId": group, "sessionTimeoutMs": session, "rebalanceTimeoutMs": rebalance,
             "memberId": member_id, "groupInstanceId": None, "protocolType": "consumer",
-            "protocols": [{"name": "range", "metadata": b"m-" + member_id.encode()}],
+            "protocols": [{"name": "range", "metadata": metadata}],
             "reason": None}
     return c.request(JOIN, version, body)
 
@@ -155,3 +160,158 @@ def test_kafka_python_group_consumer_commits(log_dir):
         assert c.position(tp) == 20
         c.close()
     assert got == [b"v%d" % i for i in range(20)]
+
+
+def _commit(c, generation, member_id, offset, group="g"):
+    r = c.request(COMMIT, 7, {"groupId": group, "generationIdOrMemberEpoch": generation,
+                              "memberId": member_id, "groupInstanceId": None,
+                              "topics": [{"name": "t", "partitions": [
+                                  {"partitionIndex": 0, "committedOffset": offset,
+                                   "committedLeaderEpoch": -1, "committedMetadata": ""}]}]})
+    return r["topics"][0]["partitions"][0]["errorCode"]
+
+
+def _stable_single(c, group="g", session=10000, rebalance=5000):
+    """A alone in generation 1, Stable; returns its member id."""
+    ma = _join(c, 3, group=group, session=session, rebalance=rebalance)["memberId"]
+    c.request(SYNC, 3, {"groupId": group, "generationId": 1, "memberId": ma,
+                        "groupInstanceId": None,
+                        "assignments": [{"memberId": ma, "assignment": b"all"}]})
+    return ma
+
+
+def _await_rebalance(c, generation, member_id, group="g"):
+    for _ in range(100):
+        e = c.request(HEARTBEAT, 3, {"groupId": group, "generationId": generation,
+                                     "memberId": member_id, "groupInstanceId": None})
+        if e["errorCode"] == Errors.REBALANCE_IN_PROGRESS:
+            return
+    raise AssertionError("the group did not start a rebalance")
+
+
+def test_commit_during_rebalance(server, raw):
+    """ClassicGroup.validateOffsetCommit: a commit of the current generation is taken in
+    PreparingRebalance (the revoked partitions' offsets), refused in CompletingRebalance."""
+    a, b = raw(), raw()
+    create_topic(a, "t")
+    ma = _stable_single(a)
+    result = {}
+    t = threading.Thread(target=lambda: result.update(b=_join(b, 3)))
+    t.start()
+    _await_rebalance(a, 1, ma)
+    assert _commit(a, 1, ma, 42) == 0
+    ra = _join(a, 3, ma)
+    t.join(10)
+    assert ra["generationId"] == 2
+    assert _commit(a, 2, ma, 43) == Errors.REBALANCE_IN_PROGRESS
+    r = a.request(OFFSET_FETCH, 7, {"groupId": "g", "topics": [
+        {"name": "t", "partitionIndexes": [0]}], "requireStable": False})
+    assert r["topics"][0]["partitions"][0]["committedOffset"] == 42
+
+
+def test_follower_sync_ends_when_leader_never_syncs(server, raw):
+    """GroupMetadataManager.expirePendingSync: the members that did not send SyncGroup
+    within the rebalance timeout are removed; a follower waiting for the leader's
+    assignment gets REBALANCE_IN_PROGRESS and forms the next generation alone."""
+    a, b = raw(), raw()
+    ma = _stable_single(a, rebalance=1000)
+    result = {}
+    t = threading.Thread(target=lambda: result.update(b=_join(b, 3, rebalance=2000)))
+    t.start()
+    _await_rebalance(a, 1, ma)
+    ra = _join(a, 3, ma, rebalance=1000)
+    t.join(10)
+    mb = result["b"]["memberId"]
+    assert (ra["generationId"], ra["leader"]) == (2, ma)
+    # the leader never syncs: the follower's SyncGroup ends at the 2 s rebalance timeout
+    r = b.request(SYNC, 3, {"groupId": "g", "generationId": 2, "memberId": mb,
+                            "groupInstanceId": None, "assignments": []})
+    assert r["errorCode"] == Errors.REBALANCE_IN_PROGRESS
+    assert a.request(HEARTBEAT, 3, {"groupId": "g", "generationId": 2, "memberId": ma,
+                                    "groupInstanceId": None})["errorCode"] == \
+        Errors.UNKNOWN_MEMBER_ID
+    r = _join(b, 3, mb, rebalance=2000)
+    assert (r["errorCode"], r["generationId"], r["leader"]) == (0, 3, mb)
+
+
+def test_silent_member_expires_while_others_heartbeat(server, raw, monkeypatch):
+    """expireClassicGroupMemberHeartbeat: a member not heard from within its session
+    timeout is removed by its session timer, though the group only sees heartbeats; the
+    survivor gets REBALANCE_IN_PROGRESS and forms the next generation alone."""
+    monkeypatch.setattr(groups, "MIN_SESSION_TIMEOUT_MS", 100)
+    a, b = raw(), raw()
+    ma = _stable_single(a, session=3000, rebalance=2000)
+    result = {}
+    t = threading.Thread(target=lambda: result.update(b=_join(b, 3, session=800)))
+    t.start()
+    _await_rebalance(a, 1, ma)
+    ra = _join(a, 3, ma, session=3000, rebalance=2000)
+    t.join(10)
+    mb = result["b"]["memberId"]
+    assert ra["generationId"] == 2
+    a.request(SYNC, 3, {"groupId": "g", "generationId": 2, "memberId": ma,
+                        "groupInstanceId": None, "assignments": [
+                            {"memberId": ma, "assignment": b"p0"},
+                            {"memberId": mb, "assignment": b"p1"}]})
+    r = b.request(SYNC, 3, {"groupId": "g", "generationId": 2, "memberId": mb,
+                            "groupInstanceId": None, "assignments": []})
+    assert r["assignment"] == b"p1"
+    # b goes silent; a heartbeats every 0.1 s
+    errors, t0 = [], time.monotonic()
+    while time.monotonic() - t0 < 2.5:
+        errors.append(a.request(HEARTBEAT, 3, {"groupId": "g", "generationId": 2,
+                                               "memberId": ma,
+                                               "groupInstanceId": None})["errorCode"])
+        if errors[-1]:
+            break
+        time.sleep(0.1)
+    assert errors[-1] == Errors.REBALANCE_IN_PROGRESS, errors
+    r = _join(a, 3, ma, session=3000, rebalance=2000)
+    assert (r["errorCode"], r["generationId"], [m["memberId"] for m in r["members"]]) == \
+        (0, 3, [ma])
+    assert b.request(HEARTBEAT, 3, {"groupId": "g", "generationId": 2, "memberId": mb,
+                                    "groupInstanceId": None})["errorCode"] == \
+        Errors.UNKNOWN_MEMBER_ID
+
+
+def test_rejoin_with_same_metadata_gets_current_generation(server, raw):
+    """classicGroupJoinExistingMember: a member re-sending JoinGroup with unchanged
+    metadata gets the current generation at once (CompletingRebalance; Stable unless it
+    is the leader); changed metadata, or the leader in Stable, starts a rebalance."""
+    a, b = raw(), raw()
+    r = _join(a, 3, metadata=b"m")
+    ma = r["memberId"]
+    assert (r["generationId"], r["leader"]) == (1, ma)
+    # CompletingRebalance: the leader's repeated join answers generation 1, with members
+    r = _join(a, 3, ma, metadata=b"m")
+    assert (r["errorCode"], r["generationId"], r["leader"]) == (0, 1, ma)
+    assert [m["memberId"] for m in r["members"]] == [ma]
+    a.request(SYNC, 3, {"groupId": "g", "generationId": 1, "memberId": ma,
+                        "groupInstanceId": None,
+                        "assignments": [{"memberId": ma, "assignment": b"all"}]})
+    result = {}
+    t = threading.Thread(target=lambda: result.update(b=_join(b, 3, metadata=b"m")))
+    t.start()
+    _await_rebalance(a, 1, ma)
+    _join(a, 3, ma, metadata=b"m")
+    t.join(10)
+    mb = result["b"]["memberId"]
+    for c, m in ((a, ma), (b, mb)):
+        c.request(SYNC, 3, {"groupId": "g", "generationId": 2, "memberId": m,
+                            "groupInstanceId": None, "assignments": [
+                                {"memberId": ma, "assignment": b"p0"},
+                                {"memberId": mb, "assignment": b"p1"}]})
+    # Stable: the follower's repeated join answers generation 2 at once, no rebalance
+    t0 = time.monotonic()
+    r = _join(b, 3, mb, metadata=b"m")
+    assert (r["errorCode"], r["generationId"], r["leader"], r["members"]) == (0, 2, ma, [])
+    assert time.monotonic() - t0 < 1
+    assert a.request(HEARTBEAT, 3, {"groupId": "g", "generationId": 2, "memberId": ma,
+                                    "groupInstanceId": None})["errorCode"] == 0
+    # changed metadata rebalances
+    t = threading.Thread(target=lambda: result.update(b=_join(b, 3, mb, metadata=b"new")))
+    t.start()
+    _await_rebalance(a, 2, ma)
+    r = _join(a, 3, ma, metadata=b"m")
+    t.join(10)
+    assert r["generationId"] == result["b"]["generationId"] == 3
