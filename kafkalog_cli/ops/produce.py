@@ -463,6 +463,7 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
         InvalidArgumentError / InvalidConfigError: bad options.
     """
     opts.check()
+    _check_topic_id_on_disk(Path(log_dir), opts)
     clock = clock or SYSTEM
     result = ProduceResult(str(log_dir), opts.topic)
     start = time.perf_counter()
@@ -530,6 +531,24 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
             raise ProduceError(failure, result) from failure
         raise failure
     return result
+
+
+def _check_topic_id_on_disk(log_dir: Path, opts: ProduceOptions) -> None:
+    """Before anything is written: every partition of a topic carries the topic's id in
+    partition.metadata (a broker refuses a log whose id differs, InconsistentTopicIdException),
+    so an explicit ``--topic-id`` must match the existing partitions' id.
+
+    Raises:
+        InvalidArgumentError: it differs, or the existing partitions disagree.
+    """
+    from ..storage.log import topic_id_on_disk
+
+    existing = topic_id_on_disk(log_dir, opts.topic)
+    if opts.topic_id is not None and existing is not None and existing != opts.topic_id:
+        raise InvalidArgumentError(
+            f"--topic-id {opts.topic_id} differs from the topic id {existing} of the existing "
+            f"partitions of {opts.topic} in {log_dir}: a broker would refuse the partition "
+            "(InconsistentTopicIdException); omit --topic-id to reuse it")
 
 
 def _remove_untouched(manager: LogManager, batchers: dict, result: ProduceResult,

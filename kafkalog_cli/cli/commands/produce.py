@@ -70,7 +70,9 @@ def produce(
     leader_epoch: Annotated[int, typer.Option("--leader-epoch", min=0,
                                                              max=2**31 - 1)] = 0,
     topic_id: Annotated[str | None, typer.Option("--topic-id", help="For a new "
-                                                 "partition.metadata (default: random).")
+                                                 "partition.metadata (default: the id of the "
+                                                 "topic's existing partitions, else random; "
+                                                 "must match them).")
                         ] = None,
     no_fsync: Annotated[bool, typer.Option("--no-fsync", help="Skip fsync (tests only; a "
                                            "crash may lose data).")] = False,
