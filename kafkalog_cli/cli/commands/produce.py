@@ -112,7 +112,8 @@ def produce(
     props: dict = {}
     if config_file is not None:
         try:
-            props.update(parse_properties_text(config_file.read_text(encoding="latin-1")))
+            props.update(parse_properties_text(config_file.read_text(encoding="latin-1"),
+                                              file=config_file))
         except OSError as e:
             from ...errors import UnreadableError
 
