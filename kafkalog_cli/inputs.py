@@ -119,6 +119,20 @@ def lines_records(stream, source: str, *, parse_key: bool = False,
                              line=first + bad)
 
 
+class _EncodingError(ValueError):
+    """A string that cannot become the record's bytes (bad base64, a lone surrogate)."""
+
+
+def _utf8(s: str, what: str) -> bytes:
+    try:
+        return s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        # JSON allows "\ud800"; UTF-8 (and Kafka's StringSerializer) has no lone surrogates
+        bad = s[e.start]
+        raise _EncodingError(f"{what} holds a lone surrogate \\u{ord(bad):04x}, which "
+                             "cannot be encoded as UTF-8") from None
+
+
 def _enc(value, encoding: str, what: str):
     if value is None:
         return None
@@ -127,9 +141,9 @@ def _enc(value, encoding: str, what: str):
             try:
                 return base64.b64decode(value, validate=True)
             except ValueError as e:
-                raise ValueError(f"{what} is not valid base64: {e}") from None
-        return value.encode("utf-8")
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+                raise _EncodingError(f"{what} is not valid base64: {e}") from None
+        return _utf8(value, what)
+    return _utf8(json.dumps(value, separators=(",", ":"), ensure_ascii=False), what)
 
 
 _FIELDS = {"key", "value", "headers", "timestamp", "partition"}
@@ -245,7 +259,7 @@ def _record(obj, line: int, encoding: str) -> InputRecord:
         try:
             headers = tuple((str(k), _enc(v, encoding, f"header {k!r}")) for k, v in pairs)
         except (TypeError, ValueError) as e:
-            if isinstance(e, ValueError) and "base64" in str(e):
+            if isinstance(e, _EncodingError):
                 raise
             raise ValueError("headers must be an object or a list of [key, value]") from None
     return InputRecord(line, ts, _enc(obj.get("key"), encoding, "key"),
@@ -289,8 +303,13 @@ def jsonl_records(stream, source: str, *, value_encoding: str = "utf8"
             # every line may be {"value": "..."}: then the columnar path of plain lines
             vals = [o.get("value") for o in objs]
             if set(map(type, vals)) == {str}:
-                yield ValuesChunk(list(map(str.encode, vals)), first)
-                continue
+                try:
+                    encoded = list(map(str.encode, vals))
+                except UnicodeEncodeError:  # a lone surrogate: the record path names it
+                    encoded = None
+                if encoded is not None:
+                    yield ValuesChunk(encoded, first)
+                    continue
         if objs is not None and value_encoding == "utf8":
             recs = _columnar(objs, map(first.__add__, idx))
             if recs is not None:
