@@ -51,3 +51,50 @@ def test_cli_lone_surrogate_no_traceback(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{data}:2: value holds a lone surrogate" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("text,line", [
+    (b'{"value":"a"},{"value":"b"}\n{"value":[{"x":1}\n{"y":2}]}\n', 1),
+    (b'{"value":"a"}\n{"value":[{"x":1}\n{"y":2}]}\n', 2),
+    (b'{"value":"a"}\n{"value":"b"},{"value":"c"}\n', 2),
+    (b'{"value":"a"}\n{"v":{"x":{}\n{"y":2}}}\n', 2),
+    # a line forging the marker put between lines when a chunk is parsed as one array
+    (b'{"value":"a"}\n{"v":[{}\n{}]}\n{"a":1},"~",{"b":2}\n', 2),
+    (b'{"value":"a"}\n{"v":[{}\n{}]}\n{"a":1},"\\u007e",{"b":2}\n', 2),
+    (b'  {"value":"a"}  \n\n{"value":"b"},{"value":"c"}\n', 3),
+])
+def test_each_object_comes_from_its_own_line(text, line):
+    assert error(text).line == line
+
+
+def _reference(lines: list[bytes]):
+    """Each line alone (nothing to glue it to): the number of the first one refused."""
+    for n, ln in enumerate(lines, 1):
+        try:
+            records(ln + b"\n")
+        except InputError:
+            return n
+    return None
+
+
+def test_glued_lines_fuzz():
+    import random
+
+    rng = random.Random(5)
+    # whole objects, two objects on a line, an object split over two lines, and noise
+    blocks = [[b'{"value":"a"}'], [b'{"key":"k","value":"v"}'], [b'{"value":"a"},{}'],
+              [b"{},{},{}"], [b'{"value":[{}', b"{}]}"], [b'{"key":{"x":{}', b'{"y":1}}}'],
+              [b'{"value":[{}', b"{},{}", b"{}]}"], [b"{"], [b"}"], [b"{}]"], [b"[{}"],
+              [b'{},"~",{}'], [b'{},"\\u007E",{}'], [b'{"value":"~"}'], [b" {} "],
+              [b""]]
+    for _ in range(3000):
+        lines = [ln for _ in range(rng.randrange(1, 5)) for ln in rng.choice(blocks)]
+        text = b"\n".join(lines) + b"\n"
+        want = _reference(lines)
+        try:
+            got = records(text)
+        except InputError as e:
+            assert e.line == want, text
+        else:
+            assert want is None, text
+            assert len(got) == sum(1 for ln in lines if ln.strip()), text
