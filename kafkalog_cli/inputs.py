@@ -13,11 +13,12 @@ Formats, as users know them:
   error naming its number, as the console producer's "No key separator found on line
   number N").
 * ``jsonl``: one JSON object per line: ``{"key", "value", "headers", "timestamp",
-  "partition"}``, every field optional; ``headers`` an object or a list of ``[k, v]``
-  pairs; key/value/header values are strings (UTF-8, or base64 with
+  "partition"}``, every field optional; ``headers`` an object, an array of ``[key,
+  value]`` pairs (string keys) or null; key/value/header values are strings (UTF-8, or base64 with
   ``value_encoding="base64"``), null, or any other JSON value (written as compact JSON
   text). ``timestamp`` is 0..2^63-1 ms (a non-negative int64, as
-  ProducerRecord accepts; null: the default), ``partition`` 0..2^31-1 (an int32 partition id). Blank lines
+  ProducerRecord accepts; null: the default), ``partition`` 0..2^31-1 (an int32 partition id).
+  NaN and Infinity (and numbers beyond a double, such as 1e400) are refused. Blank lines
   are skipped. A malformed line raises :class:`InputError` naming it, after the records
   before it were yielded.
 * ``raw``: each file is one record (the whole file is the value).
@@ -143,7 +144,25 @@ def _enc(value, encoding: str, what: str):
             except ValueError as e:
                 raise _EncodingError(f"{what} is not valid base64: {e}") from None
         return _utf8(value, what)
-    return _utf8(json.dumps(value, separators=(",", ":"), ensure_ascii=False), what)
+    try:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:  # 1.5e400 parses as inf; JSON (and Jackson's output) has no Infinity
+        raise _EncodingError(f"{what} holds a number out of the range of a 64-bit float "
+                             "(it would be written as Infinity, which is not JSON)") from None
+    return _utf8(text, what)
+
+
+def _no_constant(name: str):
+    # Python's json reads NaN/Infinity/-Infinity; JSON (RFC 8259) has no such literals
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_DECODE = json.JSONDecoder(parse_constant=_no_constant).decode
+
+
+def _loads(b: bytes):
+    """json.loads without the NaN/Infinity extension."""
+    return _DECODE(b.decode(json.detect_encoding(b), "surrogatepass"))
 
 
 _FIELDS = {"key", "value", "headers", "timestamp", "partition"}
@@ -234,6 +253,33 @@ def _columnar(objs: list, lines) -> list | None:
                         strict=False)))
 
 
+def _headers(h, encoding: str) -> tuple:
+    """``headers``: an object, an array of ``[key, value]`` pairs with a string key, or
+    null; values as key/value (a Kafka header key is a non-null String)."""
+    if h is None:
+        return ()
+    if isinstance(h, dict):
+        pairs = list(h.items())
+    elif isinstance(h, list):
+        pairs = h
+        for n, pair in enumerate(pairs, 1):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise ValueError(f"headers: pair {n} must be a [key, value] array of two "
+                                 f"elements, got {_short(pair)}")
+            if not isinstance(pair[0], str):
+                raise ValueError(f"headers: the key of pair {n} must be a string, got "
+                                 f"{_short(pair[0])}")
+    else:
+        raise ValueError("headers must be an object, an array of [key, value] pairs or "
+                         f"null, got {_short(h)}")
+    return tuple((k, _enc(v, encoding, f"header {k!r}")) for k, v in pairs)
+
+
+def _short(v) -> str:
+    t = json.dumps(v, ensure_ascii=False)
+    return t if len(t) <= 40 else t[:37] + "..."
+
+
 def _record(obj, line: int, encoding: str) -> InputRecord:
     if not isinstance(obj, dict):
         raise ValueError("expected a JSON object")
@@ -252,16 +298,7 @@ def _record(obj, line: int, encoding: str) -> InputRecord:
     if part is not None and part > INT32_MAX:
         raise ValueError(f"partition {part} is out of range: partition ids are 0..{INT32_MAX} "
                          "(a signed 32-bit integer)")
-    h = obj.get("headers")
-    headers: tuple = ()
-    if h:
-        pairs = h.items() if isinstance(h, dict) else h
-        try:
-            headers = tuple((str(k), _enc(v, encoding, f"header {k!r}")) for k, v in pairs)
-        except (TypeError, ValueError) as e:
-            if isinstance(e, _EncodingError):
-                raise
-            raise ValueError("headers must be an object or a list of [key, value]") from None
+    headers = _headers(obj.get("headers"), encoding)
     return InputRecord(line, ts, _enc(obj.get("key"), encoding, "key"),
                        _enc(obj.get("value"), encoding, "value"), headers, part)
 
@@ -288,7 +325,7 @@ def _parse_lines(lines: list[bytes]) -> list[dict]:
     if b"~" in plain or (b"\\" in plain and b"\\u007" in plain):
         raise ValueError  # a line might spell the marker
     n = len(lines)
-    objs = json.loads(b"[" + _MARK_SEP.join(lines) + b"]")
+    objs = _loads(b"[" + _MARK_SEP.join(lines) + b"]")
     if len(objs) != 2 * n - 1 or objs[1::2].count(_MARK) != n - 1:
         raise ValueError
     objs = objs[::2]
@@ -304,7 +341,7 @@ def jsonl_records(stream, source: str, *, value_encoding: str = "utf8"
     Raises:
         InputError: naming the first malformed line.
     """
-    loads = json.loads
+    loads = _loads
     for first, lines in read_chunks(stream):
         if all(lines) and all(map(bytes.startswith, lines, repeat(b"{"))) and \
                 all(map(bytes.endswith, lines, repeat(b"}"))):

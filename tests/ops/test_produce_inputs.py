@@ -98,3 +98,36 @@ def test_glued_lines_fuzz():
         else:
             assert want is None, text
             assert len(got) == sum(1 for ln in lines if ln.strip()), text
+
+
+@pytest.mark.parametrize("line,message", [
+    (b'{"value": "a", "headers": [[null, "v"]]}', "the key of pair 1 must be a string, got null"),
+    (b'{"value": "a", "headers": [["k", "v"], [1, "v"]]}', "the key of pair 2 must be a string"),
+    (b'{"value": "a", "headers": ["ab", "cd"]}', 'pair 1 must be a [key, value] array of two '
+                                                'elements, got "ab"'),
+    (b'{"value": "a", "headers": [["k", "v", "w"]]}', "pair 1 must be a [key, value] array"),
+    (b'{"value": "a", "headers": [["k"]]}', "pair 1 must be a [key, value] array"),
+    (b'{"value": "a", "headers": false}', "headers must be an object, an array of [key, value] "
+                                          "pairs or null, got false"),
+    (b'{"value": "a", "headers": 0}', "headers must be an object"),
+    (b'{"value": "a", "headers": "h"}', "headers must be an object"),
+    (b'{"value": NaN}', "malformed JSON: NaN is not valid JSON"),
+    (b'{"value": "a", "key": -Infinity}', "malformed JSON: -Infinity is not valid JSON"),
+    (b'{"value": {"x": [Infinity]}}', "malformed JSON: Infinity is not valid JSON"),
+    (b'{"value": 1.5e400}', "value holds a number out of the range of a 64-bit float"),
+    (b'{"value": "a", "headers": {"h": [-1e999]}}', "header 'h' holds a number out of the range"),
+])
+def test_invalid_headers_and_numbers_name_the_line(line, message):
+    e = error(b'{"value": "ok"}\n' + line + b"\n")
+    assert e.line == 2, str(e)
+    assert message in str(e), str(e)
+
+
+def test_valid_headers_forms():
+    recs = records(b'{"value": "a", "headers": [["k", "v"], ["k", null], ["n", 1]]}\n'
+                   b'{"value": "b", "headers": {"k": "v", "j": {"x": 1.5}}}\n'
+                   b'{"value": "c", "headers": null}\n{"value": "d", "headers": []}\n'
+                   b'{"value": "e", "headers": {}}\n')
+    assert [r.headers for r in recs] == [
+        (("k", b"v"), ("k", None), ("n", b"1")), (("k", b"v"), ("j", b'{"x":1.5}')), (), (),
+        ()]
