@@ -13,11 +13,12 @@ Formats, as users know them:
   error naming its number, as the console producer's "No key separator found on line
   number N").
 * ``jsonl``: one JSON object per line: ``{"key", "value", "headers", "timestamp",
-  "partition"}``, every field optional; ``headers`` an object or a list of ``[k, v]``
-  pairs; key/value/header values are strings (UTF-8, or base64 with
+  "partition"}``, every field optional; ``headers`` an object, an array of ``[key,
+  value]`` pairs (string keys) or null; key/value/header values are strings (UTF-8, or base64 with
   ``value_encoding="base64"``), null, or any other JSON value (written as compact JSON
   text). ``timestamp`` is 0..2^63-1 ms (a non-negative int64, as
-  ProducerRecord accepts; null: the default), ``partition`` 0..2^31-1 (an int32 partition id). Blank lines
+  ProducerRecord accepts; null: the default), ``partition`` 0..2^31-1 (an int32 partition id).
+  NaN and Infinity (and numbers beyond a double, such as 1e400) are refused. Blank lines
   are skipped. A malformed line raises :class:`InputError` naming it, after the records
   before it were yielded.
 * ``raw``: each file is one record (the whole file is the value).
@@ -119,6 +120,20 @@ def lines_records(stream, source: str, *, parse_key: bool = False,
                              line=first + bad)
 
 
+class _EncodingError(ValueError):
+    """A string that cannot become the record's bytes (bad base64, a lone surrogate)."""
+
+
+def _utf8(s: str, what: str) -> bytes:
+    try:
+        return s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        # JSON allows "\ud800"; UTF-8 (and Kafka's StringSerializer) has no lone surrogates
+        bad = s[e.start]
+        raise _EncodingError(f"{what} holds a lone surrogate \\u{ord(bad):04x}, which "
+                             "cannot be encoded as UTF-8") from None
+
+
 def _enc(value, encoding: str, what: str):
     if value is None:
         return None
@@ -127,9 +142,27 @@ def _enc(value, encoding: str, what: str):
             try:
                 return base64.b64decode(value, validate=True)
             except ValueError as e:
-                raise ValueError(f"{what} is not valid base64: {e}") from None
-        return value.encode("utf-8")
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+                raise _EncodingError(f"{what} is not valid base64: {e}") from None
+        return _utf8(value, what)
+    try:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:  # 1.5e400 parses as inf; JSON (and Jackson's output) has no Infinity
+        raise _EncodingError(f"{what} holds a number out of the range of a 64-bit float "
+                             "(it would be written as Infinity, which is not JSON)") from None
+    return _utf8(text, what)
+
+
+def _no_constant(name: str):
+    # Python's json reads NaN/Infinity/-Infinity; JSON (RFC 8259) has no such literals
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_DECODE = json.JSONDecoder(parse_constant=_no_constant).decode
+
+
+def _loads(b: bytes):
+    """json.loads without the NaN/Infinity extension."""
+    return _DECODE(b.decode(json.detect_encoding(b), "surrogatepass"))
 
 
 _FIELDS = {"key", "value", "headers", "timestamp", "partition"}
@@ -220,6 +253,33 @@ def _columnar(objs: list, lines) -> list | None:
                         strict=False)))
 
 
+def _headers(h, encoding: str) -> tuple:
+    """``headers``: an object, an array of ``[key, value]`` pairs with a string key, or
+    null; values as key/value (a Kafka header key is a non-null String)."""
+    if h is None:
+        return ()
+    if isinstance(h, dict):
+        pairs = list(h.items())
+    elif isinstance(h, list):
+        pairs = h
+        for n, pair in enumerate(pairs, 1):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise ValueError(f"headers: pair {n} must be a [key, value] array of two "
+                                 f"elements, got {_short(pair)}")
+            if not isinstance(pair[0], str):
+                raise ValueError(f"headers: the key of pair {n} must be a string, got "
+                                 f"{_short(pair[0])}")
+    else:
+        raise ValueError("headers must be an object, an array of [key, value] pairs or "
+                         f"null, got {_short(h)}")
+    return tuple((k, _enc(v, encoding, f"header {k!r}")) for k, v in pairs)
+
+
+def _short(v) -> str:
+    t = json.dumps(v, ensure_ascii=False)
+    return t if len(t) <= 40 else t[:37] + "..."
+
+
 def _record(obj, line: int, encoding: str) -> InputRecord:
     if not isinstance(obj, dict):
         raise ValueError("expected a JSON object")
@@ -238,18 +298,40 @@ def _record(obj, line: int, encoding: str) -> InputRecord:
     if part is not None and part > INT32_MAX:
         raise ValueError(f"partition {part} is out of range: partition ids are 0..{INT32_MAX} "
                          "(a signed 32-bit integer)")
-    h = obj.get("headers")
-    headers: tuple = ()
-    if h:
-        pairs = h.items() if isinstance(h, dict) else h
-        try:
-            headers = tuple((str(k), _enc(v, encoding, f"header {k!r}")) for k, v in pairs)
-        except (TypeError, ValueError) as e:
-            if isinstance(e, ValueError) and "base64" in str(e):
-                raise
-            raise ValueError("headers must be an object or a list of [key, value]") from None
+    headers = _headers(obj.get("headers"), encoding)
     return InputRecord(line, ts, _enc(obj.get("key"), encoding, "key"),
                        _enc(obj.get("value"), encoding, "value"), headers, part)
+
+
+# Put between the lines of a chunk parsed as one array: a string that costs nothing to parse
+# and is rare in data (a chunk holding "~" anywhere, or a \u007X escape that could spell
+# it, is parsed line by line instead)
+_MARK = "~"
+_MARK_SEP = b',"~",'
+
+
+def _parse_lines(lines: list[bytes]) -> list[dict]:
+    """The objects of ``lines`` parsed as one JSON array ``[L1,M,L2,M,...,Ln]``, when every
+    line is exactly one JSON object; ValueError otherwise (the caller then parses line
+    by line and names the bad one).
+
+    The markers M keep a line from borrowing from its neighbours: joined with bare
+    commas, ``{"v":"a"},{"v":"b"}`` / ``{"v":[{"x":1}`` / ``{"y":2}]}`` would give three
+    objects from three malformed lines. When no line can spell M, each M is a top-level
+    element exactly when every line between two of them is one whole value, so the parse
+    must alternate object, M, object, ...
+    """
+    plain = b"".join(lines)
+    if b"~" in plain or (b"\\" in plain and b"\\u007" in plain):
+        raise ValueError  # a line might spell the marker
+    n = len(lines)
+    objs = _loads(b"[" + _MARK_SEP.join(lines) + b"]")
+    if len(objs) != 2 * n - 1 or objs[1::2].count(_MARK) != n - 1:
+        raise ValueError
+    objs = objs[::2]
+    if set(map(type, objs)) != {dict}:
+        raise ValueError
+    return objs
 
 
 def jsonl_records(stream, source: str, *, value_encoding: str = "utf8"
@@ -259,7 +341,7 @@ def jsonl_records(stream, source: str, *, value_encoding: str = "utf8"
     Raises:
         InputError: naming the first malformed line.
     """
-    loads = json.loads
+    loads = _loads
     for first, lines in read_chunks(stream):
         if all(lines) and all(map(bytes.startswith, lines, repeat(b"{"))) and \
                 all(map(bytes.endswith, lines, repeat(b"}"))):
@@ -278,10 +360,7 @@ def jsonl_records(stream, source: str, *, value_encoding: str = "utf8"
             # one parse per chunk when every line is a lone object; else line by line
             if not simple:
                 raise ValueError
-            objs = loads(b"[" + b",".join(lines if type(idx) is range else
-                                          [lines[i] for i in idx]) + b"]")
-            if len(objs) != len(idx) or not all(type(o) is dict for o in objs):
-                raise ValueError
+            objs = _parse_lines(lines if type(idx) is range else [lines[i] for i in idx])
         except ValueError:
             objs = None
         if objs is not None and value_encoding == "utf8" and len(idx) == len(lines) and \
@@ -289,8 +368,13 @@ def jsonl_records(stream, source: str, *, value_encoding: str = "utf8"
             # every line may be {"value": "..."}: then the columnar path of plain lines
             vals = [o.get("value") for o in objs]
             if set(map(type, vals)) == {str}:
-                yield ValuesChunk(list(map(str.encode, vals)), first)
-                continue
+                try:
+                    encoded = list(map(str.encode, vals))
+                except UnicodeEncodeError:  # a lone surrogate: the record path names it
+                    encoded = None
+                if encoded is not None:
+                    yield ValuesChunk(encoded, first)
+                    continue
         if objs is not None and value_encoding == "utf8":
             recs = _columnar(objs, map(first.__add__, idx))
             if recs is not None:

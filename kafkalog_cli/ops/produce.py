@@ -59,7 +59,9 @@ class ProduceOptions:
         transactional: write transactional batches, then ``end_txn``.
         end_txn: ``commit`` | ``abort`` | ``none`` (leave the transaction open).
         coordinator_epoch: written in the marker.
-        leader_epoch: partitionLeaderEpoch stamped on batches (leader-epoch-checkpoint).
+        leader_epoch: partitionLeaderEpoch stamped on batches (leader-epoch-checkpoint);
+            None: each partition's latest cached epoch (0 for a new partition). An epoch
+            below a partition's latest is refused.
         topic_id / cluster_id / node_id: for partition.metadata / a new meta.properties.
     """
 
@@ -80,7 +82,7 @@ class ProduceOptions:
     transactional: bool = False
     end_txn: str = "commit"
     coordinator_epoch: int = 0
-    leader_epoch: int = 0
+    leader_epoch: int | None = None
     topic_id: str | None = None
     cluster_id: str | None = None
     node_id: int = 1
@@ -105,7 +107,7 @@ class ProduceOptions:
             raise InvalidArgumentError(f"--partition must be 0..{INT32_MAX} (an int32)")
         if self.timestamp is not None and not -1 <= self.timestamp <= INT64_MAX:
             raise InvalidArgumentError(f"--timestamp must be -1..{INT64_MAX} (an int64)")
-        if self.leader_epoch < 0 or self.leader_epoch > INT32_MAX:
+        if self.leader_epoch is not None and not 0 <= self.leader_epoch <= INT32_MAX:
             raise InvalidArgumentError(f"--leader-epoch must be 0..{INT32_MAX} (an int32)")
         if self.transactional and self.producer_id is None:
             raise InvalidArgumentError("--transactional needs --producer-id")
@@ -238,6 +240,7 @@ class _Batcher:
         self.failed = False  # an append raised: nothing more may be appended
         self.failed_records = 0  # records of the batch whose append raised
         self.created = False  # this run created the partition directory
+        self.leader_epoch = _leader_epoch_for(log, opts)
 
     def _split(self, items: list, acc: list, flush: Callable[[], None]) -> None:
         """Greedy batching as the Java producer's accumulator: ``items`` go into the
@@ -366,7 +369,7 @@ class _Batcher:
                                base_timestamp=base_ts, max_timestamp=max_ts, producer_id=pid,
                                producer_epoch=epoch, base_sequence=seq, records_count=n)
         try:
-            info = self.log.append_as_leader(batch, leader_epoch=opts.leader_epoch,
+            info = self.log.append_as_leader(batch, leader_epoch=self.leader_epoch,
                                              summary=summary)
         except BaseException as e:
             self.failed = True
@@ -400,7 +403,7 @@ class _Batcher:
         info = self.log.append_end_txn_marker(
             producer_id=self.opts.producer_id, producer_epoch=self.opts.producer_epoch,
             commit=commit, coordinator_epoch=self.opts.coordinator_epoch,
-            leader_epoch=self.opts.leader_epoch)
+            leader_epoch=self.leader_epoch)
         self.result.markers += 1
         self.result.bytes += info.size
         self.result.last_offset = info.last_offset
@@ -463,6 +466,8 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
         InvalidArgumentError / InvalidConfigError: bad options.
     """
     opts.check()
+    _check_topic_id_on_disk(Path(log_dir), opts)
+    _check_leader_epoch_on_disk(Path(log_dir), opts)
     clock = clock or SYSTEM
     result = ProduceResult(str(log_dir), opts.topic)
     start = time.perf_counter()
@@ -530,6 +535,68 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
             raise ProduceError(failure, result) from failure
         raise failure
     return result
+
+
+def _leader_epoch_for(log: UnifiedLog, opts: ProduceOptions) -> int:
+    """The epoch to stamp on ``log``'s batches: ``--leader-epoch``, or the partition's latest
+    cached epoch (0 for a new one). A leader's epoch only grows (each election bumps it), so
+    a leader never stamps an epoch below the latest in its LeaderEpochFileCache; assigning
+    one would drop the later entries from leader-epoch-checkpoint.
+
+    Raises:
+        InvalidArgumentError: ``--leader-epoch`` is below the latest epoch (found only
+            once the partition is opened: exit 1, the run stopped, as for a refused batch).
+    """
+    latest = log.leader_epoch_cache.latest_epoch
+    if opts.leader_epoch is None:
+        return 0 if latest is None else latest
+    if latest is not None and opts.leader_epoch < latest:
+        e = InvalidArgumentError(_epoch_message(opts.leader_epoch, latest, log.topic_partition))
+        e.exit_code = 1
+        raise e
+    return opts.leader_epoch
+
+
+def _epoch_message(epoch: int, latest: int, tp) -> str:
+    return (f"--leader-epoch {epoch} is below the latest leader epoch {latest} of {tp} "
+            "(leader-epoch-checkpoint): a leader never writes an epoch lower than its latest; "
+            "omit --leader-epoch to continue with it")
+
+
+def _check_leader_epoch_on_disk(log_dir: Path, opts: ProduceOptions) -> None:
+    """Before anything is written: an explicit ``--leader-epoch`` must not be below the
+    latest epoch of the partition ``--partition`` names (see :func:`_leader_epoch_for`).
+
+    Raises:
+        InvalidArgumentError: it is (exit 2).
+    """
+    from ..constants import LEADER_EPOCH_CHECKPOINT
+    from ..storage.checkpoints import read_leader_epoch_checkpoint
+
+    if opts.leader_epoch is None:
+        return
+    d = log_dir / f"{opts.topic}-{opts.partition}"
+    epochs = read_leader_epoch_checkpoint(d / LEADER_EPOCH_CHECKPOINT) if d.is_dir() else None
+    if epochs and opts.leader_epoch < epochs[-1][0]:
+        raise InvalidArgumentError(_epoch_message(opts.leader_epoch, epochs[-1][0], d.name))
+
+
+def _check_topic_id_on_disk(log_dir: Path, opts: ProduceOptions) -> None:
+    """Before anything is written: every partition of a topic carries the topic's id in
+    partition.metadata (a broker refuses a log whose id differs, InconsistentTopicIdException),
+    so an explicit ``--topic-id`` must match the existing partitions' id.
+
+    Raises:
+        InvalidArgumentError: it differs, or the existing partitions disagree.
+    """
+    from ..storage.log import topic_id_on_disk
+
+    existing = topic_id_on_disk(log_dir, opts.topic)
+    if opts.topic_id is not None and existing is not None and existing != opts.topic_id:
+        raise InvalidArgumentError(
+            f"--topic-id {opts.topic_id} differs from the topic id {existing} of the existing "
+            f"partitions of {opts.topic} in {log_dir}: a broker would refuse the partition "
+            "(InconsistentTopicIdException); omit --topic-id to reuse it")
 
 
 def _remove_untouched(manager: LogManager, batchers: dict, result: ProduceResult,

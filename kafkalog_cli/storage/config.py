@@ -300,19 +300,124 @@ def _level(key, value, allowed: range, allow_default: bool = False) -> int:
 
 
 def parse_properties_text(text: str, *, file=None) -> dict[str, str]:
-    """``key=value`` / ``key: value`` lines of a java.util.Properties file (comments ``#``
-    and ``!``, blank lines skipped; no line continuations)."""
+    """The entries of a java.util.Properties file as ``Properties.load`` reads it (``text``
+    decoded as ISO-8859-1, as load(InputStream) does): natural lines end at ``\\n``,
+    ``\\r`` or ``\\r\\n``; leading whitespace (space, tab, form feed) is skipped; a line
+    whose first non-blank character is ``#`` or ``!`` is a comment; a line ending in an odd
+    number of backslashes continues on the next (the backslash, the line break and the next
+    line's leading whitespace dropped); the key ends at the first unescaped ``=``, ``:`` or
+    whitespace, followed by optional whitespace, at most one ``=``/``:`` and more
+    whitespace; escapes ``\\t \\n \\r \\f \\uXXXX`` and ``\\`` before any other
+    character (that character). A later duplicate key wins.
+
+    Raises:
+        InvalidArgumentError: a malformed ``\\uXXXX`` escape (IllegalArgumentException).
+    """
     out = {}
-    for raw in text.splitlines():
-        s = raw.strip()
-        if not s or s[0] in "#!":
-            continue
-        cut = min((i for i in (s.find("="), s.find(":")) if i >= 0), default=-1)
-        if cut < 0:
-            out[s] = ""
-        else:
-            out[s[:cut].strip()] = s[cut + 1:].strip()
+    for line in _properties_lines(text):
+        # Properties.load0: the key ends at the first unescaped separator or whitespace
+        n = len(line)
+        key_len, value_start, has_sep, bs = 0, n, False, False
+        while key_len < n:
+            c = line[key_len]
+            if c in "=:" and not bs:
+                value_start, has_sep = key_len + 1, True
+                break
+            if c in " \t\f" and not bs:
+                value_start = key_len + 1
+                break
+            bs = (not bs) if c == "\\" else False
+            key_len += 1
+        while value_start < n:
+            c = line[value_start]
+            if c not in " \t\f":
+                if has_sep or c not in "=:":
+                    break
+                has_sep = True
+            value_start += 1
+        out[_load_convert(line[:key_len], file)] = _load_convert(line[value_start:], file)
     return out
+
+
+def _properties_lines(text: str):
+    """The logical lines of ``text``, as Properties.LineReader.readLine returns them."""
+    i, n = 0, len(text)
+    while True:
+        buf: list[str] = []
+        skip_ws, appended_line_begin, bs = True, False, False
+        while True:
+            if i >= n:  # EOF: a trailing odd backslash is dropped
+                if buf:
+                    yield "".join(buf[:-1] if bs else buf)
+                return
+            c = text[i]
+            i += 1
+            if skip_ws:
+                if c in " \t\f" or (not appended_line_begin and c in "\r\n"):
+                    continue
+                skip_ws = appended_line_begin = False
+            if not buf and c in "#!":  # a comment (only at the start of a logical line)
+                while i < n and text[i] not in "\r\n":
+                    i += 1
+                if i >= n:
+                    return
+                i += 1
+                skip_ws = True
+                continue
+            if c not in "\r\n":
+                buf.append(c)
+                bs = (not bs) if c == "\\" else False
+                continue
+            if not buf:
+                skip_ws = True
+                continue
+            if i >= n:
+                yield "".join(buf[:-1] if bs else buf)
+                return
+            if not bs:
+                yield "".join(buf)
+                break
+            # continuation: drop the backslash and the next line's leading whitespace
+            buf.pop()
+            skip_ws = appended_line_begin = True
+            bs = False
+            if c == "\r" and text[i] == "\n":
+                i += 1
+
+
+_ESCAPES = {"t": "\t", "r": "\r", "n": "\n", "f": "\f"}
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _load_convert(s: str, file) -> str:
+    """Properties.loadConvert: resolve backslash escapes."""
+    if "\\" not in s:
+        return s
+    out = []
+    i, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        i += 1
+        if c != "\\" or i >= n:
+            out.append(c)
+            continue
+        c = s[i]
+        i += 1
+        if c == "u":
+            digits = s[i:i + 4]
+            if len(digits) < 4 or not set(digits) <= _HEX:
+                from ..errors import InvalidArgumentError
+
+                raise InvalidArgumentError("Malformed \\uxxxx encoding.", file=file)
+            out.append(chr(int(digits, 16)))
+            i += 4
+        else:
+            out.append(_ESCAPES.get(c, c))
+    r = "".join(out)
+    if any("\ud800" <= ch <= "\udfff" for ch in r):
+        # Java strings are UTF-16: a \\uD83D\\uDE00 pair is one character
+        r = r.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return r
 
 
 def parse_config_overrides(items: list[str]) -> dict[str, str]:

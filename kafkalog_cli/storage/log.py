@@ -472,6 +472,8 @@ class LogManager:
         #: passed to each log opened (see UnifiedLog.index_write_through)
         self.index_write_through = False
         self._deleted: set = set()
+        #: topic -> the topic id given to partitions this manager creates
+        self._topic_ids: dict[str, str] = {}
         self.had_clean_shutdown = False
         self.closed = False
 
@@ -534,6 +536,8 @@ class LogManager:
         tp = TopicPartition(topic, partition)
         if tp in self.logs:
             return self.logs[tp]
+        if topic_id is None:
+            topic_id = self.topic_id_for(topic)
         start = self._checkpoint(LOG_START_OFFSET_CHECKPOINT).get(tp)
         rp = self._checkpoint(RECOVERY_POINT_CHECKPOINT).get(tp)
         if tp in self._deleted:
@@ -545,6 +549,23 @@ class LogManager:
         self._deleted.discard(tp)
         self.logs[tp] = log
         return log
+
+    def topic_id_for(self, topic: str) -> str:
+        """The topic id for a new partition of ``topic``: the one in the partition.metadata
+        of its existing partitions, else one random id per topic shared by every partition
+        this manager creates. A broker refuses a partition whose topic id differs from the
+        topic's (InconsistentTopicIdException, LogManager.loadLog / UnifiedLog).
+
+        Raises:
+            InvalidArgumentError: the existing partitions disagree about the id.
+        """
+        from .dir_files import random_kafka_uuid
+
+        tid = self._topic_ids.get(topic)
+        if tid is None:
+            tid = topic_id_on_disk(self.log_dir, topic) or random_kafka_uuid()
+            self._topic_ids[topic] = tid
+        return tid
 
     def delete_log(self, topic: str, partition: int) -> None:
         """LogManager.asyncDelete, done at once: release the log's files (no flush, as
@@ -647,6 +668,48 @@ class LogManager:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.close()
+
+
+def topic_ids_on_disk(log_dir, topic: str) -> dict[int, str]:
+    """Partition -> the topic id in partition.metadata of each live ``<topic>-<N>``
+    directory of ``log_dir`` (directories without the file are left out)."""
+    from .dir_files import read_partition_metadata
+    from .files import is_live_partition_dir_name
+
+    out: dict[int, str] = {}
+    d = Path(log_dir)
+    if not d.is_dir():
+        return out
+    for p in d.iterdir():
+        if not p.name.startswith(topic) or not is_live_partition_dir_name(p.name):
+            continue
+        tp = parse_partition_dir_name(p.name)
+        if tp is None or tp.topic != topic or not p.is_dir():
+            continue
+        meta = read_partition_metadata(p)
+        if meta and meta.get("topic_id"):
+            out[tp.partition] = meta["topic_id"]
+    return out
+
+
+def topic_id_on_disk(log_dir, topic: str) -> str | None:
+    """The one topic id of ``topic``'s existing partitions in ``log_dir`` (None: none has
+    partition.metadata).
+
+    Raises:
+        InvalidArgumentError: partitions disagree (a broker would refuse the directory
+            with InconsistentTopicIdException).
+    """
+    ids = topic_ids_on_disk(log_dir, topic)
+    distinct = sorted(set(ids.values()))
+    if len(distinct) > 1:
+        from ..errors import InvalidArgumentError
+
+        listing = ", ".join(f"{topic}-{p}: {i}" for p, i in sorted(ids.items()))
+        raise InvalidArgumentError(
+            f"the partitions of topic {topic} in {log_dir} have different topic ids "
+            f"({listing}); a broker refuses such a log directory (InconsistentTopicIdException)")
+    return distinct[0] if distinct else None
 
 
 def _fsync_dir(d: Path, fsync: bool) -> None:

@@ -199,3 +199,20 @@ def test_known_topic_keys_without_effect_accepted(tmp_path):
                 "--config", "retention.ms=1000", "--config", "min.insync.replicas=2",
                 "--config", "log.roll.hours=1", "-o", "json"], b"x\n")
     assert r.exit_code == 0, r.output
+
+
+def test_config_file_read_as_java_properties(tmp_path, capsys):
+    # Properties.load: a backslash continues the line, whitespace separates key and value
+    (tmp_path / "s.properties").write_bytes(b"log.segment.bytes=1\\\n    00\nlog.roll.ms 99999\n")
+    r = invoke(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t", "--config-file",
+                str(tmp_path / "s.properties"), "--batch-size", "1", "-o", "json"],
+               b"".join(b"%d\n" % i for i in range(20)))
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["segments_rolled"] >= 10
+    (tmp_path / "bad.properties").write_bytes(b"a=\\u12\n")
+    with pytest.raises(SystemExit) as e:
+        main(["produce", "--log-dir", str(tmp_path / "m"), "--topic", "t", "--config-file",
+              str(tmp_path / "bad.properties")])
+    assert e.value.code == 2
+    assert "Malformed \\uxxxx encoding" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()

@@ -249,3 +249,107 @@ def test_failed_run_removes_only_partitions_it_created_empty(tmp_path):
     assert verify_index([d]).ok
     checkpoint = (d / "recovery-point-offset-checkpoint").read_text()
     assert "t 5" not in checkpoint and "t 3" not in checkpoint and "t 2" in checkpoint
+
+
+def _topic_id_of(part_dir):
+    from kafkalog_cli.storage.dir_files import read_partition_metadata
+
+    return read_partition_metadata(part_dir)["topic_id"]
+
+
+def test_partitions_of_a_topic_share_one_topic_id(tmp_path):
+    # a broker refuses a partition whose topic id differs from the topic's
+    # (InconsistentTopicIdException)
+    run(tmp_path, b'{"value": "a", "partition": 0}\n{"value": "b", "partition": 1}\n'
+        b'{"value": "c", "partition": 2}\n', input_format="jsonl")
+    ids = {_topic_id_of(tmp_path / f"logs/t-{p}") for p in range(3)}
+    assert len(ids) == 1
+    # a later run reuses it for a new partition; another topic gets its own
+    run(tmp_path, b"d\n", partition=5)
+    run(tmp_path, b"e\n", topic="u")
+    assert _topic_id_of(tmp_path / "logs/t-5") in ids
+    assert _topic_id_of(tmp_path / "logs/u-0") not in ids
+
+
+def test_explicit_topic_id_must_match_existing_partitions(tmp_path):
+    from kafkalog_cli.errors import InvalidArgumentError
+
+    run(tmp_path, b"a\n", topic_id="MS6UwIykT-u_EKLh7UTTNw")
+    assert _topic_id_of(tmp_path / "logs/t-0") == "MS6UwIykT-u_EKLh7UTTNw"
+    run(tmp_path, b"b\n", partition=1, topic_id="MS6UwIykT-u_EKLh7UTTNw")
+    before = {p: p.read_bytes() for p in (tmp_path / "logs").rglob("*") if p.is_file()}
+    with pytest.raises(InvalidArgumentError, match="differs from the topic id") as e:
+        run(tmp_path, b"c\n", partition=2, topic_id="K6p2Rr3PQhWkUrJo8WT_Nw")
+    assert e.value.exit_code == 2
+    after = {p: p.read_bytes() for p in (tmp_path / "logs").rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_inconsistent_existing_topic_ids_refused(tmp_path):
+    from kafkalog_cli.errors import InvalidArgumentError
+    from kafkalog_cli.storage.dir_files import write_partition_metadata
+
+    run(tmp_path, b'{"value": "a", "partition": 0}\n{"value": "b", "partition": 1}\n',
+        input_format="jsonl")
+    write_partition_metadata(tmp_path / "logs/t-1", "K6p2Rr3PQhWkUrJo8WT_Nw")
+    with pytest.raises(InvalidArgumentError, match="different topic ids"):
+        run(tmp_path, b"c\n", partition=2)
+    assert not (tmp_path / "logs/t-2").exists()
+
+
+def _epochs(part_dir):
+    from kafkalog_cli.storage.checkpoints import read_leader_epoch_checkpoint
+
+    return read_leader_epoch_checkpoint(part_dir / "leader-epoch-checkpoint")
+
+
+def _batch_epochs(part_dir):
+    return [b.partition_leader_epoch for p in sorted(part_dir.glob("*.log"))
+            for b in FileRecords(p.read_bytes()).batches()]
+
+
+def test_default_leader_epoch_continues_the_latest(tmp_path):
+    # a leader never stamps an epoch below the latest in its LeaderEpochFileCache
+    from kafkalog_cli.errors import InvalidArgumentError
+
+    run(tmp_path, b"a\n")
+    run(tmp_path, b"b\n", leader_epoch=7)
+    run(tmp_path, b"c\n")
+    part = tmp_path / "logs/t-0"
+    assert _epochs(part) == [(0, 0), (7, 1)]
+    assert _batch_epochs(part) == [0, 7, 7]
+    before = {p: p.read_bytes() for p in (tmp_path / "logs").rglob("*") if p.is_file()}
+    with pytest.raises(InvalidArgumentError, match="below the latest leader epoch 7") as e:
+        run(tmp_path, b"d\n", leader_epoch=3)
+    assert e.value.exit_code == 2
+    assert {p: p.read_bytes() for p in (tmp_path / "logs").rglob("*") if p.is_file()} == before
+    run(tmp_path, b"e\n", leader_epoch=9)
+    assert _epochs(part) == [(0, 0), (7, 1), (9, 3)]
+
+
+def test_lower_leader_epoch_for_a_jsonl_partition_stops_the_run(tmp_path):
+    run(tmp_path, b'{"value": "a", "partition": 1}\n', input_format="jsonl", leader_epoch=5)
+    with pytest.raises(ProduceError, match="below the latest leader epoch 5") as e:
+        run(tmp_path, b'{"value": "b"}\n{"value": "c", "partition": 1}\n',
+            input_format="jsonl", leader_epoch=2, batch_size=1)
+    assert e.value.exit_code == 1
+    assert _epochs(tmp_path / "logs/t-1") == [(5, 0)]
+    assert _batch_epochs(tmp_path / "logs/t-1") == [5]
+
+
+@pytest.mark.corpus
+def test_appending_to_a_real_partition_keeps_its_epoch_history(tmp_path):
+    import shutil
+
+    real = CORPUS / ("ItumelengMogase__Real-Time-Data-Pipeline-for-Patient-Admissions/"
+                     "kafka-data")
+    if not real.is_dir():
+        pytest.skip("corpus absent")
+    shutil.copytree(real, tmp_path / "logs")
+    part = tmp_path / "logs/_schemas-0"
+    history = _epochs(part)
+    assert history[-1][0] == 38
+    res = run(tmp_path, b"1\n2\n3\n", topic="_schemas")
+    assert res.first_offset == 42
+    assert _epochs(part) == history
+    assert _batch_epochs(part)[-1] == 38

@@ -124,3 +124,96 @@ def test_log_cleanup_policy_makes_keyless_records_refused():
     with pytest.raises(InvalidRecordError, match="without key"):
         validate(build_batch([(now, None, b"v", ())]), offset=0, now=now, config=cfg,
                  partition_leader_epoch=0)
+
+
+# -- java.util.Properties.load, checked against the JDK ------------------------------------
+
+_JAVA_DUMP = __import__("pathlib").Path(__file__).parent / "java" / "PropertiesDump.java"
+
+_PROPERTIES_CASES = [
+    "log.segment.bytes=1024\\\n    576\n",  # continuation: next line's indent dropped
+    "a=b\\\r\n  c\r\nd:e\rf g\n",  # \r\n and lone \r line ends
+    "log.segment.bytes 100\n",  # whitespace separator
+    "k \t = : v\n",  # whitespace, one '=', then ':' is part of the value
+    "k::v\nk2==v\nk3 v w\n",
+    "  # comment\n\t! comment\n#x\\\nnot.a.comment=1\n",  # a comment does not continue
+    "a\\=b=c\na\\ b=c\n\\#k=v\n",  # escaped separators and '#'
+    "u=\\u0041\\u00e9\\ud83d\\ude00\\ud800\n",  # \uXXXX, a surrogate pair, a lone one
+    "e=\\t\\n\\r\\f\\x\\\\\\q\n",  # escapes; '\' before anything else is that char
+    "x=a\\\n\n y=b\n",  # an empty continuation line ends the value
+    "x=a\\\\\ny=b\\\\\\\nz\n",  # even backslashes do not continue, odd ones do
+    "\\\n#c\n",  # a continuation then '#' at the start of the logical line
+    "\\\n",
+    "\\",
+    "k=v\\",  # a trailing backslash at EOF is dropped
+    "k\n",  # no value
+    "=v\n:w\n",  # empty key
+    "dup=1\ndup=2\n",
+    "f\x0cg=h\x0c\n\x0ci=\x85\xe9\x0b\n",  # form feed is whitespace; NEL, VT are not
+    "bad=\\u12\n",  # malformed \uXXXX
+    "bad=\\u12g4\n",
+    "bad=\\u\n",
+]
+
+
+def _units(s: str) -> str:
+    return "x" + s.encode("utf-16-be", "surrogatepass").hex()
+
+
+def _python_view(data: bytes):
+    from kafkalog_cli.errors import InvalidArgumentError
+
+    try:
+        d = parse_properties_text(data.decode("latin-1"))
+    except InvalidArgumentError as e:
+        return "ERROR " + e.message
+    return {_units(k): _units(v) for k, v in d.items()}
+
+
+def _java_views(tmp_path, cases: list[bytes]) -> list:
+    import shutil
+    import subprocess
+
+    if not (shutil.which("java") and shutil.which("javac")):
+        pytest.skip("no JDK (java/javac)")
+    paths = []
+    for i, data in enumerate(cases):
+        p = tmp_path / f"{i}.properties"
+        p.write_bytes(data)
+        paths.append(str(p))
+    out = subprocess.run(["java", str(_JAVA_DUMP), *paths], capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    views: list = []
+    for line in out.splitlines():
+        if line.startswith("FILE "):
+            views.append({})
+        elif line.startswith("ERROR "):
+            views[-1] = line
+        else:
+            k, v = line.split(" ")
+            views[-1][k] = v
+    assert len(views) == len(cases)
+    return views
+
+
+def _random_properties(rng) -> bytes:
+    pieces = ["a", "k", "=", ":", " ", "\t", "\x0c", "\n", "\r", "\r\n", "\\", "\\\\", "#",
+              "!", "\\u0041", "\\u00", "\\ud83d", "u", "0", "F", "g", "\xe9", "\x85", "\x0b",
+              "\\\n", "\\\r\n", "   ", "key.name", "=value"]
+    return "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40))).encode("latin-1")
+
+
+def test_properties_match_the_jdk(tmp_path):
+    import random
+
+    rng = random.Random(20240611)
+    cases = [c.encode("latin-1") for c in _PROPERTIES_CASES]
+    cases += [_random_properties(rng) for _ in range(600)]
+    for data, java in zip(cases, _java_views(tmp_path, cases), strict=True):
+        assert _python_view(data) == java, data
+
+
+def test_properties_continuation_and_separators():
+    text = "log.segment.bytes=1024\\\n    576\nlog.roll.ms 5\nk\\:x : v\\u0041\n"
+    assert parse_properties_text(text) == {"log.segment.bytes": "1024576",
+                                           "log.roll.ms": "5", "k:x": "vA"}

@@ -67,10 +67,14 @@ def produce(
         "--transactional", help="Transactional batches, then a marker (--end-txn).")] = False,
     end_txn: Annotated[str, typer.Option("--end-txn", help="commit, abort or none.")
                        ] = "commit",
-    leader_epoch: Annotated[int, typer.Option("--leader-epoch", min=0,
-                                                             max=2**31 - 1)] = 0,
+    leader_epoch: Annotated[int | None, typer.Option(
+        "--leader-epoch", min=0, max=2**31 - 1, help="partitionLeaderEpoch of the batches "
+        "(default: the partition's latest epoch in leader-epoch-checkpoint, 0 for a new "
+        "partition; a lower one is refused).")] = None,
     topic_id: Annotated[str | None, typer.Option("--topic-id", help="For a new "
-                                                 "partition.metadata (default: random).")
+                                                 "partition.metadata (default: the id of the "
+                                                 "topic's existing partitions, else random; "
+                                                 "must match them).")
                         ] = None,
     no_fsync: Annotated[bool, typer.Option("--no-fsync", help="Skip fsync (tests only; a "
                                            "crash may lose data).")] = False,
@@ -108,7 +112,8 @@ def produce(
     props: dict = {}
     if config_file is not None:
         try:
-            props.update(parse_properties_text(config_file.read_text(encoding="latin-1")))
+            props.update(parse_properties_text(config_file.read_text(encoding="latin-1"),
+                                              file=config_file))
         except OSError as e:
             from ...errors import UnreadableError
 
