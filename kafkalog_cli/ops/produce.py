@@ -46,7 +46,8 @@ class ProduceOptions:
 
     Attributes:
         topic / partition: the target (``partition`` for records without their own).
-        input_format: ``lines`` | ``jsonl`` | ``raw`` (``jsonl`` also for *.jsonl/*.ndjson).
+        input_format: ``lines`` | ``jsonl`` | ``raw``; None: by file name, ``jsonl`` for
+            *.jsonl / *.ndjson, else (and for stdin) ``lines``.
         parse_key / key_separator: for lines.
         value_encoding: ``utf8`` | ``base64`` (jsonl strings).
         batch_size: records per batch (None: only ``batch_bytes`` limits).
@@ -67,7 +68,7 @@ class ProduceOptions:
 
     topic: str
     partition: int = 0
-    input_format: str = "lines"
+    input_format: str | None = None
     parse_key: bool = False
     key_separator: str = "\t"
     value_encoding: str = "utf8"
@@ -95,7 +96,7 @@ class ProduceOptions:
         validate_topic_name(self.topic)
         if self.topic_id is not None:
             _check_topic_id(self.topic_id)
-        if self.input_format not in ("lines", "jsonl", "raw"):
+        if self.input_format not in (None, "lines", "jsonl", "raw"):
             raise InvalidArgumentError(f"unknown input format {self.input_format!r}")
         if self.compression not in CODEC_IDS:
             raise InvalidArgumentError(f"unknown compression {self.compression!r}")
@@ -129,12 +130,18 @@ def _check_topic_id(s: str) -> None:
     from ..storage.dir_files import kafka_string_to_uuid, uuid_to_kafka_string
 
     try:
-        ok = uuid_to_kafka_string(kafka_string_to_uuid(s)) == s
+        u = kafka_string_to_uuid(s)
+        ok = uuid_to_kafka_string(u) == s
     except (ValueError, InvalidArgumentError):  # binascii.Error: bad base64
         ok = False
     if not ok:
         raise InvalidArgumentError(f"--topic-id {s!r} is not a Kafka UUID (22 characters of "
                                    "URL-safe base64, e.g. from kafka-storage random-uuid)")
+    if u.int in (0, 1):
+        # Uuid.RESERVED: ZERO_UUID (no id) and ONE_UUID (METADATA_TOPIC_ID, KRaft's
+        # __cluster_metadata); never a topic's id
+        raise InvalidArgumentError(f"--topic-id {s} is a UUID Kafka reserves "
+                                   "(Uuid.ZERO_UUID / METADATA_TOPIC_ID), not a topic id")
 
 
 @dataclass
@@ -420,9 +427,9 @@ def iter_inputs(files: list, opts: ProduceOptions, stdin=None) -> Iterator[list]
     sources = files or ["-"]
     for f in sources:
         name = "<stdin>" if str(f) == "-" else str(f)
-        fmt = opts.input_format
-        if name != "<stdin>" and fmt == "lines":
-            fmt = inputs.format_for(name, fmt)
+        fmt = opts.input_format  # an explicit --format wins over the file name
+        if fmt is None:
+            fmt = "lines" if name == "<stdin>" else inputs.format_for(name, "lines")
         if str(f) == "-":
             import sys
 

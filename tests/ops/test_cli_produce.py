@@ -138,6 +138,9 @@ def test_int64_and_int32_maxima_accepted(tmp_path):
 @pytest.mark.parametrize("args", [
     ["--topic", "a/b"], ["--topic", ".."], ["--topic", "t", "--topic-id", "nonsense"],
     ["--topic", "t", "--config", "segment.ms=0"], ["--topic", "t", "--key-separator", ""],
+    # Uuid.RESERVED: ZERO_UUID and ONE_UUID (METADATA_TOPIC_ID)
+    ["--topic", "t", "--topic-id", "AAAAAAAAAAAAAAAAAAAAAA"],
+    ["--topic", "t", "--topic-id", "AAAAAAAAAAAAAAAAAAAAAQ"],
 ])
 def test_bad_arguments_create_nothing(tmp_path, args):
     d = tmp_path / "l"
@@ -216,3 +219,22 @@ def test_config_file_read_as_java_properties(tmp_path, capsys):
     assert e.value.code == 2
     assert "Malformed \\uxxxx encoding" in capsys.readouterr().err
     assert not (tmp_path / "m").exists()
+
+
+def test_explicit_format_wins_over_the_file_name(tmp_path):
+    """--format lines on a *.jsonl file reads lines (each whole line a value); without
+    --format the name picks jsonl."""
+    data = tmp_path / "x.jsonl"
+    data.write_text('{"value":"a","key":"k"}\n')
+    for fmt, want in ((["--format", "lines"], '{"value":"a","key":"k"}'), ([], "a")):
+        d = tmp_path / ("l" + str(len(fmt)))
+        r = invoke(["produce", "--log-dir", str(d), "--topic", "t", *fmt, str(data)])
+        assert r.exit_code == 0, r.output
+        r = invoke(["dump-segment", str(d / "t-0"), "--print-data-log", "-o", "json"])
+        payloads = [json.loads(x).get("payload") for x in r.stdout.splitlines()]
+        assert [p for p in payloads if p is not None] == [want]
+    plain = tmp_path / "y.ndjson"
+    plain.write_text("plain text\n")
+    r = invoke(["produce", "--log-dir", str(tmp_path / "l9"), "--topic", "t", "--format",
+                "lines", str(plain)])
+    assert r.exit_code == 0, r.output

@@ -37,9 +37,9 @@ def produce(
     topic: Annotated[str, typer.Option("--topic", help="Topic name.")] = ...,
     partition: Annotated[int, typer.Option(
         "--partition", min=0, max=2**31 - 1, help="Partition id (a Kafka int32).")] = 0,
-    fmt: Annotated[InputFormat, typer.Option("--format", help="lines: one value per line; "
-                   "jsonl: JSON objects (also for *.jsonl/*.ndjson); raw: a file is a record.")
-                   ] = InputFormat.lines,
+    fmt: Annotated[InputFormat | None, typer.Option(
+        "--format", help="lines: one value per line; jsonl: JSON objects; raw: a file is a "
+        "record. Default: jsonl for *.jsonl/*.ndjson files, else lines.")] = None,
     parse_key: Annotated[bool, typer.Option("--parse-key", help="lines: split key and value "
                                             "at --key-separator.")] = False,
     key_separator: Annotated[str, typer.Option("--key-separator")] = "\t",
@@ -123,7 +123,7 @@ def produce(
     props.update(overrides)
     cfg = LogConfig.from_properties(props)
     opts = ProduceOptions(
-        topic=topic, partition=partition, input_format=fmt.value, parse_key=parse_key,
+        topic=topic, partition=partition, input_format=fmt.value if fmt else None, parse_key=parse_key,
         key_separator=key_separator, value_encoding=value_encoding, batch_size=batch_size,
         batch_bytes=batch_bytes, compression=compression.value, config=cfg,
         timestamp=timestamp, producer_id=producer_id, producer_epoch=producer_epoch,
