@@ -540,6 +540,10 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
         if isinstance(failure, KafkalogError):
             result.error = str(failure)
             raise ProduceError(failure, result) from failure
+        if isinstance(failure, KeyboardInterrupt):
+            # Ctrl-C: closed as after a bad line; the caller may report what was written
+            result.error = "interrupted"
+            failure.result = result
         raise failure
     return result
 

@@ -238,3 +238,48 @@ def test_explicit_format_wins_over_the_file_name(tmp_path):
     r = invoke(["produce", "--log-dir", str(tmp_path / "l9"), "--topic", "t", "--format",
                 "lines", str(plain)])
     assert r.exit_code == 0, r.output
+
+
+def test_ctrl_c_closes_cleanly_and_prints_the_summary(tmp_path):
+    """SIGINT while produce waits for more input: what was appended stays complete (the
+    directory closes cleanly and verifies), the summary goes to stderr with
+    error "interrupted", and the exit status is 130."""
+    import signal
+
+    d = tmp_path / "l"
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    p = subprocess.Popen(
+        [sys.executable, "-m", "kafkalog_cli", "produce", "--log-dir", str(d), "--topic", "t",
+         "--batch-size", "100", "-o", "json"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env=env)
+    try:
+        p.stdin.write(b"".join(b"%07d" % i + b"x" * 92 + b"\n" for i in range(30000)))
+        p.stdin.flush()
+        log = d / "t-0" / f"{0:020d}.log"
+        # wait until every whole chunk is appended and produce blocks reading stdin for
+        # the rest (the signal then lands between appends, not inside one)
+        deadline = time.monotonic() + 30
+        size, stable_since = -1, time.monotonic()
+        while True:
+            assert time.monotonic() < deadline and p.poll() is None
+            now = log.stat().st_size if log.exists() else 0
+            if now != size:
+                size, stable_since = now, time.monotonic()
+            elif size > 0 and time.monotonic() - stable_since > 0.5:
+                break
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err
+    summary = json.loads(err.decode().splitlines()[0])
+    assert summary["error"] == "interrupted" and summary["clean_shutdown"]
+    assert 0 < summary["records"] <= 30000
+    assert (d / ".kafka_cleanshutdown").exists()
+    r = invoke(["verify-index", str(d), "-o", "json"])
+    assert r.exit_code == 0, r.output
+    r = invoke(["dump-segment", str(d / "t-0"), "-o", "json"])
+    counts = [json.loads(x).get("count", 0) for x in r.stdout.splitlines()]
+    assert sum(counts) == summary["records"]

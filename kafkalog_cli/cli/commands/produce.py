@@ -139,6 +139,11 @@ def produce(
     except ProduceError as e:
         _emit(e.result, out, render_produce, err=True)
         raise e.cause from None
+    except KeyboardInterrupt as e:
+        # what was written before Ctrl-C (complete and consistent), then exit 130
+        if getattr(e, "result", None) is not None:
+            _emit(e.result, out, render_produce, err=True)
+        raise
     _emit(result, out, render_produce)
 
 
