@@ -251,7 +251,10 @@ def test_ctrl_c_closes_cleanly_and_prints_the_summary(tmp_path):
     p = subprocess.Popen(
         [sys.executable, "-m", "kafkalog_cli", "produce", "--log-dir", str(d), "--topic", "t",
          "--batch-size", "100", "-o", "json"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, env=env)
+        stderr=subprocess.PIPE, env=env,
+        # a test run in the background (nohup, CI) inherits SIGINT ignored, and Python
+        # then never installs its KeyboardInterrupt handler: restore the default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         p.stdin.write(b"".join(b"%07d" % i + b"x" * 92 + b"\n" for i in range(30000)))
         p.stdin.flush()
