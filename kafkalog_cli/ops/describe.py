@@ -62,7 +62,7 @@ from ..storage.files import (
     parse_partition_dir_name,
 )
 from ..storage.lock import is_locked
-from ..storage.segment import open_view
+from ..storage.segment import open_view, release_view
 from .paths import check_exists
 
 _PARTITION_DIR_STATES = ("delete", "future", "stray")
@@ -351,7 +351,7 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
                 try:
                     seg_next = scan_segment_headers(view, info, file=path)
                 finally:
-                    _release(view)
+                    release_view(view)
         except KafkalogError as e:
             info.errors.append(str(e))
             seg_next = None
@@ -436,17 +436,6 @@ def read_quorum_state(path) -> dict:
     if not isinstance(obj, dict):
         raise NotAKafkaFileError("quorum-state is not a JSON object", file=p)
     return obj
-
-
-def _release(view: memoryview) -> None:
-    obj = view.obj
-    view.release()
-    close = getattr(obj, "close", None)
-    if close is not None:
-        try:
-            close()
-        except BufferError:  # a batch still references it; the GC closes it
-            pass
 
 
 # -- log directories ---------------------------------------------------------------------

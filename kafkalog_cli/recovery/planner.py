@@ -49,7 +49,7 @@ from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_ep
 from ..storage.files import filename_prefix_from_offset
 from ..storage.offset_index import OffsetIndex
 from ..storage.recovery_scan import ScanResult, next_offset, scan_log, walk_log
-from ..storage.segment import open_view
+from ..storage.segment import open_view, release_view
 from ..storage.time_index import TimeIndex
 from ..storage.txn_index import TransactionIndex
 from . import derived
@@ -225,19 +225,8 @@ def _walk(seg: _Seg) -> ScanResult:
         try:
             seg.walk = walk_log(view)
         finally:
-            _release(view)
+            release_view(view)
     return seg.walk
-
-
-def _release(view) -> None:
-    obj = view.obj if isinstance(view, memoryview) else None
-    if isinstance(view, memoryview):
-        view.release()
-    if obj is not None and hasattr(obj, "close"):
-        try:
-            obj.close()
-        except BufferError:
-            pass
 
 
 def plan_partition(directory, *, recovery_point: int | None = None,
@@ -340,7 +329,7 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         try:
             s.scan = scan_log(view, s.base, index_interval_bytes, previous_last_offset=prev_last)
         finally:
-            _release(view)
+            release_view(view)
         r = s.report
         r.scanned = True
         r.valid_bytes = s.scan.valid_bytes
@@ -407,7 +396,7 @@ def _leo_unscanned(vd: _VirtualDir, seg: _Seg) -> int:
         if w.last_offset is None and start:
             w = walk_log(view, 0)
     finally:
-        _release(view)
+        release_view(view)
     return seg.base if w.last_offset is None else w.last_offset + 1
 
 
@@ -444,7 +433,7 @@ def _plan_leftovers(vd: _VirtualDir, rep: PartitionReport) -> None:
         try:
             w = walk_log(view)
         finally:
-            _release(view)
+            release_view(view)
         nxt = base if w.last_offset is None else w.last_offset + 1
         lo = base if lo is None else min(lo, base)
         hi = nxt if hi is None else max(hi, nxt)
@@ -581,7 +570,7 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
                 builder.apply(view, pos)
             per_seg[s.base] = builder.aborted[before:]
         finally:
-            _release(view)
+            release_view(view)
     if need_snapshot:
         name = filename_prefix_from_offset(leo) + ".snapshot"
         vd.actions.append(Action(WRITE, vd.path(name),

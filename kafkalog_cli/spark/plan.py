@@ -531,7 +531,7 @@ def _walk_transactions(pd: PartitionDir, open_txns: dict[int, int], start: int) 
     """Update ``open_txns`` (``{producer id: first offset}``) from the headers of the
     batches ending at or after ``start``; returns the log end offset seen."""
     from ..format.records import RecordBatch
-    from ..storage.segment import open_view
+    from ..storage.segment import open_view, release_view
 
     leo = 0
     for i, base in enumerate(pd.bases):
@@ -557,15 +557,8 @@ def _walk_transactions(pd: PartitionDir, open_txns: dict[int, int], start: int) 
         except KafkalogError:
             return leo
         finally:
-            _release(view)
+            release_view(view)
     return leo
-
-
-def _release(view) -> None:
-    obj = getattr(view, "obj", None)
-    view.release()
-    if obj is not None and hasattr(obj, "close"):
-        obj.close()
 
 
 # -- splits --------------------------------------------------------------------------------

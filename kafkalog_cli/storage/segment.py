@@ -62,6 +62,18 @@ def open_view(path) -> memoryview:
         os.close(fd)
 
 
+def release_view(view: memoryview) -> None:
+    """Release a view from :func:`open_view` and close its memory map (left to the GC
+    when batches still reference it)."""
+    obj = view.obj
+    view.release()
+    if isinstance(obj, mmap.mmap):
+        try:
+            obj.close()
+        except BufferError:  # a batch still references it; the GC closes it
+            pass
+
+
 class LogSegment:
     """A segment of a partition directory, opened read-only.
 
@@ -414,10 +426,7 @@ class WritableLogSegment(LogSegment):
                 first_ts = batch.max_timestamp
                 break
         finally:
-            obj = view.obj
-            view.release()
-            if isinstance(obj, mmap.mmap):
-                obj.close()
+            release_view(view)
         valid = rebuilt.valid_bytes
         if valid != size:
             if config.preallocate and not any(_nonzero_tail(seg.log_path, valid)):
