@@ -239,6 +239,16 @@ def _open_index(cls, path: Path, base: int, v: SegmentVerdict, label: str):
     return idx, idx.entries - idx.zero_tail
 
 
+def _sanity(idx, f: str, v: SegmentVerdict) -> None:
+    """The index's own ``sanityCheck`` on every slot, the zero tail included (as Kafka
+    counts them); a length that is not whole entries is reported by :func:`_open_index`."""
+    try:
+        idx.sanity_check()
+    except CorruptIndexError as e:
+        if idx.file_length % idx.entry_size == 0:
+            v.problems.append(Finding(f, "sanity", e.message))
+
+
 def _verify_offset_index(segment: LogSegment, log: _LogMap | None, v: SegmentVerdict) -> None:
     path = segment.index_path
     idx, n = _open_index(OffsetIndex, path, segment.base_offset, v, "Index")
@@ -246,11 +256,7 @@ def _verify_offset_index(segment: LogSegment, log: _LogMap | None, v: SegmentVer
         return
     f = str(path)
     v.index_entries = n
-    try:
-        idx.sanity_check()
-    except CorruptIndexError as e:
-        if idx.file_length % idx.entry_size == 0:
-            v.problems.append(Finding(f, "sanity", e.message))
+    _sanity(idx, f, v)
     entries = idx.entries_list()[:n]
     layouts = set()
     prev = None
@@ -309,11 +315,7 @@ def _verify_time_index(segment: LogSegment, log: _LogMap | None, v: SegmentVerdi
         return
     f = str(path)
     v.time_index_entries = n
-    try:
-        idx.sanity_check()  # on every slot, the zero tail included, as Kafka counts them
-    except CorruptIndexError as e:
-        if idx.file_length % idx.entry_size == 0:
-            v.problems.append(Finding(f, "sanity", e.message))
+    _sanity(idx, f, v)
     entries = idx.entries_list()[:n]
     prev = None
     for i, e in enumerate(entries):
