@@ -83,10 +83,36 @@ def test_parse_request_rules():
         parse_request(struct.pack(">hhih", 24, 0, 1, -1))
     with pytest.raises(InvalidRequest, match="not enabled"):
         parse_request(struct.pack(">hhih", 0, 2, 1, -1) + b"\x00" * 20)
-    with pytest.raises(InvalidRequest, match="bytes left"):
-        parse_request(ok + b"\x00")
     with pytest.raises(InvalidRequest):
         parse_request(ok[:-1])
+
+
+# librdkafka 2.16.1's all-topics Metadata v12 request (AdminClient.list_topics), captured
+# from confluent-kafka: three bytes follow the body (null topics, allowAutoTopicCreation,
+# includeTopicAuthorizedOperations, empty tagged fields).
+LIBRDKAFKA_METADATA_V12_ALL_TOPICS = bytes.fromhex(
+    "0003000c00000003000772646b61666b610000000000010000")
+
+
+def test_bytes_after_the_body_are_ignored_as_kafka_ignores_them():
+    # RequestContext.parseRequest reads what the schema needs and never checks the rest
+    req = parse_request(LIBRDKAFKA_METADATA_V12_ALL_TOPICS)
+    assert (req.api_key, req.api_version, req.correlation_id) == (ApiKeys.METADATA, 12, 3)
+    assert req.client_id == "rdkafka"
+    assert req.body["topics"] is None
+    assert req.body["allowAutoTopicCreation"] is False
+    ok = encode_request(3, 12, 1, {"topics": None})[4:]
+    assert parse_request(ok + b"\x00\x01\x02").body == parse_request(ok).body
+
+
+def test_librdkafka_all_topics_metadata_is_answered(server, raw):
+    c = raw()
+    c.send_raw(struct.pack(">i", len(LIBRDKAFKA_METADATA_V12_ALL_TOPICS))
+               + LIBRDKAFKA_METADATA_V12_ALL_TOPICS)
+    frame = c.recv_frame()
+    assert frame is not None, "the connection was closed"
+    assert struct.unpack_from(">i", frame)[0] == 3  # the correlation id
+    assert c.request(18, 0, {})["errorCode"] == 0
 
 
 def _expect_closed(client: RawClient) -> None:
