@@ -8,20 +8,21 @@
 
 Each decoder has ``decode(key, value) -> DecodedRecord`` and never raises: bytes it cannot
 decode (unknown record type or version, truncated data) come back as ``{"raw": base64}``
-with a warning, and with a :class:`~kafkalog_cli.decoders.messages.DecodeFailure` telling
+with a warning, and with a :class:`~kafkalog_cli.decoders.decoded.DecodeFailure` telling
 what Kafka's parser does with them instead (``Unknown record type N at offset X,
 skipping.``, ``Error at offset X, skipping. <message>`` for the coordinator topics,
 ``Error at X, skipping. <message>`` for ``__cluster_metadata``). Message layouts are declared once in ``*_messages.py`` with the
-declarative :class:`~kafkalog_cli.decoders.messages.Message` and compiled per version.
+declarative :class:`~kafkalog_cli.schema.messages.Message` and compiled per version.
 """
 
 from __future__ import annotations
 
 import re
 
+from ..schema.messages import Field, Message
 from .cluster_metadata import ClusterMetadataDecoder, control_text, decode_control_record
 from .consumer_offsets import ConsumerOffsetsDecoder
-from .messages import DELETE_MARKER, DecodedRecord, DecodeFailure, Field, Message
+from .decoded import DELETE_MARKER, DecodedRecord, DecodeFailure
 from .transaction_log import TransactionLogDecoder, format_text
 
 __all__ = [

@@ -27,9 +27,9 @@ from __future__ import annotations
 import construct as c
 
 from ..schema.control import ControlRecordKey, EndTransactionMarker, control_type_name
+from ..schema.messages import PARSE_ERRORS
 from . import raft_messages as rm
-from .messages import (
-    PARSE_ERRORS,
+from .decoded import (
     DecodedRecord,
     DecodeFailure,
     raw_json,

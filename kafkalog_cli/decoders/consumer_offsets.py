@@ -21,15 +21,9 @@ stay, as Kafka keeps the original bytes.
 from __future__ import annotations
 
 from ..schema.flexible import java_message
+from ..schema.messages import PARSE_ERRORS, Message
 from . import group_messages as gm
-from .messages import (
-    PARSE_ERRORS,
-    DecodedRecord,
-    DecodeFailure,
-    Message,
-    raw_json,
-    unknown_tag_warnings,
-)
+from .decoded import DecodedRecord, DecodeFailure, raw_json, unknown_tag_warnings
 
 #: ConsumerProtocol.PROTOCOL_TYPE
 CONSUMER_PROTOCOL_TYPE = "consumer"

@@ -29,7 +29,7 @@ ConsumerProtocolAssignment at that version.
 
 from __future__ import annotations
 
-from .messages import Field, Message, registry
+from ..schema.messages import Field, Message, registry
 
 OffsetCommitKey = Message(
     "OffsetCommitKey", valid="0-1", fields=[

@@ -16,7 +16,7 @@ All metadata records are flexible from version 0. DumpLogSegments names a record
 
 from __future__ import annotations
 
-from .messages import Field, Message, registry
+from ..schema.messages import Field, Message, registry
 
 RegisterBrokerRecord = Message(
     "RegisterBrokerRecord", valid="0-3", flexible="0+", api_key=0, fields=[

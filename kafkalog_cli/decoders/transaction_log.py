@@ -23,7 +23,7 @@ import base64
 
 from . import txn_messages as tm
 from .consumer_offsets import decode_versioned, short_version_failure
-from .messages import DELETE_MARKER, DecodedRecord, DecodeFailure, raw_json
+from .decoded import DELETE_MARKER, DecodedRecord, DecodeFailure, raw_json
 
 #: TransactionState ids and the names Kafka prints.
 TRANSACTION_STATES = {

@@ -12,7 +12,7 @@ TransactionLogValue messages (``transaction-coordinator/.../common/message``).
 
 from __future__ import annotations
 
-from .messages import Field, Message, registry
+from ..schema.messages import Field, Message, registry
 
 TransactionLogKey = Message(
     "TransactionLogKey", valid="0", fields=[

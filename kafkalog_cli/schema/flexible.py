@@ -19,7 +19,7 @@ declarations, each declared once and reused by every generated-message schema.
       NumTaggedFields => UnsignedVarint
       [Tag => UnsignedVarint, Size => UnsignedVarint, Data => Size bytes]
 
-Strings decode as Java's ``new String(bytes, UTF_8)`` does (``format.utf8.java_utf8``):
+Strings decode as Java's ``new String(bytes, UTF_8)`` does (``schema.utf8.java_utf8``):
 malformed UTF-8 is replaced, as many U+FFFD as the JDK gives, never an error. A null where the field is not nullable raises
 ``construct.ValidationError`` ("non-nullable field was serialized as null"), as Kafka's
 generated readers raise RuntimeException.
@@ -32,7 +32,7 @@ import struct
 
 import construct as c
 
-from ..format.utf8 import java_utf8
+from .utf8 import java_utf8
 
 # -- errors as Kafka's generated readers word them ------------------------------------------
 

@@ -24,8 +24,8 @@ from kafkalog_cli.decoders import (
 from kafkalog_cli.decoders import group_messages as gm
 from kafkalog_cli.decoders import metadata_messages as mm
 from kafkalog_cli.decoders.cluster_metadata import KRAFT_CONTROL_MESSAGES
-from kafkalog_cli.decoders.messages import Message
 from kafkalog_cli.format.records import FileRecords
+from kafkalog_cli.schema.messages import Message
 
 CORPUS = (Path(__file__).parents[2] / "../shared/corpus/real").resolve()
 SNAPSHOT_NAME = re.compile(r"^\d{20}-\d{10}\.checkpoint$")

@@ -99,7 +99,7 @@ def test_java_messages_of_read_failures(con, data, java):
 
 
 def test_java_message_names_the_field():
-    from kafkalog_cli.decoders.messages import Field, Message
+    from kafkalog_cli.schema.messages import Field, Message
 
     m = Message("M", valid="0-1", flexible="1+", fields=[
         Field("a", "int8", "0+"), Field("name", "string", "0+"),

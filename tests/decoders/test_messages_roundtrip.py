@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from kafkalog_cli.decoders import group_messages, metadata_messages, raft_messages, txn_messages
-from kafkalog_cli.decoders.messages import Field, Message, Versions
 from kafkalog_cli.schema import flexible as fx
+from kafkalog_cli.schema.messages import Field, Message, Versions
 
 ALL_MESSAGES: list[Message] = [
     *group_messages.MESSAGES.values(),

@@ -34,14 +34,12 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import construct as c
 
-from ..schema import flexible as fx
+from . import flexible as fx
 
 #: Highest version an open range ("3+") reaches.
 MAX_VERSION = 0x7FFF
@@ -337,109 +335,6 @@ def _json_value(f: Field, value, version, unknown_tags, path):
     if f.element in ("bytes", "records"):
         return _b64(value)
     return value
-
-
-#: What DumpLogSegments prints for a tombstone (a null value) of a compacted internal topic.
-DELETE_MARKER = "<DELETE>"
-
-
-@dataclass(frozen=True)
-class DecodeFailure:
-    """Why DumpLogSegments' parser gives up on a record, and what it prints instead.
-
-    Attributes:
-        kind: ``"unknown_type"`` (a coordinator record type the serde does not know:
-            ``Unknown record type N at offset X, skipping.`` as the key, no payload),
-            ``"error"`` (any other exception: ``Error at offset X, skipping. <message>`` as
-            the key, no payload; for ``__cluster_metadata``, :attr:`in_payload`:
-            ``Error at X, skipping. <message>`` as the payload, no key) or
-            ``"missing_key"`` (a coordinator record without a key: the parser throws and
-            Kafka's tool stops with exit 1).
-        message: the exception's ``getMessage()`` (``"null"`` when it has none).
-        record_type: the unknown record type (``"unknown_type"``).
-        in_payload: printed as the payload (ClusterMetadataLogMessageParser).
-    """
-
-    kind: str
-    message: str | None = None
-    record_type: int | None = None
-    in_payload: bool = False
-
-    def text(self, offset: int) -> str:
-        """The line part DumpLogSegments prints for the record at ``offset``."""
-        if self.kind == "unknown_type":
-            return f"Unknown record type {self.record_type} at offset {offset}, skipping."
-        if self.kind == "missing_key":
-            return (f"Failed to decode message at offset {offset} using the specified "
-                    "decoder (message had a missing key)")
-        if self.in_payload:
-            return f"Error at {offset}, skipping. {self.message}"
-        return f"Error at offset {offset}, skipping. {self.message}"
-
-    def kafka_key_and_payload(self, offset: int) -> tuple[str | None, str | None]:
-        """``(key text, payload text)`` as DumpLogSegments prints them (None: not printed;
-        a ``missing_key`` failure prints neither)."""
-        if self.kind == "missing_key":
-            return None, None
-        if self.in_payload:
-            return None, self.text(offset)
-        return self.text(offset), None
-
-
-@dataclass
-class DecodedRecord:
-    """One record of an internal topic, decoded as DumpLogSegments decodes it.
-
-    Attributes:
-        key: the key's JSON shape (e.g. ``{"type": "1", "data": {...}}``), None when the
-            record has no key (``__cluster_metadata``), or ``{"raw": base64}`` when the key
-            could not be decoded.
-        value: the value's JSON shape, None for a tombstone, or ``{"raw": base64}``.
-        key_type: the decoded type's name (``"OffsetCommitKey"``, ``"TopicRecord"``,
-            ``"SnapshotHeader"``, ...), None when unknown.
-        warnings: why something was left raw, and tagged fields without a declaration.
-        tombstone: the value is null (DumpLogSegments prints ``<DELETE>``).
-        failure: when Kafka's parser would fail on this record, how (what its tool prints
-            instead of the key and payload); None when it decodes.
-    """
-
-    key: dict | None
-    value: dict | None
-    key_type: str | None
-    warnings: list[str] = field(default_factory=list)
-    tombstone: bool = False
-    failure: DecodeFailure | None = None
-
-    @property
-    def ok(self) -> bool:
-        """Decoded without any warning."""
-        return not self.warnings
-
-    def key_json(self) -> str | None:
-        """The key as compact JSON (Jackson's ``ObjectNode.toString``), or None."""
-        return None if self.key is None else to_json_text(self.key)
-
-    def value_json(self) -> str | None:
-        """The value as compact JSON, ``"<DELETE>"`` for a tombstone, or None."""
-        if self.tombstone:
-            return DELETE_MARKER
-        return None if self.value is None else to_json_text(self.value)
-
-
-def to_json_text(obj) -> str:
-    """Compact JSON as Jackson writes it: no spaces, non-ASCII kept."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
-
-
-def raw_json(data) -> dict | None:
-    """The ``{"raw": base64}`` fallback for bytes that could not be decoded (None stays None)."""
-    return None if data is None else {"raw": _b64(data)}
-
-
-def unknown_tag_warnings(unknown: list) -> list[str]:
-    """Warnings naming each ``(path, tag, bytes)`` collected by :meth:`Message.to_json`."""
-    return [f"{path}: unknown tagged field {tag} kept raw ({_b64(data)})"
-            for path, tag, data in unknown]
 
 
 #: What a message that fails to parse raises (construct errors, bad UTF-8 never: replaced).
