@@ -33,13 +33,18 @@ class DecodeFailure:
             Kafka's tool stops with exit 1).
         message: the exception's ``getMessage()`` (``"null"`` when it has none).
         record_type: the unknown record type (``"unknown_type"``).
-        in_payload: printed as the payload (ClusterMetadataLogMessageParser).
+        in_payload: printed as the payload (ClusterMetadataLogMessageParser,
+            RemoteMetadataLogMessageParser), with no key.
+        at_offset: ``Error at offset X`` (the coordinator parsers and
+            RemoteMetadataLogMessageParser) rather than ``Error at X``
+            (ClusterMetadataLogMessageParser); None: ``not in_payload``.
     """
 
     kind: str
     message: str | None = None
     record_type: int | None = None
     in_payload: bool = False
+    at_offset: bool | None = None
 
     def text(self, offset: int) -> str:
         """The line part DumpLogSegments prints for the record at ``offset``."""
@@ -48,9 +53,9 @@ class DecodeFailure:
         if self.kind == "missing_key":
             return (f"Failed to decode message at offset {offset} using the specified "
                     "decoder (message had a missing key)")
-        if self.in_payload:
-            return f"Error at {offset}, skipping. {self.message}"
-        return f"Error at offset {offset}, skipping. {self.message}"
+        at_offset = (not self.in_payload) if self.at_offset is None else self.at_offset
+        where = f"offset {offset}" if at_offset else str(offset)
+        return f"Error at {where}, skipping. {self.message}"
 
     def kafka_key_and_payload(self, offset: int) -> tuple[str | None, str | None]:
         """``(key text, payload text)`` as DumpLogSegments prints them (None: not printed;
@@ -74,9 +79,15 @@ class DecodedRecord:
         key_type: the decoded type's name (``"OffsetCommitKey"``, ``"TopicRecord"``,
             ``"SnapshotHeader"``, ...), None when unknown.
         warnings: why something was left raw, and tagged fields without a declaration.
-        tombstone: the value is null (DumpLogSegments prints ``<DELETE>``).
+        tombstone: the value is null (the coordinator parsers print ``<DELETE>``).
         failure: when Kafka's parser would fail on this record, how (what its tool prints
             instead of the key and payload); None when it decodes.
+        keyless: Kafka's parser prints no key for this topic (``__cluster_metadata``,
+            ``__remote_log_metadata``: their records have null keys).
+        text: the payload as Kafka's parser prints it when that is not the value's JSON
+            (RemoteMetadataLogMessageParser prints the metadata object's ``toString``).
+        layout: the earlier layout the value was read with (``Message.layout``), None
+            for the current one.
     """
 
     key: dict | None
@@ -85,6 +96,9 @@ class DecodedRecord:
     warnings: list[str] = field(default_factory=list)
     tombstone: bool = False
     failure: DecodeFailure | None = None
+    keyless: bool = False
+    text: str | None = None
+    layout: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -100,6 +114,16 @@ class DecodedRecord:
         if self.tombstone:
             return DELETE_MARKER
         return None if self.value is None else to_json_text(self.value)
+
+    def kafka_text(self, offset: int) -> tuple[str | None, str | None]:
+        """``(key, payload)`` as DumpLogSegments' parser prints them for the record at
+        ``offset`` (None: not printed): the key and value JSON (``<DELETE>`` for a
+        coordinator tombstone), the metadata's ``toString`` for ``__remote_log_metadata``,
+        or, where Kafka's parser fails, what it prints instead."""
+        if self.failure is not None:
+            return self.failure.kafka_key_and_payload(offset)
+        payload = self.text if self.text is not None else self.value_json()
+        return (None if self.keyless else self.key_json()), payload
 
 
 def to_json_text(obj) -> str:

@@ -241,17 +241,37 @@ class Message:
     :param valid: validVersions, e.g. ``"0-4"``.
     :param flexible: flexibleVersions, e.g. ``"4+"`` or ``"none"``.
     :param fields: the top-level fields.
-    :param api_key: the apiKey of metadata records, else None.
+    :param api_key: the JSON's ``apiKey``: the record type of metadata records
+        (``MetadataRecordType``) and of coordinator keys and values
+        (``CoordinatorRecordType``), else None.
+    :param kind: the JSON's ``type``: ``"metadata"``, ``"coordinator-key"``,
+        ``"coordinator-value"`` or ``"data"`` (None: not said).
+    :param earlier: the same message as earlier Kafka trees laid it out at the same
+        version numbers, newest first (KIP-932 and KIP-1071 records changed
+        incompatibly while "in development"; brokers of those trees wrote them).
+        Decoders try them, in order, when this layout does not read the bytes.
+    :param layout: where this layout comes from (for an ``earlier`` one: which Kafka
+        tree wrote it), shown when a decoder falls back to it.
     """
 
     def __init__(self, name: str, *, valid: str, flexible: str = "none",
-                 fields: Iterable[Field] = (), api_key: int | None = None):
+                 fields: Iterable[Field] = (), api_key: int | None = None,
+                 kind: str | None = None, earlier: Iterable[Message] = (),
+                 layout: str | None = None):
         self.name = name
         self.valid = Versions(valid)
         self.flexible = Versions(flexible)
         self.fields = tuple(fields)
         self.api_key = api_key
+        self.kind = kind
+        self.earlier = tuple(earlier)
+        self.layout = layout
         self._structs: dict[int, MessageStruct] = {}
+
+    @property
+    def layouts(self) -> tuple[Message, ...]:
+        """This layout, then the :attr:`earlier` ones, in the order decoders try them."""
+        return (self, *self.earlier)
 
     @property
     def versions(self) -> range:
@@ -285,6 +305,40 @@ class Message:
         stream.seek(offset)
         obj = self.struct(version)._parsereport(stream, {}, "(parsing)")
         return obj, stream.tell()
+
+    def parse_layouts(self, data, version: int, *, offset: int = 0) -> tuple[Message, dict, int]:
+        """Parse ``data[offset:]`` at ``version`` with this layout or, when it does not read
+        the bytes to their end, with the first :attr:`earlier` layout that does.
+
+        Returns:
+            (the layout that read it, the message as a dict, the position after it): a
+            layout reading to the end of ``data`` if one does, else the first that read
+            without error (the caller decides what the bytes after it mean).
+
+        Raises:
+            the first layout's parse error (one of :data:`PARSE_ERRORS`), or KeyError
+            when no layout has ``version``.
+        """
+        first_error: BaseException | None = None
+        partial = None
+        for layout in self.layouts:
+            if version not in layout.valid:
+                continue
+            try:
+                obj, end = layout.parse(data, version, offset=offset)
+            except PARSE_ERRORS as e:
+                if first_error is None:
+                    first_error = e
+                continue
+            if end == len(data):
+                return layout, obj, end
+            if partial is None and first_error is None:
+                partial = (layout, obj, end)
+        if partial is not None:
+            return partial
+        if first_error is not None:
+            raise first_error
+        raise KeyError(f"{self.name} has no version {version} (valid: {self.valid})")
 
     def build(self, obj: dict, version: int) -> bytes:
         """Serialize ``obj`` (the :meth:`parse` shape) at ``version``."""
