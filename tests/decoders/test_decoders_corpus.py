@@ -17,6 +17,7 @@ import pytest
 from kafkalog_cli.decoders import (
     ClusterMetadataDecoder,
     ConsumerOffsetsDecoder,
+    TransactionLogDecoder,
     control_text,
     decode_control_record,
     decoder_for_topic,
@@ -40,7 +41,8 @@ def _internal_files() -> list[Path]:
     out = []
     for p in sorted(CORPUS.rglob("*")):
         topic = p.parent.name
-        if not topic.startswith(("__consumer_offsets-", "__cluster_metadata-")):
+        if not topic.startswith(("__consumer_offsets-", "__cluster_metadata-",
+                                 "__transaction_state-")):
             continue
         if p.suffix == ".log" or SNAPSHOT_NAME.match(p.name):
             out.append(p)
@@ -108,6 +110,9 @@ def test_every_record_decodes(path: Path):
         where = f"{_rel(path)} record #{i}"
         assert d.warnings == [], f"{where}: {d.warnings}"
         assert d.key_type is not None, where
+        if path.parent.name.startswith("__transaction_state-"):
+            assert d.key_type == "TransactionLogKey" and "data" in d.value, where
+            continue
         if is_control:
             assert control_text(d).split(" ")[0].rstrip(":") in (
                 "endTxnMarker:", *(label for label, _ in KRAFT_CONTROL_MESSAGES.values()))
@@ -140,11 +145,14 @@ def test_every_record_decodes(path: Path):
 def test_record_counts_are_non_zero():
     counts: collections.Counter = collections.Counter()
     for path in FILES:
-        topic = "offsets" if path.parent.name.startswith("__consumer_offsets-") else "metadata"
+        topic = ("offsets" if path.parent.name.startswith("__consumer_offsets-") else
+                 "transactions" if path.parent.name.startswith("__transaction_state-")
+                 else "metadata")
         for is_control, d in decode_file(path):
             counts[topic, d.key_type if is_control else "data"] += 1
     assert counts["offsets", "data"] > 10_000
     assert counts["metadata", "data"] > 40_000
+    assert counts["transactions", "data"] == 4  # the catalog's __transaction_state-44
     # control records the corpus catalog lists: LeaderChange in .log files, the rest in
     # KRaft snapshots
     assert counts["metadata", "LeaderChange"] == 3
@@ -185,6 +193,7 @@ def test_decoders_match_topics():
     for path in FILES:
         dec = decoder_for_topic(path.parent.name)
         expected = (ConsumerOffsetsDecoder if path.parent.name.startswith("__consumer")
+                    else TransactionLogDecoder if path.parent.name.startswith("__transaction")
                     else ClusterMetadataDecoder)
         assert isinstance(dec, expected)
 

@@ -1,0 +1,304 @@
+"""dump-segment with Kafka 4's DumpLogSegments flags and text.
+
+Expected texts are Kafka's own: the strings tools/DumpLogSegmentsTest.java asserts for the
+same records (testOffsetsMessageParser, testTransactionLogMessageParser,
+testShareGroupStateMessageParser), the toString of the remote log metadata classes
+(storage/api RemoteLogSegmentMetadata & co.), and the error lines of
+CoordinatorRecordMessageParser. Records are built byte by byte here, from the message
+definitions, independently of kafkalog's declarations.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+
+import pytest
+from kafkalog_testkit import raw_batch, raw_record
+
+SEG0 = "00000000000000000000"
+
+
+def i16(v):
+    return struct.pack(">h", v)
+
+
+def i32(v):
+    return struct.pack(">i", v)
+
+
+def i64(v):
+    return struct.pack(">q", v)
+
+
+def s(text: str) -> bytes:
+    """String: int16 length then UTF-8."""
+    return i16(len(text.encode())) + text.encode()
+
+
+def cs(text: str) -> bytes:
+    """CompactString: unsigned varint length+1 (all lengths here fit one byte)."""
+    return bytes([len(text.encode()) + 1]) + text.encode()
+
+
+def carr(items: list[bytes]) -> bytes:
+    return bytes([len(items) + 1]) + b"".join(items)
+
+
+UUID = "Uj5wn_FqTXirEASvVZRY1w"
+UUID_BYTES = base64.urlsafe_b64decode(UUID + "==")
+
+
+def write_log(tmp_path, dirname: str, records: list[tuple[bytes | None, bytes | None]]):
+    d = tmp_path / dirname
+    d.mkdir()
+    log = d / f"{SEG0}.log"
+    log.write_bytes(raw_batch(0, [raw_record(i, 0, k, v) for i, (k, v) in enumerate(records)]))
+    return log
+
+
+def payload_tails(stdout: str) -> list[str]:
+    """What follows ``headerKeys: [] `` on each record line."""
+    return [ln.split("headerKeys: [] ", 1)[1] if "headerKeys: [] " in ln else ""
+            for ln in stdout.splitlines() if ln.startswith("| offset:")]
+
+
+def json_records(stdout: str) -> list[dict]:
+    return [o for o in map(json.loads, stdout.splitlines()) if o["type"] == "record"]
+
+
+# -- __share_group_state ------------------------------------------------------------------------
+
+STATE_BATCH = i64(0) + i64(4) + b"\x02" + i16(1) + b"\x00"
+
+
+def share_key(record_type: int) -> bytes:
+    return i16(record_type) + s("gs1") + UUID_BYTES + i32(0)
+
+
+#: ShareSnapshotValue v0 (Kafka 4): snapshotEpoch 0, stateEpoch 0, leaderEpoch 0,
+#: startOffset 0, createTimestamp, writeTimestamp, one state batch, no tags
+def share_snapshot_value(ts: int) -> bytes:
+    return (i16(0) + i32(0) + i32(0) + i32(0) + i64(0) + i64(ts) + i64(ts)
+            + carr([STATE_BATCH]) + b"\x00")
+
+
+#: ShareUpdateValue v0 (Kafka 4): snapshotEpoch 0, leaderEpoch 0, startOffset 0, batches
+SHARE_UPDATE_VALUE = i16(0) + i32(0) + i32(0) + i64(0) + carr([STATE_BATCH]) + b"\x00"
+
+#: ShareSnapshotValue() with every field at its default, at version 0
+SHARE_SNAPSHOT_DEFAULT = (i16(0) + i32(0) + i32(0) + i32(0) + i64(0) + i64(0) + i64(0)
+                          + carr([]) + b"\x00")
+
+
+@pytest.mark.parametrize("how", [["--share-group-state-decoder"], []],
+                         ids=["flag", "by-topic-name"])
+def test_share_group_state_as_kafka_prints_it(cli, tmp_path, how):
+    """testShareGroupStateMessageParser's records and strings; the by-name pick of the
+    decoder gives the same text."""
+    ts = 1_750_000_000_123
+    name = "__share_group_state-3" if not how else "anything-0"
+    log = write_log(tmp_path, name, [
+        (share_key(0), share_snapshot_value(ts)),
+        (share_key(1), SHARE_UPDATE_VALUE),
+        (share_key(0), None),
+        (i16(32767), b""),
+        (share_key(1), SHARE_SNAPSHOT_DEFAULT),
+    ])
+    r = cli("dump-segment", str(log), "-o", "kafka", *how, *([] if how else ["--print-data-log"]))
+    assert r.returncode == 0, r.stderr
+    key0 = '{"type":"0","data":{"groupId":"gs1","topicId":"Uj5wn_FqTXirEASvVZRY1w","partition":0}}'
+    key1 = key0.replace('"type":"0"', '"type":"1"')
+    assert payload_tails(r.stdout) == [
+        f"key: {key0} payload: "
+        '{"version":"0","data":{"snapshotEpoch":0,"stateEpoch":0,"leaderEpoch":0,'
+        f'"startOffset":0,"createTimestamp":{ts},"writeTimestamp":{ts},"stateBatches":[{{'
+        '"firstOffset":0,"lastOffset":4,"deliveryState":2,"deliveryCount":1}]}}',
+        f"key: {key1} payload: "
+        '{"version":"0","data":{"snapshotEpoch":0,"leaderEpoch":0,"startOffset":0,'
+        '"stateBatches":[{"firstOffset":0,"lastOffset":4,"deliveryState":2,"deliveryCount":1}]}}',
+        f"key: {key0} payload: <DELETE>",
+        "key: Unknown record type 32767 at offset 3, skipping.",
+        "key: Error at offset 4, skipping. Could not read record with version 0 from value's "
+        "buffer due to: non-nullable field stateBatches was serialized as null.",
+    ]
+
+
+def test_share_state_of_kafkas_december_2024_layout(cli, tmp_path):
+    """A ShareSnapshotValue as Kafka's December 2024 tree wrote it (uint16 snapshot epoch,
+    no timestamps) is read with that layout."""
+    old = (i16(0) + struct.pack(">H", 7) + i32(1) + i32(2) + i64(3) + carr([STATE_BATCH])
+           + b"\x00")
+    log = write_log(tmp_path, "__share_group_state-0", [(share_key(0), old)])
+    r = cli("dump-segment", str(log), "--print-data-log", "-o", "json")
+    (rec,) = json_records(r.stdout)
+    assert "decodeWarnings" not in rec
+    assert rec["payload"] == {"version": "0", "data": {
+        "snapshotEpoch": 7, "stateEpoch": 1, "leaderEpoch": 2, "startOffset": 3,
+        "stateBatches": [{"firstOffset": 0, "lastOffset": 4, "deliveryState": 2,
+                          "deliveryCount": 1}]}}
+
+
+# -- tombstones -----------------------------------------------------------------------------------
+
+def test_tombstones_are_null_in_json_and_delete_in_kafka_text(cli, tmp_path):
+    key = i16(3) + s("group")  # ConsumerGroupMetadataKey
+    log = write_log(tmp_path, "__consumer_offsets-7", [(key, None)])
+    r = cli("dump-segment", str(log), "--print-data-log", "-o", "kafka")
+    # testOffsetsMessageParser: "A valid key with a tombstone should work."
+    assert payload_tails(r.stdout) == [
+        'key: {"type":"3","data":{"groupId":"group"}} payload: <DELETE>']
+    (rec,) = json_records(cli("dump-segment", str(log), "--print-data-log", "-o",
+                              "json").stdout)
+    assert rec["key"] == {"type": "3", "data": {"groupId": "group"}}
+    assert rec["payload"] is None and rec["valueSize"] == -1
+    assert "decodeWarnings" not in rec
+
+
+# -- __transaction_state ---------------------------------------------------------------------------
+
+def test_transaction_log_as_kafka_prints_it(cli, tmp_path):
+    """testTransactionLogMessageParser's v0 and v1 records (v1 with its tagged fields)."""
+    key = i16(0) + s("txnId")
+    v0 = (i16(0) + i64(123) + i16(0) + i32(0) + b"\x00" + i32(0) + i64(0) + i64(0))
+    partitions = carr([cs("topic1") + carr([i32(0), i32(1), i32(2)]) + b"\x00",
+                       cs("topic2") + carr([i32(3), i32(4), i32(5)]) + b"\x00"])
+    v1 = (i16(1) + i64(12) + i16(2) + i32(14) + b"\x00" + partitions + i64(123) + i64(13)
+          + b"\x02" + b"\x00\x08" + i64(11) + b"\x01\x08" + i64(10))
+    log = write_log(tmp_path, "__transaction_state-0", [(key, v0), (key, None), (key, v1)])
+    r = cli("dump-segment", str(log), "--transaction-log-decoder", "-o", "kafka")
+    k = '{"type":"0","data":{"transactionalId":"txnId"}}'
+    assert payload_tails(r.stdout) == [
+        f'key: {k} payload: {{"version":"0","data":{{"producerId":123,"producerEpoch":0,'
+        '"transactionTimeoutMs":0,"transactionStatus":0,"transactionPartitions":[],'
+        '"transactionLastUpdateTimestampMs":0,"transactionStartTimestampMs":0}}',
+        f"key: {k} payload: <DELETE>",
+        f'key: {k} payload: {{"version":"1","data":{{"producerId":12,"previousProducerId":11,'
+        '"nextProducerId":10,"producerEpoch":2,"transactionTimeoutMs":14,"transactionStatus":0,'
+        '"transactionPartitions":[{"topic":"topic1","partitionIds":[0,1,2]},'
+        '{"topic":"topic2","partitionIds":[3,4,5]}],"transactionLastUpdateTimestampMs":123,'
+        '"transactionStartTimestampMs":13}}',
+    ]
+
+
+# -- __consumer_offsets: the consumer protocol inside GroupMetadataValue ----------------------------
+
+def test_group_metadata_with_consumer_protocol_as_kafka_prints_it(cli, tmp_path):
+    """testOffsetsMessageParser: GroupMetadataValue v4 whose member's subscription and
+    assignment (ConsumerProtocol v3) are printed decoded; bytes that are not a consumer
+    protocol message stay base64."""
+    sub = (i16(3) + i32(1) + s("foo") + i32(-1) + i32(1) + s("foo") + i32(1) + i32(0)
+           + i32(0) + s("rack"))
+    assignment = i16(3) + i32(1) + s("foo") + i32(1) + i32(0) + i32(-1)
+
+    def value(subscription: bytes, assigned: bytes) -> bytes:
+        member = (cs("member") + cs("instance") + cs("client") + cs("host") + i32(1000)
+                  + i32(100) + bytes([len(subscription) + 1]) + subscription
+                  + bytes([len(assigned) + 1]) + assigned + b"\x00")
+        return (i16(4) + cs("consumer") + i32(10) + cs("range") + cs("member") + i64(-1)
+                + carr([member]) + b"\x00")
+
+    key = i16(2) + s("group")
+    log = write_log(tmp_path, "__consumer_offsets-0", [
+        (key, value(sub, assignment)), (key, value(b"Subscription", b"Assignment"))])
+    r = cli("dump-segment", str(log), "--offsets-decoder", "-o", "kafka")
+    head = ('key: {"type":"2","data":{"group":"group"}} payload: {"version":"4","data":'
+            '{"protocolType":"consumer","generation":10,"protocol":"range","leader":"member",'
+            '"currentStateTimestamp":-1,"members":[{"memberId":"member",'
+            '"groupInstanceId":"instance","clientId":"client","clientHost":"host",'
+            '"rebalanceTimeout":1000,"sessionTimeout":100,')
+    assert payload_tails(r.stdout) == [
+        head + '"subscription":{"topics":["foo"],"userData":null,"ownedPartitions":'
+        '[{"topic":"foo","partitions":[0]}],"generationId":0,"rackId":"rack"},"assignment":'
+        '{"assignedPartitions":[{"topic":"foo","partitions":[0]}],"userData":null}}]}}',
+        head + '"subscription":"U3Vic2NyaXB0aW9u","assignment":"QXNzaWdubWVudA=="}]}}',
+    ]
+
+
+# -- __remote_log_metadata ---------------------------------------------------------------------------
+
+def remote_segment(state: int, start: int = 0, end: int = 99, epochs=((0, 0), (2, 50)),
+                   custom: bytes | None = b"abc", txn_index_empty: bool = True) -> bytes:
+    """RemoteLogSegmentMetadataRecord v0 framed as AbstractApiMessageSerde writes it."""
+    body = (cs("orders") + UUID_BYTES + i32(3) + b"\x00"   # TopicIdPartitionEntry
+            + bytes(range(16)) + b"\x00"                   # segment id, RemoteLogSegmentIdEntry
+            + i64(start) + i64(end) + i32(1) + i64(1000) + i64(2000)
+            + carr([i32(e) + i64(o) + b"\x00" for e, o in epochs])
+            + i32(4096)
+            + (b"\x00" if custom is None else bytes([len(custom) + 1]) + custom)
+            + bytes([state])
+            + (b"\x01\x00\x01\x01" if txn_index_empty else b"\x00"))
+    return b"\x01\x00\x00" + body
+
+
+def test_remote_log_metadata_as_kafka_prints_it(cli, tmp_path):
+    """RemoteMetadataLogMessageParser prints RemoteLogMetadataSerde's object's toString
+    (no key); where the object's constructor throws, 'Error at offset X, skipping.'."""
+    seg_id = base64.urlsafe_b64encode(bytes(range(16))).rstrip(b"=").decode()
+    update = (b"\x01\x01\x00" + cs("orders") + UUID_BYTES + i32(3) + b"\x00"
+              + bytes(range(16)) + b"\x00" + i32(1) + i64(3000) + b"\x00" + b"\x03" + b"\x00")
+    delete = b"\x01\x02\x00" + cs("orders") + UUID_BYTES + i32(3) + b"\x00" + i32(1) \
+        + i64(4000) + b"\x00" + b"\x00"
+    log = write_log(tmp_path, "__remote_log_metadata-0", [
+        (None, remote_segment(1)), (None, update), (None, delete),
+        (None, remote_segment(9)), (None, remote_segment(0, start=10, end=5)),
+        (None, remote_segment(0, epochs=())), (None, None), (None, b"\x01\x09\x00")])
+    r = cli("dump-segment", str(log), "--remote-log-metadata-decoder", "-o", "kafka")
+    assert r.returncode == 0, r.stderr
+    seg = (f"RemoteLogSegmentId{{topicIdPartition={UUID}:orders-3, id={seg_id}}}")
+    assert payload_tails(r.stdout) == [
+        f"payload: RemoteLogSegmentMetadata{{remoteLogSegmentId={seg}, startOffset=0, "
+        "endOffset=99, brokerId=1, maxTimestampMs=1000, eventTimestampMs=2000, "
+        "segmentLeaderEpochs={0=0, 2=50}, segmentSizeInBytes=4096, "
+        "customMetadata=Optional[CustomMetadata{3 bytes}], state=COPY_SEGMENT_FINISHED, "
+        "txnIdxEmpty=true}",
+        f"payload: RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={seg}, "
+        "customMetadata=Optional.empty, state=DELETE_SEGMENT_FINISHED, eventTimestampMs=3000, "
+        "brokerId=1}",
+        f"payload: RemotePartitionDeleteMetadata{{topicPartition={UUID}:orders-3, "
+        "state=DELETE_PARTITION_MARKED, eventTimestampMs=4000, brokerId=1}",
+        "payload: Error at offset 3, skipping. state can not be null",
+        "payload: Error at offset 4, skipping. Unexpected end offset = 5. EndOffset for a "
+        "remote segment cannot be less than startOffset = 10",
+        "payload: Error at offset 5, skipping. segmentLeaderEpochs can not be null or empty",
+        'payload: Error at offset 6, skipping. Cannot invoke "java.nio.ByteBuffer.remaining()" '
+        'because the return value of "org.apache.kafka.common.record.Record.value()" is null',
+        "payload: Error at offset 7, skipping. org.apache.kafka.common.errors."
+        "UnsupportedVersionException: Unknown metadata id 9",
+    ]
+    recs = json_records(cli("dump-segment", str(log), "--print-data-log", "-o", "json").stdout)
+    assert recs[0]["key"] is None
+    assert recs[0]["payload"]["type"] == "REMOTE_LOG_SEGMENT_METADATA_RECORD"
+    assert recs[0]["payload"]["data"]["segmentLeaderEpochs"] == [
+        {"leaderEpoch": 0, "offset": 0}, {"leaderEpoch": 2, "offset": 50}]
+    assert recs[0]["payload"]["data"]["customMetadata"] == base64.b64encode(b"abc").decode()
+    assert "decodeWarnings" not in recs[0]
+    assert recs[3]["decodeFailure"] == "Error at offset 3, skipping. state can not be null"
+    assert recs[7]["payload"] == {"raw": base64.b64encode(b"\x01\x09\x00").decode()}
+
+
+# -- --key-decoder-class / --value-decoder-class --------------------------------------------------------
+
+@pytest.mark.parametrize("cls", ["org.apache.kafka.tools.api.StringDecoder",
+                                 "kafka.serializer.StringDecoder"])
+def test_string_decoder_classes_print_bytes(cli, tmp_path, cls):
+    """Kafka's tool: a decoder class (no topic decoder flag) means DecoderMessageParser, so
+    even __consumer_offsets prints its bytes as text; it implies --print-data-log."""
+    log = write_log(tmp_path, "__consumer_offsets-0", [(b"k1", b"v1")])
+    r = cli("dump-segment", str(log), "--value-decoder-class", cls, "-o", "kafka")
+    assert r.returncode == 0, r.stderr
+    assert payload_tails(r.stdout) == ["key: k1 payload: v1"]
+    r = cli("dump-segment", str(log), "--key-decoder-class", cls, "--offsets-decoder",
+            "-o", "kafka")
+    # a topic decoder wins over the decoder classes, as in Kafka's messageParser()
+    assert payload_tails(r.stdout) == ["key: Unknown record type 27441 at offset 0, skipping."]
+
+
+def test_other_decoder_classes_are_refused(cli, tmp_path):
+    log = write_log(tmp_path, "t-0", [(b"k", b"v")])
+    for opt in ("--key-decoder-class", "--value-decoder-class"):
+        r = cli("dump-segment", str(log), opt, "com.example.AvroDecoder")
+        assert r.returncode == 2
+        assert "com.example.AvroDecoder" in r.stderr and "StringDecoder" in r.stderr
+        assert r.stdout == ""
