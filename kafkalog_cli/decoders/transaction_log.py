@@ -44,7 +44,7 @@ class TransactionLogDecoder(CoordinatorDecoder):
     decoded is returned as ``{"raw": base64}`` with a warning."""
 
     topic = "__transaction_state"
-    record_types = {0: (tm.TransactionLogKey, tm.TransactionLogValue)}
+    record_types = tm.RECORD_TYPES
 
 
 def format_text(record: DecodedRecord) -> tuple[str | None, str | None]:

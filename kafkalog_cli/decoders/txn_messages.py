@@ -38,3 +38,6 @@ TransactionLogValue = Message(
     ])
 
 MESSAGES = registry(TransactionLogKey, TransactionLogValue)
+
+#: ``{record type: (key message, value message)}`` (TransactionCoordinatorRecordSerde).
+RECORD_TYPES = {0: (TransactionLogKey, TransactionLogValue)}

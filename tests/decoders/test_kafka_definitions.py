@@ -177,8 +177,7 @@ LATER_DEFINITIONS = [
 COORDINATORS = {
     "group-coordinator": (ConsumerOffsetsDecoder, gm.RECORD_TYPES),
     "share-coordinator": (ShareGroupStateDecoder, sm.RECORD_TYPES),
-    "transaction-coordinator": (TransactionLogDecoder,
-                                {0: (tm.TransactionLogKey, tm.TransactionLogValue)}),
+    "transaction-coordinator": (TransactionLogDecoder, tm.RECORD_TYPES),
 }
 #: folder -> (decoder, {api key: message}) for the metadata-framed topics
 FRAMED = {"metadata": (ClusterMetadataDecoder, mm.BY_API_KEY),
