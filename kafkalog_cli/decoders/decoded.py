@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 
 def _b64(data) -> str:
@@ -127,8 +128,58 @@ class DecodedRecord:
 
 
 def to_json_text(obj) -> str:
-    """Compact JSON as Jackson writes it: no spaces, non-ASCII kept."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON as Jackson writes it: no spaces, non-ASCII kept, doubles as Java's
+    ``Double.toString`` (:func:`java_double`: ``1.048576E7``, ``1.0E-4``)."""
+    text = _dumps(obj)
+    if "." in text or "e" in text or "N" in text or "I" in text:
+        return _JavaDoubles().encode(obj) if _has_float(obj) else text
+    return text
+
+
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def _has_float(obj) -> bool:
+    if isinstance(obj, float):
+        return True
+    if isinstance(obj, dict):
+        return any(_has_float(v) for v in obj.values())
+    if isinstance(obj, list):
+        return any(_has_float(v) for v in obj)
+    return False
+
+
+def java_double(x: float) -> str:
+    """``Double.toString``: plain notation with at least one decimal for 1e-3 <= |x| < 1e7
+    (and zero), else ``d.dddE<n>``; the shortest digits that read back as ``x`` (Python's
+    ``repr``); ``NaN``, ``Infinity`` and ``-Infinity`` as Jackson writes them."""
+    if x != x:
+        return "NaN"
+    if x in (float("inf"), float("-inf")):
+        return "Infinity" if x > 0 else "-Infinity"
+    exact = Decimal(repr(x))
+    if x == 0 or 1e-3 <= abs(x) < 1e7:
+        text = format(exact, "f")
+        return text if "." in text else text + ".0"
+    sign, digit_tuple, exponent = exact.as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    exp10 = len(digits) + exponent - 1
+    digits = digits.rstrip("0") or "0"
+    return f"{'-' if sign else ''}{digits[0]}.{digits[1:] or '0'}E{exp10}"
+
+
+class _JavaDoubles(json.JSONEncoder):
+    """A JSON encoder writing floats with :func:`java_double` (pure Python, used only for
+    values holding a float: ClientQuotaRecord's value)."""
+
+    def __init__(self):
+        super().__init__(separators=(",", ":"), ensure_ascii=False)
+
+    def iterencode(self, o, _one_shot=False):
+        return json.encoder._make_iterencode(
+            {}, self.default, json.encoder.py_encode_basestring, self.indent, java_double,
+            self.key_separator, self.item_separator, self.sort_keys, self.skipkeys,
+            _one_shot)(o, 0)
 
 
 def raw_json(data) -> dict | None:

@@ -242,3 +242,23 @@ def test_other_decoder_classes_are_refused(cli, tmp_path):
         assert r.returncode == 2
         assert "com.example.AvroDecoder" in r.stderr and "StringDecoder" in r.stderr
         assert r.stdout == ""
+
+
+# -- Jackson's doubles ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("value", "text"), [
+    (1048576.0, "1048576.0"), (10485760.0, "1.048576E7"), (1e-4, "1.0E-4"),
+    (0.001, "0.001"), (-3e9, "-3.0E9"), (0.0, "0.0")])
+def test_client_quota_doubles_as_java_prints_them(value, text):
+    """Jackson writes a DoubleNode with Double.toString: scientific below 1e-3 and from
+    1e7 on (java.lang.Double's documented format)."""
+    from kafkalog_cli.decoders import ClusterMetadataDecoder
+
+    # ClientQuotaRecord v0: entity [("user", "alice")], key, value, remove false
+    body = (carr([cs("user") + cs("alice") + b"\x00"]) + cs("producer_byte_rate")
+            + struct.pack(">d", value) + b"\x00" + b"\x00")
+    d = ClusterMetadataDecoder().decode(None, b"\x01\x0e\x00" + body)
+    assert d.warnings == []
+    assert d.kafka_text(0)[1] == (
+        '{"type":"CLIENT_QUOTA_RECORD","version":0,"data":{"entity":[{"entityType":"user",'
+        f'"entityName":"alice"}}],"key":"producer_byte_rate","value":{text},"remove":false}}}}')
