@@ -1,6 +1,7 @@
 """Decoder of ``__cluster_metadata`` records (and KRaft snapshots), after DumpLogSegments'
 ClusterMetadataLogMessageParser and MetadataRecordSerde, plus the control records of
-control batches (ControlRecordUtils).
+control batches (ControlRecordUtils). The metadata framing (AbstractApiMessageSerde) is
+:class:`FramedMetadataDecoder`, which ``__remote_log_metadata`` shares.
 
     MetadataRecord (the value; keys are null) =>
       FrameVersion => UnsignedVarint   (1; 0 was KRaft's 2.8 preview, refused)

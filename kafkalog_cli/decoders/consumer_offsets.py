@@ -6,7 +6,9 @@ GroupMetadataValue with protocolType "consumer", each member's ``subscription`` 
 ``assignment`` are replaced by the decoded ConsumerProtocolSubscription /
 ConsumerProtocolAssignment (int16 version + message), as OffsetsMessageParser
 .prepareGroupMetadataValue does; when that fails the base64 bytes stay, as Kafka keeps the
-original bytes.
+original bytes. A ConsumerGroupMemberMetadataValue's classic supported protocols, left
+as base64 by Kafka's tool, also get their decoded ConsumerProtocolSubscription in JSON
+(:attr:`DecodedRecord.value`; Kafka's text is :attr:`DecodedRecord.kafka_value`).
 """
 
 from __future__ import annotations
@@ -57,3 +59,21 @@ class ConsumerOffsetsDecoder(CoordinatorDecoder):
                     if decoded is not None:  # else Kafka swallows the error, keeps the bytes
                         member[name] = decoded
         return data
+
+    def _enrich(self, message: Message, data: dict) -> dict | None:
+        """ConsumerGroupMemberMetadataValue: a classic member's supported protocols carry
+        ConsumerProtocolSubscription bytes (KIP-848's upgrade from the classic protocol),
+        which Kafka's tool prints as base64; JSON adds each decoded one as
+        ``subscription`` beside its ``metadata``."""
+        if message is not gm.ConsumerGroupMemberMetadataValue:
+            return None
+        classic = data.get("classicMemberMetadata")
+        if not classic or not classic.get("supportedProtocols"):
+            return None
+        protocols = []
+        for protocol in classic["supportedProtocols"]:
+            decoded = decode_embedded(gm.ConsumerProtocolSubscription,
+                                      base64.b64decode(protocol["metadata"]))
+            protocols.append(protocol if decoded is None else {**protocol,
+                                                               "subscription": decoded})
+        return {**data, "classicMemberMetadata": {**classic, "supportedProtocols": protocols}}

@@ -90,7 +90,8 @@ class CoordinatorDecoder:
     raises: what cannot be decoded is returned as ``{"raw": base64}`` with a warning.
 
     Subclasses set :attr:`topic` and :attr:`record_types` (``{record type: (key message,
-    value message)}``) and may override :meth:`_value_json` to decode embedded bytes.
+    value message)}``) and may override :meth:`_value_json` (decode embedded bytes as
+    Kafka's tool does) and :meth:`_enrich` (decode more, for JSON only).
     """
 
     topic: str = ""
@@ -140,7 +141,17 @@ class CoordinatorDecoder:
                       else {"version": str(version), "data": value_data})
         # Kafka's serde stops at the first exception: the key's, else the value's
         failure = failure or (DecodeFailure("error", errors[0]) if errors else None)
-        return DecodedRecord(key_json, value_json, key_type, warnings, failure=failure)
+        record = DecodedRecord(key_json, value_json, key_type, warnings, failure=failure)
+        enriched = None if value_data is None else self._enrich(value_msg, value_data)
+        if enriched is not None:
+            record.kafka_value = value_json
+            record.value = {"version": str(version), "data": enriched}
+        return record
+
+    def _enrich(self, message: Message, data: dict) -> dict | None:
+        """A copy of the value's JSON shape with what kafkalog decodes beyond Kafka's tool
+        (shown in JSON; Kafka's text keeps ``data``), or None (nothing added)."""
+        return None
 
     def _value_json(self, message: Message, data: dict, value: bytes, version: int,
                     warnings: list[str]) -> dict:

@@ -89,6 +89,8 @@ class DecodedRecord:
             (RemoteMetadataLogMessageParser prints the metadata object's ``toString``).
         layout: the earlier layout the value was read with (``Message.layout``), None
             for the current one.
+        kafka_value: the value as Kafka's tool prints it, when :attr:`value` holds more
+            (bytes kafkalog decodes and Kafka's tool leaves as base64); None: ``value``.
     """
 
     key: dict | None
@@ -100,6 +102,7 @@ class DecodedRecord:
     keyless: bool = False
     text: str | None = None
     layout: str | None = None
+    kafka_value: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -111,10 +114,12 @@ class DecodedRecord:
         return None if self.key is None else to_json_text(self.key)
 
     def value_json(self) -> str | None:
-        """The value as compact JSON, ``"<DELETE>"`` for a tombstone, or None."""
+        """The value as Kafka's tool prints it: compact JSON (:attr:`kafka_value` when
+        set), ``"<DELETE>"`` for a tombstone, or None."""
         if self.tombstone:
             return DELETE_MARKER
-        return None if self.value is None else to_json_text(self.value)
+        value = self.value if self.kafka_value is None else self.kafka_value
+        return None if value is None else to_json_text(value)
 
     def kafka_text(self, offset: int) -> tuple[str | None, str | None]:
         """``(key, payload)`` as DumpLogSegments' parser prints them for the record at

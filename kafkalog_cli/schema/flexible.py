@@ -335,17 +335,28 @@ def compact_nullable_array(subcon) -> KafkaArray:
 
 
 class NullableStruct(c.Subconstruct):
-    """A nullable struct field: int8 marker (-1 = null, else present) then the struct."""
+    """A nullable struct field: int8 marker (-1 = null, else present) then the struct; in
+    a tagged field, an unsigned varint marker (0 = null, 1 = present), as Kafka's
+    generated code reads (``readUnsignedVarint() <= 0``) and writes a tagged struct.
+
+    :param tagged: the struct is the value of a tagged field.
+    """
+
+    def __init__(self, subcon, *, tagged: bool = False):
+        super().__init__(subcon)
+        self.tagged = tagged
 
     def _parse(self, stream, context, path):
-        marker = c.stream_read(stream, 1, path)[0]
-        if marker >= 0x80:  # negative int8
+        if self.tagged:
+            if unsigned_varint._parse(stream, context, path) == 0:
+                return None
+        elif c.stream_read(stream, 1, path)[0] >= 0x80:  # negative int8
             return None
         return self.subcon._parsereport(stream, context, path)
 
     def _build(self, obj, stream, context, path):
         if obj is None:
-            c.stream_write(stream, b"\xff", 1, path)
+            c.stream_write(stream, b"\x00" if self.tagged else b"\xff", 1, path)
             return obj
         c.stream_write(stream, b"\x01", 1, path)
         self.subcon._build(obj, stream, context, path)

@@ -147,12 +147,13 @@ class Field:
         return f"Field({self.name!r}, {self.type!r}, {self.versions!r})"
 
 
-def _element_construct(field: Field, version: int, flexible: bool, nullable: bool):
+def _element_construct(field: Field, version: int, flexible: bool, nullable: bool,
+                       tagged: bool = False):
     """The construct of one value of ``field``'s (element) type."""
     if field.is_struct:
         sub = compile_struct(field.fields, version, flexible)
         if not field.is_array and nullable:
-            return fx.NullableStruct(sub)
+            return fx.NullableStruct(sub, tagged=tagged)
         return sub
     t = field.element
     fixed = fx.FIXED_TYPES.get(t)
@@ -163,9 +164,11 @@ def _element_construct(field: Field, version: int, flexible: bool, nullable: boo
 
 
 def field_construct(field: Field, version: int, flexible: bool):
-    """The construct of ``field`` at ``version`` (compact encodings when ``flexible``)."""
+    """The construct of ``field`` at ``version`` (compact encodings when ``flexible``; a
+    tagged field's value as the tagged section holds it)."""
     nullable = version in field.nullable
-    elem = _element_construct(field, version, flexible, nullable)
+    elem = _element_construct(field, version, flexible, nullable,
+                              tagged=flexible and version in field.tagged)
     if field.is_array:
         return fx.array_of(elem, flexible=flexible, nullable=nullable)
     return elem

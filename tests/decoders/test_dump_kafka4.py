@@ -262,3 +262,32 @@ def test_client_quota_doubles_as_java_prints_them(value, text):
     assert d.kafka_text(0)[1] == (
         '{"type":"CLIENT_QUOTA_RECORD","version":0,"data":{"entity":[{"entityType":"user",'
         f'"entityName":"alice"}}],"key":"producer_byte_rate","value":{text},"remove":false}}}}')
+
+
+def test_classic_member_subscription_decoded_in_json_only(cli, tmp_path):
+    """A KIP-848 group member that joined with the classic protocol keeps its
+    ConsumerProtocolSubscription bytes in classicMemberMetadata.supportedProtocols: Kafka's
+    tool prints them as base64 (so does -o kafka); JSON adds the decoded subscription
+    beside them; bytes that are not a subscription stay as they are."""
+    subscription = i16(0) + i32(1) + s("orders") + i32(-1)  # v0: [orders], no user data
+    protocols = carr([cs("range") + bytes([len(subscription) + 1]) + subscription + b"\x00",
+                      cs("junk") + b"\x03\x00\x07" + b"\x00"])
+    classic = i32(45000) + protocols + b"\x00"
+    value = (i16(0) + b"\x00" + b"\x00" + cs("client") + cs("/h") + carr([cs("orders")])
+             + b"\x00" + i32(300000) + b"\x00"
+             + b"\x01" + b"\x00" + bytes([len(classic) + 1]) + b"\x01" + classic)
+    key = i16(5) + s("g") + s("m")
+    log = write_log(tmp_path, "__consumer_offsets-0", [(key, value)])
+    (rec,) = json_records(cli("dump-segment", str(log), "--print-data-log", "-o",
+                              "json").stdout)
+    sub_b64 = base64.b64encode(subscription).decode()
+    assert rec["payload"]["data"]["classicMemberMetadata"] == {
+        "sessionTimeoutMs": 45000, "supportedProtocols": [
+            {"name": "range", "metadata": sub_b64,
+             "subscription": {"topics": ["orders"], "userData": None}},
+            {"name": "junk", "metadata": "AAc="}]}
+    (tail,) = payload_tails(cli("dump-segment", str(log), "--print-data-log", "-o",
+                                "kafka").stdout)
+    assert tail.endswith('"classicMemberMetadata":{"sessionTimeoutMs":45000,'
+                         f'"supportedProtocols":[{{"name":"range","metadata":"{sub_b64}"}},'
+                         '{"name":"junk","metadata":"AAc="}]}}}')
