@@ -25,6 +25,8 @@ Output shapes::
 
 from __future__ import annotations
 
+import functools
+
 import construct as c
 
 from ..schema.control import ControlRecordKey, EndTransactionMarker, control_type_name
@@ -34,6 +36,7 @@ from .decoded import (
     DecodedRecord,
     DecodeFailure,
     raw_json,
+    to_java_json_text,
     to_json_text,
     unknown_tag_warnings,
 )
@@ -78,6 +81,11 @@ def read_frame(value) -> tuple[int, int, int, int]:
         if v > 0x7FFF:
             raise ValueError(f"Value for {what} was too large.")
     return frame, api_key, version, pos
+
+
+@functools.cache
+def _type_name(message_name: str) -> str:
+    return metadata_type_name(message_name)
 
 
 class FramedMetadataDecoder:
@@ -176,10 +184,12 @@ class FramedMetadataDecoder:
         unknown: list = []
         data = layout.to_json(obj, version, unknown)
         warnings.extend(unknown_tag_warnings(unknown))
-        out = {"type": metadata_type_name(message.name), "version": version, "data": data}
+        out = {"type": _type_name(message.name), "version": version, "data": data}
         record = DecodedRecord(None if key is None else raw_json(key), out, message.name,
                                warnings, keyless=True, layout=layout.layout
                                if layout is not message else None)
+        if message.has_float64:  # ClientQuotaRecord: Jackson prints Double.toString
+            record.text = to_java_json_text(out)
         self._text(record, message, data)
         return record
 

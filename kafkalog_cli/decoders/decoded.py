@@ -133,25 +133,19 @@ class DecodedRecord:
 
 
 def to_json_text(obj) -> str:
-    """Compact JSON as Jackson writes it: no spaces, non-ASCII kept, doubles as Java's
-    ``Double.toString`` (:func:`java_double`: ``1.048576E7``, ``1.0E-4``)."""
-    text = _dumps(obj)
-    if "." in text or "e" in text or "N" in text or "I" in text:
-        return _JavaDoubles().encode(obj) if _has_float(obj) else text
-    return text
+    """Compact JSON as Jackson writes it: no spaces, non-ASCII kept. A value holding
+    doubles needs :func:`to_java_json_text`."""
+    return _dumps(obj)
 
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
-def _has_float(obj) -> bool:
-    if isinstance(obj, float):
-        return True
-    if isinstance(obj, dict):
-        return any(_has_float(v) for v in obj.values())
-    if isinstance(obj, list):
-        return any(_has_float(v) for v in obj)
-    return False
+def to_java_json_text(obj) -> str:
+    """:func:`to_json_text` with doubles as Java's ``Double.toString`` writes them
+    (:func:`java_double`: ``1.048576E7``, ``1.0E-4``), as Jackson prints a DoubleNode.
+    Pure Python: for the values of messages with a float64 field."""
+    return _JavaDoubles().encode(obj)
 
 
 def java_double(x: float) -> str:
@@ -174,8 +168,7 @@ def java_double(x: float) -> str:
 
 
 class _JavaDoubles(json.JSONEncoder):
-    """A JSON encoder writing floats with :func:`java_double` (pure Python, used only for
-    values holding a float: ClientQuotaRecord's value)."""
+    """A JSON encoder writing floats with :func:`java_double`."""
 
     def __init__(self):
         super().__init__(separators=(",", ":"), ensure_ascii=False)

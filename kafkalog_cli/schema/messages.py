@@ -33,6 +33,7 @@ differ from their default.
 from __future__ import annotations
 
 import base64
+import functools
 import io
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -271,6 +272,14 @@ class Message:
         self.layout = layout
         self._structs: dict[int, MessageStruct] = {}
 
+    @functools.cached_property
+    def has_float64(self) -> bool:
+        """A ``float64`` field anywhere in the message (its text needs Java's doubles)."""
+        def walk(fields) -> bool:
+            return any(f.element == "float64" or (f.is_struct and walk(f.fields))
+                       for f in fields)
+        return walk(self.fields)
+
     @property
     def layouts(self) -> tuple[Message, ...]:
         """This layout, then the :attr:`earlier` ones, in the order decoders try them."""
@@ -322,6 +331,11 @@ class Message:
             the first layout's parse error (one of :data:`PARSE_ERRORS`), or KeyError
             when no layout has ``version``.
         """
+        if not self.earlier:  # the common case: one layout
+            if version not in self.valid:
+                raise KeyError(f"{self.name} has no version {version} (valid: {self.valid})")
+            obj, end = self.parse(data, version, offset=offset)
+            return self, obj, end
         first_error: BaseException | None = None
         partial = None
         for layout in self.layouts:
