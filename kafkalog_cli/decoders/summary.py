@@ -12,8 +12,9 @@ that owns it would load them (latest record per key wins; a tombstone removes th
   (RemotePartitionDeleteState DELETE_PARTITION_FINISHED), as
   RemoteLogMetadataCache applies the records.
 
-Only keys are parsed for the coordinator topics (and, for ``__remote_log_metadata``, the
-values); records that do not parse are counted in ``undecodable`` and otherwise ignored.
+Only keys are parsed for the coordinator topics (each distinct key once), values for
+``__remote_log_metadata``; what does not parse is counted in ``undecodable`` and
+otherwise ignored.
 """
 
 from __future__ import annotations
@@ -28,30 +29,48 @@ from .coordinator import int16, key_read_version
 
 
 class CoordinatorTopicSummary:
-    """Replays the keys of a coordinator topic (``add(key, value)`` in offset order)."""
+    """Replays the keys of a coordinator topic (``add(key, value)`` in offset order).
+
+    Each distinct key is parsed once, when the summary is taken: memory grows with the
+    number of distinct keys (what the coordinator itself holds), not with the records.
+    """
 
     def __init__(self, topic: str):
         self.topic = topic
-        self.live: dict[tuple, bool] = {}  # (record type, key fields...) -> not a tombstone
+        # key bytes -> not a tombstone, in the order of each key's latest record
+        self.latest: dict[bytes, bool] = {}
         self.undecodable = 0
 
     def add(self, key: bytes | None, value: bytes | None) -> None:
         """Apply one record (``value`` None: a tombstone)."""
-        if key is None or len(key) < 2:
+        if key is None:
             self.undecodable += 1
             return
-        record_type = int16(key)
-        types = _RECORD_TYPES[self.topic].get(record_type)
-        if types is None:
-            self.undecodable += 1
-            return
-        key_msg = types[0]
-        try:
-            obj, _ = key_msg.parse(key, key_read_version(key_msg, record_type), offset=2)
-        except PARSE_ERRORS:
-            self.undecodable += 1
-            return
-        self.live[(self._kind(record_type), *obj.values())] = value is not None
+        key = bytes(key)
+        self.latest.pop(key, None)
+        self.latest[key] = value is not None
+
+    def _replay(self) -> tuple[dict[tuple, bool], int]:
+        """``{(what the key names, key fields...): live}`` and the undecodable count."""
+        live: dict[tuple, bool] = {}
+        bad = 0
+        for key, alive in self.latest.items():
+            if len(key) < 2:
+                bad += 1
+                continue
+            record_type = int16(key)
+            types = _RECORD_TYPES[self.topic].get(record_type)
+            if types is None:
+                bad += 1
+                continue
+            key_msg = types[0]
+            try:
+                obj, _ = key_msg.parse(key, key_read_version(key_msg, record_type), offset=2)
+            except PARSE_ERRORS:
+                bad += 1
+                continue
+            live[(self._kind(record_type), *obj.values())] = alive
+        return live, bad
 
     def _kind(self, record_type: int):
         """What a key names: OffsetCommit keys of types 0 and 1 the same offset, a
@@ -62,20 +81,22 @@ class CoordinatorTopicSummary:
             return "sharePartition"
         return record_type
 
-    def _count(self, kinds) -> int:
-        return sum(1 for k, alive in self.live.items() if alive and k[0] in kinds)
-
     def to_dict(self) -> dict:
-        """The summary's JSON shape (camelCase keys)."""
+        """The summary's JSON shape (camelCase keys; ``undecodable`` counts distinct keys
+        that do not parse, plus records without a key)."""
+        live, bad = self._replay()
+
+        def count(*kinds) -> int:
+            return sum(1 for k, alive in live.items() if alive and k[0] in kinds)
+
         if self.topic == "__consumer_offsets":
-            out = {"groups": {name: self._count((t,))
-                              for t, name in gm.GROUP_METADATA_TYPES.items()},
-                   "committedOffsets": self._count(("offset",))}
+            out = {"groups": {name: count(t) for t, name in gm.GROUP_METADATA_TYPES.items()},
+                   "committedOffsets": count("offset")}
         elif self.topic == "__share_group_state":
-            out = {"sharePartitions": self._count(("sharePartition",))}
+            out = {"sharePartitions": count("sharePartition")}
         else:
-            out = {"transactionalIds": self._count((0,))}
-        out["undecodable"] = self.undecodable
+            out = {"transactionalIds": count(0)}
+        out["undecodable"] = self.undecodable + bad
         return out
 
 
