@@ -672,7 +672,9 @@ class LogManager:
 
 def topic_ids_on_disk(log_dir, topic: str) -> dict[int, str]:
     """Partition -> the topic id in partition.metadata of each live ``<topic>-<N>``
-    directory of ``log_dir`` (directories without the file are left out)."""
+    directory of ``log_dir`` (directories without the file, or whose file does not parse,
+    are left out: a corrupt file concerns its own partition only, which refuses to open)."""
+    from ..errors import KafkalogError
     from .dir_files import read_partition_metadata
     from .files import is_live_partition_dir_name
 
@@ -686,7 +688,10 @@ def topic_ids_on_disk(log_dir, topic: str) -> dict[int, str]:
         tp = parse_partition_dir_name(p.name)
         if tp is None or tp.topic != topic or not p.is_dir():
             continue
-        meta = read_partition_metadata(p)
+        try:
+            meta = read_partition_metadata(p)
+        except KafkalogError:
+            continue
         if meta and meta.get("topic_id"):
             out[tp.partition] = meta["topic_id"]
     return out
