@@ -106,3 +106,7 @@ def read(
             sys.stderr.write(f"Processed a total of {n} messages\n")
     finally:
         res.close()
+    for problem in res.problems:
+        sys.stderr.write(problem + "\n")
+    if res.problems:
+        raise typer.Exit(1)
