@@ -894,7 +894,9 @@ def _undo_checkpoint(e: dict, q: Path | None, res: UndoResult) -> None:
                            for t, p, o in _parse(path, old_bytes.decode().splitlines(), 3)}
         except (KafkalogError, ValueError):
             old_entries = None
-        if old_entries == cur:
+        # the old bytes, once they hold what the file holds now; an old file that did not
+        # parse (recovery rewrote it from scratch) once every partition is undone
+        if old_entries == cur or (old_entries is None and not cur):
             write_durably(path, old_bytes)
             res.restored.append(f"{path} ({e['partition']})")
             return
