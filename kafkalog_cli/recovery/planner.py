@@ -93,7 +93,7 @@ def check_partition_dir(directory) -> None:
 
 
 def _check_entry(entry: os.DirEntry) -> None:
-    if not (_recovery_name(entry.name) or _stale_tmp(entry.name)) or entry.is_file():
+    if not _recovery_name(entry.name) or entry.is_file():
         return
     if entry.is_symlink():
         raise UnreadableError("symbolic link to " + ("a directory" if entry.is_dir() else
@@ -153,8 +153,12 @@ class _VirtualDir:
             if not entry.is_file():
                 continue
             if _stale_tmp(entry.name):
-                self.stale.append(entry.name)
-            elif not entry.name.endswith(".tmp"):
+                # a link there holds no data of the partition: the next tmp + rename
+                # write of that file unlinks it (never opens it)
+                if not entry.is_symlink():
+                    self.stale.append(entry.name)
+                continue
+            if not entry.name.endswith(".tmp"):
                 self.files[entry.name] = Path(entry.path)
             else:
                 continue
