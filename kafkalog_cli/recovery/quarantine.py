@@ -50,7 +50,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..constants import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
+from ..constants import (
+    CLEAN_SHUTDOWN_FILE_NAME,
+    CLEANER_OFFSET_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    META_PROPERTIES_FILE_NAME,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+)
 from ..errors import InvalidArgumentError, KafkalogError, UnreadableError, UnsafePathError
 from ..storage.checkpoints import _parse, format_offset_checkpoint, read_offset_checkpoint
 from ..storage.fileio import (
@@ -73,6 +80,11 @@ VERSION = 1
 _CHUNK = 8 << 20
 #: log-directory files a ``checkpoint`` entry may name
 CHECKPOINT_FILES = frozenset({RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT})
+#: temp files of the log directory's own files (an interrupted tmp + rename write) that
+#: recovery removes: the only log-directory files a ``remove`` entry may name
+LOG_DIR_TEMP_FILES = frozenset(f"{n}.tmp" for n in (
+    RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT,
+    CLEANER_OFFSET_CHECKPOINT, META_PROPERTIES_FILE_NAME, CLEAN_SHUTDOWN_FILE_NAME))
 ACTIONS = frozenset({"cut", "remove", "rewrite", "rename", "checkpoint"})
 
 # -- the crash hook used by the SIGKILL tests ------------------------------------------------
@@ -607,7 +619,9 @@ def validate_manifest(sdir: Path, manifest: dict) -> tuple[Path, Path]:
     ``original`` / ``renamed_to`` is a file directly inside the partition directory the
     session belongs to (its grandparent in the default location, else the manifest's
     ``partition_dir``; a ``checkpoint`` entry's: one of the log directory's checkpoint
-    files), each ``quarantine`` a file directly inside the session's ``files/``, none of
+    files; a ``remove`` entry's may also be a temp file of the log directory's own files,
+    :data:`LOG_DIR_TEMP_FILES`), each ``quarantine`` a file directly inside the session's
+    ``files/``, none of
     them a symbolic link, the session and ``.kafkalog-quarantine`` not links either.
     Returns ``(partition dir, log dir)``.
 
@@ -631,6 +645,9 @@ def validate_manifest(sdir: Path, manifest: dict) -> tuple[Path, Path]:
         e = _absolute_entry(raw, sdir, manifest)
         checkpoint = e["action"] == "checkpoint"
         home, names = (log_dir, CHECKPOINT_FILES) if checkpoint else (pdir, None)
+        if e["action"] == "remove" and isinstance(e.get("original"), str) and \
+                os.path.basename(e["original"]) in LOG_DIR_TEMP_FILES:
+            home, names = log_dir, LOG_DIR_TEMP_FILES
         keys = ("original", "renamed_to") if e["action"] == "rename" else ("original",)
         for k in keys:
             why = _path_problem(e.get(k), home, names=names)

@@ -22,9 +22,10 @@ from ..errors import KafkalogError, LogDirLockedError, NotAKafkaFileError, Unrea
 from ..storage.checkpoints import format_offset_checkpoint, read_offset_checkpoint
 from ..storage.files import parse_partition_dir_name
 from ..storage.lock import LogDirLock, is_locked
-from .model import DELETE, RENAME, TRUNCATE, WRITE, PartitionReport, RecoveryResult
+from .model import DELETE, RENAME, TRUNCATE, WRITE, Action, PartitionReport, RecoveryResult
 from .planner import check_partition_dir, link_notes, plan_partition, refuse_link_changes
 from .quarantine import (
+    LOG_DIR_TEMP_FILES,
     QUARANTINE_DIR_NAME,
     Session,
     _step,
@@ -181,6 +182,15 @@ def _plan_log_dir(log_dir: Path, pdirs: list[Path], *, all_segments: bool, quara
             # base offset of the first segment: written as such, the file parses again
             rep.checkpoint_updates.setdefault(LOG_START_OFFSET_CHECKPOINT, _first_offset(rep))
         reports.append((rep, session))
+    if reports:
+        # temp files of the log directory's own files, left by an interrupted tmp +
+        # rename write: journalled in the first partition's session
+        rep = reports[0][0]
+        for name in sorted(LOG_DIR_TEMP_FILES):
+            path = log_dir / name
+            if path.is_file() and not path.is_symlink():
+                rep.actions.append(Action(DELETE, str(path), "temp file of an interrupted "
+                                          "write (tmp + rename never finished)"))
     return reports
 
 

@@ -74,15 +74,19 @@ def test_stale_temp_files_are_cleaned_into_the_quarantine(tmp_path):
     (pdir / "leader-epoch-checkpoint.tmp").write_bytes(b"0\n1\n0 0")
     (pdir / "00000000000000000000.index.kafkalog-undo.tmp").write_bytes(b"\x00" * 8)
     (pdir / "notes.tmp").write_bytes(b"not a Kafka file: left alone")
+    # the log directory's: an interrupted checkpoint write
+    (tmp_path / "recovery-point-offset-checkpoint.tmp").write_bytes(b"0\n1\ntopic 0")
     before = tree_bytes(tmp_path)
     dry = recover([pdir]).partitions[0]
     deleted = sorted(os.path.basename(a.path) for a in dry.actions if a.kind == "delete")
     assert deleted == ["00000000000000000000.index.kafkalog-undo.tmp",
-                       "00000000000000000010.snapshot.tmp", "leader-epoch-checkpoint.tmp"]
+                       "00000000000000000010.snapshot.tmp", "leader-epoch-checkpoint.tmp",
+                       "recovery-point-offset-checkpoint.tmp"]
     assert tree_bytes(tmp_path) == before  # a dry run changes nothing
     res = recover([pdir], truncate=True)
     assert res.exit_code == 0
-    left = sorted(p.name for p in pdir.iterdir() if p.name.endswith(".tmp"))
+    left = sorted(p.name for p in tmp_path.rglob("*.tmp") if ".kafkalog-quarantine" not in
+                  p.parts)
     assert left == ["notes.tmp"]
     assert not recover([pdir]).work_needed
     assert undo(res.partitions[0].quarantine).ok
