@@ -396,16 +396,44 @@ def discover(paths) -> list[PartitionDir]:
 # -- offsets -------------------------------------------------------------------------------
 
 def offset_for_timestamp(pd: PartitionDir, timestamp: int) -> int | None:
-    """The offset of the first record with timestamp >= ``timestamp`` (ListOffsets by
-    timestamp), or None when the partition has none."""
-    for base in pd.bases:
+    """The offset of the first record with timestamp >= ``timestamp`` and offset >= the
+    log start offset (ListOffsets by timestamp: ``UnifiedLog.fetchOffsetByTimestamp``
+    searches from ``logStartOffset``), or None when the partition has none."""
+    start = log_start_offset(pd)
+    for i, base in enumerate(pd.bases):
+        if i + 1 < len(pd.bases) and pd.bases[i + 1] <= start:
+            continue  # wholly below the log start offset
         with LogSegment(pd.directory, base) as seg:
             if seg.size == 0:
                 continue
-            hit = seg.find_offset_by_timestamp(timestamp)
+            hit = seg.find_offset_by_timestamp(timestamp, start)
             if hit is not None:
                 return hit[1]
     return None
+
+
+_CHECKPOINTS: dict = {}
+
+
+def _log_start_checkpoint(path: str):
+    """:func:`read_offset_checkpoint` of ``path``, parsed once per planning while the file
+    is unchanged (every partition of a log directory reads the same file)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    key = (path, st.st_mtime_ns, st.st_size)
+    if key not in _CHECKPOINTS:
+        if len(_CHECKPOINTS) > 64:
+            _CHECKPOINTS.clear()
+        try:
+            _CHECKPOINTS[key] = read_offset_checkpoint(path)
+        except (KafkalogError, OSError) as e:
+            _CHECKPOINTS[key] = e
+    got = _CHECKPOINTS[key]
+    if isinstance(got, Exception):
+        raise got
+    return got
 
 
 def log_start_offset(pd: PartitionDir) -> int:
@@ -413,8 +441,8 @@ def log_start_offset(pd: PartitionDir) -> int:
     broker's LogLoader computes the log start offset."""
     ckpt = 0
     try:
-        entries = read_offset_checkpoint(os.path.join(pd.log_dir,
-                                                      LOG_START_OFFSET_CHECKPOINT))
+        entries = _log_start_checkpoint(os.path.join(pd.log_dir,
+                                                     LOG_START_OFFSET_CHECKPOINT))
     except (KafkalogError, OSError) as e:
         # LogManager.loadLogs: an unreadable checkpoint is reset (the first segment's base)
         log.warning("kafkalog: %s; the log start offset of %s-%d is its first segment's "
@@ -467,7 +495,11 @@ def offset_range(pd: PartitionDir, opts: ReadOptions) -> tuple[int | None, int |
         s = _bound(opts.starting_offsets, t, p, EARLIEST)
         if s == LATEST:
             return None
-        start = None if s == EARLIEST else _check_log_start(pd, s, opts)
+        # earliest is the log start offset (a consumer's seekToBeginning: ListOffsets
+        # EARLIEST_TIMESTAMP answers logStartOffset), not the first segment's base: the
+        # records below it were deleted (DeleteRecords, retention) even where their
+        # segment is still on disk
+        start = log_start_offset(pd) if s == EARLIEST else _check_log_start(pd, s, opts)
     ts = opts.ending_timestamp
     if ts is None and opts.ending_offsets_by_timestamp is not None:
         ts = opts.ending_offsets_by_timestamp.get(t, {}).get(p)
