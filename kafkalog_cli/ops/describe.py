@@ -209,7 +209,7 @@ class DescribeResult:
 def _legacy_count(batch) -> int:
     if not batch.attributes & COMPRESSION_CODEC_MASK:
         return 1
-    return len(batch.inner())
+    return sum(1 for _ in batch.iter_inner())  # streamed: no list of inner messages
 
 
 def _first_timestamp(batch) -> int:
@@ -217,14 +217,14 @@ def _first_timestamp(batch) -> int:
     batch without delete horizon: baseTimestamp), else decode the first record."""
     if batch.magic < MAGIC_V2:
         if batch.attributes & COMPRESSION_CODEC_MASK:
-            return batch.inner()[0].timestamp
+            return next(batch.iter_inner()).timestamp
         return batch.timestamp
     attrs = batch.attributes
     if attrs & TIMESTAMP_TYPE_MASK:
         return batch.max_timestamp
     if attrs & DELETE_HORIZON_FLAG_MASK:
-        recs = batch.records()
-        return recs[0].timestamp if recs else NO_TIMESTAMP
+        rec = next(iter(batch.iter_records()), None)  # the first record only
+        return NO_TIMESTAMP if rec is None else rec.timestamp
     return batch.base_timestamp
 
 

@@ -55,6 +55,7 @@ from pathlib import Path
 
 from ..constants import (
     CHECKPOINT_FILE_SUFFIX,
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
     DUMP_MAX_MESSAGE_SIZE,
     INDEX_FILE_SUFFIX,
     LOG_FILE_SUFFIX,
@@ -94,6 +95,9 @@ class DumpOptions:
         decoder: ``"auto"`` (pick the internal-topic decoder by the partition directory's
             topic name), ``"none"``, or one of :data:`DECODERS` (``--offsets-decoder``,
             ``--transaction-log-decoder``, ``--cluster-metadata-decoder``).
+        max_decompressed_bytes: bound on one batch's decompressed records (bytes); a
+            batch over it is reported as records that do not decode (kafkalog's bound:
+            Kafka has none).
     """
 
     deep_iteration: bool = False
@@ -106,6 +110,7 @@ class DumpOptions:
     start_offset: int | None = None
     end_offset: int | None = None
     decoder: str = "auto"
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
 
     @property
     def deep(self) -> bool:
@@ -159,8 +164,9 @@ def _decoder_for(partition_dir_name: str, opts: DumpOptions):
 def _record_events(batch, opts: DumpOptions, file: str, decoder) -> Iterator[dict]:
     with_data = opts.print_data_log
     start, end = opts.start_offset, opts.end_offset
+    limit = opts.max_decompressed_bytes
     if isinstance(batch, LegacyRecordBatch):
-        for e in batch.inner():
+        for e in batch.iter_inner(limit):
             if (start is not None and e.offset < start) or (end is not None and e.offset > end):
                 continue
             ev = {"type": "record", "offset": e.offset, "timestamp": e.timestamp,
@@ -174,7 +180,7 @@ def _record_events(batch, opts: DumpOptions, file: str, decoder) -> Iterator[dic
             if failed:
                 yield data_error_event(file, batch.position, ev["decodeFailure"])
         return
-    records = batch.records()
+    records = batch.iter_records(limit)  # lazily: a batch of any size, a piece at a time
     is_control = batch.is_control
     ts_type = batch.timestamp_type
     base_seq = batch.base_sequence
@@ -409,7 +415,10 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
             else:
                 try:
                     # dumpTimeIndex: from NO_TIMESTAMP, max(maxTimestamp, record.timestamp)
-                    log_ts = max([NO_TIMESTAMP, *(r.timestamp for r in batch.records())])
+                    log_ts = NO_TIMESTAMP
+                    for r in batch.iter_records(opts.max_decompressed_bytes):
+                        if r[1] > log_ts:
+                            log_ts = r[1]
                 except KafkalogError as err:  # Kafka's record iterator throws: exit 1
                     yield data_error_event(str(segment.log_path), batch.position, err.message)
                 else:
