@@ -289,6 +289,7 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
     # DumpLogSegments (deep iteration): every record whose offset is not the previous
     # one's + 1, from -1 (so a first offset above 0 counts); none known before a seek
     gaps: dict[int, int] = {}
+    dropped = 0  # pairs past MAX_NON_CONSECUTIVE_PAIRS, counted only
     last = -1 if opts.start_offset is None else None
     for batch in fr.batches():
         if opts.start_offset is not None and batch.last_offset < opts.start_offset:
@@ -307,7 +308,10 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
                     if ev["type"] == "record":
                         off = ev["offset"]
                         if last is not None and off != last + 1:
-                            gaps[last] = off
+                            if len(gaps) < MAX_NON_CONSECUTIVE_PAIRS or last in gaps:
+                                gaps[last] = off
+                            else:
+                                dropped += 1
                         last = off
                     yield ev
             except KafkalogError as e:
@@ -320,7 +324,7 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
             ev["reason"] = fr.stop_error.message
         yield ev
     if gaps:
-        yield non_consecutive_event(file, gaps)
+        yield non_consecutive_event(file, gaps, dropped)
 
 
 def data_error_event(file: str, position: int | None, message: str,
@@ -332,15 +336,28 @@ def data_error_event(file: str, position: int | None, message: str,
             "message": str(KafkalogError(message, file=file, position=position))}
 
 
-def non_consecutive_event(file: str, gaps: dict[int, int]) -> dict:
+#: Non-consecutive offset pairs kept per file (each costs ~150 bytes until the file's
+#: dump ends): a hostile log could otherwise make every record one. Past it, pairs are
+#: counted (kafkalog's bound: Kafka's tool keeps them all).
+MAX_NON_CONSECUTIVE_PAIRS = 1_000_000
+
+
+def non_consecutive_event(file: str, gaps: dict[int, int], dropped: int = 0) -> dict:
     """The ``Non-consecutive offsets in F`` diagnostic of DumpLogSegments for ``gaps``
-    (``{offset: the offset that follows it}``): by offset, as its TreeMap prints them."""
+    (``{offset: the offset that follows it}``): by offset, as its TreeMap prints them;
+    ``dropped`` pairs past :data:`MAX_NON_CONSECUTIVE_PAIRS` get one more line (and
+    ``nonConsecutiveNotKept``)."""
     pairs = sorted(gaps.items())
     lines = [f"Non-consecutive offsets in {Path(file).absolute()}"]
     lines += [f"  {a} is followed by {b}" for a, b in pairs]
-    return {"type": "diagnostic", "stream": "stderr", "kind": "non_consecutive_offsets",
-            "file": file, "message": "\n".join(lines),
-            "nonConsecutive": [{"offset": a, "nextOffset": b} for a, b in pairs]}
+    ev = {"type": "diagnostic", "stream": "stderr", "kind": "non_consecutive_offsets",
+          "file": file, "message": "\n".join(lines),
+          "nonConsecutive": [{"offset": a, "nextOffset": b} for a, b in pairs]}
+    if dropped:
+        ev["message"] += (f"\n  ... and {dropped} more (kafkalog keeps the first "
+                          f"{MAX_NON_CONSECUTIVE_PAIRS} pairs of a file)")
+        ev["nonConsecutiveNotKept"] = dropped
+    return ev
 
 
 def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
