@@ -254,3 +254,10 @@ def test_read_reports_bytes_it_cannot_read(tmp_path):
     (line,) = r.stderr.strip().splitlines()
     assert re.fullmatch(rf"error: .*{SEG0}\.log at byte 5005: 901 invalid bytes after the "
                         r"last whole batch", line), line
+
+
+def test_the_cli_default_is_the_librarys():
+    from kafkalog_cli.cli.options import MAX_DECOMPRESSED_DEFAULT
+    from kafkalog_cli.constants import DEFAULT_MAX_DECOMPRESSED_BYTES
+
+    assert MAX_DECOMPRESSED_DEFAULT == DEFAULT_MAX_DECOMPRESSED_BYTES == 256 * MiB
