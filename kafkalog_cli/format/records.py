@@ -1156,6 +1156,9 @@ class FileRecords:
         v2_limit = end - RECORD_BATCH_OVERHEAD
         unpack = HEADER.unpack_from
         tnew = _tuple_new
+        # a base offset at or below this cannot overflow with an int32 lastOffsetDelta;
+        # above it, the slow path checks the sum (one compare with a local per batch)
+        safe_base = _OFFSETS_UNCHECKED_MAX
         try:
             while pos < limit:
                 if pos <= v2_limit:
@@ -1163,8 +1166,8 @@ class FileRecords:
                     # bad size falls through to the checks below, which reread the prefix.
                     h = unpack(view, pos)
                     nxt = pos + 12 + h[1]
-                    # MAGIC_V2, 61 - 12, whole, and a next offset that fits int64
-                    if h[3] >= 2 and h[1] >= 49 and nxt <= end and h[0] + h[6] < INT64_MAX:
+                    # MAGIC_V2, 61 - 12, whole, and a base offset that cannot overflow
+                    if h[3] >= 2 and h[1] >= 49 and nxt <= end and h[0] <= safe_base:
                         yield tnew(RecordBatch, (view, pos) + h)
                         pos = nxt
                         continue
@@ -1277,6 +1280,7 @@ def scan_batches(view, start: int = 0, end: int | None = None, file=None) -> Bat
     mv = view if isinstance(view, memoryview) else memoryview(view)
     end = len(mv) if end is None else min(end, len(mv))
     crc = _crc32c_fn or _load_crc32c()
+    safe_base = _OFFSETS_UNCHECKED_MAX  # above it, FileRecords checks the offsets
     unpack = HEADER.unpack_from
     v2_limit = end - RECORD_BATCH_OVERHEAD
     pos = start
@@ -1288,8 +1292,8 @@ def scan_batches(view, start: int = 0, end: int | None = None, file=None) -> Bat
         while pos <= v2_limit:
             h = unpack(mv, pos)
             nxt = pos + 12 + h[1]
-            # not MAGIC_V2, undersized, partial, or offsets past int64
-            if h[3] < 2 or h[1] < 49 or nxt > end or h[0] + h[6] >= INT64_MAX:
+            # not MAGIC_V2, undersized, partial, or offsets that may pass int64
+            if h[3] < 2 or h[1] < 49 or nxt > end or h[0] > safe_base:
                 break
             if crc(mv[pos + 21:nxt]) != h[4]:
                 invalid.append(pos)
