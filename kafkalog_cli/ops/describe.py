@@ -20,12 +20,16 @@ Offsets follow the broker (``LogLoader`` / ``UnifiedLog``):
 
 Records are counted from batch headers (``recordsCount`` of v2 batches, one per
 uncompressed v0/v1 message); only a compressed v0/v1 wrapper, whose count is hidden
-inside, is decompressed. Control records are counted as records. The read never writes.
+inside, is decompressed. Control records are counted as records. The records of Kafka's
+internal topics are also replayed as their coordinator loads them
+(:mod:`kafkalog_cli.decoders.summary`): groups by protocol (classic, consumer, share,
+streams) and committed offsets of ``__consumer_offsets``, share-partitions of
+``__share_group_state``, transactional ids of ``__transaction_state``, remote log segments
+of ``__remote_log_metadata``. The read never writes.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,10 +55,17 @@ from ..constants import (
     TXN_INDEX_ENTRY_SIZE,
     TXN_INDEX_FILE_SUFFIX,
 )
+from ..decoders.summary import summary_for_topic
 from ..errors import KafkalogError, NotAKafkaFileError
 from ..format.records import FileRecords, RecordBatch
 from ..storage.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
-from ..storage.dir_files import read_clean_shutdown, read_meta_properties, read_partition_metadata
+from ..storage.dir_files import (
+    QUORUM_STATE_FILE_NAME,
+    read_clean_shutdown,
+    read_meta_properties,
+    read_partition_metadata,
+    read_quorum_state,
+)
 from ..storage.files import (
     TopicPartition,
     is_segment_file_name,
@@ -67,7 +78,6 @@ from .paths import check_exists
 
 _PARTITION_DIR_STATES = ("delete", "future", "stray")
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
-QUORUM_STATE_FILE_NAME = "quorum-state"
 
 
 @dataclass
@@ -121,6 +131,9 @@ class PartitionInfo:
     invalid_bytes: int = 0
     metadata_snapshots: MetadataSnapshots | None = None  # __cluster_metadata only
     quorum_state: dict | None = None  # quorum-state's JSON, as written
+    #: an internal topic's state replayed from its records (decoders.summary): groups and
+    #: committed offsets, share-partitions, transactional ids or remote log segments
+    internal_topic: dict | None = None
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -148,7 +161,8 @@ class PartitionInfo:
             "invalidBytes": self.invalid_bytes,
             "metadataSnapshots": (None if self.metadata_snapshots is None
                                   else self.metadata_snapshots.to_dict()),
-            "quorumState": self.quorum_state, "errors": self.errors,
+            "quorumState": self.quorum_state, "internalTopic": self.internal_topic,
+            "errors": self.errors,
         }
 
 
@@ -174,6 +188,9 @@ class LogDirInfo:
     broker_epoch: int | None = None
     locked: bool = False
     topics: list[TopicInfo] = field(default_factory=list)
+    #: problems of the log directory's own files (meta.properties, the offset
+    #: checkpoints), each naming the file and line; also listed in each partition's errors
+    errors: list[str] = field(default_factory=list)
 
     @property
     def partitions(self) -> list[PartitionInfo]:
@@ -184,7 +201,8 @@ class LogDirInfo:
             "path": self.path, "clusterId": self.cluster_id, "nodeId": self.node_id,
             "directoryId": self.directory_id, "metaVersion": self.meta_version,
             "cleanShutdown": self.clean_shutdown, "brokerEpoch": self.broker_epoch,
-            "locked": self.locked, "topics": [t.to_dict() for t in self.topics],
+            "locked": self.locked, "errors": self.errors,
+            "topics": [t.to_dict() for t in self.topics],
         }
 
 
@@ -198,7 +216,8 @@ class DescribeResult:
 
     @property
     def ok(self) -> bool:
-        return not any(p.errors or p.invalid_bytes for p in self.partitions)
+        return not any(d.errors for d in self.log_dirs) and \
+            not any(p.errors or p.invalid_bytes for p in self.partitions)
 
     def to_dict(self) -> dict:
         return {"logDirs": [d.to_dict() for d in self.log_dirs]}
@@ -297,6 +316,21 @@ def scan_segment_headers(view, info: PartitionInfo, file=None) -> int | None:
     return last.next_offset
 
 
+def replay_records(view, summary, file=None) -> None:
+    """Feed every data record of one ``.log`` to an internal topic's ``summary``
+    (:func:`~kafkalog_cli.decoders.summary.summary_for_topic`), in offset order; batches
+    whose records do not read are skipped from there (the header scan reports them).
+    Records are streamed (``iter_records``): a batch of any size costs a piece of it."""
+    for b in FileRecords(view, 0, None, file=file).batches():
+        if b.is_control:
+            continue
+        try:
+            for r in b.iter_records():
+                summary.add(r[2], r[3])
+        except KafkalogError:
+            continue
+
+
 def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
                        recovery_checkpoint: dict | None = None,
                        replication_checkpoint: dict | None = None,
@@ -339,6 +373,7 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
             except OSError:
                 pass
     next_offset = None
+    summary = summary_for_topic(tp.topic)
     for base in bases:
         path = d / f"{base:020d}{LOG_FILE_SUFFIX}"
         try:
@@ -350,6 +385,8 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
                 view = open_view(path)
                 try:
                     seg_next = scan_segment_headers(view, info, file=path)
+                    if summary is not None:
+                        replay_records(view, summary, file=path)
                 finally:
                     release_view(view)
         except KafkalogError as e:
@@ -376,6 +413,8 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
             info.topic_id = meta.get("topic_id")
         except KafkalogError as e:
             info.errors.append(str(e))
+    if summary is not None:
+        info.internal_topic = summary.to_dict()
     if tp.topic == CLUSTER_METADATA_TOPIC:
         info.metadata_snapshots = metadata_snapshots(d, names)
         if QUORUM_STATE_FILE_NAME in names:
@@ -410,34 +449,6 @@ def metadata_snapshots(directory, names: list[str] | None = None) -> MetadataSna
     return snaps
 
 
-def read_quorum_state(path) -> dict:
-    """The ``quorum-state`` file KRaft writes (``FileQuorumStateStore``): one JSON object
-    whose keys depend on its ``data_version`` (0: ``clusterId``, ``leaderId``,
-    ``leaderEpoch``, ``votedId``, ``appliedOffset``, ``currentVoters``; 1: ``leaderId``,
-    ``leaderEpoch``, ``votedId``, ``votedDirectoryId``), returned as written.
-
-    Raises:
-        UnreadableError: the file cannot be read.
-        NotAKafkaFileError: it is not a JSON object.
-    """
-    from ..errors import UnreadableError
-
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UnreadableError(e.strerror or str(e), file=p) from e
-    except UnicodeDecodeError:
-        raise NotAKafkaFileError("quorum-state is not UTF-8 JSON", file=p) from None
-    try:
-        obj = json.loads(text)
-    except ValueError as e:
-        raise NotAKafkaFileError(f"quorum-state is not JSON ({e})", file=p) from None
-    if not isinstance(obj, dict):
-        raise NotAKafkaFileError("quorum-state is not a JSON object", file=p)
-    return obj
-
-
 # -- log directories ---------------------------------------------------------------------
 
 def _checkpoint(log_dir: Path, name: str, errors: list[str]) -> dict:
@@ -455,7 +466,12 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDi
 
     d = Path(log_dir)
     info = LogDirInfo(path=str(d))
-    meta = read_meta_properties(d) if (d / META_PROPERTIES_FILE_NAME).exists() else None
+    errs: list[str] = []
+    try:
+        meta = read_meta_properties(d, validate=True)
+    except KafkalogError as e:
+        errs.append(str(e))
+        meta = read_meta_properties(d)
     if meta:
         info.cluster_id = meta.get("cluster.id")
         nid = meta.get("node.id", meta.get("broker.id"))
@@ -468,7 +484,6 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDi
     if cs:
         info.broker_epoch = cs.get("brokerEpoch")
     info.locked = is_locked(d)
-    errs: list[str] = []
     lso = _checkpoint(d, LOG_START_OFFSET_CHECKPOINT, errs)
     rp = _checkpoint(d, RECOVERY_POINT_CHECKPOINT, errs)
     hw = _checkpoint(d, REPLICATION_OFFSET_CHECKPOINT, errs)
@@ -480,6 +495,7 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDi
                                 replication_checkpoint=hw, cleaner_checkpoint=cl)
         pi.errors[:0] = errs
         topics.setdefault(pi.topic, TopicInfo(pi.topic)).partitions.append(pi)
+    info.errors = errs
     for t in topics.values():
         t.partitions.sort(key=lambda p: (p.partition, p.state or ""))
     info.topics = [topics[k] for k in sorted(topics)]

@@ -21,7 +21,7 @@ The read path follows the broker and the consumer:
   source the broker's ``.txnindex`` is built from, so a missing or stale ``.txnindex``
   does not matter.
 * **internal topics** (``__consumer_offsets``, ``__transaction_state``,
-  ``__cluster_metadata``): each record is also decoded with dump-segment's decoders
+  ``__share_group_state``, ``__cluster_metadata``, ``__remote_log_metadata``): each record is also decoded with dump-segment's decoders
   (:mod:`kafkalog_cli.decoders`), picked by the topic name or forced with ``decode``; the
   record keeps its raw bytes and carries the :class:`~kafkalog_cli.decoders.DecodedRecord`.
 
@@ -44,6 +44,7 @@ from ..constants import (
     LOG_START_OFFSET_CHECKPOINT,
     TRANSACTIONAL_FLAG_MASK,
 )
+from ..decoders import DECODER_NAMES
 from ..errors import (
     CorruptRecordError,
     InvalidArgumentError,
@@ -65,10 +66,10 @@ _CONTROL_KEY = struct.Struct(">hh")
 _ABORT, _COMMIT = 0, 1
 
 #: ``decode`` values of :func:`read`: pick by topic name, never, or force one decoder
-#: (dump-segment's names: ``offsets``, ``transaction-log``, ``cluster-metadata``).
+#: (dump-segment's names: ``offsets``, ``transaction-log``, ``cluster-metadata``,
+#: ``remote-log-metadata``, ``share-group-state``: the keys of :data:`DECODER_TOPICS`).
 DECODE_AUTO, DECODE_NONE = "auto", "none"
-DECODER_TOPICS = {"offsets": "__consumer_offsets", "transaction-log": "__transaction_state",
-                  "cluster-metadata": "__cluster_metadata"}
+DECODER_TOPICS = DECODER_NAMES
 
 
 class OffsetOutOfRangeError(InvalidArgumentError):
@@ -237,16 +238,21 @@ def segment_next_offset(seg: LogSegment) -> int | None:
     return None
 
 
-def log_start_offset(log: Log) -> int:
+def log_start_offset(log: Log, problems: list[str] | None = None) -> int:
     """``max(log-start-offset-checkpoint entry, first segment's base offset)``, as the
-    broker's LogLoader computes it (0 for a partition without segments)."""
+    broker's LogLoader computes it (0 for a partition without segments). A checkpoint that
+    does not parse counts as empty, as ``LogManager.loadLogs`` resets it; the error (file
+    and line) is appended to ``problems``."""
     ckpt = 0
     tp = log.topic_partition
     if tp is not None:
         try:
             entries = read_offset_checkpoint(log.directory.parent / LOG_START_OFFSET_CHECKPOINT)
-        except KafkalogError:
+        except KafkalogError as e:
             entries = None
+            if problems is not None:
+                problems.append(f"{e}; the log start offset is the first segment's base "
+                                "offset, as the broker resets it")
         if entries:
             ckpt = entries.get(TopicPartition(tp.topic, tp.partition), 0)
     first = log.segments[0].base_offset if log.segments else 0
@@ -294,10 +300,9 @@ def _segment_batches_from(log: Log, offset: int, *, check_crcs: bool = False,
                           problems: list | None = None
                           ) -> Iterator[tuple[LogSegment, RecordBatch]]:
     """:func:`batches_from`, each batch with its segment. With ``problems``, each segment
-    whose scan reaches bytes after its last whole batch adds a
-    :class:`~kafkalog_cli.errors.CorruptRecordError` for them (file, position, length:
-    a broker would truncate them at recovery, so no consumer ever receives what they
-    hold)."""
+    whose scan reaches bytes after its last whole batch adds one line for them (file,
+    position, length: a broker would truncate them at recovery, so no consumer ever
+    receives what they hold)."""
     segs = log.segments
     if not segs:
         return
@@ -317,9 +322,9 @@ def _segment_batches_from(log: Log, offset: int, *, check_crcs: bool = False,
                 yield seg, b
         if fr.invalid_bytes and problems is not None:
             why = f" ({fr.stop_error.message})" if fr.stop_error is not None else ""
-            problems.append(CorruptRecordError(
+            problems.append(str(CorruptRecordError(
                 f"{fr.invalid_bytes} invalid bytes after the last whole batch{why}",
-                file=seg.log_path, position=fr.valid_end))
+                file=seg.log_path, position=fr.valid_end)))
 
 
 def _records(batch, file, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
@@ -514,14 +519,14 @@ def decoder_for(topic: str, decode: str = DECODE_AUTO):
     Raises:
         InvalidArgumentError: an unknown ``decode`` value.
     """
-    from ..decoders import decoder_for_topic
+    from ..decoders import decoder_for_name, decoder_for_topic
 
     _check_decode(decode)
     if decode == DECODE_NONE:
         return None
     if decode == DECODE_AUTO:
         return decoder_for_topic(topic)
-    return decoder_for_topic(DECODER_TOPICS[decode])
+    return decoder_for_name(decode)
 
 
 def _check_decode(decode: str) -> None:
@@ -590,10 +595,11 @@ class ReadResult:
         decoder: the decoder's topic (``"__consumer_offsets"``, ...) when records are
             decoded, else None.
         records: lazy iterator of :class:`ConsumerRecord`.
-        problems: corrupt data the read passed over, filled as ``records`` is iterated:
-            :class:`~kafkalog_cli.errors.CorruptRecordError` s naming the file and byte
-            position (bytes after a segment's last whole batch, e.g. a batch whose
-            offsets overflow int64).
+        problems: what the read could not use, one line each naming the file (and line
+            or byte position), for stderr and exit status 1: a log-start-offset-checkpoint
+            that does not parse (read as empty), and - filled as ``records`` is iterated -
+            corrupt data the read passed over (bytes after a segment's last whole batch,
+            e.g. a batch whose offsets overflow int64).
     """
 
     partition_dir: str
@@ -608,7 +614,8 @@ class ReadResult:
     decoder: str | None = None
     records: Iterator[ConsumerRecord] = field(default_factory=lambda: iter(()))
     log: Log | None = None
-    problems: list[CorruptRecordError] = field(default_factory=list)
+    #: what the read could not use, one line each (see above)
+    problems: list[str] = field(default_factory=list)
 
     def close(self) -> None:
         if self.log is not None:
@@ -661,9 +668,10 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
     log = open_partition(path, topic, partition)
     tp = log.topic_partition
     decoder = decoder_for(tp.topic if tp else log.directory.name, decode)
-    lso = log_start_offset(log)
+    problems: list[str] = []
+    lso = log_start_offset(log, problems)
     leo = log_end_offset(log)
-    res = ReadResult(partition_dir=str(log.directory), topic=tp.topic if tp else log.directory.name,
+    res = ReadResult(problems=problems, partition_dir=str(log.directory), topic=tp.topic if tp else log.directory.name,
                      partition=tp.partition if tp else -1, log_start_offset=lso,
                      log_end_offset=leo, start_offset=lso, isolation_level=isolation_level,
                      log=log)

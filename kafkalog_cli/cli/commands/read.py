@@ -76,15 +76,17 @@ def read(
     Control records are never printed; with --isolation-level read_committed neither are
     the records of aborted transactions, and the read stops at the last stable offset.
 
-    The records of __consumer_offsets, __transaction_state and __cluster_metadata are
-    decoded (keys and values printed as JSON, as dump-segment decodes them) unless
-    --no-decode is given; --offsets-decoder, --transaction-log-decoder or
-    --cluster-metadata-decoder forces a decoder whatever the topic's name.
+    The records of __consumer_offsets, __transaction_state, __share_group_state,
+    __cluster_metadata and __remote_log_metadata are decoded (keys and values printed as
+    JSON, as dump-segment decodes them) unless --no-decode is given; --offsets-decoder,
+    --transaction-log-decoder or --cluster-metadata-decoder forces a decoder whatever the
+    topic's name.
 
-    Exit status: 0 when every record read was whole, 1 when the read passed over
-    corrupt data (bytes after a segment's last whole batch: one line each on stderr,
-    after the records), 2 for usage errors, 3 for unreadable input or a batch that does
-    not decode.
+    Exit status: 0, 1 when something could not be used (a log-start-offset-checkpoint
+    that does not parse is read as empty, as the broker resets it; bytes after a
+    segment's last whole batch that the read reached: one line each on stderr, after the
+    records), 2 for usage errors, 3 for unreadable input or a batch that does not
+    decode.
 
     \b
     Examples:
@@ -122,6 +124,6 @@ def read(
         from ...render.consoles import error
 
         sys.stdout.flush()
-        for e in res.problems:
-            error(str(e))
+        for problem in res.problems:
+            error(problem)
         raise typer.Exit(1)
