@@ -20,7 +20,12 @@ from ..constants import (
 )
 from ..errors import KafkalogError, LogDirLockedError, NotAKafkaFileError, UnreadableError
 from ..storage.checkpoints import format_offset_checkpoint, read_offset_checkpoint
-from ..storage.files import parse_partition_dir_name
+from ..storage.files import (
+    LOG_DIR,
+    classify_dir,
+    find_partition_dirs,
+    parse_partition_dir_name,
+)
 from ..storage.lock import LogDirLock, is_locked
 from .model import DELETE, RENAME, TRUNCATE, WRITE, PartitionReport, RecoveryResult
 from .planner import QUARANTINE_DIR_NAME, check_partition_dir, plan_partition
@@ -28,7 +33,9 @@ from .quarantine import Session, _step, find_in_progress, fsync_dir, write_durab
 
 
 def resolve_partition_dirs(paths) -> list[Path]:
-    """Partition directories named by ``paths`` (partition dirs or log dirs), in order.
+    """Partition directories named by ``paths`` (partition directories, log directories or
+    directories holding log directories, as
+    :func:`~kafkalog_cli.storage.files.find_partition_dirs` finds them), in order.
 
     Raises:
         UnreadableError: a path is missing.
@@ -41,21 +48,12 @@ def resolve_partition_dirs(paths) -> list[Path]:
             raise UnreadableError("No such file or directory", file=p)
         if not p.is_dir():
             raise NotAKafkaFileError("recover takes partition or log directories", file=p)
-        if parse_partition_dir_name(p.name) is not None:
-            out.append(p)
+        if parse_partition_dir_name(p.name) is not None and classify_dir(p) != LOG_DIR:
+            out.append(p)  # a partition directory, even one holding no segment yet
             continue
-        if any(n.endswith(".log") and n[:20].isdigit() for n in os.listdir(p)):
-            out.append(p)
-            continue
-        parts = []
-        for c in p.iterdir():
-            tp = parse_partition_dir_name(c.name)
-            if tp is None or not c.is_dir() or c.name.endswith("-delete"):
-                continue
-            parts.append((tp.topic, tp.partition, c))
-        if not parts:
-            raise NotAKafkaFileError("not a partition directory or log directory", file=p)
-        out.extend(c for _, _, c in sorted(parts))
+        # the rule of every command; a partition being deleted is the broker's to remove
+        out.extend(d for _, d in find_partition_dirs(p)
+                   if d == p or not d.name.endswith("-delete"))
     seen, uniq = set(), []
     for p in out:
         k = p.resolve()
