@@ -56,7 +56,11 @@ from ..format.records import FileRecords, RecordBatch
 from ..storage.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
 from ..storage.dir_files import read_clean_shutdown, read_meta_properties, read_partition_metadata
 from ..storage.files import (
+    LOG_DIR,
+    PARTITION,
     TopicPartition,
+    classify_dir,
+    find_log_dirs,
     is_segment_file_name,
     is_snapshot_checkpoint_name,
     parse_partition_dir_name,
@@ -131,7 +135,7 @@ class PartitionInfo:
 
     def to_dict(self) -> dict:
         return {
-            "partition": self.partition, "path": self.path, "state": self.state,
+            "partition": self.partition, "partitionDir": self.path, "state": self.state,
             "topicId": self.topic_id, "segments": self.segments, "bytes": self.bytes,
             "batches": self.batches, "records": self.records,
             "controlBatches": self.control_batches,
@@ -181,7 +185,7 @@ class LogDirInfo:
 
     def to_dict(self) -> dict:
         return {
-            "path": self.path, "clusterId": self.cluster_id, "nodeId": self.node_id,
+            "logDir": self.path, "clusterId": self.cluster_id, "nodeId": self.node_id,
             "directoryId": self.directory_id, "metaVersion": self.meta_version,
             "cleanShutdown": self.clean_shutdown, "brokerEpoch": self.broker_epoch,
             "locked": self.locked, "topics": [t.to_dict() for t in self.topics],
@@ -486,52 +490,6 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDi
     return info
 
 
-def _has_segments(names: list[str]) -> bool:
-    return any(is_segment_file_name(n) for n in names)
-
-
-def classify(path) -> str:
-    """``"partition"``, ``"log_dir"`` or ``"other"`` for a directory, by its contents: a
-    directory holding segment files is a partition directory (whatever its name: log
-    directories like ``kafka-logs-2`` parse as partition names), one holding
-    ``meta.properties`` or ``<topic>-<partition>`` directories is a log directory."""
-    p = Path(path)
-    try:
-        names = os.listdir(p)
-    except OSError:
-        return "other"
-    if _has_segments(names):
-        return "partition"
-    if META_PROPERTIES_FILE_NAME in names:
-        return "log_dir"
-    for n in names:
-        if parse_partition_dir_name(n) is not None and (p / n).is_dir():
-            try:
-                if _has_segments(os.listdir(p / n)) or not os.listdir(p / n):
-                    return "log_dir"
-            except OSError:
-                continue
-    if parse_partition_dir_name(p.name) is not None and any(
-            n in (LEADER_EPOCH_CHECKPOINT, "partition.metadata") for n in names):
-        return "partition"
-    return "other"
-
-
-def find_log_dirs(root) -> list[Path]:
-    """Log directories under ``root`` (``root`` itself when it is one), sorted."""
-    out = []
-    for dirpath, dirnames, _ in os.walk(root):
-        kind = classify(dirpath)
-        if kind == "log_dir":
-            out.append(Path(dirpath))
-            dirnames[:] = []
-        elif kind == "partition":
-            dirnames[:] = []
-        else:
-            dirnames.sort()
-    return sorted(out)
-
-
 def describe(paths) -> DescribeResult:
     """Describe each path: a log directory, a partition directory (described within its
     parent log directory), or a directory holding log directories (searched recursively).
@@ -546,15 +504,15 @@ def describe(paths) -> DescribeResult:
         p = check_exists(raw)
         if not p.is_dir():
             raise NotAKafkaFileError("not a log directory or partition directory", file=p)
-        kind = classify(p)
-        if kind == "partition":
+        kind = classify_dir(p)
+        if kind == PARTITION:
             parent = p.parent
             if parent in groups and groups[parent] is None:
                 continue
             lst = groups.setdefault(parent, [])
             if p not in lst:
                 lst.append(p)
-        elif kind == "log_dir":
+        elif kind == LOG_DIR:
             groups[p] = None
         else:
             found = find_log_dirs(p)
