@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..constants import INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX
@@ -60,6 +60,10 @@ class Finding:
     kind: str
     message: str
     entry: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"file": self.file, "kind": self.kind, "message": self.message,
+                "entry": self.entry}
 
 
 @dataclass
@@ -93,9 +97,13 @@ class SegmentVerdict:
         return not self.problems
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["ok"] = self.ok
-        return d
+        """The JSON object (docs/json.md, ``verify-index.json``)."""
+        return {"file": self.log, "baseOffset": self.base_offset, "batches": self.batches,
+                "indexEntries": self.index_entries,
+                "timeIndexEntries": self.time_index_entries,
+                "preallocatedSlots": self.preallocated_slots, "layouts": self.layouts,
+                "problems": [f.to_dict() for f in self.problems],
+                "warnings": [f.to_dict() for f in self.warnings], "ok": self.ok}
 
 
 @dataclass

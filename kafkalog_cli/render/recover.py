@@ -61,14 +61,14 @@ def render_recover(result) -> None:
             con.print(Text(f"  quarantine: {p.quarantine}", style="cyan"))
     s = result.summary()
     if result.dry_run:
-        line = (f"dry run: {s['partitions_with_work']} of {s['partitions']} partition(s) need "
-                f"recovery; {s['segments_truncated']} segment(s) to truncate "
-                f"({s['invalid_bytes']} invalid bytes), {s['segments_removed']} to remove, "
+        line = (f"dry run: {s['partitionsWithWork']} of {s['partitions']} partition(s) need "
+                f"recovery; {s['segmentsTruncated']} segment(s) to truncate "
+                f"({s['invalidBytes']} invalid bytes), {s['segmentsRemoved']} to remove, "
                 f"{s['actions']} action(s). Run with --truncate to apply.")
     else:
-        line = (f"recovered {s['partitions_with_work']} of {s['partitions']} partition(s): "
-                f"{s['segments_truncated']} segment(s) truncated ({s['invalid_bytes']} "
-                f"bytes quarantined), {s['segments_removed']} removed, {s['actions']} "
+        line = (f"recovered {s['partitionsWithWork']} of {s['partitions']} partition(s): "
+                f"{s['segmentsTruncated']} segment(s) truncated ({s['invalidBytes']} "
+                f"bytes quarantined), {s['segmentsRemoved']} removed, {s['actions']} "
                 f"action(s).")
     con.print(Text(line, style="bold"))
 

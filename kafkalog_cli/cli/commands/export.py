@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -10,7 +9,8 @@ from typing import Annotated
 import typer
 
 from ..app import app
-from ..options import IsolationLevel, Output, OutputOpt, Paths, resolve_output
+from ..options import IsolationLevel, OutputOpt, Paths
+from ..output import emit_and_exit
 
 
 class ExportFormat(str, Enum):
@@ -90,6 +90,7 @@ def export(
       kafkalog export 'logs/*/kafka-logs' --to out --engine spark --master spark://h:7077
     """
     from ...ops.export import export as run
+    from ...render.export import render_export
 
     options: dict[str, str] = {
         "includeHeaders": str(headers).lower(),
@@ -111,22 +112,4 @@ def export(
         options["endingTimestamp"] = str(ending_timestamp)
     result = run([str(p) for p in paths], to, fmt=fmt.value, engine=engine.value,
                  master=master, options=options, overwrite=overwrite, verbose=verbose)
-    if resolve_output(output) is Output.json:
-        print(json.dumps(result.to_dict()))
-    else:
-        from ...render.consoles import stdout_console
-
-        con = stdout_console()
-        con.print(f"exported {result.rows} records of {result.partitions} partition(s) to "
-                  f"{result.out} ({result.format}, {result.files} file(s), engine "
-                  f"{result.engine}) in {result.seconds:.2f} s "
-                  f"({result.records_per_second:,.0f} records/s)")
-        if result.corrupt_batches:
-            con.print(f"[yellow]skipped {result.corrupt_batches} corrupt batch(es) "
-                      f"({result.skipped and result.skipped[0]['file']} ...)[/]")
-        if result.lost_offsets:
-            con.print(f"[yellow]{result.lost_offsets} offset(s) before the log start "
-                      "offset were not available (data loss)[/]")
-        if result.aborted_records:
-            con.print(f"dropped {result.aborted_records} record(s) of aborted transactions")
-    raise typer.Exit(1 if result.corrupt_batches or result.lost_offsets else 0)
+    emit_and_exit(result, output, render_export)

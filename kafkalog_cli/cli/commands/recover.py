@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ..app import app
-from ..options import Output, OutputOpt, resolve_output
+from ..options import OutputOpt
+from ..output import emit_and_exit
 
 
 @app.command("recover")
@@ -53,16 +53,10 @@ def recover(
     from ...ops import recover as ops
     from ...render.recover import render_recover, render_undo
 
-    as_json = resolve_output(output) is Output.json
     if undo is not None:
         if paths or truncate or all_segments or no_quarantine or quarantine is not None:
             raise typer.BadParameter("--undo takes only the quarantine session directory")
-        res = ops.undo(undo)
-        if as_json:
-            print(json.dumps(res.to_dict()))
-        else:
-            render_undo(res)
-        raise typer.Exit(0 if res.ok else 1)
+        emit_and_exit(ops.undo(undo), output, render_undo)
     if not paths:
         raise typer.BadParameter("give at least one partition or log directory")
     if no_quarantine and quarantine is not None:
@@ -70,8 +64,4 @@ def recover(
     result = ops.recover(paths, truncate=truncate, all_segments=all_segments,
                          quarantine=quarantine, keep=not no_quarantine,
                          index_interval_bytes=index_interval_bytes)
-    if as_json:
-        print(json.dumps(result.to_dict()))
-    else:
-        render_recover(result)
-    raise typer.Exit(result.exit_code)
+    emit_and_exit(result, output, render_recover)

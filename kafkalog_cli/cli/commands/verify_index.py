@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
-import typer
-
 from ..app import app
-from ..options import Output, OutputOpt, Paths, resolve_output
+from ..options import OutputOpt, Paths
+from ..output import emit_and_exit
 
 
 @app.command("verify-index")
@@ -24,9 +21,4 @@ def verify_index(paths: Paths, output: OutputOpt = None) -> None:
     from ...ops.verify import verify_index as run
     from ...render.verify import render_verify
 
-    result = run(paths)
-    if resolve_output(output) is Output.json:
-        print(json.dumps(result.to_dict()))
-    else:
-        render_verify(result)
-    raise typer.Exit(0 if result.ok else 1)
+    emit_and_exit(run(paths), output, render_verify)
