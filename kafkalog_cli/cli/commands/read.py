@@ -51,7 +51,9 @@ def read(
     ] = Output.text,
     data_encoding: Annotated[DataEncoding, typer.Option(
         "--data-encoding", help="Encoding of raw keys, values and header values in JSON "
-                                "(utf8 falls back to base64 per field).")] = DataEncoding.utf8,
+                                "(utf8 falls back to base64 per field; keyEncoding / "
+                                "valueEncoding name any field that is not UTF-8 text).")
+    ] = DataEncoding.utf8,
     # -- internal topics (dump-segment's decoder options) --
     offsets_decoder: Annotated[bool, typer.Option(
         "--offsets-decoder", help="Decode records as __consumer_offsets data.")] = False,
@@ -102,7 +104,7 @@ def read(
         if output is Output.json:
             render.write_json(res.records, encoding=data_encoding.value)
         else:
-            n = render.write_console(res.records, cfg)
+            n = render.write_console(res.records, cfg, escape=sys.stdout.isatty())
             sys.stderr.write(f"Processed a total of {n} messages\n")
     finally:
         res.close()
