@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..constants import (
@@ -549,3 +549,42 @@ def _dump_segments(path: Path, opts: DumpOptions) -> Iterator[dict]:
         finally:
             seg.close()
 
+
+
+@dataclass
+class DumpFindings:
+    """What a dump found wrong, collected from its events as they pass
+    (:meth:`watch`): ``invalid`` the ``invalid_bytes`` events (bytes after the last
+    whole batch), ``bad_crc`` the positions of batches failing their CRC check by file,
+    ``errors`` the diagnostics of corrupt data where Kafka's tool throws (``"error":
+    True``: records that do not decode, an index failing the sanity check, a
+    ``.txnindex`` entry of an unknown version). Index-vs-log mismatches and
+    non-consecutive offsets are not findings, as in Kafka's tool.
+
+    ``ok``: nothing found. ``unreadable``: a ``.log`` holds no whole batch from its first
+    byte (not a readable Kafka log)."""
+
+    invalid: list = field(default_factory=list)
+    bad_crc: dict = field(default_factory=dict)
+    errors: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.invalid or self.bad_crc or self.errors)
+
+    @property
+    def unreadable(self) -> bool:
+        return any(ev["position"] == 0 for ev in self.invalid)
+
+    def watch(self, events: Iterator[dict]) -> Iterator[dict]:
+        """Pass ``events`` through, collecting the findings."""
+        for ev in events:
+            t = ev["type"]
+            if t == "batch":
+                if not ev["isValid"]:
+                    self.bad_crc.setdefault(ev["file"], []).append(ev["position"])
+            elif t == "invalid_bytes":
+                self.invalid.append(ev)
+            elif t == "diagnostic" and ev.get("error"):
+                self.errors.append(ev)
+            yield ev

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ..app import app
-from ..options import DataEncoding, DumpOutput, Paths
+from ..options import DataEncoding, DumpOutput
 
 
 @app.command("dump-segment")
 def dump_segment(
-    paths: Paths,
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help="Segment files (.log, .index, .timeindex, .snapshot, .txnindex, .checkpoint), "
+             "partition directories or log directories.", metavar="[PATH]...",
+        show_default=False)] = None,
+    files: Annotated[list[str] | None, typer.Option(
+        "--files", metavar="FILE[,FILE...]", help="Files to dump, comma-separated, as "
+        "kafka-dump-log.sh takes them (repeatable; beside or instead of PATH).",
+        show_default=False)] = None,
     # -- what to read (kafka-dump-log.sh's options) --
     deep_iteration: Annotated[bool, typer.Option(
         "--deep-iteration", help="Decode every record, not only batch headers.")] = False,
@@ -54,7 +62,9 @@ def dump_segment(
         "--output", "-o", help="text: rich (default on a terminal); kafka: kafka-dump-log.sh's "
         "exact lines (default when piped); json: JSON Lines.", show_default=False)] = None,
     data_encoding: Annotated[DataEncoding, typer.Option(
-        "--data-encoding", help="Encoding of keys, payloads and header values in JSON.")
+        "--data-encoding", help="Encoding of keys, payloads and header values in JSON "
+        "(utf8 falls back to base64 per field; keyEncoding / valueEncoding name any field "
+        "that is not UTF-8 text).")
     ] = DataEncoding.utf8,
 ) -> None:
     """Dump batches, records and index entries of segment files.
@@ -70,9 +80,13 @@ def dump_segment(
     Examples:
       kafkalog dump-segment fixtures/logs/plain-0 --print-data-log
       kafkalog dump-segment 00000000000000000000.log -o json --deep-iteration | jq .
+      kafkalog dump-segment --files 00000000000000000000.log,00000000000000000000.index
     """
-    from ...ops.dump import DumpOptions, dump
+    from ...ops.dump import DumpFindings, DumpOptions, dump
+    from ...ops.paths import log_bytes
     from ...render import dump as render
+    from ...render.progress import byte_progress
+    from ..output import finish
 
     if start_offset is not None and end_offset is not None and end_offset < start_offset:
         raise typer.BadParameter("--end-offset must not be below --start-offset")
@@ -88,62 +102,33 @@ def dump_segment(
         max_message_size=max_message_size, skip_record_metadata=skip_record_metadata,
         index_sanity_check=index_sanity_check, verify_index_only=verify_index_only,
         start_offset=start_offset, end_offset=end_offset)
-    invalid: list[dict] = []
-    bad_crc: dict[str, list[int]] = {}
-    errors: list[dict] = []
-    events = _watch_invalid(dump(paths, opts), invalid, bad_crc, errors)
+    targets = [*(paths or []), *(p for f in files or [] for p in f.split(",") if p)]
+    if not targets:
+        raise typer.BadParameter("Missing argument 'PATH...' (or --files): the files or "
+                                 "directories to dump")
+    findings = DumpFindings()
     if output is None:
         output = DumpOutput.text if sys.stdout.isatty() else DumpOutput.kafka
-    if output is DumpOutput.json:
-        render.write_json(events, encoding=data_encoding.value)
-    elif output is DumpOutput.kafka:
-        render.write_kafka(events, skip_record_metadata=skip_record_metadata)
-    else:
-        render.write_rich(events, skip_record_metadata=skip_record_metadata)
-    if invalid or bad_crc or errors:
-        _report_invalid(invalid, bad_crc)
-
-
-def _watch_invalid(events, invalid: list, bad_crc: dict, errors: list):
-    """Pass ``events`` through, collecting ``invalid_bytes`` events in ``invalid``, the
-    positions of batches that fail their CRC check (``isvalid: false``) by file, and the
-    diagnostics of corrupt data (``"error": True``: already one line on stderr each) in
-    ``errors``."""
-    for ev in events:
-        t = ev["type"]
-        if t == "batch":
-            if not ev["isValid"]:
-                bad_crc.setdefault(ev["file"], []).append(ev["position"])
-        elif t == "invalid_bytes":
-            invalid.append(ev)
-        elif t == "diagnostic" and ev.get("error"):
-            errors.append(ev)
-        yield ev
-
-
-def _report_invalid(invalid: list[dict], bad_crc: dict[str, list[int]]) -> None:
-    """One line per damaged file on stderr, then exit. A file with no whole batch from its
-    first byte is not a readable Kafka log (exit 3); a valid log with bad trailing bytes
-    (a truncated or preallocated tail, as Kafka reports it), with batches failing their
-    CRC check, or any other corrupt data the dump reported (records that do not decode,
-    an index failing the sanity check: where Kafka's tool throws and exits 1) is a
-    finding (exit 1)."""
-    from ...errors import KafkalogError
-    from ...render.consoles import error
-
-    for file, positions in bad_crc.items():
-        msg = "record batch fails its CRC check (isvalid: false)"
-        if len(positions) > 1:
-            msg += f", and {len(positions) - 1} more after it"
-        error(str(KafkalogError(msg, file=file, position=positions[0])))
-    unreadable = False
-    for ev in invalid:
-        why = f" ({ev['reason']})" if ev.get("reason") else ""
-        if ev["position"] == 0:
-            unreadable = True
-            msg = (f"no whole record batch: {ev['bytes']} bytes are truncated or not a Kafka "
-                   f"log{why}")
+    with byte_progress("dump-segment", lambda: log_bytes(targets),
+                       streams_stdout=True) as advance:
+        events = findings.watch(dump(targets, opts))
+        if advance is not None:
+            events = _advancing(events, advance)
+        if output is DumpOutput.json:
+            render.write_json(events, encoding=data_encoding.value)
+        elif output is DumpOutput.kafka:
+            render.write_kafka(events, skip_record_metadata=skip_record_metadata)
         else:
-            msg = f"{ev['bytes']} invalid bytes at the end of the log{why}"
-        error(str(KafkalogError(msg, file=ev["file"], position=ev["position"])))
-    raise typer.Exit(3 if unreadable else 1)
+            render.write_rich(events, skip_record_metadata=skip_record_metadata)
+    render.report_findings(findings)
+    finish(findings)
+
+
+def _advancing(events, advance):
+    """Pass ``events`` through, advancing the progress bar by each batch's bytes."""
+    done = 0
+    for ev in events:
+        if ev["type"] == "batch":
+            done += ev["size"]
+            advance(done)
+        yield ev
