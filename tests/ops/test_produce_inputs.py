@@ -104,11 +104,11 @@ def test_glued_lines_fuzz():
     (b'{"value": "a", "headers": [[null, "v"]]}', "the key of pair 1 must be a string, got null"),
     (b'{"value": "a", "headers": [["k", "v"], [1, "v"]]}', "the key of pair 2 must be a string"),
     (b'{"value": "a", "headers": ["ab", "cd"]}', 'pair 1 must be a [key, value] array of two '
-                                                'elements, got "ab"'),
+                                                'elements or a {key, value} object, got "ab"'),
     (b'{"value": "a", "headers": [["k", "v", "w"]]}', "pair 1 must be a [key, value] array"),
     (b'{"value": "a", "headers": [["k"]]}', "pair 1 must be a [key, value] array"),
     (b'{"value": "a", "headers": false}', "headers must be an object, an array of [key, value] "
-                                          "pairs or null, got false"),
+                                          "pairs or of {key, value} objects, or null, got false"),
     (b'{"value": "a", "headers": 0}', "headers must be an object"),
     (b'{"value": "a", "headers": "h"}', "headers must be an object"),
     (b'{"value": NaN}', "malformed JSON: NaN is not valid JSON"),
