@@ -225,7 +225,8 @@ def write_json(events: Iterable[dict], *, encoding: str = "utf8", out=None, err=
     return n_diag
 
 
-def write_rich(events: Iterable[dict], *, skip_record_metadata: bool = False) -> int:
+def write_rich(events: Iterable[dict], *, skip_record_metadata: bool = False,
+               console=None, err_console=None) -> int:
     """A rich rendering for terminals: a rule per file, batch lines highlighted, record
     lines indented beneath them. Data and names are escaped (:mod:`.text`): a record's
     bytes never reach the terminal raw."""
@@ -234,7 +235,8 @@ def write_rich(events: Iterable[dict], *, skip_record_metadata: bool = False) ->
     from .consoles import stderr_console, stdout_console
     from .text import safe
 
-    con = stdout_console()
+    con = console or stdout_console()
+    err = err_console or stderr_console()
     n_diag = 0
     for ev in events:
         t = ev["type"]
@@ -299,7 +301,7 @@ def write_rich(events: Iterable[dict], *, skip_record_metadata: bool = False) ->
         elif t == "index_sane":
             con.print(Text(f"{safe(ev['file'])} passed sanity check.", style="green"))
         elif t == "diagnostic":
-            stderr_console().print(Text(safe(ev["message"]), style="yellow"))
+            err.print(Text(safe(ev["message"]), style="yellow"))
             n_diag += 1
     return n_diag
 
