@@ -35,21 +35,30 @@ def serve(
     metrics: Annotated[bool, typer.Option(
         "--metrics", help="Log per-topic BrokerTopicStats rates periodically.")] = False,
     metrics_interval: Annotated[float, typer.Option(
-        "--metrics-interval", help="Seconds between --metrics reports.")] = 10.0,
+        "--metrics-interval", metavar="SECONDS", help="Seconds between --metrics reports.")
+    ] = 10.0,
+    read_only: Annotated[bool, typer.Option(
+        "--read-only", help="Write nothing to the directory (no lock, checkpoint, index, "
+        "snapshot or topic id): Produce, CreateTopics and DeleteTopics are refused with "
+        "TOPIC_AUTHORIZATION_FAILED. For inspecting a backup or a broker's copy.")] = False,
 ) -> None:
     """Serve a log directory to Kafka clients: one node, leader of every partition.
 
     Speaks ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId,
-    CreateTopics, DeleteTopics and DescribeConfigs. Holds the directory's .lock while
-    serving; SIGTERM or SIGINT closes it cleanly. There is no authentication.
+    CreateTopics, DeleteTopics, DescribeConfigs and the consumer-group APIs (groups held
+    in memory). Holds the directory's .lock while serving and writes as a broker does
+    (partition.metadata for topics without a topic id, indexes, producer snapshots,
+    checkpoints, the clean-shutdown marker at exit; docs/serve.md); --read-only writes
+    nothing. SIGTERM or SIGINT closes it cleanly. There is no authentication.
 
     \b
-    Example:
+    Examples:
       kafkalog serve --log-dir /tmp/kafka-logs --listen 127.0.0.1:9092
+      kafkalog serve --log-dir /backups/kafka-logs --read-only
     """
     from ...ops.serve import serve as run
 
     run(log_dir, listen=listen, node_id=node_id, allow_remote=allow_remote,
         advertised_host=advertised_host, auto_create_topics=auto_create_topics,
         num_partitions=num_partitions, configs=config or (), metrics=metrics,
-        metrics_interval=metrics_interval)
+        metrics_interval=metrics_interval, read_only=read_only)
