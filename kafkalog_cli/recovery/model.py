@@ -36,14 +36,11 @@ class Action:
     data: bytes | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
-        d = {"action": self.kind, "file": self.path, "reason": self.reason}
-        if self.target is not None:
-            d["target"] = self.target
-        if self.size is not None:
-            d["size"] = self.size
-        if self.data is not None:
-            d["bytes"] = len(self.data)
-        return d
+        """The JSON object (docs/json.md, ``recover.json``; null for what does not
+        apply)."""
+        return {"action": self.kind, "file": self.path, "reason": self.reason,
+                "target": self.target, "size": self.size,
+                "bytes": None if self.data is None else len(self.data)}
 
 
 @dataclass
