@@ -521,13 +521,13 @@ def _record(obj, line: int, encoding: str, keep_partition: bool = False
     object or control record)."""
     if not isinstance(obj, dict):
         raise ValueError("expected a JSON object")
-    extra = obj.keys() - _KNOWN
-    if extra:
-        raise ValueError(f"unknown field(s) {', '.join(sorted(extra))}")
     if "type" in obj and obj["type"] != "record":
         return None  # dump-segment's file, batch, index entries...: not records
     if "controlType" in obj:
         return None  # a control record: the broker writes those, no consumer sees them
+    extra = obj.keys() - _KNOWN
+    if extra:
+        raise ValueError(f"unknown field(s) {', '.join(sorted(extra))}")
     if "keyType" in obj or "decodeWarnings" in obj or "decodeFailure" in obj:
         raise ValueError("a decoded record of an internal topic (its key and value are "
                          "the decoders' JSON, not its bytes): read it with --no-decode")
