@@ -15,7 +15,6 @@ import pytest
 from kafka.record import MemoryRecords
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
-
 from kafkalog_testkit import REPO
 from kafkalog_testkit import run_cli_inprocess as cli
 
