@@ -57,6 +57,22 @@ def _register() -> None:
 _register()
 
 
+def _one_metavar_style() -> None:
+    """Help shows every value as its metavar (``PATH``, ``N``, ``text|json``); Typer
+    would also print an argument's Python type beside it (``PATH <list[Path]>``)."""
+    from typer.core import TyperArgument
+
+    shown = TyperArgument.display_type_rich
+
+    def display_type_rich(self, ctx):
+        return None if self.metavar is not None else shown(self, ctx)
+
+    TyperArgument.display_type_rich = display_type_rich
+
+
+_one_metavar_style()
+
+
 def _fd_identity(fd: int) -> tuple[int, int] | None:
     import os
 

@@ -35,14 +35,15 @@ class DataEncoding(str, Enum):
 
 Paths = Annotated[
     list[Path],
-    typer.Argument(help="Segment files, partition directories or log directories.",
+    typer.Argument(help="Partition directories, log directories, or directories holding "
+                        "log directories (searched recursively).",
                    metavar="PATH",
                    show_default=False),
 ]
 
 OutputOpt = Annotated[
     Output | None,
-    typer.Option("--output", "-o",
+    typer.Option("--output", "-o", metavar="text|json",
                  help="text: rich tables (default on a terminal); json: for scripts "
                       "(default when stdout is not a terminal).",
                  show_default=False),

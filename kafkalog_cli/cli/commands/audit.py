@@ -19,7 +19,7 @@ def audit(
     engine: EngineOpt = Engine.auto,
     master: MasterOpt = None,
     report: Annotated[Path | None, typer.Option(
-        "--report", help="Also write the figures as Parquet, one row per partition.",
+        "--report", metavar="FILE", help="Also write the figures as Parquet, one row per partition.",
         show_default=False)] = None,
     verbose: VerboseOpt = False,
     output: OutputOpt = None,

@@ -16,7 +16,7 @@ from ..options import DataEncoding, DumpOutput
 def dump_segment(
     paths: Annotated[list[Path] | None, typer.Argument(
         help="Segment files (.log, .index, .timeindex, .snapshot, .txnindex, .checkpoint), "
-             "partition directories or log directories.", metavar="[PATH]...",
+             "partition directories or log directories.", metavar="PATH",
         show_default=False)] = None,
     files: Annotated[list[str] | None, typer.Option(
         "--files", metavar="FILE[,FILE...]", help="Files to dump, comma-separated, as "
@@ -29,9 +29,9 @@ def dump_segment(
         "--print-data-log", help="Print keys, payloads and headers (implies --deep-iteration).")
     ] = False,
     max_bytes: Annotated[int | None, typer.Option(
-        "--max-bytes", min=0, help="Read at most this many bytes of each .log.")] = None,
+        "--max-bytes", min=0, metavar="BYTES", help="Read at most this many bytes of each .log.")] = None,
     max_message_size: Annotated[int, typer.Option(
-        "--max-message-size", min=1, help="Size of the largest message (bytes), for index "
+        "--max-message-size", min=1, metavar="BYTES", help="Size of the largest message (bytes), for index "
         "checks.")] = 5 * 1024 * 1024,
     skip_record_metadata: Annotated[bool, typer.Option(
         "--skip-record-metadata", help="Print only key and payload of records.")] = False,
@@ -42,10 +42,10 @@ def dump_segment(
         "--verify-index-only", help="Check index entries against the log without printing "
         "them.")] = False,
     start_offset: Annotated[int | None, typer.Option(
-        "--start-offset", min=0, help="First offset to dump (seeks through the offset index).")
+        "--start-offset", min=0, metavar="OFFSET", help="First offset to dump (seeks through the offset index).")
     ] = None,
     end_offset: Annotated[int | None, typer.Option(
-        "--end-offset", min=0, help="Last offset to dump (inclusive).")] = None,
+        "--end-offset", min=0, metavar="OFFSET", help="Last offset to dump (inclusive).")] = None,
     # -- internal topics (kafka-dump-log.sh's decoders; each implies --print-data-log) --
     offsets_decoder: Annotated[bool, typer.Option(
         "--offsets-decoder", help="Decode records as __consumer_offsets data.")] = False,
@@ -59,10 +59,10 @@ def dump_segment(
         "--no-decode", help="Do not pick a decoder from the partition's topic name.")] = False,
     # -- how to print --
     output: Annotated[DumpOutput | None, typer.Option(
-        "--output", "-o", help="text: rich (default on a terminal); kafka: kafka-dump-log.sh's "
+        "--output", "-o", metavar="text|kafka|json", help="text: rich (default on a terminal); kafka: kafka-dump-log.sh's "
         "exact lines (default when piped); json: JSON Lines.", show_default=False)] = None,
     data_encoding: Annotated[DataEncoding, typer.Option(
-        "--data-encoding", help="Encoding of keys, payloads and header values in JSON "
+        "--data-encoding", metavar="utf8|base64|hex", help="Encoding of keys, payloads and header values in JSON "
         "(utf8 falls back to base64 per field; keyEncoding / valueEncoding name any field "
         "that is not UTF-8 text).")
     ] = DataEncoding.utf8,

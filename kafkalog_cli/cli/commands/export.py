@@ -25,10 +25,10 @@ class Engine(str, Enum):
 
 
 EngineOpt = Annotated[Engine, typer.Option(
-    "--engine", help="local: this process (pyarrow); spark: the kafkalog data source on "
+    "--engine", metavar="auto|local|spark", help="local: this process (pyarrow); spark: the kafkalog data source on "
     "local[*] or --master; auto: spark from 1 GiB of input or with --master, else local.")]
 MasterOpt = Annotated[str | None, typer.Option(
-    "--master", help="Spark master URL (default $SPARK_MASTER, else local[*]); implies "
+    "--master", metavar="URL", help="Spark master URL (default $SPARK_MASTER, else local[*]); implies "
     "--engine spark under auto.", show_default=False)]
 VerboseOpt = Annotated[bool, typer.Option(
     "--verbose", help="Show Spark's own log output.")]
@@ -37,31 +37,32 @@ VerboseOpt = Annotated[bool, typer.Option(
 @app.command("export")
 def export(
     paths: Paths,
-    to: Annotated[Path, typer.Option("--to", help="Output directory.", show_default=False)],
-    fmt: Annotated[ExportFormat, typer.Option("--format", help="Output format.")
+    to: Annotated[Path, typer.Option("--to", metavar="DIR", help="Output directory.", show_default=False)],
+    fmt: Annotated[ExportFormat, typer.Option("--format", metavar="parquet|jsonl", help="Output format.")
                    ] = ExportFormat.parquet,
     engine: EngineOpt = Engine.auto,
     master: MasterOpt = None,
     topic: Annotated[list[str] | None, typer.Option(
-        "--topic", help="Only this topic (repeatable).", show_default=False)] = None,
+        "--topic", metavar="TOPIC", help="Only this topic (repeatable).", show_default=False)] = None,
     subscribe_pattern: Annotated[str | None, typer.Option(
-        "--subscribe-pattern", help="Only topics matching this regex (whole name).",
+        "--subscribe-pattern", metavar="REGEX", help="Only topics matching this regex (whole name).",
         show_default=False)] = None,
     starting_offsets: Annotated[str | None, typer.Option(
-        "--starting-offsets", help='earliest, or JSON {"topic":{"0":23}} (-2 earliest, '
+        "--starting-offsets", metavar="SPEC", help='earliest, or JSON {"topic":{"0":23}} (-2 earliest, '
         "-1 latest), as Spark's startingOffsets.", show_default=False)] = None,
     ending_offsets: Annotated[str | None, typer.Option(
-        "--ending-offsets", help='latest, or JSON {"topic":{"0":42}}, exclusive, as '
+        "--ending-offsets", metavar="SPEC", help='latest, or JSON {"topic":{"0":42}}, exclusive, as '
         "Spark's endingOffsets.", show_default=False)] = None,
     starting_timestamp: Annotated[int | None, typer.Option(
-        "--starting-timestamp", help="Start each partition at its first record with a "
+        "--starting-timestamp", metavar="MS", help="Start each partition at its first record with a "
         "timestamp >= this (ms since the epoch), found through the time index.",
         show_default=False)] = None,
     ending_timestamp: Annotated[int | None, typer.Option(
-        "--ending-timestamp", help="End each partition before its first record with a "
+        "--ending-timestamp", metavar="MS", help="End each partition before its first record with a "
         "timestamp >= this (ms).", show_default=False)] = None,
     isolation_level: Annotated[IsolationLevel, typer.Option(
-        "--isolation-level", help="read_committed drops records of aborted transactions.")
+        "--isolation-level", metavar="read_uncommitted|read_committed",
+        help="read_committed drops records of aborted transactions.")
     ] = IsolationLevel.read_uncommitted,
     fail_on_data_loss: Annotated[bool, typer.Option(
         "--fail-on-data-loss/--skip-corrupt", help="Stop at a corrupt batch (default), or "

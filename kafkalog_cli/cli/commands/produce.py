@@ -29,7 +29,7 @@ class Codec(str, Enum):
 @app.command("produce")
 def produce(
     files: Annotated[list[Path] | None, typer.Argument(
-        help="Input files ('-' or none: stdin).", metavar="[FILE]...",
+        help="Input files ('-' or none: stdin).", metavar="FILE",
         show_default=False)] = None,
     log_dir: Annotated[Path, typer.Option(
         "--log-dir", metavar="DIR", help="The log directory (created with meta.properties "
@@ -40,7 +40,7 @@ def produce(
         "--partition", min=0, max=2**31 - 1, metavar="N",
         help="Partition id (a Kafka int32) of records without their own.")] = 0,
     fmt: Annotated[InputFormat | None, typer.Option(
-        "--format", help="lines: one value per line; jsonl: JSON objects (read -o json and "
+        "--format", metavar="lines|jsonl|raw", help="lines: one value per line; jsonl: JSON objects (read -o json and "
         "dump-segment -o json --print-data-log output included); raw: a file is a record. "
         "Default: jsonl for *.jsonl/*.ndjson files, else lines.", show_default=False)] = None,
     prop: Annotated[list[str] | None, typer.Option(
@@ -55,7 +55,7 @@ def produce(
         "--key-separator", metavar="SEP", help="lines: the key separator (key.separator).")
     ] = "\t",
     value_encoding: Annotated[DataEncoding, typer.Option(
-        "--value-encoding", help="jsonl: encoding of strings without their own "
+        "--value-encoding", metavar="utf8|base64|hex", help="jsonl: encoding of strings without their own "
         "keyEncoding/valueEncoding field.")] = DataEncoding.utf8,
     keep_partition: Annotated[bool, typer.Option(
         "--keep-partition", help="jsonl: write each record to the partition its 'partition' "
@@ -71,7 +71,8 @@ def produce(
         "--batch-bytes", min=1, metavar="BYTES", help="Bytes per batch (the producer's "
         "batch.size).")] = 16384,
     compression: Annotated[Codec | None, typer.Option(
-        "--compression", "--compression-codec", help="Codec of the batches "
+        "--compression", "--compression-codec", metavar="none|gzip|snappy|lz4|zstd",
+        help="Codec of the batches "
         "(--compression-codec with no value: gzip, as kafka-console-producer).",
         show_default=False)] = None,
     config: Annotated[list[str] | None, typer.Option(

@@ -15,7 +15,8 @@ from ..output import emit_and_exit
 @app.command("recover")
 def recover(
     paths: Annotated[list[Path] | None, typer.Argument(
-        help="Partition directories or log directories.", show_default=False)] = None,
+        help="Partition directories, log directories or directories holding log "
+        "directories.", metavar="PATH", show_default=False)] = None,
     truncate: Annotated[bool, typer.Option(
         "--truncate", help="Apply the plan (without it: a dry run that changes nothing).")
     ] = False,
@@ -23,7 +24,7 @@ def recover(
         "--all", help="Recover every segment, not only those from the recovery point.")
     ] = False,
     quarantine: Annotated[Path | None, typer.Option(
-        "--quarantine", help="Keep what is cut, removed or rewritten under this directory "
+        "--quarantine", metavar="DIR", help="Keep what is cut, removed or rewritten under this directory "
         "(default: <partition dir>/.kafkalog-quarantine/<UTC timestamp>/).",
         show_default=False)] = None,
     no_quarantine: Annotated[bool, typer.Option(
@@ -32,7 +33,7 @@ def recover(
         "--undo", help="Put back what the quarantine session QUARANTINE holds.",
         metavar="QUARANTINE", show_default=False)] = None,
     index_interval_bytes: Annotated[int, typer.Option(
-        "--index-interval-bytes", min=1, help="index.interval.bytes of the topics.")] = 4096,
+        "--index-interval-bytes", min=1, metavar="BYTES", help="index.interval.bytes of the topics.")] = 4096,
     output: OutputOpt = None,
 ) -> None:
     """Run the broker's log recovery offline: validate batches, truncate at the first

@@ -12,25 +12,25 @@ from ..app import app
 
 @app.command("serve")
 def serve(
-    log_dir: Annotated[Path, typer.Option("--log-dir", help="The log directory to serve.",
+    log_dir: Annotated[Path, typer.Option("--log-dir", metavar="DIR", help="The log directory to serve.",
                                           show_default=False)],
-    listen: Annotated[str, typer.Option("--listen", help="HOST:PORT to listen on (port 0: "
+    listen: Annotated[str, typer.Option("--listen", metavar="HOST:PORT", help="HOST:PORT to listen on (port 0: "
                                         "any free port).")] = "127.0.0.1:9092",
-    node_id: Annotated[int, typer.Option("--node-id", help="This node's id.")] = 0,
+    node_id: Annotated[int, typer.Option("--node-id", metavar="N", help="This node's id.")] = 0,
     allow_remote: Annotated[bool, typer.Option(
         "--allow-remote", help="Allow a non-loopback --listen address. There is NO "
         "authentication: anyone who can connect can read, write and delete.")] = False,
     advertised_host: Annotated[str | None, typer.Option(
-        "--advertised-host", help="Host clients are told to connect to (default: the "
+        "--advertised-host", metavar="HOST", help="Host clients are told to connect to (default: the "
         "--listen host).", show_default=False)] = None,
     auto_create_topics: Annotated[bool, typer.Option(
         "--auto-create-topics", help="Create unknown topics a client asks Metadata for.")
     ] = False,
     num_partitions: Annotated[int, typer.Option(
-        "--num-partitions", help="Partitions of auto-created topics (and CreateTopics "
+        "--num-partitions", metavar="N", help="Partitions of auto-created topics (and CreateTopics "
         "with -1).")] = 1,
     config: Annotated[list[str] | None, typer.Option(
-        "--config", help="Default topic config KEY=VALUE (repeatable), e.g. "
+        "--config", metavar="KEY=VALUE", help="Default topic config KEY=VALUE (repeatable), e.g. "
         "min.insync.replicas=2.", show_default=False)] = None,
     metrics: Annotated[bool, typer.Option(
         "--metrics", help="Log per-topic BrokerTopicStats rates periodically.")] = False,
