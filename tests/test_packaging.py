@@ -37,13 +37,18 @@ def test_wheel_contains_man_pages_and_schemas(tmp_path):
     assert {f"kafkalog_cli/schemas/{p.name}" for p in
             (REPO / "kafkalog_cli" / "schemas").glob("*.json")} <= set(names)
     assert "kafkalog_cli/spark/log4j2.properties" in names
-    # installed: <prefix>/share/man/man1, where man looks (MANPATH, or bin/ on PATH)
-    prefix = tmp_path / "prefix"
-    r = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index",
-                        "--prefix", str(prefix), str(wheel)], capture_output=True, text=True,
-                       timeout=300)
+    # installed into a venv of its own (pip install --prefix would uninstall the
+    # kafkalog of this interpreter's environment): <venv>/share/man/man1, where man
+    # looks (MANPATH, or the venv's bin/ on PATH)
+    import venv
+
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True, symlinks=True)
+    py = env_dir / "bin" / "python"
+    r = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index",
+                        str(wheel)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
-    page = prefix / "share" / "man" / "man1" / "kafkalog-dump-segment.1"
+    page = env_dir / "share" / "man" / "man1" / "kafkalog-dump-segment.1"
     assert page.read_text() == (REPO / "man" / page.name).read_text()
     man = shutil.which("man")
     if man is not None:
@@ -51,5 +56,5 @@ def test_wheel_contains_man_pages_and_schemas(tmp_path):
 
         r = subprocess.run([man, "-w", "kafkalog-dump-segment"], capture_output=True,
                            text=True, env=dict(os.environ,
-                                               MANPATH=str(prefix / "share" / "man")))
+                                               MANPATH=str(env_dir / "share" / "man")))
         assert r.stdout.strip() == str(page)
