@@ -296,9 +296,10 @@ def pack_by_bytes(items: list, sizes: list[int], n: int) -> list[list]:
 
 
 def audit(paths, *, engine: str = "auto", master: str | None = None,
-          verbose: bool = False) -> AuditResult:
+          verbose: bool = False, progress=None) -> AuditResult:
     """Audit every partition under ``paths`` (log directories, partition directories or
-    globs), sorted by topic, partition and directory.
+    globs), sorted by topic, partition and directory. ``progress(done_bytes,
+    total_bytes)``, if given, is called after each partition the local engine audits.
 
     Raises:
         NotAKafkaFileError / UnreadableError: a path is not Kafka-like or unreadable.
@@ -313,7 +314,12 @@ def audit(paths, *, engine: str = "auto", master: str | None = None,
     engine = choose_engine(engine, sum(pd.bytes for pd in parts), master)
     result = AuditResult(engine=engine)
     if engine == "local":
-        result.partitions = [audit_partition(*it) for it in items]
+        total, done = sum(pd.bytes for pd in parts), 0
+        for it, pd in zip(items, parts, strict=True):
+            result.partitions.append(audit_partition(*it))
+            done += pd.bytes
+            if progress is not None:
+                progress(done, total)
     else:
         from ..spark.session import get_session
 

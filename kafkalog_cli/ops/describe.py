@@ -64,10 +64,12 @@ from ..storage.files import (
     is_segment_file_name,
     is_snapshot_checkpoint_name,
     parse_partition_dir_name,
+    partition_log_bytes,
 )
 from ..storage.lock import is_locked
 from ..storage.segment import open_view, release_view
 from .paths import check_exists
+from .paths import partition_dirs as list_partition_dirs
 
 _PARTITION_DIR_STATES = ("delete", "future", "stray")
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
@@ -452,10 +454,10 @@ def _checkpoint(log_dir: Path, name: str, errors: list[str]) -> dict:
         return {}
 
 
-def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDirInfo:
+def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None, *,
+                     advance=None) -> LogDirInfo:
     """Summarise a log directory (all its partition directories, or only
-    ``partition_dirs``)."""
-    from .paths import partition_dirs as list_partition_dirs
+    ``partition_dirs``); ``advance(bytes)``, if given, after each partition."""
 
     d = Path(log_dir)
     info = LogDirInfo(path=str(d))
@@ -482,6 +484,8 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDi
     for p in parts:
         pi = describe_partition(p, log_start_checkpoint=lso, recovery_checkpoint=rp,
                                 replication_checkpoint=hw, cleaner_checkpoint=cl)
+        if advance is not None:
+            advance(pi.bytes)
         pi.errors[:0] = errs
         topics.setdefault(pi.topic, TopicInfo(pi.topic)).partitions.append(pi)
     for t in topics.values():
@@ -490,9 +494,10 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDi
     return info
 
 
-def describe(paths) -> DescribeResult:
+def describe(paths, *, progress=None) -> DescribeResult:
     """Describe each path: a log directory, a partition directory (described within its
     parent log directory), or a directory holding log directories (searched recursively).
+    ``progress(done_bytes, total_bytes)``, if given, is called after each partition.
 
     Raises:
         UnreadableError: a path is missing or unreadable.
@@ -522,6 +527,17 @@ def describe(paths) -> DescribeResult:
                     "directories with segments)", file=p)
             for ld in found:
                 groups[ld] = None
+    advance = None
+    if progress is not None:
+        total = sum(partition_log_bytes(p) for ld, parts in groups.items()
+                    for p in (parts if parts is not None else list_partition_dirs(ld)))
+        done = 0
+
+        def advance(n: int) -> None:
+            nonlocal done
+            done += n
+            progress(done, total)
+
     for ld, parts in groups.items():
-        result.log_dirs.append(describe_log_dir(ld, parts))
+        result.log_dirs.append(describe_log_dir(ld, parts, advance=advance))
     return result

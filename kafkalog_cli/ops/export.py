@@ -125,13 +125,15 @@ def _refuse_overlap(out: Path, inputs, overwrite: bool) -> None:
 
 def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
            master: str | None = None, options: dict | None = None,
-           overwrite: bool = False, verbose: bool = False) -> ExportResult:
+           overwrite: bool = False, verbose: bool = False, progress=None) -> ExportResult:
     """Export the records under ``paths`` to ``out``.
 
     ``options`` are the data source's read options (``subscribe``, ``subscribePattern``,
     ``assign``, ``startingOffsets``, ``endingOffsets``, ``startingTimestamp``,
     ``endingTimestamp``, ``includeHeaders`` (default true here), ``includeBatchMetadata``,
-    ``failOnDataLoss``, ``isolationLevel``).
+    ``failOnDataLoss``, ``isolationLevel``). ``progress(done_bytes, total_bytes)``, if
+    given, is called after each partition the local engine exports (bytes of the slices
+    read).
 
     Raises:
         InvalidArgumentError: a bad option or format, or ``out`` exists.
@@ -158,7 +160,7 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
     _prepare_out(out, overwrite)
     t0 = time.perf_counter()
     if engine == "local":
-        result = _export_local(parts, out, fmt, ropts)
+        result = _export_local(parts, out, fmt, ropts, progress)
     else:
         result = _export_spark(path_list, out, fmt, opts, master, verbose)
     result.input_bytes = total
@@ -168,7 +170,7 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
 
 # -- local ---------------------------------------------------------------------------------
 
-def _export_local(parts, out: Path, fmt: str, ropts) -> ExportResult:
+def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportResult:
     import pyarrow.parquet as pq
 
     from ..spark.plan import plan_slices
@@ -184,6 +186,8 @@ def _export_local(parts, out: Path, fmt: str, ropts) -> ExportResult:
     stats = ReadStats()
     stats.add_plan_losses(ropts.plan_losses)
     out.mkdir(parents=True, exist_ok=True)
+    total = sum(s.end - s.start for sl in groups.values() for s in sl)
+    done = 0
     for (topic, partition), slices in groups.items():
         d = out / f"topic={topic}" / f"partition={partition}"
         writer = None
@@ -209,6 +213,9 @@ def _export_local(parts, out: Path, fmt: str, ropts) -> ExportResult:
         if writer is not None or jf is not None:
             result.partitions += 1
             result.files += 1
+        done += sum(s.end - s.start for s in slices)
+        if progress is not None:
+            progress(done, total)
     result.rows = stats.rows
     result.corrupt_batches = stats.corrupt_batches
     result.partial_tail_bytes = stats.partial_tail_bytes

@@ -362,16 +362,20 @@ def _verify_time_index(segment: LogSegment, log: _LogMap | None, v: SegmentVerdi
 
 
 def verify_index(paths, *, check_offset_index: bool = True,
-                 check_time_index: bool = True) -> VerifyResult:
+                 check_time_index: bool = True, progress=None) -> VerifyResult:
     """Verify every segment under ``paths`` (index files, segments, partition directories
-    or log directories).
+    or log directories). ``progress(done_bytes, total_bytes)``, if given, is called after
+    each segment (bytes of ``.log`` files).
 
     Raises:
         NotAKafkaFileError / UnreadableError: a path is not a Kafka file or directory, or
             cannot be read.
     """
     result = VerifyResult()
-    for seg, only in resolve_segments(paths):
+    segments = list(resolve_segments(paths))
+    sizes = [_log_size(seg) for seg, _ in segments]
+    total, done = sum(sizes), 0
+    for (seg, only), size in zip(segments, sizes, strict=True):
         oi = check_offset_index and (only is None or only == INDEX_FILE_SUFFIX)
         ti = check_time_index and (only is None or only == TIME_INDEX_FILE_SUFFIX)
         try:
@@ -380,4 +384,14 @@ def verify_index(paths, *, check_offset_index: bool = True,
                                                   check_txn_index=only is None))
         finally:
             seg.close()
+        done += size
+        if progress is not None:
+            progress(done, total)
     return result
+
+
+def _log_size(seg: LogSegment) -> int:
+    try:
+        return seg.log_path.stat().st_size
+    except OSError:
+        return 0

@@ -25,6 +25,7 @@ from ..storage.files import (
     classify_dir,
     find_partition_dirs,
     parse_partition_dir_name,
+    partition_log_bytes,
 )
 from ..storage.lock import LogDirLock, is_locked
 from .model import DELETE, RENAME, TRUNCATE, WRITE, PartitionReport, RecoveryResult
@@ -74,7 +75,7 @@ def _read_ckpt(path: Path, notes: list[str]) -> dict:
 
 def recover(paths, *, truncate: bool = False, all_segments: bool = False,
             quarantine=None, keep: bool = True,
-            index_interval_bytes: int = 4096) -> RecoveryResult:
+            index_interval_bytes: int = 4096, progress=None) -> RecoveryResult:
     """Recover the partitions under ``paths`` (see ``kafkalog recover``).
 
     Args:
@@ -84,6 +85,8 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
         quarantine: a directory for quarantine sessions (default: in each partition dir).
         keep: keep what is cut/removed/rewritten (``--no-quarantine`` is ``False``).
         index_interval_bytes: ``index.interval.bytes``.
+        progress: ``progress(done_bytes, total_bytes)`` after each partition planned
+            (bytes of its ``.log`` files), or None.
 
     Raises:
         LogDirLockedError: a broker (or another kafkalog) holds a log dir's ``.lock``.
@@ -96,6 +99,16 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
         # e.g. a directory named like a segment's .index: refused before any change
         check_partition_dir(pdir)
         groups.setdefault(pdir.resolve().parent, []).append(pdir)
+    advance = None
+    if progress is not None:
+        total = sum(partition_log_bytes(p) for ps in groups.values() for p in ps)
+        done = 0
+
+        def advance(pdir: Path) -> None:
+            nonlocal done
+            done += partition_log_bytes(pdir)
+            progress(done, total)
+
     for log_dir, pdirs in groups.items():
         if is_locked(log_dir):
             raise LogDirLockedError(log_dir)
@@ -104,7 +117,7 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
             result.partitions.extend(
                 _recover_log_dir(log_dir, pdirs, truncate=truncate, all_segments=all_segments,
                                  quarantine=quarantine, keep=keep,
-                                 index_interval_bytes=index_interval_bytes))
+                                 index_interval_bytes=index_interval_bytes, advance=advance))
         finally:
             if lock is not None:
                 lock.release()
@@ -112,7 +125,8 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
 
 
 def _recover_log_dir(log_dir: Path, pdirs: list[Path], *, truncate: bool, all_segments: bool,
-                     quarantine, keep: bool, index_interval_bytes: int) -> list[PartitionReport]:
+                     quarantine, keep: bool, index_interval_bytes: int,
+                     advance=None) -> list[PartitionReport]:
     notes: list[str] = []
     rp_map = _read_ckpt(log_dir / RECOVERY_POINT_CHECKPOINT, notes)
     ls_map = _read_ckpt(log_dir / LOG_START_OFFSET_CHECKPOINT, notes)
@@ -128,6 +142,8 @@ def _recover_log_dir(log_dir: Path, pdirs: list[Path], *, truncate: bool, all_se
             log_start_offset=ls_map.get(tp) if tp else None, clean_shutdown=clean,
             all_segments=all_segments, index_interval_bytes=index_interval_bytes,
             forced_bases=forced)
+        if advance is not None:
+            advance(pdir)
         rep.notes[:0] = notes
         if session is not None:
             rep.notes.append(f"resuming the interrupted run journalled in {session.path}")

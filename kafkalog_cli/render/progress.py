@@ -17,12 +17,15 @@ def _show(stdout_too: bool) -> bool:
 
 
 @contextmanager
-def byte_progress(description: str, total_bytes: int | Callable[[], int] | None, *,
-                  streams_stdout: bool = False) -> Iterator[Callable[[int], None] | None]:
+def byte_progress(description: str, total_bytes: int | Callable[[], int] | None = None, *,
+                  streams_stdout: bool = False
+                  ) -> Iterator[Callable[..., None] | None]:
     """A bar counting bytes done of ``total_bytes`` (or of what calling it returns, only
     when a bar is shown) with bytes/s and an ETA; yields the callback
-    ``advance(done_bytes)`` (the running total), or None when no bar is shown (stderr not
-    a terminal, or ``streams_stdout`` and stdout is the same terminal)."""
+    ``advance(done_bytes, total_bytes=None)`` (running totals; a total given there
+    replaces the first), the ``progress`` argument of the library's long operations, or
+    None when no bar is shown (stderr not a terminal, or ``streams_stdout`` and stdout is
+    the same terminal)."""
     if not _show(streams_stdout):
         yield None
         return
@@ -38,12 +41,17 @@ def byte_progress(description: str, total_bytes: int | Callable[[], int] | None,
         TransferSpeedColumn,
     )
 
+    # stdout is the command's data: never redirected into the bar's console; what goes
+    # to stderr meanwhile is printed above the bar
     with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                   TransferSpeedColumn(), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=True) as p:
+                  console=Console(stderr=True), transient=True, redirect_stdout=False,
+                  redirect_stderr=True) as p:
         task = p.add_task(description, total=total_bytes or None)
 
-        def advance(done: int) -> None:
+        def advance(done: int, total: int | None = None) -> None:
+            if total is not None:
+                p.update(task, total=total or None)
             p.update(task, completed=done)
 
         yield advance
@@ -60,7 +68,8 @@ def record_counter(description: str) -> Iterator[Callable[[int], None] | None]:
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(SpinnerColumn(), TextColumn(description + " {task.fields[n]:,} records"),
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as p:
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True,
+                  redirect_stdout=False, redirect_stderr=True) as p:
         task = p.add_task(description, n=0)
 
         def update(n: int) -> None:

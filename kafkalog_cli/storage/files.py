@@ -210,6 +210,19 @@ def partition_dirs_of(log_dir, live_only: bool = False) -> list[Path]:
     return [c for *_, c in sorted(parts)]
 
 
+def partition_log_bytes(partition_dir) -> int:
+    """Bytes of the ``.log`` segment files of a partition directory (0 when unreadable)."""
+    total = 0
+    try:
+        with os.scandir(partition_dir) as it:
+            for e in it:
+                if e.name.endswith(LOG_FILE_SUFFIX) and is_segment_file_name(e.name):
+                    total += e.stat().st_size
+    except OSError:
+        return total
+    return total
+
+
 def find_partition_dirs(path, *, live_only: bool = False) -> list[tuple[Path, Path]]:
     """``(log directory, partition directory)`` for every partition under the directory
     ``path``, the rule every command follows: ``path`` itself when it is a partition

@@ -38,13 +38,15 @@ def audit(
     """
     from ...ops.audit import audit as run
     from ...render.audit import render_audit
+    from ...render.progress import byte_progress
 
     if report is not None:
         from ...spark import require
 
         require("pyarrow")
-    result = run([str(p) for p in paths], engine=engine.value, master=master,
-                 verbose=verbose)
+    with byte_progress("audit") as advance:
+        result = run([str(p) for p in paths], engine=engine.value, master=master,
+                     verbose=verbose, progress=advance)
     if report is not None:
         from ...ops.audit import write_report
 

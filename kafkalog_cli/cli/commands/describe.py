@@ -25,5 +25,8 @@ def describe(paths: Paths, output: OutputOpt = None) -> None:
     """
     from ...ops.describe import describe as run
     from ...render.describe import render_describe
+    from ...render.progress import byte_progress
 
-    emit_and_exit(run(paths), output, render_describe)
+    with byte_progress("describe") as advance:
+        result = run(paths, progress=advance)
+    emit_and_exit(result, output, render_describe)

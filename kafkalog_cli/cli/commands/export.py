@@ -92,6 +92,7 @@ def export(
     """
     from ...ops.export import export as run
     from ...render.export import render_export
+    from ...render.progress import byte_progress
 
     options: dict[str, str] = {
         "includeHeaders": str(headers).lower(),
@@ -111,6 +112,8 @@ def export(
         options["startingTimestamp"] = str(starting_timestamp)
     if ending_timestamp is not None:
         options["endingTimestamp"] = str(ending_timestamp)
-    result = run([str(p) for p in paths], to, fmt=fmt.value, engine=engine.value,
-                 master=master, options=options, overwrite=overwrite, verbose=verbose)
+    with byte_progress("export") as advance:
+        result = run([str(p) for p in paths], to, fmt=fmt.value, engine=engine.value,
+                     master=master, options=options, overwrite=overwrite, verbose=verbose,
+                     progress=advance)
     emit_and_exit(result, output, render_export)

@@ -52,6 +52,7 @@ def recover(
       kafkalog recover --undo /var/lib/kafka/data/orders-3/.kafkalog-quarantine/2025...Z
     """
     from ...ops import recover as ops
+    from ...render.progress import byte_progress
     from ...render.recover import render_recover, render_undo
 
     if undo is not None:
@@ -62,7 +63,8 @@ def recover(
         raise typer.BadParameter("give at least one partition or log directory")
     if no_quarantine and quarantine is not None:
         raise typer.BadParameter("--quarantine and --no-quarantine exclude each other")
-    result = ops.recover(paths, truncate=truncate, all_segments=all_segments,
-                         quarantine=quarantine, keep=not no_quarantine,
-                         index_interval_bytes=index_interval_bytes)
+    with byte_progress("recover") as advance:
+        result = ops.recover(paths, truncate=truncate, all_segments=all_segments,
+                             quarantine=quarantine, keep=not no_quarantine,
+                             index_interval_bytes=index_interval_bytes, progress=advance)
     emit_and_exit(result, output, render_recover)

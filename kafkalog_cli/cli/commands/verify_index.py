@@ -19,6 +19,9 @@ def verify_index(paths: Paths, output: OutputOpt = None) -> None:
       kafkalog verify-index /var/lib/kafka/data
     """
     from ...ops.verify import verify_index as run
+    from ...render.progress import byte_progress
     from ...render.verify import render_verify
 
-    emit_and_exit(run(paths), output, render_verify)
+    with byte_progress("verify-index") as advance:
+        result = run(paths, progress=advance)
+    emit_and_exit(result, output, render_verify)
