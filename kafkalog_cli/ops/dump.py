@@ -3,7 +3,10 @@
 
 :func:`dump` yields plain events (dicts) in file order; the renderers in
 :mod:`kafkalog_cli.render.dump` turn them into the Kafka tool's exact text lines, JSON
-Lines, or a rich view. Keys follow the Kafka tool's names. Event types:
+Lines, or a rich view. Keys follow the Kafka tool's names; the JSON objects
+(:func:`kafkalog_cli.render.dump.json_event`, docs/json.md) spell the types in camelCase
+(``invalid_bytes`` -> ``invalidBytes``, ...) and a record's ``payload`` as ``value``, the
+vocabulary of every command's JSON. Event types:
 
 * ``file``: ``{"type":"file","file":F,"kind":"log|index|timeindex|snapshot|
   producer_snapshot|txnindex|unknown","startOffset":N}`` (``Dumping F`` / ``Log starting
