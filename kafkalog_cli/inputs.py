@@ -405,9 +405,15 @@ def _header_tuple(items: tuple) -> tuple | None:
 
 
 def _headers_column(col: list) -> list | None:
-    """Headers of a chunk (objects of strings or nulls; None for anything else), looked up
-    by content: repeated headers cost no per-record Python code."""
-    if not set(map(type, col)) <= {dict, _NONE}:
+    """Headers of a chunk (objects of strings or nulls, or empty arrays as ``read -o json``
+    writes no headers; None for anything else), looked up by content: repeated headers
+    cost no per-record Python code."""
+    types = set(map(type, col))
+    if list in types:
+        if any(h for h in col if type(h) is list):
+            return None  # [[k, v]] pairs or {key, value} objects: the record path
+        types.discard(list)
+    if not types <= {dict, _NONE}:
         return None
     items = list(map(tuple, map(dict.items, [h or _EMPTY for h in col])))
     try:

@@ -131,3 +131,19 @@ def test_valid_headers_forms():
     assert [r.headers for r in recs] == [
         (("k", b"v"), ("k", None), ("n", b"1")), (("k", b"v"), ("j", b'{"x":1.5}')), (), (),
         ()]
+
+
+def test_read_json_lines_take_the_columnar_path_and_give_the_same_records():
+    """read -o json writes "headers": [] for a record without headers; such chunks are
+    read column by column, with the same records as line by line."""
+    from kafkalog_cli.inputs import _columnar, _record
+
+    objs = [{"topic": "t", "partition": 3, "offset": i, "timestamp": 5 + i,
+             "timestampType": "CreateTime", "leaderEpoch": None, "key": f"k{i}",
+             "value": "v", "headers": []} for i in range(3)]
+    objs[1]["headers"] = {"h": "x"}
+    col = _columnar(objs, range(1, 4), False)
+    assert col is not None
+    assert col == [_record(o, n, "utf8") for n, o in enumerate(objs, 1)]
+    objs[2]["headers"] = [{"key": "h", "value": "x"}]
+    assert _columnar(objs, range(1, 4), False) is None  # the record path reads those
