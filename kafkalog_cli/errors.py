@@ -136,6 +136,12 @@ class InvalidConfigError(InvalidArgumentError):
         self.value = value
 
 
+class ExecutorEnvironmentError(InvalidArgumentError):
+    """A Spark executor that cannot run kafkalog's tasks: a package kafkalog needs is not
+    importable in the executors' Python, or their pyspark is not the driver's. Raised at
+    task start, naming the executor's host and the package. Exits 2 (a setup problem)."""
+
+
 class NotAKafkaFileError(KafkalogError):
     """A path that is not a Kafka log, index or partition directory."""
 

@@ -39,7 +39,6 @@ import glob
 import json
 import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -255,43 +254,45 @@ def json_lines(rb):
 
 def _export_spark(paths: list[str], out: Path, fmt: str, opts: dict, master, verbose
                   ) -> ExportResult:
-    from ..spark.rows import read_loss_reports
+    from ..spark.executor import new_stats_accumulator
+    from ..spark.rows import ReadStats
     from ..spark.session import default_min_partitions, get_session
 
     spark = get_session(master, verbose=verbose, app_name="kafkalog export")
-    loss_dir = tempfile.mkdtemp(prefix="kafkalog-dataloss-")
-    try:
-        reader = spark.read.format("kafkalog").options(**opts).option("dataLossPath", loss_dir)
-        if "minPartitions" not in opts:
-            reader = reader.option("minPartitions", str(default_min_partitions(spark)))
-        df = reader.load(paths)
-        if fmt != "parquet":
-            from pyspark.sql import functions as F
+    # what the tasks read and skipped comes back through Spark (an accumulator merged from
+    # each successful task once), whichever node ran them
+    acc = new_stats_accumulator(spark)
+    reader = (spark.read.format("kafkalog").options(**opts)
+              .option("statsAccumulator", str(acc.aid)))
+    if "minPartitions" not in opts:
+        reader = reader.option("minPartitions", str(default_min_partitions(spark)))
+    df = reader.load(paths)
+    if fmt != "parquet":
+        from pyspark.sql import functions as F
 
-            # JSON Lines: epoch ms, as every kafkalog JSON (Parquet keeps the timestamp)
-            df = df.withColumn("timestamp", F.unix_millis("timestamp"))
-        w = df.write.mode("overwrite").partitionBy("topic", "partition")
-        try:
-            if fmt == "parquet":
-                w.parquet(str(out))
-            else:
-                w.option("ignoreNullFields", "false").json(str(out))
-        except Exception as e:  # noqa: BLE001 - Spark wraps the task's error
-            raise _unwrap_spark_error(e) from None
-        stats = read_loss_reports(loss_dir)
-    finally:
-        shutil.rmtree(loss_dir, ignore_errors=True)
+        # JSON Lines: epoch ms, as every kafkalog JSON (Parquet keeps the timestamp)
+        df = df.withColumn("timestamp", F.unix_millis("timestamp"))
+    w = df.write.mode("overwrite").partitionBy("topic", "partition")
+    try:
+        if fmt == "parquet":
+            w.parquet(str(out))
+        else:
+            w.option("ignoreNullFields", "false").json(str(out))
+    except Exception as e:  # noqa: BLE001 - Spark wraps the task's error
+        raise unwrap_spark_error(e) from None
+    stats = ReadStats.from_value(acc.value)
     result = ExportResult("spark", fmt, str(out))
-    rows, files, parts = count_output(out, fmt)
-    result.rows, result.files, result.partitions = rows, files, parts
+    _, files, parts = count_output(out, fmt, rows=False)
+    result.rows, result.files, result.partitions = stats.rows, files, parts
     result.corrupt_batches = stats.corrupt_batches
     result.partial_tail_bytes = stats.partial_tail_bytes
+    result.aborted_records = stats.aborted_records
     result.lost_offsets = stats.lost_offsets
     result.skipped = stats.skipped
     return result
 
 
-def _unwrap_spark_error(e: Exception) -> Exception:
+def unwrap_spark_error(e: Exception) -> Exception:
     """Spark's exception for a failed task, as one line naming the kafkalog error."""
     text = str(e)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
@@ -301,7 +302,8 @@ def _unwrap_spark_error(e: Exception) -> Exception:
     for line in reversed(lines):
         if line.startswith("kafkalog_cli.") and "Error: " in line:
             name, msg = line.split(": ", 1)
-            usage = any(w in name for w in ("InvalidArgument", "InvalidConfig", "Missing"))
+            usage = any(w in name for w in ("InvalidArgument", "InvalidConfig", "Missing",
+                                            "ExecutorEnvironment"))
             return (SparkJobUsageError if usage else SparkJobError)(msg)
     return SparkJobFailedError("Spark job failed: " + (lines[0] if lines else repr(e)))
 
@@ -319,22 +321,25 @@ class SparkJobFailedError(SparkJobError, RefusedError):
     """A Spark job that failed for a reason of Spark's own (exit 1)."""
 
 
-def count_output(out: Path, fmt: str) -> tuple[int, int, int]:
-    """``(rows, files, partition directories)`` of an export's output."""
-    rows = files = 0
+def count_output(out: Path, fmt: str, rows: bool = True) -> tuple[int, int, int]:
+    """``(rows, files, partition directories)`` of an export's output (rows 0 unless
+    ``rows``: counting them reads every file's footer or lines)."""
+    n = files = 0
     parts = set()
     for p in out.rglob("*"):
         if not p.is_file() or p.name.startswith(("_", ".")):
             continue
         if fmt == "parquet" and p.suffix == ".parquet":
-            import pyarrow.parquet as pq
+            if rows:
+                import pyarrow.parquet as pq
 
-            rows += pq.ParquetFile(str(p)).metadata.num_rows
+                n += pq.ParquetFile(str(p)).metadata.num_rows
         elif fmt == "jsonl" and p.suffix in (".json", ".jsonl"):
-            with open(p, "rb") as f:
-                rows += sum(1 for _ in f)
+            if rows:
+                with open(p, "rb") as f:
+                    n += sum(1 for _ in f)
         else:
             continue
         files += 1
         parts.add(p.parent)
-    return rows, files, len(parts)
+    return n, files, len(parts)

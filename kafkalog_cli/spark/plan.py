@@ -132,7 +132,6 @@ class ReadOptions:
     max_partition_bytes: int = MAX_SPLIT_BYTES
     #: kafkalog's bound on one batch's decompressed records (``maxDecompressedBytes``)
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
-    data_loss_path: str | None = None
     extra: dict = field(default_factory=dict)
     #: offsets skipped at planning (a starting offset below the log start offset, with
     #: failOnDataLoss false): dicts as :attr:`ReadStats.skipped` plus ``offsets``
@@ -304,8 +303,6 @@ def parse_options(options) -> ReadOptions:
         r.max_decompressed_bytes = _int("maxDecompressedBytes", o["maxdecompressedbytes"])
         if r.max_decompressed_bytes < 1:
             raise InvalidArgumentError("option maxDecompressedBytes must be >= 1")
-    if o.get("datalosspath"):
-        r.data_loss_path = str(o["datalosspath"])
     return r
 
 
@@ -367,7 +364,11 @@ def discover(paths) -> list[PartitionDir]:
     """
     found: dict[str, PartitionDir] = {}
     for raw in paths:
-        expanded = _expand(str(raw))
+        # resolved here, once, on the driver: an executor's working directory is not the
+        # driver's, so slices carry absolute paths (a relative path means what it means
+        # to Spark's file sources: relative to the driver's working directory)
+        raw = os.path.abspath(str(raw))
+        expanded = _expand(raw)
         is_glob = glob.has_magic(str(raw))
         if is_glob:
             # a glob keeps what is Kafka-like among its matches (live partitions only:

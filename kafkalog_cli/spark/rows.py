@@ -37,12 +37,9 @@ live consumer that stops at the last stable offset.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import struct
-import time
-import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -144,6 +141,19 @@ class ReadStats:
         self.rows += other.rows
         self.lost_offsets += other.lost_offsets
         self.skipped.extend(other.skipped)
+
+    def to_value(self) -> dict:
+        """The counters and skips as the statistics accumulator carries them
+        (:mod:`kafkalog_cli.spark.executor`)."""
+        return {"corrupt_batches": self.corrupt_batches, "corrupt_bytes": self.corrupt_bytes,
+                "partial_tail_bytes": self.partial_tail_bytes,
+                "aborted_records": self.aborted_records, "rows": self.rows,
+                "lost_offsets": self.lost_offsets, "skipped": list(self.skipped)}
+
+    @classmethod
+    def from_value(cls, value: dict) -> ReadStats:
+        """The inverse of :meth:`to_value` (an accumulator's value on the driver)."""
+        return cls(**value)
 
 
 class _Columns:
@@ -645,39 +655,3 @@ def read_slices(slices: Iterable[Slice], opts: ReadOptions,
         if rb is not None:
             stats.rows += rb.num_rows
             yield rb
-    if opts.data_loss_path and (stats.corrupt_batches or stats.partial_tail_bytes
-                                or stats.lost_offsets):
-        write_loss_report(opts.data_loss_path, stats)
-
-
-def write_loss_report(directory: str, stats: ReadStats) -> None:
-    """One JSON file per task in ``directory``: what it skipped (``dataLossPath``)."""
-    os.makedirs(directory, exist_ok=True)
-    name = f"task-{int(time.time() * 1000)}-{uuid.uuid4().hex[:12]}.json"
-    tmp = os.path.join(directory, "." + name)
-    with open(tmp, "w") as f:
-        json.dump({"corrupt_batches": stats.corrupt_batches,
-                   "corrupt_bytes": stats.corrupt_bytes,
-                   "partial_tail_bytes": stats.partial_tail_bytes,
-                   "lost_offsets": stats.lost_offsets,
-                   "skipped": stats.skipped}, f)
-    os.replace(tmp, os.path.join(directory, name))
-
-
-def read_loss_reports(directory: str) -> ReadStats:
-    """Sum the reports :func:`write_loss_report` left in ``directory``."""
-    total = ReadStats()
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return total
-    for n in names:
-        if n.startswith("task-") and n.endswith(".json"):
-            with open(os.path.join(directory, n)) as f:
-                d = json.load(f)
-            total.corrupt_batches += d["corrupt_batches"]
-            total.corrupt_bytes += d["corrupt_bytes"]
-            total.partial_tail_bytes += d["partial_tail_bytes"]
-            total.lost_offsets += d.get("lost_offsets", 0)
-            total.skipped.extend(d["skipped"])
-    return total

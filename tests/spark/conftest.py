@@ -39,3 +39,17 @@ def log_dir_copy(log_dir, tmp_path) -> Path:
     dst = tmp_path / "kafka-logs"
     shutil.copytree(log_dir, dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory):
+    """A Spark standalone cluster on 127.0.0.1 (a master and two 1-core workers started
+    from pyspark's spark-class, see :mod:`standalone`), shared by the session's cluster
+    tests and stopped (by pid) at its end."""
+    pytest.importorskip("pyspark")
+    pytest.importorskip("pyarrow")
+    from standalone import StandaloneCluster
+
+    c = StandaloneCluster(tmp_path_factory.mktemp("cluster"), workers=2)
+    with c:
+        yield c
