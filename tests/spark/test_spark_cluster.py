@@ -27,14 +27,14 @@ HERE = Path(__file__).resolve().parent
 
 # -- helpers -----------------------------------------------------------------------------------
 
-def _driver_env(root: Path, **extra) -> dict:
+def _driver_env(root: Path, *, defaults: str = "", **extra) -> dict:
     """The environment of a driver process: this checkout importable, Spark's temporary
     files and Python's in ``root`` (so the test sees what a run leaves behind), executors
     of 512m (spark-defaults.conf in SPARK_CONF_DIR, as a user configures spark-submit)."""
     conf = root / "conf"
     conf.mkdir(parents=True, exist_ok=True)
     (conf / "spark-defaults.conf").write_text(
-        "spark.executor.memory 512m\nspark.executor.cores 1\n")
+        "spark.executor.memory 512m\nspark.executor.cores 1\n" + defaults)
     for d in ("tmp", "local"):
         (root / d).mkdir(exist_ok=True)
     env = dict(os.environ)
@@ -290,7 +290,8 @@ def test_an_executor_without_a_dependency_fails_with_one_line(cluster, logs, tmp
         "export PYTHONPATH;; esac\n"
         f'exec "{sys.executable}" "$@"\n')
     wrapper.chmod(0o755)
-    env = _driver_env(tmp_path / "driver", PYSPARK_PYTHON=str(wrapper))
+    env = _driver_env(tmp_path / "driver", PYSPARK_PYTHON=str(wrapper),
+                      defaults="spark.task.maxFailures 1\n")   # no retries of the same
     r = _run(_kafkalog("export", str(logs / "orders-0"), "--to", str(tmp_path / "o"),
                        "--master", cluster.master), env, cwd=tmp_path)
     assert r.returncode == 2, r.stderr[-3000:]
