@@ -31,7 +31,9 @@ class KafkalogError(Exception):
                  position: int | None = None):
         super().__init__(message)
         self.message = message
-        self.file = os.fspath(file) if file is not None else None
+        # a path, a str, or a remote path (storage.location.RemotePath: its URI)
+        self.file = (None if file is None else os.fspath(file)
+                     if isinstance(file, str | os.PathLike) else str(file))
         self.position = position
 
     def __str__(self) -> str:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import base64
 import glob
+import io
 import json
 import os
 import shutil
@@ -43,7 +44,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InvalidArgumentError, KafkalogError, RefusedError
+from ..errors import InvalidArgumentError, KafkalogError, RefusedError, UnreadableError
+from ..storage.location import RemotePath, as_path, is_uri, resolve
 from .audit import choose_engine
 
 FORMATS = ("parquet", "jsonl")
@@ -91,31 +93,51 @@ class ExportResult:
         }
 
 
-def _prepare_out(out: Path, overwrite: bool) -> None:
-    if out.exists():
-        if out.is_dir() and not any(out.iterdir()):
-            return
-        if not overwrite:
-            raise InvalidArgumentError(f"{out} already exists (use --overwrite to replace it)")
-        if out.is_dir():
-            shutil.rmtree(out)
-        else:
-            out.unlink()
-
-
-def _refuse_overlap(out: Path, inputs, overwrite: bool) -> None:
-    """Refuse an output that is, contains or is inside an input (real paths, so symlinks
-    and ``..`` do not hide it). Spark refuses the same for overwrite ("Cannot overwrite a
-    path that is also being read from"); here the check runs before anything is deleted,
-    and also without ``--overwrite`` (writing into a log directory is never wanted)."""
-    real_out = os.path.realpath(out)
-    for p in inputs:
-        real_in = os.path.realpath(p)
+def _prepare_out(out, overwrite: bool) -> None:
+    """Refuse an existing, non-empty ``out`` (a Path or a RemotePath) unless
+    ``overwrite``, then delete it."""
+    if not out.exists():
+        return
+    if out.is_dir() and not any(out.iterdir()):
+        return
+    if not overwrite:
+        raise InvalidArgumentError(f"{out} already exists (use --overwrite to replace it)")
+    if isinstance(out, RemotePath):
         try:
-            common = os.path.commonpath([real_out, real_in])
-        except ValueError:  # different drives
-            continue
-        if common in (real_out, real_in):
+            if out.is_dir():
+                out.fs.delete_dir(out.path)
+            else:
+                out.fs.delete_file(out.path)
+        except OSError as e:
+            raise UnreadableError(" ".join(str(e).split()), file=str(out)) from None
+    elif out.is_dir():
+        shutil.rmtree(out)
+    else:
+        out.unlink()
+
+
+def _refuse_overlap(out, inputs, overwrite: bool) -> None:
+    """Refuse an output that is, contains or is inside an input (real paths, so symlinks
+    and ``..`` do not hide it; URIs compared by name). Spark refuses the same for
+    overwrite ("Cannot overwrite a path that is also being read from"); here the check
+    runs before anything is deleted, and also without ``--overwrite`` (writing into a log
+    directory is never wanted)."""
+    remote = isinstance(out, RemotePath)
+    real_out = str(out).rstrip("/") if remote else os.path.realpath(out)
+    for p in inputs:
+        if is_uri(p) != remote:
+            continue   # a URI and a local path never overlap
+        real_in = str(p).rstrip("/") if remote else os.path.realpath(p)
+        if remote:
+            overlap = (real_out == real_in or real_out.startswith(real_in + "/")
+                       or real_in.startswith(real_out + "/"))
+        else:
+            try:
+                common = os.path.commonpath([real_out, real_in])
+            except ValueError:  # different drives
+                continue
+            overlap = common in (real_out, real_in)
+        if overlap:
             verb = "overwrite" if overwrite else "write to"
             raise InvalidArgumentError(
                 f"cannot {verb} a path that is also being read from: --to {out} overlaps "
@@ -148,11 +170,11 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
 
     opts = {"includeHeaders": "true", **{k: str(v) for k, v in (options or {}).items()}}
     ropts = parse_options(opts)
-    path_list = [os.path.abspath(p) for p in split_paths([str(p) for p in paths])]
+    path_list = [resolve(p) for p in split_paths([str(p) for p in paths])]
     parts = discover(path_list)
     total = sum(pd.bytes for pd in parts)
     engine = choose_engine(engine, total, master)
-    out = Path(out).absolute()
+    out = as_path(resolve(out))   # a local directory, or a URI written through pyarrow
     # before anything is deleted: the output must not overlap an input
     _refuse_overlap(out, [p for p in path_list if not glob.has_magic(p)]
                     + [pd.directory for pd in parts], overwrite)
@@ -184,7 +206,8 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportRes
     result = ExportResult("local", fmt, str(out))
     stats = ReadStats()
     stats.add_plan_losses(ropts.plan_losses)
-    out.mkdir(parents=True, exist_ok=True)
+    if not isinstance(out, RemotePath):   # object stores have no directories to create
+        out.mkdir(parents=True, exist_ok=True)
     total = sum(s.end - s.start for sl in groups.values() for s in sl)
     done = 0
     for (topic, partition), slices in groups.items():
@@ -196,13 +219,13 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportRes
                 rb = rb.drop_columns(["topic", "partition"])
                 if fmt == "parquet":
                     if writer is None:
-                        d.mkdir(parents=True, exist_ok=True)
-                        writer = pq.ParquetWriter(str(d / "part-00000.parquet"), rb.schema)
+                        writer = pq.ParquetWriter(_output_stream(d, "part-00000.parquet"),
+                                                  rb.schema)
                     writer.write_batch(rb)
                 else:
                     if jf is None:
-                        d.mkdir(parents=True, exist_ok=True)
-                        jf = open(d / "part-00000.jsonl", "w", encoding="utf-8")
+                        jf = io.TextIOWrapper(_output_stream(d, "part-00000.jsonl"),
+                                              encoding="utf-8")
                     jf.writelines(json_lines(rb))
         finally:
             if writer is not None:
@@ -222,6 +245,19 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportRes
     result.lost_offsets = stats.lost_offsets
     result.skipped = stats.skipped
     return result
+
+
+def _output_stream(directory, name: str):
+    """A binary stream writing ``directory/name`` (created with its parents): a local
+    file, or an object written through pyarrow's filesystem (uploaded as it is written,
+    in parts)."""
+    if isinstance(directory, RemotePath):
+        try:
+            return directory.fs.open_output_stream(f"{directory.path}/{name}")
+        except OSError as e:
+            raise UnreadableError(" ".join(str(e).split()), file=f"{directory}/{name}") from None
+    directory.mkdir(parents=True, exist_ok=True)
+    return open(directory / name, "wb")
 
 
 def _b64(b) -> str | None:
@@ -321,25 +357,35 @@ class SparkJobFailedError(SparkJobError, RefusedError):
     """A Spark job that failed for a reason of Spark's own (exit 1)."""
 
 
-def count_output(out: Path, fmt: str, rows: bool = True) -> tuple[int, int, int]:
-    """``(rows, files, partition directories)`` of an export's output (rows 0 unless
-    ``rows``: counting them reads every file's footer or lines)."""
+def count_output(out, fmt: str, rows: bool = True) -> tuple[int, int, int]:
+    """``(rows, files, partition directories)`` of an export's output (a Path or a
+    RemotePath; rows 0 unless ``rows``: counting them reads every file's footer or
+    lines)."""
     n = files = 0
     parts = set()
-    for p in out.rglob("*"):
-        if not p.is_file() or p.name.startswith(("_", ".")):
+    if isinstance(out, RemotePath):
+        import pyarrow.fs as pafs
+
+        found = [(f"{out.root}{i.path}", i.base_name) for i in out.fs.get_file_info(
+            pafs.FileSelector(out.path, recursive=True)) if i.type == pafs.FileType.File]
+    else:
+        found = [(p, p.name) for p in out.rglob("*") if p.is_file()]
+    for p, name in found:
+        if name.startswith(("_", ".")):
             continue
-        if fmt == "parquet" and p.suffix == ".parquet":
+        suffix = os.path.splitext(name)[1]
+        if fmt == "parquet" and suffix == ".parquet":
             if rows:
                 import pyarrow.parquet as pq
 
-                n += pq.ParquetFile(str(p)).metadata.num_rows
-        elif fmt == "jsonl" and p.suffix in (".json", ".jsonl"):
+                n += pq.ParquetFile(as_path(p).open("rb")).metadata.num_rows
+        elif fmt == "jsonl" and suffix in (".json", ".jsonl"):
             if rows:
-                with open(p, "rb") as f:
-                    n += sum(1 for _ in f)
+                with as_path(p).open("rb") as f:
+                    while chunk := f.read(1 << 20):
+                        n += chunk.count(b"\n")
         else:
             continue
         files += 1
-        parts.add(p.parent)
+        parts.add(str(p).rsplit("/", 1)[0])
     return n, files, len(parts)

@@ -14,30 +14,25 @@ from ..constants import (
     LOG_FILE_SUFFIX,
     TIME_INDEX_FILE_SUFFIX,
 )
-from ..errors import NotAKafkaFileError, UnreadableError
+from ..errors import KafkalogError, NotAKafkaFileError, UnreadableError
 from ..storage.files import (
     find_partition_dirs,
     is_segment_file_name,
     offset_from_file_name,
     partition_dirs_of,
+    partition_log_bytes,
 )
+from ..storage.location import as_path, listdir
+from ..storage.location import check_exists as _check_exists
 from ..storage.segment import LogSegment
 
 SEGMENT_SUFFIXES = (LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX)
 
 
 def check_exists(path) -> Path:
-    """Raise :class:`UnreadableError` naming ``path`` when it is missing or unreadable."""
-    p = Path(path)
-    try:
-        os.stat(p)
-    except FileNotFoundError:
-        raise UnreadableError("No such file or directory", file=p) from None
-    except OSError as e:
-        raise UnreadableError(e.strerror or str(e), file=p) from e
-    if not os.access(p, os.R_OK):
-        raise UnreadableError("Permission denied", file=p)
-    return p
+    """``path`` as a Path (or a RemotePath for a URI); raise :class:`UnreadableError`
+    naming it when it is missing or unreadable."""
+    return _check_exists(path)
 
 
 #: the partition directories of a log directory (see storage.files.partition_dirs_of)
@@ -46,7 +41,7 @@ partition_dirs = partition_dirs_of
 
 def segment_bases(directory: Path, suffixes=SEGMENT_SUFFIXES) -> list[int]:
     try:
-        names = os.listdir(directory)
+        names = listdir(as_path(directory))
     except OSError as e:
         raise UnreadableError(e.strerror or str(e), file=directory) from e
     bases = set()
@@ -86,15 +81,13 @@ def log_bytes(paths) -> int:
     totals; paths that cannot be read count 0 (the command itself reports them)."""
     total = 0
     for raw in paths:
-        p = Path(raw)
         try:
+            p = as_path(raw)
             if p.is_file():
                 total += p.stat().st_size
                 continue
             for _, d in find_partition_dirs(p):
-                for n in os.listdir(d):
-                    if n.endswith(LOG_FILE_SUFFIX) and is_segment_file_name(n):
-                        total += (d / n).stat().st_size
-        except (OSError, NotAKafkaFileError):
+                total += partition_log_bytes(d)
+        except (OSError, KafkalogError):
             continue
     return total

@@ -10,7 +10,6 @@ import ipaddress
 import logging
 import socket
 import sys
-from pathlib import Path
 
 from ..errors import InvalidArgumentError
 from ..server import configs as cfgs
@@ -65,8 +64,9 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
     """
     from ..server.broker import run
     from ..server.kafka_apis import ServerOptions
+    from ..storage.location import require_local
 
-    d = Path(log_dir)
+    d = require_local(log_dir, "serve")
     if not d.is_dir():
         raise InvalidArgumentError(f"{d} is not a directory")
     host, port = parse_listen(listen)

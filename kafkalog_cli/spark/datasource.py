@@ -145,6 +145,9 @@ class KafkaLogWriter(DataSourceArrowWriter):
         o = {k.lower(): v for k, v in options.items()}
         if not o.get("path"):
             raise InvalidArgumentError("save() needs a log directory")
+        from ..storage.location import require_local
+
+        require_local(str(o["path"]), 'df.write.format("kafkalog")')
         self.log_dir = os.path.abspath(str(o["path"]))
         self.topic = o.get("topic")
         sb = o.get("segmentbytes")

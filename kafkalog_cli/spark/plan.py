@@ -36,6 +36,7 @@ from ..constants import (
 from ..errors import CorruptRecordError, InvalidArgumentError, KafkalogError, NotAKafkaFileError
 from ..format.records import FileRecords
 from ..ops.paths import check_exists, partition_dirs
+from ..storage import location
 from ..storage.checkpoints import read_offset_checkpoint
 from ..storage.files import (
     TopicPartition,
@@ -95,7 +96,7 @@ class Slice:
 
     @property
     def log_path(self) -> str:
-        return os.path.join(self.directory, f"{self.base_offset:020d}{LOG_FILE_SUFFIX}")
+        return location.join(self.directory, f"{self.base_offset:020d}{LOG_FILE_SUFFIX}")
 
     @property
     def size(self) -> int:
@@ -332,19 +333,22 @@ def split_paths(options) -> list[str]:
     return out
 
 
-def _expand(path: str) -> list[Path]:
+def _expand(path: str) -> list:
     if glob.has_magic(path):
-        found = sorted(glob.glob(path))
+        found = location.glob(path)
         if not found:
             raise NotAKafkaFileError("the glob matches nothing", file=path)
-        return [Path(p) for p in found]
-    return [Path(path)]
+        return found
+    return [location.as_path(path)]
 
 
 def _segments_of(directory: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
     bases, sizes = [], []
-    with os.scandir(directory) as it:
-        entries = sorted((e.name, e) for e in it)
+    if isinstance(directory, location.RemotePath):
+        entries = sorted((c.name, c) for c in directory.iterdir())
+    else:
+        with os.scandir(directory) as it:
+            entries = sorted((e.name, e) for e in it)
     for name, e in entries:
         if name.endswith(LOG_FILE_SUFFIX) and is_segment_file_name(name):
             bases.append(int(name[:20]))
@@ -367,7 +371,7 @@ def discover(paths) -> list[PartitionDir]:
         # resolved here, once, on the driver: an executor's working directory is not the
         # driver's, so slices carry absolute paths (a relative path means what it means
         # to Spark's file sources: relative to the driver's working directory)
-        raw = os.path.abspath(str(raw))
+        raw = location.resolve(raw)
         expanded = _expand(raw)
         is_glob = glob.has_magic(str(raw))
         if is_glob:
@@ -425,7 +429,7 @@ def _log_start_checkpoint(path: str):
     """:func:`read_offset_checkpoint` of ``path``, parsed once per planning while the file
     is unchanged (every partition of a log directory reads the same file)."""
     try:
-        st = os.stat(path)
+        st = location.as_path(path).stat()
     except FileNotFoundError:
         return None
     key = (path, st.st_mtime_ns, st.st_size)
@@ -447,8 +451,8 @@ def log_start_offset(pd: PartitionDir) -> int:
     broker's LogLoader computes the log start offset."""
     ckpt = 0
     try:
-        entries = _log_start_checkpoint(os.path.join(pd.log_dir,
-                                                     LOG_START_OFFSET_CHECKPOINT))
+        entries = _log_start_checkpoint(location.join(pd.log_dir,
+                                                      LOG_START_OFFSET_CHECKPOINT))
     except (KafkalogError, OSError) as e:
         # LogManager.loadLogs: an unreadable checkpoint is reset (the first segment's base)
         log.warning("kafkalog: %s; the log start offset of %s-%d is its first segment's "
@@ -547,14 +551,14 @@ def last_stable_offset(pd: PartitionDir) -> int | None:
     from ..schema.producer_snapshot import parse_snapshot
 
     try:
-        snaps = sorted(int(n[:-9]) for n in os.listdir(pd.directory)
+        snaps = sorted(int(n[:-9]) for n in location.listdir(location.as_path(pd.directory))
                        if n.endswith(".snapshot") and n[:-9].isdigit())
     except OSError:
         snaps = []
     if snaps and pd.bases and snaps[-1] >= pd.bases[0]:
-        path = os.path.join(pd.directory, f"{snaps[-1]:020d}.snapshot")
+        path = location.join(pd.directory, f"{snaps[-1]:020d}.snapshot")
         try:
-            with open(path, "rb") as f:
+            with location.as_path(path).open("rb") as f:
                 entries = parse_snapshot(f.read(), file=path)
         except (OSError, KafkalogError):
             entries = None
@@ -579,9 +583,9 @@ def _walk_transactions(pd: PartitionDir, open_txns: dict[int, int], start: int) 
         if i + 1 < len(pd.bases) and pd.bases[i + 1] <= start:
             continue  # wholly below ``start``
         leo = max(leo, base)
-        path = os.path.join(pd.directory, f"{base:020d}{LOG_FILE_SUFFIX}")
+        path = location.join(pd.directory, f"{base:020d}{LOG_FILE_SUFFIX}")
         try:
-            view = open_view(path)
+            view = open_view(location.as_path(path))
         except KafkalogError:
             break
         try:
@@ -632,7 +636,7 @@ def _split_points(seg_dir: str, base: int, size: int, target: int) -> list[int]:
 
 def _is_batch_start(seg: LogSegment, pos: int) -> bool:
     try:
-        for b in FileRecords(seg.view, pos, None).batches():
+        for b in seg.records(pos).batches():   # a remote .log: only this batch is read
             return b.magic <= MAGIC_V2 and b.is_valid
     except Exception:  # noqa: BLE001 - any doubt: do not cut here
         return False

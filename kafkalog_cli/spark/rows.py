@@ -38,7 +38,6 @@ live consumer that stops at the last stable offset.
 from __future__ import annotations
 
 import logging
-import os
 import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -54,12 +53,12 @@ except ImportError:  # pragma: no cover
 from ..constants import INT32_MAX, LOG_FILE_SUFFIX
 from ..errors import CorruptRecordError, KafkalogError
 from ..format.records import (
-    FileRecords,
     RecordBatch,
     batch_records_into,
     decode_records_into,
 )
-from ..storage.segment import LogSegment, open_view
+from ..storage.location import as_path, listdir
+from ..storage.segment import LogSegment
 from . import fastdecode as _fast
 from .plan import DataLossError, ReadOptions, Slice
 
@@ -449,16 +448,16 @@ def _control_type(batch) -> int | None:
     return _CONTROL_KEY.unpack_from(rec[2])[1]
 
 
-def _later_segments(s: Slice) -> list[str]:
+def _later_segments(s: Slice) -> list[int]:
+    """Base offsets of the partition's segments after the slice's."""
     try:
-        names = sorted(n for n in os.listdir(s.directory) if n.endswith(LOG_FILE_SUFFIX))
+        names = sorted(n for n in listdir(as_path(s.directory)) if n.endswith(LOG_FILE_SUFFIX))
     except OSError:
         return []
-    return [os.path.join(s.directory, n) for n in names
-            if n[:20].isdigit() and int(n[:20]) > s.base_offset]
+    return [int(n[:20]) for n in names if n[:20].isdigit() and int(n[:20]) > s.base_offset]
 
 
-def _aborted_positions(s: Slice, view, batches: Iterable) -> set[int]:
+def _aborted_positions(s: Slice, seg: LogSegment, batches: Iterable) -> set[int]:
     """Positions (in this slice's segment) of transactional batches whose transaction was
     aborted or never ended."""
     pending: dict[int, list[int]] = {}
@@ -479,13 +478,15 @@ def _aborted_positions(s: Slice, view, batches: Iterable) -> set[int]:
         feed(b, True)
     if pending:
         def ahead() -> Iterator:
-            yield from FileRecords(view, s.end).batches()
-            for path in _later_segments(s):
+            yield from seg.records(s.end).batches()
+            for base in _later_segments(s):
+                later = LogSegment(s.directory, base)
                 try:
-                    v = open_view(path)
+                    yield from later.records().batches()
                 except KafkalogError:
                     return
-                yield from FileRecords(v).batches()
+                finally:
+                    later.close()
 
         for b in ahead():
             feed(b, False)
@@ -513,20 +514,22 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
     path = s.log_path
     seg = LogSegment(s.directory, s.base_offset)
     try:
-        view = seg.view
-        end = min(s.end, len(view))
+        # the segment's bytes through LogSegment.records: a memory map, or for a remote
+        # .log ranged reads of [start, end) only
+        size = seg.size
+        end = min(s.end, size)
         start = s.start
         lo, hi = s.start_offset, s.end_offset
         if lo is not None and lo > s.base_offset:
             idx = seg.offset_index
             if idx is not None:
                 pos = idx.lookup(lo).position
-                if start < pos < end and _batch_ok(view, pos):
+                if start < pos < end and _batch_ok(seg, pos):
                     start = pos
         # two passes over the headers rather than a list of every batch of the slice
-        dropped = _aborted_positions(s, view, FileRecords(view, start, end).batches()) \
+        dropped = _aborted_positions(s, seg, seg.records(start, end).batches()) \
             if opts.read_committed else ()
-        fr = FileRecords(view, start, end, file=path)
+        fr = seg.records(start, end)
         limit = opts.max_decompressed_bytes
         topic, partition = s.topic, s.partition
         seg_base = s.base_offset
@@ -602,7 +605,7 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
             err = fr.stop_error
             err.file = err.file or path
             _record_loss(stats, opts, err, fr.invalid_bytes)
-        elif fr.invalid_bytes and s.last_segment and end == len(view):
+        elif fr.invalid_bytes and s.last_segment and end == size:
             stats.partial_tail_bytes += fr.invalid_bytes
             log.info("kafkalog: %s: %d bytes of a partial batch at the end skipped", path,
                      fr.invalid_bytes)
@@ -612,7 +615,7 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
             # that are not whole batches anywhere else (a batch size running past the end
             # of a rolled segment or of this slice) hide the batches after them: data loss.
             cols.flush_group()
-            _record_loss(stats, opts, _not_batches(view, fr.valid_end, end, path),
+            _record_loss(stats, opts, _not_batches(fr.view, fr.valid_end, end, size, path),
                          fr.invalid_bytes)
         cols.flush_group()  # the group's batches are views of this segment
     except BaseException:
@@ -622,10 +625,10 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
         seg.close()
 
 
-def _not_batches(view, pos: int, end: int, path: str) -> CorruptRecordError:
-    """The error for bytes ``[pos, end)`` that are not whole batches and are not a partial
-    tail (see :func:`read_slice`)."""
-    where = ("the end of a segment that is not the partition's last" if end == len(view)
+def _not_batches(view, pos: int, end: int, size: int, path: str) -> CorruptRecordError:
+    """The error for bytes ``[pos, end)`` (read already) of a ``size``-byte segment that
+    are not whole batches and are not a partial tail (see :func:`read_slice`)."""
+    where = ("the end of a segment that is not the partition's last" if end == size
              else "the next split's first batch")
     n = end - pos
     if n >= 12:
@@ -637,8 +640,8 @@ def _not_batches(view, pos: int, end: int, path: str) -> CorruptRecordError:
                               position=pos)
 
 
-def _batch_ok(view, pos: int) -> bool:
-    for b in FileRecords(view, pos).batches():
+def _batch_ok(seg: LogSegment, pos: int) -> bool:
+    for b in seg.records(pos).batches():
         return b.is_valid
     return False
 

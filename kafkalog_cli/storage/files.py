@@ -25,6 +25,7 @@ from ..constants import (
     TXN_INDEX_FILE_SUFFIX,
 )
 from ..errors import InvalidArgumentError, NotAKafkaFileError, UnreadableError
+from .location import RemotePath, as_path, listdir, walk
 
 _OFFSET_NAME = re.compile(r"^(\d{" + str(FILENAME_DIGITS) + r"})(\.[a-z]+)(\.(?:deleted|cleaned|swap))?$")
 _PARTITION_DIR = re.compile(
@@ -39,19 +40,19 @@ def filename_prefix_from_offset(offset: int) -> str:
 
 
 def log_file(directory, offset: int) -> Path:
-    return Path(directory) / (filename_prefix_from_offset(offset) + LOG_FILE_SUFFIX)
+    return as_path(directory) / (filename_prefix_from_offset(offset) + LOG_FILE_SUFFIX)
 
 
 def index_file(directory, offset: int) -> Path:
-    return Path(directory) / (filename_prefix_from_offset(offset) + INDEX_FILE_SUFFIX)
+    return as_path(directory) / (filename_prefix_from_offset(offset) + INDEX_FILE_SUFFIX)
 
 
 def time_index_file(directory, offset: int) -> Path:
-    return Path(directory) / (filename_prefix_from_offset(offset) + TIME_INDEX_FILE_SUFFIX)
+    return as_path(directory) / (filename_prefix_from_offset(offset) + TIME_INDEX_FILE_SUFFIX)
 
 
 def txn_index_file(directory, offset: int) -> Path:
-    return Path(directory) / (filename_prefix_from_offset(offset) + TXN_INDEX_FILE_SUFFIX)
+    return as_path(directory) / (filename_prefix_from_offset(offset) + TXN_INDEX_FILE_SUFFIX)
 
 
 def offset_from_file_name(path) -> int:
@@ -148,9 +149,9 @@ def classify_dir(path) -> str:
     ``meta.properties``, or ``<topic>-<partition>`` directories with segments (or empty),
     is a log directory; a ``<topic>-<partition>`` directory holding only a
     ``leader-epoch-checkpoint`` or ``partition.metadata`` is an empty partition."""
-    p = Path(path)
+    p = as_path(path)
     try:
-        names = os.listdir(p)
+        names = listdir(p)
     except OSError:
         return OTHER
     if _has_segments(names):
@@ -160,7 +161,7 @@ def classify_dir(path) -> str:
     for n in names:
         if parse_partition_dir_name(n) is not None and (p / n).is_dir():
             try:
-                inner = os.listdir(p / n)
+                inner = listdir(p / n)
             except OSError:
                 continue
             if _has_segments(inner) or not inner:
@@ -176,10 +177,10 @@ def find_log_dirs(root) -> list[Path]:
     recursively (not below a log or partition directory; symlinked directories are not
     followed), sorted."""
     out = []
-    for dirpath, dirnames, _ in os.walk(root):
+    for dirpath, dirnames, _ in walk(root):
         kind = classify_dir(dirpath)
         if kind == LOG_DIR:
-            out.append(Path(dirpath))
+            out.append(dirpath)
             dirnames[:] = []
         elif kind == PARTITION:
             dirnames[:] = []
@@ -196,7 +197,7 @@ def partition_dirs_of(log_dir, live_only: bool = False) -> list[Path]:
     Raises:
         UnreadableError: the directory cannot be listed.
     """
-    log_dir = Path(log_dir)
+    log_dir = as_path(log_dir)
     try:
         children = list(log_dir.iterdir())
     except OSError as e:
@@ -213,6 +214,12 @@ def partition_dirs_of(log_dir, live_only: bool = False) -> list[Path]:
 def partition_log_bytes(partition_dir) -> int:
     """Bytes of the ``.log`` segment files of a partition directory (0 when unreadable)."""
     total = 0
+    if isinstance(partition_dir, RemotePath):
+        try:
+            return sum(c.stat().st_size for c in partition_dir.iterdir()
+                       if c.name.endswith(LOG_FILE_SUFFIX) and is_segment_file_name(c.name))
+        except OSError:
+            return total
     try:
         with os.scandir(partition_dir) as it:
             for e in it:
@@ -235,7 +242,7 @@ def find_partition_dirs(path, *, live_only: bool = False) -> list[tuple[Path, Pa
         UnreadableError: a directory cannot be listed.
         NotAKafkaFileError: ``path`` holds no partition or log directory.
     """
-    p = Path(path)
+    p = as_path(path)
     kind = classify_dir(p)
     if kind == PARTITION:
         return [(p.parent, p)]

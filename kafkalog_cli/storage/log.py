@@ -12,6 +12,7 @@ from pathlib import Path
 from ..constants import LOG_FILE_SUFFIX
 from ..errors import KafkalogError, NotAKafkaFileError, UnreadableError
 from .files import TopicPartition, is_segment_file_name, parse_partition_dir_name
+from .location import as_path, require_local
 from .roll import RollParams, roll_reasons
 from .segment import LogSegment
 from .validator import RecordBatchTooLargeError, validate
@@ -29,7 +30,7 @@ class Log:
     """
 
     def __init__(self, directory):
-        self.directory = Path(directory)
+        self.directory = as_path(directory)
         self.topic_partition: TopicPartition | None = parse_partition_dir_name(self.directory.name)
         self.segments: list[LogSegment] = []
 
@@ -41,7 +42,7 @@ class Log:
             UnreadableError: the directory cannot be listed.
             NotAKafkaFileError: ``directory`` is not a directory.
         """
-        d = Path(directory)
+        d = as_path(directory)
         if not d.is_dir():
             raise NotAKafkaFileError("not a partition directory", file=d)
         log = cls(d)
@@ -474,7 +475,7 @@ class LogManager:
     def __init__(self, log_dir, *, clock=None, fsync: bool = True, rng=None):
         from .clock import SYSTEM
 
-        self.log_dir = Path(log_dir)
+        self.log_dir = require_local(log_dir, "appending")
         self.clock = clock or SYSTEM
         self.fsync = fsync
         self.rng = rng

@@ -14,7 +14,6 @@ from __future__ import annotations
 import mmap
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..constants import (
     INDEX_FILE_SUFFIX,
@@ -29,6 +28,7 @@ from ..errors import CorruptRecordError, CrcMismatchError, UnreadableError, Unsa
 from ..format.records import FileRecords
 from .fileio import open_for_write
 from .files import offset_from_file_name
+from .location import RemotePath, as_path
 from .offset_index import OffsetIndex, OffsetPosition
 from .recovery_scan import ScanResult, scan_log
 from .time_index import TimeIndex, TimestampOffset
@@ -41,10 +41,23 @@ DEFAULT_INDEX_INTERVAL_BYTES = 4096
 
 def open_view(path) -> memoryview:
     """A read-only view of a whole file: a memory map, or empty bytes for an empty file.
+    The one place a segment's bytes are opened: a local path is mapped as it is; a remote
+    one (:class:`~kafkalog_cli.storage.location.RemotePath`) is fetched whole, in ranged
+    requests, into an unlinked temporary file that is mapped (commands that read a whole
+    file; :meth:`LogSegment.records` fetches only the ranges a read goes through).
 
     Raises:
-        UnreadableError: the file cannot be opened or mapped.
+        UnreadableError: the file cannot be opened or mapped (or fetched).
     """
+    if isinstance(path, RemotePath):
+        from .ranged import RangedFile
+
+        rf = RangedFile(path)
+        try:
+            view = memoryview(rf.whole().obj) if rf.size else memoryview(b"")
+        finally:
+            rf.close()   # the map stays valid (and the file's space held) until released
+        return view
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as e:
@@ -87,14 +100,16 @@ class LogSegment:
     def __init__(self, directory, base_offset: int, *, log_path=None):
         from .files import filename_prefix_from_offset
 
-        self.directory = Path(directory)
+        self.directory = as_path(directory)
         self.base_offset = base_offset
         prefix = filename_prefix_from_offset(base_offset)
-        self.log_path = Path(log_path) if log_path else self.directory / (prefix + LOG_FILE_SUFFIX)
+        self.log_path = as_path(log_path) if log_path else self.directory / (
+            prefix + LOG_FILE_SUFFIX)
         self.index_path = self.directory / (prefix + INDEX_FILE_SUFFIX)
         self.time_index_path = self.directory / (prefix + TIME_INDEX_FILE_SUFFIX)
         self.txn_index_path = self.directory / (prefix + TXN_INDEX_FILE_SUFFIX)
         self._view: memoryview | None = None
+        self._ranged = None   # a remote .log's RangedFile, when read by ranges
         self._offset_index: OffsetIndex | None = None
         self._time_index: TimeIndex | None = None
 
@@ -105,7 +120,7 @@ class LogSegment:
         Raises:
             NotAKafkaFileError: the name is not a 20-digit base offset.
         """
-        p = Path(log_path)
+        p = as_path(log_path)
         base = offset_from_file_name(p)
         log = p if p.suffix == LOG_FILE_SUFFIX else p.with_suffix(LOG_FILE_SUFFIX)
         return cls(p.parent, base, log_path=log)
@@ -114,8 +129,13 @@ class LogSegment:
 
     @property
     def view(self) -> memoryview:
+        """The whole .log (:func:`open_view`; a remote one is fetched whole: readers of
+        part of a segment use :meth:`records`)."""
         if self._view is None:
-            self._view = open_view(self.log_path)
+            if self._ranged is not None:
+                self._view = self._ranged.whole()
+            else:
+                self._view = open_view(self.log_path)
         return self._view
 
     @property
@@ -123,13 +143,25 @@ class LogSegment:
         """Bytes in the .log."""
         if self._view is not None:
             return len(self._view)
+        if self._ranged is not None:
+            return self._ranged.size
         try:
             return self.log_path.stat().st_size
         except OSError as e:
             raise UnreadableError(e.strerror or str(e), file=self.log_path) from e
 
-    def records(self, start: int = 0, end: int | None = None) -> FileRecords:
-        """The batches from byte ``start`` to ``end`` of the .log."""
+    def records(self, start: int = 0, end: int | None = None):
+        """The batches from byte ``start`` to ``end`` of the .log: a
+        :class:`~kafkalog_cli.format.records.FileRecords` over the memory map, or, for a
+        remote .log not fetched whole, a :class:`~kafkalog_cli.storage.ranged.RangedRecords`
+        (the same batches, positions and ``valid_end``/``stop_error``) that fetches only
+        the ranges it goes through."""
+        if self._view is None and isinstance(self.log_path, RemotePath):
+            if self._ranged is None:
+                from .ranged import RangedFile
+
+                self._ranged = RangedFile(self.log_path)
+            return self._ranged.records(start, end, file=self.log_path)
         return FileRecords(self.view, start, end, file=self.log_path)
 
     # -- indexes --------------------------------------------------------------------------
@@ -183,6 +215,10 @@ class LogSegment:
         return None
 
     def close(self) -> None:
+        if self._ranged is not None:
+            self._ranged.close()
+            self._ranged = None
+            self._view = None
         if self._view is not None:
             obj = self._view.obj
             self._view.release()
