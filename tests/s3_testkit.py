@@ -62,3 +62,21 @@ class S3Server:
         pafs.copy_files(str(local), dest, source_filesystem=pafs.LocalFileSystem(),
                         destination_filesystem=fs)
         return f"s3://{dest}"
+
+
+try:
+    import pytest
+except ImportError:  # pragma: no cover
+    pytest = None
+
+if pytest is not None:
+    @pytest.fixture(scope="session")
+    def s3_server():
+        """One local S3 server for the session (skips without moto or pyarrow). Its
+        variables are in ``os.environ`` from the start of the first test that uses it,
+        so processes started afterwards (a Spark session's JVM and Python workers)
+        inherit them, as executors configured the standard way would."""
+        pytest.importorskip("pyarrow.fs")
+        pytest.importorskip("moto.server")
+        with S3Server() as s3:
+            yield s3

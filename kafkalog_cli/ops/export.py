@@ -35,7 +35,6 @@ Kafka's NO_TIMESTAMP), nulls written as ``null``.
 from __future__ import annotations
 
 import base64
-import glob
 import io
 import json
 import os
@@ -45,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InvalidArgumentError, KafkalogError, RefusedError, UnreadableError
-from ..storage.location import RemotePath, as_path, is_uri, resolve
+from ..storage.location import RemotePath, as_path, has_magic, is_uri, resolve
 from .audit import choose_engine
 
 FORMATS = ("parquet", "jsonl")
@@ -176,7 +175,7 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
     engine = choose_engine(engine, total, master)
     out = as_path(resolve(out))   # a local directory, or a URI written through pyarrow
     # before anything is deleted: the output must not overlap an input
-    _refuse_overlap(out, [p for p in path_list if not glob.has_magic(p)]
+    _refuse_overlap(out, [p for p in path_list if not has_magic(p)]
                     + [pd.directory for pd in parts], overwrite)
     _prepare_out(out, overwrite)
     t0 = time.perf_counter()
@@ -214,24 +213,29 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportRes
         d = out / f"topic={topic}" / f"partition={partition}"
         writer = None
         jf = None
+        sink = None
         try:
             for rb in read_slices(slices, ropts, stats):
                 rb = rb.drop_columns(["topic", "partition"])
                 if fmt == "parquet":
                     if writer is None:
-                        writer = pq.ParquetWriter(_output_stream(d, "part-00000.parquet"),
-                                                  rb.schema)
+                        sink = _output_stream(d, "part-00000.parquet")
+                        writer = pq.ParquetWriter(sink, rb.schema)
                     writer.write_batch(rb)
                 else:
                     if jf is None:
-                        jf = io.TextIOWrapper(_output_stream(d, "part-00000.jsonl"),
-                                              encoding="utf-8")
+                        sink = _output_stream(d, "part-00000.jsonl")
+                        jf = io.TextIOWrapper(sink, encoding="utf-8")
                     jf.writelines(json_lines(rb))
         finally:
+            # the writer first (its footer), then the stream: closing it is what
+            # completes an upload, and its errors must reach the caller
             if writer is not None:
                 writer.close()
             if jf is not None:
                 jf.close()
+            elif sink is not None:
+                sink.close()
         if writer is not None or jf is not None:
             result.partitions += 1
             result.files += 1

@@ -338,7 +338,7 @@ def _records(batch, file, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
         yield from batch.iter_records(max_bytes)
     except KafkalogError as e:
         # a position inside decompressed bytes means nothing in the file: the batch's
-        e.file = os.fspath(file) if e.file is None else e.file
+        e.file = str(file) if e.file is None else e.file
         e.position = batch.position
         raise
 

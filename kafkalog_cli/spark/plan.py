@@ -19,7 +19,6 @@ seeks through the offset index itself.
 
 from __future__ import annotations
 
-import glob
 import json
 import logging
 import os
@@ -334,7 +333,7 @@ def split_paths(options) -> list[str]:
 
 
 def _expand(path: str) -> list:
-    if glob.has_magic(path):
+    if location.has_magic(path):
         found = location.glob(path)
         if not found:
             raise NotAKafkaFileError("the glob matches nothing", file=path)
@@ -373,7 +372,7 @@ def discover(paths) -> list[PartitionDir]:
         # to Spark's file sources: relative to the driver's working directory)
         raw = location.resolve(raw)
         expanded = _expand(raw)
-        is_glob = glob.has_magic(str(raw))
+        is_glob = location.has_magic(raw)
         if is_glob:
             # a glob keeps what is Kafka-like among its matches (live partitions only:
             # a -delete/-future/-stray directory is not one a consumer reads)

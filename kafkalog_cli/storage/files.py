@@ -61,7 +61,7 @@ def offset_from_file_name(path) -> int:
     Raises:
         NotAKafkaFileError: the name is not a 20-digit offset and a suffix.
     """
-    name = os.path.basename(os.fspath(path))
+    name = path.name if isinstance(path, RemotePath) else os.path.basename(os.fspath(path))
     m = _OFFSET_NAME.match(name)
     if not m:
         raise NotAKafkaFileError(

@@ -84,7 +84,8 @@ def resolve(path) -> str:
 def join(directory: str, name: str) -> str:
     """``directory/name`` for a local path or a URI, as a string."""
     if is_uri(directory):
-        return str(directory).rstrip("/") + "/" + name
+        bare, sep, query = str(directory).partition("?")
+        return bare.rstrip("/") + "/" + name + sep + query
     return os.path.join(directory, name)
 
 
@@ -121,14 +122,18 @@ class RemotePath:
         fs: the ``pyarrow.fs.FileSystem``.
         path: the path inside ``fs`` (``bucket/dir/file`` for object stores).
         root: what ``str()`` puts before ``path`` (``s3://``, ``hdfs://namenode:8020``).
+        query: the URI's query string (pyarrow's options, ``endpoint_override=...``),
+            kept in ``str()`` so that a path shipped to another process (a Spark
+            executor) reaches the same filesystem; "" when none.
     """
 
-    __slots__ = ("fs", "path", "root", "_info")
+    __slots__ = ("fs", "path", "root", "query", "_info")
 
-    def __init__(self, fs, path: str, root: str, info=None):
+    def __init__(self, fs, path: str, root: str, info=None, query: str = ""):
         self.fs = fs
         self.path = path.rstrip("/") or path
         self.root = root
+        self.query = query
         self._info = info
 
     @classmethod
@@ -146,15 +151,16 @@ class RemotePath:
             fs, inner = pafs.FileSystem.from_uri(uri)
         except (OSError, ValueError) as e:
             raise UnreadableError(_one_line(e), file=uri) from None
-        bare = uri.split("?", 1)[0].rstrip("/")
+        bare, _, query = uri.partition("?")
+        bare = bare.rstrip("/")
         root = bare[:len(bare) - len(inner.rstrip("/"))] if bare.endswith(
             inner.rstrip("/")) else bare.split("://", 1)[0] + "://"
-        return cls(fs, inner, root)
+        return cls(fs, inner, root, query=query)
 
     # -- names -------------------------------------------------------------------------------
 
     def __str__(self) -> str:
-        return self.root + self.path
+        return self.root + self.path + (f"?{self.query}" if self.query else "")
 
     def __repr__(self) -> str:
         return f"RemotePath({str(self)!r})"
@@ -169,7 +175,8 @@ class RemotePath:
         return str(self) < str(other)
 
     def __truediv__(self, name) -> RemotePath:
-        return RemotePath(self.fs, f"{self.path}/{os.fspath(name)}", self.root)
+        return RemotePath(self.fs, f"{self.path}/{os.fspath(name)}", self.root,
+                          query=self.query)
 
     def joinpath(self, *names) -> RemotePath:
         p = self
@@ -184,7 +191,7 @@ class RemotePath:
     @property
     def parent(self) -> RemotePath:
         head = self.path.rsplit("/", 1)[0] if "/" in self.path.strip("/") else self.path
-        return RemotePath(self.fs, head, self.root)
+        return RemotePath(self.fs, head, self.root, query=self.query)
 
     @property
     def suffix(self) -> str:
@@ -258,7 +265,7 @@ class RemotePath:
         except OSError as e:
             raise OSError(5, _one_line(e), str(self)) from None
         for info in sorted(infos, key=lambda i: i.path):
-            yield RemotePath(self.fs, info.path, self.root, info)
+            yield RemotePath(self.fs, info.path, self.root, info, self.query)
 
     # -- bytes -------------------------------------------------------------------------------
 
@@ -324,6 +331,14 @@ def walk(top):
         yield from walk(top / d)
 
 
+def has_magic(path) -> bool:
+    """Whether ``path`` is a glob pattern (a URI's query string, after ``?``, is not)."""
+    import glob as _glob
+
+    s = str(path)
+    return _glob.has_magic(s.partition("?")[0] if is_uri(s) else s)
+
+
 def glob(pattern: str) -> list:
     """Paths matching ``pattern`` (``*``, ``?``, ``[...]`` within one name; no ``**``),
     sorted: :func:`glob.glob` for local paths, one listing per wildcard level for URIs."""
@@ -331,12 +346,12 @@ def glob(pattern: str) -> list:
 
     if not is_remote(pattern):
         return [as_path(p) for p in sorted(_glob.glob(pattern))]
-    base = as_path(pattern)
+    base = as_path(pattern)   # the query string, if any, is not part of the pattern
     parts = base.path.split("/")
     first = next((i for i, part in enumerate(parts) if _glob.has_magic(part)), None)
     if first is None:
         return [base] if base.exists() else []
-    found = [RemotePath(base.fs, "/".join(parts[:first]), base.root)]
+    found = [RemotePath(base.fs, "/".join(parts[:first]), base.root, query=base.query)]
     for part in parts[first:]:
         nxt = []
         for d in found:
@@ -373,5 +388,5 @@ def check_exists(path):
 
 
 __all__ = ["REMOTE_SCHEMES", "RemotePath", "RemoteStat", "as_path",
-           "check_exists", "children", "glob", "is_remote", "is_uri", "join", "listdir", "require_local",
+           "check_exists", "children", "glob", "has_magic", "is_remote", "is_uri", "join", "listdir", "require_local",
            "resolve", "walk"]

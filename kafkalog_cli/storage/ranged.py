@@ -188,30 +188,24 @@ class RangedRecords:
                 rf.ensure(pos, wend)
                 fr = FileRecords(view, pos, wend, file=self.file)
                 yield from fr.batches()
-                nxt = fr.valid_end
+                pos = fr.valid_end
                 if fr.stop_error is not None:
                     self.stop_error = fr.stop_error
-                    pos = nxt
                     break
-                if nxt > pos:
-                    pos = nxt
-                    window = min(window * 2, MAX_WINDOW)
-                    continue
                 if wend >= end:
-                    break                     # a partial batch at the end
-                # no whole batch in the window: the next one is larger; read its size
-                head = min(end, pos + HEADER_SIZE_UP_TO_MAGIC)
-                rf.ensure(pos, head)
-                if head - pos < HEADER_SIZE_UP_TO_MAGIC:
-                    break                     # too short for a batch: a partial tail
-                size = _SIZE.unpack_from(view, pos + 8)[0]
-                if size < LEGACY_RECORD_OVERHEAD_V0:
-                    # FileRecords names the error, given one byte more than the prefix
-                    window = HEADER_SIZE_UP_TO_MAGIC + 1
-                    continue
-                if pos + LOG_OVERHEAD + size > end:
-                    break                     # runs past the end: never fetched
-                window = LOG_OVERHEAD + size
+                    break                     # the end, or a partial batch at the end
+                if wend - pos >= HEADER_SIZE_UP_TO_MAGIC:
+                    # a batch that runs past the window: its size is in the window
+                    size = _SIZE.unpack_from(view, pos + 8)[0]
+                    if size < LEGACY_RECORD_OVERHEAD_V0:
+                        # FileRecords names the error, given one byte more than the prefix
+                        window = HEADER_SIZE_UP_TO_MAGIC + 1
+                        continue
+                    if pos + LOG_OVERHEAD + size > end:
+                        break                 # runs past the end: never fetched
+                    window = max(min(window * 2, MAX_WINDOW), LOG_OVERHEAD + size)
+                else:
+                    window = max(min(window * 2, MAX_WINDOW), HEADER_SIZE_UP_TO_MAGIC + 1)
         finally:
             # a reader that stopped inside a window: where that window's iteration stood
             self.valid_end = pos if fr is None else max(pos, fr.valid_end)

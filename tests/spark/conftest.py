@@ -11,10 +11,17 @@ from spark_fixtures import CORPUS, build_log_dir
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(request):
     pytest.importorskip("pyspark")
     pytest.importorskip("pyarrow")
     from kafkalog_cli.spark import get_session
+
+    try:
+        # the local S3 server first, so that the JVM and its Python workers (executors)
+        # inherit its variables, as executors configured the standard way do
+        request.getfixturevalue("s3_server")
+    except pytest.skip.Exception:
+        pass   # without moto: the object-storage tests skip, the others run
 
     s = get_session("local[2]", conf={"spark.sql.shuffle.partitions": "2",
                                       "spark.default.parallelism": "2"})
