@@ -30,7 +30,6 @@ The read never writes: files are opened read-only.
 
 from __future__ import annotations
 
-import os
 import re
 import struct
 from collections.abc import Iterator
