@@ -90,8 +90,15 @@ def test_corrupt_message_bad_crc(raw):
     b[-1] ^= 0xFF
     assert part(produce(c, "t", bytes(b))) == err(0, Errors.CORRUPT_MESSAGE)
     b = bytearray(batch())
-    struct.pack_into(">i", b, 8, 5)  # batchLength below the minimum overhead
+    struct.pack_into(">i", b, 8, 20)  # batchLength below the v2 batch overhead
     assert part(produce(c, "t", bytes(b))) == err(0, Errors.CORRUPT_MESSAGE)
+    # below the v0 record overhead (14): MemoryRecords' iterator throws in
+    # RequestUtils.hasTransactionalRecords, before anything else; the whole request gets
+    # CORRUPT_MESSAGE with the exception's message (RequestHandlerHelper.handleError)
+    struct.pack_into(">i", b, 8, 5)
+    assert part(produce(c, "t", bytes(b))) == {
+        **err(0, Errors.CORRUPT_MESSAGE),
+        "errorMessage": "Record size 5 is less than the minimum record overhead (14)"}
 
 
 def test_invalid_record_shapes(raw):
