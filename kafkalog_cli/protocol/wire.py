@@ -62,24 +62,70 @@ class Request:
         return self.api.key
 
 
+class IncompleteFrame(EOFError):
+    """The stream ended inside a frame: ``received`` of ``expected`` bytes."""
+
+    def __init__(self, received: int, expected: int):
+        super().__init__(f"connection closed inside a frame ({received} of {expected} bytes)")
+        self.received = received
+        self.expected = expected
+
+
+async def read_frame_size(reader: asyncio.StreamReader,
+                          max_size: int = DEFAULT_MAX_REQUEST_SIZE) -> int | None:
+    """The next frame's size prefix, or None at a clean end of stream (EOF between frames).
+
+    Raises:
+        InvalidRequest: a negative size, or one over ``max_size``
+            (``socket.request.max.bytes``), as ``NetworkReceive`` refuses it.
+        IncompleteFrame: the stream ended inside the prefix.
+    """
+    head = await reader.read(4)
+    if not head:
+        return None
+    if len(head) < 4:
+        try:
+            head += await reader.readexactly(4 - len(head))
+        except asyncio.IncompleteReadError as e:
+            raise IncompleteFrame(len(head) + len(e.partial), 4) from None
+    (size,) = _SIZE.unpack(head)
+    if size < 0 or size > max_size:
+        raise InvalidRequest(f"Invalid receive (size = {size} larger than {max_size})"
+                             if size > 0 else f"Invalid receive (size = {size})")
+    return size
+
+
+async def read_frame_body(reader: asyncio.StreamReader, size: int, touch=None) -> bytes:
+    """Exactly ``size`` bytes: the frame after its prefix. Read in the reader's own chunks
+    (its buffer stays at its limit), so the memory held is what has arrived, not what the
+    prefix claims; ``touch()`` is called after each chunk (activity, for an idle timer).
+
+    Raises:
+        IncompleteFrame: the stream ended first.
+    """
+    chunks = []
+    got = 0
+    while got < size:
+        chunk = await reader.read(size - got)
+        if not chunk:
+            raise IncompleteFrame(got, size)
+        chunks.append(chunk)
+        got += len(chunk)
+        if touch is not None:
+            touch()
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
 async def read_frame(reader: asyncio.StreamReader,
                      max_size: int = DEFAULT_MAX_REQUEST_SIZE) -> bytes | None:
     """The next frame's payload, or None at a clean end of stream (EOF between frames).
 
     Raises:
         InvalidRequest: a negative or too large size.
-        asyncio.IncompleteReadError: the stream ended inside a frame.
+        IncompleteFrame: the stream ended inside a frame.
     """
-    head = await reader.read(4)
-    if not head:
-        return None
-    if len(head) < 4:
-        head += await reader.readexactly(4 - len(head))
-    (size,) = _SIZE.unpack(head)
-    if size < 0 or size > max_size:
-        raise InvalidRequest(f"Invalid receive (size = {size} larger than {max_size})"
-                             if size > 0 else f"Invalid receive (size = {size})")
-    return await reader.readexactly(size)
+    size = await read_frame_size(reader, max_size)
+    return None if size is None else await read_frame_body(reader, size)
 
 
 def parse_request(frame: bytes) -> Request:
