@@ -69,11 +69,18 @@ class RequestMemoryPool:
         self.available = size
         self._waiters: list[tuple[int, asyncio.Future]] = []
 
-    async def acquire(self, n: int) -> None:
+    def try_acquire(self, n: int) -> bool:
+        """Reserve ``n`` bytes if they fit now (no waiting); True when reserved."""
         if self.size <= 0 or n <= 0:
-            return
+            return True
         if n <= self.available and not self._waiters:
             self.available -= n
+            return True
+        return False
+
+    async def acquire(self, n: int) -> None:
+        """Reserve ``n`` bytes, waiting until they fit."""
+        if self.try_acquire(n):
             return
         future = asyncio.get_running_loop().create_future()
         self._waiters.append((n, future))
@@ -240,8 +247,9 @@ class KafkaServer:
                 size = await read_frame_size(reader, self.max_request_size)
                 if size is None:
                     break
-                touch()
-                await pool.acquire(size)
+                conn.last_active = loop.time()
+                if not pool.try_acquire(size):
+                    await pool.acquire(size)
                 try:
                     frame = await read_frame_body(reader, size, touch)
                     conn.busy = True

@@ -351,9 +351,13 @@ class KafkaApis:
         Raises:
             AppendError: with the Kafka error code.
         """
-        if part.append_lock is None:
-            part.append_lock = asyncio.Lock()
-        async with part.append_lock:
+        lock = part.append_lock
+        if _validates_inline(records) and (lock is None or not lock.locked()):
+            # nothing to wait for: validated and written without yielding
+            return part.append_validated(part.validate(records))
+        if lock is None:
+            lock = part.append_lock = asyncio.Lock()
+        async with lock:
             while True:
                 if _validates_inline(records):
                     validated = part.validate(records)
