@@ -5,7 +5,7 @@ frame the broker would reject raises :class:`InvalidRequest`; the server closes 
 connection, as ``SocketServer`` does for ``InvalidRequestException`` and
 ``InvalidReceiveException``:
 
-* a size prefix < 0 or > ``max_request_size`` (``socket.request.max.bytes``);
+* a size prefix < 0 or > ``socket.request.max.bytes`` (:func:`read_frame_size`);
 * a header that does not parse, or an API key the server does not serve
   (``Unknown API key``);
 * a served API at a version outside the served range, except ApiVersions, which the broker
@@ -114,18 +114,6 @@ async def read_frame_body(reader: asyncio.StreamReader, size: int, touch=None) -
         if touch is not None:
             touch()
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-async def read_frame(reader: asyncio.StreamReader,
-                     max_size: int = DEFAULT_MAX_REQUEST_SIZE) -> bytes | None:
-    """The next frame's payload, or None at a clean end of stream (EOF between frames).
-
-    Raises:
-        InvalidRequest: a negative or too large size.
-        IncompleteFrame: the stream ended inside a frame.
-    """
-    size = await read_frame_size(reader, max_size)
-    return None if size is None else await read_frame_body(reader, size)
 
 
 def parse_request(frame: bytes) -> Request:
