@@ -149,8 +149,14 @@ class KafkaApis:
     def _topic_metadata(self, topic: Topic, version: int, include_ops: bool) -> dict:
         node = self.options.node_id
         parts = []
-        for p in sorted(topic.partitions):
-            part = topic.partitions[p]
+        for p in sorted(topic.partitions.keys() | topic.offline.keys()):
+            part = topic.partitions.get(p)
+            if part is None:  # its log dir is offline here: no leader (KRaftMetadataCache)
+                parts.append({"errorCode": int(Errors.LEADER_NOT_AVAILABLE),
+                              "partitionIndex": p, "leaderId": -1, "leaderEpoch": -1,
+                              "replicaNodes": [node], "isrNodes": [node],
+                              "offlineReplicas": [node]})
+                continue
             parts.append({"errorCode": 0, "partitionIndex": p, "leaderId": node,
                           "leaderEpoch": part.leader_epoch, "replicaNodes": [node],
                           "isrNodes": [node], "offlineReplicas": []})
@@ -241,7 +247,7 @@ class KafkaApis:
             # ApiError.fromThrowable leaves out a message equal to the error's default one
             return self._produce_error_response(req, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         slots: dict[tuple[str, int], dict] = {}  # response entries, first-seen order
-        missing: dict[tuple[str, int], Errors] = {}  # nonExistingTopicResponses
+        missing: dict[tuple[str, int], Errors] = {}  # nonExistingTopicResponses (or offline)
         invalid: dict[tuple[str, int], Errors] = {}  # invalidRequestResponses
         authorized: dict[tuple[str, int], tuple] = {}  # authorizedRequestInfo
         for td in body["topicData"]:
@@ -252,7 +258,7 @@ class KafkaApis:
                 slots.setdefault(tp, {"index": idx})
                 part = self.catalog.partition(name, idx)
                 if part is None:
-                    missing[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                    missing[tp] = self.catalog.partition_error(name, idx)
                     continue
                 records = pd["records"]
                 error, batch = _validate_records(v, records)
@@ -438,7 +444,7 @@ class KafkaApis:
                 if part is None:
                     errored = True
                     parts.append(_fetch_error(idx, missing if t is None else
-                                              Errors.UNKNOWN_TOPIC_OR_PARTITION, ft))
+                                              self.catalog.partition_error(name, idx), ft))
                     continue
                 epoch_error = _check_epoch(fp.get("currentLeaderEpoch", -1), part.leader_epoch)
                 if epoch_error is not None:
@@ -490,7 +496,7 @@ class KafkaApis:
                 elif reads.timestamp_unsupported(p["timestamp"], v):
                     res["errorCode"] = int(Errors.UNSUPPORTED_VERSION)
                 elif part is None:
-                    res["errorCode"] = int(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                    res["errorCode"] = int(self.catalog.partition_error(name, idx))
                 elif (e := _check_epoch(p.get("currentLeaderEpoch", -1),
                                         part.leader_epoch)) is not None:
                     res["errorCode"] = int(e)
@@ -725,7 +731,7 @@ class KafkaApis:
                 idx = p["partitionIndex"]
                 e = error
                 if e is Errors.NONE:
-                    if self.catalog.partition(t["name"], idx) is None:
+                    if not self.catalog.exists(t["name"], idx):
                         e = Errors.UNKNOWN_TOPIC_OR_PARTITION
                     elif len(p["committedMetadata"] or "") > MAX_METADATA_SIZE:
                         e = Errors.OFFSET_METADATA_TOO_LARGE
