@@ -286,7 +286,10 @@ class KafkaApis:
             if is_internal(name) and not internal_allowed:
                 slot.update(_partition_error(slot["index"], Errors.INVALID_TOPIC_EXCEPTION))
                 continue
-            topic = self.catalog.topics[name]
+            topic = self.catalog.topics.get(name)
+            if topic is None:  # deleted while an earlier partition was being validated
+                slot.update(_partition_error(slot["index"], Errors.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
             if acks == -1 and int(self.catalog.effective_configs(topic)[
                     "min.insync.replicas"]) > 1:
                 # Partition.appendRecordsToLeader: ISR {this node} < min.insync.replicas

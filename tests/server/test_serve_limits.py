@@ -228,3 +228,49 @@ def test_many_partial_frames_stay_within_the_pool(log_dir):
             time.sleep(0.05)
         assert pool.available == pool.size
         assert _api_versions_ok(s.port) < 2
+
+
+# -- validation on worker threads ------------------------------------------------------------
+
+def test_concurrent_threaded_validations(log_dir):
+    """Compressed batches are validated on worker threads, several at once for different
+    partitions (the codecs' contexts must not be shared between threads: python-zstandard
+    crashes), one at a time per partition. Eight connections producing at once - two per
+    partition - get disjoint offset ranges that tile each partition's log, and the log is
+    what a broker would have written (verify-index, kafka-python decodes)."""
+    from serve_testkit import check_log_dir
+
+    from kafkalog_cli.constants import CODEC_ZSTD
+
+    per, n, parts = 20, 200, 4
+    batches = [batch(n, codec=CODEC_ZSTD, ts=int(time.time() * 1000), size=50)
+               for _ in range(per)]  # built here: the clients share nothing
+    with ServerThread(log_dir, ServerOptions(port=0)) as s:
+        setup = RawClient(s.port)
+        create_topic(setup, "t", parts)
+        setup.close()
+        ranges = {p: [] for p in range(parts)}
+        errors = []
+
+        def produce_many(p):
+            c = RawClient(s.port, timeout=60)
+            for recs in batches:
+                body = {"transactionalId": None, "acks": 1, "timeoutMs": 1000,
+                        "topicData": [{"name": "t", "partitionData": [
+                            {"index": p, "records": recs}]}]}
+                r = c.request(0, 9, body)["responses"][0]["partitionResponses"][0]
+                if r["errorCode"]:
+                    errors.append(r)
+                ranges[p].append((r["baseOffset"], r["baseOffset"] + n - 1))
+            c.close()
+
+        threads = [threading.Thread(target=produce_many, args=(k % parts,))
+                   for k in range(2 * parts)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert not errors
+        for p in range(parts):
+            assert sorted(ranges[p]) == [(i * n, i * n + n - 1) for i in range(2 * per)]
+    check_log_dir(log_dir, {"t": 2 * per * n})
