@@ -71,3 +71,20 @@ def test_acks0_closes_the_connection(raw, case):
     c.send_raw(encode_request(0, 9, 77, body))
     assert c.recv_frame() is None
     assert part(produce(raw(), TOPIC, batch(1, ts=_now(), size=1)))["baseOffset"] == 0
+
+
+def test_timestamp_difference_max_ms_is_gone(raw):
+    """Kafka 4.0 removed message.timestamp.difference.max.ms (KIP-937: before/after.max.ms
+    replace it); a topic config of that name is unknown (INVALID_CONFIG) and nothing is
+    created."""
+    c = raw()
+    body = {"topics": [{"name": TOPIC, "numPartitions": 1, "replicationFactor": 1,
+                        "assignments": [], "configs": [
+                            {"name": "message.timestamp.difference.max.ms", "value": "1000"}]}],
+            "timeoutMs": 1000}
+    (res,) = c.request(19, 7, body)["topics"]
+    assert res["errorCode"] == Errors.INVALID_CONFIG
+    assert "Unknown topic config name: message.timestamp.difference.max.ms" in res["errorMessage"]
+    assert c.request(3, 12, {"topics": [{"topicId": "AAAAAAAAAAAAAAAAAAAAAA", "name": TOPIC}],
+                             "allowAutoTopicCreation": False})["topics"][0]["errorCode"] == \
+        Errors.UNKNOWN_TOPIC_OR_PARTITION

@@ -49,3 +49,11 @@ def test_append_refuses_and_writes_nothing(tmp_path, case):
     assert log.log_end_offset == 0 and log.active.size == 0
     m.close()
     assert (tmp_path / "d" / f"{TOPIC}-0" / "00000000000000000000.log").stat().st_size == 0
+
+
+def test_timestamp_difference_max_ms_is_refused():
+    """Removed in Kafka 4.0 (KIP-937): a topic's configs (strict, as produce and serve read
+    them) refuse it rather than ignore a bound."""
+    with pytest.raises(errors.KafkalogError, match="removed in Kafka 4.0"):
+        LogConfig.from_properties({"message.timestamp.difference.max.ms": "1000"},
+                                  strict=True)
