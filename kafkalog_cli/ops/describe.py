@@ -20,7 +20,12 @@ Offsets follow the broker (``LogLoader`` / ``UnifiedLog``):
 
 Records are counted from batch headers (``recordsCount`` of v2 batches, one per
 uncompressed v0/v1 message); only a compressed v0/v1 wrapper, whose count is hidden
-inside, is decompressed. Control records are counted as records. The read never writes.
+inside, is decompressed. Control records are counted as records. The records of Kafka's
+internal topics are also replayed as their coordinator loads them
+(:mod:`kafkalog_cli.decoders.summary`): groups by protocol (classic, consumer, share,
+streams) and committed offsets of ``__consumer_offsets``, share-partitions of
+``__share_group_state``, transactional ids of ``__transaction_state``, remote log segments
+of ``__remote_log_metadata``. The read never writes.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from ..constants import (
     TXN_INDEX_ENTRY_SIZE,
     TXN_INDEX_FILE_SUFFIX,
 )
+from ..decoders.summary import summary_for_topic
 from ..errors import KafkalogError, NotAKafkaFileError
 from ..format.records import FileRecords, RecordBatch
 from ..storage.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
@@ -125,6 +131,9 @@ class PartitionInfo:
     invalid_bytes: int = 0
     metadata_snapshots: MetadataSnapshots | None = None  # __cluster_metadata only
     quorum_state: dict | None = None  # quorum-state's JSON, as written
+    #: an internal topic's state replayed from its records (decoders.summary): groups and
+    #: committed offsets, share-partitions, transactional ids or remote log segments
+    internal_topic: dict | None = None
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -152,7 +161,8 @@ class PartitionInfo:
             "invalidBytes": self.invalid_bytes,
             "metadataSnapshots": (None if self.metadata_snapshots is None
                                   else self.metadata_snapshots.to_dict()),
-            "quorumState": self.quorum_state, "errors": self.errors,
+            "quorumState": self.quorum_state, "internalTopic": self.internal_topic,
+            "errors": self.errors,
         }
 
 
@@ -306,6 +316,21 @@ def scan_segment_headers(view, info: PartitionInfo, file=None) -> int | None:
     return last.next_offset
 
 
+def replay_records(view, summary, file=None) -> None:
+    """Feed every data record of one ``.log`` to an internal topic's ``summary``
+    (:func:`~kafkalog_cli.decoders.summary.summary_for_topic`), in offset order; batches
+    whose records do not read are skipped (the header scan reports them)."""
+    for b in FileRecords(view, 0, None, file=file).batches():
+        if b.is_control:
+            continue
+        try:
+            records = b.records()
+        except KafkalogError:
+            continue
+        for r in records:
+            summary.add(r[2], r[3])
+
+
 def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
                        recovery_checkpoint: dict | None = None,
                        replication_checkpoint: dict | None = None,
@@ -348,6 +373,7 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
             except OSError:
                 pass
     next_offset = None
+    summary = summary_for_topic(tp.topic)
     for base in bases:
         path = d / f"{base:020d}{LOG_FILE_SUFFIX}"
         try:
@@ -359,6 +385,8 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
                 view = open_view(path)
                 try:
                     seg_next = scan_segment_headers(view, info, file=path)
+                    if summary is not None:
+                        replay_records(view, summary, file=path)
                 finally:
                     release_view(view)
         except KafkalogError as e:
@@ -385,6 +413,8 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
             info.topic_id = meta.get("topic_id")
         except KafkalogError as e:
             info.errors.append(str(e))
+    if summary is not None:
+        info.internal_topic = summary.to_dict()
     if tp.topic == CLUSTER_METADATA_TOPIC:
         info.metadata_snapshots = metadata_snapshots(d, names)
         if QUORUM_STATE_FILE_NAME in names:

@@ -15,12 +15,15 @@ Lines, or a rich view. Keys follow the Kafka tool's names. Event types:
   ``isTransactional``, ``isControl``, ``deleteHorizonMs``);
 * ``record`` (deep iteration): ``offset``, ``timestamp``, ``keySize``, ``valueSize``,
   ``sequence``, ``headerKeys``; with data: ``key``, ``payload`` (bytes or None) and
-  ``headers``; decoded (an internal topic) ``key``/``payload`` are JSON shapes, ``{"raw":
-  base64}`` when they do not decode, with ``decodeWarnings`` and, where Kafka's parser
-  fails, ``decodeFailure`` (what its tool prints: ``Unknown record type N at offset X,
+  ``headers``; decoded (an internal topic) ``key``/``payload`` are JSON shapes (a
+  tombstone's payload None, where Kafka's tool prints ``<DELETE>``), ``{"raw": base64}``
+  when they do not decode, with ``decodeWarnings`` and, where Kafka's parser fails,
+  ``decodeFailure`` (what its tool prints: ``Unknown record type N at offset X,
   skipping.``, ``Error at offset X, skipping. <message>``; a coordinator record without
-  a key also gets a ``corrupt_record`` diagnostic, as Kafka's tool stops there); control records add ``controlType`` and, for markers,
-  ``coordinatorEpoch``; legacy records add ``isValid`` and ``crc``;
+  a key also gets a ``corrupt_record`` diagnostic, as Kafka's tool stops there), and
+  ``decoded``, the :class:`~kafkalog_cli.decoders.DecodedRecord` (not written to JSON);
+  control records add ``controlType`` and, for markers, ``coordinatorEpoch``; legacy
+  records add ``isValid`` and ``crc``;
 * ``invalid_bytes``: bytes after the last whole batch (``Found N invalid bytes ...``);
 * ``index_entry`` / ``timeindex_entry``: ``offset``/``position`` and ``timestamp``/``offset``;
 * ``index_empty``, ``index_sane``: ``F is empty.`` / ``F passed sanity check.``;
@@ -64,17 +67,42 @@ from ..constants import (
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
 )
-from ..errors import CorruptIndexError, CorruptSnapshotError, KafkalogError, UnreadableError
+from ..decoders import DECODER_NAMES
+from ..errors import (
+    CorruptIndexError,
+    CorruptSnapshotError,
+    InvalidArgumentError,
+    KafkalogError,
+    UnreadableError,
+)
 from ..format.records import FileRecords, LegacyRecordBatch
 from ..storage.offset_index import OffsetIndex
 from ..storage.segment import LogSegment, open_view
 from ..storage.time_index import TimeIndex
 from .paths import SEGMENT_SUFFIXES, check_exists, resolve_segments
 
-#: Decoder names as the Kafka tool's flags spell them.
-DECODERS = ("offsets", "transaction-log", "cluster-metadata")
-_DECODER_TOPICS = {"offsets": "__consumer_offsets", "transaction-log": "__transaction_state",
-                   "cluster-metadata": "__cluster_metadata"}
+#: Decoder names as the Kafka tool's flags spell them (``--offsets-decoder``: ``offsets``).
+DECODERS = tuple(DECODER_NAMES)
+
+#: The ``--key-decoder-class`` / ``--value-decoder-class`` values kafkalog accepts: Kafka's
+#: StringDecoder (Kafka 4's ``org.apache.kafka.tools.api.StringDecoder``, and Kafka 3's
+#: ``kafka.serializer.StringDecoder``), which prints bytes as Java's UTF-8 string, as
+#: kafkalog prints undecoded keys and payloads. Kafka's tool loads any class by its full
+#: name (``Utils.newInstance``); kafkalog runs no Java classes.
+STRING_DECODER_CLASSES = ("org.apache.kafka.tools.api.StringDecoder",
+                          "kafka.serializer.StringDecoder")
+
+
+def check_decoder_class(name: str) -> None:
+    """Accept a ``--key-decoder-class`` / ``--value-decoder-class`` value.
+
+    :raises InvalidArgumentError: not one of :data:`STRING_DECODER_CLASSES`.
+    """
+    if name not in STRING_DECODER_CLASSES:
+        raise InvalidArgumentError(
+            f"cannot use decoder class {name!r}: kafkalog runs no Java classes; it decodes "
+            f"with Kafka's StringDecoder ({' or '.join(STRING_DECODER_CLASSES)}) or, for "
+            "Kafka's internal topics, with the --*-decoder options")
 
 
 @dataclass
@@ -92,8 +120,10 @@ class DumpOptions:
         start_offset / end_offset: dump only batches overlapping [start, end] (absolute
             offsets, inclusive); the start is found through the offset index.
         decoder: ``"auto"`` (pick the internal-topic decoder by the partition directory's
-            topic name), ``"none"``, or one of :data:`DECODERS` (``--offsets-decoder``,
-            ``--transaction-log-decoder``, ``--cluster-metadata-decoder``).
+            topic name), ``"none"`` (keys and payloads as bytes: Kafka's StringDecoder),
+            or one of :data:`DECODERS` (``--offsets-decoder``,
+            ``--transaction-log-decoder``, ``--cluster-metadata-decoder``,
+            ``--remote-log-metadata-decoder``, ``--share-group-state-decoder``).
     """
 
     deep_iteration: bool = False
@@ -147,13 +177,13 @@ def batch_event(batch, file: str) -> dict:
 
 def _decoder_for(partition_dir_name: str, opts: DumpOptions):
     """The internal-topic decoder for a partition directory under ``opts.decoder``."""
-    from ..decoders import decoder_for_topic
+    from ..decoders import decoder_for_name, decoder_for_topic
 
     if opts.decoder == "none":
         return None
     if opts.decoder == "auto":
         return decoder_for_topic(partition_dir_name)
-    return decoder_for_topic(_DECODER_TOPICS[opts.decoder])
+    return decoder_for_name(opts.decoder)
 
 
 def _record_events(batch, opts: DumpOptions, file: str, decoder) -> Iterator[dict]:
@@ -220,20 +250,20 @@ def _add_control(ev: dict, key, value) -> None:
 
 
 def _add_data(ev: dict, batch, record, key, value, headers, decoder) -> bool:
-    """Add key, payload and headers to ``ev``; with a decoder, also ``decodeFailure`` (the
-    text Kafka's parser prints instead) when it would fail, and ``kafkaText`` (key and
-    payload as Kafka's tool prints them then). True when Kafka's tool would stop there
+    """Add key, payload and headers to ``ev``; with a decoder, the decoded key and payload
+    (JSON shapes; a tombstone's payload None), ``decodeWarnings``, ``decodeFailure`` (the
+    text Kafka's parser prints instead) when it would fail, and the DecodedRecord (its
+    ``kafka_text`` is what Kafka's tool prints). True when Kafka's tool would stop there
     (a coordinator record without a key: its parser throws)."""
     if decoder is not None:
         d = decoder.decode(key, value)
         ev["key"] = d.key
-        ev["payload"] = "<DELETE>" if d.tombstone else d.value
-        ev["decoded"] = True
+        ev["payload"] = None if d.tombstone else d.value
+        ev["decoded"] = d
         if d.warnings:
             ev["decodeWarnings"] = d.warnings
         if d.failure is not None:
             ev["decodeFailure"] = d.failure.text(ev["offset"])
-            ev["kafkaText"] = d.failure.kafka_key_and_payload(ev["offset"])
             ev["headers"] = [{"key": k, "value": v} for k, v in headers]
             return d.failure.kind == "missing_key"
     else:

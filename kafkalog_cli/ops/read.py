@@ -21,7 +21,7 @@ The read path follows the broker and the consumer:
   source the broker's ``.txnindex`` is built from, so a missing or stale ``.txnindex``
   does not matter.
 * **internal topics** (``__consumer_offsets``, ``__transaction_state``,
-  ``__cluster_metadata``): each record is also decoded with dump-segment's decoders
+  ``__share_group_state``, ``__cluster_metadata``, ``__remote_log_metadata``): each record is also decoded with dump-segment's decoders
   (:mod:`kafkalog_cli.decoders`), picked by the topic name or forced with ``decode``; the
   record keeps its raw bytes and carries the :class:`~kafkalog_cli.decoders.DecodedRecord`.
 
@@ -43,6 +43,7 @@ from ..constants import (
     LOG_START_OFFSET_CHECKPOINT,
     TRANSACTIONAL_FLAG_MASK,
 )
+from ..decoders import DECODER_NAMES
 from ..errors import InvalidArgumentError, KafkalogError, NotAKafkaFileError
 from ..format.records import FileRecords, RecordBatch
 from ..storage.checkpoints import read_offset_checkpoint
@@ -59,10 +60,10 @@ _CONTROL_KEY = struct.Struct(">hh")
 _ABORT, _COMMIT = 0, 1
 
 #: ``decode`` values of :func:`read`: pick by topic name, never, or force one decoder
-#: (dump-segment's names: ``offsets``, ``transaction-log``, ``cluster-metadata``).
+#: (dump-segment's names: ``offsets``, ``transaction-log``, ``cluster-metadata``,
+#: ``remote-log-metadata``, ``share-group-state``: the keys of :data:`DECODER_TOPICS`).
 DECODE_AUTO, DECODE_NONE = "auto", "none"
-DECODER_TOPICS = {"offsets": "__consumer_offsets", "transaction-log": "__transaction_state",
-                  "cluster-metadata": "__cluster_metadata"}
+DECODER_TOPICS = DECODER_NAMES
 
 
 class OffsetOutOfRangeError(InvalidArgumentError):
@@ -490,14 +491,14 @@ def decoder_for(topic: str, decode: str = DECODE_AUTO):
     Raises:
         InvalidArgumentError: an unknown ``decode`` value.
     """
-    from ..decoders import decoder_for_topic
+    from ..decoders import decoder_for_name, decoder_for_topic
 
     _check_decode(decode)
     if decode == DECODE_NONE:
         return None
     if decode == DECODE_AUTO:
         return decoder_for_topic(topic)
-    return decoder_for_topic(DECODER_TOPICS[decode])
+    return decoder_for_name(decode)
 
 
 def _check_decode(decode: str) -> None:

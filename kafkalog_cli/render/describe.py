@@ -57,7 +57,7 @@ def _partition_line(p):
         extra.append(f"{p.aborted_transactions} aborted txn")
     if extra:
         t.append("  " + "  ".join(extra), style="dim")
-    for line in _kraft_lines(p):
+    for line in _kraft_lines(p) + _internal_lines(p):
         t.append("\n  " + line, style="dim")
     if p.invalid_bytes:
         t.append(f"  {p.invalid_bytes} invalid bytes", style="bold red")
@@ -82,6 +82,30 @@ def _kraft_lines(p) -> list[str]:
         fields = ", ".join(f"{k}={_json_text(v)}" for k, v in q.items())
         parts.append(f"quorum-state {{{fields}}}")
     return parts
+
+
+def _internal_lines(p) -> list[str]:
+    """An internal topic's replayed state (``PartitionInfo.internal_topic``)."""
+    s = p.internal_topic
+    if not s:
+        return []
+    parts = []
+    if "groups" in s:
+        parts.append("groups " + ", ".join(f"{n} {kind}" for kind, n in s["groups"].items())
+                     + f"; {s['committedOffsets']} committed offsets")
+    if "sharePartitions" in s:
+        parts.append(f"{s['sharePartitions']} share-partitions")
+    if "transactionalIds" in s:
+        parts.append(f"{s['transactionalIds']} transactional ids")
+    if "remoteLogSegments" in s:
+        r = s["remoteLogSegments"]
+        states = ", ".join(f"{n} {state}" for state, n in r["byState"].items())
+        parts.append(f"remote log segments {r['segments']} ({_bytes(r['bytes'])})"
+                     + (f": {states}" if states else "")
+                     + f"; {r['partitionsDeleted']} partitions deleted")
+    if s.get("undecodable"):
+        parts.append(f"{s['undecodable']} records not decoded")
+    return ["; ".join(parts)]
 
 
 def _json_text(v) -> str:

@@ -9,8 +9,7 @@ from collections.abc import Iterable
 
 from .encoding import encode_bytes, java_string
 
-_INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded", "controlValue",
-                         "kafkaText")
+_INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded", "controlValue")
 
 
 def _b(v: bool) -> str:
@@ -67,8 +66,8 @@ def kafka_record_line(ev: dict, skip_metadata: bool) -> str:
                 s += f" controlType: {ct}({ev.get('controlTypeId', -1)})"
         parts.append(s)
     prefix = "| " if skip_metadata else " "
-    if "kafkaText" in ev:  # Kafka's parser failed: what its tool prints instead
-        key, payload = ev["kafkaText"]
+    if ev.get("decoded"):  # an internal topic's parser: what Kafka's tool prints
+        key, payload = ev["decoded"].kafka_text(ev["offset"])
     elif "payload" in ev:
         key, payload = ev["key"], ev["payload"]
     else:

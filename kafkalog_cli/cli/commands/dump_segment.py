@@ -47,6 +47,20 @@ def dump_segment(
     cluster_metadata_decoder: Annotated[bool, typer.Option(
         "--cluster-metadata-decoder", help="Decode records as KRaft __cluster_metadata records.")
     ] = False,
+    remote_log_metadata_decoder: Annotated[bool, typer.Option(
+        "--remote-log-metadata-decoder", help="Decode records as __remote_log_metadata "
+        "(tiered storage) records.")] = False,
+    share_group_state_decoder: Annotated[bool, typer.Option(
+        "--share-group-state-decoder", help="Decode records as __share_group_state data.")
+    ] = False,
+    key_decoder_class: Annotated[str | None, typer.Option(
+        "--key-decoder-class", metavar="CLASS", help="Kafka's StringDecoder "
+        "(org.apache.kafka.tools.api.StringDecoder or kafka.serializer.StringDecoder): keys "
+        "as text, no internal-topic decoding; implies --print-data-log. Other classes are "
+        "refused.", show_default=False)] = None,
+    value_decoder_class: Annotated[str | None, typer.Option(
+        "--value-decoder-class", metavar="CLASS", help="As --key-decoder-class, for payloads.",
+        show_default=False)] = None,
     no_decode: Annotated[bool, typer.Option(
         "--no-decode", help="Do not pick a decoder from the partition's topic name.")] = False,
     # -- how to print --
@@ -71,19 +85,30 @@ def dump_segment(
       kafkalog dump-segment fixtures/logs/plain-0 --print-data-log
       kafkalog dump-segment 00000000000000000000.log -o json --deep-iteration | jq .
     """
-    from ...ops.dump import DumpOptions, dump
+    from ...errors import InvalidArgumentError
+    from ...ops.dump import DumpOptions, check_decoder_class, dump
     from ...render import dump as render
 
     if start_offset is not None and end_offset is not None and end_offset < start_offset:
         raise typer.BadParameter("--end-offset must not be below --start-offset")
     chosen = [name for name, on in (("offsets", offsets_decoder),
                                     ("transaction-log", transaction_log_decoder),
-                                    ("cluster-metadata", cluster_metadata_decoder)) if on]
+                                    ("cluster-metadata", cluster_metadata_decoder),
+                                    ("remote-log-metadata", remote_log_metadata_decoder),
+                                    ("share-group-state", share_group_state_decoder)) if on]
     if len(chosen) > 1:
         raise typer.BadParameter("give at most one of the decoder options")
-    decoder = chosen[0] if chosen else ("none" if no_decode else "auto")
+    classes = [c for c in (key_decoder_class, value_decoder_class) if c is not None]
+    for name in classes:
+        try:
+            check_decoder_class(name)
+        except InvalidArgumentError as e:
+            raise typer.BadParameter(e.message) from None
+    # Kafka's tool: a topic decoder wins; else the (String) decoder classes print bytes
+    decoder = chosen[0] if chosen else ("none" if no_decode or classes else "auto")
     opts = DumpOptions(
-        deep_iteration=deep_iteration, print_data_log=print_data_log or bool(chosen),
+        deep_iteration=deep_iteration,
+        print_data_log=print_data_log or bool(chosen) or bool(classes),
         max_bytes=max_bytes, decoder=decoder,
         max_message_size=max_message_size, skip_record_metadata=skip_record_metadata,
         index_sanity_check=index_sanity_check, verify_index_only=verify_index_only,

@@ -69,10 +69,11 @@ def read(
     Control records are never printed; with --isolation-level read_committed neither are
     the records of aborted transactions, and the read stops at the last stable offset.
 
-    The records of __consumer_offsets, __transaction_state and __cluster_metadata are
-    decoded (keys and values printed as JSON, as dump-segment decodes them) unless
-    --no-decode is given; --offsets-decoder, --transaction-log-decoder or
-    --cluster-metadata-decoder forces a decoder whatever the topic's name.
+    The records of __consumer_offsets, __transaction_state, __share_group_state,
+    __cluster_metadata and __remote_log_metadata are decoded (keys and values printed as
+    JSON, as dump-segment decodes them) unless --no-decode is given; --offsets-decoder,
+    --transaction-log-decoder or --cluster-metadata-decoder forces a decoder whatever the
+    topic's name.
 
     Exit status: 0, 1 when a file could not be used (a log-start-offset-checkpoint that
     does not parse is read as empty, as the broker resets it, and named on stderr), 2 for
