@@ -64,6 +64,17 @@ class InvalidRecordError(CorruptRecordError):
     """A record that violates the format's rules (Kafka's InvalidRecordException)."""
 
 
+class DecompressedSizeError(CorruptRecordError):
+    """A batch whose records decompress to more bytes than the bound in force: kafkalog's
+    bound on the work one batch can cause (``--max-decompressed-bytes`` offline, the
+    topic's max.message.bytes for appends); Kafka has none. ``limit`` is the bound, in
+    bytes."""
+
+    def __init__(self, message: str, *, limit: int, file=None, position=None):
+        super().__init__(message, file=file, position=position)
+        self.limit = limit
+
+
 class UnsupportedCompressionError(CorruptRecordError):
     """A batch whose attributes name a codec Kafka does not define (id 5-7)."""
 

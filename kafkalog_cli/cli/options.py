@@ -49,6 +49,20 @@ OutputOpt = Annotated[
 ]
 
 
+#: 256 MiB, as ``constants.DEFAULT_MAX_DECOMPRESSED_BYTES`` (not imported: the CLI loads
+#: only what a command needs; a test keeps the two equal)
+MAX_DECOMPRESSED_DEFAULT = 256 * 1024 * 1024
+
+MaxDecompressedOpt = Annotated[
+    int,
+    typer.Option("--max-decompressed-bytes", min=1,
+                 help="Bound on one batch's decompressed records (bytes); a batch over it is "
+                      "reported as corrupt. Records are streamed, so memory does not grow "
+                      "with it: it bounds the work one small batch can cause (a decompression "
+                      "bomb). Raise it for larger batches."),
+]
+
+
 def resolve_output(choice: Output | None) -> Output:
     """The explicit choice, else text on a terminal and json when piped."""
     import sys

@@ -228,7 +228,7 @@ class DescribeResult:
 def _legacy_count(batch) -> int:
     if not batch.attributes & COMPRESSION_CODEC_MASK:
         return 1
-    return len(batch.inner())
+    return sum(1 for _ in batch.iter_inner())  # streamed: no list of inner messages
 
 
 def _first_timestamp(batch) -> int:
@@ -236,14 +236,14 @@ def _first_timestamp(batch) -> int:
     batch without delete horizon: baseTimestamp), else decode the first record."""
     if batch.magic < MAGIC_V2:
         if batch.attributes & COMPRESSION_CODEC_MASK:
-            return batch.inner()[0].timestamp
+            return next(batch.iter_inner()).timestamp
         return batch.timestamp
     attrs = batch.attributes
     if attrs & TIMESTAMP_TYPE_MASK:
         return batch.max_timestamp
     if attrs & DELETE_HORIZON_FLAG_MASK:
-        recs = batch.records()
-        return recs[0].timestamp if recs else NO_TIMESTAMP
+        rec = next(iter(batch.iter_records()), None)  # the first record only
+        return NO_TIMESTAMP if rec is None else rec.timestamp
     return batch.base_timestamp
 
 
@@ -319,16 +319,16 @@ def scan_segment_headers(view, info: PartitionInfo, file=None) -> int | None:
 def replay_records(view, summary, file=None) -> None:
     """Feed every data record of one ``.log`` to an internal topic's ``summary``
     (:func:`~kafkalog_cli.decoders.summary.summary_for_topic`), in offset order; batches
-    whose records do not read are skipped (the header scan reports them)."""
+    whose records do not read are skipped from there (the header scan reports them).
+    Records are streamed (``iter_records``): a batch of any size costs a piece of it."""
     for b in FileRecords(view, 0, None, file=file).batches():
         if b.is_control:
             continue
         try:
-            records = b.records()
+            for r in b.iter_records():
+                summary.add(r[2], r[3])
         except KafkalogError:
             continue
-        for r in records:
-            summary.add(r[2], r[3])
 
 
 def describe_partition(directory, *, log_start_checkpoint: dict | None = None,

@@ -58,6 +58,7 @@ from pathlib import Path
 
 from ..constants import (
     CHECKPOINT_FILE_SUFFIX,
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
     DUMP_MAX_MESSAGE_SIZE,
     INDEX_FILE_SUFFIX,
     LOG_FILE_SUFFIX,
@@ -124,6 +125,9 @@ class DumpOptions:
             or one of :data:`DECODERS` (``--offsets-decoder``,
             ``--transaction-log-decoder``, ``--cluster-metadata-decoder``,
             ``--remote-log-metadata-decoder``, ``--share-group-state-decoder``).
+        max_decompressed_bytes: bound on one batch's decompressed records (bytes); a
+            batch over it is reported as records that do not decode (kafkalog's bound:
+            Kafka has none).
     """
 
     deep_iteration: bool = False
@@ -136,6 +140,7 @@ class DumpOptions:
     start_offset: int | None = None
     end_offset: int | None = None
     decoder: str = "auto"
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
 
     @property
     def deep(self) -> bool:
@@ -189,8 +194,9 @@ def _decoder_for(partition_dir_name: str, opts: DumpOptions):
 def _record_events(batch, opts: DumpOptions, file: str, decoder) -> Iterator[dict]:
     with_data = opts.print_data_log
     start, end = opts.start_offset, opts.end_offset
+    limit = opts.max_decompressed_bytes
     if isinstance(batch, LegacyRecordBatch):
-        for e in batch.inner():
+        for e in batch.iter_inner(limit):
             if (start is not None and e.offset < start) or (end is not None and e.offset > end):
                 continue
             ev = {"type": "record", "offset": e.offset, "timestamp": e.timestamp,
@@ -204,7 +210,7 @@ def _record_events(batch, opts: DumpOptions, file: str, decoder) -> Iterator[dic
             if failed:
                 yield data_error_event(file, batch.position, ev["decodeFailure"])
         return
-    records = batch.records()
+    records = batch.iter_records(limit)  # lazily: a batch of any size, a piece at a time
     is_control = batch.is_control
     ts_type = batch.timestamp_type
     base_seq = batch.base_sequence
@@ -313,6 +319,7 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
     # DumpLogSegments (deep iteration): every record whose offset is not the previous
     # one's + 1, from -1 (so a first offset above 0 counts); none known before a seek
     gaps: dict[int, int] = {}
+    dropped = 0  # pairs past MAX_NON_CONSECUTIVE_PAIRS, counted only
     last = -1 if opts.start_offset is None else None
     for batch in fr.batches():
         if opts.start_offset is not None and batch.last_offset < opts.start_offset:
@@ -331,7 +338,10 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
                     if ev["type"] == "record":
                         off = ev["offset"]
                         if last is not None and off != last + 1:
-                            gaps[last] = off
+                            if len(gaps) < MAX_NON_CONSECUTIVE_PAIRS or last in gaps:
+                                gaps[last] = off
+                            else:
+                                dropped += 1
                         last = off
                     yield ev
             except KafkalogError as e:
@@ -344,7 +354,7 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
             ev["reason"] = fr.stop_error.message
         yield ev
     if gaps:
-        yield non_consecutive_event(file, gaps)
+        yield non_consecutive_event(file, gaps, dropped)
 
 
 def data_error_event(file: str, position: int | None, message: str,
@@ -356,15 +366,28 @@ def data_error_event(file: str, position: int | None, message: str,
             "message": str(KafkalogError(message, file=file, position=position))}
 
 
-def non_consecutive_event(file: str, gaps: dict[int, int]) -> dict:
+#: Non-consecutive offset pairs kept per file (each costs ~150 bytes until the file's
+#: dump ends): a hostile log could otherwise make every record one. Past it, pairs are
+#: counted (kafkalog's bound: Kafka's tool keeps them all).
+MAX_NON_CONSECUTIVE_PAIRS = 1_000_000
+
+
+def non_consecutive_event(file: str, gaps: dict[int, int], dropped: int = 0) -> dict:
     """The ``Non-consecutive offsets in F`` diagnostic of DumpLogSegments for ``gaps``
-    (``{offset: the offset that follows it}``): by offset, as its TreeMap prints them."""
+    (``{offset: the offset that follows it}``): by offset, as its TreeMap prints them;
+    ``dropped`` pairs past :data:`MAX_NON_CONSECUTIVE_PAIRS` get one more line (and
+    ``nonConsecutiveNotKept``)."""
     pairs = sorted(gaps.items())
     lines = [f"Non-consecutive offsets in {Path(file).absolute()}"]
     lines += [f"  {a} is followed by {b}" for a, b in pairs]
-    return {"type": "diagnostic", "stream": "stderr", "kind": "non_consecutive_offsets",
-            "file": file, "message": "\n".join(lines),
-            "nonConsecutive": [{"offset": a, "nextOffset": b} for a, b in pairs]}
+    ev = {"type": "diagnostic", "stream": "stderr", "kind": "non_consecutive_offsets",
+          "file": file, "message": "\n".join(lines),
+          "nonConsecutive": [{"offset": a, "nextOffset": b} for a, b in pairs]}
+    if dropped:
+        ev["message"] += (f"\n  ... and {dropped} more (kafkalog keeps the first "
+                          f"{MAX_NON_CONSECUTIVE_PAIRS} pairs of a file)")
+        ev["nonConsecutiveNotKept"] = dropped
+    return ev
 
 
 def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
@@ -439,7 +462,10 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
             else:
                 try:
                     # dumpTimeIndex: from NO_TIMESTAMP, max(maxTimestamp, record.timestamp)
-                    log_ts = max([NO_TIMESTAMP, *(r.timestamp for r in batch.records())])
+                    log_ts = NO_TIMESTAMP
+                    for r in batch.iter_records(opts.max_decompressed_bytes):
+                        if r[1] > log_ts:
+                            log_ts = r[1]
                 except KafkalogError as err:  # Kafka's record iterator throws: exit 1
                     yield data_error_event(str(segment.log_path), batch.position, err.message)
                 else:

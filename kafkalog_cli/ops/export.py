@@ -116,7 +116,7 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
     ``options`` are the data source's read options (``subscribe``, ``subscribePattern``,
     ``assign``, ``startingOffsets``, ``endingOffsets``, ``startingTimestamp``,
     ``endingTimestamp``, ``includeHeaders`` (default true here), ``includeBatchMetadata``,
-    ``failOnDataLoss``, ``isolationLevel``).
+    ``failOnDataLoss``, ``isolationLevel``, ``maxDecompressedBytes``).
 
     Raises:
         InvalidArgumentError: a bad option or format, or ``out`` exists.

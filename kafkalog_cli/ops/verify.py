@@ -28,6 +28,13 @@ Kafka versions differ in what they index, and all of these layouts are accepted:
 
 A missing index file is reported as a warning: the broker rebuilds it at start-up.
 
+Bytes after the last whole batch of a ``.log`` (a partial batch, a zero-filled tail,
+garbage, a batch whose offsets overflow int64) are a problem (``invalid-bytes``, with
+their ``position`` and length in ``bytes``): the broker's recovery truncates them, so no
+consumer ever sees what they hold. A non-empty ``.log`` holding no whole batch at all (a
+file that is not a Kafka log) is ``no-whole-batch``: not readable as a log, as
+dump-segment says too (the CLI exits 3).
+
 When a whole segment is checked, its ``.txnindex`` (if any) gets the broker's
 ``TransactionIndex.sanityCheck``: an aborted transaction whose last offset is below the
 segment's base offset is a problem (``txnindex-sanity``); the broker then recovers the
@@ -50,16 +57,23 @@ from ..storage.time_index import TimeIndex
 from ..storage.txn_index import TransactionIndex
 from .paths import resolve_segments
 
+#: Finding kinds about the ``.log`` itself.
+INVALID_BYTES = "invalid-bytes"
+NO_WHOLE_BATCH = "no-whole-batch"
+
 
 @dataclass
 class Finding:
-    """One problem or warning: ``file``, ``kind`` (a short code), ``message``, and the
-    entry number (0-based) when it concerns one entry."""
+    """One problem or warning: ``file``, ``kind`` (a short code), ``message``, the
+    entry number (0-based) when it concerns one entry, and the byte ``position`` and
+    length (``bytes``) when it concerns a range of the file (invalid bytes)."""
 
     file: str
     kind: str
     message: str
     entry: int | None = None
+    position: int | None = None
+    bytes: int | None = None
 
 
 @dataclass
@@ -73,9 +87,10 @@ class SegmentVerdict:
         index_entries / time_index_entries: entries checked (None when the file is missing).
         preallocated_slots: zero-filled slots accepted at the end of the two indexes.
         layouts: the offset-index layouts seen (see the module docstring).
-        problems: findings that make the index disagree with the log.
+        problems: findings that make the index disagree with the log, or the log
+            unsound (invalid bytes after its last whole batch).
         warnings: findings that do not (missing index, a time index without its final
-            entry, invalid bytes at the end of the log).
+            entry).
     """
 
     log: str
@@ -107,6 +122,11 @@ class VerifyResult:
     @property
     def ok(self) -> bool:
         return all(s.ok for s in self.segments)
+
+    @property
+    def unreadable(self) -> list[str]:
+        """The ``.log`` files holding no whole batch at all (not Kafka logs)."""
+        return [p.file for s in self.segments for p in s.problems if p.kind == NO_WHOLE_BATCH]
 
     @property
     def problem_count(self) -> int:
@@ -185,10 +205,18 @@ def verify_segment(segment: LogSegment, *, check_offset_index: bool = True,
         v.batches = len(log.positions)
         if log.invalid_bytes:
             why = f" ({log.stop_error.message})" if log.stop_error else ""
-            v.warnings.append(Finding(
-                str(segment.log_path), "invalid-bytes",
-                f"Found {log.invalid_bytes} invalid bytes at the end of "
-                f"{segment.log_path.name}{why}"))
+            if log.valid_end == 0:
+                v.problems.append(Finding(
+                    str(segment.log_path), NO_WHOLE_BATCH,
+                    f"no whole record batch: {log.invalid_bytes} bytes are truncated or not "
+                    f"a Kafka log{why}", position=0, bytes=log.invalid_bytes))
+            else:
+                v.problems.append(Finding(
+                    str(segment.log_path), INVALID_BYTES,
+                    f"Found {log.invalid_bytes} invalid bytes at the end of "
+                    f"{segment.log_path.name}, from byte {log.valid_end}{why} (a broker "
+                    "truncates them at recovery)", position=log.valid_end,
+                    bytes=log.invalid_bytes))
     if check_offset_index:
         _verify_offset_index(segment, log, v)
     if check_time_index:

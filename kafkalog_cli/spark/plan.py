@@ -27,7 +27,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..constants import LOG_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT, MAGIC_V2
+from ..constants import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    LOG_FILE_SUFFIX,
+    LOG_START_OFFSET_CHECKPOINT,
+    MAGIC_V2,
+)
 from ..errors import CorruptRecordError, InvalidArgumentError, KafkalogError, NotAKafkaFileError
 from ..format.records import FileRecords
 from ..ops.paths import check_exists, partition_dirs
@@ -124,6 +129,8 @@ class ReadOptions:
     read_committed: bool = False
     min_partitions: int | None = None
     max_partition_bytes: int = MAX_SPLIT_BYTES
+    #: kafkalog's bound on one batch's decompressed records (``maxDecompressedBytes``)
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
     data_loss_path: str | None = None
     extra: dict = field(default_factory=dict)
     #: offsets skipped at planning (a starting offset below the log start offset, with
@@ -292,6 +299,10 @@ def parse_options(options) -> ReadOptions:
             raise InvalidArgumentError("option minPartitions must be >= 1")
     if o.get("maxpartitionbytes") not in (None, ""):
         r.max_partition_bytes = max(1, _int("maxPartitionBytes", o["maxpartitionbytes"]))
+    if o.get("maxdecompressedbytes") not in (None, ""):
+        r.max_decompressed_bytes = _int("maxDecompressedBytes", o["maxdecompressedbytes"])
+        if r.max_decompressed_bytes < 1:
+            raise InvalidArgumentError("option maxDecompressedBytes must be >= 1")
     if o.get("datalosspath"):
         r.data_loss_path = str(o["datalosspath"])
     return r

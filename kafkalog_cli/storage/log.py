@@ -499,13 +499,13 @@ def _read_marker(batch) -> tuple[int, int] | None:
     from ..format.records import FileRecords
 
     for b in FileRecords(memoryview(batch)).batches():
-        recs = b.records()
-        if not recs or recs[0].key is None or len(recs[0].key) < 4:
+        rec = next(iter(b.iter_records()), None)  # the marker is the first (only) record
+        if rec is None or rec.key is None or len(rec.key) < 4:
             return None
-        ctype = int.from_bytes(recs[0].key[2:4], "big", signed=True)
+        ctype = int.from_bytes(rec.key[2:4], "big", signed=True)
         coord = -1
-        if recs[0].value is not None and len(recs[0].value) >= 6:
-            coord = int.from_bytes(recs[0].value[2:6], "big", signed=True)
+        if rec.value is not None and len(rec.value) >= 6:
+            coord = int.from_bytes(rec.value[2:6], "big", signed=True)
         return (ctype, coord) if ctype in (0, 1) else None
     return None
 

@@ -9,7 +9,14 @@ from typing import Annotated
 import typer
 
 from ..app import app
-from ..options import Output, OutputOpt, Paths, resolve_output
+from ..options import (
+    MAX_DECOMPRESSED_DEFAULT,
+    MaxDecompressedOpt,
+    Output,
+    OutputOpt,
+    Paths,
+    resolve_output,
+)
 from .export import Engine, EngineOpt, MasterOpt, VerboseOpt
 
 
@@ -23,6 +30,7 @@ def audit(
         show_default=False)] = None,
     verbose: VerboseOpt = False,
     output: OutputOpt = None,
+    max_decompressed_bytes: MaxDecompressedOpt = MAX_DECOMPRESSED_DEFAULT,
 ) -> None:
     """Audit every partition: segments, batches, records, bytes, offsets, timestamps,
     codecs, CRC failures, invalid trailing bytes, index problems (as verify-index finds
@@ -43,7 +51,7 @@ def audit(
 
         require("pyarrow")
     result = run([str(p) for p in paths], engine=engine.value, master=master,
-                 verbose=verbose)
+                 verbose=verbose, max_decompressed_bytes=max_decompressed_bytes)
     if report is not None:
         from ...ops.audit import write_report
 

@@ -8,7 +8,13 @@ from typing import Annotated
 import typer
 
 from ..app import app
-from ..options import DataEncoding, DumpOutput, Paths
+from ..options import (
+    MAX_DECOMPRESSED_DEFAULT,
+    DataEncoding,
+    DumpOutput,
+    MaxDecompressedOpt,
+    Paths,
+)
 
 
 @app.command("dump-segment")
@@ -38,6 +44,7 @@ def dump_segment(
     ] = None,
     end_offset: Annotated[int | None, typer.Option(
         "--end-offset", min=0, help="Last offset to dump (inclusive).")] = None,
+    max_decompressed_bytes: MaxDecompressedOpt = MAX_DECOMPRESSED_DEFAULT,
     # -- internal topics (kafka-dump-log.sh's decoders; each implies --print-data-log) --
     offsets_decoder: Annotated[bool, typer.Option(
         "--offsets-decoder", help="Decode records as __consumer_offsets data.")] = False,
@@ -112,7 +119,8 @@ def dump_segment(
         max_bytes=max_bytes, decoder=decoder,
         max_message_size=max_message_size, skip_record_metadata=skip_record_metadata,
         index_sanity_check=index_sanity_check, verify_index_only=verify_index_only,
-        start_offset=start_offset, end_offset=end_offset)
+        start_offset=start_offset, end_offset=end_offset,
+        max_decompressed_bytes=max_decompressed_bytes)
     invalid: list[dict] = []
     bad_crc: dict[str, list[int]] = {}
     errors: list[dict] = []

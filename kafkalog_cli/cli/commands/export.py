@@ -10,7 +10,15 @@ from typing import Annotated
 import typer
 
 from ..app import app
-from ..options import IsolationLevel, Output, OutputOpt, Paths, resolve_output
+from ..options import (
+    MAX_DECOMPRESSED_DEFAULT,
+    IsolationLevel,
+    MaxDecompressedOpt,
+    Output,
+    OutputOpt,
+    Paths,
+    resolve_output,
+)
 
 
 class ExportFormat(str, Enum):
@@ -75,6 +83,7 @@ def export(
         "--overwrite", help="Replace --to when it exists.")] = False,
     verbose: VerboseOpt = False,
     output: OutputOpt = None,
+    max_decompressed_bytes: MaxDecompressedOpt = MAX_DECOMPRESSED_DEFAULT,
 ) -> None:
     """Export records of log directories to Parquet or JSON Lines, in hive-style
     directories topic=T/partition=P/ with the columns of Spark's Kafka source.
@@ -96,6 +105,7 @@ def export(
         "includeBatchMetadata": str(batch_metadata).lower(),
         "failOnDataLoss": str(fail_on_data_loss).lower(),
         "isolationLevel": isolation_level.value,
+        "maxDecompressedBytes": str(max_decompressed_bytes),
     }
     if topic:
         options["subscribe"] = ",".join(topic)

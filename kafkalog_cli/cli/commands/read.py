@@ -9,7 +9,13 @@ from typing import Annotated
 import typer
 
 from ..app import app
-from ..options import DataEncoding, IsolationLevel, Output
+from ..options import (
+    MAX_DECOMPRESSED_DEFAULT,
+    DataEncoding,
+    IsolationLevel,
+    MaxDecompressedOpt,
+    Output,
+)
 
 
 @app.command("read")
@@ -63,6 +69,7 @@ def read(
     ] = False,
     no_decode: Annotated[bool, typer.Option(
         "--no-decode", help="Print raw bytes, also for Kafka's internal topics.")] = False,
+    max_decompressed_bytes: MaxDecompressedOpt = MAX_DECOMPRESSED_DEFAULT,
 ) -> None:
     """Print a partition's records as a consumer receives them.
 
@@ -75,9 +82,11 @@ def read(
     --transaction-log-decoder or --cluster-metadata-decoder forces a decoder whatever the
     topic's name.
 
-    Exit status: 0, 1 when a file could not be used (a log-start-offset-checkpoint that
-    does not parse is read as empty, as the broker resets it, and named on stderr), 2 for
-    usage errors, 3 for unreadable input.
+    Exit status: 0, 1 when something could not be used (a log-start-offset-checkpoint
+    that does not parse is read as empty, as the broker resets it; bytes after a
+    segment's last whole batch that the read reached: one line each on stderr, after the
+    records), 2 for usage errors, 3 for unreadable input or a batch that does not
+    decode.
 
     \b
     Examples:
@@ -102,7 +111,7 @@ def read(
     res = run(path, topic=topic, partition=partition, offset=offset, timestamp=timestamp,
               from_beginning=from_beginning, max_records=max_records,
               isolation_level=isolation_level.value, decode=chosen[0] if chosen else "auto",
-              check_crcs=check_crcs)
+              check_crcs=check_crcs, max_decompressed_bytes=max_decompressed_bytes)
     try:
         if output is Output.json:
             render.write_json(res.records, encoding=data_encoding.value)
@@ -111,7 +120,10 @@ def read(
             sys.stderr.write(f"Processed a total of {n} messages\n")
     finally:
         res.close()
-    for problem in res.problems:
-        sys.stderr.write(problem + "\n")
     if res.problems:
+        from ...render.consoles import error
+
+        sys.stdout.flush()
+        for problem in res.problems:
+            error(problem)
         raise typer.Exit(1)
