@@ -221,12 +221,12 @@ CASES = [
     # validateKey (RecordValidationException: recordErrors, errorMessage)
     Case("keyless-on-compacted",
          lambda now: batch([record(0), record(1, key=None)], now), "INVALID_RECORD",
-         "InvalidRecordError", r"Compacted topic cannot accept message without key",
+         "RejectedRecordError", r"Compacted topic cannot accept message without key",
          configs={"cleanup.policy": "compact"},
          record_errors=((1, _NO_KEY),)),
     Case("keyless-on-compacted-four",
          lambda now: batch([record(i, key=None) for i in range(4)], now), "INVALID_RECORD",
-         "InvalidRecordError", r"Compacted topic cannot accept message without key",
+         "RejectedRecordError", r"Compacted topic cannot accept message without key",
          configs={"cleanup.policy": "compact,delete"},
          record_errors=tuple((i, _NO_KEY) for i in range(4))),
 ]

@@ -69,9 +69,20 @@ class PartitionAudit:
         return not self.problems
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["ok"] = self.ok
-        return d
+        """The JSON object (docs/json.md, ``audit.json``: Kafka's camelCase names)."""
+        return {
+            "logDir": self.log_dir, "topic": self.topic, "partition": self.partition,
+            "partitionDir": self.directory, "segments": self.segments,
+            "batches": self.batches, "records": self.records, "bytes": self.bytes,
+            "firstOffset": self.first_offset, "lastOffset": self.last_offset,
+            "firstTimestamp": self.first_timestamp, "lastTimestamp": self.last_timestamp,
+            "maxTimestamp": self.max_timestamp, "codecs": self.codecs, "magics": self.magics,
+            "corruptBatches": self.corrupt_batches, "invalidBytes": self.invalid_bytes,
+            "indexProblems": self.index_problems, "indexWarnings": self.index_warnings,
+            "transactionalBatches": self.transactional_batches,
+            "controlBatches": self.control_batches, "controlRecords": self.control_records,
+            "problems": self.problems, "ok": self.ok,
+        }
 
 
 @dataclass
@@ -288,13 +299,11 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
 
 def _audit_group(group, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
                  ) -> list[dict]:
-    return [audit_partition(*item, max_decompressed_bytes=max_decompressed_bytes).to_dict()
+    return [asdict(audit_partition(*item, max_decompressed_bytes=max_decompressed_bytes))
             for item in group]
 
 
 def _from_dict(d: dict) -> PartitionAudit:
-    d = dict(d)
-    d.pop("ok", None)
     return PartitionAudit(**d)
 
 
@@ -311,11 +320,12 @@ def pack_by_bytes(items: list, sizes: list[int], n: int) -> list[list]:
 
 
 def audit(paths, *, engine: str = "auto", master: str | None = None,
-          verbose: bool = False,
+          verbose: bool = False, progress=None,
           max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> AuditResult:
     """Audit every partition under ``paths`` (log directories, partition directories or
     globs), sorted by topic, partition and directory. A batch whose records decompress
-    to more than ``max_decompressed_bytes`` is counted as corrupt.
+    to more than ``max_decompressed_bytes`` is counted as corrupt. ``progress(done_bytes,
+    total_bytes)``, if given, is called after each partition the local engine audits.
 
     Raises:
         NotAKafkaFileError / UnreadableError: a path is not Kafka-like or unreadable.
@@ -330,8 +340,13 @@ def audit(paths, *, engine: str = "auto", master: str | None = None,
     engine = choose_engine(engine, sum(pd.bytes for pd in parts), master)
     result = AuditResult(engine=engine)
     if engine == "local":
-        result.partitions = [audit_partition(*it, max_decompressed_bytes=max_decompressed_bytes)
-                             for it in items]
+        total, done = sum(pd.bytes for pd in parts), 0
+        for it, pd in zip(items, parts, strict=True):
+            result.partitions.append(
+                audit_partition(*it, max_decompressed_bytes=max_decompressed_bytes))
+            done += pd.bytes
+            if progress is not None:
+                progress(done, total)
     else:
         from ..spark.session import get_session
 
@@ -365,15 +380,17 @@ def choose_engine(engine: str, total_bytes: int, master: str | None) -> str:
     return "local"
 
 
+#: The ``--report`` Parquet columns: the JSON object's keys (timestamps as Parquet
+#: timestamps, ms, UTC, as Spark's timestamp type).
 REPORT_COLUMNS = [
-    ("log_dir", "string"), ("topic", "string"), ("partition", "int32"),
-    ("directory", "string"), ("segments", "int32"), ("batches", "int64"),
-    ("records", "int64"), ("bytes", "int64"), ("first_offset", "int64"),
-    ("last_offset", "int64"), ("first_timestamp", "ts"), ("last_timestamp", "ts"),
-    ("max_timestamp", "ts"), ("codecs", "list"), ("magics", "intlist"),
-    ("corrupt_batches", "int64"), ("invalid_bytes", "int64"), ("index_problems", "int64"),
-    ("index_warnings", "int64"), ("transactional_batches", "int64"),
-    ("control_batches", "int64"), ("control_records", "int64"), ("problems", "list"),
+    ("logDir", "string"), ("topic", "string"), ("partition", "int32"),
+    ("partitionDir", "string"), ("segments", "int32"), ("batches", "int64"),
+    ("records", "int64"), ("bytes", "int64"), ("firstOffset", "int64"),
+    ("lastOffset", "int64"), ("firstTimestamp", "ts"), ("lastTimestamp", "ts"),
+    ("maxTimestamp", "ts"), ("codecs", "list"), ("magics", "intlist"),
+    ("corruptBatches", "int64"), ("invalidBytes", "int64"), ("indexProblems", "int64"),
+    ("indexWarnings", "int64"), ("transactionalBatches", "int64"),
+    ("controlBatches", "int64"), ("controlRecords", "int64"), ("problems", "list"),
     ("ok", "bool"),
 ]
 

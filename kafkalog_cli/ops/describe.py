@@ -45,7 +45,6 @@ from ..constants import (
     LOG_FILE_SUFFIX,
     LOG_START_OFFSET_CHECKPOINT,
     MAGIC_V2,
-    META_PROPERTIES_FILE_NAME,
     NO_TIMESTAMP,
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
     RECOVERY_POINT_CHECKPOINT,
@@ -67,14 +66,20 @@ from ..storage.dir_files import (
     read_quorum_state,
 )
 from ..storage.files import (
+    LOG_DIR,
+    PARTITION,
     TopicPartition,
+    classify_dir,
+    find_log_dirs,
     is_segment_file_name,
     is_snapshot_checkpoint_name,
     parse_partition_dir_name,
+    partition_log_bytes,
 )
 from ..storage.lock import is_locked
 from ..storage.segment import open_view, release_view
 from .paths import check_exists
+from .paths import partition_dirs as list_partition_dirs
 
 _PARTITION_DIR_STATES = ("delete", "future", "stray")
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
@@ -144,7 +149,7 @@ class PartitionInfo:
 
     def to_dict(self) -> dict:
         return {
-            "partition": self.partition, "path": self.path, "state": self.state,
+            "partition": self.partition, "partitionDir": self.path, "state": self.state,
             "topicId": self.topic_id, "segments": self.segments, "bytes": self.bytes,
             "batches": self.batches, "records": self.records,
             "controlBatches": self.control_batches,
@@ -198,7 +203,7 @@ class LogDirInfo:
 
     def to_dict(self) -> dict:
         return {
-            "path": self.path, "clusterId": self.cluster_id, "nodeId": self.node_id,
+            "logDir": self.path, "clusterId": self.cluster_id, "nodeId": self.node_id,
             "directoryId": self.directory_id, "metaVersion": self.meta_version,
             "cleanShutdown": self.clean_shutdown, "brokerEpoch": self.broker_epoch,
             "locked": self.locked, "errors": self.errors,
@@ -459,10 +464,10 @@ def _checkpoint(log_dir: Path, name: str, errors: list[str]) -> dict:
         return {}
 
 
-def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDirInfo:
+def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None, *,
+                     advance=None) -> LogDirInfo:
     """Summarise a log directory (all its partition directories, or only
-    ``partition_dirs``)."""
-    from .paths import partition_dirs as list_partition_dirs
+    ``partition_dirs``); ``advance(bytes)``, if given, after each partition."""
 
     d = Path(log_dir)
     info = LogDirInfo(path=str(d))
@@ -493,6 +498,8 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDi
     for p in parts:
         pi = describe_partition(p, log_start_checkpoint=lso, recovery_checkpoint=rp,
                                 replication_checkpoint=hw, cleaner_checkpoint=cl)
+        if advance is not None:
+            advance(pi.bytes)
         pi.errors[:0] = errs
         topics.setdefault(pi.topic, TopicInfo(pi.topic)).partitions.append(pi)
     info.errors = errs
@@ -502,55 +509,10 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDi
     return info
 
 
-def _has_segments(names: list[str]) -> bool:
-    return any(is_segment_file_name(n) for n in names)
-
-
-def classify(path) -> str:
-    """``"partition"``, ``"log_dir"`` or ``"other"`` for a directory, by its contents: a
-    directory holding segment files is a partition directory (whatever its name: log
-    directories like ``kafka-logs-2`` parse as partition names), one holding
-    ``meta.properties`` or ``<topic>-<partition>`` directories is a log directory."""
-    p = Path(path)
-    try:
-        names = os.listdir(p)
-    except OSError:
-        return "other"
-    if _has_segments(names):
-        return "partition"
-    if META_PROPERTIES_FILE_NAME in names:
-        return "log_dir"
-    for n in names:
-        if parse_partition_dir_name(n) is not None and (p / n).is_dir():
-            try:
-                if _has_segments(os.listdir(p / n)) or not os.listdir(p / n):
-                    return "log_dir"
-            except OSError:
-                continue
-    if parse_partition_dir_name(p.name) is not None and any(
-            n in (LEADER_EPOCH_CHECKPOINT, "partition.metadata") for n in names):
-        return "partition"
-    return "other"
-
-
-def find_log_dirs(root) -> list[Path]:
-    """Log directories under ``root`` (``root`` itself when it is one), sorted."""
-    out = []
-    for dirpath, dirnames, _ in os.walk(root):
-        kind = classify(dirpath)
-        if kind == "log_dir":
-            out.append(Path(dirpath))
-            dirnames[:] = []
-        elif kind == "partition":
-            dirnames[:] = []
-        else:
-            dirnames.sort()
-    return sorted(out)
-
-
-def describe(paths) -> DescribeResult:
+def describe(paths, *, progress=None) -> DescribeResult:
     """Describe each path: a log directory, a partition directory (described within its
     parent log directory), or a directory holding log directories (searched recursively).
+    ``progress(done_bytes, total_bytes)``, if given, is called after each partition.
 
     Raises:
         UnreadableError: a path is missing or unreadable.
@@ -562,15 +524,15 @@ def describe(paths) -> DescribeResult:
         p = check_exists(raw)
         if not p.is_dir():
             raise NotAKafkaFileError("not a log directory or partition directory", file=p)
-        kind = classify(p)
-        if kind == "partition":
+        kind = classify_dir(p)
+        if kind == PARTITION:
             parent = p.parent
             if parent in groups and groups[parent] is None:
                 continue
             lst = groups.setdefault(parent, [])
             if p not in lst:
                 lst.append(p)
-        elif kind == "log_dir":
+        elif kind == LOG_DIR:
             groups[p] = None
         else:
             found = find_log_dirs(p)
@@ -580,6 +542,17 @@ def describe(paths) -> DescribeResult:
                     "directories with segments)", file=p)
             for ld in found:
                 groups[ld] = None
+    advance = None
+    if progress is not None:
+        total = sum(partition_log_bytes(p) for ld, parts in groups.items()
+                    for p in (parts if parts is not None else list_partition_dirs(ld)))
+        done = 0
+
+        def advance(n: int) -> None:
+            nonlocal done
+            done += n
+            progress(done, total)
+
     for ld, parts in groups.items():
-        result.log_dirs.append(describe_log_dir(ld, parts))
+        result.log_dirs.append(describe_log_dir(ld, parts, advance=advance))
     return result

@@ -3,7 +3,10 @@
 
 :func:`dump` yields plain events (dicts) in file order; the renderers in
 :mod:`kafkalog_cli.render.dump` turn them into the Kafka tool's exact text lines, JSON
-Lines, or a rich view. Keys follow the Kafka tool's names. Event types:
+Lines, or a rich view. Keys follow the Kafka tool's names; the JSON objects
+(:func:`kafkalog_cli.render.dump.json_event`, docs/json.md) spell the types in camelCase
+(``invalid_bytes`` -> ``invalidBytes``, ...) and a record's ``payload`` as ``value``, the
+vocabulary of every command's JSON. Event types:
 
 * ``file``: ``{"type":"file","file":F,"kind":"log|index|timeindex|snapshot|
   producer_snapshot|txnindex|unknown","startOffset":N}`` (``Dumping F`` / ``Log starting
@@ -53,7 +56,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..constants import (
@@ -605,3 +608,42 @@ def _dump_segments(path: Path, opts: DumpOptions) -> Iterator[dict]:
         finally:
             seg.close()
 
+
+
+@dataclass
+class DumpFindings:
+    """What a dump found wrong, collected from its events as they pass
+    (:meth:`watch`): ``invalid`` the ``invalid_bytes`` events (bytes after the last
+    whole batch), ``bad_crc`` the positions of batches failing their CRC check by file,
+    ``errors`` the diagnostics of corrupt data where Kafka's tool throws (``"error":
+    True``: records that do not decode, an index failing the sanity check, a
+    ``.txnindex`` entry of an unknown version). Index-vs-log mismatches and
+    non-consecutive offsets are not findings, as in Kafka's tool.
+
+    ``ok``: nothing found. ``unreadable``: a ``.log`` holds no whole batch from its first
+    byte (not a readable Kafka log)."""
+
+    invalid: list = field(default_factory=list)
+    bad_crc: dict = field(default_factory=dict)
+    errors: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.invalid or self.bad_crc or self.errors)
+
+    @property
+    def unreadable(self) -> bool:
+        return any(ev["position"] == 0 for ev in self.invalid)
+
+    def watch(self, events: Iterator[dict]) -> Iterator[dict]:
+        """Pass ``events`` through, collecting the findings."""
+        for ev in events:
+            t = ev["type"]
+            if t == "batch":
+                if not ev["isValid"]:
+                    self.bad_crc.setdefault(ev["file"], []).append(ev["position"])
+            elif t == "invalid_bytes":
+                self.invalid.append(ev)
+            elif t == "diagnostic" and ev.get("error"):
+                self.errors.append(ev)
+            yield ev

@@ -103,8 +103,10 @@ class ConsumerRecord:
     decoded: Any = None
 
     def to_dict(self, encoding: str = "utf8") -> dict:
-        """The JSON object of ``read -o json`` (bytes as dump-segment's JSON encodes them:
-        utf8 with a base64 fallback named in ``keyEncoding``/``valueEncoding``). A decoded
+        """The JSON object of ``read -o json`` (docs/json.md, ``consumer-record.json``;
+        bytes as dump-segment's JSON encodes them: a field that is not UTF-8 text is
+        named in ``keyEncoding``/``valueEncoding`` (a header's ``valueEncoding``), so the
+        object is ``produce --format jsonl`` input that writes the same bytes). A decoded
         record has its key and value as the decoders' JSON objects instead (null for a
         missing key or a tombstone), ``keyType`` and, when something stayed raw,
         ``decodeWarnings``."""
@@ -122,16 +124,16 @@ class ConsumerRecord:
                 o["decodeWarnings"] = list(d.warnings)
         else:
             for name, data in (("key", self.key), ("value", self.value)):
-                text, fallback = encode_bytes(data, encoding)
+                text, label = encode_bytes(data, encoding)
                 o[name] = text
-                if fallback:
-                    o[name + "Encoding"] = fallback
+                if label:
+                    o[name + "Encoding"] = label
         hs = []
         for k, v in self.headers:
-            text, fallback = encode_bytes(v, encoding)
+            text, label = encode_bytes(v, encoding)
             h = {"key": k, "value": text}
-            if fallback:
-                h["valueEncoding"] = fallback
+            if label:
+                h["valueEncoding"] = label
             hs.append(h)
         o["headers"] = hs
         return o
@@ -149,13 +151,12 @@ def open_partition(path, topic: str | None = None, partition: int | None = None)
             partition directory's name.
         NotAKafkaFileError / UnreadableError: no such partition directory.
     """
-    from .describe import classify
-    from .paths import partition_dirs
+    from ..storage.files import PARTITION, classify_dir, partition_dirs_of
 
     p = check_exists(path)
     if p.is_file():
         raise NotAKafkaFileError("expected a log directory or a partition directory", file=p)
-    if classify(p) == "partition":
+    if classify_dir(p) == PARTITION:
         tp = parse_partition_dir_name(p.name)
         if tp is not None:
             if topic is not None and topic != tp.topic:
@@ -169,7 +170,7 @@ def open_partition(path, topic: str | None = None, partition: int | None = None)
         raise InvalidArgumentError(
             f"{p} is a log directory: name the partition with --topic and --partition")
     if partition is None:
-        parts = [d for d in partition_dirs(p)
+        parts = [d for d in partition_dirs_of(p)
                  if (tp := parse_partition_dir_name(d.name)) is not None and tp.topic == topic
                  and "." not in d.name[len(topic):]]
         if len(parts) != 1:

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..constants import INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX
@@ -74,6 +74,10 @@ class Finding:
     entry: int | None = None
     position: int | None = None
     bytes: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"file": self.file, "kind": self.kind, "message": self.message,
+                "entry": self.entry}
 
 
 @dataclass
@@ -108,9 +112,13 @@ class SegmentVerdict:
         return not self.problems
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["ok"] = self.ok
-        return d
+        """The JSON object (docs/json.md, ``verify-index.json``)."""
+        return {"file": self.log, "baseOffset": self.base_offset, "batches": self.batches,
+                "indexEntries": self.index_entries,
+                "timeIndexEntries": self.time_index_entries,
+                "preallocatedSlots": self.preallocated_slots, "layouts": self.layouts,
+                "problems": [f.to_dict() for f in self.problems],
+                "warnings": [f.to_dict() for f in self.warnings], "ok": self.ok}
 
 
 @dataclass
@@ -382,16 +390,20 @@ def _verify_time_index(segment: LogSegment, log: _LogMap | None, v: SegmentVerdi
 
 
 def verify_index(paths, *, check_offset_index: bool = True,
-                 check_time_index: bool = True) -> VerifyResult:
+                 check_time_index: bool = True, progress=None) -> VerifyResult:
     """Verify every segment under ``paths`` (index files, segments, partition directories
-    or log directories).
+    or log directories). ``progress(done_bytes, total_bytes)``, if given, is called after
+    each segment (bytes of ``.log`` files).
 
     Raises:
         NotAKafkaFileError / UnreadableError: a path is not a Kafka file or directory, or
             cannot be read.
     """
     result = VerifyResult()
-    for seg, only in resolve_segments(paths):
+    segments = list(resolve_segments(paths))
+    sizes = [_log_size(seg) for seg, _ in segments]
+    total, done = sum(sizes), 0
+    for (seg, only), size in zip(segments, sizes, strict=True):
         oi = check_offset_index and (only is None or only == INDEX_FILE_SUFFIX)
         ti = check_time_index and (only is None or only == TIME_INDEX_FILE_SUFFIX)
         try:
@@ -400,4 +412,14 @@ def verify_index(paths, *, check_offset_index: bool = True,
                                                   check_txn_index=only is None))
         finally:
             seg.close()
+        done += size
+        if progress is not None:
+            progress(done, total)
     return result
+
+
+def _log_size(seg: LogSegment) -> int:
+    try:
+        return seg.log_path.stat().st_size
+    except OSError:
+        return 0

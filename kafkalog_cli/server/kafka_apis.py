@@ -39,7 +39,7 @@ from . import reads
 from .catalog import LogDirCatalog, Topic, is_internal
 from .groups import MAX_METADATA_SIZE, GroupCoordinator
 from .metrics import BrokerTopicStats
-from .storage_adapter import AppendError
+from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE, AppendError
 from .workers import WorkerPool
 
 log = logging.getLogger("kafkalog.serve")
@@ -79,6 +79,8 @@ class ServerOptions:
     node_id: int = 0
     auto_create_topics: bool = False
     num_partitions: int = 1
+    #: serve without writing a byte: writes get READ_ONLY_ERROR (see storage_adapter)
+    read_only: bool = False
 
 
 def _partition_error(index: int, error: Errors) -> dict:
@@ -197,6 +199,7 @@ class KafkaApis:
                         error = Errors.INVALID_TOPIC_EXCEPTION
                     else:
                         if allow_auto and self.options.auto_create_topics and \
+                                not self.options.read_only and \
                                 not is_internal(name) and not self._collides(name):
                             # created synchronously: answered at once instead of
                             # LEADER_NOT_AVAILABLE and a retry
@@ -247,7 +250,8 @@ class KafkaApis:
             # ApiError.fromThrowable leaves out a message equal to the error's default one
             return self._produce_error_response(req, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         slots: dict[tuple[str, int], dict] = {}  # response entries, first-seen order
-        missing: dict[tuple[str, int], Errors] = {}  # nonExistingTopicResponses (or offline)
+        missing: dict[tuple[str, int], Errors] = {}  # unauthorizedTopicResponses (--read-only),
+        # nonExistingTopicResponses (or offline)
         invalid: dict[tuple[str, int], Errors] = {}  # invalidRequestResponses
         authorized: dict[tuple[str, int], tuple] = {}  # authorizedRequestInfo
         for td in body["topicData"]:
@@ -256,6 +260,9 @@ class KafkaApis:
                 idx = pd["index"]
                 tp = (name, idx)
                 slots.setdefault(tp, {"index": idx})
+                if self.options.read_only:  # no WRITE on any topic: nothing is validated
+                    missing[tp] = READ_ONLY_ERROR
+                    continue
                 part = self.catalog.partition(name, idx)
                 if part is None:
                     missing[tp] = self.catalog.partition_error(name, idx)
@@ -512,6 +519,12 @@ class KafkaApis:
     # -- InitProducerId -----------------------------------------------------------------
 
     def handle_init_producer_id(self, req: Request) -> Reply:
+        if self.options.read_only and req.body["transactionalId"] is None:
+            # an idempotent producer writes: as a broker answers a client without the
+            # IdempotentWrite / Write permission
+            return Reply({"throttleTimeMs": 0,
+                          "errorCode": int(Errors.CLUSTER_AUTHORIZATION_FAILED),
+                          "producerId": -1, "producerEpoch": -1})
         if req.body["transactionalId"] is not None:
             # no transaction coordinator here: this node is not one
             return Reply({"throttleTimeMs": 0, "errorCode": int(Errors.NOT_COORDINATOR),
@@ -533,6 +546,8 @@ class KafkaApis:
                    "numPartitions": -1, "replicationFactor": -1, "configs": []}
             results.append(res)
             error, message, overrides = self._check_create(t, names)
+            if error is Errors.NONE and self.options.read_only:
+                error, message = READ_ONLY_ERROR, READ_ONLY_MESSAGE
             if error is not Errors.NONE:
                 res["errorCode"], res["errorMessage"] = int(error), message
                 continue
@@ -614,6 +629,9 @@ class KafkaApis:
                     res["errorMessage"] = "This server does not host this topic-partition."
                     continue
             res["name"], res["topicId"] = t.name, t.topic_id
+            if self.options.read_only:
+                res["errorCode"], res["errorMessage"] = int(READ_ONLY_ERROR), READ_ONLY_MESSAGE
+                continue
             self.catalog.delete_topic(t)
             log.info("deleted topic %s", t.name)
         return Reply({"throttleTimeMs": 0, "responses": results})

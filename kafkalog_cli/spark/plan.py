@@ -39,6 +39,7 @@ from ..ops.paths import check_exists, partition_dirs
 from ..storage.checkpoints import read_offset_checkpoint
 from ..storage.files import (
     TopicPartition,
+    find_partition_dirs,
     is_live_partition_dir_name,
     is_segment_file_name,
     parse_partition_dir_name,
@@ -355,8 +356,10 @@ def _segments_of(directory: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 def discover(paths) -> list[PartitionDir]:
-    """Partition directories under ``paths`` (log directories, partition directories or
-    globs of either), sorted by topic, partition, then path.
+    """Partition directories under ``paths`` (log directories, partition directories,
+    directories holding log directories, or globs of them; the rule of
+    :func:`~kafkalog_cli.storage.files.find_partition_dirs`, live partitions only),
+    sorted by topic, partition, then path.
 
     Raises:
         UnreadableError: a path is missing or unreadable.
@@ -379,27 +382,18 @@ def discover(paths) -> list[PartitionDir]:
             if not p.is_dir():
                 raise NotAKafkaFileError("not a directory (give a log directory or a "
                                          "partition directory)", file=p)
-            tp = parse_partition_dir_name(p.name)
-            if tp is not None:
-                bases, sizes = _segments_of(p)
-                if bases or not partition_dirs(p):
-                    found[str(p)] = PartitionDir(tp.topic, tp.partition, str(p),
-                                                 str(p.parent), bases, sizes)
-                    continue
             # Kafka's LocalLog names a partition being deleted, a future replica being
             # copied from another log dir, and a stray one <topic>-<n>.<uuid>-delete /
             # -future / -stray; consumers read none of them (the broker serves only the
             # live <topic>-<n>), so a log directory's listing leaves them out. A path
             # naming one explicitly is still read.
-            parts = partition_dirs(p, live_only=True)
-            if not parts:
-                raise NotAKafkaFileError(
-                    "not a partition directory or log directory (no <topic>-<partition> "
-                    "directories)", file=p)
-            for d in parts:
+            for log_dir, d in find_partition_dirs(p, live_only=True):
                 tp = parse_partition_dir_name(d.name)
+                if tp is None:
+                    raise NotAKafkaFileError("a partition directory's name must be "
+                                             "<topic>-<partition>", file=d)
                 bases, sizes = _segments_of(d)
-                found[str(d)] = PartitionDir(tp.topic, tp.partition, str(d), str(p),
+                found[str(d)] = PartitionDir(tp.topic, tp.partition, str(d), str(log_dir),
                                              bases, sizes)
     return sorted(found.values(), key=lambda d: (d.topic, d.partition, d.directory))
 
@@ -450,7 +444,7 @@ def _check_log_start(pd: PartitionDir, start: int, opts: ReadOptions) -> int:
     if opts.fail_on_data_loss:
         raise DataLossError(msg, file=pd.directory)
     log.warning("kafkalog: %s (failOnDataLoss=false: reading from %d)", msg, first)
-    opts.plan_losses.append({"file": pd.directory, "position": None, "bytes": 0,
+    opts.plan_losses.append({"partitionDir": pd.directory, "position": None, "bytes": 0,
                              "offsets": first - start, "error": msg})
     return first
 

@@ -206,7 +206,7 @@ class UnifiedLog(Log):
         if bases:
             prev_last = None
             if len(bases) > 1:
-                prev_last = _last_offset_of(ro.segments[-2])
+                prev_last = last_offset_of(ro.segments[-2])
             active = WritableLogSegment.open_for_append(
                 d, bases[-1], config, clock, roll_jitter_ms=jitter, fsync=fsync,
                 previous_last_offset=prev_last)
@@ -486,7 +486,9 @@ def _name_topic_partition(exc: InvalidRecordError, tp) -> None:
     exc.record_errors = tuple((i, f"{m} {tp}" if m == _NO_KEY_MSG else m) for i, m in errors)
 
 
-def _last_offset_of(segment: LogSegment) -> int | None:
+def last_offset_of(segment: LogSegment) -> int | None:
+    """The last offset of the segment's last whole batch (None when it holds none),
+    reading every batch header; the segment's files are released after."""
     last = None
     for b in segment.records().batches():
         last = b.last_offset

@@ -29,7 +29,7 @@ from ..constants import (
     NO_SEQUENCE,
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
 )
-from ..errors import KafkalogError, TransactionCoordinatorFencedError
+from ..errors import RefusedError, TransactionCoordinatorFencedError
 from ..schema.producer_snapshot import ProducerStateEntry as SnapshotEntry
 from ..schema.producer_snapshot import build_snapshot, parse_snapshot
 from .checkpoints import write_atomically
@@ -38,10 +38,8 @@ from .files import filename_prefix_from_offset
 NUM_BATCHES_TO_RETAIN = 5
 
 
-class ProducerStateError(KafkalogError):
+class ProducerStateError(RefusedError):
     """An append the producer state rejects."""
-
-    exit_code = 1
 
 
 class OutOfOrderSequenceError(ProducerStateError):

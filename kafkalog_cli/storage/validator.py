@@ -71,7 +71,7 @@ from ..constants import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
-from ..errors import CrcMismatchError, DecompressedSizeError, InvalidRecordError
+from ..errors import CrcMismatchError, DecompressedSizeError, InvalidRecordError, RefusedError
 from ..format.records import HEADER, RecordBatch
 from .config import LogConfig
 
@@ -85,22 +85,21 @@ CLIENT = "client"
 COORDINATOR = "coordinator"
 
 
-class RecordTooLargeError(InvalidRecordError):
-    """A batch larger than max.message.bytes (RecordTooLargeException)."""
-
-    exit_code = 1  # refused: the records were not appended (not unreadable input)
+class RecordTooLargeError(InvalidRecordError, RefusedError):
+    """A batch larger than max.message.bytes (RecordTooLargeException): not appended."""
 
 
-class RecordBatchTooLargeError(InvalidRecordError):
-    """An append larger than segment.bytes (RecordBatchTooLargeException)."""
-
-    exit_code = 1  # refused: the records were not appended (not unreadable input)
+class RecordBatchTooLargeError(InvalidRecordError, RefusedError):
+    """An append larger than segment.bytes (RecordBatchTooLargeException): not appended."""
 
 
-class InvalidTimestampError(InvalidRecordError):
-    """A timestamp the topic does not accept (Errors.INVALID_TIMESTAMP)."""
+class InvalidTimestampError(InvalidRecordError, RefusedError):
+    """A timestamp the topic does not accept (Errors.INVALID_TIMESTAMP): not appended."""
 
-    exit_code = 1  # refused: the records were not appended (not unreadable input)
+
+class RejectedRecordError(InvalidRecordError, RefusedError):
+    """Records an append refuses (LogValidator.processRecordErrors' InvalidRecordException,
+    e.g. a compacted topic's record without a key): not appended."""
 
 
 @dataclass(frozen=True)
@@ -384,7 +383,7 @@ def _check_records(decoded, offset: int, now: int, before: int, after: int, *,
     with the LogAppendTime attribute (``lat_batch``; ``decoded`` then holds its
     maxTimestamp as every record's timestamp) is refused. When any record has a
     timestamp error, raise :class:`InvalidTimestampError` for the first of them, else
-    :class:`~kafkalog_cli.errors.InvalidRecordError`; either way ``record_errors`` lists
+    :class:`RejectedRecordError`; either way ``record_errors`` lists
     every offending record, key and timestamp errors together (the record's offset in the
     batch as sent, as Kafka's message shows it)."""
     first_ts = None
@@ -417,4 +416,4 @@ def _check_records(decoded, offset: int, now: int, before: int, after: int, *,
     # processRecordErrors: InvalidTimestampException if any record's error is one
     if first_ts is not None:
         raise _with_record_errors(InvalidTimestampError(first_ts), errors)
-    raise _with_record_errors(InvalidRecordError(_NO_KEY_MSG), errors)
+    raise _with_record_errors(RejectedRecordError(_NO_KEY_MSG), errors)

@@ -88,7 +88,7 @@ def test_share_state_of_kafkas_december_2024_layout(cli, tmp_path):
     r = cli("dump-segment", str(log), "--print-data-log", "-o", "json")
     (rec,) = json_records(r.stdout)
     assert "decodeWarnings" not in rec
-    assert rec["payload"] == {"version": "0", "data": {
+    assert rec["value"] == {"version": "0", "data": {
         "snapshotEpoch": 7, "stateEpoch": 1, "leaderEpoch": 2, "startOffset": 3,
         "stateBatches": [{"firstOffset": 0, "lastOffset": 4, "deliveryState": 2,
                           "deliveryCount": 1}]}}
@@ -106,7 +106,7 @@ def test_tombstones_are_null_in_json_and_delete_in_kafka_text(cli, tmp_path):
     (rec,) = json_records(cli("dump-segment", str(log), "--print-data-log", "-o",
                               "json").stdout)
     assert rec["key"] == {"type": "3", "data": {"groupId": "group"}}
-    assert rec["payload"] is None and rec["valueSize"] == -1
+    assert rec["value"] is None and rec["valueSize"] == -1
     assert "decodeWarnings" not in rec
 
 
@@ -209,13 +209,13 @@ def test_remote_log_metadata_as_kafka_prints_it(cli, tmp_path):
     ]
     recs = json_records(cli("dump-segment", str(log), "--print-data-log", "-o", "json").stdout)
     assert recs[0]["key"] is None
-    assert recs[0]["payload"]["type"] == "REMOTE_LOG_SEGMENT_METADATA_RECORD"
-    assert recs[0]["payload"]["data"]["segmentLeaderEpochs"] == [
+    assert recs[0]["value"]["type"] == "REMOTE_LOG_SEGMENT_METADATA_RECORD"
+    assert recs[0]["value"]["data"]["segmentLeaderEpochs"] == [
         {"leaderEpoch": 0, "offset": 0}, {"leaderEpoch": 2, "offset": 50}]
-    assert recs[0]["payload"]["data"]["customMetadata"] == base64.b64encode(b"abc").decode()
+    assert recs[0]["value"]["data"]["customMetadata"] == base64.b64encode(b"abc").decode()
     assert "decodeWarnings" not in recs[0]
     assert recs[3]["decodeFailure"] == "Error at offset 3, skipping. state can not be null"
-    assert recs[7]["payload"] == {"raw": base64.b64encode(b"\x01\x09\x00").decode()}
+    assert recs[7]["value"] == {"raw": base64.b64encode(b"\x01\x09\x00").decode()}
 
 
 # -- --key-decoder-class / --value-decoder-class --------------------------------------------------------
@@ -281,7 +281,7 @@ def test_classic_member_subscription_decoded_in_json_only(cli, tmp_path):
     (rec,) = json_records(cli("dump-segment", str(log), "--print-data-log", "-o",
                               "json").stdout)
     sub_b64 = base64.b64encode(subscription).decode()
-    assert rec["payload"]["data"]["classicMemberMetadata"] == {
+    assert rec["value"]["data"]["classicMemberMetadata"] == {
         "sessionTimeoutMs": 45000, "supportedProtocols": [
             {"name": "range", "metadata": sub_b64,
              "subscription": {"topics": ["orders"], "userData": None}},

@@ -143,8 +143,9 @@ def test_to_dict_shape(fixtures_root, tmp_path):
     d = verify_index([tmp_path / "x-0"]).to_dict()
     assert d["ok"] is False
     (seg,) = d["segments"]
-    assert set(seg) >= {"log", "base_offset", "batches", "index_entries", "time_index_entries",
-                        "problems", "warnings", "ok", "layouts", "preallocated_slots"}
+    # docs/json.md's vocabulary (camelCase; "file" for a file path)
+    assert set(seg) == {"file", "baseOffset", "batches", "indexEntries", "timeIndexEntries",
+                        "problems", "warnings", "ok", "layouts", "preallocatedSlots"}
     assert {"file", "kind", "message", "entry"} <= set(seg["problems"][0])
 
 

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
-import typer
-
 from ..app import app
-from ..options import Output, OutputOpt, Paths, resolve_output
+from ..options import OutputOpt, Paths
+from ..output import emit, finish
 
 
 @app.command("verify-index")
@@ -23,21 +20,11 @@ def verify_index(paths: Paths, output: OutputOpt = None) -> None:
       kafkalog verify-index /var/lib/kafka/data
     """
     from ...ops.verify import verify_index as run
-    from ...render.verify import render_verify
+    from ...render.progress import byte_progress
+    from ...render.verify import render_unreadable, render_verify
 
-    result = run(paths)
-    if resolve_output(output) is Output.json:
-        print(json.dumps(result.to_dict()))
-    else:
-        render_verify(result)
-    if result.unreadable:
-        from ...errors import KafkalogError
-        from ...ops.verify import NO_WHOLE_BATCH
-        from ...render.consoles import error
-
-        for seg in result.segments:
-            for p in seg.problems:
-                if p.kind == NO_WHOLE_BATCH:
-                    error(str(KafkalogError(p.message, file=p.file, position=p.position)))
-        raise typer.Exit(3)
-    raise typer.Exit(0 if result.ok else 1)
+    with byte_progress("verify-index") as advance:
+        result = run(paths, progress=advance)
+    emit(result, output, render_verify)
+    render_unreadable(result)
+    finish(result)
