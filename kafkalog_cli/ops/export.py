@@ -292,7 +292,7 @@ def json_lines(rb):
 
 # -- spark ---------------------------------------------------------------------------------
 
-def _export_spark(paths: list[str], out: Path, fmt: str, opts: dict, master, verbose
+def _export_spark(paths: list[str], out, fmt: str, opts: dict, master, verbose
                   ) -> ExportResult:
     from ..spark.executor import new_stats_accumulator
     from ..spark.rows import ReadStats
@@ -312,6 +312,8 @@ def _export_spark(paths: list[str], out: Path, fmt: str, opts: dict, master, ver
 
         # JSON Lines: epoch ms, as every kafkalog JSON (Parquet keeps the timestamp)
         df = df.withColumn("timestamp", F.unix_millis("timestamp"))
+    if isinstance(out, RemotePath):
+        _check_hadoop_filesystem(spark, out)
     w = df.write.mode("overwrite").partitionBy("topic", "partition")
     try:
         if fmt == "parquet":
@@ -330,6 +332,25 @@ def _export_spark(paths: list[str], out: Path, fmt: str, opts: dict, master, ver
     result.lost_offsets = stats.lost_offsets
     result.skipped = stats.skipped
     return result
+
+
+def _check_hadoop_filesystem(spark, out) -> None:
+    """Spark writes ``--to`` through Hadoop's FileSystem: refuse a scheme this Spark has
+    no implementation of, before the job runs.
+
+    Raises:
+        InvalidArgumentError: naming the scheme, the connector and ``--engine local``.
+    """
+    scheme = str(out).split(":", 1)[0].lower()
+    try:
+        spark._jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(
+            scheme, spark._jsc.hadoopConfiguration())
+    except Exception:  # noqa: BLE001 - py4j's error: no FileSystem for the scheme
+        raise InvalidArgumentError(
+            f"--to {out}: this Spark has no Hadoop filesystem for {scheme}:// (Spark writes "
+            "the output itself: add the connector, such as hadoop-aws with s3a://, the "
+            "GCS connector for gs://, hadoop-azure for abfs://; or use --engine local, "
+            "which writes through pyarrow)") from None
 
 
 def unwrap_spark_error(e: Exception) -> Exception:

@@ -527,9 +527,9 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                 if start < pos < end and _batch_ok(seg, pos):
                     start = pos
         # two passes over the headers rather than a list of every batch of the slice
-        dropped = _aborted_positions(s, seg, seg.records(start, end).batches()) \
-            if opts.read_committed else ()
-        fr = seg.records(start, end)
+        dropped = _aborted_positions(s, seg, seg.records(
+            start, end, whole_range=True).batches()) if opts.read_committed else ()
+        fr = seg.records(start, end, whole_range=True)
         limit = opts.max_decompressed_bytes
         topic, partition = s.topic, s.partition
         seg_base = s.base_offset

@@ -33,7 +33,7 @@ from ..errors import InvalidArgumentError, UnreadableError
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 #: schemes read through pyarrow.fs (``file://`` is a local path)
-REMOTE_SCHEMES = ("s3", "gs", "gcs", "abfs", "abfss", "hdfs", "viewfs")
+REMOTE_SCHEMES = ("s3", "s3a", "gs", "gcs", "abfs", "abfss", "hdfs", "viewfs")
 
 
 def is_uri(path) -> bool:
@@ -145,13 +145,15 @@ class RemotePath:
             raise InvalidArgumentError(
                 f"{uri}: reading URIs needs pyarrow; install it with: "
                 "pip install 'kafkalog[spark]'") from None
+        bare, _, query = uri.partition("?")
+        parts = urlsplit(bare)
         try:
-            # pyarrow (the AWS SDK, Google's and Azure's clients, libhdfs) reads the
-            # standard variables and files: AWS_ENDPOINT_URL, AWS_PROFILE, ~/.aws, ...
-            fs, inner = pafs.FileSystem.from_uri(uri)
+            # one filesystem per scheme, authority (an S3 bucket: its region) and options,
+            # made once per process: making one may cost a request (S3's region lookup)
+            fs = _filesystem(pafs, f"{parts.scheme.lower()}://{parts.netloc}", query)
         except (OSError, ValueError) as e:
             raise UnreadableError(_one_line(e), file=uri) from None
-        bare, _, query = uri.partition("?")
+        inner = _inner_path(parts)
         bare = bare.rstrip("/")
         root = bare[:len(bare) - len(inner.rstrip("/"))] if bare.endswith(
             inner.rstrip("/")) else bare.split("://", 1)[0] + "://"
@@ -175,7 +177,7 @@ class RemotePath:
         return str(self) < str(other)
 
     def __truediv__(self, name) -> RemotePath:
-        return RemotePath(self.fs, f"{self.path}/{os.fspath(name)}", self.root,
+        return RemotePath(self.fs, f"{self.path.rstrip('/')}/{os.fspath(name)}", self.root,
                           query=self.query)
 
     def joinpath(self, *names) -> RemotePath:
@@ -190,7 +192,11 @@ class RemotePath:
 
     @property
     def parent(self) -> RemotePath:
-        head = self.path.rsplit("/", 1)[0] if "/" in self.path.strip("/") else self.path
+        p = self.path
+        if "/" in p.strip("/"):
+            head = p.rsplit("/", 1)[0] or "/"
+        else:   # a bucket (its own parent) or a top-level HDFS directory (/x -> /)
+            head = "/" if p.startswith("/") else p
         return RemotePath(self.fs, head, self.root, query=self.query)
 
     @property
@@ -256,13 +262,16 @@ class RemotePath:
         ``stat``). Raises FileNotFoundError / NotADirectoryError / OSError as ``os``."""
         import pyarrow.fs as pafs
 
-        if not self.is_dir():
-            if self.exists():
-                raise NotADirectoryError(20, "Not a directory", str(self))
-            raise FileNotFoundError(2, "No such file or directory", str(self))
+        if self._info is not None and not self.is_dir():
+            raise NotADirectoryError(20, "Not a directory", str(self))
         try:
             infos = self.fs.get_file_info(pafs.FileSelector(self.path, recursive=False))
+        except FileNotFoundError:
+            raise FileNotFoundError(2, "No such file or directory", str(self)) from None
         except OSError as e:
+            self._info = None
+            if self.is_file():
+                raise NotADirectoryError(20, "Not a directory", str(self)) from None
             raise OSError(5, _one_line(e), str(self)) from None
         for info in sorted(infos, key=lambda i: i.path):
             yield RemotePath(self.fs, info.path, self.root, info, self.query)
@@ -287,6 +296,36 @@ class RemotePath:
 
     def read_text(self, encoding: str = "utf-8") -> str:
         return self.read_bytes().decode(encoding)
+
+
+_FILESYSTEMS: dict = {}
+
+
+def _filesystem(pafs, authority: str, query: str):
+    """The pyarrow filesystem of ``scheme://authority?query``, made on first use
+    (``FileSystem.from_uri``, which reads the standard variables and files:
+    ``AWS_ENDPOINT_URL``, ``AWS_PROFILE``, ``~/.aws``, ...)."""
+    key = (authority, query)
+    fs = _FILESYSTEMS.get(key)
+    if fs is None:
+        uri = authority + "/" + (f"?{query}" if query else "")
+        if uri[:6].lower() == "s3a://":
+            uri = "s3://" + uri[6:]
+        fs = _FILESYSTEMS[key] = pafs.FileSystem.from_uri(uri)[0]
+    return fs
+
+
+def _inner_path(parts) -> str:
+    """The path inside the filesystem, as ``FileSystem.from_uri`` gives it: with the
+    bucket or container for object stores, absolute for HDFS."""
+    scheme = parts.scheme.lower()
+    if scheme in ("hdfs", "viewfs"):
+        return parts.path or "/"
+    if scheme in ("abfs", "abfss"):
+        container = parts.netloc.split("@", 1)[0]
+        return (container + parts.path).rstrip("/") or container
+    bucket = parts.netloc.rsplit("@", 1)[-1]      # s3://key:secret@bucket/...
+    return (bucket + parts.path).rstrip("/") or bucket
 
 
 def _one_line(e: BaseException) -> str:

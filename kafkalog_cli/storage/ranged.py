@@ -12,10 +12,12 @@ the segment (page cache, reclaimable), and goes when the segment is closed.
 :class:`RangedRecords` is :class:`~kafkalog_cli.format.records.FileRecords` over such a
 file: it fetches a window, iterates the whole batches in it, then the next window from
 the first byte not yet consumed, growing the window (from :data:`FIRST_WINDOW` to
-:data:`MAX_WINDOW`) while the reading goes on, and to a batch's size when one batch is
-larger. A read of three records after an index seek costs one small request; an export
-of a 128 MiB slice, 128 MiB in 8 MiB requests. A batch size that runs past the end is
-never fetched: it is reported as a partial batch, as ``FileRecords`` reports it.
+:data:`MAX_WINDOW`; from the start for a reader of a whole range, ``whole_range``) while
+the reading goes on, and to a batch's size when one batch is larger; from the second window on, the next window is fetched on a thread while the
+current one is decoded. A read of three records after an index seek costs one small
+request; an export of a 128 MiB slice, 128 MiB in 8 MiB requests. A batch size that
+runs past the end is never fetched: it is reported as a partial batch, as
+``FileRecords`` reports it.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ REQUEST_BYTES = 8 << 20
 #: the first window of a sequential read, and the largest it grows to
 FIRST_WINDOW = 64 << 10
 MAX_WINDOW = 8 << 20
+#: the first window of a read of a whole range (its next one fetched on a thread at once)
+WHOLE_RANGE_WINDOW = 1 << 20
 
 _SIZE = struct.Struct(">i")
 
@@ -63,6 +67,8 @@ class RangedFile:
         self.requests = 0
         self.fetched = 0
         self._have: list[int] = []   # sorted bounds [a0, b0, a1, b1, ...] of held ranges
+        self._pool = None            # one thread fetching ahead (prefetch), made on use
+        self._pending = None
         self._tmp = tempfile.TemporaryFile(prefix="kafkalog-remote-")
         try:
             os.ftruncate(self._tmp.fileno(), self.size)
@@ -100,11 +106,37 @@ class RangedFile:
         h[i:j] = new
 
     def ensure(self, start: int, end: int) -> None:
-        """Fetch the bytes of ``[start, end)`` (clipped to the file) not fetched yet.
+        """Fetch the bytes of ``[start, end)`` (clipped to the file) not fetched yet
+        (after the fetch ahead, if one runs: one fetch at a time).
 
         Raises:
             UnreadableError: a request failed, or the file is shorter than it was.
         """
+        self._wait()
+        self._fetch(start, end)
+
+    def prefetch(self, start: int, end: int) -> None:
+        """Start fetching ``[start, end)`` on a thread while the caller decodes what it
+        has (a sequential read's next window); nothing if a fetch ahead already runs.
+        Its failure is not raised here: the :meth:`ensure` that needs the bytes fetches
+        them again, and raises."""
+        if self._pending is not None or not self.missing(max(0, start), min(end, self.size)):
+            return
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="kafkalog-prefetch")
+        self._pending = self._pool.submit(self._fetch, start, end)
+
+    def _wait(self) -> None:
+        if self._pending is not None:
+            try:
+                self._pending.result()
+            except Exception:  # noqa: BLE001 - ensure() fetches (and reports) again
+                pass
+            self._pending = None
+
+    def _fetch(self, start: int, end: int) -> None:
         start, end = max(0, start), min(end, self.size)
         if start >= end:
             return
@@ -129,16 +161,24 @@ class RangedFile:
             self._add(a, b)
 
     def whole(self) -> memoryview:
-        """:attr:`view` with every byte fetched."""
-        self.ensure(0, self.size)
+        """:attr:`view` with every byte fetched (two requests in flight)."""
+        for a in range(0, self.size, REQUEST_BYTES):
+            self.ensure(a, a + REQUEST_BYTES)
+            self.prefetch(a + REQUEST_BYTES, a + 2 * REQUEST_BYTES)
+        self._wait()
         return self.view
 
-    def records(self, start: int = 0, end: int | None = None, file=None) -> RangedRecords:
-        return RangedRecords(self, start, end, file)
+    def records(self, start: int = 0, end: int | None = None, file=None, *,
+                whole_range: bool = False) -> RangedRecords:
+        return RangedRecords(self, start, end, file, whole_range=whole_range)
 
     def close(self) -> None:
         """Release the remote handle and the temporary file (a view still referenced by
         batches stays readable until they are gone: the GC closes the map then)."""
+        if getattr(self, "_pool", None) is not None:
+            self._wait()
+            self._pool.shutdown()
+            self._pool = None
         if getattr(self, "_mm", None) is not None:
             self.view.release()
             try:
@@ -160,9 +200,10 @@ class RangedRecords:
     ``invalid_bytes``, with the bytes fetched window by window (see the module
     docstring)."""
 
-    __slots__ = ("rf", "view", "start", "end", "file", "valid_end", "stop_error")
+    __slots__ = ("rf", "view", "start", "end", "file", "valid_end", "stop_error", "whole_range")
 
-    def __init__(self, rf: RangedFile, start: int = 0, end: int | None = None, file=None):
+    def __init__(self, rf: RangedFile, start: int = 0, end: int | None = None, file=None, *,
+                 whole_range: bool = False):
         if start < 0:
             FileRecords(b"", start)   # raises as FileRecords does
         self.rf = rf
@@ -172,6 +213,9 @@ class RangedRecords:
         self.file = file
         self.valid_end = start
         self.stop_error = None
+        #: the caller reads the whole range (a Spark slice): larger windows from the
+        #: start, the next one fetched while one is decoded
+        self.whole_range = whole_range
 
     @property
     def invalid_bytes(self) -> int:
@@ -180,12 +224,21 @@ class RangedRecords:
     def batches(self):
         rf, view, end = self.rf, self.view, self.end
         pos = self.start
-        window = FIRST_WINDOW
+        # a whole range: the next window's fetch overlaps the decoding of this one from
+        # the start
+        window = WHOLE_RANGE_WINDOW if self.whole_range else FIRST_WINDOW
         fr = None
+        sequential = self.whole_range
         try:
             while pos < end:
                 wend = min(end, pos + window)
                 rf.ensure(pos, wend)
+                if sequential:
+                    # the read goes on past a window: fetch the next one while this one
+                    # is decoded (not after a first window: a seek that stops in it
+                    # fetches no more)
+                    rf.prefetch(wend, min(end, wend + min(window * 2, MAX_WINDOW)))
+                sequential = True
                 fr = FileRecords(view, pos, wend, file=self.file)
                 yield from fr.batches()
                 pos = fr.valid_end

@@ -143,26 +143,31 @@ class LogSegment:
         """Bytes in the .log."""
         if self._view is not None:
             return len(self._view)
-        if self._ranged is not None:
-            return self._ranged.size
+        if isinstance(self.log_path, RemotePath):
+            return self._ranged_file().size   # its open learnt the size: no second request
         try:
             return self.log_path.stat().st_size
         except OSError as e:
             raise UnreadableError(e.strerror or str(e), file=self.log_path) from e
 
-    def records(self, start: int = 0, end: int | None = None):
+    def records(self, start: int = 0, end: int | None = None, *, whole_range: bool = False):
         """The batches from byte ``start`` to ``end`` of the .log: a
         :class:`~kafkalog_cli.format.records.FileRecords` over the memory map, or, for a
         remote .log not fetched whole, a :class:`~kafkalog_cli.storage.ranged.RangedRecords`
         (the same batches, positions and ``valid_end``/``stop_error``) that fetches only
-        the ranges it goes through."""
+        the ranges it goes through: small windows first (a seek), unless ``whole_range``
+        says the caller reads all of ``[start, end)``."""
         if self._view is None and isinstance(self.log_path, RemotePath):
-            if self._ranged is None:
-                from .ranged import RangedFile
-
-                self._ranged = RangedFile(self.log_path)
-            return self._ranged.records(start, end, file=self.log_path)
+            return self._ranged_file().records(start, end, file=self.log_path,
+                                               whole_range=whole_range)
         return FileRecords(self.view, start, end, file=self.log_path)
+
+    def _ranged_file(self):
+        if self._ranged is None:
+            from .ranged import RangedFile
+
+            self._ranged = RangedFile(self.log_path)
+        return self._ranged
 
     # -- indexes --------------------------------------------------------------------------
 

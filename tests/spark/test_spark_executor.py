@@ -121,3 +121,20 @@ def test_relative_paths_are_resolved_when_planned(tmp_path, monkeypatch):
         str(REPO / "fixtures" / "logs" / "plain-0")]
     monkeypatch.chdir(tmp_path)
     assert KafkaLogWriter({"path": "out"}).log_dir == str(tmp_path / "out")
+
+
+@pytest.mark.spark
+def test_spark_pyspark_python_given_to_get_session_reaches_the_rdd_api(spark, monkeypatch,
+                                                                       tmp_path):
+    """pyspark's RDD API (audit's tasks) takes the executors' Python from PYSPARK_PYTHON
+    only (SparkContext.pythonExec), so a spark.pyspark.python given to get_session had no
+    effect on them: it now sets the variable, as spark-submit does."""
+    from kafkalog_cli.spark import get_session
+
+    monkeypatch.setenv("PYSPARK_PYTHON", "/nonexistent/python")
+    python = tmp_path / "python3"
+    python.symlink_to(sys.executable)
+    get_session("local[2]", conf={"spark.pyspark.python": str(python)})
+    import os
+
+    assert os.environ["PYSPARK_PYTHON"] == str(python)

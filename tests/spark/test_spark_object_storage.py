@@ -41,3 +41,17 @@ def test_export_spark_engine_counts_from_s3(spark, s3_server, log_dir_copy, tmp_
         a.rows, a.corrupt_batches, a.aborted_records, a.partitions)
     assert a.corrupt_batches == 1
     assert b.skipped[0]["file"] == f"{uri}/orders-2/{log.name}"
+
+
+def test_spark_engine_refuses_a_to_its_hadoop_cannot_write(spark, s3_server, log_dir,
+                                                           tmp_path):
+    """The Spark engine writes --to through Hadoop's FileSystem; pyspark's own jars have
+    none for s3:// (nor s3a:// without hadoop-aws): one line before the job runs, naming
+    the connector and --engine local."""
+    from kafkalog_cli.errors import InvalidArgumentError
+    from kafkalog_cli.ops.export import export
+
+    s3_server.filesystem().create_dir("spark-out")
+    with pytest.raises(InvalidArgumentError, match=r"no Hadoop filesystem for s3://.*"
+                                                   r"--engine local"):
+        export([str(log_dir / "orders-0")], "s3://spark-out/x", engine="spark")

@@ -70,28 +70,31 @@ def test_same_batches_as_the_whole_file(name, window, monkeypatch):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cut=st.integers(0, 4000), junk=st.binary(max_size=64), flip=st.integers(0, 3999),
-       window=st.sampled_from([18, 64, 333, 1024]), start=st.integers(0, 200))
+       window=st.sampled_from([18, 64, 333, 1024]), start=st.integers(0, 200),
+       whole=st.booleans())
 def test_hostile_bytes_end_where_file_records_ends(tmp_path_factory, cut, junk, flip,
-                                                   window, start):
+                                                   window, start, whole):
     """Truncated, overwritten or garbage-appended segments: RangedRecords stops exactly
-    where FileRecords over the whole buffer stops, with the same error."""
+    where FileRecords over the whole buffer stops, with the same error (also reading a
+    whole range, the next window fetched on a thread)."""
     data = bytearray(_batches(12, 250)[:cut] + junk)
     if data:
         data[flip % len(data)] ^= 0x5A
     d = tmp_path_factory.mktemp("h")
     path = d / "00000000000000000000.log"
     path.write_bytes(bytes(data))
-    old = ranged.FIRST_WINDOW
-    ranged.FIRST_WINDOW = window
+    old = ranged.FIRST_WINDOW, ranged.WHOLE_RANGE_WINDOW
+    ranged.FIRST_WINDOW = ranged.WHOLE_RANGE_WINDOW = window
     try:
         rf = ranged.RangedFile(remote(path))
         try:
             s = min(start, len(data))
-            assert _summary(rf.records(s)) == _summary(FileRecords(bytes(data), s))
+            got = _summary(rf.records(s, len(data), whole_range=whole))
+            assert got == _summary(FileRecords(bytes(data), s))
         finally:
             rf.close()
     finally:
-        ranged.FIRST_WINDOW = old
+        ranged.FIRST_WINDOW, ranged.WHOLE_RANGE_WINDOW = old
 
 
 def test_a_batch_size_past_the_end_is_never_fetched(tmp_path):
@@ -177,3 +180,21 @@ def test_writing_commands_refuse_a_remote_log_dir(uri):
         require_local(uri, "produce")
     assert require_local("/var/lib/kafka", "produce") == Path("/var/lib/kafka")
     assert as_path("file:///var/lib/kafka") == Path("/var/lib/kafka")
+
+
+def test_remote_path_names():
+    fs = pafs.LocalFileSystem()
+    p = RemotePath(fs, "bucket/logs/orders-0/00000000000000000000.log", "s3://",
+                   query="region=eu-west-1")
+    assert str(p) == "s3://bucket/logs/orders-0/00000000000000000000.log?region=eu-west-1"
+    assert (p.name, p.suffix, p.stem) == ("00000000000000000000.log", ".log",
+                                          "00000000000000000000")
+    assert str(p.parent) == "s3://bucket/logs/orders-0?region=eu-west-1"
+    assert str(p.with_suffix(".index")).endswith("00000000000000000000.index?region=eu-west-1")
+    assert str(p.parent.parent.parent.parent) == "s3://bucket?region=eu-west-1"
+    h = RemotePath(fs, "/kafka", "hdfs://nn:8020")
+    assert str(h.parent) == "hdfs://nn:8020/" and str(h.parent / "x") == "hdfs://nn:8020/x"
+    from kafkalog_cli.storage.location import has_magic, join
+
+    assert join("s3://b/logs?region=x", "t-0") == "s3://b/logs/t-0?region=x"
+    assert not has_magic("s3://b/logs?region=x") and has_magic("s3://b/l*?region=x")
