@@ -138,3 +138,14 @@ def test_spark_pyspark_python_given_to_get_session_reaches_the_rdd_api(spark, mo
     import os
 
     assert os.environ["PYSPARK_PYTHON"] == str(python)
+
+
+def test_the_writer_refuses_a_remote_log_dir_on_the_driver():
+    """df.write.format("kafkalog").save("s3://...") stops on the driver, before any task
+    stages rows: a log directory needs appends, renames and a lock."""
+    pytest.importorskip("pyspark")
+    from kafkalog_cli.errors import InvalidArgumentError
+    from kafkalog_cli.spark.datasource import KafkaLogWriter
+
+    with pytest.raises(InvalidArgumentError, match=r"s3://bucket/logs: df.write.format"):
+        KafkaLogWriter({"path": "s3://bucket/logs"})
