@@ -1221,6 +1221,13 @@ def batch_at(view, position: int) -> RecordBatch | LegacyRecordBatch | None:
     return None
 
 
+def v2_batch_at(view, position: int) -> RecordBatch:
+    """The v2 batch whose 61-byte header starts at ``position`` of ``view``, read without
+    any check: for positions a scan has already found to be whole v2 batches (the
+    producer batches of a recovery scan)."""
+    return _tuple_new(RecordBatch, (view, position) + HEADER.unpack_from(view, position))
+
+
 # -- scanning without batch objects ------------------------------------------------------------
 
 class BatchScan:

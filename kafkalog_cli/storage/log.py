@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..constants import LOG_FILE_SUFFIX
 from ..errors import KafkalogError, NotAKafkaFileError, UnreadableError
+from ..format.records import batch_at
 from .files import TopicPartition, is_segment_file_name, parse_partition_dir_name
 from .roll import RollParams, roll_reasons
 from .segment import LogSegment
@@ -281,12 +282,8 @@ class UnifiedLog(Log):
             if info.is_control:
                 # UnifiedLog.analyzeAndValidateProducerState (appendEndTxnMarker's checks)
                 # runs before localLog.append: a fenced marker must not reach the log
-                marker = _read_marker(info.batch)
-                if marker is not None:
-                    ctype, coord = marker
-                    pending, completed = ps.prepare_end_txn_marker(
-                        pid, info.producer_epoch, ctype, coord, info.last_offset,
-                        info.max_timestamp)
+                pending, completed = ps.prepare_control_batch(
+                    batch_at(memoryview(info.batch), 0))
             else:
                 dup = ps.find_duplicate(pid, info.producer_epoch, info.base_sequence,
                                         info.last_sequence)
@@ -438,22 +435,6 @@ def last_offset_of(segment: LogSegment) -> int | None:
         last = b.last_offset
     segment.close()
     return last
-
-
-def _read_marker(batch) -> tuple[int, int] | None:
-    """``(control type, coordinator epoch)`` of a control batch's single record."""
-    from ..format.records import FileRecords
-
-    for b in FileRecords(memoryview(batch)).batches():
-        rec = next(iter(b.iter_records()), None)  # the marker is the first (only) record
-        if rec is None or rec.key is None or len(rec.key) < 4:
-            return None
-        ctype = int.from_bytes(rec.key[2:4], "big", signed=True)
-        coord = -1
-        if rec.value is not None and len(rec.value) >= 6:
-            coord = int.from_bytes(rec.value[2:6], "big", signed=True)
-        return (ctype, coord) if ctype in (0, 1) else None
-    return None
 
 
 class LogManager:

@@ -18,7 +18,9 @@ from .fileio import open_for_write
 
 
 class TransactionIndex:
-    """Aborted transactions of one segment.
+    """Aborted transactions of one segment: the entries in memory; :meth:`load` and
+    :meth:`flush` are the persist step (an index built in memory, as recovery plans
+    one, never touches its file: :meth:`to_bytes` gives its bytes).
 
     Attributes:
         path: the ``.txnindex`` file.
@@ -70,6 +72,10 @@ class TransactionIndex:
         self.entries.append(txn)
         self._dirty = True
 
+    def to_bytes(self) -> bytes:
+        """The ``.txnindex`` bytes of every entry."""
+        return b"".join(e.to_bytes() for e in self.entries)
+
     def flush(self, fsync: bool = True) -> None:
         """Append the new entries to the file (creating it), fsync."""
         if not self._dirty:
@@ -97,8 +103,17 @@ class TransactionIndex:
                     f"Last offset of aborted transaction {e} in index {self.path} is less "
                     f"than start offset {self.start_offset}", file=self.path)
 
-    def collect_aborted(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
-        """Aborted transactions overlapping ``[fetch_offset, upper_bound)``
-        (TransactionIndex.collectAbortedTxns)."""
-        return [e for e in self.entries
-                if e.last_offset >= fetch_offset and e.first_offset < upper_bound]
+    def collect_aborted(self, fetch_offset: int,
+                        upper_bound: int) -> tuple[list[AbortedTxn], bool]:
+        """TransactionIndex.collectAbortedTxns: the aborted transactions overlapping
+        ``[fetch_offset, upper_bound)`` (absolute offsets), and whether the search is
+        complete (an entry's last stable offset reached ``upper_bound``; else later
+        segments' indexes may hold more, a transaction being indexed in the segment of its
+        ABORT marker)."""
+        out = []
+        for e in self.entries:
+            if e.last_offset >= fetch_offset and e.first_offset < upper_bound:
+                out.append(e)
+            if e.last_stable_offset >= upper_bound:
+                return out, True
+        return out, False
