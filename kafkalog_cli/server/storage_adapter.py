@@ -33,7 +33,7 @@ from ..protocol.errors import Errors
 from ..storage import producer_state as ps
 from ..storage import validator as v
 from ..storage.checkpoints import read_leader_epoch_checkpoint
-from ..storage.log import Log, UnifiedLog, last_offset_of
+from ..storage.log import Log, UnifiedLog
 from ..storage.segment import LogSegment
 
 log = logging.getLogger("kafkalog.serve")
@@ -127,6 +127,7 @@ def append_error(exc: BaseException) -> AppendError:
 class PartitionView(Protocol):
     """What the read path (``reads``) needs of a partition."""
 
+    log: Log  # its read side: read, fetch_offset_by_timestamp, collect_aborted_transactions
     segments: list[LogSegment]
     log_start_offset: int
     log_end_offset: int
@@ -207,10 +208,7 @@ class ReadOnlyPartition:
     def __init__(self, directory, log_start_checkpoint: int | None = None):
         self.log = Log.open(directory)
         segs = self.log.segments
-        end = 0
-        if segs:
-            last = last_offset_of(segs[-1])
-            end = segs[-1].base_offset if last is None else last + 1
+        end = self.log.log_end_offset
         first = segs[0].base_offset if segs else 0
         self.log_end_offset = end
         self.log_start_offset = min(max(log_start_checkpoint or 0, first), end)

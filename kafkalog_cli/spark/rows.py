@@ -28,11 +28,13 @@ Anywhere else, bytes that are not whole batches are data loss.
 
 Isolation: with ``read_committed``, records of aborted transactions are dropped. The fate
 of a transactional batch is the first ABORT/COMMIT marker of its producer id after it in
-the partition (markers in the log are authoritative; ``.txnindex`` files are not needed).
-When a slice ends before that marker, the task scans ahead, headers only, through the rest
-of the partition. A transaction with no marker at all (still open when the files were
-copied) is treated as not committed, but records after it are still returned, unlike a
-live consumer that stops at the last stable offset.
+the partition (markers in the log are authoritative; ``.txnindex`` files are not needed),
+found by replaying the producer state from the slice on
+(``ProducerStateManager.replay_batch``, as every replay: a control batch whose marker does
+not parse is passed over). When a slice ends before that marker, the task scans ahead,
+headers only, through the rest of the partition. A transaction with no marker at all
+(still open when the files were copied) is treated as not committed; the planner ends
+the read at the last stable offset, as a live consumer stops there.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from ..format.records import (
     batch_records_into,
     decode_records_into,
 )
+from ..storage.producer_state import ProducerStateManager
 from ..storage.segment import LogSegment, open_view
 from . import fastdecode as _fast
 from .plan import DataLossError, ReadOptions, Slice
@@ -95,7 +98,6 @@ METADATA_FIELDS = [
 ]
 TIMESTAMP_TYPE_IDS = {"CreateTime": 0, "LogAppendTime": 1, "NoTimestampType": -1}
 BATCH_ROWS = 65536
-_CONTROL_KEY = struct.Struct(">hh")
 
 
 def schema_ddl(include_headers: bool = False, include_batch_metadata: bool = False) -> str:
@@ -428,17 +430,6 @@ _GROUP_BYTES = 64 << 20
 _TS_LIMIT = 1 << 62
 
 
-def _control_type(batch) -> int | None:
-    """ControlRecordType of a control batch's first record (0 ABORT, 1 COMMIT)."""
-    try:
-        rec = next(iter(batch.iter_records()), None)
-    except KafkalogError:
-        return None
-    if rec is None or rec[2] is None or len(rec[2]) < 4:
-        return None
-    return _CONTROL_KEY.unpack_from(rec[2])[1]
-
-
 def _later_segments(s: Slice) -> list[str]:
     try:
         names = sorted(n for n in os.listdir(s.directory) if n.endswith(LOG_FILE_SUFFIX))
@@ -450,19 +441,23 @@ def _later_segments(s: Slice) -> list[str]:
 
 def _aborted_positions(s: Slice, view, batches: Iterable) -> set[int]:
     """Positions (in this slice's segment) of transactional batches whose transaction was
-    aborted or never ended."""
+    aborted or never ended: the producer state replayed from the slice's first batch
+    (``ProducerStateManager.replay_batch``, the one per-batch step of every replay), then
+    ahead, headers and markers only, until each transaction the slice holds has ended."""
+    state = ProducerStateManager()
     pending: dict[int, list[int]] = {}
     dropped: set[int] = set()
 
     def feed(batch, own: bool) -> None:
-        if not batch.is_transactional:
-            return
         pid = batch.producer_id
-        if batch.is_control:
-            waiting = pending.pop(pid, None)
-            if waiting and _control_type(batch) != 1:  # not COMMIT: ABORT (or unknown)
+        if pid < 0:
+            return
+        aborted = state.replay_batch(batch)
+        if state.producers[pid].current_txn_first_offset is None:
+            waiting = pending.pop(pid, None)  # its transaction ended here
+            if waiting and aborted is not None:
                 dropped.update(waiting)
-        elif own:
+        elif own and batch.is_transactional and not batch.is_control:
             pending.setdefault(pid, []).append(batch.position)
 
     for b in batches:

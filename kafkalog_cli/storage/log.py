@@ -1,20 +1,31 @@
 """A partition's log, after ``LocalLog``/``UnifiedLog``: the segments of one partition
 directory, keyed by base offset (``LogSegments``).
 
-Read side here; the append engine extends it with append and roll.
+:class:`Log` is the read side, the one home of reading a partition for ``read``,
+``serve`` (Fetch, ListOffsets) and the Spark source: the log start and end offsets, a
+read by offset (``UnifiedLog.read`` / ``LocalLog.read``) and by timestamp
+(``fetchOffsetByTimestamp``), the aborted transactions of a range
+(``collectAbortedTransactions``) and the producer state replayed from the log (hence the
+last stable offset). :class:`UnifiedLog` extends it with appending and rolling.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from functools import cached_property
 from pathlib import Path
 
-from ..constants import LOG_FILE_SUFFIX
-from ..errors import KafkalogError, NotAKafkaFileError, UnreadableError
+from ..constants import LOG_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT
+from ..errors import CorruptRecordError, KafkalogError, NotAKafkaFileError, UnreadableError
 from ..format.records import batch_at
+from ..schema.txn_index import AbortedTxn
+from .checkpoints import read_offset_checkpoint
 from .files import TopicPartition, is_segment_file_name, parse_partition_dir_name
+from .producer_state import ProducerStateManager
 from .roll import RollParams, roll_reasons
-from .segment import LogSegment
+from .segment import FetchDataInfo, LogSegment, TimestampAndOffset
+from .txn_index import TransactionIndex
 from .validator import RecordBatchTooLargeError, validate
 
 logger = logging.getLogger("kafkalog")
@@ -33,6 +44,9 @@ class Log:
         self.directory = Path(directory)
         self.topic_partition: TopicPartition | None = parse_partition_dir_name(self.directory.name)
         self.segments: list[LogSegment] = []
+        #: what opening the log could not use, one line each naming the file (a
+        #: log-start-offset-checkpoint that does not parse, read as empty)
+        self.problems: list[str] = []
 
     @classmethod
     def open(cls, directory) -> Log:
@@ -72,6 +86,238 @@ class Log:
             else:
                 break
         return found
+
+    # -- offsets (read from the files; UnifiedLog keeps them as it appends) -----------------
+
+    @cached_property
+    def log_end_offset(self) -> int:
+        """The offset after the last batch of the last segment (``readNextOffset``), that
+        segment's base offset when it holds no batch, 0 without segments."""
+        if not self.segments:
+            return 0
+        last = self.segments[-1]
+        nxt = last.read_next_offset()
+        return last.base_offset if nxt is None else nxt
+
+    @cached_property
+    def log_start_offset(self) -> int:
+        """``max(log-start-offset-checkpoint entry, first segment's base offset)``, as the
+        broker's LogLoader computes it (0 without segments). A checkpoint that does not
+        parse counts as empty, as ``LogManager.loadLogs`` resets it; the error (file and
+        line) goes to :attr:`problems`."""
+        ckpt = 0
+        tp = self.topic_partition
+        if tp is not None:
+            try:
+                entries = read_offset_checkpoint(self.directory.parent /
+                                                 LOG_START_OFFSET_CHECKPOINT)
+            except KafkalogError as e:
+                entries = None
+                self.problems.append(f"{e}; the log start offset is the first segment's base "
+                                     "offset, as the broker resets it")
+            if entries:
+                ckpt = entries.get(TopicPartition(tp.topic, tp.partition), 0)
+        first = self.segments[0].base_offset if self.segments else 0
+        return max(ckpt, first)
+
+    def segment_index_for(self, offset: int) -> int:
+        """The index in :attr:`segments` of the floor segment of ``offset`` (0 when every
+        segment starts above it)."""
+        i = 0
+        for j, seg in enumerate(self.segments):
+            if seg.base_offset <= offset:
+                i = j
+            else:
+                break
+        return i
+
+    # -- reading by offset (UnifiedLog.read / LocalLog.read) ---------------------------------
+
+    def batches_from(self, offset: int, *, check_crcs: bool = False,
+                     problems: list | None = None) -> Iterator[tuple[LogSegment, object]]:
+        """Every batch from the one holding ``offset`` (absolute; or the first after it) to
+        the end of the log, with its segment: the floor segment's offset index gives the
+        start (:meth:`LogSegment.batches_from`), so at most one index interval is scanned
+        before it.
+
+        With ``check_crcs`` each batch's CRC is checked first, as a consumer with
+        ``check.crcs=true`` does. With ``problems`` (a list), each segment whose scan
+        reaches bytes after its last whole batch adds one line for them (file, position,
+        length: a broker would truncate them at recovery, so no consumer ever receives
+        what they hold).
+
+        Raises:
+            CrcMismatchError: (``check_crcs``) a batch whose stored CRC differs, naming
+                the file and byte position.
+        """
+        segs = self.segments
+        if not segs:
+            return
+        for seg in segs[self.segment_index_for(offset):]:
+            if not len(seg.view):
+                continue
+            fr = seg.batches_from(offset)
+            for b in fr.batches():
+                if b.last_offset >= offset:
+                    if check_crcs:
+                        b.ensure_valid(seg.log_path)
+                    yield seg, b
+            if fr.invalid_bytes and problems is not None:
+                why = f" ({fr.stop_error.message})" if fr.stop_error is not None else ""
+                problems.append(str(CorruptRecordError(
+                    f"{fr.invalid_bytes} invalid bytes after the last whole batch{why}",
+                    file=seg.log_path, position=fr.valid_end)))
+
+    def read(self, fetch_offset: int, max_bytes: int, *,
+             min_one_message: bool = True) -> FetchDataInfo | None:
+        """LocalLog.read: the bytes of whole batches from the one holding ``fetch_offset``
+        (absolute), at most ``max_bytes`` (the first batch whole with
+        ``min_one_message``), from the floor segment on (a segment without such a batch
+        passes the read to the next). None when no batch holds the offset or a later one.
+        The caller checks ``fetch_offset`` against the log start and end offsets."""
+        segs = self.segments
+        for seg in segs[self.segment_index_for(fetch_offset):]:
+            info = seg.read(fetch_offset, max_bytes, min_one_message=min_one_message)
+            if info is not None:
+                return info
+        return None
+
+    # -- reading by timestamp (UnifiedLog.fetchOffsetByTimestamp) ----------------------------
+
+    def fetch_offset_by_timestamp(self, timestamp: int, start_offset: int | None = None
+                                  ) -> TimestampAndOffset | None:
+        """The first record (in offset order, control records included) whose timestamp is
+        >= ``timestamp`` (ms, >= 0) and offset >= ``start_offset`` (default the log start
+        offset): the first segment that may hold it (a rolled segment whose time index says
+        its largest timestamp is below ``timestamp`` is passed over), searched with
+        :meth:`LogSegment.find_offset_by_timestamp`. None when there is none.
+
+        Raises:
+            CorruptRecordError: a batch to decode does not (naming file and position).
+        """
+        if start_offset is None:
+            start_offset = self.log_start_offset
+        segs = self.segments
+        for i, seg in enumerate(segs):
+            if i + 1 < len(segs) and segs[i + 1].base_offset <= start_offset:
+                continue
+            if i + 1 < len(segs):
+                largest = seg.largest_timestamp_in_index()
+                if largest is not None and largest < timestamp:
+                    continue
+            found = seg.find_offset_by_timestamp(timestamp, start_offset)
+            if found is not None:
+                return found
+        return None
+
+    def max_timestamp_and_offset(self) -> TimestampAndOffset | None:
+        """ListOffsets' MAX_TIMESTAMP (``fetchOffsetByTimestamp``): the record holding the
+        largest timestamp of the log (the first batch holding it, its first record with
+        that timestamp, else the batch's last offset); None when no batch has a timestamp
+        >= 0."""
+        best = None
+        for seg in self.segments:
+            for b in seg.records().batches():
+                if best is None or b.max_timestamp > best.max_timestamp:
+                    best = b
+        if best is None or best.max_timestamp < 0:
+            return None
+        off = next((r.offset for r in best.iter_records() if r.timestamp == best.max_timestamp),
+                   best.last_offset)
+        return TimestampAndOffset(best.max_timestamp, off)
+
+    def leader_epoch_of(self, offset: int) -> int:
+        """The partition leader epoch stamped on the batch holding ``offset`` (absolute;
+        the first batch after it in a compaction gap), -1 when unknown (no such batch, a
+        legacy batch, or no epoch stamped)."""
+        seg = self.segment_for(offset)
+        batch = None if seg is None else seg.translate_offset(offset)
+        epoch = -1 if batch is None else batch.partition_leader_epoch
+        return epoch if epoch >= 0 else -1
+
+    # -- transactions ------------------------------------------------------------------------
+
+    def replay_producer_state(self, state: ProducerStateManager | None = None,
+                              start_offset: int = 0, *, txn_indexes: dict | None = None
+                              ) -> ProducerStateManager:
+        """Replay the batches ending at or after ``start_offset`` through ``state`` (a
+        fresh in-memory :class:`~.producer_state.ProducerStateManager` by default):
+        ``ProducerStateManager.replay_batch``, the one per-batch step of the engine, of
+        recovery and of the readers. Each segment's batches are read up to its first
+        bytes that are not a whole batch. With ``txn_indexes`` (a dict), each segment's
+        aborted transactions go to ``txn_indexes[base offset]``, an in-memory
+        :class:`~.txn_index.TransactionIndex` (what recovery would write to its
+        ``.txnindex``). A segment holding control batches the replay skips (no
+        end-transaction marker parses) adds one line to :attr:`problems`. Returns
+        ``state``."""
+        if state is None:
+            state = ProducerStateManager()
+        segs = self.segments
+        for i, seg in enumerate(segs):
+            if i + 1 < len(segs) and segs[i + 1].base_offset <= start_offset:
+                continue
+            idx = None
+            if txn_indexes is not None:
+                idx = txn_indexes[seg.base_offset] = TransactionIndex(seg.txn_index_path,
+                                                                      seg.base_offset)
+            replay = state.replay_batch
+            skipped, state.first_skipped_marker = state.skipped_markers, None
+            for b in seg.records().batches():
+                if b.last_offset >= start_offset:
+                    aborted = replay(b)
+                    if aborted is not None and idx is not None:
+                        idx.append(aborted, check=False)
+            if state.skipped_markers > skipped:
+                e = state.first_skipped_marker
+                self.problems.append(str(CorruptRecordError(
+                    f"{state.skipped_markers - skipped} control batch(es) without an "
+                    f"end-transaction marker that parses, the first: {e.message}; their "
+                    "transactions stay open", file=seg.log_path, position=e.position)))
+        return state
+
+    def load_producer_state(self) -> ProducerStateManager:
+        """The producer state as the broker loads it (``LogLoader`` /
+        ``ProducerStateManager.truncateAndReload``), writing nothing: the newest snapshot
+        between the log start offset (exclusive) and the log end offset that parses
+        (:meth:`~.producer_state.ProducerStateManager.load_readable`), then the batches
+        after it replayed (:meth:`replay_producer_state`); its ``first_unstable_offset``
+        is where a read_committed consumer stops.
+
+        Raises:
+            UnreadableError: a ``.log`` cannot be read.
+        """
+        state = ProducerStateManager(self.directory)
+        start = state.load_readable(self.log_start_offset, self.log_end_offset)
+        return self.replay_producer_state(state, start)
+
+    def collect_aborted_transactions(self, start_offset: int, upper_bound: int,
+                                     txn_indexes: dict | None = None) -> list[AbortedTxn]:
+        """LocalLog.collectAbortedTransactions: the aborted transactions overlapping
+        ``[start_offset, upper_bound)`` (absolute offsets), from the transaction index of
+        the floor segment of ``start_offset`` on, until one says the search is complete
+        (``TransactionIndex.collectAbortedTxns``: an aborted transaction is indexed in the
+        segment of its ABORT marker, which may come after the records read).
+
+        The indexes are ``txn_indexes`` (base offset -> :class:`~.txn_index
+        .TransactionIndex`, e.g. rebuilt by :meth:`replay_producer_state`) when given,
+        else each segment's own (the ``.txnindex`` file; the active segment's in memory);
+        a segment whose file cannot be read has none."""
+        out: list[AbortedTxn] = []
+        for seg in self.segments[self.segment_index_for(start_offset):]:
+            if txn_indexes is not None:
+                idx = txn_indexes.get(seg.base_offset)
+            else:
+                try:
+                    idx = seg.txn_index
+                except UnreadableError:
+                    idx = None
+            if idx is None:
+                continue
+            found, complete = idx.collect_aborted(start_offset, upper_bound)
+            out += found
+            if complete:
+                break
+        return out
 
     def close(self) -> None:
         for s in self.segments:
@@ -207,7 +453,7 @@ class UnifiedLog(Log):
         if bases:
             prev_last = None
             if len(bases) > 1:
-                prev_last = last_offset_of(ro.segments[-2])
+                prev_last = _last_offset_of(ro.segments[-2])
             active = WritableLogSegment.open_for_append(
                 d, bases[-1], config, clock, roll_jitter_ms=jitter, fsync=fsync,
                 previous_last_offset=prev_last)
@@ -427,7 +673,7 @@ class UnifiedLog(Log):
             self.closed = True
 
 
-def last_offset_of(segment: LogSegment) -> int | None:
+def _last_offset_of(segment: LogSegment) -> int | None:
     """The last offset of the segment's last whole batch (None when it holds none),
     reading every batch header; the segment's files are released after."""
     last = None

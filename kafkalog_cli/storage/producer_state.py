@@ -207,6 +207,10 @@ class ProducerStateManager:
         self.last_map_offset = 0
         self.last_snap_offset = 0
         self.fsync = fsync
+        #: control batches :meth:`replay_batch` skipped (no end-transaction marker parses),
+        #: and why the first of them was (its position is the batch's)
+        self.skipped_markers = 0
+        self.first_skipped_marker: KafkalogError | None = None
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -254,6 +258,31 @@ class ProducerStateManager:
         self.load_entries(parse_snapshot(path.read_bytes(), file=path), off)
         return off
 
+    def load_readable(self, log_start_offset: int, log_end_offset: int) -> int:
+        """:meth:`load` for a reader, writing nothing: the newest snapshot file above
+        ``log_start_offset`` and at or below ``log_end_offset`` that parses (the ones
+        ``truncateAndReload`` keeps; a corrupt one is passed over for the next older, as
+        ``loadFromSnapshot`` does after deleting it); returns its offset, or
+        ``log_start_offset`` when none is usable (the state is then empty). The caller
+        replays the batches from the returned offset (:meth:`replay_batch`).
+
+        Raises:
+            IllegalStateError: the manager has no directory.
+        """
+        self._require_directory()
+        for off in reversed(list_snapshots(self.directory)):
+            if not log_start_offset < off <= log_end_offset:
+                continue
+            path = snapshot_path(self.directory, off)
+            try:
+                entries = parse_snapshot(path.read_bytes(), file=path)
+            except (OSError, KafkalogError):
+                continue
+            self.load_entries(entries, off)
+            return off
+        self.load_entries((), log_start_offset)
+        return log_start_offset
+
     def replay_batch(self, batch) -> AbortedTxn | None:
         """Apply a batch already in the log (``LogSegment.updateProducerState``: origin
         REPLICATION, so nothing is checked): a data batch sets its producer's epoch, last
@@ -268,7 +297,7 @@ class ProducerStateManager:
         A control batch whose marker does not parse (undecodable records, a key or value
         that is not an ABORT / COMMIT marker) is skipped: the broker's loader would stop
         there (``EndTransactionMarker.deserialize`` throws); kafkalog's rule keeps the
-        transaction open. An empty control batch (its transaction cleaned away) changes
+        transaction open, and counts it in :attr:`skipped_markers`. An empty control batch (its transaction cleaned away) changes
         nothing, as in Kafka.
 
         Returns:
@@ -288,8 +317,12 @@ class ProducerStateManager:
         if batch.is_control:
             try:
                 marker = read_end_txn_marker(batch)
-            except KafkalogError:
+            except KafkalogError as e:
                 marker = None  # not an end-transaction marker: skipped (see above)
+                self.skipped_markers += 1
+                if self.first_skipped_marker is None:
+                    e.position = batch.position
+                    self.first_skipped_marker = e
             if marker is not None:
                 first = entry.current_txn_first_offset
                 offset = batch.base_offset

@@ -14,9 +14,12 @@ from __future__ import annotations
 import mmap
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import NamedTuple
 
 from ..constants import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
     INDEX_FILE_SUFFIX,
     INT32_MAX,
     LOG_FILE_SUFFIX,
@@ -25,13 +28,21 @@ from ..constants import (
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
 )
-from ..errors import CorruptRecordError, CrcMismatchError, UnreadableError, UnsafePathError
-from ..format.records import FileRecords
+from ..errors import (
+    CorruptRecordError,
+    CrcMismatchError,
+    KafkalogError,
+    UnreadableError,
+    UnsafePathError,
+)
+from ..format.records import FileRecords, RecordBatch
+from ..schema.txn_index import AbortedTxn
 from .fileio import open_for_write
 from .files import offset_from_file_name
 from .offset_index import OffsetIndex, OffsetPosition
 from .recovery_scan import ScanResult, scan_log
 from .time_index import TimeIndex, TimestampOffset
+from .txn_index import TransactionIndex
 
 _OFF_ENTRY = OffsetIndex.ENTRY
 _TIME_ENTRY = TimeIndex.ENTRY
@@ -73,6 +84,39 @@ def release_view(view: memoryview) -> None:
             obj.close()
         except BufferError:  # a batch still references it; the GC closes it
             pass
+
+
+class TimestampAndOffset(NamedTuple):
+    """A record found by timestamp (FileRecords.TimestampAndOffset, without the leader
+    epoch: :meth:`LogSegment.translate_offset` gives the batch holding it): its timestamp
+    (ms) and offset (absolute)."""
+
+    timestamp: int
+    offset: int
+
+
+class FetchDataInfo(NamedTuple):
+    """What a read by offset returns (FetchDataInfo): ``records``, bytes of whole batches
+    (the last may be cut by the size bound, as the broker's are); ``first_offset``, the
+    base offset of the first batch (absolute); ``segment``, the segment read."""
+
+    records: bytes
+    first_offset: int
+    segment: LogSegment
+
+
+def iter_records_of(batch, file, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES):
+    """``batch.iter_records()``, lazily (a batch of any size costs memory for a piece of
+    it, and stopping early decodes no further); a record-level error (a count the
+    records do not match, a codec that does not decompress, ...) names ``file`` and the
+    batch's byte position (a position inside decompressed bytes means nothing in the
+    file)."""
+    try:
+        yield from batch.iter_records(max_bytes)
+    except KafkalogError as e:
+        e.file = os.fspath(file) if e.file is None else e.file
+        e.position = batch.position
+        raise
 
 
 class LogSegment:
@@ -148,7 +192,87 @@ class LogSegment:
             self._time_index = TimeIndex.load(self.time_index_path, self.base_offset)
         return self._time_index
 
-    # -- the read path (LogSegment.translateOffset / findOffsetByTimestamp) --------------
+    @cached_property
+    def txn_index(self) -> TransactionIndex:
+        """The segment's transaction index, loaded from its ``.txnindex`` (empty when the
+        file is absent).
+
+        Raises:
+            UnreadableError: the file exists but cannot be read.
+        """
+        return TransactionIndex.load(self.txn_index_path, self.base_offset)
+
+    # -- the read path (LogSegment.translateOffset / findOffsetByTimestamp / read) ----------
+
+    def usable_indexes(self) -> tuple[OffsetIndex | None, TimeIndex | None]:
+        """The offset and time indexes as the read path uses them: a preallocated
+        zero-filled tail dropped (in memory only), each None when its file is missing or
+        does not load. (The indexes are hints: every position taken from them is checked,
+        see :meth:`index_position`.)"""
+        out = []
+        for getter in ("offset_index", "time_index"):
+            try:
+                idx = getattr(self, getter)
+            except KafkalogError:
+                idx = None
+            if idx is not None and idx.zero_tail:
+                idx.truncate_to_entries(idx.entries - idx.zero_tail)
+                idx.zero_tail = 0
+            out.append(idx)
+        return out[0], out[1]
+
+    def index_position(self, offset: int) -> int:
+        """The offset index's position for ``offset`` (absolute): its largest entry at or
+        below it (``OffsetIndex.lookup``), or 0 when the index is missing or that entry
+        does not land on the start of a batch holding offsets <= ``offset`` (a stale index
+        is not trusted: the scan then starts at the segment's start)."""
+        oidx = self.usable_indexes()[0]
+        if oidx is None or oidx.entries == 0:
+            return 0
+        pos = oidx.lookup(offset).position
+        view = self.view
+        if pos == 0 or pos >= len(view):
+            return 0
+        for b in FileRecords(view, pos, None, file=self.log_path).batches():
+            if b.__class__ is RecordBatch:
+                return pos if b[2] <= offset else 0
+            return pos
+        return 0
+
+    def read_next_offset(self) -> int | None:
+        """LogSegment.readNextOffset: the offset after the segment's last batch, scanning
+        from the last offset-index entry (from the start when that entry is not usable);
+        None when the segment holds no batch."""
+        view = self.view
+        if not len(view):
+            return None
+        oidx = self.usable_indexes()[0]
+        pos = 0
+        if oidx is not None and oidx.entries:
+            pos = self.index_position(oidx.entry(oidx.entries - 1).offset)
+        for start in ((pos, 0) if pos else (0,)):
+            last = None
+            for b in FileRecords(view, start, None, file=self.log_path).batches():
+                last = b
+            if last is not None:
+                return last.next_offset
+        return None
+
+    def largest_timestamp_in_index(self) -> int | None:
+        """The largest timestamp the time index records (its last entry: a rolled
+        segment's largest timestamp, ``LogSegment.largestTimestamp``), None when unknown."""
+        tidx = self.usable_indexes()[1]
+        if tidx is None or tidx.entries == 0:
+            return None
+        return tidx.last_entry.timestamp
+
+    def batches_from(self, offset: int, *, check_crcs: bool = False):
+        """The :class:`~kafkalog_cli.format.records.FileRecords` of the batches from the
+        one holding ``offset`` (absolute) to the end of the segment, the start found
+        through the offset index (:meth:`index_position`): iterate its ``batches()``,
+        skipping those whose last offset is below ``offset``."""
+        pos = self.index_position(offset) if offset > self.base_offset else 0
+        return FileRecords(self.view, pos, None, file=self.log_path)
 
     def translate_offset(self, offset: int, starting_position: int = 0):
         """The first batch whose last offset is >= ``offset``, found by an index lookup then
@@ -156,31 +280,61 @@ class LogSegment:
 
         Each lookup scans at most the bytes between two index entries plus one batch.
         """
-        idx = self.offset_index
         pos = starting_position
-        if idx is not None:
-            pos = max(pos, idx.lookup(offset).position)
+        if offset > self.base_offset:
+            pos = max(pos, self.index_position(offset))
         for batch in self.records(pos).batches():
             if batch.last_offset >= offset:
                 return batch
         return None
 
-    def find_offset_by_timestamp(self, timestamp: int, starting_offset: int | None = None):
-        """The first record with timestamp >= ``timestamp`` (LogSegment.findOffsetByTimestamp):
-        time index lookup, offset index lookup, then a scan. Returns
-        ``(timestamp, offset)`` of that record, or None when the segment has none."""
+    def find_offset_by_timestamp(self, timestamp: int, starting_offset: int | None = None
+                                 ) -> TimestampAndOffset | None:
+        """LogSegment.findOffsetByTimestamp: the first record (in offset order, control
+        records included) whose timestamp is >= ``timestamp`` (ms) and offset >=
+        ``starting_offset`` (default the base offset): the time index gives the largest
+        entry at or below ``timestamp``, the offset index the position for it, then a
+        forward scan decodes only the batches whose max timestamp reaches ``timestamp``.
+        None when the segment holds no such record.
+
+        Raises:
+            CorruptRecordError: a batch to decode does not (naming the file and the
+                batch's byte position).
+        """
         start = self.base_offset if starting_offset is None else starting_offset
-        pos = 0
-        tidx, oidx = self.time_index, self.offset_index
-        if tidx is not None and oidx is not None:
-            ts_off = tidx.lookup(timestamp)
-            pos = oidx.lookup(max(ts_off.offset, start)).position
-        for batch in self.records(pos).batches():
-            if batch.max_timestamp >= timestamp:
-                for rec in batch.iter_records():  # lazily: stops at the record found
-                    if rec.timestamp >= timestamp and rec.offset >= start:
-                        return rec.timestamp, rec.offset
+        view = self.view
+        if not len(view):
+            return None
+        tidx = self.usable_indexes()[1]
+        target = start
+        if tidx is not None and tidx.entries:
+            target = max(tidx.lookup(timestamp).offset, start)
+        pos = self.index_position(target) if target > self.base_offset else 0
+        for b in FileRecords(view, pos, None, file=self.log_path).batches():
+            if b.max_timestamp >= timestamp and b.last_offset >= start:
+                for r in iter_records_of(b, self.log_path):
+                    if r[1] >= timestamp and r[0] >= start:
+                        return TimestampAndOffset(r[1], r[0])
         return None
+
+    def read(self, start_offset: int, max_size: int, *, max_position: int | None = None,
+             min_one_message: bool = False) -> FetchDataInfo | None:
+        """LogSegment.read: the bytes of whole batches from the one holding
+        ``start_offset`` (absolute): at most ``max_size`` bytes, or the first batch whole
+        when ``min_one_message`` and it is larger; never past ``max_position`` (bytes in
+        the ``.log``, default its end). None when no batch holds ``start_offset`` or
+        beyond; a :class:`FetchDataInfo` with no records when ``max_size`` is 0."""
+        batch = self.translate_offset(start_offset)
+        if batch is None:
+            return None
+        start = batch.position
+        adjusted = max(max_size, batch.size) if min_one_message else max_size
+        if adjusted <= 0:
+            return FetchDataInfo(b"", batch.base_offset, self)
+        view = self.view
+        end = len(view) if max_position is None else min(max_position, len(view))
+        fetch_size = min(end - start, adjusted)
+        return FetchDataInfo(bytes(view[start:start + fetch_size]), batch.base_offset, self)
 
     def close(self) -> None:
         if self._view is not None:
@@ -352,8 +506,6 @@ class WritableLogSegment(LogSegment):
 
     def __init__(self, directory, base_offset: int, config, clock, *, roll_jitter_ms: int = 0,
                  fsync: bool = True):
-        from .txn_index import TransactionIndex
-
         super().__init__(directory, base_offset)
         self.config = config
         self.clock = clock
@@ -465,8 +617,6 @@ class WritableLogSegment(LogSegment):
         seg.bytes_since_last_index_entry = valid - last_pos
         oidx.write(preallocate=True, fsync=False)
         tidx.write(preallocate=True, fsync=False)
-        from .txn_index import TransactionIndex
-
         seg.txn_index = TransactionIndex.load(seg.txn_index_path, base_offset)
         return seg
 
@@ -564,8 +714,6 @@ class WritableLogSegment(LogSegment):
     def update_txn_index(self, completed, last_stable_offset: int) -> None:
         """LogSegment.updateTxnIndex: record an aborted transaction."""
         if completed.is_aborted:
-            from ..schema.txn_index import AbortedTxn
-
             self.txn_index.append(AbortedTxn(completed.producer_id, completed.first_offset,
                                              completed.last_offset, last_stable_offset))
 

@@ -57,14 +57,16 @@ class TransactionIndex:
     def last_offset(self) -> int | None:
         return self.entries[-1].last_offset if self.entries else None
 
-    def append(self, txn: AbortedTxn) -> None:
-        """TransactionIndex.append.
+    def append(self, txn: AbortedTxn, *, check: bool = True) -> None:
+        """TransactionIndex.append (``check`` False: an index rebuilt in memory from a log
+        whose offsets need not grow, as a reader replays one, takes every entry).
 
         Raises:
-            InvalidArgumentError: ``txn.last_offset`` is not above the last entry's.
+            InvalidArgumentError: (``check``) ``txn.last_offset`` is not above the last
+                entry's.
         """
         last = self.last_offset
-        if last is not None and last >= txn.last_offset:
+        if check and last is not None and last >= txn.last_offset:
             raise InvalidArgumentError(
                 f"The last offset of appended transactions must increase sequentially, but "
                 f"{txn.last_offset} is not greater than current last offset {last} of index "
