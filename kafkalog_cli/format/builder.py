@@ -20,7 +20,6 @@ from ..constants import (
     CODEC_NONE,
     CONTROL_FLAG_MASK,
     DELETE_HORIZON_FLAG_MASK,
-    LOG_OVERHEAD,
     MAGIC_V0,
     MAGIC_V2,
     NO_PARTITION_LEADER_EPOCH,
@@ -28,11 +27,18 @@ from ..constants import (
     NO_PRODUCER_ID,
     NO_SEQUENCE,
     NO_TIMESTAMP,
-    RECORD_BATCH_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
 from ..errors import InvalidArgumentError
+from ..schema.record_batch import (
+    ATTRIBUTES_OFFSET,
+    BASE_OFFSET_OFFSET,
+    CRC_OFFSET,
+    MIN_BATCH_LENGTH,
+    PARTITION_LEADER_EPOCH_OFFSET,
+    RECORD_BATCH_OVERHEAD,
+)
 from . import compression
 from .records import HEADER
 
@@ -425,12 +431,12 @@ def assemble_batch(block: bytes, *, base_offset: int, partition_leader_epoch: in
                    base_sequence: int, records_count: int) -> bytes:
     """Prefix a (possibly compressed) records block with the 61-byte header and CRC."""
     buf = bytearray(RECORD_BATCH_OVERHEAD + len(block))
-    HEADER.pack_into(buf, 0, base_offset, RECORD_BATCH_OVERHEAD - LOG_OVERHEAD + len(block),
+    HEADER.pack_into(buf, 0, base_offset, MIN_BATCH_LENGTH + len(block),
                      partition_leader_epoch, MAGIC_V2, 0, attributes, last_offset_delta,
                      base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence,
                      records_count)
     buf[RECORD_BATCH_OVERHEAD:] = block
-    struct.pack_into(">I", buf, 17, _crc(memoryview(buf)[21:]))
+    struct.pack_into(">I", buf, CRC_OFFSET, _crc(memoryview(buf)[ATTRIBUTES_OFFSET:]))
     return bytes(buf)
 
 
@@ -451,12 +457,12 @@ def build_control_batch(control_type: int, *, base_offset: int = 0, timestamp: i
 
 def set_base_offset(batch: bytearray | memoryview, base_offset: int) -> None:
     """Assign the batch's baseOffset in place (outside the CRC, as the broker does)."""
-    struct.pack_into(">q", batch, 0, base_offset)
+    struct.pack_into(">q", batch, BASE_OFFSET_OFFSET, base_offset)
 
 
 def set_partition_leader_epoch(batch, epoch: int) -> None:
     """Assign partitionLeaderEpoch in place (outside the CRC)."""
-    struct.pack_into(">i", batch, 12, epoch)
+    struct.pack_into(">i", batch, PARTITION_LEADER_EPOCH_OFFSET, epoch)
 
 
 # -- legacy v0/v1 (read-only formats; built for fixtures and tests) ------------------------

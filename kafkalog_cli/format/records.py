@@ -32,18 +32,13 @@ from ..constants import (
     DECODE_CHUNK_BYTES,
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DELETE_HORIZON_FLAG_MASK,
-    HEADER_SIZE_UP_TO_MAGIC,
     INT32_MAX,
     INT64_MAX,
-    LEGACY_RECORD_OVERHEAD_V0,
-    LEGACY_RECORD_OVERHEAD_V1,
     LOG_APPEND_TIME,
-    LOG_OVERHEAD,
     MAGIC_V2,
     NO_SEQUENCE,
     NO_TIMESTAMP,
     NO_TIMESTAMP_TYPE,
-    RECORD_BATCH_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
@@ -52,6 +47,23 @@ from ..errors import (
     CrcMismatchError,
     InvalidArgumentError,
     InvalidRecordError,
+)
+from ..schema.legacy import ATTRIBUTES_OFFSET as LEGACY_ATTRIBUTES_OFFSET
+from ..schema.legacy import CRC_OFFSET as LEGACY_CRC_OFFSET
+from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC
+from ..schema.legacy import MAGIC_OFFSET as LEGACY_MAGIC_OFFSET
+from ..schema.legacy import RECORD_OVERHEAD_V0 as LEGACY_RECORD_OVERHEAD_V0
+from ..schema.legacy import RECORD_OVERHEAD_V1 as LEGACY_RECORD_OVERHEAD_V1
+from ..schema.legacy import TIMESTAMP_OFFSET as LEGACY_TIMESTAMP_OFFSET
+from ..schema.record_batch import (
+    ATTRIBUTES_OFFSET,
+    HEADER_FIELDS,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MIN_BATCH_LENGTH,
+    RECORD_BATCH_OVERHEAD,
+    RECORDS_OFFSET,
+    header_format,
 )
 from . import compression
 from .utf8 import java_utf8
@@ -77,13 +89,17 @@ def crc32c(data, *args, **kwargs) -> int:
 
 _crc32c_fn = None
 
-#: baseOffset, length, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
-#: baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordsCount
-HEADER = struct.Struct(">qiibIhiqqqhii")
+#: The one v2 header reader, in the schema's field order (:data:`~kafkalog_cli.schema
+#: .record_batch.HEADER_FIELDS`): baseOffset, length, partitionLeaderEpoch, magic, crc,
+#: attributes, lastOffsetDelta, baseTimestamp, maxTimestamp, producerId, producerEpoch,
+#: baseSequence, recordsCount.
+HEADER = struct.Struct(header_format(*(name for name, _, _ in HEADER_FIELDS)))
 assert HEADER.size == RECORD_BATCH_OVERHEAD
-_OFFSET_SIZE = struct.Struct(">qi")
+#: baseOffset (or a legacy entry's offset) and length: the prefix every format shares
+_OFFSET_SIZE = struct.Struct(header_format("base_offset", "length"))
 #: LegacyRecord after offset+size: crc, magic, attributes
 _LEGACY_PREFIX = struct.Struct(">Ibb")
+assert LEGACY_CRC_OFFSET + _LEGACY_PREFIX.size == LEGACY_ATTRIBUTES_OFFSET + 1
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
 
@@ -593,10 +609,10 @@ def batch_records_into(batch, offsets, timestamps, keys: list, values: list,
     if count < 0:
         raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch")
     if attributes & 7:  # COMPRESSION_CODEC_MASK
-        data = compression.decompress(attributes & 7, view[p + 61:p + length + 12],
+        data = compression.decompress(attributes & 7, view[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD],
                                       magic=MAGIC_V2, max_bytes=max_bytes)
     else:
-        data = bytes(view[p + 61:p + length + 12])
+        data = bytes(view[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD])
     return decode_records_into(data, count, base_offset, base_ts,
                                max_ts if attributes & 8 else None,  # LogAppendTime
                                offsets, timestamps, keys, values, headers)
@@ -633,7 +649,7 @@ class RecordBatch(tuple):
 
     @property
     def size(self) -> int:
-        """Bytes of the whole batch (sizeInBytes = length + 12)."""
+        """Bytes of the whole batch (sizeInBytes = length + LOG_OVERHEAD)."""
         return self[3] + LOG_OVERHEAD
 
     @property
@@ -700,13 +716,13 @@ class RecordBatch(tuple):
     def compute_crc(self) -> int:
         """CRC-32C over attributes..end of the batch."""
         p = self[1]
-        return (_crc32c_fn or _load_crc32c())(self[0][p + 21:p + self[3] + LOG_OVERHEAD])
+        return (_crc32c_fn or _load_crc32c())(self[0][p + ATTRIBUTES_OFFSET:p + self[3] + LOG_OVERHEAD])
 
     @property
     def is_valid(self) -> bool:
         """DefaultRecordBatch.isValid: size >= 61 and the CRC matches."""
         p = self[1]
-        return (_crc32c_fn or _load_crc32c())(self[0][p + 21:p + self[3] + 12]) == self[6]
+        return (_crc32c_fn or _load_crc32c())(self[0][p + ATTRIBUTES_OFFSET:p + self[3] + LOG_OVERHEAD]) == self[6]
 
     def ensure_valid(self, file=None) -> None:
         """Raise :class:`CrcMismatchError` unless :attr:`is_valid` (ensureValid)."""
@@ -723,7 +739,7 @@ class RecordBatch(tuple):
         """The records block after the 61-byte header, decompressed (whole: its size is
         bounded by ``max_bytes``, not by the batch; :meth:`block_pieces` streams it)."""
         p = self[1]
-        data = self[0][p + RECORD_BATCH_OVERHEAD:p + self[3] + LOG_OVERHEAD]
+        data = self[0][p + RECORDS_OFFSET:p + self[3] + LOG_OVERHEAD]
         codec = self[7] & COMPRESSION_CODEC_MASK
         if codec:
             return compression.decompress(codec, data, magic=MAGIC_V2, max_bytes=max_bytes)
@@ -739,9 +755,9 @@ class RecordBatch(tuple):
         """
         view, p, length, attributes = self[0], self[1], self[3], self[7]
         if attributes & 7:  # COMPRESSION_CODEC_MASK
-            return compression.decompress_chunks(attributes & 7, view[p + 61:p + length + 12],
+            return compression.decompress_chunks(attributes & 7, view[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD],
                                                  magic=MAGIC_V2, max_bytes=max_bytes)
-        return _view_pieces(view, p + 61, p + length + 12)
+        return _view_pieces(view, p + RECORDS_OFFSET, p + length + LOG_OVERHEAD)
 
     def small_block(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes | None:
         """The decompressed records block when it holds at most
@@ -754,7 +770,7 @@ class RecordBatch(tuple):
         """
         view, p, length, attributes = self[0], self[1], self[3], self[7]
         if not attributes & 7:
-            return bytes(view[p + 61:p + length + 12]) if length - 49 <= DECODE_CHUNK_BYTES \
+            return bytes(view[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD]) if length - MIN_BATCH_LENGTH <= DECODE_CHUNK_BYTES \
                 else None
         first, pieces = _peek_pieces(self.block_pieces(max_bytes))
         return first if pieces is None else None
@@ -802,14 +818,14 @@ class RecordBatch(tuple):
         if count < 0:
             raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch")
         lat = max_ts if attributes & 8 else None  # TIMESTAMP_TYPE_MASK: LogAppendTime
-        if attributes & 7 or length - 49 > DECODE_CHUNK_BYTES:
+        if attributes & 7 or length - MIN_BATCH_LENGTH > DECODE_CHUNK_BYTES:
             first, pieces = _peek_pieces(self.block_pieces(max_bytes))
             if pieces is None:
                 recs = _decode_piece(first, count, base_offset, base_ts, lat, 0)
             else:
                 recs = _stream_records(pieces, count, base_offset, base_ts, lat)
         else:
-            recs = _decode_piece(bytes(view[p + 61:p + length + 12]), count, base_offset,
+            recs = _decode_piece(bytes(view[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD]), count, base_offset,
                                  base_ts, lat, 0)
         if base_offset > _OFFSETS_UNCHECKED_MAX:
             return _checked_offsets(recs, base_offset)
@@ -824,11 +840,11 @@ class RecordBatch(tuple):
         """
         view, p, base_offset, length, _, _, _, attributes, _, base_ts, max_ts, _, _, _, count \
             = self
-        if (attributes & 7 or count < 0 or length - 49 > DECODE_CHUNK_BYTES
+        if (attributes & 7 or count < 0 or length - MIN_BATCH_LENGTH > DECODE_CHUNK_BYTES
                 or base_offset > _OFFSETS_UNCHECKED_MAX):
             recs = self.iter_records(max_bytes)
             return recs if recs.__class__ is list else list(recs)
-        data = bytes(view[p + 61:p + length + 12])
+        data = bytes(view[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD])
         if attributes & 8:  # TIMESTAMP_TYPE_MASK: LogAppendTime
             return decode_records(data, count, base_offset, base_ts, max_ts)
         return _decode_block(data, count, base_offset, base_ts)
@@ -899,7 +915,7 @@ class LegacyRecordBatch(tuple):
 
     def compute_crc(self) -> int:
         p = self[1]
-        return zlib.crc32(self[0][p + 16:p + self[3] + LOG_OVERHEAD])
+        return zlib.crc32(self[0][p + LEGACY_MAGIC_OFFSET:p + self[3] + LOG_OVERHEAD])
 
     @property
     def is_valid(self) -> bool:
@@ -1025,9 +1041,9 @@ def _legacy_entry(view, pos: int, offset: int, size: int) -> LegacyRecordBatch:
     if size < LEGACY_RECORD_OVERHEAD_V0:
         raise CorruptRecordError(f"Found record size {size} smaller than minimum record "
                                  f"overhead ({LEGACY_RECORD_OVERHEAD_V0})", position=pos)
-    crc, magic, attributes = _LEGACY_PREFIX.unpack_from(view, pos + 12)
-    p = pos + 18
-    end = pos + 12 + size
+    crc, magic, attributes = _LEGACY_PREFIX.unpack_from(view, pos + LEGACY_CRC_OFFSET)
+    p = pos + LEGACY_TIMESTAMP_OFFSET
+    end = pos + LOG_OVERHEAD + size
     timestamp = NO_TIMESTAMP
     if magic != 0:  # LegacyRecord: every magic but 0 (-1 too) has the v1 layout
         if size < LEGACY_RECORD_OVERHEAD_V1:
@@ -1165,9 +1181,10 @@ class FileRecords:
                     # Fast path: unpack the 61-byte v2 header at once; a legacy entry or a
                     # bad size falls through to the checks below, which reread the prefix.
                     h = unpack(view, pos)
-                    nxt = pos + 12 + h[1]
+                    nxt = pos + LOG_OVERHEAD + h[1]
                     # MAGIC_V2, 61 - 12, whole, and a base offset that cannot overflow
-                    if h[3] >= 2 and h[1] >= 49 and nxt <= end and h[0] <= safe_base:
+                    if h[3] >= MAGIC_V2 and h[1] >= MIN_BATCH_LENGTH and nxt <= end and \
+                            h[0] <= safe_base:
                         yield tnew(RecordBatch, (view, pos) + h)
                         pos = nxt
                         continue
@@ -1180,11 +1197,11 @@ class FileRecords:
                 nxt = pos + LOG_OVERHEAD + size
                 if nxt > end:
                     break
-                magic = view[pos + 16]
+                magic = view[pos + MAGIC_OFFSET]
                 if magic > 127:  # a signed byte, as FileLogInputStream reads it
                     magic -= 256
                 if magic >= MAGIC_V2:
-                    if size < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD:
+                    if size < MIN_BATCH_LENGTH:
                         self.stop_error = CorruptRecordError(
                             f"Record batch is corrupt (the size {size + LOG_OVERHEAD} is "
                             f"smaller than the minimum allowed overhead {RECORD_BATCH_OVERHEAD})",
@@ -1298,11 +1315,11 @@ def scan_batches(view, start: int = 0, end: int | None = None, file=None) -> Bat
     while True:
         while pos <= v2_limit:
             h = unpack(mv, pos)
-            nxt = pos + 12 + h[1]
+            nxt = pos + LOG_OVERHEAD + h[1]
             # not MAGIC_V2, undersized, partial, or offsets that may pass int64
-            if h[3] < 2 or h[1] < 49 or nxt > end or h[0] > safe_base:
+            if h[3] < MAGIC_V2 or h[1] < MIN_BATCH_LENGTH or nxt > end or h[0] > safe_base:
                 break
-            if crc(mv[pos + 21:nxt]) != h[4]:
+            if crc(mv[pos + ATTRIBUTES_OFFSET:nxt]) != h[4]:
                 invalid.append(pos)
             nrec += h[12]
             last_pos = pos

@@ -64,6 +64,7 @@ from ..format.records import (
     batch_records_into,
     decode_records_into,
 )
+from ..schema.record_batch import LENGTH_OFFSET
 from ..storage.producer_state import ProducerStateManager
 from ..storage.segment import LogSegment, open_view
 from . import fastdecode as _fast
@@ -614,7 +615,7 @@ def _not_batches(view, pos: int, end: int, path: str) -> CorruptRecordError:
              else "the next split's first batch")
     n = end - pos
     if n >= 12:
-        size = struct.unpack_from(">i", view, pos + 8)[0]
+        size = struct.unpack_from(">i", view, pos + LENGTH_OFFSET)[0]
         what = f"a batch size of {size} runs past byte {end}, {where}"
     else:
         what = f"too short for a batch header before {where}"

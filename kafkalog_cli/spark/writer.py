@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..constants import RECORD_BATCH_OVERHEAD
 from ..errors import InvalidArgumentError
 from ..format.builder import build_batch
+from ..schema.record_batch import RECORD_BATCH_OVERHEAD
 
 BATCH_MAX_RECORDS = 1000
 BATCH_MAX_BYTES = 1024 * 1024

@@ -23,7 +23,6 @@ from ..constants import (
     INDEX_FILE_SUFFIX,
     INT32_MAX,
     LOG_FILE_SUFFIX,
-    MAGIC_V2,
     NO_TIMESTAMP,
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
@@ -337,15 +336,10 @@ class LogSegment:
         return FetchDataInfo(bytes(view[start:start + fetch_size]), batch.base_offset, self)
 
     def close(self) -> None:
+        """Release the ``.log``'s memory map (see :func:`release_view`)."""
         if self._view is not None:
-            obj = self._view.obj
-            self._view.release()
-            self._view = None
-            if isinstance(obj, mmap.mmap):
-                try:
-                    obj.close()
-                except BufferError:  # batches still reference it; the GC closes it
-                    pass
+            view, self._view = self._view, None
+            release_view(view)
 
     def __enter__(self):
         return self
@@ -453,27 +447,6 @@ def rebuild_indexes(view, base_offset: int,
 
 
 # -- the append side -------------------------------------------------------------------------
-
-def _segment_create(cls, directory, base_offset: int, config, clock, *, roll_jitter_ms: int = 0,
-                    fsync: bool = True):
-    """LogSegment.open for a new segment: see :meth:`WritableLogSegment.create`."""
-    return WritableLogSegment.create(directory, base_offset, config, clock,
-                                     roll_jitter_ms=roll_jitter_ms, fsync=fsync)
-
-
-def _segment_open_for_append(cls, directory, base_offset: int, config, clock, *,
-                             roll_jitter_ms: int = 0, fsync: bool = True,
-                             previous_last_offset: int | None = None):
-    """Reopen an existing segment for appending: see
-    :meth:`WritableLogSegment.open_for_append`."""
-    return WritableLogSegment.open_for_append(
-        directory, base_offset, config, clock, roll_jitter_ms=roll_jitter_ms, fsync=fsync,
-        previous_last_offset=previous_last_offset)
-
-
-LogSegment.create = classmethod(_segment_create)
-LogSegment.open_for_append = classmethod(_segment_open_for_append)
-
 
 class WritableLogSegment(LogSegment):
     """A segment being appended to, after ``LogSegment.append`` / ``flush`` /
@@ -762,29 +735,9 @@ class WritableLogSegment(LogSegment):
                 f"size={self._size})")
 
 
-_HEAD = __import__("struct").Struct(">qi")
-_MAXTS = __import__("struct").Struct(">q")
-_LOD = __import__("struct").Struct(">i")
-
-
 def _batch_summaries(records) -> list[tuple[int, int, int]]:
     """``[(size, last offset, max timestamp)]`` of whole batches in ``records``."""
-    out = []
-    pos = 0
-    n = len(records)
-    while pos + 12 <= n:
-        base, length = _HEAD.unpack_from(records, pos)
-        size = length + 12
-        magic = records[pos + 16]
-        if MAGIC_V2 <= magic < 128:  # a signed byte: 0x80..0xFF are legacy, as in Kafka
-            last = base + _LOD.unpack_from(records, pos + 23)[0]
-            max_ts = _MAXTS.unpack_from(records, pos + 35)[0]
-        else:
-            last = base
-            max_ts = _MAXTS.unpack_from(records, pos + 18)[0] if magic else -1
-        out.append((size, last, max_ts))
-        pos += size
-    return out
+    return [(b.size, b.last_offset, b.max_timestamp) for b in FileRecords(records).batches()]
 
 
 def _write_fully(fd: int, data, position: int) -> None:
