@@ -65,8 +65,8 @@ from ..schema.record_batch import (
     RECORDS_OFFSET,
     header_format,
 )
+from ..schema.utf8 import java_utf8
 from . import compression
-from .utf8 import java_utf8
 from .varint import read_varint
 
 
@@ -108,7 +108,8 @@ _tuple_new = tuple.__new__
 #: Zigzag-decoded values of the 14 payload bits of a one- or two-byte varint, indexed by
 #: ``b0 & 0x7F | b1 << 7`` (a one-byte varint is its own index): a list lookup is ~3x faster
 #: than the shift/xor arithmetic in the interpreter. 16384 small ints, built in ~1 ms.
-_ZIGZAG14 = [(v >> 1) ^ -(v & 1) for v in range(1 << 14)]
+ZIGZAG14 = [(v >> 1) ^ -(v & 1) for v in range(1 << 14)]
+_ZIGZAG14 = ZIGZAG14
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
@@ -167,25 +168,70 @@ def decode_records(data, count: int, base_offset: int, base_timestamp: int,
     """
     if data.__class__ is not bytes:
         data = bytes(data)
-    out = _decode_block(data, count, base_offset, base_timestamp)
+    out = _decode_block(data, count, base_offset, base_timestamp, 0)
     if log_append_time is not None:
         out = [_tuple_new(Record, (r[0], log_append_time, r[2], r[3], r[4])) for r in out]
     return out
 
 
-def _decode_block(data: bytes, count: int, base_offset: int, base_timestamp: int,
-                  _at: int = 0, _new=_tuple_new, _Record=Record, _zz=_ZIGZAG14,
-                  _one=(None,)) -> list[Record]:
-    """:func:`decode_records` on ``bytes``, without LogAppendTime (the hot loop). ``_at``
-    is the position of ``data`` in its records block (for error messages only: a
-    streamed block is decoded a piece at a time)."""
-    # Varints of one and two bytes (values -8192..8191: every length and delta below
-    # 8 KiB) are decoded inline through the _ZIGZAG14 table, longer ones by read_varint
-    # (which enforces the 5/10-byte caps). Defaults bind globals as fast locals; a
-    # one-record batch iterates a 1-tuple, cheaper than creating a range. Each choice was
-    # measured with benchmarks/read_bench.py.
-    out: list[Record] = []
-    append = out.append
+def _decode_headers(data: bytes, pos: int) -> tuple[tuple, int]:
+    """Headers at ``pos`` (the count varint), for :func:`decode_records`."""
+    b = data[pos]
+    if b < 0x80:
+        count = _ZIGZAG14[b]
+        pos += 1
+    else:
+        count, pos = read_varint(data, pos)
+    if count < 0:
+        raise InvalidRecordError(f"Found invalid number of record headers {count}")
+    headers = []
+    append = headers.append
+    for _ in range(count):
+        b = data[pos]
+        if b < 0x80:
+            n = _ZIGZAG14[b]
+            pos += 1
+        else:
+            n, pos = read_varint(data, pos)
+        if n < 0:
+            raise InvalidRecordError(f"Invalid negative header key size {n}")
+        hkey = java_utf8(data[pos:pos + n])  # Utils.utf8: Java's replacement rules
+        pos += n
+        b = data[pos]
+        if b < 0x80:
+            n = _ZIGZAG14[b]
+            pos += 1
+        else:
+            n, pos = read_varint(data, pos)
+        if n < 0:
+            hval = None
+        else:
+            hval = data[pos:pos + n]
+            pos += n
+        append((hkey, hval))
+    return tuple(headers), pos
+
+
+# -- the record decode loop --------------------------------------------------------------------
+#
+# DefaultRecord.readFrom for a block of records, written once: _DECODE_LOOP is rendered
+# at import into its two consumers, _decode_block (a list of Record tuples) and
+# _decode_block_into (caller-owned columns), which differ only in what each record
+# becomes ({emit}). A template rather than a shared function keeps every step inline (a
+# call per record or per field costs more than the decode itself: measured with
+# benchmarks/read_bench.py and spark_bench.py).
+#
+# Varints of one and two bytes (values -8192..8191: every length and delta below 8 KiB)
+# are decoded inline through the _ZIGZAG14 table, longer ones by read_varint (which
+# enforces the 5/10-byte caps). Defaults bind globals as fast locals; a one-record batch
+# iterates a 1-tuple, cheaper than creating a range. ``_at`` is the position of ``data``
+# in its records block (for error messages only: a streamed block is decoded a piece at a
+# time).
+
+_DECODE_LOOP = """
+def {name}(data, count, base_offset, base_timestamp, _at{args}, _zz=_ZIGZAG14, _one=(None,),
+        _empty=(), _new=_tuple_new, _Record=Record):
+    {prologue}
     pos = 0
     end = len(data)
     try:
@@ -204,8 +250,8 @@ def _decode_block(data: bytes, count: int, base_offset: int, base_timestamp: int
                     length, pos = read_varint(data, pos)
             rec_end = pos + length
             if length < 0 or rec_end > end:
-                raise InvalidRecordError(f"Invalid record size {length} at byte {_at + pos} "
-                                         f"of the records block ({_at + end} bytes)")
+                raise InvalidRecordError(f"Invalid record size {{length}} at byte {{_at + pos}} of the "
+                               f"records block ({{_at + end}} bytes)")
             # attributes (int8, unused), then timestampDelta (varlong)
             b = data[pos + 1]
             if b < 0x80:
@@ -267,58 +313,57 @@ def _decode_block(data: bytes, count: int, base_offset: int, base_timestamp: int
             # headers: a count of 0 is the single byte 0
             if data[pos] == 0:
                 pos += 1
-                headers = ()
+                headers = _empty
             else:
                 headers, pos = _decode_headers(data, pos)
             if pos != rec_end:
                 raise InvalidRecordError(
-                    f"Invalid record size: expected to read {length} bytes in record payload, "
-                    f"but instead read {length + pos - rec_end}")
-            append(_new(_Record, (base_offset + offset_delta, base_timestamp + ts_delta,
-                                  key, value, headers)))
+                    f"Invalid record size: expected to read {{length}} bytes in record "
+                    f"payload, but instead read {{length + pos - rec_end}}")
+            {emit}
     except IndexError:
         raise InvalidRecordError("Incorrect declared batch size, premature EOF reached") from None
     if pos != end:
         raise InvalidRecordError("Incorrect declared batch size, records still remaining in file")
-    return out
+    {epilogue}
+"""
+
+#: The consumers of the loop: ``name -> (extra arguments, prologue, emit, epilogue)``.
+_DECODE_CONSUMERS = {
+    # a list of Record tuples
+    "_decode_block": (
+        "", "out = []; append = out.append",
+        "append(_new(_Record, (base_offset + offset_delta, base_timestamp + ts_delta, "
+        "key, value, headers)))",
+        "return out"),
+    # each field appended to its column
+    "_decode_block_into": (
+        ", off_append, ts_append, key_append, value_append, hdr_append", "pass",
+        "off_append(base_offset + offset_delta); ts_append(base_timestamp + ts_delta); "
+        "key_append(key); value_append(value)\n"
+        "            if hdr_append is not None:\n"
+        "                hdr_append(headers)",
+        "return None"),
+}
 
 
-def _decode_headers(data: bytes, pos: int) -> tuple[tuple, int]:
-    """Headers at ``pos`` (the count varint), for :func:`decode_records`."""
-    b = data[pos]
-    if b < 0x80:
-        count = _ZIGZAG14[b]
-        pos += 1
-    else:
-        count, pos = read_varint(data, pos)
-    if count < 0:
-        raise InvalidRecordError(f"Found invalid number of record headers {count}")
-    headers = []
-    append = headers.append
-    for _ in range(count):
-        b = data[pos]
-        if b < 0x80:
-            n = _ZIGZAG14[b]
-            pos += 1
-        else:
-            n, pos = read_varint(data, pos)
-        if n < 0:
-            raise InvalidRecordError(f"Invalid negative header key size {n}")
-        hkey = java_utf8(data[pos:pos + n])  # Utils.utf8: Java's replacement rules
-        pos += n
-        b = data[pos]
-        if b < 0x80:
-            n = _ZIGZAG14[b]
-            pos += 1
-        else:
-            n, pos = read_varint(data, pos)
-        if n < 0:
-            hval = None
-        else:
-            hval = data[pos:pos + n]
-            pos += n
-        append((hkey, hval))
-    return tuple(headers), pos
+def _render_decode_loops() -> tuple:
+    """The consumers of :data:`_DECODE_LOOP`, in :data:`_DECODE_CONSUMERS`' order."""
+    namespace = {"_ZIGZAG14": _ZIGZAG14, "_tuple_new": _tuple_new, "Record": Record,
+                 "read_varint": read_varint, "_decode_headers": _decode_headers,
+                 "InvalidRecordError": InvalidRecordError}
+    for name, (args, prologue, emit, epilogue) in _DECODE_CONSUMERS.items():
+        src = _DECODE_LOOP.format(name=name, args=args, prologue=prologue, emit=emit,
+                                  epilogue=epilogue)
+        exec(compile(src, f"<kafkalog_cli.format.records._DECODE_LOOP:{name}>", "exec"),
+             namespace)
+    return tuple(namespace[name] for name in _DECODE_CONSUMERS)
+
+
+#: DefaultRecord.readFrom over a block: ``(data, count, base_offset, base_timestamp, at)``
+#: -> a list of :class:`Record`; ``_decode_block_into`` takes the columns' ``append``
+#: methods after ``at`` (``hdr_append`` None drops the headers once checked).
+_decode_block, _decode_block_into = _render_decode_loops()
 
 
 # -- streamed blocks -------------------------------------------------------------------------
@@ -470,7 +515,7 @@ def decode_records_into(data, count: int, base_offset: int, base_timestamp: int,
         offsets, timestamps, keys, values, headers)
     lens = [len(c) for c in cols]
     try:
-        _decode_block_into(data, count, base_offset, base_timestamp, offsets.append,
+        _decode_block_into(data, count, base_offset, base_timestamp, 0, offsets.append,
                            timestamps.append, keys.append, values.append,
                            None if headers is None else headers.append)
     except BaseException:
@@ -481,110 +526,6 @@ def decode_records_into(data, count: int, base_offset: int, base_timestamp: int,
         del timestamps[n0:]
         timestamps.extend([log_append_time] * count)
     return count
-
-
-def _decode_block_into(data: bytes, count: int, base_offset: int, base_timestamp: int,
-                       off_append, ts_append, key_append, value_append, hdr_append,
-                       _zz=_ZIGZAG14, _one=(None,), _empty=()) -> None:
-    """The loop of :func:`_decode_block`, appending each field to its column (the
-    varints, checks and messages are the same; keep them in step)."""
-    pos = 0
-    end = len(data)
-    try:
-        for _ in (_one if count == 1 else range(count)):
-            # length (varint)
-            b = data[pos]
-            if b < 0x80:
-                length = _zz[b]
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    length = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 2
-                else:
-                    length, pos = read_varint(data, pos)
-            rec_end = pos + length
-            if length < 0 or rec_end > end:
-                raise InvalidRecordError(f"Invalid record size {length} at byte {pos} of the "
-                                         f"records block ({end} bytes)")
-            # attributes (int8, unused), then timestampDelta (varlong)
-            b = data[pos + 1]
-            if b < 0x80:
-                ts_append(base_timestamp + _zz[b])
-                pos += 2
-            else:
-                c = data[pos + 2]
-                if c < 0x80:
-                    ts_append(base_timestamp + _zz[(b & 0x7F) | (c << 7)])
-                    pos += 3
-                else:
-                    ts_delta, pos = read_varint(data, pos + 1, 10)
-                    ts_append(base_timestamp + ts_delta)
-            # offsetDelta (varint)
-            b = data[pos]
-            if b < 0x80:
-                off_append(base_offset + _zz[b])
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    off_append(base_offset + _zz[(b & 0x7F) | (c << 7)])
-                    pos += 2
-                else:
-                    offset_delta, pos = read_varint(data, pos)
-                    off_append(base_offset + offset_delta)
-            # key
-            b = data[pos]
-            if b < 0x80:
-                n = _zz[b]
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    n = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 2
-                else:
-                    n, pos = read_varint(data, pos)
-            if n < 0:
-                key_append(None)
-            else:
-                key_append(data[pos:pos + n])
-                pos += n
-            # value
-            b = data[pos]
-            if b < 0x80:
-                n = _zz[b]
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    n = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 2
-                else:
-                    n, pos = read_varint(data, pos)
-            if n < 0:
-                value_append(None)
-            else:
-                value_append(data[pos:pos + n])
-                pos += n
-            # headers: a count of 0 is the single byte 0
-            if data[pos] == 0:
-                pos += 1
-                if hdr_append is not None:
-                    hdr_append(_empty)
-            else:
-                hdrs, pos = _decode_headers(data, pos)
-                if hdr_append is not None:
-                    hdr_append(hdrs)
-            if pos != rec_end:
-                raise InvalidRecordError(
-                    f"Invalid record size: expected to read {length} bytes in record payload, "
-                    f"but instead read {length + pos - rec_end}")
-    except IndexError:
-        raise InvalidRecordError("Incorrect declared batch size, premature EOF reached") from None
-    if pos != end:
-        raise InvalidRecordError("Incorrect declared batch size, records still remaining in file")
 
 
 def batch_records_into(batch, offsets, timestamps, keys: list, values: list,
@@ -847,7 +788,7 @@ class RecordBatch(tuple):
         data = bytes(view[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD])
         if attributes & 8:  # TIMESTAMP_TYPE_MASK: LogAppendTime
             return decode_records(data, count, base_offset, base_ts, max_ts)
-        return _decode_block(data, count, base_offset, base_ts)
+        return _decode_block(data, count, base_offset, base_ts, 0)
 
     def __repr__(self) -> str:
         return (f"RecordBatch(position={self[1]}, baseOffset={self[2]}, "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 
-from ..format.utf8 import java_utf8
+from ..schema.utf8 import java_utf8
 
 
 def encode_bytes(data, encoding: str) -> tuple[str | None, str | None]:
@@ -34,5 +34,5 @@ def encode_bytes(data, encoding: str) -> tuple[str | None, str | None]:
 def java_string(data) -> str:
     """What Java's ``new String(bytes, UTF_8)`` prints (Kafka's StringDecoder):
     malformed sequences become U+FFFD, as many as the JDK's decoder gives
-    (:func:`kafkalog_cli.format.utf8.java_utf8`)."""
+    (:func:`kafkalog_cli.schema.utf8.java_utf8`)."""
     return java_utf8(data)

@@ -58,6 +58,7 @@ except ImportError:  # pragma: no cover
 
 from ..constants import INT32_MAX, LOG_FILE_SUFFIX
 from ..errors import CorruptRecordError, KafkalogError
+from ..format import vectorized as _fast
 from ..format.records import (
     FileRecords,
     RecordBatch,
@@ -67,7 +68,6 @@ from ..format.records import (
 from ..schema.record_batch import LENGTH_OFFSET
 from ..storage.producer_state import ProducerStateManager
 from ..storage.segment import LogSegment, open_view
-from . import fastdecode as _fast
 from .plan import DataLossError, ReadOptions, Slice
 
 log = logging.getLogger("kafkalog.spark")
@@ -154,8 +154,8 @@ class _Columns:
 
     v2 batches wait in a *group* (when numpy is there): their decompressed records
     blocks, the position of each record
-    (:func:`~kafkalog_cli.spark.fastdecode.scan_lengths`) and one entry per batch; the
-    group is decoded at once by :func:`~kafkalog_cli.spark.fastdecode.decode_group`,
+    (:func:`~kafkalog_cli.format.vectorized.scan_lengths`) and one entry per batch; the
+    group is decoded at once by :func:`~kafkalog_cli.format.vectorized.decode_group`,
     which takes the common shape only (short varints, no headers); the offset range is
     applied to the group's rows as the list path applies it.
     Other batches are decoded by ``batch_records_into`` into column lists. Either kind
