@@ -34,17 +34,31 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def parse_configs(items) -> dict[str, str]:
-    out = {}
+def parse_configs(items) -> tuple[dict[str, str], dict[str, str]]:
+    """``--config KEY=VALUE`` items -> (topic config defaults, broker configs).
+
+    Raises:
+        InvalidArgumentError: not KEY=VALUE, an unknown key or a bad value.
+    """
+    topic: dict[str, str] = {}
+    broker: dict[str, str] = {}
     for item in items or ():
         key, sep, value = item.partition("=")
         if not sep:
             raise InvalidArgumentError(f"--config must be KEY=VALUE, got {item!r}")
+        key = key.strip()
         try:
-            out[key.strip()] = cfgs.validate(key.strip(), value)
+            if cfgs.is_broker_config(key):
+                broker[key] = str(cfgs.validate_broker(key, value))
+            else:
+                topic[key] = cfgs.validate(key, value)
         except InvalidArgumentError as e:
             raise InvalidArgumentError(f"--config {item}: {e.message}") from None
-    return out
+    try:
+        cfgs.broker_configs(broker)
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(f"--config: {e.message}") from None
+    return topic, broker
 
 
 def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
@@ -78,7 +92,7 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
         raise InvalidArgumentError("--num-partitions must be at least 1")
     if read_only and auto_create_topics:
         raise InvalidArgumentError("--read-only and --auto-create-topics exclude each other")
-    server_configs = parse_configs(configs)
+    server_configs, broker_configs = parse_configs(configs)
     if advertised_host is None:
         advertised_host = host if host not in ("0.0.0.0", "::") else socket.getfqdn()
     options = ServerOptions(host=advertised_host, port=port, node_id=node_id,
@@ -94,4 +108,5 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
               flush=True)
 
     run(d, options, bind_host=host, server_configs=server_configs,
+        broker_configs=broker_configs,
         metrics_interval=metrics_interval if metrics else None, on_ready=ready)

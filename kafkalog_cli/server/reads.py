@@ -71,7 +71,8 @@ def read(part: PartitionView, fetch_offset: int, max_bytes: int, min_one_message
     if read_committed:
         out.aborted = [{"producerId": t.producer_id, "firstOffset": t.first_offset}
                        for t in part.log.collect_aborted_transactions(
-                           fetch_offset, _upper_bound(out.records, leo))]
+                           fetch_offset, _upper_bound(out.records, leo),
+                           from_segment=info.segment)]
     return out
 
 

@@ -30,8 +30,10 @@ def serve(
         "--num-partitions", metavar="N", help="Partitions of auto-created topics (and CreateTopics "
         "with -1).")] = 1,
     config: Annotated[list[str] | None, typer.Option(
-        "--config", metavar="KEY=VALUE", help="Default topic config KEY=VALUE (repeatable), e.g. "
-        "min.insync.replicas=2.", show_default=False)] = None,
+        "--config", metavar="KEY=VALUE", help="Default topic config KEY=VALUE (repeatable), "
+        "e.g. min.insync.replicas=2; or a limit of the socket server: "
+        "socket.request.max.bytes, queued.max.request.bytes, connections.max.idle.ms.",
+        show_default=False)] = None,
     metrics: Annotated[bool, typer.Option(
         "--metrics", help="Log per-topic BrokerTopicStats rates periodically.")] = False,
     metrics_interval: Annotated[float, typer.Option(
