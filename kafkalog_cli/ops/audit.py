@@ -28,6 +28,7 @@ from ..constants import DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, NO_TIMESTAMP
 from ..errors import InvalidRecordError, KafkalogError
 from ..format.records import FileRecords, decode_records_into
 from ..storage.dir_files import log_dir_file_problems, partition_file_problems
+from ..storage.files import segment_bases
 from ..storage.segment import LogSegment
 from .verify import INVALID_BYTES, NO_WHOLE_BATCH, verify_segment
 
@@ -203,8 +204,6 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
         a.problems += [str(e) for e in log_dir_file_problems(log_dir)]
     a.problems += [str(e) for e in partition_file_problems(directory)]
     if bases is None:
-        from ..ops.paths import segment_bases
-
         bases = segment_bases(directory, (".log",))
     codecs: set[str] = set()
     magics: set[int] = set()

@@ -80,10 +80,10 @@ from ..errors import (
     UnreadableError,
 )
 from ..format.records import FileRecords, LegacyRecordBatch
+from ..storage.files import SEGMENT_SUFFIXES, check_exists
 from ..storage.offset_index import OffsetIndex
-from ..storage.segment import LogSegment, open_view
+from ..storage.segment import LogSegment, open_view, resolve_segments
 from ..storage.time_index import TimeIndex
-from .paths import SEGMENT_SUFFIXES, check_exists, resolve_segments
 
 #: Decoder names as the Kafka tool's flags spell them (``--offsets-decoder``: ``offsets``).
 DECODERS = tuple(DECODER_NAMES)

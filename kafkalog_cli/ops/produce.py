@@ -42,7 +42,7 @@ from ..format import compression
 from ..format.builder import assemble_batch, encode_columns, encode_records, encode_values
 from ..inputs import ENCODINGS, InputError, LineReaderConfig, ValuesChunk
 from ..storage.clock import SYSTEM, Clock
-from ..storage.config import LogConfig
+from ..storage.config import LogConfig, topic_config
 from ..storage.log import LogManager, UnifiedLog
 from ..storage.validator import RecordsSummary
 
@@ -109,6 +109,28 @@ class ProduceOptions:
     topic_id: str | None = None
     cluster_id: str | None = None
     node_id: int = 1
+
+    @classmethod
+    def assemble(cls, topic: str, *, properties=(), parse_key: bool = False,
+                 key_separator: str = "\t", config_file=None, config_overrides=(),
+                 **options) -> ProduceOptions:
+        """The options of a produce from what its user gives: kafka-console-producer's
+        reader ``--property`` settings over ``parse_key`` / ``key_separator``
+        (:meth:`~kafkalog_cli.inputs.LineReaderConfig.from_properties`), the topic's
+        LogConfig from a server.properties-style ``config_file`` and ``--config
+        key=value`` ``config_overrides`` (:func:`~kafkalog_cli.storage.config
+        .topic_config`); ``options`` are the other fields.
+
+        Raises:
+            InvalidArgumentError: an unknown reader property or bad separators.
+            UnknownConfigError / InvalidConfigError: an unknown config key or a bad value.
+            UnreadableError: ``config_file`` cannot be read.
+        """
+        line_reader = LineReaderConfig.from_properties(
+            list(properties), parse_key=parse_key, key_separator=key_separator)
+        return cls(topic, parse_key=line_reader.parse_key,
+                   key_separator=line_reader.key_separator, line_reader=line_reader,
+                   config=topic_config(config_file, list(config_overrides)), **options)
 
     def check(self) -> None:
         """Raises InvalidArgumentError for inconsistent options (called before anything is

@@ -49,10 +49,10 @@ from ..errors import (
     NotAKafkaFileError,
 )
 from ..format.records import RecordBatch
-from ..storage.files import parse_partition_dir_name
+from ..storage.files import check_exists, parse_partition_dir_name
 from ..storage.log import Log
 from ..storage.segment import iter_records_of
-from .paths import check_exists
+from .encoding import encode_bytes
 
 READ_UNCOMMITTED = "read_uncommitted"
 READ_COMMITTED = "read_committed"
@@ -103,8 +103,6 @@ class ConsumerRecord:
         record has its key and value as the decoders' JSON objects instead (null for a
         missing key or a tombstone), ``keyType`` and, when something stayed raw,
         ``decodeWarnings``."""
-        from ..render.encoding import encode_bytes
-
         o = {"topic": self.topic, "partition": self.partition, "offset": self.offset,
              "timestamp": self.timestamp, "timestampType": self.timestamp_type,
              "leaderEpoch": self.leader_epoch}

@@ -7,7 +7,8 @@ import os
 import sys
 from collections.abc import Iterable
 
-from .encoding import encode_bytes, java_string
+from ..ops.encoding import encode_bytes
+from .encoding import java_string
 
 _INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded", "controlValue")
 

@@ -34,12 +34,13 @@ from ..constants import (
 )
 from ..errors import CorruptRecordError, InvalidArgumentError, KafkalogError, NotAKafkaFileError
 from ..format.records import FileRecords
-from ..ops.paths import check_exists, partition_dirs
 from ..storage.files import (
+    check_exists,
     find_partition_dirs,
     is_live_partition_dir_name,
     is_segment_file_name,
     parse_partition_dir_name,
+    partition_dirs_of,
 )
 from ..storage.log import Log
 from ..storage.segment import LogSegment
@@ -371,7 +372,7 @@ def discover(paths) -> list[PartitionDir]:
             # a glob keeps what is Kafka-like among its matches (live partitions only:
             # a -delete/-future/-stray directory is not one a consumer reads)
             expanded = [p for p in expanded if p.is_dir() and (
-                is_live_partition_dir_name(p.name) or partition_dirs(p, live_only=True))]
+                is_live_partition_dir_name(p.name) or partition_dirs_of(p, live_only=True))]
             if not expanded:
                 raise NotAKafkaFileError("the glob matches no partition or log directory",
                                          file=raw)

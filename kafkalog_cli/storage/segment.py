@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import mmap
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -31,13 +32,20 @@ from ..errors import (
     CorruptRecordError,
     CrcMismatchError,
     KafkalogError,
+    NotAKafkaFileError,
     UnreadableError,
     UnsafePathError,
 )
 from ..format.records import FileRecords, RecordBatch
 from ..schema.txn_index import AbortedTxn
 from .fileio import open_for_write
-from .files import offset_from_file_name
+from .files import (
+    SEGMENT_SUFFIXES,
+    check_exists,
+    find_partition_dirs,
+    offset_from_file_name,
+    segment_bases,
+)
 from .offset_index import OffsetIndex, OffsetPosition
 from .recovery_scan import ScanResult, scan_log
 from .time_index import TimeIndex, TimestampOffset
@@ -83,6 +91,33 @@ def release_view(view: memoryview) -> None:
             obj.close()
         except BufferError:  # a batch still references it; the GC closes it
             pass
+
+
+def resolve_segments(paths) -> Iterator[tuple[LogSegment, str | None]]:
+    """Yield ``(segment, only)`` for every segment under ``paths``: a segment file, or
+    every segment of the partitions under a directory (:func:`~.files
+    .find_partition_dirs`, the rule every command follows); ``only`` is the suffix when a
+    single file of the segment was named (``.log``, ``.index``, ``.timeindex``), else
+    None.
+
+    Raises:
+        UnreadableError: a path is missing or unreadable.
+        NotAKafkaFileError: a path is neither a segment file nor a directory holding
+            partition or log directories.
+    """
+    for raw in paths:
+        p = check_exists(raw)
+        if p.is_file():
+            suffix = p.suffix
+            if suffix not in SEGMENT_SUFFIXES:
+                raise NotAKafkaFileError(
+                    "not a Kafka segment file (expected .log, .index or .timeindex)", file=p)
+            base = offset_from_file_name(p)
+            yield LogSegment(p.parent, base), suffix
+            continue
+        for _, d in find_partition_dirs(p):
+            for b in segment_bases(d):
+                yield LogSegment(d, b), None
 
 
 class TimestampAndOffset(NamedTuple):
