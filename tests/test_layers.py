@@ -126,3 +126,28 @@ def test_the_reader_sees_function_level_imports(tmp_path):
     found = [(s, d) for s, d, _ in _imports()
              if s == "kafkalog_cli.cli.commands.produce" and d.endswith("ops.produce")]
     assert found, "the import inside produce() was not read"
+
+
+def test_every_exception_class_lives_in_errors_and_is_a_kafkalog_error():
+    """One exception hierarchy (errors.py), rooted at KafkalogError. The one class defined
+    elsewhere is schema/flexible.py's KafkaReadError: construct's ValidationError, which
+    construct must see while it parses (the base modules import no construct); it never
+    leaves schema (``java_message`` turns it into text)."""
+    import kafkalog_cli.errors as errors
+
+    elsewhere = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "errors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and (
+                    node.name.endswith(("Error", "Exception")) or any(
+                        ast.unparse(b).endswith(("Error", "Exception", "EOFError"))
+                        for b in node.bases)):
+                elsewhere.append(f"{path.relative_to(PACKAGE)}:{node.name}")
+    assert elsewhere == ["schema/flexible.py:KafkaReadError"]
+    for name in dir(errors):
+        obj = getattr(errors, name)
+        if isinstance(obj, type) and issubclass(obj, BaseException) and \
+                obj.__module__ == errors.__name__:
+            assert issubclass(obj, errors.KafkalogError), name

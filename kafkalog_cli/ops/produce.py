@@ -34,13 +34,15 @@ from .. import inputs
 from ..constants import CODEC_IDS, CODEC_NONE, INT32_MAX, INT64_MAX, NO_TIMESTAMP
 from ..errors import (
     FencedLeaderEpochError,
+    InputError,
     InvalidArgumentError,
     KafkalogError,
+    ProduceError,
     UnreadableError,
 )
 from ..format import compression
 from ..format.builder import assemble_batch, encode_columns, encode_records, encode_values
-from ..inputs import ENCODINGS, InputError, LineReaderConfig, ValuesChunk
+from ..inputs import ENCODINGS, LineReaderConfig, ValuesChunk
 from ..storage.clock import SYSTEM, Clock
 from ..storage.config import LogConfig, topic_config
 from ..storage.log import LogManager, UnifiedLog
@@ -252,15 +254,6 @@ class ProduceResult:
             "error": self.error,
             "partitions": [p.to_dict() for _, p in sorted(self.partitions.items())],
         }
-
-
-class ProduceError(KafkalogError):
-    """A run that stopped early; ``result`` says what was written, ``cause`` why."""
-
-    def __init__(self, cause: KafkalogError, result: ProduceResult):
-        super().__init__(str(cause))
-        self.cause = cause
-        self.result = result
 
 
 _HEADER_ESTIMATES: dict = {(): 0}

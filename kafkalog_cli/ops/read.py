@@ -47,6 +47,7 @@ from ..decoders import DECODER_NAMES
 from ..errors import (
     InvalidArgumentError,
     NotAKafkaFileError,
+    OffsetOutOfRangeError,
 )
 from ..format.records import RecordBatch
 from ..storage.files import check_exists, parse_partition_dir_name
@@ -63,18 +64,6 @@ ISOLATION_LEVELS = (READ_UNCOMMITTED, READ_COMMITTED)
 #: ``remote-log-metadata``, ``share-group-state``: the keys of :data:`DECODER_TOPICS`).
 DECODE_AUTO, DECODE_NONE = "auto", "none"
 DECODER_TOPICS = DECODER_NAMES
-
-
-class OffsetOutOfRangeError(InvalidArgumentError):
-    """An offset below the log start offset or above the log end offset (the broker's
-    OFFSET_OUT_OF_RANGE)."""
-
-    def __init__(self, offset: int, start: int, end: int, *, file=None):
-        super().__init__(f"offset {offset} is out of range: the log holds offsets {start} "
-                         f"(log start offset) to {end} (log end offset)", file=file)
-        self.offset = offset
-        self.log_start_offset = start
-        self.log_end_offset = end
 
 
 @dataclass(frozen=True)

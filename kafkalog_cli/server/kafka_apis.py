@@ -24,7 +24,13 @@ from ..constants import (
     MAGIC_V2,
     TRANSACTIONAL_FLAG_MASK,
 )
-from ..errors import CorruptRecordError, InvalidArgumentError, InvalidConfigError
+from ..errors import (
+    AppendError,
+    CloseConnection,
+    CorruptRecordError,
+    InvalidArgumentError,
+    InvalidConfigError,
+)
 from ..format.records import FileRecords
 from ..protocol.apis import ApiKeys, api_versions_table
 from ..protocol.errors import Errors
@@ -38,7 +44,7 @@ from . import reads
 from .catalog import LogDirCatalog, Topic, is_internal
 from .groups import MAX_METADATA_SIZE, GroupCoordinator
 from .metrics import BrokerTopicStats
-from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE, AppendError
+from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 from .workers import WorkerPool
 
 log = logging.getLogger("kafkalog.serve")
@@ -59,10 +65,6 @@ _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 class Reply:
     body: dict
     version: int | None = None
-
-
-class CloseConnection(Exception):
-    """Close the client's connection instead of answering (acks=0 produce errors)."""
 
 
 NO_RESPONSE = object()

@@ -32,7 +32,12 @@ from ..constants import (
     LOG_FILE_SUFFIX,
     MAGIC_V2,
 )
-from ..errors import CorruptRecordError, InvalidArgumentError, KafkalogError, NotAKafkaFileError
+from ..errors import (
+    DataLossError,
+    InvalidArgumentError,
+    KafkalogError,
+    NotAKafkaFileError,
+)
 from ..format.records import FileRecords
 from ..storage.files import (
     check_exists,
@@ -99,14 +104,6 @@ class Slice:
     @property
     def size(self) -> int:
         return self.end - self.start
-
-
-class DataLossError(CorruptRecordError):
-    """Data that a read wants is gone or corrupt while ``failOnDataLoss`` is true."""
-
-    def __str__(self) -> str:
-        return ("kafkalog: data loss: " + super().__str__()
-                + " (failOnDataLoss=false, or --skip-corrupt, skips corrupt batches)")
 
 
 @dataclass

@@ -57,7 +57,7 @@ except ImportError:  # pragma: no cover
     np = None
 
 from ..constants import INT32_MAX, LOG_FILE_SUFFIX
-from ..errors import CorruptRecordError, KafkalogError
+from ..errors import CorruptRecordError, DataLossError, KafkalogError
 from ..format import vectorized as _fast
 from ..format.records import (
     FileRecords,
@@ -68,7 +68,7 @@ from ..format.records import (
 from ..schema.record_batch import LENGTH_OFFSET
 from ..storage.producer_state import ProducerStateManager
 from ..storage.segment import LogSegment, open_view
-from .plan import DataLossError, ReadOptions, Slice
+from .plan import ReadOptions, Slice
 
 log = logging.getLogger("kafkalog.spark")
 

@@ -22,6 +22,7 @@ from ..errors import (
     InvalidRecordError,
     KafkalogError,
     NotAKafkaFileError,
+    RecordBatchTooLargeError,
     UnreadableError,
 )
 from ..format.records import batch_at
@@ -32,7 +33,7 @@ from .producer_state import ProducerStateManager
 from .roll import RollParams, roll_reasons
 from .segment import FetchDataInfo, LogSegment, TimestampAndOffset
 from .txn_index import TransactionIndex
-from .validator import _NO_KEY_MSG, RecordBatchTooLargeError, validate
+from .validator import _NO_KEY_MSG, validate
 
 logger = logging.getLogger("kafkalog")
 

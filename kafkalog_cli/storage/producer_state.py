@@ -31,8 +31,10 @@ from ..constants import (
 )
 from ..errors import (
     IllegalStateError,
+    InvalidProducerEpochError,
+    InvalidTxnStateError,
     KafkalogError,
-    RefusedError,
+    OutOfOrderSequenceError,
     TransactionCoordinatorFencedError,
 )
 from ..format.control import read_end_txn_marker
@@ -43,22 +45,6 @@ from .checkpoints import write_atomically
 from .files import filename_prefix_from_offset
 
 NUM_BATCHES_TO_RETAIN = 5
-
-
-class ProducerStateError(RefusedError):
-    """An append the producer state rejects."""
-
-
-class OutOfOrderSequenceError(ProducerStateError):
-    """OutOfOrderSequenceException."""
-
-
-class InvalidProducerEpochError(ProducerStateError):
-    """InvalidProducerEpochException (an epoch below the last one seen)."""
-
-
-class InvalidTxnStateError(ProducerStateError):
-    """InvalidTxnStateException (a non-transactional write inside a transaction)."""
 
 
 @dataclass

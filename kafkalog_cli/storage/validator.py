@@ -69,7 +69,14 @@ from ..constants import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
-from ..errors import CrcMismatchError, DecompressedSizeError, InvalidRecordError, RefusedError
+from ..errors import (
+    CrcMismatchError,
+    DecompressedSizeError,
+    InvalidRecordError,
+    InvalidTimestampError,
+    RecordTooLargeError,
+    RejectedRecordError,
+)
 from ..format.records import HEADER, RecordBatch
 from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC
 from ..schema.record_batch import (
@@ -93,23 +100,6 @@ _U = struct.Struct(">I")
 
 CLIENT = "client"
 COORDINATOR = "coordinator"
-
-
-class RecordTooLargeError(InvalidRecordError, RefusedError):
-    """A batch larger than max.message.bytes (RecordTooLargeException): not appended."""
-
-
-class RecordBatchTooLargeError(InvalidRecordError, RefusedError):
-    """An append larger than segment.bytes (RecordBatchTooLargeException): not appended."""
-
-
-class InvalidTimestampError(InvalidRecordError, RefusedError):
-    """A timestamp the topic does not accept (Errors.INVALID_TIMESTAMP): not appended."""
-
-
-class RejectedRecordError(InvalidRecordError, RefusedError):
-    """Records an append refuses (LogValidator.processRecordErrors' InvalidRecordException,
-    e.g. a compacted topic's record without a key): not appended."""
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ from kafkalog_read_testkit import CORPUS, brute_records, random_batches, write_p
 
 import kafkalog_cli.ops.read as read_mod
 import kafkalog_cli.storage.segment as segment_mod
+from kafkalog_cli.errors import OffsetOutOfRangeError
 from kafkalog_cli.format.records import FileRecords
 from kafkalog_cli.ops.describe import describe
 from kafkalog_cli.ops.read import (
-    OffsetOutOfRangeError,
     offset_for_timestamp,
     open_partition,
     parse_timestamp,

@@ -132,7 +132,8 @@ def produce(
       2  usage error (an option, topic name, --config key or value); nothing written
       3  an input file that cannot be read, or a partition that needs recovery
     """
-    from ...ops.produce import ProduceError, ProduceOptions, iter_inputs
+    from ...errors import ProduceError
+    from ...ops.produce import ProduceOptions, iter_inputs
     from ...ops.produce import produce as run
     from ...render.produce import render_produce
     from ...render.progress import record_counter
