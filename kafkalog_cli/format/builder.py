@@ -41,6 +41,7 @@ from ..schema.record_batch import (
 )
 from . import compression
 from .records import HEADER
+from .varint import varint_bytes
 
 _crc = _crc32c.crc32c
 _INT32 = struct.Struct(">i")
@@ -48,62 +49,22 @@ _CONTROL_KEY = struct.Struct(">hh")
 _END_TXN_VALUE = struct.Struct(">hi")
 
 
-def _varint_bytes(value: int, bits: int = 32) -> bytes:
-    v = ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)
-    if v < 0x80:
-        return bytes((v,))
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
 # varints of -64..16383 (lengths, deltas: the common cases) are precomputed; zigzag of
 # a small value is the same in 32 and 64 bits
 _VT_LO = -64
-_VT = [_varint_bytes(i) for i in range(_VT_LO, 16384)]
+_VT = [varint_bytes(i) for i in range(_VT_LO, 16384)]
 
 
 def _vi(value: int) -> bytes:
     if -64 <= value < 16384:
         return _VT[value + 64]
-    return _varint_bytes(value)
+    return varint_bytes(value)
 
 
 def _vl(value: int) -> bytes:
     if -64 <= value < 16384:
         return _VT[value + 64]
-    return _varint_bytes(value, 64)
-
-
-def encode_record(offset_delta: int, timestamp_delta: int, key, value,
-                  headers: Sequence = ()) -> bytes:
-    """One DefaultRecord (length-prefixed), as DefaultRecord.writeTo."""
-    parts = [b"\x00", _vl(timestamp_delta), _vi(offset_delta)]
-    if key is None:
-        parts.append(b"\x01")
-    else:
-        parts.append(_vi(len(key)))
-        parts.append(key)
-    if value is None:
-        parts.append(b"\x01")
-    else:
-        parts.append(_vi(len(value)))
-        parts.append(value)
-    parts.append(_vi(len(headers)))
-    for hk, hv in headers:
-        hkb = hk.encode("utf-8") if isinstance(hk, str) else bytes(hk)
-        parts.append(_vi(len(hkb)))
-        parts.append(hkb)
-        if hv is None:
-            parts.append(b"\x01")
-        else:
-            parts.append(_vi(len(hv)))
-            parts.append(hv)
-    body = b"".join(parts)
-    return _vi(len(body)) + body
+    return varint_bytes(value, 64)
 
 
 # varints of -1..16383 (record lengths, key/value lengths, offset deltas), precomputed

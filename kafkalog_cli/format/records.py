@@ -1044,18 +1044,6 @@ def _legacy_spans(pieces) -> Iterator[tuple[memoryview, int, int, int]]:
         size = len(rest)
 
 
-def iter_legacy_entries(view) -> Iterator[LegacyRecordBatch]:
-    """Entries of an inner (decompressed) v0/v1 message set."""
-    pos = 0
-    end = len(view)
-    while pos + LOG_OVERHEAD <= end:
-        offset, size = _OFFSET_SIZE.unpack_from(view, pos)
-        if pos + LOG_OVERHEAD + size > end:
-            break
-        yield _legacy_entry(view, pos, offset, size)
-        pos += LOG_OVERHEAD + size
-
-
 # -- batches of a buffer ---------------------------------------------------------------------
 
 def offset_overflow(base_offset: int, last_offset_delta: int, file, position: int

@@ -42,13 +42,23 @@ def read_varlong(data, pos: int) -> tuple[int, int]:
     return read_varint(data, pos, 10)
 
 
-def write_varint(value: int, out: bytearray, bits: int = 32) -> None:
-    """Append ``value`` zigzag-encoded to ``out`` (bits 32 for varint, 64 for varlong)."""
+def varint_bytes(value: int, bits: int = 32) -> bytes:
+    """``value`` zigzag-encoded (ByteUtils.writeVarint for ``bits`` 32, writeVarlong for
+    64): the one varint writer (the record builder keeps a table of the small ones)."""
     v = ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)
+    if v < 0x80:
+        return bytes((v,))
+    out = bytearray()
     while v >= 0x80:
         out.append((v & 0x7F) | 0x80)
         v >>= 7
     out.append(v)
+    return bytes(out)
+
+
+def write_varint(value: int, out: bytearray, bits: int = 32) -> None:
+    """Append ``value`` zigzag-encoded to ``out`` (bits 32 for varint, 64 for varlong)."""
+    out += varint_bytes(value, bits)
 
 
 def size_of_varint(value: int, bits: int = 32) -> int:

@@ -55,7 +55,7 @@ from ..constants import (
     TXN_INDEX_FILE_SUFFIX,
 )
 from ..decoders.summary import summary_for_topic
-from ..errors import KafkalogError, NotAKafkaFileError
+from ..errors import KafkalogError, NotAKafkaFileError, UnreadableError
 from ..format.records import FileRecords, RecordBatch
 from ..storage.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
 from ..storage.dir_files import (
@@ -363,8 +363,6 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
     try:
         names = os.listdir(d)
     except OSError as e:
-        from ..errors import UnreadableError
-
         raise UnreadableError(e.strerror or str(e), file=d) from e
     bases = sorted(int(n[:20]) for n in names
                    if n.endswith(LOG_FILE_SUFFIX) and is_segment_file_name(n))

@@ -31,9 +31,17 @@ from operator import itemgetter
 from pathlib import Path
 
 from .. import inputs
-from ..constants import CODEC_IDS, CODEC_NONE, INT32_MAX, INT64_MAX, NO_TIMESTAMP
+from ..constants import (
+    CODEC_IDS,
+    CODEC_NONE,
+    INT32_MAX,
+    INT64_MAX,
+    LEADER_EPOCH_CHECKPOINT,
+    NO_TIMESTAMP,
+)
 from ..errors import (
     FencedLeaderEpochError,
+    IllegalStateError,
     InputError,
     InvalidArgumentError,
     KafkalogError,
@@ -43,9 +51,12 @@ from ..errors import (
 from ..format import compression
 from ..format.builder import assemble_batch, encode_columns, encode_records, encode_values
 from ..inputs import ENCODINGS, LineReaderConfig, ValuesChunk
+from ..storage.checkpoints import read_leader_epoch_checkpoint
 from ..storage.clock import SYSTEM, Clock
 from ..storage.config import LogConfig, topic_config
-from ..storage.log import LogManager, UnifiedLog
+from ..storage.dir_files import kafka_string_to_uuid, uuid_to_kafka_string
+from ..storage.files import validate_topic_name
+from ..storage.log import LogManager, UnifiedLog, topic_id_on_disk
 from ..storage.validator import RecordsSummary
 
 _PARTITION_OF = itemgetter(5)  # InputRecord.partition
@@ -137,8 +148,6 @@ class ProduceOptions:
     def check(self) -> None:
         """Raises InvalidArgumentError for inconsistent options (called before anything is
         created on disk)."""
-        from ..storage.files import validate_topic_name
-
         validate_topic_name(self.topic)
         if self.topic_id is not None:
             _check_topic_id(self.topic_id)
@@ -173,8 +182,6 @@ class ProduceOptions:
 def _check_topic_id(s: str) -> None:
     """A topic id as Kafka's Uuid.fromString reads it: 22 URL-safe base64 characters of 16
     bytes."""
-    from ..storage.dir_files import kafka_string_to_uuid, uuid_to_kafka_string
-
     try:
         u = kafka_string_to_uuid(s)
         ok = uuid_to_kafka_string(u) == s
@@ -414,8 +421,6 @@ class _Batcher:
     def _append_compressed(self, block: bytes, n: int, base_ts: int, max_ts: int,
                            summary: RecordsSummary) -> None:
         if self.failed:
-            from ..errors import IllegalStateError
-
             raise IllegalStateError("append after a failed append")
         opts = self.opts
         pid, epoch, seq = -1, -1, -1
@@ -678,9 +683,6 @@ def _check_leader_epoch_on_disk(log_dir: Path, opts: ProduceOptions) -> None:
     Raises:
         InvalidArgumentError: it is (exit 2).
     """
-    from ..constants import LEADER_EPOCH_CHECKPOINT
-    from ..storage.checkpoints import read_leader_epoch_checkpoint
-
     if opts.leader_epoch is None:
         return
     d = log_dir / f"{opts.topic}-{opts.partition}"
@@ -697,8 +699,6 @@ def _check_topic_id_on_disk(log_dir: Path, opts: ProduceOptions) -> None:
     Raises:
         InvalidArgumentError: it differs, or the existing partitions disagree.
     """
-    from ..storage.log import topic_id_on_disk
-
     existing = topic_id_on_disk(log_dir, opts.topic)
     if opts.topic_id is not None and existing is not None and existing != opts.topic_id:
         raise InvalidArgumentError(

@@ -50,7 +50,13 @@ from ..errors import (
     OffsetOutOfRangeError,
 )
 from ..format.records import RecordBatch
-from ..storage.files import check_exists, parse_partition_dir_name
+from ..storage.files import (
+    PARTITION,
+    check_exists,
+    classify_dir,
+    parse_partition_dir_name,
+    partition_dirs_of,
+)
 from ..storage.log import Log
 from ..storage.segment import iter_records_of
 from .encoding import encode_bytes
@@ -131,8 +137,6 @@ def open_partition(path, topic: str | None = None, partition: int | None = None)
             partition directory's name.
         NotAKafkaFileError / UnreadableError: no such partition directory.
     """
-    from ..storage.files import PARTITION, classify_dir, partition_dirs_of
-
     p = check_exists(path)
     if p.is_file():
         raise NotAKafkaFileError("expected a log directory or a partition directory", file=p)

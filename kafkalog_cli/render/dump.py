@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Iterable
 
+from ..errors import KafkalogError
 from ..ops.encoding import encode_bytes
 from .encoding import java_string
 
@@ -311,7 +312,6 @@ def report_findings(findings) -> None:
     DumpFindings`): the first batch failing its CRC check, then the invalid bytes at the
     end of a log (a log without any whole batch said so). The diagnostics of corrupt
     data were already printed, one line each, as the dump went."""
-    from ..errors import KafkalogError
     from .consoles import error
 
     for file, positions in findings.bad_crc.items():

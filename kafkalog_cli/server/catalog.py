@@ -54,6 +54,7 @@ from ..storage.files import (
     partition_dirs_of,
     validate_topic_name,
 )
+from ..storage.lock import is_locked
 from ..storage.log import LogManager
 from . import configs
 from .storage_adapter import READ_ONLY_MESSAGE, ReadOnlyPartition, ServedPartition
@@ -164,8 +165,6 @@ class LogDirCatalog:
     def _open_read_only(self) -> LogDirCatalog:
         """Open every partition read-only: nothing is created, locked or written (a broker
         holding the lock is only warned about: what it writes may show up half-done)."""
-        from ..storage.lock import is_locked
-
         if is_locked(self.log_dir):
             log.warning("%s is locked by a running broker or kafkalog: serving it read-only "
                         "may show batches being written", self.log_dir)

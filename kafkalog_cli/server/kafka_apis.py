@@ -39,6 +39,7 @@ from ..schema.flexible import ZERO_UUID
 from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC
 from ..schema.legacy import RECORD_OVERHEAD_V0 as LEGACY_RECORD_OVERHEAD_V0
 from ..schema.record_batch import ATTRIBUTES_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET
+from ..storage.files import validate_topic_name
 from . import configs as cfgs
 from . import reads
 from .catalog import LogDirCatalog, Topic, is_internal
@@ -799,8 +800,6 @@ _AWAITING = frozenset({ApiKeys.PRODUCE, ApiKeys.FETCH, ApiKeys.JOIN_GROUP,
 
 
 def _validate_name(name: str) -> None:
-    from ..storage.files import validate_topic_name
-
     validate_topic_name(name)
 
 

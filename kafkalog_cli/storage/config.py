@@ -39,6 +39,7 @@ from pathlib import Path
 
 from ..constants import CODEC_GZIP, CODEC_IDS, CODEC_LZ4, CODEC_NONE, CODEC_ZSTD, INT64_MAX
 from ..errors import (
+    InvalidArgumentError,
     InvalidConfigError,
     UnknownConfigError,
     UnreadableError,
@@ -400,8 +401,6 @@ def _load_convert(s: str, file) -> str:
         if c == "u":
             digits = s[i:i + 4]
             if len(digits) < 4 or not set(digits) <= _HEX:
-                from ..errors import InvalidArgumentError
-
                 raise InvalidArgumentError("Malformed \\uxxxx encoding.", file=file)
             out.append(chr(int(digits, 16)))
             i += 4

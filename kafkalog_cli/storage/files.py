@@ -39,18 +39,22 @@ def filename_prefix_from_offset(offset: int) -> str:
 
 
 def log_file(directory, offset: int) -> Path:
+    """LogFileUtils.logFile."""
     return Path(directory) / (filename_prefix_from_offset(offset) + LOG_FILE_SUFFIX)
 
 
 def index_file(directory, offset: int) -> Path:
+    """LogFileUtils.offsetIndexFile."""
     return Path(directory) / (filename_prefix_from_offset(offset) + INDEX_FILE_SUFFIX)
 
 
 def time_index_file(directory, offset: int) -> Path:
+    """LogFileUtils.timeIndexFile."""
     return Path(directory) / (filename_prefix_from_offset(offset) + TIME_INDEX_FILE_SUFFIX)
 
 
 def txn_index_file(directory, offset: int) -> Path:
+    """LogFileUtils.transactionIndexFile."""
     return Path(directory) / (filename_prefix_from_offset(offset) + TXN_INDEX_FILE_SUFFIX)
 
 

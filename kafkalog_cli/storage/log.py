@@ -16,22 +16,49 @@ from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 
-from ..constants import LOG_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT
+from ..constants import (
+    CLEAN_SHUTDOWN_FILE_NAME,
+    LOG_FILE_SUFFIX,
+    LOG_START_OFFSET_CHECKPOINT,
+    META_PROPERTIES_FILE_NAME,
+    RECOVERY_POINT_CHECKPOINT,
+)
 from ..errors import (
     CorruptRecordError,
+    IllegalStateError,
+    InvalidArgumentError,
     InvalidRecordError,
     KafkalogError,
     NotAKafkaFileError,
     RecordBatchTooLargeError,
     UnreadableError,
 )
+from ..format.builder import build_control_batch
 from ..format.records import batch_at
 from ..schema.txn_index import AbortedTxn
-from .checkpoints import read_offset_checkpoint
-from .files import TopicPartition, is_segment_file_name, parse_partition_dir_name
+from .checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
+from .clock import SYSTEM
+from .config import LogConfig
+from .dir_files import (
+    random_kafka_uuid,
+    read_partition_metadata,
+    write_clean_shutdown,
+    write_meta_properties,
+    write_partition_metadata,
+)
+from .files import (
+    TopicPartition,
+    is_live_partition_dir_name,
+    is_segment_file_name,
+    log_delete_dir_name,
+    parse_partition_dir_name,
+    validate_topic_name,
+)
+from .leader_epoch import LeaderEpochFileCache
+from .lock import LogDirLock
 from .producer_state import ProducerStateManager
-from .roll import RollParams, roll_reasons
-from .segment import FetchDataInfo, LogSegment, TimestampAndOffset
+from .roll import RollParams, random_segment_jitter, roll_reasons
+from .segment import FetchDataInfo, LogSegment, TimestampAndOffset, WritableLogSegment
 from .txn_index import TransactionIndex
 from .validator import _NO_KEY_MSG, validate
 
@@ -426,22 +453,11 @@ class UnifiedLog(Log):
             CorruptRecordError: the last segment ends in invalid bytes (run recovery).
             UnsafePathError: the active segment's files are symbolic links.
         """
-        from .clock import SYSTEM
-        from .config import LogConfig
-        from .dir_files import random_kafka_uuid, read_partition_metadata, write_partition_metadata
-        from .files import validate_topic_name
-        from .leader_epoch import LeaderEpochFileCache
-        from .producer_state import ProducerStateManager
-        from .roll import random_segment_jitter
-        from .segment import WritableLogSegment
-
         config = config or LogConfig()
         clock = clock or SYSTEM
         d = Path(directory)
         tp = parse_partition_dir_name(d.name)
         if tp is None:
-            from ..errors import InvalidArgumentError
-
             raise InvalidArgumentError(f"{d.name!r} is not a <topic>-<partition> directory name")
         validate_topic_name(tp.topic)
         d.mkdir(parents=True, exist_ok=True)
@@ -453,8 +469,6 @@ class UnifiedLog(Log):
         if meta is None:
             write_partition_metadata(d, topic_id or random_kafka_uuid())
         elif topic_id is not None and meta.get("topic_id") != topic_id:
-            from ..errors import InvalidArgumentError
-
             raise InvalidArgumentError(
                 f"Tried to assign topic ID {topic_id} to log for topic partition {tp}, but "
                 f"log already contained topic ID {meta.get('topic_id')}")
@@ -542,8 +556,6 @@ class UnifiedLog(Log):
             compacted topic the message names the topic partition, as LogValidator's.
         """
         if self.closed:
-            from ..errors import IllegalStateError
-
             raise IllegalStateError("append to a closed log", file=self.directory)
         try:
             return validate(records, offset=self.log_end_offset,
@@ -566,8 +578,6 @@ class UnifiedLog(Log):
             the producer-state errors (nothing is written).
         """
         if self.closed or info.first_offset != self.log_end_offset:
-            from ..errors import IllegalStateError
-
             raise IllegalStateError(
                 "append to a closed log" if self.closed else
                 f"stale validation: offsets assigned from {info.first_offset}, the log end "
@@ -635,8 +645,6 @@ class UnifiedLog(Log):
             TransactionCoordinatorFencedError: ``coordinator_epoch`` is below the one of
                 the producer's last marker (nothing is written).
         """
-        from ..format.builder import build_control_batch
-
         batch = build_control_batch(1 if commit else 0, timestamp=self.clock.milliseconds(),
                                     producer_id=producer_id, producer_epoch=producer_epoch,
                                     coordinator_epoch=coordinator_epoch)
@@ -675,10 +683,6 @@ class UnifiedLog(Log):
         """UnifiedLog.roll / LocalLog.roll: close the active segment (final time entry,
         trimmed indexes, fsync), create the next one at ``max(expected, log end offset)``,
         snapshot the producer state at that offset, advance the recovery point."""
-        from ..errors import IllegalStateError
-        from .roll import random_segment_jitter
-        from .segment import WritableLogSegment
-
         new_offset = max(expected_next_offset or 0, self.log_end_offset)
         old = self.active
         if new_offset <= old.base_offset and old.size:
@@ -768,8 +772,6 @@ class LogManager:
     """
 
     def __init__(self, log_dir, *, clock=None, fsync: bool = True, rng=None):
-        from .clock import SYSTEM
-
         self.log_dir = Path(log_dir)
         self.clock = clock or SYSTEM
         self.fsync = fsync
@@ -796,10 +798,6 @@ class LogManager:
             LogDirLockedError: the lock is held.
             NotAKafkaFileError: ``log_dir`` is missing and ``create`` is False.
         """
-        from ..constants import CLEAN_SHUTDOWN_FILE_NAME, META_PROPERTIES_FILE_NAME
-        from .dir_files import random_kafka_uuid, write_meta_properties
-        from .lock import LogDirLock
-
         m = cls(log_dir, clock=clock, fsync=fsync, rng=rng)
         d = m.log_dir
         if not d.exists():
@@ -828,8 +826,6 @@ class LogManager:
         ``LogManager.loadLogs`` resets it (the recovery point to 0, the log start offset
         to the first segment's base), with a one-line warning; the next checkpoint
         rewrites it."""
-        from .checkpoints import read_offset_checkpoint
-
         try:
             return read_offset_checkpoint(self.log_dir / name) or {}
         except KafkalogError as e:
@@ -845,10 +841,6 @@ class LogManager:
         Raises:
             InvalidArgumentError: an illegal topic name or negative partition.
         """
-        from ..constants import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
-        from ..errors import InvalidArgumentError
-        from .files import validate_topic_name
-
         validate_topic_name(topic)
         if partition < 0:
             raise InvalidArgumentError(f"partition must be >= 0, got {partition}")
@@ -878,8 +870,6 @@ class LogManager:
         Raises:
             InvalidArgumentError: the existing partitions disagree about the id.
         """
-        from .dir_files import random_kafka_uuid
-
         tid = self._topic_ids.get(topic)
         if tid is None:
             tid = topic_id_on_disk(self.log_dir, topic) or random_kafka_uuid()
@@ -893,7 +883,6 @@ class LogManager:
         remove it, and drop the partition from the checkpoints written next."""
         import shutil
 
-        from .files import log_delete_dir_name
 
         tp = TopicPartition(topic, partition)
         log = self.logs.pop(tp, None)
@@ -921,9 +910,6 @@ class LogManager:
         """Take the offsets of :meth:`checkpoint` now; returns a function without arguments
         that writes the two files (it touches no log, so it may run on another thread, as
         the broker's scheduler writes checkpoints off the request path)."""
-        from ..constants import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
-        from .checkpoints import format_offset_checkpoint, write_atomically
-
         deleted = set(self._deleted)
         taken = []
         for tp, log in self.logs.items():
@@ -958,7 +944,6 @@ class LogManager:
         docstring), release the lock."""
         if self.closed:
             return
-        from .dir_files import write_clean_shutdown
 
         try:
             for log in self.logs.values():
@@ -993,9 +978,6 @@ def topic_ids_on_disk(log_dir, topic: str) -> dict[int, str]:
     """Partition -> the topic id in partition.metadata of each live ``<topic>-<N>``
     directory of ``log_dir`` (directories without the file, or whose file does not parse,
     are left out: a corrupt file concerns its own partition only, which refuses to open)."""
-    from .dir_files import read_partition_metadata
-    from .files import is_live_partition_dir_name
-
     out: dict[int, str] = {}
     d = Path(log_dir)
     if not d.is_dir():
@@ -1026,8 +1008,6 @@ def topic_id_on_disk(log_dir, topic: str) -> str | None:
     ids = topic_ids_on_disk(log_dir, topic)
     distinct = sorted(set(ids.values()))
     if len(distinct) > 1:
-        from ..errors import InvalidArgumentError
-
         listing = ", ".join(f"{topic}-{p}: {i}" for p, i in sorted(ids.items()))
         raise InvalidArgumentError(
             f"the partitions of topic {topic} in {log_dir} have different topic ids "

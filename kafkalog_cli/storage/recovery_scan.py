@@ -127,14 +127,6 @@ class ScanResult:
     def invalid_bytes(self) -> int:
         return self.size - self.valid_bytes
 
-    @property
-    def offset_index_entries(self) -> int:
-        return len(self.offset_index) // 8
-
-    @property
-    def time_index_entries(self) -> int:
-        return len(self.time_index) // 12
-
 
 def _copyable(view):
     """``view``'s exporter when slicing it gives a bytes-like copy of the same bytes

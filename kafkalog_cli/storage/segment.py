@@ -21,18 +21,17 @@ from typing import NamedTuple
 
 from ..constants import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
-    INDEX_FILE_SUFFIX,
     INT32_MAX,
     LOG_FILE_SUFFIX,
     NO_TIMESTAMP,
-    TIME_INDEX_FILE_SUFFIX,
-    TXN_INDEX_FILE_SUFFIX,
 )
 from ..errors import (
     CorruptRecordError,
     CrcMismatchError,
+    IllegalStateError,
     KafkalogError,
     NotAKafkaFileError,
+    OffsetOverflowError,
     UnreadableError,
     UnsafePathError,
 )
@@ -43,8 +42,12 @@ from .files import (
     SEGMENT_SUFFIXES,
     check_exists,
     find_partition_dirs,
+    index_file,
+    log_file,
     offset_from_file_name,
     segment_bases,
+    time_index_file,
+    txn_index_file,
 )
 from .offset_index import OffsetIndex, OffsetPosition
 from .recovery_scan import ScanResult, scan_log
@@ -163,15 +166,12 @@ class LogSegment:
     """
 
     def __init__(self, directory, base_offset: int, *, log_path=None):
-        from .files import filename_prefix_from_offset
-
         self.directory = Path(directory)
         self.base_offset = base_offset
-        prefix = filename_prefix_from_offset(base_offset)
-        self.log_path = Path(log_path) if log_path else self.directory / (prefix + LOG_FILE_SUFFIX)
-        self.index_path = self.directory / (prefix + INDEX_FILE_SUFFIX)
-        self.time_index_path = self.directory / (prefix + TIME_INDEX_FILE_SUFFIX)
-        self.txn_index_path = self.directory / (prefix + TXN_INDEX_FILE_SUFFIX)
+        self.log_path = Path(log_path) if log_path else log_file(directory, base_offset)
+        self.index_path = index_file(directory, base_offset)
+        self.time_index_path = time_index_file(directory, base_offset)
+        self.txn_index_path = txn_index_file(directory, base_offset)
         self._view: memoryview | None = None
         self._offset_index: OffsetIndex | None = None
         self._time_index: TimeIndex | None = None
@@ -673,12 +673,8 @@ class WritableLogSegment(LogSegment):
         if n == 0:
             return
         if self._fd is None:
-            from ..errors import IllegalStateError
-
             raise IllegalStateError("append to a closed segment", file=self.log_path)
         if not self.can_convert_to_relative_offset(largest_offset):
-            from ..errors import OffsetOverflowError
-
             raise OffsetOverflowError(self.base_offset, largest_offset, file=self.log_path)
         if batches is None:
             batches = _batch_summaries(records)

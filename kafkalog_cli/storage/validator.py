@@ -77,7 +77,8 @@ from ..errors import (
     RecordTooLargeError,
     RejectedRecordError,
 )
-from ..format.records import HEADER, RecordBatch
+from ..format.builder import build_batch
+from ..format.records import HEADER, RecordBatch, increment_sequence
 from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC
 from ..schema.record_batch import (
     ATTRIBUTES_OFFSET,
@@ -164,8 +165,6 @@ class ValidationResult:
 
     @property
     def last_sequence(self) -> int:
-        from ..format.records import increment_sequence
-
         if self.base_sequence < 0:
             return self.base_sequence
         return increment_sequence(self.base_sequence, self.last_offset - self.first_offset)
@@ -297,8 +296,6 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
     last = offset + last_delta
     append_time = now if log_append else NO_TIMESTAMP
     if rebuild:
-        from ..format.builder import build_batch
-
         out = build_batch(
             ((r[1], r[2], r[3], r[4]) for r in decoded()), base_offset=first,
             partition_leader_epoch=partition_leader_epoch, compression_type=target_codec, log_append_time=now if log_append else None,
