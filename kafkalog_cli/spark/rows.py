@@ -504,11 +504,11 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
         start = s.start
         lo, hi = s.start_offset, s.end_offset
         if lo is not None and lo > s.base_offset:
-            idx = seg.offset_index
-            if idx is not None:
-                pos = idx.lookup(lo).position
-                if start < pos < end and _batch_ok(view, pos):
-                    start = pos
+            # the offset index's entry for lo (LogSegment.index_position: one that does
+            # not land on a batch holding offsets <= lo is not used), checked whole
+            pos = seg.index_position(lo)
+            if start < pos < end and _batch_ok(view, pos):
+                start = pos
         # two passes over the headers rather than a list of every batch of the slice
         dropped = _aborted_positions(s, view, FileRecords(view, start, end).batches()) \
             if opts.read_committed else ()
