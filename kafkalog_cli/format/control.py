@@ -47,6 +47,20 @@ class EndTxnMarker(NamedTuple):
         return self.control_type == ABORT
 
 
+def _versioned(data, layout: struct.Struct, size_of: str, version_of: str) -> tuple:
+    """``layout`` unpacked from ``data`` (bytes or None), refused as Kafka's readers refuse
+    it: too short (``size_of`` names it), a negative version (``version_of``)."""
+    if data is None or len(data) < layout.size:
+        raise InvalidRecordError(
+            f"Invalid value size found for {size_of}. Must have at least {layout.size} "
+            f"bytes, but found only {0 if data is None else len(data)}")
+    fields = layout.unpack_from(data)
+    if fields[0] < 0:
+        raise InvalidRecordError(f"Invalid version found for {version_of}: {fields[0]}. "
+                                 "May indicate data corruption")
+    return fields
+
+
 def control_type(key) -> int:
     """ControlRecordType.parseTypeId: the type id of a control record ``key`` (bytes, or
     None). An unknown version >= 0 is read as version 0, as Kafka does.
@@ -54,16 +68,7 @@ def control_type(key) -> int:
     Raises:
         InvalidRecordError: a key shorter than 4 bytes (or null), a negative version.
     """
-    if key is None or len(key) < KEY.size:
-        n = 0 if key is None else len(key)
-        raise InvalidRecordError(
-            f"Invalid value size found for end control record key. Must have at least "
-            f"{KEY.size} bytes, but found only {n}")
-    version, type_id = KEY.unpack_from(key)
-    if version < 0:
-        raise InvalidRecordError(f"Invalid version found for control record: {version}. "
-                                 "May indicate data corruption")
-    return type_id
+    return _versioned(key, KEY, "end control record key", "control record")[1]
 
 
 def end_txn_coordinator_epoch(type_id: int, value) -> int:
@@ -77,16 +82,8 @@ def end_txn_coordinator_epoch(type_id: int, value) -> int:
     if type_id not in (ABORT, COMMIT):
         raise InvalidRecordError(
             f"Invalid control record type for end transaction marker {type_id}")
-    if value is None or len(value) < END_TXN_MARKER.size:
-        n = 0 if value is None else len(value)
-        raise InvalidRecordError(
-            f"Invalid value size found for end transaction marker. Must have at least "
-            f"{END_TXN_MARKER.size} bytes, but found only {n}")
-    version, coordinator_epoch = END_TXN_MARKER.unpack_from(value)
-    if version < 0:
-        raise InvalidRecordError(f"Invalid version found for end transaction marker: "
-                                 f"{version}. May indicate data corruption")
-    return coordinator_epoch
+    return _versioned(value, END_TXN_MARKER, "end transaction marker",
+                      "end transaction marker")[1]
 
 
 def read_end_txn_marker(batch, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES

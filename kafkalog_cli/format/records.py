@@ -228,6 +228,21 @@ def _decode_headers(data: bytes, pos: int) -> tuple[tuple, int]:
 # in its records block (for error messages only: a streamed block is decoded a piece at a
 # time).
 
+def _inline_varint(name: str, skip: int = 0, cap: str = "", indent: int = 12) -> str:
+    """The source of one varint read inline at ``pos`` (after ``skip`` bytes) into
+    ``name``: one- and two-byte varints through the zigzag table ``_zz``, longer ones by
+    ``read_varint`` (``cap`` its byte-cap argument, ``", 10"`` for a varlong)."""
+    def at(k: int) -> str:
+        return "pos" if k == 0 else f"pos + {k}"
+
+    lines = [f"b = data[{at(skip)}]", "if b < 0x80:", f"    {name} = _zz[b]",
+             f"    pos += {skip + 1}", "else:", f"    c = data[{at(skip + 1)}]",
+             "    if c < 0x80:", f"        {name} = _zz[(b & 0x7F) | (c << 7)]",
+             f"        pos += {skip + 2}", "    else:",
+             f"        {name}, pos = read_varint(data, {at(skip)}{cap})"]
+    return "\n".join(" " * indent + line for line in lines).lstrip()
+
+
 _DECODE_LOOP = """
 def {name}(data, count, base_offset, base_timestamp, _at{args}, _zz=_ZIGZAG14, _one=(None,),
         _empty=(), _new=_tuple_new, _Record=Record):
@@ -237,74 +252,25 @@ def {name}(data, count, base_offset, base_timestamp, _at{args}, _zz=_ZIGZAG14, _
     try:
         for _ in (_one if count == 1 else range(count)):
             # length (varint)
-            b = data[pos]
-            if b < 0x80:
-                length = _zz[b]
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    length = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 2
-                else:
-                    length, pos = read_varint(data, pos)
+            {read_length}
             rec_end = pos + length
             if length < 0 or rec_end > end:
-                raise InvalidRecordError(f"Invalid record size {{length}} at byte {{_at + pos}} of the "
-                               f"records block ({{_at + end}} bytes)")
+                raise InvalidRecordError(f"Invalid record size {{length}} at byte "
+                                         f"{{_at + pos}} of the records block "
+                                         f"({{_at + end}} bytes)")
             # attributes (int8, unused), then timestampDelta (varlong)
-            b = data[pos + 1]
-            if b < 0x80:
-                ts_delta = _zz[b]
-                pos += 2
-            else:
-                c = data[pos + 2]
-                if c < 0x80:
-                    ts_delta = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 3
-                else:
-                    ts_delta, pos = read_varint(data, pos + 1, 10)
+            {read_ts_delta}
             # offsetDelta (varint)
-            b = data[pos]
-            if b < 0x80:
-                offset_delta = _zz[b]
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    offset_delta = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 2
-                else:
-                    offset_delta, pos = read_varint(data, pos)
+            {read_offset_delta}
             # key
-            b = data[pos]
-            if b < 0x80:
-                n = _zz[b]
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    n = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 2
-                else:
-                    n, pos = read_varint(data, pos)
+            {read_key_length}
             if n < 0:
                 key = None
             else:
                 key = data[pos:pos + n]
                 pos += n
             # value
-            b = data[pos]
-            if b < 0x80:
-                n = _zz[b]
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    n = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 2
-                else:
-                    n, pos = read_varint(data, pos)
+            {read_value_length}
             if n < 0:
                 value = None
             else:
@@ -322,9 +288,11 @@ def {name}(data, count, base_offset, base_timestamp, _at{args}, _zz=_ZIGZAG14, _
                     f"payload, but instead read {{length + pos - rec_end}}")
             {emit}
     except IndexError:
-        raise InvalidRecordError("Incorrect declared batch size, premature EOF reached") from None
+        raise InvalidRecordError("Incorrect declared batch size, premature EOF reached") \\
+            from None
     if pos != end:
-        raise InvalidRecordError("Incorrect declared batch size, records still remaining in file")
+        raise InvalidRecordError("Incorrect declared batch size, records still remaining "
+                                 "in file")
     {epilogue}
 """
 
@@ -353,8 +321,12 @@ def _render_decode_loops() -> tuple:
                  "read_varint": read_varint, "_decode_headers": _decode_headers,
                  "InvalidRecordError": InvalidRecordError}
     for name, (args, prologue, emit, epilogue) in _DECODE_CONSUMERS.items():
-        src = _DECODE_LOOP.format(name=name, args=args, prologue=prologue, emit=emit,
-                                  epilogue=epilogue)
+        src = _DECODE_LOOP.format(
+            name=name, args=args, prologue=prologue, emit=emit, epilogue=epilogue,
+            read_length=_inline_varint("length"),
+            read_ts_delta=_inline_varint("ts_delta", skip=1, cap=", 10"),
+            read_offset_delta=_inline_varint("offset_delta"),
+            read_key_length=_inline_varint("n"), read_value_length=_inline_varint("n"))
         exec(compile(src, f"<kafkalog_cli.format.records._DECODE_LOOP:{name}>", "exec"),
              namespace)
     return tuple(namespace[name] for name in _DECODE_CONSUMERS)
@@ -559,9 +531,34 @@ def batch_records_into(batch, offsets, timestamps, keys: list, values: list,
                                offsets, timestamps, keys, values, headers)
 
 
-# -- v2 batches ------------------------------------------------------------------------------
+# -- batches ---------------------------------------------------------------------------------
 
-class RecordBatch(tuple):
+class _BatchEntry(tuple):
+    """What every batch tuple shares: ``(view, position, <offset>, <size field>, ...)``,
+    the size field counting the bytes after the LOG_OVERHEAD prefix (``length`` of a v2
+    batch, ``MessageSize`` of a legacy entry)."""
+
+    __slots__ = ()
+
+    view = property(itemgetter(0))
+    position = property(itemgetter(1))
+
+    @property
+    def size(self) -> int:
+        """Bytes of the whole batch (sizeInBytes = size field + LOG_OVERHEAD)."""
+        return self[3] + LOG_OVERHEAD
+
+    @property
+    def next_position(self) -> int:
+        return self[1] + self[3] + LOG_OVERHEAD
+
+    def raw(self) -> bytes:
+        """The batch's bytes."""
+        p = self[1]
+        return bytes(self[0][p:p + self[3] + LOG_OVERHEAD])
+
+
+class RecordBatch(_BatchEntry):
     """A RecordBatch v2 in a buffer: ``(view, position, baseOffset, length,
     partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta, baseTimestamp,
     maxTimestamp, producerId, producerEpoch, baseSequence, recordsCount)``.
@@ -572,8 +569,6 @@ class RecordBatch(tuple):
 
     __slots__ = ()
 
-    view = property(itemgetter(0))
-    position = property(itemgetter(1))
     base_offset = property(itemgetter(2))
     length = property(itemgetter(3))
     partition_leader_epoch = property(itemgetter(4))
@@ -587,15 +582,6 @@ class RecordBatch(tuple):
     producer_epoch = property(itemgetter(12))
     base_sequence = property(itemgetter(13))
     records_count = property(itemgetter(14))
-
-    @property
-    def size(self) -> int:
-        """Bytes of the whole batch (sizeInBytes = length + LOG_OVERHEAD)."""
-        return self[3] + LOG_OVERHEAD
-
-    @property
-    def next_position(self) -> int:
-        return self[1] + self[3] + LOG_OVERHEAD
 
     @property
     def last_offset(self) -> int:
@@ -670,11 +656,6 @@ class RecordBatch(tuple):
         computed = self.compute_crc()
         if computed != self[6]:
             raise CrcMismatchError(self[6], computed, file=file, position=self[1])
-
-    def raw(self) -> bytes:
-        """The batch's bytes."""
-        p = self[1]
-        return bytes(self[0][p:p + self[3] + LOG_OVERHEAD])
 
     def records_block(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes:
         """The records block after the 61-byte header, decompressed (whole: its size is
@@ -797,7 +778,7 @@ class RecordBatch(tuple):
 
 # -- legacy v0/v1 ----------------------------------------------------------------------------
 
-class LegacyRecordBatch(tuple):
+class LegacyRecordBatch(_BatchEntry):
     """A v0/v1 log entry: ``(view, position, offset, size, crc, magic, attributes,
     timestamp, key, value)``; ``offset`` is the entry's offset (for a compressed v1 wrapper
     the last inner offset). Follows AbstractLegacyRecordBatch.
@@ -805,8 +786,6 @@ class LegacyRecordBatch(tuple):
 
     __slots__ = ()
 
-    view = property(itemgetter(0))
-    position = property(itemgetter(1))
     offset = property(itemgetter(2))
     last_offset = property(itemgetter(2))
     crc = property(itemgetter(4))
@@ -826,14 +805,6 @@ class LegacyRecordBatch(tuple):
     is_control = False
     has_delete_horizon = False
     delete_horizon_ms = None
-
-    @property
-    def size(self) -> int:
-        return self[3] + LOG_OVERHEAD
-
-    @property
-    def next_position(self) -> int:
-        return self[1] + self[3] + LOG_OVERHEAD
 
     @property
     def next_offset(self) -> int:
@@ -867,10 +838,6 @@ class LegacyRecordBatch(tuple):
         computed = self.compute_crc()
         if computed != self[4]:
             raise CrcMismatchError(self[4], computed, file=file, position=self[1])
-
-    def raw(self) -> bytes:
-        p = self[1]
-        return bytes(self[0][p:p + self[3] + LOG_OVERHEAD])
 
     def _inner_pieces(self, max_bytes: int) -> Iterator[bytes]:
         return compression.decompress_chunks(self[6] & COMPRESSION_CODEC_MASK, self[9],

@@ -87,21 +87,11 @@ def _derive_fields() -> tuple[tuple[str, str, int], ...]:
 #: derives each ``_OFFSET`` from the previous ``_OFFSET`` and ``_LENGTH``. (Attributes is
 #: read as Kafka's Int16.)
 HEADER_FIELDS: tuple[tuple[str, str, int], ...] = _derive_fields()
-_OFFSETS = {name: at for name, _, at in HEADER_FIELDS}
-
-BASE_OFFSET_OFFSET = _OFFSETS["base_offset"]                         # 0
-LENGTH_OFFSET = _OFFSETS["length"]                                   # 8
-PARTITION_LEADER_EPOCH_OFFSET = _OFFSETS["partition_leader_epoch"]   # 12
-MAGIC_OFFSET = _OFFSETS["magic"]                                     # 16
-CRC_OFFSET = _OFFSETS["crc"]                                         # 17
-ATTRIBUTES_OFFSET = _OFFSETS["attributes"]                           # 21
-LAST_OFFSET_DELTA_OFFSET = _OFFSETS["last_offset_delta"]             # 23
-BASE_TIMESTAMP_OFFSET = _OFFSETS["base_timestamp"]                   # 27
-MAX_TIMESTAMP_OFFSET = _OFFSETS["max_timestamp"]                     # 35
-PRODUCER_ID_OFFSET = _OFFSETS["producer_id"]                         # 43
-PRODUCER_EPOCH_OFFSET = _OFFSETS["producer_epoch"]                   # 51
-BASE_SEQUENCE_OFFSET = _OFFSETS["base_sequence"]                     # 53
-RECORDS_COUNT_OFFSET = _OFFSETS["records_count"]                     # 57
+# DefaultRecordBatch's _OFFSET constants: 0, 8, 12, 16, 17, 21, 23, 27, 35, 43, 51, 53, 57
+(BASE_OFFSET_OFFSET, LENGTH_OFFSET, PARTITION_LEADER_EPOCH_OFFSET, MAGIC_OFFSET, CRC_OFFSET,
+ ATTRIBUTES_OFFSET, LAST_OFFSET_DELTA_OFFSET, BASE_TIMESTAMP_OFFSET, MAX_TIMESTAMP_OFFSET,
+ PRODUCER_ID_OFFSET, PRODUCER_EPOCH_OFFSET, BASE_SEQUENCE_OFFSET, RECORDS_COUNT_OFFSET) = (
+    at for _, _, at in HEADER_FIELDS)
 #: Records.LOG_OVERHEAD: baseOffset and length, before what ``length`` counts.
 LOG_OVERHEAD = PARTITION_LEADER_EPOCH_OFFSET                         # 12
 RECORDS_OFFSET = RECORD_BATCH_OVERHEAD = ATTRIBUTES_OFFSET + BatchCrcCoveredHeader.sizeof()  # 61

@@ -420,21 +420,29 @@ class RebuiltIndexes:
     base_offset: int | None = field(default=None, repr=False, compare=False)
 
     def offset_index_bytes(self, base_offset: int) -> bytes:
-        # the scan's packed bytes when they still describe offset_entries
-        s = self.scan
-        if s is not None and base_offset == self.base_offset and \
-                len(s.offset_index) == 8 * len(self.offset_entries):
-            return s.offset_index
+        """The ``.index`` of :attr:`offset_entries` relative to ``base_offset``."""
+        packed = self._scanned("offset_index", base_offset, OffsetIndex, self.offset_entries)
+        if packed is not None:
+            return packed
         pack = OffsetIndex.ENTRY.pack
         return b"".join(pack(e.offset - base_offset, e.position) for e in self.offset_entries)
 
     def time_index_bytes(self, base_offset: int) -> bytes:
-        s = self.scan
-        if s is not None and base_offset == self.base_offset and \
-                len(s.time_index) == 12 * len(self.time_entries):
-            return s.time_index
+        """The ``.timeindex`` of :attr:`time_entries` relative to ``base_offset``."""
+        packed = self._scanned("time_index", base_offset, TimeIndex, self.time_entries)
+        if packed is not None:
+            return packed
         pack = TimeIndex.ENTRY.pack
         return b"".join(pack(e.timestamp, e.offset - base_offset) for e in self.time_entries)
+
+    def _scanned(self, name: str, base_offset: int, index, entries) -> bytes | None:
+        """The scan's packed bytes of index ``name`` while they still describe
+        ``entries`` (same base offset, same number of entries), else None."""
+        s = self.scan
+        if s is None or base_offset != self.base_offset:
+            return None
+        packed = getattr(s, name)
+        return packed if len(packed) == index.ENTRY.size * len(entries) else None
 
 
 def rebuild_indexes(view, base_offset: int,
