@@ -277,8 +277,10 @@ def decode_share(part_dir: Path) -> dict:
     total = st.total_tt
     # cumulative time of the decode entry points (none calls another): the group path's
     # length scan and vectorised decode, the list path's loop, legacy/control records()
+    # (the record loop is rendered from format/records.py's template, under its own name)
     entry = {("vectorized.py", "scan_lengths"), ("vectorized.py", "decode_group"),
-             ("records.py", "_decode_block_into"), ("records.py", "records")}
+             ("<kafkalog_cli.format.records._DECODE_LOOP:_decode_block_into>",
+              "_decode_block_into"), ("records.py", "records")}
     decode = sum(v[3] for k, v in st.stats.items()
                  if (os.path.basename(k[0]), k[2]) in entry)
     return {"decode_share": round(decode / total, 3) if total else 0.0}
