@@ -1071,15 +1071,17 @@ class FileRecords:
         # a base offset at or below this cannot overflow with an int32 lastOffsetDelta;
         # above it, the slow path checks the sum (one compare with a local per batch)
         safe_base = _OFFSETS_UNCHECKED_MAX
+        # the layout as fast locals (the loop runs once per batch)
+        log_overhead, magic_v2, min_length = LOG_OVERHEAD, MAGIC_V2, MIN_BATCH_LENGTH
         try:
             while pos < limit:
                 if pos <= v2_limit:
                     # Fast path: unpack the 61-byte v2 header at once; a legacy entry or a
                     # bad size falls through to the checks below, which reread the prefix.
                     h = unpack(view, pos)
-                    nxt = pos + LOG_OVERHEAD + h[1]
+                    nxt = pos + log_overhead + h[1]
                     # MAGIC_V2, 61 - 12, whole, and a base offset that cannot overflow
-                    if h[3] >= MAGIC_V2 and h[1] >= MIN_BATCH_LENGTH and nxt <= end and \
+                    if h[3] >= magic_v2 and h[1] >= min_length and nxt <= end and \
                             h[0] <= safe_base:
                         yield tnew(RecordBatch, (view, pos) + h)
                         pos = nxt
@@ -1203,6 +1205,9 @@ def scan_batches(view, start: int = 0, end: int | None = None, file=None) -> Bat
     safe_base = _OFFSETS_UNCHECKED_MAX  # above it, FileRecords checks the offsets
     unpack = HEADER.unpack_from
     v2_limit = end - RECORD_BATCH_OVERHEAD
+    # the layout as fast locals (the loop runs once per batch)
+    log_overhead, magic_v2, min_length, crc_from = (LOG_OVERHEAD, MAGIC_V2, MIN_BATCH_LENGTH,
+                                                    ATTRIBUTES_OFFSET)
     pos = start
     nb = nrec = legacy = 0
     invalid: list[int] = []
@@ -1211,11 +1216,11 @@ def scan_batches(view, start: int = 0, end: int | None = None, file=None) -> Bat
     while True:
         while pos <= v2_limit:
             h = unpack(mv, pos)
-            nxt = pos + LOG_OVERHEAD + h[1]
+            nxt = pos + log_overhead + h[1]
             # not MAGIC_V2, undersized, partial, or offsets that may pass int64
-            if h[3] < MAGIC_V2 or h[1] < MIN_BATCH_LENGTH or nxt > end or h[0] > safe_base:
+            if h[3] < magic_v2 or h[1] < min_length or nxt > end or h[0] > safe_base:
                 break
-            if crc(mv[pos + ATTRIBUTES_OFFSET:nxt]) != h[4]:
+            if crc(mv[pos + crc_from:nxt]) != h[4]:
                 invalid.append(pos)
             nrec += h[12]
             last_pos = pos
