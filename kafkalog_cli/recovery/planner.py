@@ -38,7 +38,6 @@ segment is recovered (the broker before KAFKA-7283 did the same).
 from __future__ import annotations
 
 import os
-import struct
 from pathlib import Path
 
 from ..constants import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA_FILE
@@ -253,7 +252,7 @@ def _txn_index_insane(vd: _VirtualDir, base: int) -> str | None:
     return None
 
 
-_OFF = struct.Struct(">ii")
+_OFF = OffsetIndex.ENTRY
 
 
 class _Seg:
@@ -437,7 +436,7 @@ def _leo_unscanned(vd: _VirtualDir, seg: _Seg) -> int:
         while n > 0 and data[(n - 1) * 8:n * 8] == bytes(8):
             n -= 1
         if n:
-            pos = _OFF.unpack_from(data, (n - 1) * 8)[1]
+            pos = _OFF.unpack_from(data, (n - 1) * _OFF.size)[1]
             if 0 <= pos < seg.report.size:
                 start = pos
     view = open_view(seg.view_path)

@@ -53,6 +53,8 @@ from ..schema.record_batch import (
     RECORD_BATCH_OVERHEAD,
     header_format,
 )
+from .offset_index import OffsetIndex
+from .time_index import TimeIndex
 
 _OFFSET_SIZE = struct.Struct(header_format("base_offset", "length"))
 #: baseOffset, length, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
@@ -68,8 +70,8 @@ _V2_FAST = struct.Struct(header_format("base_offset", "length", "partition_leade
 #: v0/v1 after offset+size: crc, magic, attributes, [timestamp]
 _LEGACY_CRC = struct.Struct(">I")
 _LEGACY_TS = struct.Struct(">q")
-_OFF_ENTRY = struct.Struct(">ii")
-_TIME_ENTRY = struct.Struct(">qi")
+_OFF_ENTRY = OffsetIndex.ENTRY
+_TIME_ENTRY = TimeIndex.ENTRY
 
 #: FileLogInputStream stops when fewer than this many bytes are left (HEADER_SIZE_UP_TO_MAGIC).
 _MIN_LEFT = HEADER_SIZE_UP_TO_MAGIC
