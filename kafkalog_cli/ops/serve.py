@@ -14,6 +14,8 @@ from pathlib import Path
 
 from ..errors import InvalidArgumentError
 from ..server import configs as cfgs
+from ..server.broker import run
+from ..server.kafka_apis import ServerOptions
 
 
 def parse_listen(listen: str) -> tuple[str, int]:
@@ -77,9 +79,6 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
             ``read_only`` with ``auto_create_topics``.
         LogDirLockedError: a broker or another kafkalog holds the directory.
     """
-    from ..server.broker import run
-    from ..server.kafka_apis import ServerOptions
-
     d = Path(log_dir)
     if not d.is_dir():
         raise InvalidArgumentError(f"{d} is not a directory")
