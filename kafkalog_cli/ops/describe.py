@@ -54,7 +54,7 @@ from ..constants import (
     TXN_INDEX_FILE_SUFFIX,
 )
 from ..decoders.summary import summary_for_topic
-from ..errors import KafkalogError, NotAKafkaFileError
+from ..errors import KafkalogError, NotAKafkaFileError, UnreadableError
 from ..format.records import FileRecords, RecordBatch
 from ..storage.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
 from ..storage.dir_files import (
@@ -68,18 +68,18 @@ from ..storage.files import (
     LOG_DIR,
     PARTITION,
     TopicPartition,
+    check_exists,
     classify_dir,
     find_log_dirs,
     is_segment_file_name,
     is_snapshot_checkpoint_name,
     parse_partition_dir_name,
+    partition_dirs_of,
     partition_log_bytes,
 )
 from ..storage.location import as_path, children
 from ..storage.lock import is_locked
 from ..storage.segment import open_view, release_view
-from .paths import check_exists
-from .paths import partition_dirs as list_partition_dirs
 
 _PARTITION_DIR_STATES = ("delete", "future", "stray")
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
@@ -363,8 +363,6 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
     try:
         kids = children(d)
     except OSError as e:
-        from ..errors import UnreadableError
-
         raise UnreadableError(e.strerror or str(e), file=d) from e
     names = list(kids)
     bases = sorted(int(n[:20]) for n in names
@@ -494,7 +492,7 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None, *,
     rp = _checkpoint(d, RECOVERY_POINT_CHECKPOINT, errs)
     hw = _checkpoint(d, REPLICATION_OFFSET_CHECKPOINT, errs)
     cl = _checkpoint(d, CLEANER_OFFSET_CHECKPOINT, errs)
-    parts = list_partition_dirs(d) if partition_dirs is None else partition_dirs
+    parts = partition_dirs_of(d) if partition_dirs is None else partition_dirs
     topics: dict[str, TopicInfo] = {}
     for p in parts:
         pi = describe_partition(p, log_start_checkpoint=lso, recovery_checkpoint=rp,
@@ -546,7 +544,7 @@ def describe(paths, *, progress=None) -> DescribeResult:
     advance = None
     if progress is not None:
         total = sum(partition_log_bytes(p) for ld, parts in groups.items()
-                    for p in (parts if parts is not None else list_partition_dirs(ld)))
+                    for p in (parts if parts is not None else partition_dirs_of(ld)))
         done = 0
 
         def advance(n: int) -> None:

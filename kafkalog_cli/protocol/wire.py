@@ -25,6 +25,10 @@ import mmap
 import struct
 from dataclasses import dataclass
 
+from ..errors import (
+    IncompleteFrame,
+    InvalidRequest,
+)
 from ..schema import flexible as fx
 from ..schema.messages import PARSE_ERRORS
 from .apis import APIS, Api, ApiKeys
@@ -36,10 +40,6 @@ _CORRELATION = struct.Struct(">i")
 
 #: socket.request.max.bytes default (100 MiB).
 DEFAULT_MAX_REQUEST_SIZE = 100 * 1024 * 1024
-
-
-class InvalidRequest(Exception):
-    """A frame the broker answers by closing the connection."""
 
 
 @dataclass
@@ -61,15 +61,6 @@ class Request:
     @property
     def api_key(self) -> ApiKeys:
         return self.api.key
-
-
-class IncompleteFrame(EOFError):
-    """The stream ended inside a frame: ``received`` of ``expected`` bytes."""
-
-    def __init__(self, received: int, expected: int):
-        super().__init__(f"connection closed inside a frame ({received} of {expected} bytes)")
-        self.received = received
-        self.expected = expected
 
 
 async def read_frame_size(reader: asyncio.StreamReader,

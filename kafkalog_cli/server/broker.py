@@ -31,17 +31,11 @@ import logging
 import signal
 import threading
 
-from ..protocol.wire import (
-    IncompleteFrame,
-    InvalidRequest,
-    build_response,
-    parse_request,
-    read_frame_body,
-    read_frame_size,
-)
+from ..errors import CloseConnection, IncompleteFrame, InvalidRequest
+from ..protocol.wire import build_response, parse_request, read_frame_body, read_frame_size
 from . import configs as cfgs
 from .catalog import LogDirCatalog
-from .kafka_apis import NO_RESPONSE, CloseConnection, KafkaApis, ServerOptions
+from .kafka_apis import NO_RESPONSE, KafkaApis, ServerOptions
 from .metrics import BrokerTopicStats
 
 log = logging.getLogger("kafkalog.serve")

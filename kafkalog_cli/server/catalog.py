@@ -45,11 +45,16 @@ from pathlib import Path
 
 from ..constants import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from ..errors import CorruptCheckpointError, IllegalStateError, KafkalogError, UnsafePathError
-from ..ops.paths import partition_dirs
 from ..protocol.errors import Errors
 from ..storage.checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
 from ..storage.dir_files import random_kafka_uuid, read_meta_properties, read_partition_metadata
-from ..storage.files import TopicPartition, parse_partition_dir_name, validate_topic_name
+from ..storage.files import (
+    TopicPartition,
+    parse_partition_dir_name,
+    partition_dirs_of,
+    validate_topic_name,
+)
+from ..storage.lock import is_locked
 from ..storage.log import LogManager
 from . import configs
 from .storage_adapter import READ_ONLY_MESSAGE, ReadOnlyPartition, ServedPartition
@@ -130,7 +135,7 @@ class LogDirCatalog:
             state = self._read_state()
             self._topic_overrides = {t: dict(c) for t, c in state.get("topicConfigs", {}).items()}
             by_topic: dict[str, list[tuple[int, Path]]] = {}
-            for d in partition_dirs(self.log_dir):
+            for d in partition_dirs_of(self.log_dir):
                 if _MOVED.search(d.name):
                     continue
                 tp = parse_partition_dir_name(d.name)
@@ -160,8 +165,6 @@ class LogDirCatalog:
     def _open_read_only(self) -> LogDirCatalog:
         """Open every partition read-only: nothing is created, locked or written (a broker
         holding the lock is only warned about: what it writes may show up half-done)."""
-        from ..storage.lock import is_locked
-
         if is_locked(self.log_dir):
             log.warning("%s is locked by a running broker or kafkalog: serving it read-only "
                         "may show batches being written", self.log_dir)
@@ -171,7 +174,7 @@ class LogDirCatalog:
         self._topic_overrides = {t: dict(c) for t, c in state.get("topicConfigs", {}).items()}
         starts = read_offset_checkpoint(self.log_dir / LOG_START_OFFSET_CHECKPOINT) or {}
         by_topic: dict[str, list[tuple[int, Path]]] = {}
-        for d in partition_dirs(self.log_dir):
+        for d in partition_dirs_of(self.log_dir):
             if _MOVED.search(d.name):
                 continue
             tp = parse_partition_dir_name(d.name)

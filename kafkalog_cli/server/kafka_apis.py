@@ -20,26 +20,32 @@ from dataclasses import dataclass
 from ..constants import (
     CODEC_ZSTD,
     COMPRESSION_CODEC_MASK,
-    HEADER_SIZE_UP_TO_MAGIC,
-    LEGACY_RECORD_OVERHEAD_V0,
-    LOG_OVERHEAD,
-    MAGIC_OFFSET,
     MAGIC_V0,
     MAGIC_V2,
     TRANSACTIONAL_FLAG_MASK,
 )
-from ..errors import CorruptRecordError, InvalidArgumentError, InvalidConfigError
+from ..errors import (
+    AppendError,
+    CloseConnection,
+    CorruptRecordError,
+    InvalidArgumentError,
+    InvalidConfigError,
+)
 from ..format.records import FileRecords
 from ..protocol.apis import ApiKeys, api_versions_table
 from ..protocol.errors import Errors
 from ..protocol.wire import Request
 from ..schema.flexible import ZERO_UUID
+from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC
+from ..schema.legacy import RECORD_OVERHEAD_V0 as LEGACY_RECORD_OVERHEAD_V0
+from ..schema.record_batch import ATTRIBUTES_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET
+from ..storage.files import validate_topic_name
 from . import configs as cfgs
 from . import reads
 from .catalog import LogDirCatalog, Topic, is_internal
 from .groups import MAX_METADATA_SIZE, GroupCoordinator
 from .metrics import BrokerTopicStats
-from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE, AppendError
+from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 from .workers import WorkerPool
 
 log = logging.getLogger("kafkalog.serve")
@@ -53,9 +59,6 @@ DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
 RESOURCE_TOPIC, RESOURCE_BROKER = 2, 4
 _INT32 = struct.Struct(">i")
 _INT8 = struct.Struct(">b")
-#: DefaultRecordBatch.ATTRIBUTES_OFFSET (int16; the codec and transactional bits are in
-#: its low byte)
-ATTRIBUTES_OFFSET = 21
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
@@ -63,10 +66,6 @@ _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 class Reply:
     body: dict
     version: int | None = None
-
-
-class CloseConnection(Exception):
-    """Close the client's connection instead of answering (acks=0 produce errors)."""
 
 
 NO_RESPONSE = object()
@@ -801,8 +800,6 @@ _AWAITING = frozenset({ApiKeys.PRODUCE, ApiKeys.FETCH, ApiKeys.JOIN_GROUP,
 
 
 def _validate_name(name: str) -> None:
-    from ..storage.files import validate_topic_name
-
     validate_topic_name(name)
 
 
@@ -835,7 +832,7 @@ def _first_batch_is_transactional(records) -> bool:
     """
     if records is None or len(records) < LOG_OVERHEAD:
         return False
-    (size,) = _INT32.unpack_from(records, LOG_OVERHEAD - 4)
+    (size,) = _INT32.unpack_from(records, LENGTH_OFFSET)
     if size < LEGACY_RECORD_OVERHEAD_V0:
         raise CorruptRecordError(f"Record size {size} is less than the minimum record overhead "
                                  f"({LEGACY_RECORD_OVERHEAD_V0})")
@@ -846,6 +843,7 @@ def _first_batch_is_transactional(records) -> bool:
         raise CorruptRecordError(f"Invalid magic found in record: {magic}")
     if len(records) < LOG_OVERHEAD + size or magic < MAGIC_V2:
         return False
+    # the low byte of the int16 attributes holds the codec and transactional bits
     return bool(records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_FLAG_MASK)
 
 

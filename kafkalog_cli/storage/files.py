@@ -24,7 +24,7 @@ from ..constants import (
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
 )
-from ..errors import InvalidArgumentError, NotAKafkaFileError, UnreadableError
+from ..errors import InvalidArgumentError, KafkalogError, NotAKafkaFileError, UnreadableError
 from .location import RemotePath, as_path, listdir, walk
 
 _OFFSET_NAME = re.compile(r"^(\d{" + str(FILENAME_DIGITS) + r"})(\.[a-z]+)(\.(?:deleted|cleaned|swap))?$")
@@ -40,18 +40,22 @@ def filename_prefix_from_offset(offset: int) -> str:
 
 
 def log_file(directory, offset: int) -> Path:
+    """LogFileUtils.logFile."""
     return as_path(directory) / (filename_prefix_from_offset(offset) + LOG_FILE_SUFFIX)
 
 
 def index_file(directory, offset: int) -> Path:
+    """LogFileUtils.offsetIndexFile."""
     return as_path(directory) / (filename_prefix_from_offset(offset) + INDEX_FILE_SUFFIX)
 
 
 def time_index_file(directory, offset: int) -> Path:
+    """LogFileUtils.timeIndexFile."""
     return as_path(directory) / (filename_prefix_from_offset(offset) + TIME_INDEX_FILE_SUFFIX)
 
 
 def txn_index_file(directory, offset: int) -> Path:
+    """LogFileUtils.transactionIndexFile."""
     return as_path(directory) / (filename_prefix_from_offset(offset) + TXN_INDEX_FILE_SUFFIX)
 
 
@@ -134,6 +138,69 @@ def is_live_partition_dir_name(name: str) -> bool:
 
 
 # -- finding partitions under a path: the one rule of every command -----------------------
+
+#: The files of a segment a command may name by itself.
+SEGMENT_SUFFIXES = (LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX)
+
+
+def check_exists(path) -> Path:
+    """``path`` as a Path (a :class:`~kafkalog_cli.storage.location.RemotePath` for a URI
+    of object storage or HDFS, :func:`~kafkalog_cli.storage.location.as_path`), once it
+    exists and is readable.
+
+    Raises:
+        UnreadableError: naming ``path`` when it is missing or unreadable.
+        InvalidArgumentError: a URI of a scheme kafkalog cannot read.
+    """
+    p = as_path(path)
+    if isinstance(p, RemotePath):
+        if not p.exists():
+            raise UnreadableError("No such file or directory", file=p)
+        return p
+    try:
+        os.stat(p)
+    except FileNotFoundError:
+        raise UnreadableError("No such file or directory", file=p) from None
+    except OSError as e:
+        raise UnreadableError(e.strerror or str(e), file=p) from e
+    if not os.access(p, os.R_OK):
+        raise UnreadableError("Permission denied", file=p)
+    return p
+
+
+def segment_bases(directory, suffixes=SEGMENT_SUFFIXES) -> list[int]:
+    """Base offsets of the segments of a partition directory that have a file with one of
+    ``suffixes``, ascending.
+
+    Raises:
+        UnreadableError: the directory cannot be listed.
+    """
+    try:
+        names = listdir(as_path(directory))
+    except OSError as e:
+        raise UnreadableError(e.strerror or str(e), file=directory) from e
+    bases = set()
+    for n in names:
+        if is_segment_file_name(n) and os.path.splitext(n)[1] in suffixes:
+            bases.add(int(n[:FILENAME_DIGITS]))
+    return sorted(bases)
+
+
+def log_bytes(paths) -> int:
+    """Bytes of the ``.log`` files under ``paths`` (a file counts itself), for progress
+    totals; paths that cannot be read count 0 (the command itself reports them)."""
+    total = 0
+    for raw in paths:
+        try:
+            p = as_path(raw)
+            if p.is_file():
+                total += p.stat().st_size
+                continue
+            for _, d in find_partition_dirs(p):
+                total += partition_log_bytes(d)
+        except (OSError, KafkalogError):
+            continue
+    return total
 
 PARTITION, LOG_DIR, OTHER = "partition", "logDir", "other"
 

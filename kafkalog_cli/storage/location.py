@@ -407,25 +407,6 @@ def glob(pattern: str) -> list:
     return sorted(found)
 
 
-def check_exists(path):
-    """``path`` (as :func:`as_path`), or :class:`UnreadableError` naming it when it is
-    missing or unreadable."""
-    p = as_path(path)
-    if isinstance(p, RemotePath):
-        if not p.exists():
-            raise UnreadableError("No such file or directory", file=str(p))
-        return p
-    try:
-        os.stat(p)
-    except FileNotFoundError:
-        raise UnreadableError("No such file or directory", file=p) from None
-    except OSError as e:
-        raise UnreadableError(e.strerror or str(e), file=p) from e
-    if not os.access(p, os.R_OK):
-        raise UnreadableError("Permission denied", file=p)
-    return p
-
-
-__all__ = ["REMOTE_SCHEMES", "RemotePath", "RemoteStat", "as_path",
-           "check_exists", "children", "glob", "has_magic", "is_remote", "is_uri", "join", "listdir", "require_local",
-           "resolve", "walk"]
+__all__ = ["REMOTE_SCHEMES", "RemotePath", "RemoteStat", "as_path", "children", "glob",
+           "has_magic", "is_remote", "is_uri", "join", "listdir", "require_local", "resolve",
+           "walk"]

@@ -28,9 +28,11 @@ import os
 import struct
 import tempfile
 
-from ..constants import HEADER_SIZE_UP_TO_MAGIC, LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD
 from ..errors import UnreadableError
 from ..format.records import FileRecords
+from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD
+from ..schema.legacy import RECORD_OVERHEAD_V0 as LEGACY_RECORD_OVERHEAD_V0
+from ..schema.record_batch import LENGTH_OFFSET
 
 #: the largest single ranged request
 REQUEST_BYTES = 8 << 20
@@ -249,7 +251,7 @@ class RangedRecords:
                     break                     # the end, or a partial batch at the end
                 if wend - pos >= HEADER_SIZE_UP_TO_MAGIC:
                     # a batch that runs past the window: its size is in the window
-                    size = _SIZE.unpack_from(view, pos + 8)[0]
+                    size = _SIZE.unpack_from(view, pos + LENGTH_OFFSET)[0]
                     if size < LEGACY_RECORD_OVERHEAD_V0:
                         # FileRecords names the error, given one byte more than the prefix
                         window = HEADER_SIZE_UP_TO_MAGIC + 1

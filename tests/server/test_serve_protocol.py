@@ -8,9 +8,10 @@ import struct
 import pytest
 from serve_testkit import RawClient
 
+from kafkalog_cli.errors import InvalidRequest
 from kafkalog_cli.protocol.apis import APIS, ApiKeys, api_versions_table
 from kafkalog_cli.protocol.errors import Errors
-from kafkalog_cli.protocol.wire import InvalidRequest, encode_request, parse_request
+from kafkalog_cli.protocol.wire import encode_request, parse_request
 
 
 def _sample(field, version):

@@ -12,8 +12,14 @@ from hypothesis import strategies as st
 from kafkalog_cli.cli.exit_codes import for_error
 from kafkalog_cli.errors import (
     CrcMismatchError,
+    InvalidProducerEpochError,
     InvalidRecordError,
+    InvalidTimestampError,
     LogDirLockedError,
+    OutOfOrderSequenceError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
+    RejectedRecordError,
     TransactionCoordinatorFencedError,
 )
 from kafkalog_cli.format.builder import build_batch
@@ -25,14 +31,7 @@ from kafkalog_cli.storage.clock import ManualClock
 from kafkalog_cli.storage.config import LogConfig
 from kafkalog_cli.storage.lock import is_locked
 from kafkalog_cli.storage.log import LogManager
-from kafkalog_cli.storage.producer_state import InvalidProducerEpochError, OutOfOrderSequenceError
 from kafkalog_cli.storage.segment import open_view, rebuild_indexes
-from kafkalog_cli.storage.validator import (
-    InvalidTimestampError,
-    RecordBatchTooLargeError,
-    RecordTooLargeError,
-    RejectedRecordError,
-)
 
 T0 = 1_700_000_000_000
 

@@ -198,3 +198,37 @@ def test_remote_path_names():
 
     assert join("s3://b/logs?region=x", "t-0") == "s3://b/logs/t-0?region=x"
     assert not has_magic("s3://b/logs?region=x") and has_magic("s3://b/l*?region=x")
+
+
+def test_the_log_read_path_fetches_ranges_not_segments(tmp_path):
+    """storage.log.Log over a remote partition (the one home of reading by offset and by
+    timestamp: LogSegment.index_position, read, find_offset_by_timestamp, batches_from,
+    read_next_offset) answers as over the local one, fetching windows after index seeks,
+    not the 4 MB segment."""
+    from kafkalog_cli.storage.log import Log
+    from kafkalog_cli.storage.segment import rebuild_indexes
+
+    data = _batches(4000, 1000)
+    d = tmp_path / "t-0"
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(data)
+    rebuilt = rebuild_indexes(memoryview(data), 0)
+    (d / "00000000000000000000.index").write_bytes(rebuilt.offset_index_bytes(0))
+    (d / "00000000000000000000.timeindex").write_bytes(rebuilt.time_index_bytes(0))
+    local, rem = Log.open(d), Log.open(remote(d))
+    try:
+        assert rem.log_end_offset == local.log_end_offset == 4000
+        assert rem.log_start_offset == local.log_start_offset == 0
+        got, want = rem.read(2000, 3000), local.read(2000, 3000)
+        assert (got.records, got.first_offset) == (want.records, want.first_offset)
+        assert rem.fetch_offset_by_timestamp(1_700_000_002_500) == \
+            local.fetch_offset_by_timestamp(1_700_000_002_500) == (1_700_000_002_500, 2500)
+        first3 = [b.base_offset for (_, b), _ in zip(rem.batches_from(3000), range(3),
+                                                    strict=False)]
+        assert first3 == [3000, 3001, 3002]
+        rf = rem.segments[0]._ranged
+        assert rf is not None and rem.segments[0]._view is None   # never fetched whole
+        assert rf.fetched < len(data) // 10
+    finally:
+        local.close()
+        rem.close()
