@@ -91,6 +91,15 @@ class OffsetOverflowError(KafkalogError):
         self.offset = offset
 
 
+class OffsetOutOfRangeError(KafkalogError):
+    """An offset outside the log's ``[log start offset, log end offset]`` for the operation
+    (Kafka's OffsetOutOfRangeException, ``Errors.OFFSET_OUT_OF_RANGE``)."""
+
+    def __init__(self, message: str, *, offset: int, file=None):
+        super().__init__(message, file=file)
+        self.offset = offset
+
+
 # -- bad arguments and paths -------------------------------------------------------------
 
 class InvalidArgumentError(KafkalogError):

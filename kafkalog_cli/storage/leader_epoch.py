@@ -76,6 +76,17 @@ class LeaderEpochFileCache:
             self.epochs = kept
             self.flush()
 
+    def truncate_from_start(self, start_offset: int) -> None:
+        """LeaderEpochFileCache.truncateFromStart: drop the entries starting at or below
+        ``start_offset`` and put the last of them back starting at ``start_offset`` (the
+        epoch of the new first offset is kept)."""
+        removed = [e for e in self.epochs if e[1] <= start_offset]
+        if start_offset < 0 or not removed:
+            return
+        self.epochs = [(removed[-1][0], start_offset)] + [
+            e for e in self.epochs if e[1] > start_offset]
+        self.flush()
+
     def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
         """LeaderEpochFileCache.endOffsetFor: ``(epoch found, its end offset)``."""
         if not self.epochs:
