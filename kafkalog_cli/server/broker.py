@@ -112,12 +112,14 @@ class KafkaServer:
         self._clients.add(task)
         peer = writer.get_extra_info("peername")
         where = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        client_host = f"/{peer[0]}" if isinstance(peer, tuple) else ""
         try:
             while True:
                 frame = await read_frame(reader, self.max_request_size)
                 if frame is None:
                     break
                 request = parse_request(frame)
+                request.client_host = client_host
                 result = await self.apis.handle(request)
                 if result is NO_RESPONSE:
                     continue

@@ -113,17 +113,6 @@ def _aborted(part, segments, seg, fetch_offset: int, upper: int) -> list[dict]:
     return out
 
 
-def epoch_for_offset(epochs: list[tuple[int, int]], offset: int) -> int:
-    """LeaderEpochFileCache.epochForOffset, -1 when unknown."""
-    found = -1
-    for epoch, start in epochs:
-        if start <= offset:
-            found = epoch
-        else:
-            break
-    return found
-
-
 def offset_for_timestamp(part: PartitionView, timestamp: int) -> tuple[int, int, int] | None:
     """``(timestamp, offset, leaderEpoch)`` as Partition.fetchOffsetForTimestamp returns it
     for a consumer (READ_UNCOMMITTED/COMMITTED: bounded by the high watermark), or None
@@ -133,12 +122,14 @@ def offset_for_timestamp(part: PartitionView, timestamp: int) -> tuple[int, int,
     if timestamp == LATEST_TIMESTAMP:
         return -1, leo, part.leader_epoch
     if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+        # without remote storage the earliest local offset is the log start offset, and
+        # its epoch the earliest cached one when it starts at or below it
         start = part.log_start_offset
-        if timestamp == EARLIEST_TIMESTAMP:
-            epoch = epochs[0][0] if epochs and epochs[0][1] <= start else -1
-        else:
-            epoch = epoch_for_offset(epochs, start)
+        epoch = epochs[0][0] if epochs and epochs[0][1] <= start else -1
         return -1, start, epoch
+    if timestamp == LATEST_TIERED_TIMESTAMP:
+        # no remote storage: nothing is tiered
+        return -1, -1, -1
     if timestamp == MAX_TIMESTAMP:
         best = None
         for seg in part.segments:
