@@ -35,15 +35,23 @@ def is_loopback(host: str) -> bool:
 
 
 def parse_configs(items) -> dict[str, str]:
+    """``--config KEY=VALUE`` items: topic config names (a default for every topic) or
+    broker config names (``group.initial.rebalance.delay.ms``, ``log.roll.hours``, ...),
+    checked as :func:`~kafkalog_cli.server.configs.static_broker_configs` checks them.
+
+    Raises:
+        InvalidArgumentError: an item without ``=``, an unknown name or a bad value.
+    """
     out = {}
     for item in items or ():
         key, sep, value = item.partition("=")
         if not sep:
             raise InvalidArgumentError(f"--config must be KEY=VALUE, got {item!r}")
         try:
-            out[key.strip()] = cfgs.validate(key.strip(), value)
+            cfgs.static_broker_configs({key.strip(): value})
         except InvalidArgumentError as e:
             raise InvalidArgumentError(f"--config {item}: {e.message}") from None
+        out[key.strip()] = value
     return out
 
 

@@ -851,6 +851,14 @@ class GroupCoordinator:
             return {}
         return {tp: (o.offset, o.leader_epoch, o.metadata) for tp, o in group.offsets.items()}
 
+    def on_topic_deleted(self, topic: str) -> None:
+        """OffsetMetadataManager.onPartitionsDeleted: every group forgets the committed
+        offsets of a deleted topic."""
+        for group in self.groups.values():
+            for tp in [tp for tp in group.offsets if tp[0] == topic]:
+                del group.offsets[tp]
+                self.store.offset_deleted(group.group_id, *tp)
+
     # -- ListGroups / DescribeGroups / DeleteGroups / OffsetDelete --------------------------
 
     def list_groups(self, states: list[str], types: list[str]) -> list[dict]:

@@ -521,6 +521,7 @@ class KafkaApis:
                     continue
             res["name"], res["topicId"] = t.name, t.topic_id
             self.catalog.delete_topic(t)
+            self.groups.on_topic_deleted(t.name)
             log.info("deleted topic %s", t.name)
         return Reply({"throttleTimeMs": 0, "responses": results})
 

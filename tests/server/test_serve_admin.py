@@ -572,3 +572,20 @@ def test_list_offsets_special_timestamps(log_dir):
         [res] = [f.result(10) for f in offs.values()]
         assert (res.offset, res.timestamp) == (9, TS + 304)
         c.close()
+
+
+def test_serve_config_option_takes_topic_and_broker_names():
+    """--config: topic config names stand for their broker synonym, broker configs are
+    the broker's own; unknown names, option-set configs and bad values are refused."""
+    from kafkalog_cli.errors import InvalidArgumentError
+    from kafkalog_cli.ops.serve import parse_configs
+    from kafkalog_cli.server.configs import static_broker_configs
+
+    items = ["segment.ms=5000", "group.initial.rebalance.delay.ms=0", "log.retention.hours=1"]
+    assert static_broker_configs(parse_configs(items)) == {
+        "log.roll.ms": "5000", "group.initial.rebalance.delay.ms": "0",
+        "log.retention.hours": "1"}
+    for bad in ("no.such=1", "node.id=3", "segment.bytes=abc", "remote.storage.enable=false",
+                "group.min.session.timeout.ms=x", "segment.bytes"):
+        with pytest.raises(InvalidArgumentError):
+            parse_configs([bad])

@@ -405,3 +405,17 @@ def test_initial_rebalance_delay_is_configurable(log_dir):
         r = join(c, r["memberId"], version=3)
         assert r["generationId"] == 2 and time.monotonic() - t0 < 0.5
         c.close()
+
+
+def test_deleted_topic_loses_its_committed_offsets(server, raw):
+    """OffsetMetadataManager.onPartitionsDeleted: a deleted topic's offsets are gone from
+    every group, a recreated topic of the same name starts without them."""
+    c = raw()
+    create_topic(c, "t")
+    create_topic(c, "u")
+    assert commit(c, offsets=(("t", 0, 5), ("u", 0, 6))) == [0, 0]
+    r = c.request(20, 6, {"topics": [{"name": "t", "topicId": "AAAAAAAAAAAAAAAAAAAAAA"}],
+                          "timeoutMs": 1000})
+    assert r["responses"][0]["errorCode"] == 0
+    create_topic(c, "t")
+    assert committed(c, "g", "t") == [-1] and committed(c, "g", "u") == [6]

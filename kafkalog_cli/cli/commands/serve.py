@@ -30,8 +30,10 @@ def serve(
         "--num-partitions", help="Partitions of auto-created topics (and CreateTopics "
         "with -1).")] = 1,
     config: Annotated[list[str] | None, typer.Option(
-        "--config", help="Default topic config KEY=VALUE (repeatable), e.g. "
-        "min.insync.replicas=2.", show_default=False)] = None,
+        "--config", help="A broker config KEY=VALUE (repeatable): a topic config name is "
+        "that config's default for every topic (min.insync.replicas=2, segment.bytes=4096); "
+        "group.initial.rebalance.delay.ms, group.min.session.timeout.ms, log.roll.hours ... "
+        "are the broker's own.", show_default=False)] = None,
     metrics: Annotated[bool, typer.Option(
         "--metrics", help="Log per-topic BrokerTopicStats rates periodically.")] = False,
     metrics_interval: Annotated[float, typer.Option(
@@ -39,8 +41,10 @@ def serve(
 ) -> None:
     """Serve a log directory to Kafka clients: one node, leader of every partition.
 
-    Speaks ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId,
-    CreateTopics, DeleteTopics and DescribeConfigs. Holds the directory's .lock while
+    Speaks ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId, the
+    topic admin APIs (CreateTopics, DeleteTopics, CreatePartitions, DeleteRecords,
+    DescribeConfigs, AlterConfigs, IncrementalAlterConfigs, DescribeCluster,
+    DescribeLogDirs) and consumer groups (in memory). Holds the directory's .lock while
     serving; SIGTERM or SIGINT closes it cleanly. There is no authentication.
 
     \b
