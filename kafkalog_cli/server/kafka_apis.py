@@ -2,9 +2,12 @@
 ``Partition`` and the controller a single node needs).
 
 Each ``handle_*`` takes a parsed :class:`~kafkalog_cli.protocol.wire.Request` and returns a
-:class:`Reply` (a response body, maybe at another version), :data:`NO_RESPONSE`, or raises
-:class:`CloseConnection`. Handlers run on the event-loop thread; only Fetch awaits (the
-delayed fetch of ``minBytes``/``maxWaitMs``).
+:class:`Reply` (a response body, maybe at another version), a response body dict,
+:data:`NO_RESPONSE`, or raises :class:`CloseConnection`. The admin APIs are in
+:mod:`.admin`, the group APIs in :mod:`.group_apis`; :meth:`KafkaApis.handle` dispatches
+to all. Handlers run on the event-loop thread; Fetch (the delayed fetch of
+``minBytes``/``maxWaitMs``), JoinGroup / SyncGroup (the group) and DeleteRecords (its
+checkpoint write) await.
 """
 
 from __future__ import annotations
