@@ -196,7 +196,7 @@ class AdminApis:
         else:
             new = {c["name"]: c["value"] for c in changes}
         try:
-            new = cfgs.validate_topic_configs(new)
+            new = cfgs.validate_topic_configs(new, self.catalog.broker_configs.topic_defaults())
         except InvalidConfigError as e:
             raise AdminError(Errors.INVALID_CONFIG, e.message) from None
         if topic is None:

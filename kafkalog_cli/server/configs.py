@@ -264,15 +264,18 @@ class UnknownTopicConfigError(InvalidConfigError):
         self.value = None
 
 
-def validate_topic_configs(props: dict[str, str]) -> dict[str, str]:
+def validate_topic_configs(props: dict[str, str],
+                           topic_defaults: dict[str, str] | None = None) -> dict[str, str]:
     """A topic's whole override set, as ``LogConfig.validate`` checks it: each name and
-    value, then the rules across keys. Returns the normalised values.
+    value, then the rules across keys over the effective config (``topic_defaults``: what
+    the broker layers give, :meth:`BrokerConfigLayers.topic_defaults`). Returns the
+    normalised values.
 
     Raises:
         InvalidConfigError: the first problem.
     """
     out = {k: validate(k, v) for k, v in props.items()}
-    eff = effective({}, out)
+    eff = effective(topic_defaults or {}, out)
     lo, hi = int(eff["min.compaction.lag.ms"]), int(eff["max.compaction.lag.ms"])
     if lo > hi:
         raise InvalidConfigError("min.compaction.lag.ms", lo,

@@ -494,8 +494,9 @@ class KafkaApis:
                     f"factor of {rf} cannot be reached because only 1 broker(s) are "
                     "registered.", None)
         try:
-            overrides = cfgs.validate_topic_configs({c["name"]: c["value"]
-                                                     for c in t["configs"]})
+            overrides = cfgs.validate_topic_configs(
+                {c["name"]: c["value"] for c in t["configs"]},
+                self.catalog.broker_configs.topic_defaults())
         except InvalidConfigError as e:
             return Errors.INVALID_CONFIG, e.message, None
         return Errors.NONE, None, overrides
