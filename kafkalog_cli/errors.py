@@ -77,7 +77,25 @@ class CorruptSnapshotError(KafkalogError):
 
 
 class CorruptCheckpointError(KafkalogError):
-    """A checkpoint file whose text is not version/count/entries as CheckpointFile writes it."""
+    """A small text file of a log or partition directory that does not parse as the broker
+    reads it: a checkpoint file (version/count/entries, ``CheckpointFile``),
+    ``partition.metadata`` (``PartitionMetadataReadBuffer``), ``meta.properties`` or
+    ``quorum-state``. The broker throws ``IOException`` / ``KafkaStorageException`` for it.
+
+    Attributes:
+        line: the 1-based line at fault (None when the file as a whole is: not UTF-8,
+            too few entries).
+    """
+
+    def __init__(self, message: str, *, file=None, line: int | None = None,
+                 position: int | None = None):
+        super().__init__(message, file=file, position=position)
+        self.line = line
+
+    def __str__(self) -> str:
+        if self.line is None or self.file is None:
+            return super().__str__()
+        return f"{self.file} line {self.line}: {self.message}"
 
 
 class OffsetOverflowError(KafkalogError):
@@ -124,6 +142,13 @@ class NotAKafkaFileError(KafkalogError):
 
 class UnreadableError(KafkalogError):
     """A path that cannot be opened or read (missing, permissions, I/O error)."""
+
+
+class UnsafePathError(KafkalogError):
+    """A write kafkalog refuses because it would leave the log directory: a symbolic link
+    where a file or directory is to be written (or created, truncated, renamed over), a
+    path in a quarantine manifest outside the partition directory it belongs to. Nothing
+    is written."""
 
 
 # -- refused appends ---------------------------------------------------------------------

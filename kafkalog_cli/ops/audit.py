@@ -8,7 +8,10 @@ them), transactional and control batches.
 A partition has problems (``ok`` false, exit 1 from the CLI) when a batch fails its CRC,
 does not decode, or has offsets that do not follow the previous batch's in its segment, when a segment ends with invalid bytes (a broker would truncate them
 at recovery: data that no consumer saw; ``verify-index`` reports them as a warning), or
-when verify-index finds an index problem.
+when verify-index finds an index problem, or when a file the broker parses as it loads the
+log does not parse (``leader-epoch-checkpoint``, ``partition.metadata``, ``quorum-state``,
+the log directory's ``meta.properties`` and offset checkpoints; see
+:func:`~kafkalog_cli.storage.dir_files.partition_file_problems`).
 
 Engines: ``local`` audits the partitions one after the other in this process; ``spark``
 distributes them, several per task, balanced by bytes. Both run
@@ -24,6 +27,7 @@ from ..constants import INT32_MAX, NO_TIMESTAMP
 from ..errors import InvalidRecordError, KafkalogError
 from ..format import compression
 from ..format.records import FileRecords, decode_records_into
+from ..storage.dir_files import log_dir_file_problems, partition_file_problems
 from ..storage.segment import LogSegment
 from .verify import verify_segment
 
@@ -174,6 +178,11 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
     """Audit one partition directory. Never raises for bad bytes (they are counted); an
     unreadable file becomes a problem."""
     a = PartitionAudit(log_dir, topic, partition, directory)
+    # the small files a broker parses when it loads the log (a corrupt one takes the log
+    # directory offline): the log directory's, then the partition's
+    if log_dir is not None:
+        a.problems += [str(e) for e in log_dir_file_problems(log_dir)]
+    a.problems += [str(e) for e in partition_file_problems(directory)]
     if bases is None:
         from ..ops.paths import segment_bases
 

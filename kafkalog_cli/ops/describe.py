@@ -25,7 +25,6 @@ inside, is decompressed. Control records are counted as records. The read never 
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +53,13 @@ from ..constants import (
 from ..errors import KafkalogError, NotAKafkaFileError
 from ..format.records import FileRecords, RecordBatch
 from ..storage.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
-from ..storage.dir_files import read_clean_shutdown, read_meta_properties, read_partition_metadata
+from ..storage.dir_files import (
+    QUORUM_STATE_FILE_NAME,
+    read_clean_shutdown,
+    read_meta_properties,
+    read_partition_metadata,
+    read_quorum_state,
+)
 from ..storage.files import (
     TopicPartition,
     is_segment_file_name,
@@ -67,7 +72,6 @@ from .paths import check_exists
 
 _PARTITION_DIR_STATES = ("delete", "future", "stray")
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
-QUORUM_STATE_FILE_NAME = "quorum-state"
 
 
 @dataclass
@@ -174,6 +178,9 @@ class LogDirInfo:
     broker_epoch: int | None = None
     locked: bool = False
     topics: list[TopicInfo] = field(default_factory=list)
+    #: problems of the log directory's own files (meta.properties, the offset
+    #: checkpoints), each naming the file and line; also listed in each partition's errors
+    errors: list[str] = field(default_factory=list)
 
     @property
     def partitions(self) -> list[PartitionInfo]:
@@ -184,7 +191,8 @@ class LogDirInfo:
             "path": self.path, "clusterId": self.cluster_id, "nodeId": self.node_id,
             "directoryId": self.directory_id, "metaVersion": self.meta_version,
             "cleanShutdown": self.clean_shutdown, "brokerEpoch": self.broker_epoch,
-            "locked": self.locked, "topics": [t.to_dict() for t in self.topics],
+            "locked": self.locked, "errors": self.errors,
+            "topics": [t.to_dict() for t in self.topics],
         }
 
 
@@ -198,7 +206,8 @@ class DescribeResult:
 
     @property
     def ok(self) -> bool:
-        return not any(p.errors or p.invalid_bytes for p in self.partitions)
+        return not any(d.errors for d in self.log_dirs) and \
+            not any(p.errors or p.invalid_bytes for p in self.partitions)
 
     def to_dict(self) -> dict:
         return {"logDirs": [d.to_dict() for d in self.log_dirs]}
@@ -410,34 +419,6 @@ def metadata_snapshots(directory, names: list[str] | None = None) -> MetadataSna
     return snaps
 
 
-def read_quorum_state(path) -> dict:
-    """The ``quorum-state`` file KRaft writes (``FileQuorumStateStore``): one JSON object
-    whose keys depend on its ``data_version`` (0: ``clusterId``, ``leaderId``,
-    ``leaderEpoch``, ``votedId``, ``appliedOffset``, ``currentVoters``; 1: ``leaderId``,
-    ``leaderEpoch``, ``votedId``, ``votedDirectoryId``), returned as written.
-
-    Raises:
-        UnreadableError: the file cannot be read.
-        NotAKafkaFileError: it is not a JSON object.
-    """
-    from ..errors import UnreadableError
-
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UnreadableError(e.strerror or str(e), file=p) from e
-    except UnicodeDecodeError:
-        raise NotAKafkaFileError("quorum-state is not UTF-8 JSON", file=p) from None
-    try:
-        obj = json.loads(text)
-    except ValueError as e:
-        raise NotAKafkaFileError(f"quorum-state is not JSON ({e})", file=p) from None
-    if not isinstance(obj, dict):
-        raise NotAKafkaFileError("quorum-state is not a JSON object", file=p)
-    return obj
-
-
 # -- log directories ---------------------------------------------------------------------
 
 def _checkpoint(log_dir: Path, name: str, errors: list[str]) -> dict:
@@ -455,7 +436,12 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDi
 
     d = Path(log_dir)
     info = LogDirInfo(path=str(d))
-    meta = read_meta_properties(d) if (d / META_PROPERTIES_FILE_NAME).exists() else None
+    errs: list[str] = []
+    try:
+        meta = read_meta_properties(d, validate=True)
+    except KafkalogError as e:
+        errs.append(str(e))
+        meta = read_meta_properties(d)
     if meta:
         info.cluster_id = meta.get("cluster.id")
         nid = meta.get("node.id", meta.get("broker.id"))
@@ -468,7 +454,6 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDi
     if cs:
         info.broker_epoch = cs.get("brokerEpoch")
     info.locked = is_locked(d)
-    errs: list[str] = []
     lso = _checkpoint(d, LOG_START_OFFSET_CHECKPOINT, errs)
     rp = _checkpoint(d, RECOVERY_POINT_CHECKPOINT, errs)
     hw = _checkpoint(d, REPLICATION_OFFSET_CHECKPOINT, errs)
@@ -480,6 +465,7 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDi
                                 replication_checkpoint=hw, cleaner_checkpoint=cl)
         pi.errors[:0] = errs
         topics.setdefault(pi.topic, TopicInfo(pi.topic)).partitions.append(pi)
+    info.errors = errs
     for t in topics.values():
         t.partitions.sort(key=lambda p: (p.partition, p.state or ""))
     info.topics = [topics[k] for k in sorted(topics)]

@@ -231,16 +231,21 @@ def segment_next_offset(seg: LogSegment) -> int | None:
     return None
 
 
-def log_start_offset(log: Log) -> int:
+def log_start_offset(log: Log, problems: list[str] | None = None) -> int:
     """``max(log-start-offset-checkpoint entry, first segment's base offset)``, as the
-    broker's LogLoader computes it (0 for a partition without segments)."""
+    broker's LogLoader computes it (0 for a partition without segments). A checkpoint that
+    does not parse counts as empty, as ``LogManager.loadLogs`` resets it; the error (file
+    and line) is appended to ``problems``."""
     ckpt = 0
     tp = log.topic_partition
     if tp is not None:
         try:
             entries = read_offset_checkpoint(log.directory.parent / LOG_START_OFFSET_CHECKPOINT)
-        except KafkalogError:
+        except KafkalogError as e:
             entries = None
+            if problems is not None:
+                problems.append(f"{e}; the log start offset is the first segment's base "
+                                "offset, as the broker resets it")
         if entries:
             ckpt = entries.get(TopicPartition(tp.topic, tp.partition), 0)
     first = log.segments[0].base_offset if log.segments else 0
@@ -561,6 +566,7 @@ class ReadResult:
         decoder: the decoder's topic (``"__consumer_offsets"``, ...) when records are
             decoded, else None.
         records: lazy iterator of :class:`ConsumerRecord`.
+        problems: unusable files met (see the field), for stderr and exit status 1.
     """
 
     partition_dir: str
@@ -575,6 +581,9 @@ class ReadResult:
     decoder: str | None = None
     records: Iterator[ConsumerRecord] = field(default_factory=lambda: iter(()))
     log: Log | None = None
+    #: files the read could not use (a log-start-offset-checkpoint that does not parse),
+    #: one line each naming the file and line
+    problems: list[str] = field(default_factory=list)
 
     def close(self) -> None:
         if self.log is not None:
@@ -621,9 +630,10 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
     log = open_partition(path, topic, partition)
     tp = log.topic_partition
     decoder = decoder_for(tp.topic if tp else log.directory.name, decode)
-    lso = log_start_offset(log)
+    problems: list[str] = []
+    lso = log_start_offset(log, problems)
     leo = log_end_offset(log)
-    res = ReadResult(partition_dir=str(log.directory), topic=tp.topic if tp else log.directory.name,
+    res = ReadResult(problems=problems, partition_dir=str(log.directory), topic=tp.topic if tp else log.directory.name,
                      partition=tp.partition if tp else -1, log_start_offset=lso,
                      log_end_offset=leo, start_offset=lso, isolation_level=isolation_level,
                      log=log)

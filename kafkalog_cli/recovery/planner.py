@@ -41,12 +41,14 @@ import os
 import struct
 from pathlib import Path
 
-from ..constants import LEADER_EPOCH_CHECKPOINT
-from ..errors import CorruptIndexError, KafkalogError, UnreadableError
+from ..constants import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA_FILE
+from ..errors import CorruptIndexError, KafkalogError, UnreadableError, UnsafePathError
 from ..schema.producer_snapshot import build_snapshot, parse_snapshot
 from ..schema.txn_index import parse_txn_index
 from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
-from ..storage.files import filename_prefix_from_offset
+from ..storage.dir_files import format_partition_metadata, read_partition_metadata
+from ..storage.files import filename_prefix_from_offset, parse_partition_dir_name
+from ..storage.log import topic_ids_on_disk
 from ..storage.offset_index import OffsetIndex
 from ..storage.recovery_scan import ScanResult, next_offset, scan_log, walk_log
 from ..storage.segment import open_view, release_view
@@ -55,7 +57,6 @@ from ..storage.txn_index import TransactionIndex
 from . import derived
 from .model import DELETE, RENAME, TRUNCATE, WRITE, Action, PartitionReport, SegmentReport
 
-QUARANTINE_DIR_NAME = ".kafkalog-quarantine"
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
 
@@ -76,8 +77,9 @@ _SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
 
 def check_partition_dir(directory) -> None:
     """Refuse a partition directory where a name recovery reads or (re)writes is a
-    directory (or another non-file): recovery would fail half-way through applying its
-    plan. Cheap (one directory listing); run on every partition before any change.
+    directory (or another non-file, or a symbolic link to one, or a dangling link):
+    recovery would fail half-way through applying its plan. Cheap (one directory
+    listing); run on every partition before any change.
 
     Raises:
         UnreadableError: naming the first such entry.
@@ -91,31 +93,77 @@ def check_partition_dir(directory) -> None:
 
 
 def _check_entry(entry: os.DirEntry) -> None:
-    if _recovery_name(entry.name) and not entry.is_symlink() and \
-            not entry.is_file(follow_symlinks=False):
-        raise UnreadableError("Is a directory" if entry.is_dir(follow_symlinks=False)
-                              else "not a regular file", file=entry.path)
+    if not _recovery_name(entry.name) or entry.is_file():
+        return
+    if entry.is_symlink():
+        raise UnreadableError("symbolic link to " + ("a directory" if entry.is_dir() else
+                                                     "nothing (dangling)" if not
+                                                     os.path.exists(entry.path) else
+                                                     "something that is not a file"),
+                              file=entry.path)
+    raise UnreadableError("Is a directory" if entry.is_dir(follow_symlinks=False)
+                          else "not a regular file", file=entry.path)
 
 
 def _recovery_name(name: str) -> bool:
     """A name recovery reads or (re)writes. (Like the broker, recovery ignores other
     directory entries that are not files, e.g. a directory named ``*.deleted``.)"""
-    return name == LEADER_EPOCH_CHECKPOINT or \
+    return name in (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA_FILE) or \
         any(_is_segment_file(name, suf) for suf in _SEGMENT_SUFFIXES)
+
+
+#: suffix of a temp file a tmp + rename write leaves when it is interrupted (kafkalog's,
+#: and the broker's CheckpointFile / PartitionMetadataFile), and of undo's restore copies
+_TMP_SUFFIXES = (".tmp", ".kafkalog-undo.tmp")
+
+
+def _stale_tmp(name: str) -> bool:
+    """``<name>.tmp`` (or ``<name>.kafkalog-undo.tmp``) of a file of the partition
+    directory: a segment file (``.log``, indexes, ``.snapshot``, with a ``.swap`` /
+    ``.cleaned`` / ``.deleted`` suffix or not), ``leader-epoch-checkpoint`` or
+    ``partition.metadata``. Other ``*.tmp`` files are not kafkalog's or Kafka's."""
+    for suf in reversed(_TMP_SUFFIXES):
+        if name.endswith(suf):
+            stem = name[:-len(suf)]
+            for extra in (".swap", ".cleaned", ".deleted"):
+                if stem.endswith(extra):
+                    stem = stem[:-len(extra)]
+                    break
+            return _recovery_name(stem)
+    return False
 
 
 class _VirtualDir:
     """The partition directory as it will be after the actions planned so far: a map from
-    file name to the real file holding its bytes."""
+    file name to the real file holding its bytes.
+
+    A symbolic link to a regular file counts as that file, as the broker's
+    ``File.isFile`` / ``listFiles`` see it (a linked ``.log`` is a segment, its indexes
+    are not orphans); its name goes to ``links``: recovery reads through it but refuses
+    to change it (see :func:`refuse_link_changes`). ``stale`` holds the names of
+    interrupted writes' temp files (:func:`_stale_tmp`)."""
 
     def __init__(self, directory: Path):
         self.directory = directory
         self.files: dict[str, Path] = {}
+        self.links: set[str] = set()
+        self.stale: list[str] = []
         for entry in os.scandir(directory):
-            if entry.is_file(follow_symlinks=False) and not entry.name.endswith(".tmp"):
+            _check_entry(entry)
+            if not entry.is_file():
+                continue
+            if _stale_tmp(entry.name):
+                # a link there holds no data of the partition: the next tmp + rename
+                # write of that file unlinks it (never opens it)
+                if not entry.is_symlink():
+                    self.stale.append(entry.name)
+                continue
+            if not entry.name.endswith(".tmp"):
                 self.files[entry.name] = Path(entry.path)
             else:
-                _check_entry(entry)
+                continue
+            if entry.is_symlink():
+                self.links.add(entry.name)
         self.actions: list[Action] = []
 
     def delete(self, name: str, reason: str) -> None:
@@ -401,6 +449,9 @@ def _leo_unscanned(vd: _VirtualDir, seg: _Seg) -> int:
 
 
 def _plan_leftovers(vd: _VirtualDir, rep: PartitionReport) -> None:
+    for name in sorted(vd.stale):
+        vd.files[name] = vd.directory / name
+        vd.delete(name, "temp file of an interrupted write (tmp + rename never finished)")
     names = sorted(vd.files)
     swaps, cleaned = [], []
     min_cleaned = None
@@ -504,8 +555,8 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
             existing = read_leader_epoch_checkpoint(ckpt)
         except KafkalogError as e:
             corrupt = True
-            rep.notes.append(f"{LEADER_EPOCH_CHECKPOINT} is unreadable ({e.message}): "
-                             "rebuilt from the batches")
+            rep.notes.append(f"{e} (a broker takes the log directory offline): rebuilt "
+                             "from the batches")
     if existing is None:
         entries: list[tuple[int, int]] = []
         sources = [_walk(s).epochs for s in remaining]
@@ -519,10 +570,11 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
                 derived.epoch_assign(entries, epoch, start)
     derived.epoch_truncate_from_end(entries, leo)
     derived.epoch_truncate_from_start(entries, log_start_offset or 0)
-    if entries != (existing or []) or (corrupt and entries):
+    if entries != (existing or []) or corrupt:
         if entries or existing is not None or corrupt:
             vd.actions.append(Action(WRITE, str(ckpt), "leader epochs rebuilt from the log",
                                      data=format_leader_epoch_checkpoint(entries).encode()))
+    _plan_partition_metadata(vd, rep, d)
     # -- producer snapshots
     snaps: dict[int, list] = {}
     for name in sorted(vd.files):
@@ -591,3 +643,61 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
             continue
         vd.actions.append(Action(WRITE, vd.path(name), "transaction index rebuilt from the log",
                                  data=data))
+
+
+def _plan_partition_metadata(vd: _VirtualDir, rep: PartitionReport, d: Path) -> None:
+    """A ``partition.metadata`` that does not parse (the broker's ``PartitionMetadataFile
+    .read`` throws and takes the log directory offline) is rewritten with the topic id
+    every other partition of the topic in the log directory has, else removed (to the
+    quarantine): a broker writes the file again from the cluster metadata when it next
+    hosts the partition, as for a partition created before topic ids."""
+    if PARTITION_METADATA_FILE not in vd.files:
+        return
+    try:
+        read_partition_metadata(d)
+        return
+    except UnreadableError:
+        raise
+    except KafkalogError as e:
+        why = str(e)
+    tp = parse_partition_dir_name(d.name)
+    ids = {} if tp is None else topic_ids_on_disk(d.parent, tp.topic)
+    ids.pop(tp.partition if tp else None, None)
+    distinct = set(ids.values())
+    if len(distinct) == 1:
+        topic_id = distinct.pop()
+        rep.notes.append(f"{why}: rewritten with topic id {topic_id} of the topic's other "
+                         "partitions")
+        vd.actions.append(Action(WRITE, vd.path(PARTITION_METADATA_FILE),
+                                 "partition.metadata rebuilt from the other partitions",
+                                 data=format_partition_metadata(topic_id).encode()))
+    else:
+        rep.notes.append(f"{why}: removed (no other partition of the topic names its id; "
+                         "a broker writes the file again from the cluster metadata)")
+        vd.delete(PARTITION_METADATA_FILE, "unreadable partition.metadata")
+
+
+def refuse_link_changes(rep: PartitionReport) -> None:
+    """Refuse a plan that would change a symbolic link or write through one: recovery
+    reads a linked segment file as the broker does, but never cuts, rewrites, moves or
+    removes through a link (the bytes live outside the partition directory).
+
+    Raises:
+        UnsafePathError: naming the first such file and where it points.
+    """
+    for a in rep.actions:
+        for p in (a.path, a.target):
+            if p is not None and os.path.islink(p):
+                raise UnsafePathError(
+                    f"is a symbolic link (to {os.readlink(p)}); recovery would {a.kind} it "
+                    f"({a.reason}). kafkalog reads through links as the broker does but does "
+                    "not change them: replace the link with the file, or recover the "
+                    "directory it points into", file=p)
+
+
+def link_notes(rep: PartitionReport) -> None:
+    """Dry-run notes for :func:`refuse_link_changes`."""
+    for a in rep.actions:
+        if os.path.islink(a.path):
+            rep.notes.append(f"{a.path} is a symbolic link: --truncate refuses to {a.kind} "
+                             "it (replace the link with the file first)")

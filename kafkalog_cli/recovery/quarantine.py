@@ -24,6 +24,19 @@ next run on the partition resumes it (one session, one undo).
 
 ``--no-quarantine`` keeps the manifest (the journal) but no bytes; such a session cannot
 be undone.
+
+Space: a quarantined copy keeps only the bytes up to its last non-zero byte (zero runs
+inside become holes); the entry's logical length (``range`` of a cut, ``size`` of a
+removed or rewritten file) gives the zero tail back on undo, byte for byte. A preallocated
+10 MiB index whose live entries are a few hundred bytes costs those bytes, so recovery
+works on a nearly full disk.
+
+Nothing is written outside the partition directory (and, for checkpoint entries, its log
+directory) or the session: the quarantine root and the session are opened with
+``O_DIRECTORY | O_NOFOLLOW`` and used through their descriptors (a symbolic link there is
+refused); every file recovery cuts or restores is opened ``O_NOFOLLOW``; ``undo`` checks
+every path of the manifest before its first write (see :func:`validate_manifest`) and
+takes the log directory's ``.lock``.
 """
 
 from __future__ import annotations
@@ -32,19 +45,47 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InvalidArgumentError, KafkalogError, UnreadableError
+from ..constants import (
+    CLEAN_SHUTDOWN_FILE_NAME,
+    CLEANER_OFFSET_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    META_PROPERTIES_FILE_NAME,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+)
+from ..errors import InvalidArgumentError, KafkalogError, UnreadableError, UnsafePathError
 from ..storage.checkpoints import _parse, format_offset_checkpoint, read_offset_checkpoint
+from ..storage.fileio import (
+    NOFOLLOW,
+    fsync_dir,
+    make_dir_nofollow,
+    open_dir_nofollow,
+    open_for_write,
+    write_all,
+    write_atomically,
+)
 from ..storage.files import parse_partition_dir_name
+from ..storage.lock import LogDirLock
 
 MANIFEST = "manifest.json"
+QUARANTINE_DIR_NAME = ".kafkalog-quarantine"
 #: name prefix of a session directory being created (renamed into place when whole)
 STARTING_PREFIX = ".starting-"
 VERSION = 1
 _CHUNK = 8 << 20
+#: log-directory files a ``checkpoint`` entry may name
+CHECKPOINT_FILES = frozenset({RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT})
+#: temp files of the log directory's own files (an interrupted tmp + rename write) that
+#: recovery removes: the only log-directory files a ``remove`` entry may name
+LOG_DIR_TEMP_FILES = frozenset(f"{n}.tmp" for n in (
+    RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT,
+    CLEANER_OFFSET_CHECKPOINT, META_PROPERTIES_FILE_NAME, CLEAN_SHUTDOWN_FILE_NAME))
+ACTIONS = frozenset({"cut", "remove", "rewrite", "rename", "checkpoint"})
 
 # -- the crash hook used by the SIGKILL tests ------------------------------------------------
 
@@ -63,64 +104,91 @@ def _step() -> None:
 
 # -- small durable-IO helpers ------------------------------------------------------------
 
-def fsync_dir(path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def write_durably(path, data: bytes, *, dir_fd: int | None = None) -> None:
+    """tmp + fsync + rename + directory fsync (:func:`~..storage.fileio.write_atomically`)."""
+    write_atomically(path, data, dir_fd=dir_fd)
 
 
-def write_durably(path: Path, data: bytes) -> None:
-    """tmp + fsync + rename + directory fsync."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+def _open_read(path, *, dir_fd: int | None = None) -> int:
+    """An fd reading ``path`` itself (a symbolic link is refused)."""
     try:
-        mv = memoryview(data)
-        while mv:
-            n = os.write(fd, mv)
-            mv = mv[n:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
+        return os.open(path, os.O_RDONLY | NOFOLLOW, dir_fd=dir_fd)
+    except OSError as e:
+        if os.path.islink(path if dir_fd is None else f"/proc/self/fd/{dir_fd}/{path}"):
+            raise UnsafePathError("is a symbolic link; kafkalog does not follow links in "
+                                  "a quarantine or its undo", file=path) from None
+        raise e
 
 
 def sha256_file(path, start: int = 0, end: int | None = None) -> str:
+    fd = _open_read(path)
+    try:
+        return _sha256_fd(fd, start, end)
+    finally:
+        os.close(fd)
+
+
+def _sha256_fd(fd: int, start: int = 0, end: int | None = None) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        f.seek(start)
-        left = None if end is None else end - start
-        while left is None or left > 0:
-            chunk = f.read(_CHUNK if left is None else min(_CHUNK, left))
-            if not chunk:
-                break
-            h.update(chunk)
-            if left is not None:
-                left -= len(chunk)
+    pos = start
+    end = os.fstat(fd).st_size if end is None else end
+    while pos < end:
+        chunk = os.pread(fd, min(_CHUNK, end - pos), pos)
+        if not chunk:
+            break
+        h.update(chunk)
+        pos += len(chunk)
     return h.hexdigest()
 
 
-def _copy_range(src, dst: Path, start: int, end: int) -> str:
-    """Copy bytes [start, end) of ``src`` to ``dst`` (tmp + fsync + rename); sha256."""
+def _copy_range(src_fd: int, dst_name: str, start: int, end: int, *, dir_fd: int) -> str:
+    """Copy bytes [start, end) of ``src_fd`` to ``dst_name`` in the directory ``dir_fd``
+    (tmp + fsync + rename), leaving out the trailing zero bytes (and making holes of zero
+    chunks inside); returns the sha256 of all of [start, end)."""
     h = hashlib.sha256()
-    tmp = dst.with_name(dst.name + ".tmp")
-    with open(src, "rb") as f, open(tmp, "wb") as out:
-        f.seek(start)
-        left = end - start
-        while left > 0:
-            chunk = f.read(min(_CHUNK, left))
+    tmp = dst_name + ".tmp"
+    try:
+        os.unlink(tmp, dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
+    out = open_for_write(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, dir_fd=dir_fd)
+    try:
+        pending = 0  # zero bytes not written yet (a hole, or the tail left out)
+        pos = start
+        while pos < end:
+            chunk = os.pread(src_fd, min(_CHUNK, end - pos), pos)
             if not chunk:
                 break
+            pos += len(chunk)
             h.update(chunk)
-            out.write(chunk)
-            left -= len(chunk)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, dst)
-    fsync_dir(dst.parent)
+            kept = chunk.rstrip(b"\0")
+            if not kept:
+                pending += len(chunk)
+                continue
+            if pending:
+                os.lseek(out, pending, os.SEEK_CUR)
+            write_all(out, kept)
+            pending = len(chunk) - len(kept)
+        os.fsync(out)
+    except BaseException:
+        os.close(out)
+        os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    os.close(out)
+    os.replace(tmp, dst_name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    os.fsync(dir_fd)
     return h.hexdigest()
+
+
+def _store(data: bytes, dst_name: str, *, dir_fd: int) -> None:
+    """``data`` without its trailing zero bytes as ``dst_name`` in ``dir_fd``, durably."""
+    write_atomically(dst_name, data.rstrip(b"\0"), dir_fd=dir_fd)
+
+
+def _read_logical(q_fd: int, stored: int, offset: int, n: int) -> bytes:
+    """Bytes [offset, offset + n) of a quarantined copy: what is stored, then zeros."""
+    data = os.pread(q_fd, max(0, min(n, stored - offset)), offset) if offset < stored else b""
+    return data + bytes(n - len(data))
 
 
 def _abs(path) -> Path:
@@ -133,18 +201,35 @@ def utc_stamp() -> str:
     return time.strftime("%Y%m%dT%H%M%S", time.gmtime(t)) + f".{int(t * 1e6) % 1000000:06d}Z"
 
 
+def _dump(manifest: dict) -> bytes:
+    return json.dumps(manifest, indent=1, sort_keys=True).encode()
+
+
 # -- sessions ------------------------------------------------------------------------------
 
 class Session:
-    """One quarantine session for one partition directory (see the module doc)."""
+    """One quarantine session for one partition directory (see the module doc). Holds
+    open descriptors of its directory and of ``files/``: :meth:`close` it."""
 
-    def __init__(self, path: Path, partition_dir: Path, keep: bool, manifest: dict):
+    def __init__(self, path: Path, partition_dir: Path, keep: bool, manifest: dict, fd: int):
         # absolute: every path journalled in the manifest derives from these two
         self.path = _abs(path)
         self.files = self.path / "files"
         self.partition_dir = _abs(partition_dir)
         self.keep = keep
         self.manifest = manifest
+        self._fd = fd
+        self._files_fd = make_dir_nofollow("files", dir_fd=fd)
+
+    def close(self) -> None:
+        for name in ("_files_fd", "_fd"):
+            fd = getattr(self, name, None)
+            if fd is not None:
+                os.close(fd)
+                setattr(self, name, None)
+
+    def __del__(self):
+        self.close()
 
     # -- opening -------------------------------------------------------------------------
 
@@ -152,13 +237,18 @@ class Session:
     def root_for(partition_dir: Path, quarantine: Path | None) -> Path:
         partition_dir = _abs(partition_dir)
         if quarantine is None:
-            return partition_dir / ".kafkalog-quarantine"
+            return partition_dir / QUARANTINE_DIR_NAME
         tag = hashlib.sha256(str(partition_dir.resolve()).encode()).hexdigest()[:8]
         return _abs(quarantine) / f"{partition_dir.name}-{tag}"
 
     @classmethod
     def open(cls, partition_dir, quarantine=None, *, keep: bool = True) -> Session:
-        """Resume this partition's in-progress session, or start a new one."""
+        """Resume this partition's in-progress session, or start a new one.
+
+        Raises:
+            UnsafePathError: the quarantine root (``.kafkalog-quarantine``) or a session
+                in it is a symbolic link.
+        """
         pdir = _abs(partition_dir)
         root = cls.root_for(pdir, quarantine)
         found = find_in_progress(root, pdir)
@@ -168,31 +258,39 @@ class Session:
         # included) and renamed into place, so a kill while starting leaves no session
         # without a manifest for the next run to miss; leftovers of such a kill hold no
         # quarantined bytes (nothing is quarantined before the rename) and are removed.
-        root.mkdir(parents=True, exist_ok=True)
-        for stale in root.glob(STARTING_PREFIX + "*"):
-            shutil.rmtree(stale, ignore_errors=True)
-        path = root / utc_stamp()
-        tmp = root / (STARTING_PREFIX + path.name)
-        tmp.mkdir()
-        (tmp / "files").mkdir()
-        manifest = {"version": VERSION, "partition_dir": str(pdir.resolve()),
-                    "created": path.name, "state": "in-progress", "keep": keep,
-                    "intents": {"rebuild_bases": []}, "entries": []}
-        write_durably(tmp / MANIFEST,
-                      json.dumps(manifest, indent=1, sort_keys=True).encode())
-        fsync_dir(tmp)
-        os.rename(tmp, path)
-        fsync_dir(root)
-        if root.parent != pdir:
-            fsync_dir(root.parent)
+        if quarantine is None:
+            parent = pdir
         else:
-            fsync_dir(pdir)
+            parent = _abs(quarantine)
+            parent.mkdir(parents=True, exist_ok=True)  # the operator's choice
+        parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            root_fd = make_dir_nofollow(root.name, dir_fd=parent_fd)
+            try:
+                for stale in os.listdir(root_fd):
+                    if stale.startswith(STARTING_PREFIX):
+                        shutil.rmtree(stale, dir_fd=root_fd, ignore_errors=True)
+                name = utc_stamp()
+                tmp = STARTING_PREFIX + name
+                os.mkdir(tmp, 0o755, dir_fd=root_fd)
+                fd = open_dir_nofollow(tmp, dir_fd=root_fd)
+                os.mkdir("files", 0o755, dir_fd=fd)
+                manifest = {"version": VERSION, "partition_dir": str(pdir.resolve()),
+                            "created": name, "state": "in-progress", "keep": keep,
+                            "intents": {"rebuild_bases": []}, "entries": []}
+                write_durably(MANIFEST, _dump(manifest), dir_fd=fd)
+                os.rename(tmp, name, src_dir_fd=root_fd, dst_dir_fd=root_fd)
+                os.fsync(root_fd)
+            finally:
+                os.close(root_fd)
+            os.fsync(parent_fd)
+        finally:
+            os.close(parent_fd)
         _step()
-        return cls(path, pdir, keep, manifest)
+        return cls(root / name, pdir, keep, manifest, fd)
 
     def save(self) -> None:
-        write_durably(self.path / MANIFEST,
-                      json.dumps(self.manifest, indent=1, sort_keys=True).encode())
+        write_durably(MANIFEST, _dump(self.manifest), dir_fd=self._fd)
         _step()
 
     @property
@@ -217,6 +315,13 @@ class Session:
     def _qname(self, name: str) -> Path:
         return self.files / name
 
+    def _exists(self, q: Path) -> bool:
+        try:
+            os.stat(q.name, dir_fd=self._files_fd, follow_symlinks=False)
+            return True
+        except FileNotFoundError:
+            return False
+
     def _find(self, **match) -> dict | None:
         for e in self.entries:
             if all(e.get(k) == v for k, v in match.items()):
@@ -227,7 +332,7 @@ class Session:
         p = self._qname(name)
         used = {e.get("quarantine") for e in self.entries}
         i = 1
-        while str(p) in used or p.exists():
+        while str(p) in used or self._exists(p):
             p = self._qname(f"{name}.{i}")
             i += 1
         return p
@@ -235,28 +340,33 @@ class Session:
     # -- the four kinds of change ---------------------------------------------------------
 
     def cut(self, path, size: int, reason: str = "") -> None:
-        """Quarantine bytes [size, end) of ``path``, then truncate it to ``size``."""
+        """Quarantine bytes [size, end) of ``path``, then truncate it to ``size``.
+
+        Raises:
+            UnsafePathError: ``path`` is a symbolic link.
+        """
         path = _abs(path)
-        end = path.stat().st_size
-        if end <= size:
-            return
-        q = None
-        digest = None
-        if self.keep:
-            q = self._qname(f"{path.name}.cut-{size}-{end}")
-            prior = self._find(action="cut", original=str(path), range=[size, end])
-            if prior and q.exists() and q.stat().st_size == end - size:
-                digest = prior["sha256"]
-            else:
-                digest = _copy_range(path, q, size, end)
-                _step()
-        if not self._find(action="cut", original=str(path), range=[size, end]):
-            self.entries.append({"action": "cut", "original": str(path),
-                                 "quarantine": None if q is None else str(q),
-                                 "range": [size, end], "sha256": digest, "reason": reason})
-            self.save()
-        fd = os.open(path, os.O_RDWR)
+        fd = open_for_write(path, os.O_RDWR)
         try:
+            end = os.fstat(fd).st_size
+            if end <= size:
+                return
+            q = None
+            digest = None
+            if self.keep:
+                q = self._qname(f"{path.name}.cut-{size}-{end}")
+                prior = self._find(action="cut", original=str(path), range=[size, end])
+                if prior and self._exists(q):
+                    digest = prior["sha256"]
+                else:
+                    digest = _copy_range(fd, q.name, size, end, dir_fd=self._files_fd)
+                    _step()
+            if not self._find(action="cut", original=str(path), range=[size, end]):
+                self.entries.append({"action": "cut", "original": str(path),
+                                     "quarantine": None if q is None else str(q),
+                                     "range": [size, end], "sha256": digest,
+                                     "reason": reason})
+                self.save()
             os.ftruncate(fd, size)
             os.fsync(fd)
         finally:
@@ -264,31 +374,40 @@ class Session:
         _step()
 
     def remove(self, path, reason: str = "") -> None:
-        """Move ``path`` into the quarantine (or delete it without one)."""
+        """Move ``path`` into the quarantine (or delete it without one).
+
+        Raises:
+            UnsafePathError: ``path`` is a symbolic link.
+        """
         path = _abs(path)
-        if not path.exists():
+        try:
+            fd = _open_read(path)
+        except FileNotFoundError:
             return
-        digest = sha256_file(path)
-        prior = self._find(action="remove", original=str(path), sha256=digest)
-        q = None
-        if self.keep:
-            q = Path(prior["quarantine"]) if prior and prior.get("quarantine") \
-                else self._unique(path.name)
-        if prior is None:
-            self.entries.append({"action": "remove", "original": str(path),
-                                 "quarantine": None if q is None else str(q),
-                                 "sha256": digest, "size": path.stat().st_size,
-                                 "reason": reason})
-            self.save()
-        if q is None:
-            path.unlink()
-        else:
-            try:
-                os.rename(path, q)
-            except OSError:
-                _copy_range(path, q, 0, path.stat().st_size)
+        try:
+            digest = _sha256_fd(fd)
+            size = os.fstat(fd).st_size
+            prior = self._find(action="remove", original=str(path), sha256=digest)
+            q = None
+            if self.keep:
+                q = Path(prior["quarantine"]) if prior and prior.get("quarantine") \
+                    else self._unique(path.name)
+            if prior is None:
+                self.entries.append({"action": "remove", "original": str(path),
+                                     "quarantine": None if q is None else str(q),
+                                     "sha256": digest, "size": size, "reason": reason})
+                self.save()
+            if q is None:
                 path.unlink()
-            fsync_dir(q.parent)
+            else:
+                try:
+                    os.rename(path, q.name, dst_dir_fd=self._files_fd)
+                except OSError:  # another file system: copy, then remove
+                    _copy_range(fd, q.name, 0, size, dir_fd=self._files_fd)
+                    path.unlink()
+                os.fsync(self._files_fd)
+        finally:
+            os.close(fd)
         fsync_dir(path.parent)
         _step()
 
@@ -306,10 +425,22 @@ class Session:
         _step()
 
     def write(self, path, data: bytes, reason: str = "") -> None:
-        """Quarantine the current bytes of ``path`` (if any), then replace it durably."""
+        """Quarantine the current bytes of ``path`` (if any), then replace it durably.
+
+        Raises:
+            UnsafePathError: ``path`` is a symbolic link.
+        """
         path = _abs(path)
         new_digest = hashlib.sha256(data).hexdigest()
-        old = path.read_bytes() if path.exists() else None
+        try:
+            fd = _open_read(path)
+        except FileNotFoundError:
+            old = None
+        else:
+            try:
+                old = os.pread(fd, os.fstat(fd).st_size, 0)
+            finally:
+                os.close(fd)
         if old == data:
             return
         old_digest = None if old is None else hashlib.sha256(old).hexdigest()
@@ -319,11 +450,12 @@ class Session:
             q = None
             if old is not None and self.keep:
                 q = self._unique(path.name + ".old")
-                write_durably(q, old)
+                _store(old, q.name, dir_fd=self._files_fd)
                 _step()
             self.entries.append({"action": "rewrite", "original": str(path),
                                  "quarantine": None if q is None else str(q),
                                  "existed": old is not None, "sha256": old_digest,
+                                 "size": None if old is None else len(old),
                                  "new_sha256": new_digest, "reason": reason})
             self.save()
         write_durably(path, data)
@@ -344,7 +476,7 @@ class Session:
                     q = Path(prior["quarantine"])
                 else:
                     q = self._unique(Path(path).name + ".old")
-                    write_durably(q, old_bytes)
+                    _store(old_bytes, q.name, dir_fd=self._files_fd)
                     _step()
         if not self._find(action="checkpoint", original=str(path), partition=partition,
                           new=new):
@@ -352,28 +484,61 @@ class Session:
                                  "partition": partition, "old": old, "new": new,
                                  "existed": old_bytes is not None,
                                  "quarantine": None if q is None else str(q),
+                                 "size": None if old_bytes is None else len(old_bytes),
                                  "sha256": digest})
             self.save()
 
 
+def _read_manifest(dir_fd: int, where: Path) -> dict:
+    fd = _open_read(MANIFEST, dir_fd=dir_fd)
+    try:
+        raw = os.pread(fd, os.fstat(fd).st_size, 0)
+    finally:
+        os.close(fd)
+    try:
+        manifest = json.loads(raw)
+    except ValueError as e:
+        raise UnreadableError(f"not JSON ({e})", file=where / MANIFEST) from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("entries", []), list):
+        raise UnreadableError("not a kafkalog quarantine manifest", file=where / MANIFEST)
+    return manifest
+
+
 def find_in_progress(root: Path, partition_dir: Path) -> Session | None:
-    """The newest in-progress session under ``root`` for ``partition_dir``."""
-    if not root.is_dir():
+    """The newest in-progress session under ``root`` for ``partition_dir``.
+
+    Raises:
+        UnsafePathError: ``root`` or a session directory in it is a symbolic link.
+    """
+    if not os.path.lexists(root):
         return None
-    for child in sorted(root.iterdir(), reverse=True):
-        m = child / MANIFEST
-        if not child.is_dir() or child.name.startswith(STARTING_PREFIX):
-            continue
-        try:
-            manifest = json.loads(m.read_text())
-        except (OSError, ValueError):
-            continue
-        if manifest.get("state") == "in-progress" and \
-                manifest.get("partition_dir") == str(partition_dir.resolve()):
-            (child / "files").mkdir(exist_ok=True)
-            manifest["entries"] = [_absolute_entry(e, _abs(child), manifest)
-                                   for e in manifest.get("entries", [])]
-            return Session(child, partition_dir, manifest.get("keep", True), manifest)
+    try:
+        root_fd = open_dir_nofollow(root)
+    except NotADirectoryError:
+        return None
+    try:
+        for name in sorted(os.listdir(root_fd), reverse=True):
+            if name.startswith(STARTING_PREFIX):
+                continue
+            try:
+                fd = open_dir_nofollow(name, dir_fd=root_fd)
+            except NotADirectoryError:
+                continue
+            try:
+                manifest = _read_manifest(fd, root / name)
+            except (OSError, UnreadableError):
+                os.close(fd)
+                continue
+            if manifest.get("state") == "in-progress" and \
+                    manifest.get("partition_dir") == str(partition_dir.resolve()):
+                child = _abs(root / name)
+                manifest["entries"] = [_absolute_entry(e, child, manifest)
+                                       for e in manifest.get("entries", [])]
+                return Session(child, partition_dir, manifest.get("keep", True), manifest,
+                               fd)
+            os.close(fd)
+    finally:
+        os.close(root_fd)
     return None
 
 
@@ -385,21 +550,26 @@ def _absolute_entry(e: dict, sdir: Path, manifest: dict) -> dict:
     name places it. The partition directory is the session's grandparent in the default
     location (``<partition dir>/.kafkalog-quarantine/<stamp>``), else the manifest's
     ``partition_dir``."""
-    if all(e.get(k) is None or os.path.isabs(e[k])
+    if all(not isinstance(e.get(k), str) or os.path.isabs(e[k])
            for k in ("original", "quarantine", "renamed_to")):
         return e
-    if sdir.parent.name == ".kafkalog-quarantine":
-        pdir = sdir.parent.parent
-    else:
-        pdir = Path(manifest.get("partition_dir") or sdir)
+    pdir = _home(sdir, manifest)
     home = pdir.parent if e.get("action") == "checkpoint" else pdir
     out = dict(e)
     for k in ("original", "renamed_to"):
-        if out.get(k) and not os.path.isabs(out[k]):
+        if isinstance(out.get(k), str) and not os.path.isabs(out[k]):
             out[k] = str(home / Path(out[k]).name)
-    if out.get("quarantine") and not os.path.isabs(out["quarantine"]):
+    if isinstance(out.get("quarantine"), str) and not os.path.isabs(out["quarantine"]):
         out["quarantine"] = str(sdir / "files" / Path(out["quarantine"]).name)
     return out
+
+
+def _home(sdir: Path, manifest: dict) -> Path:
+    """The partition directory a session belongs to: its grandparent in the default
+    location, else the manifest's ``partition_dir``."""
+    if sdir.parent.name == QUARANTINE_DIR_NAME:
+        return sdir.parent.parent
+    return Path(manifest.get("partition_dir") or sdir)
 
 
 # -- undo ----------------------------------------------------------------------------------
@@ -423,16 +593,119 @@ class UndoResult:
                 "already": self.already, "conflicts": self.conflicts}
 
 
-def _restore_copy(q: Path, original: Path) -> None:
+def _path_problem(p, home: Path, *, names=None) -> str | None:
+    """Why ``p`` is not a file directly inside ``home`` that undo may write (None: it is):
+    an absolute, normalised path (no ``..``, ``.``, ``//``) whose directory resolves to
+    ``home`` resolved (no symbolic link in between), not itself a symbolic link, and
+    (``names``) one of those names."""
+    if not isinstance(p, str) or not os.path.isabs(p):
+        return f"{p!r} is not an absolute path"
+    if os.path.normpath(p) != p or ".." in p.split(os.sep):
+        return f"{p} is not a normalised path"
+    parent, name = os.path.split(p)
+    if name in ("", ".", ".."):
+        return f"{p} names no file"
+    if os.path.realpath(parent) != os.path.realpath(home):
+        return f"{p} is outside {home}"
+    if os.path.islink(p):
+        return f"{p} is a symbolic link"
+    if names is not None and name not in names:
+        return f"{p} is not one of {', '.join(sorted(names))}"
+    return None
+
+
+def validate_manifest(sdir: Path, manifest: dict) -> tuple[Path, Path]:
+    """Check every path of a session's manifest before undo writes anything: each
+    ``original`` / ``renamed_to`` is a file directly inside the partition directory the
+    session belongs to (its grandparent in the default location, else the manifest's
+    ``partition_dir``; a ``checkpoint`` entry's: one of the log directory's checkpoint
+    files; a ``remove`` entry's may also be a temp file of the log directory's own files,
+    :data:`LOG_DIR_TEMP_FILES`), each ``quarantine`` a file directly inside the session's
+    ``files/``, none of
+    them a symbolic link, the session and ``.kafkalog-quarantine`` not links either.
+    Returns ``(partition dir, log dir)``.
+
+    Raises:
+        UnsafePathError: naming the manifest, the first problems and how many there are.
+    """
+    problems: list[str] = []
+    for d in (sdir, sdir / "files") + ((sdir.parent,) if sdir.parent.name ==
+                                        QUARANTINE_DIR_NAME else ()):
+        if os.path.islink(d):
+            problems.append(f"{d} is a symbolic link")
+    pdir = _home(sdir, manifest)
+    if not os.path.isabs(pdir):
+        problems.append(f"partition_dir {str(pdir)!r} is not an absolute path")
+    log_dir = pdir.parent
+    entries = manifest.get("entries", [])
+    for i, raw in enumerate(entries):
+        if not isinstance(raw, dict) or raw.get("action") not in ACTIONS:
+            problems.append(f"entry {i} is not a kafkalog quarantine entry")
+            continue
+        e = _absolute_entry(raw, sdir, manifest)
+        checkpoint = e["action"] == "checkpoint"
+        home, names = (log_dir, CHECKPOINT_FILES) if checkpoint else (pdir, None)
+        if e["action"] == "remove" and isinstance(e.get("original"), str) and \
+                os.path.basename(e["original"]) in LOG_DIR_TEMP_FILES:
+            home, names = log_dir, LOG_DIR_TEMP_FILES
+        keys = ("original", "renamed_to") if e["action"] == "rename" else ("original",)
+        for k in keys:
+            why = _path_problem(e.get(k), home, names=names)
+            if why:
+                problems.append(f"entry {i} {k}: {why}")
+        if e.get("quarantine") is not None:
+            why = _path_problem(e["quarantine"], sdir / "files")
+            if why:
+                problems.append(f"entry {i} quarantine: {why}")
+        if e["action"] == "cut":
+            r = e.get("range")
+            if not (isinstance(r, list) and len(r) == 2 and all(type(x) is int for x in r)
+                    and 0 <= r[0] <= r[1]):
+                problems.append(f"entry {i}: range {r!r} is not [start, end]")
+        if checkpoint and parse_partition_dir_name(str(e.get("partition"))) is None:
+            problems.append(f"entry {i}: partition {e.get('partition')!r} is not "
+                            "<topic>-<partition>")
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise UnsafePathError("refusing to undo, nothing was written: " +
+                              "; ".join(problems[:3]) + more, file=sdir / MANIFEST)
+    return pdir, log_dir
+
+
+def _restore_copy(q: Path, original: Path, length: int | None) -> None:
+    """Put the quarantined copy ``q`` back as ``original`` (tmp + rename): a hard link
+    when it is whole, else its bytes and the zero tail up to ``length``."""
     tmp = original.with_name(original.name + ".kafkalog-undo.tmp")
-    if tmp.exists():
-        tmp.unlink()
     try:
-        os.link(q, tmp)
-    except OSError:
-        shutil.copyfile(q, tmp)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
+        tmp.unlink()
+    except FileNotFoundError:
+        pass
+    qfd = _open_read(q)
+    try:
+        stored = os.fstat(qfd).st_size
+        linked = False
+        if length is None or stored == length:
+            try:
+                os.link(q, tmp, follow_symlinks=False)
+                linked = True
+            except OSError:
+                pass
+        if not linked:
+            out = open_for_write(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            try:
+                pos = 0
+                while pos < stored:
+                    chunk = os.pread(qfd, min(_CHUNK, stored - pos), pos)
+                    if not chunk:
+                        break
+                    os.pwrite(out, chunk, pos)
+                    pos += len(chunk)
+                os.ftruncate(out, stored if length is None else length)
+                os.fsync(out)
+            finally:
+                os.close(out)
+    finally:
+        os.close(qfd)
     os.replace(tmp, original)
     fsync_dir(original.parent)
 
@@ -440,19 +713,42 @@ def _restore_copy(q: Path, original: Path) -> None:
 def undo(session_dir) -> UndoResult:
     """Put back everything a session quarantined, newest change first. Safe to rerun.
 
+    Every path in the manifest is checked first (:func:`validate_manifest`); then the log
+    directory's ``.lock`` is taken (when the directory exists) for the writes.
+
     Raises:
         InvalidArgumentError: ``session_dir`` holds no manifest.
+        UnsafePathError: a path of the manifest leads outside the partition directory
+            (or log directory, or session), or through a symbolic link: nothing written.
+        LogDirLockedError: a broker (or another kafkalog) holds the log directory.
     """
-    sdir = Path(session_dir)
+    sdir = _abs(session_dir)
     try:
-        manifest = json.loads((sdir / MANIFEST).read_text())
-    except FileNotFoundError:
+        sfd = open_dir_nofollow(sdir)
+    except (FileNotFoundError, NotADirectoryError):
         raise InvalidArgumentError(f"{sdir} is not a kafkalog quarantine session "
                                    f"(no {MANIFEST})") from None
-    except (OSError, ValueError) as e:
-        raise UnreadableError(str(e), file=sdir / MANIFEST) from e
-    res = UndoResult(str(sdir))
-    sdir = _abs(sdir)
+    try:
+        try:
+            manifest = _read_manifest(sfd, sdir)
+        except FileNotFoundError:
+            raise InvalidArgumentError(f"{sdir} is not a kafkalog quarantine session "
+                                       f"(no {MANIFEST})") from None
+        except OSError as e:
+            raise UnreadableError(e.strerror or str(e), file=sdir / MANIFEST) from e
+        _pdir, log_dir = validate_manifest(sdir, manifest)
+        lock = LogDirLock(log_dir).acquire() if log_dir.is_dir() else None
+        try:
+            return _undo_entries(sdir, sfd, manifest, str(session_dir))
+        finally:
+            if lock is not None:
+                lock.release()
+    finally:
+        os.close(sfd)
+
+
+def _undo_entries(sdir: Path, sfd: int, manifest: dict, name: str) -> UndoResult:
+    res = UndoResult(name)
     for e in reversed(manifest.get("entries", [])):
         if e.get("undone"):
             res.already.append(e["original"])
@@ -472,12 +768,22 @@ def undo(session_dir) -> UndoResult:
             # journal the progress: a rerun must not apply this entry twice (a later
             # entry may have put other bytes at the same path)
             e["undone"] = True
-            write_durably(sdir / MANIFEST,
-                          json.dumps(manifest, indent=1, sort_keys=True).encode())
+            write_durably(MANIFEST, _dump(manifest), dir_fd=sfd)
     if res.ok:
         manifest["state"] = "undone"
-        write_durably(sdir / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True).encode())
+        write_durably(MANIFEST, _dump(manifest), dir_fd=sfd)
     return res
+
+
+def _size_of(path: Path) -> int | None:
+    """The size of ``path`` itself (None when missing)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafePathError("is a symbolic link; undo does not write through it", file=path)
+    return st.st_size
 
 
 def _undo_entry(e: dict, res: UndoResult) -> None:
@@ -497,10 +803,7 @@ def _undo_entry(e: dict, res: UndoResult) -> None:
         _undo_checkpoint(e, q, res)
         return
     if act == "rewrite":
-        if not original.exists():
-            cur = None
-        else:
-            cur = sha256_file(original)
+        cur = None if _size_of(original) is None else sha256_file(original)
         if not e.get("existed"):
             if cur is None:
                 res.already.append(str(original))
@@ -517,49 +820,65 @@ def _undo_entry(e: dict, res: UndoResult) -> None:
         if q is None or not q.exists():
             res.conflicts.append(f"{original}: no quarantined copy (--no-quarantine)")
             return
-        _restore_copy(q, original)
+        _restore_copy(q, original, e.get("size"))
         res.restored.append(str(original))
         return
     if q is None or not q.exists():
-        if act == "remove" and original.exists():
+        if act == "remove" and _size_of(original) is not None:
             res.already.append(str(original))
         else:
             res.conflicts.append(f"{original}: no quarantined copy")
         return
     if act == "remove":
-        if original.exists():
+        if _size_of(original) is not None:
             res.already.append(str(original))
         else:
-            _restore_copy(q, original)
+            _restore_copy(q, original, e.get("size"))
             res.restored.append(str(original))
         return
     if act == "cut":
-        start, end = e["range"]
-        size = original.stat().st_size if original.exists() else -1
+        _undo_cut(e, original, q, res)
+        return
+    res.conflicts.append(f"{original}: unknown action {act!r}")
+
+
+def _undo_cut(e: dict, original: Path, q: Path, res: UndoResult) -> None:
+    """Append the cut bytes back (the stored ones, then the zero tail they left out)."""
+    start, end = e["range"]
+    try:
+        fd = open_for_write(original, os.O_RDWR)
+    except FileNotFoundError:
+        res.conflicts.append(f"{original}: size -1 is neither {start} nor {end}")
+        return
+    try:
+        size = os.fstat(fd).st_size
         if size == end:
             res.already.append(str(original))
             return
         if not start <= size < end:
             res.conflicts.append(f"{original}: size {size} is neither {start} nor {end}")
             return
-        with open(q, "rb") as src, open(original, "rb+") as dst:
-            if size > start:
-                dst.seek(start)
-                if dst.read(size - start) != src.read(size - start):
-                    res.conflicts.append(f"{original}: bytes after {start} changed")
-                    return
-            src.seek(size - start)
-            dst.seek(size)
-            while True:
-                chunk = src.read(_CHUNK)
+        qfd = _open_read(q)
+        try:
+            stored = os.fstat(qfd).st_size
+            if size > start and os.pread(fd, size - start, start) != \
+                    _read_logical(qfd, stored, 0, size - start):
+                res.conflicts.append(f"{original}: bytes after {start} changed")
+                return
+            pos = size - start
+            while pos < min(stored, end - start):
+                chunk = os.pread(qfd, min(_CHUNK, stored - pos), pos)
                 if not chunk:
                     break
-                dst.write(chunk)
-            dst.flush()
-            os.fsync(dst.fileno())
-        res.restored.append(str(original))
-        return
-    res.conflicts.append(f"{original}: unknown action {act!r}")
+                os.pwrite(fd, chunk, start + pos)
+                pos += len(chunk)
+        finally:
+            os.close(qfd)
+        os.ftruncate(fd, end)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    res.restored.append(str(original))
 
 
 def _undo_checkpoint(e: dict, q: Path | None, res: UndoResult) -> None:
@@ -577,14 +896,24 @@ def _undo_checkpoint(e: dict, q: Path | None, res: UndoResult) -> None:
         del cur[tp]
     else:
         cur[tp] = e["old"]
-    old_bytes = q.read_bytes() if q is not None and q.exists() else None
+    old_bytes = None
+    if q is not None and q.exists():
+        qfd = _open_read(q)
+        try:
+            stored = os.fstat(qfd).st_size
+            length = e.get("size") if e.get("size") is not None else stored
+            old_bytes = _read_logical(qfd, stored, 0, length)
+        finally:
+            os.close(qfd)
     if old_bytes is not None:
         try:
             old_entries = {parse_partition_dir_name(f"{t}-{p}"): int(o)
                            for t, p, o in _parse(path, old_bytes.decode().splitlines(), 3)}
         except (KafkalogError, ValueError):
             old_entries = None
-        if old_entries == cur:
+        # the old bytes, once they hold what the file holds now; an old file that did not
+        # parse (recovery rewrote it from scratch) once every partition is undone
+        if old_entries == cur or (old_entries is None and not cur):
             write_durably(path, old_bytes)
             res.restored.append(f"{path} ({e['partition']})")
             return

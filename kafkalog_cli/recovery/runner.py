@@ -22,9 +22,17 @@ from ..errors import KafkalogError, LogDirLockedError, NotAKafkaFileError, Unrea
 from ..storage.checkpoints import format_offset_checkpoint, read_offset_checkpoint
 from ..storage.files import parse_partition_dir_name
 from ..storage.lock import LogDirLock, is_locked
-from .model import DELETE, RENAME, TRUNCATE, WRITE, PartitionReport, RecoveryResult
-from .planner import QUARANTINE_DIR_NAME, check_partition_dir, plan_partition
-from .quarantine import Session, _step, find_in_progress, fsync_dir, write_durably
+from .model import DELETE, RENAME, TRUNCATE, WRITE, Action, PartitionReport, RecoveryResult
+from .planner import check_partition_dir, link_notes, plan_partition, refuse_link_changes
+from .quarantine import (
+    LOG_DIR_TEMP_FILES,
+    QUARANTINE_DIR_NAME,
+    Session,
+    _step,
+    find_in_progress,
+    fsync_dir,
+    write_durably,
+)
 
 
 def resolve_partition_dirs(paths) -> list[Path]:
@@ -65,19 +73,23 @@ def resolve_partition_dirs(paths) -> list[Path]:
     return uniq
 
 
-def _read_ckpt(path: Path, notes: list[str]) -> dict:
+def _read_ckpt(path: Path, notes: list[str]) -> dict | None:
+    """The entries of a log-dir checkpoint ({} when absent); None when it does not parse
+    (a note says so: the broker's ``LogManager.loadLogs`` then treats it as empty)."""
     try:
         return read_offset_checkpoint(path) or {}
     except KafkalogError as e:
-        notes.append(f"{path.name} is unreadable ({e.message}); treated as empty, as the "
-                     "broker does")
-        return {}
+        notes.append(f"{e}: treated as empty, as the broker does, and rewritten")
+        return None
 
 
 def recover(paths, *, truncate: bool = False, all_segments: bool = False,
             quarantine=None, keep: bool = True,
             index_interval_bytes: int = 4096) -> RecoveryResult:
     """Recover the partitions under ``paths`` (see ``kafkalog recover``).
+
+    Every partition is planned first (under the log directories' locks with
+    ``truncate``); nothing changes until every plan has passed its checks.
 
     Args:
         paths: partition directories and/or log directories.
@@ -88,9 +100,13 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
         index_interval_bytes: ``index.interval.bytes``.
 
     Raises:
-        LogDirLockedError: a broker (or another kafkalog) holds a log dir's ``.lock``.
-        UnreadableError / NotAKafkaFileError: bad paths, or a directory where a segment
-            file (or ``leader-epoch-checkpoint``) should be (before any change).
+        LogDirLockedError: a broker (or another kafkalog) holds a log dir's ``.lock``
+            (through fcntl or flock).
+        UnreadableError / NotAKafkaFileError: bad paths, or a directory (or a link to
+            one, or a dangling link) where a segment file (or ``leader-epoch-checkpoint``)
+            should be (before any change).
+        UnsafePathError: (``truncate``) the plan would change a symbolic link, or the
+            quarantine directory is one (before any change).
     """
     result = RecoveryResult(dry_run=not truncate)
     groups: dict[Path, list[Path]] = {}
@@ -98,23 +114,49 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
         # e.g. a directory named like a segment's .index: refused before any change
         check_partition_dir(pdir)
         groups.setdefault(pdir.resolve().parent, []).append(pdir)
-    for log_dir, pdirs in groups.items():
-        if is_locked(log_dir):
-            raise LogDirLockedError(log_dir)
-        lock = LogDirLock(log_dir).acquire() if truncate else None
-        try:
-            result.partitions.extend(
-                _recover_log_dir(log_dir, pdirs, truncate=truncate, all_segments=all_segments,
-                                 quarantine=quarantine, keep=keep,
-                                 index_interval_bytes=index_interval_bytes))
-        finally:
-            if lock is not None:
-                lock.release()
+    locks: list[LogDirLock] = []
+    planned: list[tuple[Path, list[tuple[PartitionReport, Session | None]]]] = []
+    try:
+        for log_dir in groups:
+            if is_locked(log_dir):
+                raise LogDirLockedError(log_dir)
+            if truncate:
+                locks.append(LogDirLock(log_dir).acquire())
+        for log_dir, pdirs in groups.items():
+            planned.append((log_dir, _plan_log_dir(
+                log_dir, pdirs, all_segments=all_segments, quarantine=quarantine,
+                index_interval_bytes=index_interval_bytes)))
+        if truncate:
+            for _, plans in planned:
+                for rep, _ in plans:
+                    refuse_link_changes(rep)
+            for log_dir, plans in planned:
+                _apply_log_dir(log_dir, plans, quarantine=quarantine, keep=keep)
+        else:
+            for _, plans in planned:
+                for rep, _ in plans:
+                    link_notes(rep)
+        for _, plans in planned:
+            result.partitions.extend(rep for rep, _ in plans)
+    finally:
+        for _, plans in planned:
+            for _, session in plans:
+                if session is not None:
+                    session.close()
+        for lock in reversed(locks):
+            lock.release()
     return result
 
 
-def _recover_log_dir(log_dir: Path, pdirs: list[Path], *, truncate: bool, all_segments: bool,
-                     quarantine, keep: bool, index_interval_bytes: int) -> list[PartitionReport]:
+def _first_offset(rep: PartitionReport) -> int:
+    """The base offset of the partition's first segment after recovery (the log start
+    offset a broker falls back to), the log end offset without segments."""
+    kept = [s.base_offset for s in rep.segments if not s.removed]
+    return kept[0] if kept else (rep.log_end_offset or 0)
+
+
+def _plan_log_dir(log_dir: Path, pdirs: list[Path], *, all_segments: bool, quarantine,
+                  index_interval_bytes: int) -> list[tuple[PartitionReport, Session | None]]:
     notes: list[str] = []
     rp_map = _read_ckpt(log_dir / RECOVERY_POINT_CHECKPOINT, notes)
     ls_map = _read_ckpt(log_dir / LOG_START_OFFSET_CHECKPOINT, notes)
@@ -126,8 +168,8 @@ def _recover_log_dir(log_dir: Path, pdirs: list[Path], *, truncate: bool, all_se
         session = find_in_progress(root, pdir)
         forced = session.forced_bases if session is not None else set()
         rep = plan_partition(
-            pdir, recovery_point=rp_map.get(tp) if tp else None,
-            log_start_offset=ls_map.get(tp) if tp else None, clean_shutdown=clean,
+            pdir, recovery_point=(rp_map or {}).get(tp) if tp else None,
+            log_start_offset=(ls_map or {}).get(tp) if tp else None, clean_shutdown=clean,
             all_segments=all_segments, index_interval_bytes=index_interval_bytes,
             forced_bases=forced)
         rep.notes[:0] = notes
@@ -135,32 +177,50 @@ def _recover_log_dir(log_dir: Path, pdirs: list[Path], *, truncate: bool, all_se
             rep.notes.append(f"resuming the interrupted run journalled in {session.path}")
         if tp is None:
             rep.checkpoint_updates.clear()
-        if truncate and (rep.work_needed or session is not None):
+        elif ls_map is None:
+            # LogManager.loadLogs resets an unreadable log-start-offset-checkpoint to the
+            # base offset of the first segment: written as such, the file parses again
+            rep.checkpoint_updates.setdefault(LOG_START_OFFSET_CHECKPOINT, _first_offset(rep))
+        reports.append((rep, session))
+    if reports:
+        # temp files of the log directory's own files, left by an interrupted tmp +
+        # rename write: journalled in the first partition's session
+        rep = reports[0][0]
+        for name in sorted(LOG_DIR_TEMP_FILES):
+            path = log_dir / name
+            if path.is_file() and not path.is_symlink():
+                rep.actions.append(Action(DELETE, str(path), "temp file of an interrupted "
+                                          "write (tmp + rename never finished)"))
+    return reports
+
+
+def _apply_log_dir(log_dir: Path, reports: list[tuple[PartitionReport, Session | None]], *,
+                   quarantine, keep: bool) -> None:
+    for i, (rep, session) in enumerate(reports):
+        if rep.work_needed or session is not None:
             if session is None:
-                session = Session.open(pdir, quarantine, keep=keep)
+                session = Session.open(rep.directory, quarantine, keep=keep)
+                reports[i] = (rep, session)
             _apply(rep, session)
             rep.quarantine = str(session.path)
-        reports.append((rep, session))
-    if truncate:
-        for name in (RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT):
-            updates = [(r, s) for r, s in reports if name in r.checkpoint_updates]
-            if not updates:
-                continue
-            path = log_dir / name
-            old_bytes = path.read_bytes() if path.exists() else None
-            cur = _read_ckpt(path, [])
-            for r, s in updates:
-                tp = parse_partition_dir_name(Path(r.directory).name)
-                new = r.checkpoint_updates[name]
-                s.checkpoint(path, str(tp), cur.get(tp), new, old_bytes)
-                cur[tp] = new
-            write_durably(path, format_offset_checkpoint(cur).encode())
-            _step()
-        for r, s in reports:
-            if s is not None:
-                s.complete()
-                r.applied = True
-    return [r for r, _ in reports]
+    for name in (RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT):
+        updates = [(r, s) for r, s in reports if name in r.checkpoint_updates]
+        if not updates:
+            continue
+        path = log_dir / name
+        old_bytes = path.read_bytes() if path.exists() else None
+        cur = _read_ckpt(path, []) or {}
+        for r, s in updates:
+            tp = parse_partition_dir_name(Path(r.directory).name)
+            new = r.checkpoint_updates[name]
+            s.checkpoint(path, str(tp), cur.get(tp), new, old_bytes)
+            cur[tp] = new
+        write_durably(path, format_offset_checkpoint(cur).encode())
+        _step()
+    for r, s in reports:
+        if s is not None:
+            s.complete()
+            r.applied = True
 
 
 def _apply(rep: PartitionReport, session: Session) -> None:

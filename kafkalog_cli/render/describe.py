@@ -106,6 +106,8 @@ def render_describe(result) -> None:
         head.append("\n" + "  ".join(meta) + "  ", style="dim")
         head.append("LOCKED (in use by a broker)" if d.locked else "not locked",
                     style="bold yellow" if d.locked else "green")
+        for e in d.errors:
+            head.append("\n" + e, style="bold red")
         tree = Tree(head)
         for t in d.topics:
             n = len(t.partitions)

@@ -396,8 +396,8 @@ class AdminApis:
 
     def _delete_records(self, name: str, idx: int, offset: int) -> tuple[int, bool]:
         part = self.catalog.partition(name, idx)
-        if part is None:
-            raise AdminError(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        if part is None:  # unknown, or offline (KAFKA_STORAGE_ERROR)
+            raise AdminError(self.catalog.partition_error(name, idx))
         if is_internal(name):
             raise AdminError(Errors.INVALID_TOPIC_EXCEPTION,
                              f"Cannot delete records of internal topic {name}")

@@ -46,7 +46,9 @@ import threading
 from pathlib import Path
 
 from ..constants import REPLICATION_OFFSET_CHECKPOINT
+from ..errors import CorruptCheckpointError, KafkalogError, UnsafePathError
 from ..ops.paths import partition_dirs
+from ..protocol.errors import Errors
 from ..storage.checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
 from ..storage.dir_files import random_kafka_uuid, read_meta_properties, read_partition_metadata
 from ..storage.files import TopicPartition, parse_partition_dir_name, validate_topic_name
@@ -69,19 +71,27 @@ def is_internal(topic: str) -> bool:
 
 
 class Topic:
-    __slots__ = ("name", "topic_id", "partitions", "overrides")
+    """A served topic: its partitions, and those that are offline (partition -> why: a
+    file the broker parses as it loads the log does not parse, or a segment file to
+    append to is a symbolic link). An offline partition is listed in Metadata without a
+    leader (``LEADER_NOT_AVAILABLE``, this node in ``offlineReplicas``) and answers
+    ``KAFKA_STORAGE_ERROR`` to Produce, Fetch and ListOffsets, as
+    ``ReplicaManager.getPartitionOrError`` answers for ``HostedPartition.Offline``."""
+
+    __slots__ = ("name", "topic_id", "partitions", "overrides", "offline")
 
     def __init__(self, name: str, topic_id: str, overrides: dict[str, str] | None = None):
         self.name = name
         self.topic_id = topic_id
         self.partitions: dict[int, ServedPartition] = {}
         self.overrides = dict(overrides or {})
+        self.offline: dict[int, str] = {}
 
 
 def partition_count(topic: Topic) -> int:
-    """The topic's partition count: one more than its highest partition served (a log
-    directory holding only some partitions of a topic still numbers them from 0)."""
-    return max(topic.partitions, default=-1) + 1
+    """The topic's partition count: one more than its highest partition, served or offline
+    (a log directory holding only some partitions of a topic still numbers them from 0)."""
+    return max(topic.partitions.keys() | topic.offline.keys(), default=-1) + 1
 
 
 class LogDirCatalog:
@@ -91,6 +101,9 @@ class LogDirCatalog:
         LogDirLockedError: a broker or another kafkalog holds the directory.
         CorruptRecordError: a partition's active segment ends in invalid bytes (run
             ``kafkalog recover`` first).
+        CorruptCheckpointError: meta.properties does not parse (a broker does not start
+            on it). A partition's own leader-epoch-checkpoint or partition.metadata that
+            does not parse takes only that partition offline (:class:`Topic`).
     """
 
     def __init__(self, log_dir, *, node_id: int = 0, server_configs: dict | None = None,
@@ -122,7 +135,8 @@ class LogDirCatalog:
         # appends leave the index entries in the files at once, as the broker's mmap does
         self.manager.index_write_through = True
         try:
-            meta = read_meta_properties(self.log_dir) or {}
+            # a broker does not start on a log dir whose meta.properties it cannot read
+            meta = read_meta_properties(self.log_dir, validate=True) or {}
             self.cluster_id = meta.get("cluster.id") or random_kafka_uuid()
             state = self._read_state()
             self._topic_overrides = {t: dict(c) for t, c in state.get("topicConfigs", {}).items()}
@@ -143,8 +157,14 @@ class LogDirCatalog:
                 topic = Topic(name, self._topic_id(parts), self._topic_overrides.get(name))
                 cfg = configs.log_config(self.effective_configs(topic))
                 for p, _ in parts:
-                    topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
-                        name, p, cfg, topic_id=topic.topic_id))
+                    try:
+                        topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
+                            name, p, cfg, topic_id=topic.topic_id))
+                    except (CorruptCheckpointError, UnsafePathError) as e:
+                        # the broker takes the log dir offline; this node serves the
+                        # other partitions and answers for this one as for an offline one
+                        topic.offline[p] = str(e)
+                        log.error("partition %s-%d is offline: %s", name, p, e)
                 self._add(topic)
             self._next_pid = self._block_end = int(state.get("nextProducerIdBlock", 0)) or \
                 self._producer_id_floor()
@@ -161,8 +181,15 @@ class LogDirCatalog:
     def _topic_id(parts: list[tuple[int, Path]]) -> str:
         """The id in the partitions' partition.metadata (a new one when none has it; the
         engine writes it into those that lack it)."""
-        ids = [m.get("topic_id") for _, d in parts if (m := read_partition_metadata(d))]
-        return next((i for i in ids if i), None) or random_kafka_uuid()
+        ids = []
+        for _, d in parts:
+            try:
+                m = read_partition_metadata(d)
+            except KafkalogError:  # that partition goes offline when it is opened
+                continue
+            if m and m.get("topic_id"):
+                ids.append(m["topic_id"])
+        return next(iter(ids), None) or random_kafka_uuid()
 
     def _producer_id_floor(self) -> int:
         top = max((pid for t in self.topics.values() for part in t.partitions.values()
@@ -237,8 +264,23 @@ class LogDirCatalog:
             part.log.update_config(cfg)
 
     def partition(self, topic: str, partition: int) -> ServedPartition | None:
+        """The served partition (None: unknown, or offline)."""
         t = self.topics.get(topic)
         return None if t is None else t.partitions.get(partition)
+
+    def exists(self, topic: str, partition: int) -> bool:
+        """The partition is known (served or offline), as the metadata cache knows it."""
+        t = self.topics.get(topic)
+        return t is not None and (partition in t.partitions or partition in t.offline)
+
+    def partition_error(self, topic: str, partition: int) -> Errors:
+        """The error for a request to a partition :meth:`partition` does not return:
+        ``KAFKA_STORAGE_ERROR`` when it is offline (``HostedPartition.Offline``), else
+        ``UNKNOWN_TOPIC_OR_PARTITION``."""
+        t = self.topics.get(topic)
+        if t is not None and partition in t.offline:
+            return Errors.KAFKA_STORAGE_ERROR
+        return Errors.UNKNOWN_TOPIC_OR_PARTITION
 
     def create_topic(self, name: str, num_partitions: int,
                      overrides: dict[str, str] | None = None) -> Topic:
@@ -290,8 +332,12 @@ class LogDirCatalog:
         """replication-offset-checkpoint: the high watermark of every partition (= its log
         end offset on a single node), as ReplicaManager.checkpointHighWatermarks."""
         path = self.log_dir / REPLICATION_OFFSET_CHECKPOINT
-        merged = {tp: o for tp, o in (read_offset_checkpoint(path) or {}).items()
-                  if tp not in deleted}
+        try:
+            current = read_offset_checkpoint(path) or {}
+        except KafkalogError as e:
+            log.warning("%s; rewritten with the served partitions' high watermarks", e)
+            current = {}
+        merged = {tp: o for tp, o in current.items() if tp not in deleted}
         merged.update(hw)
         write_atomically(path, format_offset_checkpoint(merged), fsync=self.fsync)
 

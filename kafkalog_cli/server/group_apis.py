@@ -126,7 +126,7 @@ class GroupApis:
                 idx = p["partitionIndex"]
                 e = error
                 if e is Errors.NONE:
-                    if self.catalog.partition(t["name"], idx) is None:
+                    if not self.catalog.exists(t["name"], idx):
                         e = Errors.UNKNOWN_TOPIC_OR_PARTITION
                     elif len(p["committedMetadata"] or "") > limit:
                         e = Errors.OFFSET_METADATA_TOO_LARGE
@@ -208,8 +208,7 @@ class GroupApis:
         for t in body["topics"]:
             name = t["name"]
             idxs = [p["partitionIndex"] for p in t["partitions"]]
-            topic = self.catalog.topics.get(name)
-            ok = [i for i in idxs if topic is not None and i in topic.partitions]
+            ok = [i for i in idxs if self.catalog.exists(name, i)]
             bad = [i for i in idxs if i not in ok]
             if bad:
                 unknown.setdefault(name, []).extend(

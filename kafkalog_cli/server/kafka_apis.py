@@ -123,8 +123,14 @@ class KafkaApis:
     def _topic_metadata(self, topic: Topic, version: int, include_ops: bool) -> dict:
         node = self.options.node_id
         parts = []
-        for p in sorted(topic.partitions):
-            part = topic.partitions[p]
+        for p in sorted(topic.partitions.keys() | topic.offline.keys()):
+            part = topic.partitions.get(p)
+            if part is None:  # its log dir is offline here: no leader (KRaftMetadataCache)
+                parts.append({"errorCode": int(Errors.LEADER_NOT_AVAILABLE),
+                              "partitionIndex": p, "leaderId": -1, "leaderEpoch": -1,
+                              "replicaNodes": [node], "isrNodes": [node],
+                              "offlineReplicas": [node]})
+                continue
             parts.append({"errorCode": 0, "partitionIndex": p, "leaderId": node,
                           "leaderEpoch": part.leader_epoch, "replicaNodes": [node],
                           "isrNodes": [node], "offlineReplicas": []})
@@ -213,7 +219,7 @@ class KafkaApis:
                 idx = pd["index"]
                 part = self.catalog.partition(name, idx)
                 if part is None:
-                    out.append(_partition_error(idx, Errors.UNKNOWN_TOPIC_OR_PARTITION))
+                    out.append(_partition_error(idx, self.catalog.partition_error(name, idx)))
                     continue
                 records = pd["records"]
                 error, batch = _validate_records(v, records)
@@ -357,7 +363,7 @@ class KafkaApis:
                 if part is None:
                     errored = True
                     parts.append(_fetch_error(idx, missing if t is None else
-                                              Errors.UNKNOWN_TOPIC_OR_PARTITION, ft))
+                                              self.catalog.partition_error(name, idx), ft))
                     continue
                 epoch_error = _check_epoch(fp.get("currentLeaderEpoch", -1), part.leader_epoch)
                 if epoch_error is not None:
@@ -409,7 +415,7 @@ class KafkaApis:
                 elif reads.timestamp_unsupported(p["timestamp"], v):
                     res["errorCode"] = int(Errors.UNSUPPORTED_VERSION)
                 elif part is None:
-                    res["errorCode"] = int(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                    res["errorCode"] = int(self.catalog.partition_error(name, idx))
                 elif (e := _check_epoch(p.get("currentLeaderEpoch", -1),
                                         part.leader_epoch)) is not None:
                     res["errorCode"] = int(e)

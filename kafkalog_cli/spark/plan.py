@@ -415,7 +415,10 @@ def log_start_offset(pd: PartitionDir) -> int:
     try:
         entries = read_offset_checkpoint(os.path.join(pd.log_dir,
                                                       LOG_START_OFFSET_CHECKPOINT))
-    except (KafkalogError, OSError):
+    except (KafkalogError, OSError) as e:
+        # LogManager.loadLogs: an unreadable checkpoint is reset (the first segment's base)
+        log.warning("kafkalog: %s; the log start offset of %s-%d is its first segment's "
+                    "base offset, as the broker resets it", e, pd.topic, pd.partition)
         entries = None
     if entries:
         ckpt = entries.get(TopicPartition(pd.topic, pd.partition), 0)

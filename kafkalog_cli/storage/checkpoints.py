@@ -8,80 +8,157 @@
         offset checkpoints:  "<topic> <partition> <offset>"
         leader-epoch-checkpoint: "<epoch> <startOffset>"
 
-Written as ``<name>.tmp``, fsynced, then atomically renamed over ``<name>``.
+Read as Kafka reads them (strict UTF-8, Java's line breaks, ``Integer.parseInt`` /
+``Long.parseLong``, fields split on whitespace as ``Pattern.split``); anything else is a
+:class:`~kafkalog_cli.errors.CorruptCheckpointError` naming the file and line. Written as
+``<name>.tmp``, fsynced, then atomically renamed over ``<name>``
+(:func:`~.fileio.write_atomically`).
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import re
 
 from ..errors import CorruptCheckpointError, UnreadableError
+from .fileio import write_atomically
 from .files import TopicPartition
 
 VERSION = 0
+INT32 = (-(1 << 31), (1 << 31) - 1)
+INT64 = (-(1 << 63), (1 << 63) - 1)
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_JAVA_WHITESPACE = re.compile(r"[ \t\n\x0b\f\r]+")
+_JAVA_INT = re.compile(r"[+-]?\d+")
 
 
-def _read_lines(path) -> list[str] | None:
+def read_text_lines(path, *, encoding: str = "utf-8") -> list[str] | None:
+    """The lines of a small text file as Java's ``BufferedReader.readLine`` returns them
+    (``\\n``, ``\\r`` and ``\\r\\n`` end a line; a last line without one counts), decoded
+    strictly (``Files.newBufferedReader(path, UTF_8)`` throws ``MalformedInputException``).
+    None when the file does not exist.
+
+    Raises:
+        UnreadableError: it cannot be read (permissions, a directory, I/O error).
+        CorruptCheckpointError: bytes that are not ``encoding``, naming the line.
+    """
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read().splitlines()
+        with open(path, "rb") as f:
+            raw = f.read()
     except FileNotFoundError:
         return None
     except OSError as e:
         raise UnreadableError(e.strerror or str(e), file=path) from e
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as e:
+        line = len(_LINE_BREAK.findall(raw[:e.start].decode(encoding, "replace"))) + 1
+        raise CorruptCheckpointError(
+            f"not {encoding.upper()} text (byte 0x{raw[e.start]:02x} at byte {e.start})",
+            file=path, line=line, position=e.start) from None
+    lines = _LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def java_split(pattern: re.Pattern, line: str) -> list[str]:
+    """``Pattern.split(line)`` (limit 0): no match gives ``[line]``; otherwise leading
+    empty strings stay and trailing ones are removed."""
+    if not pattern.search(line):
+        return [line]
+    parts = pattern.split(line)
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def java_int(text: str, bounds: tuple[int, int] = INT32) -> int | None:
+    """``Integer.parseInt`` / ``Long.parseLong`` (``bounds`` INT64): an optional sign and
+    decimal digits, nothing else (no spaces, no ``_``), within range; None otherwise."""
+    if not _JAVA_INT.fullmatch(text):
+        return None
+    v = int(text)
+    return v if bounds[0] <= v <= bounds[1] else None
 
 
 def _parse(path, lines: list[str], width: int) -> list[list[str]]:
+    """``CheckpointFile.CheckpointReadBuffer.read``: version line (0), count line, then
+    entries of ``width`` whitespace-separated fields; an empty file, or one that ends
+    after the version line, has no entries."""
     if not lines:
-        return []  # Kafka treats an empty file as no entries
-    try:
-        version = int(lines[0].strip())
-        count = int(lines[1].strip())
-    except (ValueError, IndexError):
-        raise CorruptCheckpointError("malformed checkpoint header", file=path) from None
+        return []  # CheckpointReadBuffer: no first line -> no entries
+    version = java_int(lines[0])
+    if version is None:
+        raise CorruptCheckpointError(f"Malformed line in checkpoint file: {lines[0]!r}",
+                                     file=path, line=1)
     if version != VERSION:
-        raise CorruptCheckpointError(f"unrecognised checkpoint version {version}", file=path)
-    entries = [ln.split() for ln in lines[2:] if ln.strip()]
+        raise CorruptCheckpointError(
+            f"Unrecognised version:{version}, expected version: {VERSION}", file=path, line=1)
+    if len(lines) < 2:
+        return []
+    count = java_int(lines[1])
+    if count is None or count < 0:
+        raise CorruptCheckpointError(f"Malformed line in checkpoint file: {lines[1]!r}",
+                                     file=path, line=2)
+    entries = []
+    for i, ln in enumerate(lines[2:], start=3):
+        parts = java_split(_JAVA_WHITESPACE, ln)
+        if len(parts) != width:
+            raise CorruptCheckpointError(f"Malformed line in checkpoint file: {ln!r}",
+                                         file=path, line=i)
+        entries.append(parts)
     if len(entries) != count:
         raise CorruptCheckpointError(
-            f"expected {count} entries but found {len(entries)}", file=path)
-    for e in entries:
-        if len(e) != width:
-            raise CorruptCheckpointError(f"malformed line {' '.join(e)!r}", file=path)
+            f"Expected [{count}] entries in checkpoint file, but found only [{len(entries)}]",
+            file=path)
     return entries
 
 
-def read_offset_checkpoint(path) -> dict[TopicPartition, int] | None:
-    """Read a log-directory offset checkpoint (recovery point, log start offset, ...).
+def _number(path, parts: list[str], index: int, bounds, line: int) -> int:
+    v = java_int(parts[index], bounds)
+    if v is None:
+        raise CorruptCheckpointError(
+            f"Malformed line in checkpoint file: {' '.join(parts)!r} ({parts[index]!r} is not "
+            f"a{'n int' if bounds is INT32 else ' long'})", file=path, line=line)
+    return v
 
-    Returns None when the file does not exist.
+
+def read_offset_checkpoint(path) -> dict[TopicPartition, int] | None:
+    """Read a log-directory offset checkpoint (``recovery-point-offset-checkpoint``,
+    ``log-start-offset-checkpoint``, ``replication-offset-checkpoint``,
+    ``cleaner-offset-checkpoint``) as ``OffsetCheckpointFile`` does: ``{TopicPartition:
+    offset}``, None when the file does not exist.
 
     Raises:
-        CorruptCheckpointError: the text is not version/count/entries.
+        CorruptCheckpointError: not UTF-8, or not version/count/``topic partition
+            offset`` lines (the partition an int, the offset a long), naming the line.
+        UnreadableError: the file cannot be read.
     """
-    lines = _read_lines(path)
+    lines = read_text_lines(path)
     if lines is None:
         return None
     out = {}
-    for topic, partition, offset in _parse(path, lines, 3):
-        try:
-            out[TopicPartition(topic, int(partition))] = int(offset)
-        except ValueError:
-            raise CorruptCheckpointError(f"malformed line '{topic} {partition} {offset}'",
-                                         file=path) from None
+    for i, parts in enumerate(_parse(path, lines, 3), start=3):
+        partition = _number(path, parts, 1, INT32, i)
+        out[TopicPartition(parts[0], partition)] = _number(path, parts, 2, INT64, i)
     return out
 
 
 def read_leader_epoch_checkpoint(path) -> list[tuple[int, int]] | None:
-    """Read ``leader-epoch-checkpoint`` as ``[(epoch, start offset)]``, None if absent."""
-    lines = _read_lines(path)
+    """Read ``leader-epoch-checkpoint`` as ``LeaderEpochCheckpointFile`` does:
+    ``[(epoch, start offset)]``, None when the file does not exist.
+
+    Raises:
+        CorruptCheckpointError: not UTF-8, or not version/count/``epoch startOffset``
+            lines (an int and a long), naming the line.
+        UnreadableError: the file cannot be read.
+    """
+    lines = read_text_lines(path)
     if lines is None:
         return None
-    try:
-        return [(int(a), int(b)) for a, b in _parse(path, lines, 2)]
-    except ValueError:
-        raise CorruptCheckpointError("malformed entry", file=path) from None
+    return [(_number(path, parts, 0, INT32, i), _number(path, parts, 1, INT64, i))
+            for i, parts in enumerate(_parse(path, lines, 2), start=3)]
 
 
 def format_offset_checkpoint(entries: dict[TopicPartition, int]) -> str:
@@ -95,23 +172,5 @@ def format_leader_epoch_checkpoint(entries: list[tuple[int, int]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_atomically(path, data: bytes | str, *, fsync: bool = True) -> None:
-    """Write ``path`` as ``path.tmp``, fsync, rename over ``path``, fsync the directory."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, data)
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    if fsync:
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+__all__ = ["format_leader_epoch_checkpoint", "format_offset_checkpoint",
+           "read_leader_epoch_checkpoint", "read_offset_checkpoint", "write_atomically"]

@@ -24,6 +24,7 @@ import struct
 from pathlib import Path
 
 from ..errors import UnreadableError
+from .fileio import open_for_write
 
 
 class AbstractIndex:
@@ -174,7 +175,7 @@ class AbstractIndex:
         to ``max_index_size`` (the active segment's file); without it the file is trimmed
         to its valid size (trimToValidSize). Writes in place, as the broker's mmap does."""
         size = self.ENTRY.size
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_for_write(self.path, os.O_RDWR | os.O_CREAT)
         try:
             start = self._flushed * size
             data = self._buf[start:self.entries * size]

@@ -1,10 +1,18 @@
 """The log directory's ``.lock``, after ``FileLock`` / ``LogManager.lockLogDirs``.
 
 The broker takes ``FileChannel.tryLock()`` on ``<log dir>/.lock``: on Linux an exclusive
-``fcntl`` (POSIX record) lock over the whole file. ``fcntl.lockf`` takes the same kind of
-lock, so a running broker and kafkalog exclude each other. POSIX locks are per process:
-a second lock in the same process always succeeds, so kafkalog also keeps a registry of
-the directories this process holds.
+``fcntl`` (POSIX record) lock over the whole file. Other tools lock with ``flock(2)``,
+a separate kind of lock on Linux that does not conflict with ``fcntl`` locks. kafkalog
+takes both (``fcntl.lockf`` then ``fcntl.flock``, each non-blocking), so that a holder of
+either kind makes it refuse the directory, and holders of either kind see it as held.
+``is_locked`` probes both kinds without taking them for long.
+
+POSIX locks are per process (a second lock in the same process always succeeds, and
+closing any descriptor of the file drops them), so kafkalog also keeps a registry of the
+directories this process holds.
+
+``.lock`` is opened with ``O_NOFOLLOW``: a symbolic link there is refused, never
+followed to create or lock a file outside the log directory.
 """
 
 from __future__ import annotations
@@ -15,16 +23,18 @@ from pathlib import Path
 
 from ..constants import LOCK_FILE_NAME
 from ..errors import LogDirLockedError
+from .fileio import NOFOLLOW, open_for_write
 
 _held: set[str] = set()
 
 
 class LogDirLock:
-    """An exclusive lock on ``<log_dir>/.lock``; a context manager.
+    """An exclusive lock on ``<log_dir>/.lock`` (fcntl and flock); a context manager.
 
-    Raises:
-        LogDirLockedError: another process (a broker, another kafkalog) or this process
-            already holds it.
+    Raises (from :meth:`acquire`):
+        LogDirLockedError: another process (a broker, another kafkalog, any holder of an
+            fcntl or flock lock on the file) or this process already holds it.
+        UnsafePathError: ``.lock`` is a symbolic link.
     """
 
     def __init__(self, log_dir):
@@ -36,11 +46,12 @@ class LogDirLock:
         key = str(self.log_dir.resolve())
         if key in _held:
             raise LogDirLockedError(self.log_dir)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_for_write(self.path, os.O_RDWR | os.O_CREAT)
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            os.close(fd)
+            os.close(fd)  # drops whichever of the two was taken
             raise LogDirLockedError(self.log_dir) from None
         self._fd = fd
         _held.add(key)
@@ -49,6 +60,7 @@ class LogDirLock:
     def release(self) -> None:
         if self._fd is not None:
             try:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
                 fcntl.lockf(self._fd, fcntl.LOCK_UN)
             finally:
                 os.close(self._fd)
@@ -63,24 +75,27 @@ class LogDirLock:
 
 
 def is_locked(log_dir) -> bool:
-    """Whether some process holds ``<log_dir>/.lock`` right now (tests the lock without
-    taking it; never creates the file)."""
+    """Whether some process holds ``<log_dir>/.lock`` right now through fcntl or flock
+    (tests the lock with shared locks, released at once; never creates the file, never
+    follows a symbolic link)."""
     path = Path(log_dir) / LOCK_FILE_NAME
     if str(Path(log_dir).resolve()) in _held:
         return True
-    if not path.exists():
-        return False
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW)
     except OSError:
         return False
     try:
-        # F_GETLK through lockf is not exposed; probe with a shared lock on a read fd
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return True
-        fcntl.lockf(fd, fcntl.LOCK_UN)
+        # F_GETLK is not exposed: probe with shared locks on a read fd
+        for take, drop in ((lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB),
+                            lambda: fcntl.lockf(fd, fcntl.LOCK_UN)),
+                           (lambda: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB),
+                            lambda: fcntl.flock(fd, fcntl.LOCK_UN))):
+            try:
+                take()
+            except OSError:
+                return True
+            drop()
         return False
     finally:
         os.close(fd)

@@ -6,14 +6,17 @@ Read side here; the append engine extends it with append and roll.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from ..constants import LOG_FILE_SUFFIX
-from ..errors import NotAKafkaFileError, UnreadableError
+from ..errors import KafkalogError, NotAKafkaFileError, UnreadableError
 from .files import TopicPartition, is_segment_file_name, parse_partition_dir_name
 from .roll import RollParams, roll_reasons
 from .segment import LogSegment
 from .validator import RecordBatchTooLargeError, validate
+
+logger = logging.getLogger("kafkalog")
 
 
 class Log:
@@ -158,7 +161,10 @@ class UnifiedLog(Log):
         Raises:
             InvalidArgumentError: an illegal topic name, or a ``topic_id`` that differs
                 from the one in partition.metadata.
+            CorruptCheckpointError: partition.metadata or leader-epoch-checkpoint does
+                not parse (nothing is written; ``kafkalog recover`` rebuilds them).
             CorruptRecordError: the last segment ends in invalid bytes (run recovery).
+            UnsafePathError: the active segment's files are symbolic links.
         """
         from .clock import SYSTEM
         from .config import LogConfig
@@ -179,7 +185,11 @@ class UnifiedLog(Log):
             raise InvalidArgumentError(f"{d.name!r} is not a <topic>-<partition> directory name")
         validate_topic_name(tp.topic)
         d.mkdir(parents=True, exist_ok=True)
+        # the files the broker parses as it loads the log, before anything is written:
+        # one that does not parse refuses this partition (the broker takes its log dir
+        # offline), with a one-line error naming the file and line
         meta = read_partition_metadata(d)
+        epoch_cache = LeaderEpochFileCache.load(d, fsync=fsync)
         if meta is None:
             write_partition_metadata(d, topic_id or random_kafka_uuid())
         elif topic_id is not None and meta.get("topic_id") != topic_id:
@@ -213,7 +223,7 @@ class UnifiedLog(Log):
         log.active = active
         log.recovery_point = min(log.log_end_offset,
                                  log.log_end_offset if recovery_point is None else recovery_point)
-        log.leader_epoch_cache = LeaderEpochFileCache.load(d, fsync=fsync)
+        log.leader_epoch_cache = epoch_cache
         log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
         ps = ProducerStateManager(d, fsync=fsync)
         snap = ps.load(log.log_end_offset)
@@ -514,6 +524,7 @@ class LogManager:
         self._topic_ids: dict[str, str] = {}
         self.had_clean_shutdown = False
         self.closed = False
+        self._warned: set[str] = set()
 
     @classmethod
     def open(cls, log_dir, *, create: bool = True, cluster_id: str | None = None,
@@ -553,9 +564,19 @@ class LogManager:
         return m
 
     def _checkpoint(self, name: str) -> dict:
+        """A log-dir checkpoint's entries. One that does not parse counts as empty, as
+        ``LogManager.loadLogs`` resets it (the recovery point to 0, the log start offset
+        to the first segment's base), with a one-line warning; the next checkpoint
+        rewrites it."""
         from .checkpoints import read_offset_checkpoint
 
-        return read_offset_checkpoint(self.log_dir / name) or {}
+        try:
+            return read_offset_checkpoint(self.log_dir / name) or {}
+        except KafkalogError as e:
+            if name not in self._warned:
+                self._warned.add(name)
+                logger.warning("kafkalog: %s; treated as empty, as the broker does", e)
+            return {}
 
     def get_or_create_log(self, topic: str, partition: int, config=None, *,
                           topic_id: str | None = None) -> UnifiedLog:
@@ -710,7 +731,8 @@ class LogManager:
 
 def topic_ids_on_disk(log_dir, topic: str) -> dict[int, str]:
     """Partition -> the topic id in partition.metadata of each live ``<topic>-<N>``
-    directory of ``log_dir`` (directories without the file are left out)."""
+    directory of ``log_dir`` (directories without the file, or whose file does not parse,
+    are left out: a corrupt file concerns its own partition only, which refuses to open)."""
     from .dir_files import read_partition_metadata
     from .files import is_live_partition_dir_name
 
@@ -724,7 +746,10 @@ def topic_ids_on_disk(log_dir, topic: str) -> dict[int, str]:
         tp = parse_partition_dir_name(p.name)
         if tp is None or tp.topic != topic or not p.is_dir():
             continue
-        meta = read_partition_metadata(p)
+        try:
+            meta = read_partition_metadata(p)
+        except KafkalogError:
+            continue
         if meta and meta.get("topic_id"):
             out[tp.partition] = meta["topic_id"]
     return out

@@ -25,8 +25,9 @@ from ..constants import (
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
 )
-from ..errors import CorruptRecordError, CrcMismatchError, UnreadableError
+from ..errors import CorruptRecordError, CrcMismatchError, UnreadableError, UnsafePathError
 from ..format.records import FileRecords
+from .fileio import open_for_write
 from .files import offset_from_file_name
 from .offset_index import OffsetIndex, OffsetPosition
 from .recovery_scan import ScanResult, scan_log
@@ -385,7 +386,7 @@ class WritableLogSegment(LogSegment):
         for p in (seg.log_path, seg.index_path, seg.time_index_path, seg.txn_index_path):
             if p.exists():
                 p.unlink()
-        seg._fd = os.open(seg.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+        seg._fd = open_for_write(seg.log_path, os.O_RDWR | os.O_CREAT)
         if config.preallocate:
             os.ftruncate(seg._fd, config.segment_bytes)
         seg._offset_index.write(preallocate=True, fsync=False)
@@ -411,7 +412,9 @@ class WritableLogSegment(LogSegment):
         seg = cls(directory, base_offset, config, clock, roll_jitter_ms=roll_jitter_ms,
                   fsync=fsync)
         try:
-            fd = os.open(seg.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_for_write(seg.log_path, os.O_RDWR | os.O_CREAT)
+        except UnsafePathError:
+            raise
         except OSError as e:
             raise UnreadableError(e.strerror or str(e), file=seg.log_path) from e
         seg._fd = fd
@@ -551,7 +554,7 @@ class WritableLogSegment(LogSegment):
                 continue
             size = idx.ENTRY.size
             start = idx._flushed * size
-            fd = os.open(idx.path, os.O_WRONLY | os.O_CREAT, 0o644)
+            fd = open_for_write(idx.path, os.O_WRONLY | os.O_CREAT)
             try:
                 os.pwrite(fd, idx._buf[start:idx.entries * size], start)
             finally:

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..constants import TXN_INDEX_ENTRY_SIZE
 from ..errors import CorruptIndexError, InvalidArgumentError, UnreadableError
 from ..schema.txn_index import AbortedTxn, parse_txn_index
+from .fileio import open_for_write
 
 
 class TransactionIndex:
@@ -74,7 +75,7 @@ class TransactionIndex:
         if not self._dirty:
             return
         data = b"".join(e.to_bytes() for e in self.entries[self._flushed:])
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        fd = open_for_write(self.path, os.O_WRONLY | os.O_CREAT)
         try:
             os.pwrite(fd, data, self._flushed * TXN_INDEX_ENTRY_SIZE)
             if fsync:

@@ -4,12 +4,11 @@ truth), kafka-python's reader, and each other, on generated data and the real co
 
 from __future__ import annotations
 
-import glob
 import mmap
-import os
 import struct
 
 import pytest
+from kafkalog_testkit import corpus_log_files
 
 from kafkalog_cli.errors import CorruptRecordError, InvalidRecordError
 from kafkalog_cli.format import records as R
@@ -25,10 +24,8 @@ from kafkalog_cli.format.records import (
 from kafkalog_cli.format.varint import write_varint
 from kafkalog_cli.schema import record as schema_record
 
-CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpus", "real")
-if not os.path.isdir(CORPUS):
-    CORPUS = "/work/shared/corpus/real"
-CORPUS_LOGS = sorted(glob.glob(os.path.join(CORPUS, "**", "*.log"), recursive=True))
+#: the real corpus, found only at ../shared/corpus/real beside the checkout (empty: skip)
+CORPUS_LOGS = corpus_log_files()
 
 BASE_TS = 1_700_000_000_000
 
@@ -318,7 +315,7 @@ def test_scan_batches_start_end_and_file():
 
 
 @pytest.mark.corpus
-@pytest.mark.skipif(not CORPUS_LOGS, reason="real corpus absent")
+@pytest.mark.skipif(not CORPUS_LOGS, reason="real corpus not present at ../shared/corpus/real")
 def test_scan_and_decode_on_real_corpus():
     checked = 0
     for path in CORPUS_LOGS:

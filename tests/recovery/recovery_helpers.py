@@ -171,6 +171,21 @@ def expected_logs(segments: list[tuple[int, bytes]], all_segments: bool = True,
     return out
 
 
+def quarantined_bytes(e: dict) -> bytes:
+    """The bytes a manifest entry quarantined: its stored copy, then the zero bytes the
+    copy leaves out up to the entry's length (``range`` of a cut, ``size`` of a removed
+    or rewritten file or a checkpoint's old bytes)."""
+    data = Path(e["quarantine"]).read_bytes()
+    if e["action"] == "cut":
+        length = e["range"][1] - e["range"][0]
+    else:
+        length = e.get("size")
+    if length is None:
+        return data
+    assert len(data) <= length and (len(data) == length or data[-1:] != b"\0")
+    return data + bytes(length - len(data))
+
+
 def quarantine_accounts(before: dict[str, bytes], after: dict[str, bytes], root: Path,
                         sessions: list[Path]) -> list[str]:
     """Check that quarantine + what remains == what was there before, byte for byte.
@@ -192,7 +207,7 @@ def quarantine_accounts(before: dict[str, bytes], after: dict[str, bytes], root:
         for e in entries:
             if e["original"] not in (path, cur_path) or not e.get("quarantine"):
                 continue
-            q = Path(e["quarantine"]).read_bytes()
+            q = quarantined_bytes(e)
             if e["action"] in ("remove", "rewrite", "checkpoint") and q == data:
                 ok = True
             elif e["action"] == "cut":

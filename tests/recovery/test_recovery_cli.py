@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from recovery_helpers import legacy_partition, standard_partition, tree_bytes
+from recovery_helpers import legacy_partition, quarantined_bytes, standard_partition, tree_bytes
 from typer.testing import CliRunner
 
 from kafkalog_cli.cli.app import app
@@ -77,7 +77,11 @@ def test_quarantine_elsewhere_and_no_quarantine(tmp_path):
     assert r.exit_code == 0, r.output
     assert not (pdir / ".kafkalog-quarantine").exists()
     cuts = list(q.rglob("*.cut-*"))
-    assert len(cuts) == 1 and cuts[0].read_bytes() == b"\x00" * 100
+    # the cut is 100 zero bytes: the copy keeps none of them, the manifest its range
+    assert len(cuts) == 1 and cuts[0].read_bytes() == b""
+    (entry,) = [e for m in q.rglob("manifest.json") for e in json.loads(m.read_text())["entries"]
+                if e["action"] == "cut"]
+    assert quarantined_bytes(entry) == b"\x00" * 100
     pdir2 = standard_partition(tmp_path / "logs2")
     _damage(pdir2)
     r = _run(pdir2, "--truncate", "--no-quarantine", "-o", "json")

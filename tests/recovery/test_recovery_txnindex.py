@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from recovery_helpers import standard_partition
+from recovery_helpers import quarantined_bytes, standard_partition
 
 from kafkalog_cli.ops.verify import verify_index
 from kafkalog_cli.recovery import recover, undo
@@ -46,7 +46,7 @@ def test_insane_txnindex_recovers_the_segment_after_a_clean_shutdown(tmp_path, b
     # the old bytes are quarantined, and undo puts them back
     m = json.loads((Path(rep.quarantine) / "manifest.json").read_text())
     (e,) = [e for e in m["entries"] if e["original"] == str(txn.absolute())]
-    assert e["action"] == "rewrite" and Path(e["quarantine"]).read_bytes() == bad
+    assert e["action"] == "rewrite" and quarantined_bytes(e) == bad
     assert undo(rep.quarantine).ok
     assert txn.read_bytes() == bad
 

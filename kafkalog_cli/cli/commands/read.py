@@ -74,6 +74,10 @@ def read(
     --no-decode is given; --offsets-decoder, --transaction-log-decoder or
     --cluster-metadata-decoder forces a decoder whatever the topic's name.
 
+    Exit status: 0, 1 when a file could not be used (a log-start-offset-checkpoint that
+    does not parse is read as empty, as the broker resets it, and named on stderr), 2 for
+    usage errors, 3 for unreadable input.
+
     \b
     Examples:
       kafkalog read /var/lib/kafka/data -t orders -p 0 --from-beginning
@@ -106,3 +110,7 @@ def read(
             sys.stderr.write(f"Processed a total of {n} messages\n")
     finally:
         res.close()
+    for problem in res.problems:
+        sys.stderr.write(problem + "\n")
+    if res.problems:
+        raise typer.Exit(1)

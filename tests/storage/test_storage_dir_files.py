@@ -1,0 +1,182 @@
+"""The small files of log and partition directories are read as the broker reads them
+(issue 16, case 6): whatever the broker refuses is a typed error naming the file and line,
+never a traceback; whatever it accepts parses.
+
+Expectations follow Kafka's readers (apache/kafka 1eb7644):
+``CheckpointFile.CheckpointReadBuffer.read`` (``BufferedReader.readLine`` over strict
+UTF-8, ``Integer.parseInt`` of the version and count lines, an empty file or one ending
+after the version line has no entries, entries split by ``Pattern.split("\\s+")``, whose
+leading empty field makes a line starting with a space malformed), the formatters of
+``OffsetCheckpointFile`` (3 fields: topic, ``Integer.parseInt``, ``Long.parseLong``) and
+``LeaderEpochCheckpointFile`` (2 fields: ``Integer.parseInt``, ``Long.parseLong``),
+``PartitionMetadataReadBuffer`` (two lines split on ``":\\s+"``, version >= 0,
+``Uuid.fromString``, not the zero UUID), ``MetaProperties.Builder`` and
+``FileQuorumStateStore.readStateFromFile``. The real corpus (written by brokers) must
+all parse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kafkalog_cli.errors import CorruptCheckpointError
+from kafkalog_cli.storage.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
+from kafkalog_cli.storage.dir_files import (
+    log_dir_file_problems,
+    partition_file_problems,
+    read_meta_properties,
+    read_partition_metadata,
+    read_quorum_state,
+)
+from kafkalog_cli.storage.files import TopicPartition, parse_partition_dir_name
+
+TOPIC_ID = "tf4OoFQIT0OIozsfpWKTaQ"  # a real one, from the corpus
+
+
+def _write(tmp_path: Path, name: str, data: bytes) -> Path:
+    p = tmp_path / name
+    p.write_bytes(data)
+    return p
+
+
+@pytest.mark.parametrize("data, line", [
+    (b"0\n1\n\xff\xfe 0\n", 3),           # not UTF-8 (MalformedInputException)
+    (b"\xc3\n", 1),                        # a truncated UTF-8 sequence
+    (b"0\n1\n1 x\n", 3),                   # Long.parseLong("x")
+    (b"0\n1\n1 0 5\n", 3),                 # three fields
+    (b"0\n1\n 1 0\n", 3),                  # Pattern.split keeps the leading empty field
+    (b"0\n1\n2147483648 0\n", 3),          # the epoch is an int
+    (b"0\n1\n1 9223372036854775808\n", 3),  # the offset is a long
+    (b"0\n1\n1 0\n\n", 4),                 # an empty line is an entry of one field
+    (b"x\n", 1), (b" 0\n0\n", 1), (b"1\n0\n", 1),  # the version line
+    (b"0\n\n", 2), (b"0\n-1\n", 2), (b"0\n1_0\n", 2),  # the count line
+    (b"0\n2\n1 0\n", None),                # fewer entries than the count
+    (b"0\n0\n1 0\n", None),                # more
+])
+def test_leader_epoch_checkpoint_refused_as_kafka_refuses(tmp_path, data, line):
+    p = _write(tmp_path, "leader-epoch-checkpoint", data)
+    with pytest.raises(CorruptCheckpointError) as ex:
+        read_leader_epoch_checkpoint(p)
+    e = ex.value
+    assert e.file == str(p) and e.line == line
+    assert str(e).startswith(str(p) + (f" line {line}: " if line else ": "))
+
+
+@pytest.mark.parametrize("data, entries", [
+    (b"", []), (b"0\n", []), (b"0\n0\n", []),    # no first or second line: no entries
+    (b"0\n1\n3 7", [(3, 7)]),                   # no final line break
+    (b"0\r\n1\r\n3 7\r\n", [(3, 7)]),           # readLine ends lines at \r\n and \r
+    (b"0\r1\r3 7\r", [(3, 7)]),
+    (b"0\n1\n3\t7\n", [(3, 7)]), (b"0\n1\n3 7  \n", [(3, 7)]),  # trailing fields dropped
+    (b"0\n2\n+3 -1\n4 12\n", [(3, -1), (4, 12)]),  # parseInt takes a sign
+])
+def test_leader_epoch_checkpoint_accepted_as_kafka_accepts(tmp_path, data, entries):
+    assert read_leader_epoch_checkpoint(_write(tmp_path, "e", data)) == entries
+
+
+@pytest.mark.parametrize("data, line", [
+    (b"0\n1\nt 0\n", 3), (b"0\n1\nt x 5\n", 3), (b"0\n1\nt 0 5 6\n", 3),
+    (b"0\n1\nt 2147483648 5\n", 3), (b"0\n1\nt\xff 0 5\n", 3), (b"0\n2\nt 0 5\n", None),
+])
+def test_offset_checkpoint_refused_as_kafka_refuses(tmp_path, data, line):
+    p = _write(tmp_path, "recovery-point-offset-checkpoint", data)
+    with pytest.raises(CorruptCheckpointError) as ex:
+        read_offset_checkpoint(p)
+    assert ex.value.line == line and ex.value.file == str(p)
+
+
+def test_offset_checkpoint_accepted(tmp_path):
+    p = _write(tmp_path, "c", b"0\n2\nt.x 3 9\n__consumer_offsets 12 -1\n")
+    assert read_offset_checkpoint(p) == {TopicPartition("t.x", 3): 9,
+                                         TopicPartition("__consumer_offsets", 12): -1}
+
+
+@pytest.mark.parametrize("data, line", [
+    (b"version: \ntopic_id: " + TOPIC_ID.encode(), 1),   # an empty version (the issue)
+    (b"", 1), (b"version: 0\n", 2),                      # missing lines
+    (b"version:0\ntopic_id: " + TOPIC_ID.encode(), 1),   # ":\s+" needs a space
+    (b"version: x\ntopic_id: " + TOPIC_ID.encode(), 1),
+    (b"version: -1\ntopic_id: " + TOPIC_ID.encode(), 1),
+    (b"version: 0\ntopic_id: ", 2), (b"version: 0\ntopic_id: abc", 2),
+    (b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA", 2),  # the zero UUID
+    (b"version: 0\ntopic_id: " + b"A" * 25, 2),            # longer than 24 characters
+    (b"version: 0\ntopic_id: tf4OoFQIT0OIozsfpWKT+Q", 2),  # not the URL alphabet
+    (b"version: 0\ntopic_id: \xfftf4OoFQIT0OIozsfpWKTaQ", 2),
+])
+def test_partition_metadata_refused_as_kafka_refuses(tmp_path, data, line):
+    _write(tmp_path, "partition.metadata", data)
+    with pytest.raises(CorruptCheckpointError) as ex:
+        read_partition_metadata(tmp_path)
+    assert ex.value.line == line
+    assert ex.value.file == str(tmp_path / "partition.metadata")
+
+
+@pytest.mark.parametrize("data, version", [
+    (b"version: 0\ntopic_id: " + TOPIC_ID.encode(), 0),
+    (b"version: 1\ntopic_id: " + TOPIC_ID.encode() + b"\n", 1),  # >= 0: a later version
+    (b"v:  0\nid:\t" + TOPIC_ID.encode(), 0),                      # the keys are not read
+    (b"version: 0\r\ntopic_id: " + TOPIC_ID.encode() + b"==", 0),  # padding is allowed
+])
+def test_partition_metadata_accepted(tmp_path, data, version):
+    _write(tmp_path, "partition.metadata", data)
+    assert read_partition_metadata(tmp_path) == {"version": version,
+                                                 "topic_id": data.split()[-1].decode()}
+
+
+@pytest.mark.parametrize("text, line", [
+    ("version=2\nnode.id=1\n", 1), ("version=x\n", 1),
+    ("version=1\ncluster.id=c\nnode.id=one\n", 3), ("version=1\ncluster.id=c\n", None),
+    ("version=0\nbroker.id=1.5\n", 2), ("version=1\nnode.id=1\ndirectory.id=nope\n", 3),
+])
+def test_meta_properties_refused(tmp_path, text, line):
+    _write(tmp_path, "meta.properties", text.encode("latin-1"))
+    with pytest.raises(CorruptCheckpointError) as ex:
+        read_meta_properties(tmp_path, validate=True)
+    assert ex.value.line == line
+    # read without checking, as before (describe still shows what it holds)
+    assert read_meta_properties(tmp_path) is not None
+
+
+@pytest.mark.parametrize("text", ["", "#only a comment\n", "version=0\ncluster.id=x\n",
+                                  "version=1\nnode.id=3\ndirectory.id=" + TOPIC_ID + "\n",
+                                  "version = 0\nbroker.id=-1\n\xe9=\xff\n"])
+def test_meta_properties_accepted(tmp_path, text):
+    _write(tmp_path, "meta.properties", text.encode("latin-1"))
+    assert read_meta_properties(tmp_path, validate=True) is not None
+
+
+@pytest.mark.parametrize("data", [b"", b"\n", b"{", b"[1]", b'{"leaderId": 1}',
+                                  b'{"data_version": 2}', b'{"data_version": "0"}',
+                                  b'\xff{"data_version": 0}'])
+def test_quorum_state_refused(tmp_path, data):
+    p = _write(tmp_path, "quorum-state", data)
+    with pytest.raises(CorruptCheckpointError) as ex:
+        read_quorum_state(p)
+    assert ex.value.line == 1
+
+
+def test_quorum_state_reads_the_first_line_only(tmp_path):
+    p = _write(tmp_path, "quorum-state", b'{"data_version":1,"leaderId":3}\ngarbage')
+    assert read_quorum_state(p) == {"data_version": 1, "leaderId": 3}
+
+
+@pytest.mark.corpus
+def test_every_file_of_the_real_corpus_parses(corpus_root):
+    """Files written by real brokers (Kafka 2.x to 4.x, ZooKeeper and KRaft) all parse."""
+    partitions = log_dirs = 0
+    seen = set()
+    problems = []
+    for d in sorted(corpus_root.rglob("*")):
+        if not d.is_dir() or parse_partition_dir_name(d.name) is None:
+            continue
+        if not any(d.glob("*.log")) and not (d / "partition.metadata").exists():
+            continue
+        partitions += 1
+        problems += partition_file_problems(d)
+        if d.parent not in seen:
+            seen.add(d.parent)
+            log_dirs += 1
+            problems += log_dir_file_problems(d.parent)
+    assert partitions > 100 and log_dirs > 10
+    assert problems == []
