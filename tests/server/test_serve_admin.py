@@ -589,3 +589,41 @@ def test_serve_config_option_takes_topic_and_broker_names():
                 "group.min.session.timeout.ms=x", "segment.bytes"):
         with pytest.raises(InvalidArgumentError):
             parse_configs([bad])
+
+
+def test_cleanup_policy_appended_at_runtime_refuses_null_keys(log_dir):
+    """librdkafka's 0011 test: IncrementalAlterConfigs APPENDs compact to cleanup.policy
+    and the partition refuses keyless records at once (LogValidator's compacted-topic
+    check, INVALID_RECORD); SUBTRACT lifts it again."""
+    from confluent_kafka import KafkaError, Producer
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ResourceType,
+    )
+
+    with _serve(log_dir) as s:
+        create_topic(RawClient(s.port), "t")
+        a = AdminClient({"bootstrap.servers": s.bootstrap, "log_level": 3})
+
+        def alter(op):
+            r = ConfigResource(ResourceType.TOPIC, "t", incremental_configs=[
+                ConfigEntry("cleanup.policy", "compact", incremental_operation=op)])
+            for f in a.incremental_alter_configs([r]).values():
+                f.result(10)
+
+        def produce_pair():
+            p = Producer({"bootstrap.servers": s.bootstrap, "log_level": 3, "linger.ms": 0})
+            out = []
+            for key in (b"k", None):
+                p.produce("t", b"v", key=key, partition=0,
+                          on_delivery=lambda e, m: out.append(e and e.code()))
+                p.flush(10)
+            return out
+
+        alter(AlterConfigOpType.APPEND)
+        assert produce_pair() == [None, KafkaError.INVALID_RECORD]
+        alter(AlterConfigOpType.SUBTRACT)
+        assert produce_pair() == [None, None]
