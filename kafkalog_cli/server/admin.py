@@ -1,5 +1,6 @@
-"""The admin request handlers: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs,
-CreatePartitions, DescribeCluster, DescribeLogDirs and DeleteRecords - after
+"""The admin request handlers: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
+(TOPIC, BROKER and GROUP resources), CreatePartitions, DescribeCluster, DescribeLogDirs
+and DeleteRecords - after
 ``KafkaApis``, ``ConfigHelper`` and ``ConfigAdminManager`` on the broker side and, for
 what a KRaft broker forwards, the controller's ``ControllerApis``,
 ``ConfigurationControlManager`` and ``ReplicationControlManager`` (one node is both here).
@@ -26,7 +27,7 @@ from .catalog import LogDirCatalog, is_internal, partition_count
 log = logging.getLogger("kafkalog.serve")
 
 # ConfigResource.Type ids
-RESOURCE_TOPIC, RESOURCE_BROKER = 2, 4
+RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_GROUP = 2, 4, 32
 #: AlterConfigOp.OpType ids
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 _OP_NAMES = {APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
@@ -78,8 +79,9 @@ class AdminApis:
 
     def handle_describe_configs(self, req) -> dict:
         """ConfigHelper.describeConfigs: TOPIC (every topic config, its source and
-        synonyms) and BROKER (``"<node id>"``: the broker configs this server knows;
-        ``""``: the cluster-wide dynamic ones); other types -> INVALID_REQUEST."""
+        synonyms), BROKER (``"<node id>"``: the broker configs this server knows; ``""``:
+        the cluster-wide dynamic ones) and GROUP (the KIP-848 group configs, for any group
+        name); other types -> INVALID_REQUEST."""
         body = req.body
         synonyms = body.get("includeSynonyms", False)
         layers = self.catalog.broker_configs
@@ -105,6 +107,11 @@ class AdminApis:
                                             "string, but received {}")
                     res["configs"] = cfgs.describe_broker(layers, per_broker=bool(rname),
                                                           keys=keys, include_synonyms=synonyms)
+                elif rtype == RESOURCE_GROUP:
+                    if not rname:
+                        raise AdminError(Errors.INVALID_REQUEST, "Group name must not be empty")
+                    res["configs"] = cfgs.describe_group(
+                        self.catalog.group_configs.get(rname, {}), keys, synonyms)
                 else:
                     raise AdminError(Errors.INVALID_REQUEST,
                                      f"Unsupported resource type: {rtype}")
@@ -179,6 +186,8 @@ class AdminApis:
             self._alter_broker(rname, changes, incremental, validate_only)
         elif rtype == RESOURCE_TOPIC:
             self._alter_topic(rname, changes, incremental, validate_only)
+        elif rtype == RESOURCE_GROUP:
+            self._alter_group(rname, changes, incremental, validate_only)
         else:
             raise AdminError(Errors.INVALID_REQUEST, f"Unknown resource type {rtype}")
 
@@ -205,6 +214,27 @@ class AdminApis:
         if not validate_only and new != current:
             self.catalog.set_topic_configs(topic, new)
             log.info("topic %s configs: %s", name, new)
+
+    def _alter_group(self, name: str, changes: list[dict], incremental: bool,
+                     validate_only: bool) -> None:
+        """ControllerConfigurationValidator: the group name, then GroupConfig.validate over
+        the group's resulting configs (INVALID_CONFIG); the group need not exist."""
+        if not name:
+            raise AdminError(Errors.INVALID_REQUEST, "Default group resource is not allowed.")
+        current = dict(self.catalog.group_configs.get(name, {}))
+        if incremental:
+            new = dict(current)
+            for c in changes:
+                _apply_op(new, c, (None, cfgs.INT))
+        else:
+            new = {c["name"]: c["value"] for c in changes}
+        try:
+            new = cfgs.validate_group_configs(new)
+        except InvalidConfigError as e:
+            raise AdminError(Errors.INVALID_CONFIG, e.message) from None
+        if not validate_only and new != current:
+            self.catalog.set_group_configs(name, new)
+            log.info("group %s configs: %s", name, new)
 
     def _alter_broker(self, name: str, changes: list[dict], incremental: bool,
                       validate_only: bool) -> None:

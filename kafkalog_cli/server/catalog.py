@@ -17,11 +17,13 @@ controller would: ``replication-offset-checkpoint`` (the high watermarks) and
   id, into a new empty directory); without one, a random id is used for this run.
 * ``kafkalog-serve.json`` (a file of the log directory; brokers ignore files there) keeps
   the next producer id block, the topic config overrides (CreateTopics, AlterConfigs,
-  IncrementalAlterConfigs: what a KRaft controller keeps as ``ConfigRecord``s) and the
-  dynamic broker configs (AlterConfigs on the BROKER resource ``""`` or ``"<node id>"``)::
+  IncrementalAlterConfigs: what a KRaft controller keeps as ``ConfigRecord``s), the
+  dynamic broker configs (AlterConfigs on the BROKER resource ``""`` or ``"<node id>"``)
+  and the GROUP resource configs::
 
       {"version": 1, "nextProducerIdBlock": 2000, "topicConfigs": {"t": {"k": "v"}},
-       "brokerConfigs": {"": {"log.retention.ms": "1000"}, "0": {}}}
+       "brokerConfigs": {"": {"log.retention.ms": "1000"}, "0": {}},
+       "groupConfigs": {"g": {"consumer.session.timeout.ms": "50000"}}}
 
   It is rewritten (tmp + fsync + rename) before a config change is acknowledged, and the
   change is applied to the served logs at once (``LogManager.updateTopicConfig`` /
@@ -124,6 +126,8 @@ class LogDirCatalog:
         self._next_pid = 0
         self._block_end = 0
         self._topic_overrides: dict[str, dict[str, str]] = {}
+        #: GROUP resource configs (KIP-848 groups' settings; stored and described only)
+        self.group_configs: dict[str, dict[str, str]] = {}
         self._other_brokers: dict[str, dict[str, str]] = {}
         self._deleted: set[TopicPartition] = set()
         self._files = threading.Lock()  # checkpoint files: worker thread vs close
@@ -140,6 +144,7 @@ class LogDirCatalog:
             self.cluster_id = meta.get("cluster.id") or random_kafka_uuid()
             state = self._read_state()
             self._topic_overrides = {t: dict(c) for t, c in state.get("topicConfigs", {}).items()}
+            self.group_configs = {g: dict(c) for g, c in state.get("groupConfigs", {}).items()}
             dynamic = state.get("brokerConfigs", {})
             self.broker_configs.dynamic_default = dict(dynamic.get("", {}))
             self.broker_configs.dynamic_broker = dict(dynamic.get(str(self.node_id), {}))
@@ -215,7 +220,8 @@ class LogDirCatalog:
         if self.broker_configs.dynamic_broker:
             brokers[str(self.node_id)] = self.broker_configs.dynamic_broker
         data = {"version": 1, "nextProducerIdBlock": self._block_end,
-                "topicConfigs": self._topic_overrides, "brokerConfigs": brokers}
+                "topicConfigs": self._topic_overrides, "brokerConfigs": brokers,
+                "groupConfigs": self.group_configs}
         write_atomically(self.log_dir / STATE_FILE, json.dumps(data, indent=1, sort_keys=True),
                          fsync=self.fsync)
 
@@ -245,6 +251,14 @@ class LogDirCatalog:
             self._topic_overrides.pop(topic.name, None)
         self._write_state()
         self._apply(topic)
+
+    def set_group_configs(self, group_id: str, values: dict[str, str]) -> None:
+        """Replace a group's GROUP resource configs (validated by the caller): persisted."""
+        if values:
+            self.group_configs[group_id] = dict(values)
+        else:
+            self.group_configs.pop(group_id, None)
+        self._write_state()
 
     def set_broker_configs(self, per_broker: bool, values: dict[str, str]) -> None:
         """Replace the dynamic broker configs of this node (``per_broker``) or the

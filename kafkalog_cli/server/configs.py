@@ -351,6 +351,92 @@ def log_config(cfg: dict[str, str]) -> LogConfig:
     return LogConfig.from_properties(cfg)
 
 
+# -- group configs ---------------------------------------------------------------------------
+
+#: GROUP resource configs (KIP-848's GroupConfig, Kafka 4.0): name -> (default, lowest,
+#: highest), all INT. The defaults and bounds are the broker's group.consumer.* /
+#: group.share.* defaults; they configure KIP-848 consumer and share groups, which this
+#: server does not run: stored and described only.
+GROUP_CONFIGS: dict[str, tuple[int, int, int]] = {
+    "consumer.heartbeat.interval.ms": (5000, 5000, 15000),
+    "consumer.session.timeout.ms": (45000, 45000, 60000),
+    "share.heartbeat.interval.ms": (5000, 5000, 15000),
+    "share.record.lock.duration.ms": (30000, 15000, 60000),
+    "share.session.timeout.ms": (45000, 45000, 60000),
+}
+#: the broker config each group config's bound comes from
+_GROUP_BOUND_NAMES = {
+    "consumer.heartbeat.interval.ms": "group.consumer.{}.heartbeat.interval.ms",
+    "consumer.session.timeout.ms": "group.consumer.{}.session.timeout.ms",
+    "share.heartbeat.interval.ms": "group.share.{}.heartbeat.interval.ms",
+    "share.record.lock.duration.ms": "group.share.{}.record.lock.duration.ms",
+    "share.session.timeout.ms": "group.share.{}.session.timeout.ms",
+}
+
+
+class UnknownGroupConfigError(InvalidConfigError):
+    """A name that is not a group config (``GroupConfig.validateNames``)."""
+
+    def __init__(self, name: str):
+        InvalidArgumentError.__init__(self, f"Unknown group config name: {name}")
+        self.key = name
+        self.value = None
+
+
+def validate_group_configs(props: dict[str, str]) -> dict[str, str]:
+    """A group's whole override set, as ``GroupConfig.validate`` checks it: names, INT
+    values, the broker's bounds, session timeouts above heartbeat intervals. Returns the
+    normalised values.
+
+    Raises:
+        InvalidConfigError: the first problem.
+    """
+    out = {}
+    for name, value in props.items():
+        if name not in GROUP_CONFIGS:
+            raise UnknownGroupConfigError(name)
+        out[name] = _number(name, value, 1)
+    eff = {n: int(out.get(n, d)) for n, (d, _, _) in GROUP_CONFIGS.items()}
+    for name, (_, lo, hi) in GROUP_CONFIGS.items():
+        if eff[name] < lo:
+            raise InvalidConfigError(name, eff[name], f"{name} must be greater than or equal "
+                                     f"to {_GROUP_BOUND_NAMES[name].format('min')}")
+        if eff[name] > hi:
+            raise InvalidConfigError(name, eff[name], f"{name} must be less than or equal "
+                                     f"to {_GROUP_BOUND_NAMES[name].format('max')}")
+    for kind in ("consumer", "share"):
+        if eff[f"{kind}.session.timeout.ms"] <= eff[f"{kind}.heartbeat.interval.ms"]:
+            raise InvalidConfigError(f"{kind}.session.timeout.ms",
+                                     eff[f"{kind}.session.timeout.ms"],
+                                     f"{kind}.session.timeout.ms must be greater than "
+                                     f"{kind}.heartbeat.interval.ms")
+    return out
+
+
+def describe_group(overrides: dict[str, str], keys: list[str] | None,
+                   include_synonyms: bool) -> list[dict]:
+    """The entries of a GROUP resource (ConfigHelper.createGroupConfigEntry): every group
+    config, its source GROUP_CONFIG (8) when set for the group, else DEFAULT_CONFIG, and
+    that one synonym."""
+    out = []
+    for name, (default, _, _) in sorted(GROUP_CONFIGS.items()):
+        if keys and name not in keys:
+            continue
+        value = overrides.get(name, str(default))
+        source = GROUP_CONFIG_SOURCE if name in overrides else int(ConfigSource.DEFAULT_CONFIG)
+        out.append({"name": name, "value": value, "readOnly": False,
+                    "isDefault": name not in overrides, "configSource": source,
+                    "isSensitive": False,
+                    "synonyms": [{"name": name, "value": value, "source": source}]
+                    if include_synonyms else [],
+                    "configType": INT, "documentation": None})
+    return out
+
+
+#: ConfigSource.GROUP_CONFIG
+GROUP_CONFIG_SOURCE = 8
+
+
 # -- layers --------------------------------------------------------------------------------
 
 @dataclass

@@ -23,7 +23,7 @@ from kafkalog_cli.storage.log import Log
 
 CREATE_PARTITIONS, ALTER, INCREMENTAL_ALTER, DESCRIBE_CONFIGS = 37, 33, 44, 32
 DESCRIBE_CLUSTER, DESCRIBE_LOG_DIRS, DELETE_RECORDS, LIST_OFFSETS, METADATA = 60, 35, 21, 2, 3
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, GROUP = 2, 4, 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
@@ -295,7 +295,7 @@ def test_describe_configs_sources_synonyms_and_read_only(log_dir):
             {"name": "log.retention.hours", "value": "168", "source": 5}]
         # errors: unknown topic, bad names, other brokers, unsupported resource types
         results = _describe(c, [(TOPIC, "gone", None), (TOPIC, "a/b", None),
-                                (BROKER, "3", None), (BROKER, "x", None), (32, "g", None)])
+                                (BROKER, "3", None), (BROKER, "x", None), (8, "0", None)])
         assert [r["errorCode"] for r in results] == [
             Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.INVALID_TOPIC_EXCEPTION,
             Errors.INVALID_REQUEST, Errors.INVALID_REQUEST, Errors.INVALID_REQUEST]
@@ -627,3 +627,53 @@ def test_cleanup_policy_appended_at_runtime_refuses_null_keys(log_dir):
         assert produce_pair() == [None, KafkaError.INVALID_RECORD]
         alter(AlterConfigOpType.SUBTRACT)
         assert produce_pair() == [None, None]
+
+
+def test_group_resource_configs(log_dir):
+    """KIP-848's GROUP config resource (GroupConfig): any group name, the broker's bounds,
+    DEFAULT_CONFIG / GROUP_CONFIG (8) sources; stored across a restart."""
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ResourceType,
+    )
+
+    with _serve(log_dir) as s:
+        a = AdminClient({"bootstrap.servers": s.bootstrap, "log_level": 3})
+        r = ConfigResource(ResourceType.GROUP, "g", incremental_configs=[ConfigEntry(
+            "consumer.session.timeout.ms", "50000",
+            incremental_operation=AlterConfigOpType.SET)])
+        for f in a.incremental_alter_configs([r]).values():
+            f.result(10)
+        c = RawClient(s.port)
+        assert _alter(c, [(GROUP, "g", [("consumer.session.timeout.ms", SET, "70000")]),
+                          (GROUP, "h", [("no.such", SET, "1")]),
+                          (GROUP, "i", [("share.session.timeout.ms", SET, "45000"),
+                                        ("share.heartbeat.interval.ms", SET, "5000")]),
+                          (GROUP, "", [("consumer.session.timeout.ms", SET, "50000")])]) == [
+            ("g", Errors.INVALID_CONFIG, "Invalid value 70000 for configuration "
+             "consumer.session.timeout.ms: consumer.session.timeout.ms must be less than or "
+             "equal to group.consumer.max.session.timeout.ms"),
+            ("h", Errors.INVALID_CONFIG, "Unknown group config name: no.such"),
+            ("i", 0, None),
+            ("", Errors.INVALID_REQUEST, "Default group resource is not allowed.")]
+        c.close()
+    with _serve(log_dir) as s:
+        c = RawClient(s.port)
+        [g, other] = _describe(c, [(GROUP, "g", None), (GROUP, "nobody", None)],
+                               synonyms=True)
+        cfg = _configs(g)
+        assert sorted(cfg) == ["consumer.heartbeat.interval.ms", "consumer.session.timeout.ms",
+                               "share.heartbeat.interval.ms", "share.record.lock.duration.ms",
+                               "share.session.timeout.ms"]
+        assert (cfg["consumer.session.timeout.ms"]["value"],
+                cfg["consumer.session.timeout.ms"]["configSource"],
+                cfg["consumer.session.timeout.ms"]["synonyms"]) == ("50000", 8, [
+                    {"name": "consumer.session.timeout.ms", "value": "50000", "source": 8}])
+        assert (cfg["consumer.heartbeat.interval.ms"]["value"],
+                cfg["consumer.heartbeat.interval.ms"]["configSource"]) == ("5000", 5)
+        assert {e["name"]: e["value"] for e in other["configs"]}[
+            "consumer.session.timeout.ms"] == "45000"
+        c.close()
