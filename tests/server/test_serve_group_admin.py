@@ -419,3 +419,34 @@ def test_deleted_topic_loses_its_committed_offsets(server, raw):
     assert r["responses"][0]["errorCode"] == 0
     create_topic(c, "t")
     assert committed(c, "g", "t") == [-1] and committed(c, "g", "u") == [6]
+
+
+def test_subscribed_group_takes_new_partitions(log_dir):
+    """librdkafka's 0044 / 0069 cases: partitions added by CreatePartitions reach a
+    subscribed group - the leader sees them in Metadata, rejoins (a leader's JoinGroup in
+    Stable rebalances) and the new assignment covers every partition, eagerly or
+    incrementally (cooperative-sticky, 0113's k_add_partition)."""
+    from confluent_kafka import Consumer
+    from confluent_kafka.admin import AdminClient, NewPartitions
+
+    with _serve(log_dir) as s:
+        a = AdminClient({"bootstrap.servers": s.bootstrap, "log_level": 3})
+        for strategy in ("range", "cooperative-sticky"):
+            topic = f"t-{strategy}"
+            create_topic(RawClient(s.port), topic, 2)
+            c = Consumer({"bootstrap.servers": s.bootstrap, "group.id": f"g-{strategy}",
+                          "partition.assignment.strategy": strategy,
+                          "topic.metadata.refresh.interval.ms": 500, "log_level": 3})
+            c.subscribe([topic])
+            for _ in range(60):
+                c.poll(0.1)
+                if len(c.assignment()) == 2:
+                    break
+            assert sorted(p.partition for p in c.assignment()) == [0, 1], strategy
+            a.create_partitions([NewPartitions(topic, 4)])[topic].result(10)
+            for _ in range(100):
+                c.poll(0.1)
+                if len(c.assignment()) == 4:
+                    break
+            assert sorted(p.partition for p in c.assignment()) == [0, 1, 2, 3], strategy
+            c.close()
