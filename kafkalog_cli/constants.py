@@ -84,5 +84,11 @@ FILENAME_DIGITS = 20
 
 #: Kafka's default max message size for the dump tool (--max-message-size).
 DUMP_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
-#: Default bound on a decompressed batch (bytes); a crafted batch cannot exceed it.
+#: Default bound on the decompressed records block of one batch (bytes) for the read-side
+#: commands (``--max-decompressed-bytes``); a batch whose block exceeds it is corrupt. Appends
+#: (produce, serve's Produce) use the topic's max.message.bytes instead.
 DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024
+#: Records blocks are decompressed and decoded this many bytes at a time: a block up to this
+#: size is decoded in one go; a larger one is streamed, so memory stays a few chunks (plus
+#: the one record being read) whatever the block's size.
+DECODE_CHUNK_BYTES = 1024 * 1024

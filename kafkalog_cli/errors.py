@@ -8,8 +8,10 @@ Kafka splits its failures into three families and so do we:
 * a bad argument -> :class:`InvalidArgumentError` (``IllegalArgumentException``);
 * a lifecycle misuse -> :class:`IllegalStateError` (``IllegalStateException``).
 
-Every class derives from :class:`KafkalogError`. The CLI maps them to exit codes:
-usage errors exit 2, unreadable input exits 3 (see :mod:`kafkalog_cli.render.exit_codes`).
+Every class derives from :class:`KafkalogError`. Errors carry no exit status: the CLI
+maps their classes to one in a single place (:mod:`kafkalog_cli.cli.exit_codes`):
+:class:`RefusedError` (and :class:`IllegalStateError`) exit 1, :class:`InvalidArgumentError`
+exits 2, every other error (unreadable or corrupt input) exits 3.
 """
 
 from __future__ import annotations
@@ -24,8 +26,6 @@ class KafkalogError(Exception):
         file: the path the error is about, or None.
         position: the byte position inside ``file``, or None.
     """
-
-    exit_code = 3
 
     def __init__(self, message: str, *, file: str | os.PathLike | None = None,
                  position: int | None = None):
@@ -62,6 +62,17 @@ class CrcMismatchError(CorruptRecordError):
 
 class InvalidRecordError(CorruptRecordError):
     """A record that violates the format's rules (Kafka's InvalidRecordException)."""
+
+
+class DecompressedSizeError(CorruptRecordError):
+    """A batch whose records decompress to more bytes than the bound in force: kafkalog's
+    bound on the work one batch can cause (``--max-decompressed-bytes`` offline, the
+    topic's max.message.bytes for appends); Kafka has none. ``limit`` is the bound, in
+    bytes."""
+
+    def __init__(self, message: str, *, limit: int, file=None, position=None):
+        super().__init__(message, file=file, position=position)
+        self.limit = limit
 
 
 class UnsupportedCompressionError(CorruptRecordError):
@@ -124,8 +135,6 @@ class InvalidArgumentError(KafkalogError):
     """A bad argument or configuration value (Kafka's IllegalArgumentException /
     ConfigException). Exits 2 from the CLI."""
 
-    exit_code = 2
-
 
 class InvalidConfigError(InvalidArgumentError):
     """A config value outside what Kafka accepts; ``key`` names the config."""
@@ -151,9 +160,23 @@ class UnsafePathError(KafkalogError):
     is written."""
 
 
-# -- refused appends ---------------------------------------------------------------------
+# -- refused operations ------------------------------------------------------------------
 
-class TransactionCoordinatorFencedError(KafkalogError):
+class RefusedError(KafkalogError):
+    """An operation refused by a rule the broker applies, or stopped by a record it cannot
+    take: a batch the broker would reject, a fenced producer or coordinator, a held
+    ``.lock``, a malformed input record. What was done before it stands (and is reported);
+    the input is neither unusable nor was the command misused, so the CLI reports it as a
+    finding (exit 1)."""
+
+
+class FencedLeaderEpochError(RefusedError):
+    """A leader epoch below the partition's latest (Kafka's FencedLeaderEpochException,
+    ``Errors.FENCED_LEADER_EPOCH``): a leader never writes an epoch lower than the latest
+    in its LeaderEpochFileCache."""
+
+
+class TransactionCoordinatorFencedError(RefusedError):
     """A COMMIT/ABORT marker from a transaction coordinator older than the one whose marker
     the producer last had (Kafka's TransactionCoordinatorFencedException,
     ``Errors.TRANSACTION_COORDINATOR_FENCED``): a zombie coordinator's, refused before it
@@ -165,8 +188,6 @@ class TransactionCoordinatorFencedError(KafkalogError):
         current_coordinator_epoch: the producer's last known coordinator epoch.
         offset: the offset the marker would have taken.
     """
-
-    exit_code = 1  # refused: nothing was appended (not unreadable input)
 
     def __init__(self, producer_id: int, coordinator_epoch: int,
                  current_coordinator_epoch: int, *, offset: int, file=None):
@@ -182,15 +203,12 @@ class TransactionCoordinatorFencedError(KafkalogError):
 # -- lifecycle ---------------------------------------------------------------------------
 
 class IllegalStateError(KafkalogError):
-    """An operation used at the wrong point of an object's lifecycle."""
+    """An operation used at the wrong point of an object's lifecycle (exit 1 from the
+    CLI: the run stopped; what was done before it stands)."""
 
-    exit_code = 1
 
-
-class LogDirLockedError(KafkalogError):
+class LogDirLockedError(RefusedError):
     """The log directory's ``.lock`` is held by a broker or another kafkalog."""
-
-    exit_code = 1
 
     def __init__(self, log_dir):
         super().__init__(

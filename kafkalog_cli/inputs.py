@@ -11,16 +11,29 @@ Formats, as users know them:
 * ``lines`` (kafka-console-producer): one value per line, ``\\n`` or ``\\r\\n``; with
   ``parse_key`` the line is split at the first ``key_separator`` (a line without it is an
   error naming its number, as the console producer's "No key separator found on line
-  number N").
+  number N"). :class:`LineReaderConfig` takes the console producer's ``--property``
+  settings (LineMessageReader's: ``parse.key``, ``key.separator``, ``parse.headers``,
+  ``headers.delimiter``, ``headers.separator``, ``headers.key.separator``,
+  ``ignore.error``, ``null.marker``), read by :func:`console_lines_records`.
 * ``jsonl``: one JSON object per line: ``{"key", "value", "headers", "timestamp",
-  "partition"}``, every field optional; ``headers`` an object, an array of ``[key,
-  value]`` pairs (string keys) or null; key/value/header values are strings (UTF-8, or base64 with
-  ``value_encoding="base64"``), null, or any other JSON value (written as compact JSON
-  text). ``timestamp`` is 0..2^63-1 ms (a non-negative int64, as
-  ProducerRecord accepts; null: the default), ``partition`` 0..2^31-1 (an int32 partition id).
-  NaN and Infinity (and numbers beyond a double, such as 1e400) are refused. Blank lines
-  are skipped. A malformed line raises :class:`InputError` naming it, after the records
-  before it were yielded.
+  "partition", "keyEncoding", "valueEncoding"}``, every field optional, so that the
+  objects ``read -o json`` and ``dump-segment -o json --print-data-log`` write are input
+  that gives the same bytes (docs/json.md). ``headers`` an object, an array of ``[key,
+  value]`` pairs or of ``{"key", "value", "valueEncoding"}`` objects (string keys), or
+  null; key/value/header values are strings, null, or any other JSON value (written as
+  compact JSON text). A string is the UTF-8 of the text, or base64 / hex as its
+  ``keyEncoding`` / ``valueEncoding`` (a header's ``valueEncoding``) says, default
+  ``value_encoding``. ``timestamp`` is 0..2^63-1 ms (a non-negative int64, as
+  ProducerRecord accepts) or -1 (Kafka's NO_TIMESTAMP, what ``read`` prints for a v0
+  message); null: the default. ``partition`` 0..2^31-1 (an int32 partition id) is used
+  with ``keep_partition``, else ignored. The other fields of ``read``'s and
+  ``dump-segment``'s objects (``topic``, ``offset``, ``timestampType``, ``leaderEpoch``,
+  ``keySize``, ...) are ignored, and so are the dump's lines that are not records
+  (``"type": "batch"``, ...) and its control records (``controlType``): a consumer never
+  sees those. Any other field is refused (a typo must not drop data). NaN and Infinity
+  (and numbers beyond a double, such as 1e400) are refused. Blank lines are skipped. A
+  malformed line raises :class:`InputError` naming it, after the records before it were
+  yielded.
 * ``raw``: each file is one record (the whole file is the value).
 """
 
@@ -29,20 +42,20 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import repeat
 from typing import NamedTuple
 
-from .constants import INT32_MAX, INT64_MAX
-from .errors import InvalidArgumentError
+from .constants import INT32_MAX, INT64_MAX, NO_TIMESTAMP
+from .errors import InvalidArgumentError, RefusedError
 
 # 1 MiB: 4 MiB buffers cost page faults and cache misses (read + split ~2x slower)
 CHUNK_BYTES = 1 << 20
 
 
-class InputError(InvalidArgumentError):
-    """Malformed input; ``line`` is the 1-based line number (None for a raw file)."""
-
-    exit_code = 1
+class InputError(InvalidArgumentError, RefusedError):
+    """Malformed input; ``line`` is the 1-based line number (None for a raw file). A
+    refusal (exit 1 from the CLI): the records before it were read."""
 
     def __init__(self, message: str, *, source: str, line: int | None = None):
         where = f"{source}:{line}: " if line is not None else f"{source}: "
@@ -120,6 +133,191 @@ def lines_records(stream, source: str, *, parse_key: bool = False,
                              line=first + bad)
 
 
+#: LineMessageReader's properties (kafka-console-producer ``--property``) and defaults
+LINE_READER_PROPERTIES = {
+    "parse.key": "false", "key.separator": "\t", "parse.headers": "false",
+    "headers.delimiter": "\t", "headers.separator": ",", "headers.key.separator": ":",
+    "ignore.error": "false", "null.marker": None,
+}
+
+
+@dataclass(frozen=True)
+class LineReaderConfig:
+    """kafka-console-producer's LineMessageReader settings: a line is
+    ``[headers <headers.delimiter>] [key <key.separator>] value``; headers are split with
+    the regular expression ``headers.separator`` (Java's ``Pattern.split``: trailing empty
+    strings dropped) into ``key<headers.key.separator>value`` pairs; a key, value, header
+    value or whole headers part equal to ``null.marker`` is null; ``ignore.error`` makes
+    a missing delimiter mean "no headers" / "no key" (and a pair without its separator a
+    header with a null value) instead of an error."""
+
+    parse_key: bool = False
+    key_separator: str = "\t"
+    parse_headers: bool = False
+    headers_delimiter: str = "\t"
+    headers_separator: str = ","
+    headers_key_separator: str = ":"
+    ignore_error: bool = False
+    null_marker: str | None = None
+
+    @classmethod
+    def from_properties(cls, props, *, parse_key: bool = False,
+                        key_separator: str = "\t") -> LineReaderConfig:
+        """Settings from ``NAME=VALUE`` strings (``parseKeyValueArgs``: split at the first
+        ``=``, a missing value is empty; booleans true when the value is ``true``, any
+        case, trimmed), over ``parse_key`` / ``key_separator`` (``--parse-key``,
+        ``--key-separator``).
+
+        Raises:
+            InvalidArgumentError: an unknown property, or separators LineMessageReader
+                refuses (``headers.delimiter and headers.separator may not be equal``, ...).
+        """
+        values = {"parse.key": "true" if parse_key else "false", "key.separator": key_separator}
+        for p in props:
+            name, _, value = p.partition("=")
+            if name not in LINE_READER_PROPERTIES:
+                raise InvalidArgumentError(
+                    f"unknown --property {name!r}: produce takes kafka-console-producer's "
+                    f"{', '.join(LINE_READER_PROPERTIES)}")
+            values[name] = value
+
+        def get(name):
+            return values.get(name, LINE_READER_PROPERTIES[name])
+
+        def flag(name):
+            return (get(name) or "").strip().lower() == "true"
+
+        cfg = cls(parse_key=flag("parse.key"), key_separator=get("key.separator"),
+                  parse_headers=flag("parse.headers"),
+                  headers_delimiter=get("headers.delimiter"),
+                  headers_separator=get("headers.separator"),
+                  headers_key_separator=get("headers.key.separator"),
+                  ignore_error=flag("ignore.error"), null_marker=get("null.marker"))
+        cfg.check()
+        return cfg
+
+    def check(self) -> None:
+        """LineMessageReader.configure's refusals (KafkaException there)."""
+        import re
+
+        pairs = [("headers.delimiter", self.headers_delimiter, "headers.separator",
+                  self.headers_separator),
+                 ("headers.delimiter", self.headers_delimiter, "headers.key.separator",
+                  self.headers_key_separator),
+                 ("headers.separator", self.headers_separator, "headers.key.separator",
+                  self.headers_key_separator)]
+        if self.null_marker is not None:
+            pairs += [("null.marker", self.null_marker, name, v) for name, v in (
+                ("key.separator", self.key_separator),
+                ("headers.separator", self.headers_separator),
+                ("headers.delimiter", self.headers_delimiter),
+                ("headers.key.separator", self.headers_key_separator))]
+        for a, va, b, vb in pairs:
+            if va == vb:
+                raise InvalidArgumentError(f"{a} and {b} may not be equal")
+        for name, v in (("key.separator", self.key_separator),
+                        ("headers.delimiter", self.headers_delimiter),
+                        ("headers.key.separator", self.headers_key_separator)):
+            if (name == "key.separator" and self.parse_key or name != "key.separator"
+                    and self.parse_headers) and not v:
+                raise InvalidArgumentError(f"{name} must not be empty")
+        try:
+            re.compile(self.headers_separator)
+        except re.error as e:
+            raise InvalidArgumentError(f"headers.separator {self.headers_separator!r} is not "
+                                       f"a regular expression: {e}") from None
+
+    @property
+    def plain(self) -> bool:
+        """Only ``parse.key`` (or nothing): the fast column-wise path of lines input."""
+        return not (self.parse_headers or self.ignore_error or self.null_marker is not None)
+
+
+def _java_split(pattern, text: str) -> list[str]:
+    """Java's ``Pattern.split(text)`` (limit 0): no match gives ``[text]``; a zero-width
+    match at the start makes no leading empty string; trailing empty strings dropped."""
+    parts, pos = [], 0
+    for m in pattern.finditer(text):
+        if m.end() == 0:
+            continue
+        parts.append(text[pos:m.start()])
+        pos = m.end()
+    if not parts:
+        return [text]
+    parts.append(text[pos:])
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def console_lines_records(stream, source: str, cfg: LineReaderConfig
+                          ) -> Iterator[list[InputRecord]]:
+    """Records of a ``lines`` input read as LineMessageReader reads them (see
+    :class:`LineReaderConfig`); the fast paths of :func:`lines_records` when only
+    ``parse.key`` is set.
+
+    Raises:
+        InputError: a line without its delimiter, a pair without its separator (unless
+            ``ignore.error``), a header key equal to ``null.marker``; after the records
+            before it were yielded.
+    """
+    import re
+
+    if cfg.plain:
+        yield from lines_records(stream, source, parse_key=cfg.parse_key,
+                                 key_separator=cfg.key_separator.encode("utf-8"))
+        return
+    null = None if cfg.null_marker is None else cfg.null_marker.encode("utf-8")
+    hdelim = cfg.headers_delimiter.encode("utf-8")
+    ksep = cfg.key_separator.encode("utf-8")
+    hsep = re.compile(cfg.headers_separator)
+    hksep = cfg.headers_key_separator
+
+    def demarcate(line, start, sep, what, n):
+        i = line.find(sep, start)
+        if i == -1:
+            if cfg.ignore_error:
+                return None
+            raise ValueError(f"No {what} found on line number {n}: "
+                             f"'{line.decode('utf-8', 'replace')}'")
+        return line[start:i]
+
+    def header(pair: str, n: int):
+        i = pair.find(hksep)
+        if i == -1:
+            if cfg.ignore_error:
+                return pair, None
+            raise ValueError(f"No header key separator found in pair '{pair}' on line "
+                             f"number {n}")
+        k, v = pair[:i], pair[i + len(hksep):]
+        if k == cfg.null_marker:
+            raise ValueError(f"Header keys should not be equal to the null marker "
+                             f"'{cfg.null_marker}' as they can't be null")
+        v = v.encode("utf-8", "surrogateescape")
+        return k, (None if v == null else v)
+
+    for first, lines in read_chunks(stream):
+        out = []
+        for n, line in enumerate(lines, first):
+            try:
+                hs = demarcate(line, 0, hdelim, "headers delimiter", n) \
+                    if cfg.parse_headers else None
+                start = 0 if hs is None else len(hs) + len(hdelim)
+                key = demarcate(line, start, ksep, "key separator", n) \
+                    if cfg.parse_key else None
+                value = line[start + (0 if key is None else len(key) + len(ksep)):]
+                headers = ()
+                if hs is not None and hs != null:
+                    text = hs.decode("utf-8", "surrogateescape")
+                    headers = tuple(header(p, n) for p in _java_split(hsep, text))
+            except ValueError as e:
+                yield out
+                raise InputError(str(e), source=source, line=n) from None
+            out.append(InputRecord(n, None, None if key == null else key,
+                                   None if value == null else value, headers, None))
+        yield out
+
+
 class _EncodingError(ValueError):
     """A string that cannot become the record's bytes (bad base64, a lone surrogate)."""
 
@@ -134,6 +332,10 @@ def _utf8(s: str, what: str) -> bytes:
                              "cannot be encoded as UTF-8") from None
 
 
+#: ``...Encoding`` values: how a JSON string spells bytes
+ENCODINGS = ("utf8", "base64", "hex")
+
+
 def _enc(value, encoding: str, what: str):
     if value is None:
         return None
@@ -143,6 +345,11 @@ def _enc(value, encoding: str, what: str):
                 return base64.b64decode(value, validate=True)
             except ValueError as e:
                 raise _EncodingError(f"{what} is not valid base64: {e}") from None
+        if encoding == "hex":
+            try:
+                return bytes.fromhex(value)
+            except ValueError as e:
+                raise _EncodingError(f"{what} is not valid hex: {e}") from None
         return _utf8(value, what)
     try:
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -166,6 +373,14 @@ def _loads(b: bytes):
 
 
 _FIELDS = {"key", "value", "headers", "timestamp", "partition"}
+#: fields of ``read -o json`` / ``dump-segment -o json`` records that produce ignores
+IGNORED_FIELDS = frozenset({
+    "topic", "offset", "timestampType", "leaderEpoch", "type", "keySize", "valueSize",
+    "sequence", "headerKeys", "isValid", "crc"})
+#: fields that make the line one to skip (a dump's control record), or refuse
+_SPECIAL = {"keyEncoding", "valueEncoding", "type", "controlType", "keyType",
+            "decodeWarnings", "decodeFailure"}
+_KNOWN = _FIELDS | IGNORED_FIELDS | _SPECIAL
 _NONE = type(None)
 _STR_OR_NONE = {str, _NONE}
 _INT_OR_NONE = {int, _NONE}
@@ -190,9 +405,15 @@ def _header_tuple(items: tuple) -> tuple | None:
 
 
 def _headers_column(col: list) -> list | None:
-    """Headers of a chunk (objects of strings or nulls; None for anything else), looked up
-    by content: repeated headers cost no per-record Python code."""
-    if not set(map(type, col)) <= {dict, _NONE}:
+    """Headers of a chunk (objects of strings or nulls, or empty arrays as ``read -o json``
+    writes no headers; None for anything else), looked up by content: repeated headers
+    cost no per-record Python code."""
+    types = set(map(type, col))
+    if list in types:
+        if any(h for h in col if type(h) is list):
+            return None  # [[k, v]] pairs or {key, value} objects: the record path
+        types.discard(list)
+    if not types <= {dict, _NONE}:
         return None
     items = list(map(tuple, map(dict.items, [h or _EMPTY for h in col])))
     try:
@@ -218,28 +439,29 @@ def _in_range(col: list, lo: int, hi: int) -> bool:
     return not col or (lo <= min(col) and max(col) <= hi)
 
 
-def _columnar(objs: list, lines) -> list | None:
+def _columnar(objs: list, lines, keep_partition: bool) -> list | None:
     """The records of parsed JSON objects column by column (C-level maps), when every
     field is of the usual type: strings or null for key/value, an object of strings or
-    nulls for headers, integers or null for timestamp/partition. None otherwise: the
-    caller then goes record by record (and names a bad line)."""
+    nulls for headers, integers or null for timestamp/partition, no encodings and nothing
+    to skip. None otherwise: the caller then goes record by record (and names a bad
+    line)."""
     names = set().union(*objs)
-    if not names <= _FIELDS:
+    if not names <= _FIELDS | IGNORED_FIELDS or "type" in names:
         return None
     n = len(objs)
 
     def col(name):
         return list(map(dict.get, objs, repeat(name))) if name in names else None
 
-    ks, vs, hs, ts, ps = (col("key"), col("value"), col("headers"), col("timestamp"),
-                          col("partition"))
+    ks, vs, hs, ts = col("key"), col("value"), col("headers"), col("timestamp")
+    ps = col("partition") if keep_partition else None
     for c, ok in ((ks, _STR_OR_NONE), (vs, _STR_OR_NONE), (ts, _INT_OR_NONE),
                   (ps, _INT_OR_NONE)):
         if c is not None and not set(map(type, c)) <= ok:
             return None
     if (ps is not None and not _in_range(ps, 0, INT32_MAX)) or \
             (ts is not None and not _in_range(ts, 0, INT64_MAX)):
-        return None  # the record path names the line
+        return None  # the record path names the line (or takes NO_TIMESTAMP)
     try:
         ks = repeat(None, n) if ks is None else _utf8_column(ks)
         vs = repeat(None, n) if vs is None else _utf8_column(vs)
@@ -253,26 +475,45 @@ def _columnar(objs: list, lines) -> list | None:
                         strict=False)))
 
 
+def _encoding_of(obj: dict, name: str, default: str) -> str:
+    e = obj.get(name)
+    if e is None:
+        return default
+    if e not in ENCODINGS:
+        raise ValueError(f"{name} must be one of {', '.join(ENCODINGS)}, got {_short(e)}")
+    return e
+
+
 def _headers(h, encoding: str) -> tuple:
-    """``headers``: an object, an array of ``[key, value]`` pairs with a string key, or
-    null; values as key/value (a Kafka header key is a non-null String)."""
+    """``headers``: an object, an array of ``[key, value]`` pairs or of ``{"key", "value",
+    "valueEncoding"}`` objects (``read``'s and ``dump-segment``'s form) with a string
+    key, or null; values as key/value (a Kafka header key is a non-null String)."""
     if h is None:
         return ()
     if isinstance(h, dict):
-        pairs = list(h.items())
-    elif isinstance(h, list):
-        pairs = h
-        for n, pair in enumerate(pairs, 1):
-            if not isinstance(pair, list) or len(pair) != 2:
-                raise ValueError(f"headers: pair {n} must be a [key, value] array of two "
-                                 f"elements, got {_short(pair)}")
-            if not isinstance(pair[0], str):
-                raise ValueError(f"headers: the key of pair {n} must be a string, got "
-                                 f"{_short(pair[0])}")
-    else:
+        return tuple((k, _enc(v, encoding, f"header {k!r}")) for k, v in h.items())
+    if not isinstance(h, list):
         raise ValueError("headers must be an object, an array of [key, value] pairs or "
-                         f"null, got {_short(h)}")
-    return tuple((k, _enc(v, encoding, f"header {k!r}")) for k, v in pairs)
+                         f"of {{key, value}} objects, or null, got {_short(h)}")
+    out = []
+    for n, pair in enumerate(h, 1):
+        if isinstance(pair, dict):
+            extra = pair.keys() - {"key", "value", "valueEncoding"}
+            if extra or "key" not in pair:
+                raise ValueError(f"headers: object {n} must have a key, a value and "
+                                 f"optionally a valueEncoding, got {_short(pair)}")
+            k, v = pair["key"], pair.get("value")
+            enc = _encoding_of(pair, "valueEncoding", encoding)
+        elif isinstance(pair, list) and len(pair) == 2:
+            (k, v), enc = pair, encoding
+        else:
+            raise ValueError(f"headers: pair {n} must be a [key, value] array of two "
+                             f"elements or a {{key, value}} object, got {_short(pair)}")
+        if not isinstance(k, str):
+            raise ValueError(f"headers: the key of pair {n} must be a string, got "
+                             f"{_short(k)}")
+        out.append((k, _enc(v, enc, f"header {k!r}")))
+    return tuple(out)
 
 
 def _short(v) -> str:
@@ -280,27 +521,42 @@ def _short(v) -> str:
     return t if len(t) <= 40 else t[:37] + "..."
 
 
-def _record(obj, line: int, encoding: str) -> InputRecord:
+def _record(obj, line: int, encoding: str, keep_partition: bool = False
+            ) -> InputRecord | None:
+    """The record of one JSON object; None for a line to skip (a dump's non-record
+    object or control record)."""
     if not isinstance(obj, dict):
         raise ValueError("expected a JSON object")
-    extra = obj.keys() - _FIELDS
+    if "type" in obj and obj["type"] != "record":
+        return None  # dump-segment's file, batch, index entries...: not records
+    if "controlType" in obj:
+        return None  # a control record: the broker writes those, no consumer sees them
+    extra = obj.keys() - _KNOWN
     if extra:
         raise ValueError(f"unknown field(s) {', '.join(sorted(extra))}")
+    if "keyType" in obj or "decodeWarnings" in obj or "decodeFailure" in obj:
+        raise ValueError("a decoded record of an internal topic (its key and value are "
+                         "the decoders' JSON, not its bytes): read it with --no-decode")
+    if "keySize" in obj and "value" not in obj and "key" not in obj:
+        raise ValueError("a dump-segment record without its data: dump with "
+                         "--print-data-log")
     ts = obj.get("timestamp")
     if ts is not None and (not isinstance(ts, int) or isinstance(ts, bool)):
         raise ValueError("timestamp must be an integer (ms since the epoch)")
-    if ts is not None and not 0 <= ts <= INT64_MAX:
+    if ts is not None and not (0 <= ts <= INT64_MAX or ts == NO_TIMESTAMP):
         raise ValueError(f"timestamp {ts} is out of range: it must be 0..{INT64_MAX} ms "
-                         "(a non-negative 64-bit integer) or null")
-    part = obj.get("partition")
+                         "(a non-negative 64-bit integer), -1 (no timestamp) or null")
+    part = obj.get("partition") if keep_partition else None
     if part is not None and (not isinstance(part, int) or isinstance(part, bool) or part < 0):
         raise ValueError("partition must be a non-negative integer")
     if part is not None and part > INT32_MAX:
         raise ValueError(f"partition {part} is out of range: partition ids are 0..{INT32_MAX} "
                          "(a signed 32-bit integer)")
     headers = _headers(obj.get("headers"), encoding)
-    return InputRecord(line, ts, _enc(obj.get("key"), encoding, "key"),
-                       _enc(obj.get("value"), encoding, "value"), headers, part)
+    return InputRecord(line, ts,
+                       _enc(obj.get("key"), _encoding_of(obj, "keyEncoding", encoding), "key"),
+                       _enc(obj.get("value"), _encoding_of(obj, "valueEncoding", encoding),
+                            "value"), headers, part)
 
 
 # Put between the lines of a chunk parsed as one array: a string that costs nothing to parse
@@ -334,9 +590,11 @@ def _parse_lines(lines: list[bytes]) -> list[dict]:
     return objs
 
 
-def jsonl_records(stream, source: str, *, value_encoding: str = "utf8"
-                  ) -> Iterator[list[InputRecord]]:
-    """Records of a JSON Lines input (see the module docstring).
+def jsonl_records(stream, source: str, *, value_encoding: str = "utf8",
+                  keep_partition: bool = False) -> Iterator[list[InputRecord]]:
+    """Records of a JSON Lines input (see the module docstring); ``value_encoding`` is
+    the encoding of strings without a ``...Encoding`` field, ``keep_partition`` whether a
+    ``partition`` field is used.
 
     Raises:
         InputError: naming the first malformed line.
@@ -376,7 +634,7 @@ def jsonl_records(stream, source: str, *, value_encoding: str = "utf8"
                     yield ValuesChunk(encoded, first)
                     continue
         if objs is not None and value_encoding == "utf8":
-            recs = _columnar(objs, map(first.__add__, idx))
+            recs = _columnar(objs, map(first.__add__, idx), keep_partition)
             if recs is not None:
                 yield recs
                 continue
@@ -390,10 +648,12 @@ def jsonl_records(stream, source: str, *, value_encoding: str = "utf8"
                 raise InputError(f"malformed JSON: {e}", source=source,
                                  line=first + i) from None
             try:
-                out.append(_record(obj, first + i, value_encoding))
+                rec = _record(obj, first + i, value_encoding, keep_partition)
             except ValueError as e:
                 yield out
                 raise InputError(str(e), source=source, line=first + i) from None
+            if rec is not None:
+                out.append(rec)
         yield out
 
 

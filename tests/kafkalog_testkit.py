@@ -173,3 +173,92 @@ def raw_batch(base_offset: int, records: list[bytes], *, base_ts: int = 1000,
                             base_seq, count) + recs
     body = struct.pack(">ibI", leader_epoch, magic, crc32c.crc32c(after_crc)) + after_crc
     return struct.pack(">qi", base_offset, len(body)) + body
+
+
+# -- hostile input: decompression bombs and bounded memory -------------------------------------
+
+#: 256 MiB of seven-byte records: the 22 KB zstd batch of issue 16 (38 M records)
+BOMB_RECORDS = (256 << 20) // 7
+#: its 1.2 KB variant
+BOMB_SMALL_RECORDS = 2_000_000
+#: one seven-byte DefaultRecord: length 6, attributes 0, timestampDelta 0, offsetDelta 0,
+#: null key, null value, no headers (DefaultRecord.writeTo)
+SEVEN_BYTE_RECORD = bytes.fromhex("0c000000010100")
+
+
+def zstd_bomb_block(n: int = BOMB_RECORDS) -> bytes:
+    """``n`` seven-byte records compressed by zstd (level 19) as a stream, so the frame
+    has no content size, as zstd-jni writes it; built in pieces (the 256 MiB are never
+    in memory)."""
+    import zstandard
+
+    o = zstandard.ZstdCompressor(level=19, write_content_size=False).compressobj()
+    piece = SEVEN_BYTE_RECORD * (1 << 20)
+    parts = []
+    left = n
+    while left:
+        k = min(left, 1 << 20)
+        parts.append(o.compress(piece if k == 1 << 20 else SEVEN_BYTE_RECORD * k))
+        left -= k
+    parts.append(o.flush())
+    return b"".join(parts)
+
+
+def zstd_bomb_batch(n: int = BOMB_RECORDS, *, base_offset: int = 0, count: int | None = None,
+                    last_delta: int | None = None) -> bytes:
+    """A v2 batch (valid CRC-32C, zstd, CreateTime) of ``n`` seven-byte records, whose
+    header says ``count`` records (default ``n``) and lastOffsetDelta ``count - 1``, as a
+    producer's batch would: the records all carry offsetDelta 0. With the defaults it is
+    the issue's 22 KB batch that decompresses to 256 MiB."""
+    import struct
+
+    import crc32c
+
+    count = n if count is None else count
+    last_delta = count - 1 if last_delta is None else last_delta
+    after_crc = struct.pack(">hiqqqhii", 4, last_delta, 1000, 1000, -1, -1, -1, count) \
+        + zstd_bomb_block(n)
+    body = struct.pack(">ibI", 0, 2, crc32c.crc32c(after_crc)) + after_crc
+    return struct.pack(">qi", base_offset, len(body)) + body
+
+
+def write_partition(root: Path, name: str, log: bytes, base_offset: int = 0) -> Path:
+    """``root/name`` holding one segment ``<base_offset>.log`` with ``log``."""
+    d = root / name
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f"{base_offset:020d}.log").write_bytes(log)
+    return d
+
+
+def run_cli_limited(*args: str, address_space: int = 1 << 30, timeout: float = 300,
+                    cwd: Path | None = None):
+    """:func:`run_cli` with the child's address space capped (``RLIMIT_AS``), so a
+    decoder that grows with its input fails with MemoryError instead of swapping."""
+    import os
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("COLUMNS", None)
+    return subprocess.run([sys.executable, "-m", "kafkalog_cli", *args], cwd=cwd or REPO,
+                          env=env, capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=limit)
+
+
+def popen_cli_limited(*args: str, address_space: int = 1 << 30):
+    """The CLI started as a Popen (stdout a text pipe) with ``RLIMIT_AS`` capped, for
+    commands whose whole output is too long to wait for."""
+    import os
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.Popen([sys.executable, "-m", "kafkalog_cli", *args], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=limit)

@@ -1,8 +1,8 @@
 """The Typer root: ``kafkalog``, its global options, and error handling.
 
 Every library error prints one line naming the file (and byte position) on stderr and
-exits non-zero: 2 for usage errors, 3 for unreadable input; ``--debug`` shows the
-traceback instead.
+exits with the status :mod:`~kafkalog_cli.cli.exit_codes` gives its class; ``--debug``
+shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=True,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-_state = {"debug": False}
 
 
 def _version(value: bool) -> None:
@@ -38,7 +37,7 @@ def root(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Read, verify, repair and append to Apache Kafka log directories, no broker needed."""
-    _state["debug"] = debug
+    # --debug is read from argv by main(), before Typer parses anything
 
 
 def _register() -> None:
@@ -56,6 +55,22 @@ def _register() -> None:
 
 
 _register()
+
+
+def _one_metavar_style() -> None:
+    """Help shows every value as its metavar (``PATH``, ``N``, ``text|json``); Typer
+    would also print an argument's Python type beside it (``PATH <list[Path]>``)."""
+    from typer.core import TyperArgument
+
+    shown = TyperArgument.display_type_rich
+
+    def display_type_rich(self, ctx):
+        return None if self.metavar is not None else shown(self, ctx)
+
+    TyperArgument.display_type_rich = display_type_rich
+
+
+_one_metavar_style()
 
 
 def _fd_identity(fd: int) -> tuple[int, int] | None:
@@ -109,11 +124,29 @@ def _flush_stdout() -> bool:
     return True
 
 
+#: options whose value is optional, as Kafka's tools (joptsimple ``withOptionalArg``) take
+#: them: given alone (last, or before another option) they mean this value
+OPTIONAL_VALUES = {"--compression-codec": "gzip"}
+
+
+def _optional_values(args: list[str]) -> list[str]:
+    out = []
+    for i, a in enumerate(args):
+        out.append(a)
+        if a in OPTIONAL_VALUES:
+            nxt = args[i + 1] if i + 1 < len(args) else None
+            if nxt is None or (nxt.startswith("-") and nxt != "-"):
+                out.append(OPTIONAL_VALUES[a])
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     from ..errors import KafkalogError
+    from .exit_codes import INTERRUPTED, OK, UNREADABLE, for_error
 
-    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    argv = _optional_values(argv if argv is not None else sys.argv[1:])
+    debug = "--debug" in argv
     stdout_id = _fd_identity(1)
     try:
         try:
@@ -133,13 +166,13 @@ def main(argv: list[str] | None = None) -> None:
 
         _flush_stdout()
         error(str(e))
-        sys.exit(e.exit_code)
+        sys.exit(for_error(e))
     except BrokenPipeError:
         # stdout closed early (e.g. piped into head): not an error
         _stdout_to_devnull()
-        sys.exit(0)
+        sys.exit(OK)
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(INTERRUPTED)
     except OSError as e:
         # a file the library opened directly (not through a KafkalogError path): still one
         # line naming the file, exit 3 (unreadable), the traceback only with --debug
@@ -150,4 +183,4 @@ def main(argv: list[str] | None = None) -> None:
         _flush_stdout()
         where = f"{e.filename}: " if e.filename else ""
         error(f"{where}{e.strerror or e}")
-        sys.exit(3)
+        sys.exit(UNREADABLE)

@@ -35,17 +35,32 @@ class DataEncoding(str, Enum):
 
 Paths = Annotated[
     list[Path],
-    typer.Argument(help="Segment files, partition directories or log directories.",
+    typer.Argument(help="Partition directories, log directories, or directories holding "
+                        "log directories (searched recursively).",
                    metavar="PATH",
                    show_default=False),
 ]
 
 OutputOpt = Annotated[
     Output | None,
-    typer.Option("--output", "-o",
+    typer.Option("--output", "-o", metavar="text|json",
                  help="text: rich tables (default on a terminal); json: for scripts "
                       "(default when stdout is not a terminal).",
                  show_default=False),
+]
+
+
+#: 256 MiB, as ``constants.DEFAULT_MAX_DECOMPRESSED_BYTES`` (not imported: the CLI loads
+#: only what a command needs; a test keeps the two equal)
+MAX_DECOMPRESSED_DEFAULT = 256 * 1024 * 1024
+
+MaxDecompressedOpt = Annotated[
+    int,
+    typer.Option("--max-decompressed-bytes", min=1, metavar="BYTES",
+                 help="Bound on one batch's decompressed records (bytes); a batch over it is "
+                      "reported as corrupt. Records are streamed, so memory does not grow "
+                      "with it: it bounds the work one small batch can cause (a decompression "
+                      "bomb). Raise it for larger batches."),
 ]
 
 

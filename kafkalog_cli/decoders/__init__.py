@@ -1,30 +1,38 @@
 """Decoders of Kafka's internal topics, producing what DumpLogSegments prints.
 
-    topic                  decoder                   Kafka class followed
-    __consumer_offsets     ConsumerOffsetsDecoder    OffsetsMessageParser
-    __transaction_state    TransactionLogDecoder     TransactionLog
-    __cluster_metadata     ClusterMetadataDecoder    ClusterMetadataLogMessageParser
-    (control batches)      decode_control_record     ControlRecordUtils / EndTransactionMarker
+    topic                   flag (dump-segment, read)       decoder                   Kafka class followed
+    __consumer_offsets      --offsets-decoder               ConsumerOffsetsDecoder    OffsetsMessageParser
+    __transaction_state     --transaction-log-decoder       TransactionLogDecoder     TransactionLogMessageParser
+    __share_group_state     --share-group-state-decoder     ShareGroupStateDecoder    ShareGroupStateMessageParser
+    __cluster_metadata      --cluster-metadata-decoder      ClusterMetadataDecoder    ClusterMetadataLogMessageParser
+    __remote_log_metadata   --remote-log-metadata-decoder   RemoteLogMetadataDecoder  RemoteMetadataLogMessageParser
+    (control batches)                                       decode_control_record     ControlRecordUtils / EndTransactionMarker
 
 Each decoder has ``decode(key, value) -> DecodedRecord`` and never raises: bytes it cannot
 decode (unknown record type or version, truncated data) come back as ``{"raw": base64}``
-with a warning, and with a :class:`~kafkalog_cli.decoders.messages.DecodeFailure` telling
+with a warning, and with a :class:`~kafkalog_cli.decoders.decoded.DecodeFailure` telling
 what Kafka's parser does with them instead (``Unknown record type N at offset X,
-skipping.``, ``Error at offset X, skipping. <message>`` for the coordinator topics,
-``Error at X, skipping. <message>`` for ``__cluster_metadata``). Message layouts are declared once in ``*_messages.py`` with the
-declarative :class:`~kafkalog_cli.decoders.messages.Message` and compiled per version.
+skipping.``, ``Error at offset X, skipping. <message>`` for the coordinator topics and
+``__remote_log_metadata``, ``Error at X, skipping. <message>`` for ``__cluster_metadata``);
+:meth:`DecodedRecord.kafka_text` gives the key and payload Kafka's tool prints. Message
+layouts are declared once in ``*_messages.py`` with the declarative
+:class:`~kafkalog_cli.schema.messages.Message` and compiled per version.
 """
 
 from __future__ import annotations
 
 import re
 
+from ..schema.messages import Field, Message
 from .cluster_metadata import ClusterMetadataDecoder, control_text, decode_control_record
 from .consumer_offsets import ConsumerOffsetsDecoder
-from .messages import DELETE_MARKER, DecodedRecord, DecodeFailure, Field, Message
+from .decoded import DELETE_MARKER, DecodedRecord, DecodeFailure
+from .remote_log_metadata import RemoteLogMetadataDecoder
+from .share_group_state import ShareGroupStateDecoder
 from .transaction_log import TransactionLogDecoder, format_text
 
 __all__ = [
+    "DECODER_NAMES",
     "DELETE_MARKER",
     "ClusterMetadataDecoder",
     "ConsumerOffsetsDecoder",
@@ -32,18 +40,31 @@ __all__ = [
     "DecodedRecord",
     "Field",
     "Message",
+    "RemoteLogMetadataDecoder",
+    "ShareGroupStateDecoder",
     "TransactionLogDecoder",
     "control_text",
     "decode_control_record",
+    "decoder_for_name",
     "decoder_for_topic",
     "format_text",
 ]
 
-_DECODERS = {
-    ConsumerOffsetsDecoder.topic: ConsumerOffsetsDecoder,
-    TransactionLogDecoder.topic: TransactionLogDecoder,
-    ClusterMetadataDecoder.topic: ClusterMetadataDecoder,
+_DECODERS = {cls.topic: cls for cls in (
+    ConsumerOffsetsDecoder, TransactionLogDecoder, ShareGroupStateDecoder,
+    ClusterMetadataDecoder, RemoteLogMetadataDecoder)}
+
+#: ``{decoder name: topic}``: the names of DumpLogSegments' decoder flags
+#: (``--offsets-decoder`` is ``"offsets"``), in the order Kafka's tool prefers them when
+#: several are given.
+DECODER_NAMES = {
+    "offsets": "__consumer_offsets",
+    "transaction-log": "__transaction_state",
+    "cluster-metadata": "__cluster_metadata",
+    "remote-log-metadata": "__remote_log_metadata",
+    "share-group-state": "__share_group_state",
 }
+
 _PARTITION_SUFFIX = re.compile(r"-\d+$")
 
 
@@ -52,8 +73,15 @@ def decoder_for_topic(topic: str):
 
     :param topic: a topic name (``"__consumer_offsets"``) or a partition directory name
         (``"__consumer_offsets-7"``).
-    :returns: a new ConsumerOffsetsDecoder, TransactionLogDecoder or
-        ClusterMetadataDecoder, or None.
+    :returns: a new decoder (see the table above), or None.
     """
     cls = _DECODERS.get(topic) or _DECODERS.get(_PARTITION_SUFFIX.sub("", topic))
     return cls() if cls is not None else None
+
+
+def decoder_for_name(name: str):
+    """The decoder a DumpLogSegments decoder flag names (a key of :data:`DECODER_NAMES`).
+
+    :raises KeyError: an unknown name.
+    """
+    return _DECODERS[DECODER_NAMES[name]]()

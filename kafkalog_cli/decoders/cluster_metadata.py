@@ -1,6 +1,7 @@
 """Decoder of ``__cluster_metadata`` records (and KRaft snapshots), after DumpLogSegments'
 ClusterMetadataLogMessageParser and MetadataRecordSerde, plus the control records of
-control batches (ControlRecordUtils).
+control batches (ControlRecordUtils). The metadata framing (AbstractApiMessageSerde) is
+:class:`FramedMetadataDecoder`, which ``__remote_log_metadata`` shares.
 
     MetadataRecord (the value; keys are null) =>
       FrameVersion => UnsignedVarint   (1; 0 was KRaft's 2.8 preview, refused)
@@ -24,15 +25,18 @@ Output shapes::
 
 from __future__ import annotations
 
+import functools
+
 import construct as c
 
 from ..schema.control import ControlRecordKey, EndTransactionMarker, control_type_name
+from ..schema.messages import PARSE_ERRORS
 from . import raft_messages as rm
-from .messages import (
-    PARSE_ERRORS,
+from .decoded import (
     DecodedRecord,
     DecodeFailure,
     raw_json,
+    to_java_json_text,
     to_json_text,
     unknown_tag_warnings,
 )
@@ -79,99 +83,127 @@ def read_frame(value) -> tuple[int, int, int, int]:
     return frame, api_key, version, pos
 
 
-def _serde_failure(message: str) -> DecodeFailure:
-    """What ClusterMetadataLogMessageParser prints as the payload when
-    MetadataRecordSerde.read throws (a MetadataParseException with ``message``)."""
-    return DecodeFailure("error", message, in_payload=True)
+@functools.cache
+def _type_name(message_name: str) -> str:
+    return metadata_type_name(message_name)
 
 
-def _frame_failure(value) -> DecodeFailure | None:
-    """AbstractApiMessageSerde.read's checks of the frame, in its order (frame version,
-    type, version), or None when the frame reads."""
-    if value is None:  # a null buffer: reading the frame version throws
-        return _serde_failure("Error while reading frame version")
-    pos = 0
-    frame = None
-    for what in ("frame version", "type", "version"):
-        try:
-            v, pos = _read_unsigned_varint(value, pos)
-        except (IndexError, ValueError):
-            return _serde_failure(f"Error while reading {what}")
-        if v > 0x7FFF:
-            return _serde_failure(f"Value for {what} was too large.")
-        if what == "frame version":
-            frame = v
-            if frame == 0:
-                return _serde_failure(
-                    "Could not deserialize metadata record with frame version 0. Note that "
-                    "upgrades from the preview release of KRaft in 2.8 to newer versions are "
-                    "not supported.")
-            if frame != FRAME_VERSION:
-                return _serde_failure(
-                    f"Could not deserialize metadata record due to unknown frame version "
-                    f"{frame}(only frame version {FRAME_VERSION} is supported)")
-    return None
+class FramedMetadataDecoder:
+    """Decodes values framed by AbstractApiMessageSerde (a KRaft metadata record: frame
+    version, api key, version, the record): ``__cluster_metadata`` and
+    ``__remote_log_metadata``. Never raises: what cannot be decoded is returned as
+    ``{"raw": base64}`` with a warning and, in ``failure``, what Kafka's parser prints.
 
+    Subclasses set :attr:`topic`, :attr:`by_api_key` (``{api key: message}``) and
+    :attr:`at_offset` (``Error at offset X`` rather than ``Error at X``), and may
+    override :meth:`_text` (the payload Kafka's tool prints, when not the JSON).
+    """
 
-class ClusterMetadataDecoder:
-    """Decodes ``__cluster_metadata`` values (MetadataRecordSerde). Never raises: what
-    cannot be decoded is returned as ``{"raw": base64}`` with a warning."""
+    topic = ""
+    by_api_key: dict = {}
+    at_offset = False
 
-    topic = "__cluster_metadata"
+    def _failure(self, message: str) -> DecodeFailure:
+        """What the parser prints as the payload when the serde throws (a
+        MetadataParseException with ``message``)."""
+        return DecodeFailure("error", message, in_payload=True, at_offset=self.at_offset)
+
+    def _frame_failure(self, value) -> DecodeFailure | None:
+        """AbstractApiMessageSerde.read's checks of the frame, in its order (frame
+        version, type, version), or None when the frame reads."""
+        if value is None:  # a null buffer: reading the frame version throws
+            return self._failure("Error while reading frame version")
+        pos = 0
+        for what in ("frame version", "type", "version"):
+            try:
+                v, pos = _read_unsigned_varint(value, pos)
+            except (IndexError, ValueError):
+                return self._failure(f"Error while reading {what}")
+            if v > 0x7FFF:
+                return self._failure(f"Value for {what} was too large.")
+            if what == "frame version":
+                if v == 0:
+                    return self._failure(
+                        "Could not deserialize metadata record with frame version 0. Note "
+                        "that upgrades from the preview release of KRaft in 2.8 to newer "
+                        "versions are not supported.")
+                if v != FRAME_VERSION:
+                    return self._failure(
+                        f"Could not deserialize metadata record due to unknown frame version "
+                        f"{v}(only frame version {FRAME_VERSION} is supported)")
+        return None
+
+    def _null_value(self, key, warnings: list[str]) -> DecodedRecord:
+        warnings.append("metadata record without a value")
+        return DecodedRecord(raw_json(key), None, None, warnings, tombstone=True,
+                             failure=self._frame_failure(None), keyless=True)
 
     def decode(self, key: bytes | None, value: bytes | None) -> DecodedRecord:
-        """Decode one (non-control) record; ``key`` is ignored (metadata keys are null)."""
+        """Decode one (non-control) record; ``key`` is ignored (these keys are null)."""
         warnings: list[str] = []
         if value is None:
-            warnings.append("metadata record without a value")
-            return DecodedRecord(raw_json(key), None, None, warnings, tombstone=True,
-                                 failure=_frame_failure(value))
+            return self._null_value(key, warnings)
+
+        def raw(message_name=None, failure=None) -> DecodedRecord:
+            return DecodedRecord(raw_json(key), raw_json(value), message_name, warnings,
+                                 failure=failure, keyless=True)
+
         try:
             frame, api_key, version, pos = read_frame(value)
         except ValueError as e:
             warnings.append(f"could not read the metadata frame: {e}")
-            return DecodedRecord(raw_json(key), raw_json(value), None, warnings,
-                                 failure=_frame_failure(value) or _serde_failure(str(e)))
+            return raw(failure=self._frame_failure(value) or self._failure(str(e)))
         if frame != FRAME_VERSION:
             warnings.append(f"unknown frame version {frame} (only frame version "
                             f"{FRAME_VERSION} is supported), kept raw")
-            return DecodedRecord(raw_json(key), raw_json(value), None, warnings,
-                                 failure=_frame_failure(value))
-        message = BY_API_KEY.get(api_key)
+            return raw(failure=self._frame_failure(value))
+        message = self.by_api_key.get(api_key)
         if message is None:
             warnings.append(f"unknown metadata record type {api_key} version {version}, "
                             "kept raw")
             # MetadataRecordType.fromId throws; MetadataParseException(e) takes its toString
-            return DecodedRecord(raw_json(key), raw_json(value), None, warnings,
-                                 failure=_serde_failure(
-                                     "org.apache.kafka.common.errors."
-                                     f"UnsupportedVersionException: Unknown metadata id {api_key}"))
+            return raw(failure=self._failure(
+                "org.apache.kafka.common.errors."
+                f"UnsupportedVersionException: Unknown metadata id {api_key}"))
         # a reader's exception, unknown versions included, is reported without its cause
-        read_failure = _serde_failure(f"Failed to deserialize record with type {api_key}")
-        if version not in message.valid:
+        read_failure = self._failure(f"Failed to deserialize record with type {api_key}")
+        if all(version not in layout.valid for layout in message.layouts):
             warnings.append(f"unknown {message.name} version {version} "
                             f"(known: {message.valid}), kept raw")
-            return DecodedRecord(raw_json(key), raw_json(value), message.name, warnings,
-                                 failure=read_failure)
+            return raw(message.name, read_failure)
         try:
-            obj, end = message.parse(value, version, offset=pos)
+            layout, obj, end = message.parse_layouts(value, version, offset=pos)
         except PARSE_ERRORS as e:
             warnings.append(f"Failed to deserialize record with type {api_key}: {e}")
-            return DecodedRecord(raw_json(key), raw_json(value), message.name, warnings,
-                                 failure=read_failure)
+            return raw(message.name, read_failure)
         if end != len(value):
             warnings.append(f"Found {len(value) - end} byte(s) of garbage after {api_key}, "
                             "kept raw")
-            return DecodedRecord(raw_json(key), raw_json(value), message.name, warnings,
-                                 failure=_serde_failure(
-                                     f"Found {len(value) - end} byte(s) of garbage after "
-                                     f"{api_key}"))
+            return raw(message.name, self._failure(
+                f"Found {len(value) - end} byte(s) of garbage after {api_key}"))
         unknown: list = []
-        data = message.to_json(obj, version, unknown)
+        data = layout.to_json(obj, version, unknown)
         warnings.extend(unknown_tag_warnings(unknown))
-        out = {"type": metadata_type_name(message.name), "version": version, "data": data}
-        return DecodedRecord(None if key is None else raw_json(key), out, message.name,
-                             warnings)
+        out = {"type": _type_name(message.name), "version": version, "data": data}
+        record = DecodedRecord(None if key is None else raw_json(key), out, message.name,
+                               warnings, keyless=True, layout=layout.layout
+                               if layout is not message else None)
+        if message.has_float64:  # ClientQuotaRecord: Jackson prints Double.toString
+            record.text = to_java_json_text(out)
+        self._text(record, message, data)
+        return record
+
+    def _text(self, record: DecodedRecord, message, data: dict) -> None:
+        """Set ``record.text`` (or ``record.failure``) when Kafka's tool prints something
+        other than the value's JSON for a decoded record (nothing by default)."""
+
+
+class ClusterMetadataDecoder(FramedMetadataDecoder):
+    """Decodes ``__cluster_metadata`` values (MetadataRecordSerde,
+    ClusterMetadataLogMessageParser: ``Error at X, skipping.``)."""
+
+    topic = "__cluster_metadata"
+    by_api_key = BY_API_KEY
 
 
 def decode_control_record(type_id: int | None, key: bytes | None,

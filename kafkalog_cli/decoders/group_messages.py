@@ -1,26 +1,32 @@
-"""Declarations of the ``__consumer_offsets`` records (``group-coordinator/.../common/message``)
-and of the consumer embedded protocol (ConsumerProtocolSubscription / Assignment).
+"""Declarations of the ``__consumer_offsets`` records (``group-coordinator/src/main/resources/
+common/message``, the ``coordinator-key`` / ``coordinator-value`` pairs of the group
+coordinator) and of the consumer embedded protocol (ConsumerProtocolSubscription /
+Assignment, ``clients/src/main/resources/common/message``).
 
 A record's key and value each start with an int16. The key's is the record type
-(GroupCoordinatorRecordSerde.apiMessageKeyFor) and also the version the key message is
-read at; the value's is the value message's version::
+(``CoordinatorRecordType``, the JSON's ``apiKey``; GroupCoordinatorRecordSerde reads the
+key message after it); the value's is the value message's version::
 
-    type  key message                               value message
-    0, 1  OffsetCommitKey                           OffsetCommitValue (0-4)
-    2     GroupMetadataKey                          GroupMetadataValue (0-4)
-    3     ConsumerGroupMetadataKey                  ConsumerGroupMetadataValue
-    4     ConsumerGroupPartitionMetadataKey         ConsumerGroupPartitionMetadataValue
-    5     ConsumerGroupMemberMetadataKey            ConsumerGroupMemberMetadataValue
-    6     ConsumerGroupTargetAssignmentMetadataKey  ConsumerGroupTargetAssignmentMetadataValue
-    7     ConsumerGroupTargetAssignmentMemberKey    ConsumerGroupTargetAssignmentMemberValue
-    8     ConsumerGroupCurrentMemberAssignmentKey   ConsumerGroupCurrentMemberAssignmentValue
-    9     ShareGroupPartitionMetadataKey            ShareGroupPartitionMetadataValue
-    10    ShareGroupMemberMetadataKey               ShareGroupMemberMetadataValue
-    11    ShareGroupMetadataKey                     ShareGroupMetadataValue
-    12    ShareGroupTargetAssignmentMetadataKey     ShareGroupTargetAssignmentMetadataValue
-    13    ShareGroupTargetAssignmentMemberKey       ShareGroupTargetAssignmentMemberValue
-    14    ShareGroupCurrentMemberAssignmentKey      ShareGroupCurrentMemberAssignmentValue
-    15    ShareGroupStatePartitionMetadataKey       ShareGroupStatePartitionMetadataValue
+    type  record (key / value messages)          value versions  protocol
+    0     LegacyOffsetCommit                     0               offsets (Kafka 0.8.2)
+    1     OffsetCommit                           0-4             offsets
+    2     GroupMetadata                          0-4             classic groups
+    3-8   ConsumerGroup{Metadata, PartitionMetadata, MemberMetadata,
+          TargetAssignmentMetadata, TargetAssignmentMember,
+          CurrentMemberAssignment}               0               KIP-848 consumer groups
+    9-15  ShareGroup{PartitionMetadata, MemberMetadata, Metadata,
+          TargetAssignmentMetadata, TargetAssignmentMember,
+          CurrentMemberAssignment, StatePartitionMetadata}   0   KIP-932 share groups
+    16    ConsumerGroupRegularExpression         0               KIP-848 regex subscriptions
+    17-24 StreamsGroup{Metadata, PartitionMetadata, MemberMetadata,
+          TargetAssignmentMetadata, TargetAssignmentMember,
+          CurrentMemberAssignment, Topology,
+          TargetAssignmentResolvedTopicIds}      0               KIP-1071 streams groups
+
+Every key is at version 0. Kafka's trees of 2025-2026 added tagged fields (read when
+present, their default otherwise) and, for records still "in development" there,
+changed a layout without a version bump: those messages keep the layout of Kafka's
+December 2024 tree in ``earlier`` (see :class:`~kafkalog_cli.schema.messages.Message`).
 
 A GroupMetadataValue member's ``subscription`` / ``assignment`` bytes, for protocolType
 "consumer", are a version int16 followed by ConsumerProtocolSubscription /
@@ -29,251 +35,396 @@ ConsumerProtocolAssignment at that version.
 
 from __future__ import annotations
 
-from .messages import Field, Message, registry
+from ..schema.messages import Field, Message, registry
 
-OffsetCommitKey = Message(
-    "OffsetCommitKey", valid="0-1", fields=[
-        Field("group", "string", "0-1"),
-        Field("topic", "string", "0-1"),
-        Field("partition", "int32", "0-1"),
+
+def _key(name: str, api_key: int, *fields: tuple[str, str]) -> Message:
+    """A coordinator key: version 0, not flexible, plain fields."""
+    return Message(name, valid="0", api_key=api_key, kind="coordinator-key",
+                   fields=[Field(n, t, "0") for n, t in fields])
+
+
+def _value(name: str, api_key: int, fields, *, valid: str = "0", flexible: str = "0+",
+           earlier=(), layout: str | None = None) -> Message:
+    return Message(name, valid=valid, flexible=flexible, api_key=api_key,
+                   kind="coordinator-value", fields=fields, earlier=earlier, layout=layout)
+
+
+def _earlier(name: str, api_key: int, fields) -> Message:
+    """The layout of Kafka's December 2024 tree (apache/kafka e6d2421), before the
+    incompatible change of a record still "in development" there."""
+    return _value(name, api_key, fields,
+                  layout="Kafka's December 2024 tree (apache/kafka e6d2421)")
+
+
+_GROUP = ("groupId", "string")
+_MEMBER = ("memberId", "string")
+
+# -- offsets and classic groups (0-2) ----------------------------------------------------------
+
+LegacyOffsetCommitKey = _key("LegacyOffsetCommitKey", 0,
+                             ("group", "string"), ("topic", "string"), ("partition", "int32"))
+
+LegacyOffsetCommitValue = Message(
+    "LegacyOffsetCommitValue", valid="0", api_key=0, kind="coordinator-value", fields=[
+        Field("offset", "int64", "0"),
+        Field("metadata", "string", "0"),
+        Field("commitTimestamp", "int64", "0"),
     ])
 
-OffsetCommitValue = Message(
-    "OffsetCommitValue", valid="0-4", flexible="4+", fields=[
-        Field("offset", "int64", "0+"),
-        Field("leaderEpoch", "int32", "3+", default=-1),
-        Field("metadata", "string", "0+"),
-        Field("commitTimestamp", "int64", "0+"),
-        Field("expireTimestamp", "int64", "1", default=-1),
-    ])
+OffsetCommitKey = _key("OffsetCommitKey", 1,
+                       ("group", "string"), ("topic", "string"), ("partition", "int32"))
 
-GroupMetadataKey = Message(
-    "GroupMetadataKey", valid="2", fields=[
-        Field("group", "string", "2"),
-    ])
+OffsetCommitValue = _value("OffsetCommitValue", 1, valid="0-4", flexible="4+", fields=[
+    Field("offset", "int64", "0+"),
+    Field("leaderEpoch", "int32", "3+", default=-1),
+    Field("metadata", "string", "0+"),
+    Field("commitTimestamp", "int64", "0+"),
+    Field("expireTimestamp", "int64", "1", default=-1),
+])
 
-GroupMetadataValue = Message(
-    "GroupMetadataValue", valid="0-4", flexible="4+", fields=[
-        Field("protocolType", "string", "0+"),
-        Field("generation", "int32", "0+"),
-        Field("protocol", "string", "0+", nullable="0+"),
-        Field("leader", "string", "0+", nullable="0+"),
-        Field("currentStateTimestamp", "int64", "2+", default=-1),
-        Field("members", "[]MemberMetadata", "0+", fields=[
-            Field("memberId", "string", "0+"),
-            Field("groupInstanceId", "string", "3+", nullable="3+", default=None),
-            Field("clientId", "string", "0+"),
-            Field("clientHost", "string", "0+"),
-            Field("rebalanceTimeout", "int32", "1+", default=-1),
-            Field("sessionTimeout", "int32", "0+"),
-            Field("subscription", "bytes", "0+"),
-            Field("assignment", "bytes", "0+"),
-        ]),
-    ])
+GroupMetadataKey = _key("GroupMetadataKey", 2, ("group", "string"))
 
-ConsumerGroupMetadataKey = Message(
-    "ConsumerGroupMetadataKey", valid="3", fields=[
-        Field("groupId", "string", "3"),
-    ])
-
-ConsumerGroupMetadataValue = Message(
-    "ConsumerGroupMetadataValue", valid="0", flexible="0+", fields=[
-        Field("epoch", "int32", "0+"),
-    ])
-
-ConsumerGroupPartitionMetadataKey = Message(
-    "ConsumerGroupPartitionMetadataKey", valid="4", fields=[
-        Field("groupId", "string", "4"),
-    ])
-
-ConsumerGroupPartitionMetadataValue = Message(
-    "ConsumerGroupPartitionMetadataValue", valid="0", flexible="0+", fields=[
-        Field("topics", "[]TopicMetadata", "0+", fields=[
-            Field("topicId", "uuid", "0+"),
-            Field("topicName", "string", "0+"),
-            Field("numPartitions", "int32", "0+"),
-            Field("partitionMetadata", "[]PartitionMetadata", "0+", fields=[
-                Field("partition", "int32", "0+"),
-                Field("racks", "[]string", "0+"),
-            ]),
-        ]),
-    ])
-
-ConsumerGroupMemberMetadataKey = Message(
-    "ConsumerGroupMemberMetadataKey", valid="5", fields=[
-        Field("groupId", "string", "5"),
-        Field("memberId", "string", "5"),
-    ])
-
-ConsumerGroupMemberMetadataValue = Message(
-    "ConsumerGroupMemberMetadataValue", valid="0", flexible="0+", fields=[
-        Field("instanceId", "string", "0+", nullable="0+"),
-        Field("rackId", "string", "0+", nullable="0+"),
+GroupMetadataValue = _value("GroupMetadataValue", 2, valid="0-4", flexible="4+", fields=[
+    Field("protocolType", "string", "0+"),
+    Field("generation", "int32", "0+"),
+    Field("protocol", "string", "0+", nullable="0+"),
+    Field("leader", "string", "0+", nullable="0+"),
+    Field("currentStateTimestamp", "int64", "2+", default=-1),
+    Field("members", "[]MemberMetadata", "0+", fields=[
+        Field("memberId", "string", "0+"),
+        Field("groupInstanceId", "string", "3+", nullable="3+", default=None),
         Field("clientId", "string", "0+"),
         Field("clientHost", "string", "0+"),
-        Field("subscribedTopicNames", "[]string", "0+"),
-        Field("subscribedTopicRegex", "string", "0+", nullable="0+"),
-        Field("rebalanceTimeoutMs", "int32", "0+", default=-1),
-        Field("serverAssignor", "string", "0+", nullable="0+"),
-        Field("classicMemberMetadata", "ClassicMemberMetadata", "0+",
-              nullable="0+", tagged="0+", tag=0, default=None, fields=[
-            Field("sessionTimeoutMs", "int32", "0+"),
-            Field("supportedProtocols", "[]ClassicProtocol", "0+", fields=[
-                Field("name", "string", "0+"),
-                Field("metadata", "bytes", "0+"),
-            ]),
-        ]),
-    ])
+        Field("rebalanceTimeout", "int32", "1+", default=-1),
+        Field("sessionTimeout", "int32", "0+"),
+        Field("subscription", "bytes", "0+"),
+        Field("assignment", "bytes", "0+"),
+    ]),
+])
 
-ConsumerGroupTargetAssignmentMetadataKey = Message(
-    "ConsumerGroupTargetAssignmentMetadataKey", valid="6", fields=[
-        Field("groupId", "string", "6"),
-    ])
+# -- KIP-848 consumer groups (3-8, 16) -----------------------------------------------------------
 
-ConsumerGroupTargetAssignmentMetadataValue = Message(
-    "ConsumerGroupTargetAssignmentMetadataValue", valid="0", flexible="0+", fields=[
+#: The topic metadata of the *PartitionMetadataValue records (4, 9, 18).
+_TOPIC_METADATA = [
+    Field("topicId", "uuid", "0+"),
+    Field("topicName", "string", "0+"),
+    Field("numPartitions", "int32", "0+"),
+    Field("partitionMetadata", "[]PartitionMetadata", "0+", fields=[
+        Field("partition", "int32", "0+"),
+        Field("racks", "[]string", "0+"),
+    ]),
+]
+
+ConsumerGroupMetadataKey = _key("ConsumerGroupMetadataKey", 3, _GROUP)
+
+ConsumerGroupMetadataValue = _value("ConsumerGroupMetadataValue", 3, [
+    Field("epoch", "int32", "0+"),
+    # KIP-1101 (Kafka 4.1) and KIP-1282: apache/kafka 266ed84
+    Field("metadataHash", "int64", "0+", tagged="0+", tag=0, default=0),
+    Field("creationTimeMs", "int64", "0+", tagged="0+", tag=1, default=-1),
+])
+
+ConsumerGroupPartitionMetadataKey = _key("ConsumerGroupPartitionMetadataKey", 4, _GROUP)
+
+ConsumerGroupPartitionMetadataValue = _value("ConsumerGroupPartitionMetadataValue", 4, [
+    Field("topics", "[]TopicMetadata", "0+", fields=_TOPIC_METADATA),
+])
+
+ConsumerGroupMemberMetadataKey = _key("ConsumerGroupMemberMetadataKey", 5, _GROUP, _MEMBER)
+
+ConsumerGroupMemberMetadataValue = _value("ConsumerGroupMemberMetadataValue", 5, [
+    Field("instanceId", "string", "0+", nullable="0+"),
+    Field("rackId", "string", "0+", nullable="0+"),
+    Field("clientId", "string", "0+"),
+    Field("clientHost", "string", "0+"),
+    Field("subscribedTopicNames", "[]string", "0+"),
+    Field("subscribedTopicRegex", "string", "0+", nullable="0+"),
+    Field("rebalanceTimeoutMs", "int32", "0+", default=-1),
+    Field("serverAssignor", "string", "0+", nullable="0+"),
+    Field("classicMemberMetadata", "ClassicMemberMetadata", "0+",
+          nullable="0+", tagged="0+", tag=0, default=None, fields=[
+              Field("sessionTimeoutMs", "int32", "0+"),
+              Field("supportedProtocols", "[]ClassicProtocol", "0+", fields=[
+                  Field("name", "string", "0+"),
+                  Field("metadata", "bytes", "0+"),
+              ]),
+          ]),
+])
+
+ConsumerGroupTargetAssignmentMetadataKey = _key(
+    "ConsumerGroupTargetAssignmentMetadataKey", 6, _GROUP)
+
+#: KIP-1263 (Kafka 4.3): apache/kafka 07b06d0
+_ASSIGNMENT_TIMESTAMP = Field("assignmentTimestamp", "int64", "0+", tagged="0+", tag=0,
+                              default=0)
+
+ConsumerGroupTargetAssignmentMetadataValue = _value(
+    "ConsumerGroupTargetAssignmentMetadataValue", 6, [
         Field("assignmentEpoch", "int32", "0+"),
+        _ASSIGNMENT_TIMESTAMP,
     ])
 
-ConsumerGroupTargetAssignmentMemberKey = Message(
-    "ConsumerGroupTargetAssignmentMemberKey", valid="7", fields=[
-        Field("groupId", "string", "7"),
-        Field("memberId", "string", "7"),
-    ])
+ConsumerGroupTargetAssignmentMemberKey = _key(
+    "ConsumerGroupTargetAssignmentMemberKey", 7, _GROUP, _MEMBER)
 
-ConsumerGroupTargetAssignmentMemberValue = Message(
-    "ConsumerGroupTargetAssignmentMemberValue", valid="0", flexible="0+", fields=[
-        Field("topicPartitions", "[]TopicPartition", "0+", fields=[
-            Field("topicId", "uuid", "0+"),
-            Field("partitions", "[]int32", "0+"),
-        ]),
-    ])
-
-ConsumerGroupCurrentMemberAssignmentKey = Message(
-    "ConsumerGroupCurrentMemberAssignmentKey", valid="8", fields=[
-        Field("groupId", "string", "8"),
-        Field("memberId", "string", "8"),
-    ])
-
-#: The common struct TopicPartitions of the current-member-assignment values.
-_TOPIC_PARTITIONS = [
+#: TopicPartition of the target-assignment member values (7, 13).
+_TOPIC_PARTITION = [
     Field("topicId", "uuid", "0+"),
     Field("partitions", "[]int32", "0+"),
 ]
 
-ConsumerGroupCurrentMemberAssignmentValue = Message(
-    "ConsumerGroupCurrentMemberAssignmentValue", valid="0", flexible="0+", fields=[
+ConsumerGroupTargetAssignmentMemberValue = _value(
+    "ConsumerGroupTargetAssignmentMemberValue", 7, [
+        Field("topicPartitions", "[]TopicPartition", "0+", fields=_TOPIC_PARTITION),
+    ])
+
+ConsumerGroupCurrentMemberAssignmentKey = _key(
+    "ConsumerGroupCurrentMemberAssignmentKey", 8, _GROUP, _MEMBER)
+
+#: ConsumerGroupCurrentMemberAssignmentValue's common struct TopicPartitions.
+_CONSUMER_TOPIC_PARTITIONS = [
+    Field("topicId", "uuid", "0+"),
+    Field("partitions", "[]int32", "0+"),
+    # KIP-1251: apache/kafka 6541f94
+    Field("assignmentEpochs", "[]int32", "0+", nullable="0+", tagged="0+", tag=0,
+          default=None),
+]
+
+ConsumerGroupCurrentMemberAssignmentValue = _value(
+    "ConsumerGroupCurrentMemberAssignmentValue", 8, [
         Field("memberEpoch", "int32", "0+"),
         Field("previousMemberEpoch", "int32", "0+"),
         Field("state", "int8", "0+"),
-        Field("assignedPartitions", "[]TopicPartitions", "0+", fields=_TOPIC_PARTITIONS),
+        Field("assignedPartitions", "[]TopicPartitions", "0+",
+              fields=_CONSUMER_TOPIC_PARTITIONS),
         Field("partitionsPendingRevocation", "[]TopicPartitions", "0+",
-              fields=_TOPIC_PARTITIONS),
+              fields=_CONSUMER_TOPIC_PARTITIONS),
     ])
 
-ShareGroupPartitionMetadataKey = Message(
-    "ShareGroupPartitionMetadataKey", valid="9", fields=[
-        Field("groupId", "string", "9"),
-    ])
+ConsumerGroupRegularExpressionKey = _key(
+    "ConsumerGroupRegularExpressionKey", 16, _GROUP, ("regularExpression", "string"))
 
-ShareGroupPartitionMetadataValue = Message(
-    "ShareGroupPartitionMetadataValue", valid="0", flexible="0+", fields=[
-        Field("topics", "[]TopicMetadata", "0+", fields=[
-            Field("topicId", "uuid", "0+"),
-            Field("topicName", "string", "0+"),
-            Field("numPartitions", "int32", "0+"),
-            Field("partitionMetadata", "[]PartitionMetadata", "0+", fields=[
-                Field("partition", "int32", "0+"),
-                Field("racks", "[]string", "0+"),
-            ]),
-        ]),
-    ])
+ConsumerGroupRegularExpressionValue = _value("ConsumerGroupRegularExpressionValue", 16, [
+    Field("topics", "[]string", "0+"),
+    Field("version", "int64", "0+"),
+    Field("timestamp", "int64", "0+"),
+])
 
-ShareGroupMemberMetadataKey = Message(
-    "ShareGroupMemberMetadataKey", valid="10", fields=[
-        Field("groupId", "string", "10"),
-        Field("memberId", "string", "10"),
-    ])
+# -- KIP-932 share groups (9-15) -----------------------------------------------------------------
 
-ShareGroupMemberMetadataValue = Message(
-    "ShareGroupMemberMetadataValue", valid="0", flexible="0+", fields=[
-        Field("rackId", "string", "0+", nullable="0+"),
-        Field("clientId", "string", "0+"),
-        Field("clientHost", "string", "0+"),
-        Field("subscribedTopicNames", "[]string", "0+"),
-    ])
+ShareGroupPartitionMetadataKey = _key("ShareGroupPartitionMetadataKey", 9, _GROUP)
 
-ShareGroupMetadataKey = Message(
-    "ShareGroupMetadataKey", valid="11", fields=[
-        Field("groupId", "string", "11"),
-    ])
+ShareGroupPartitionMetadataValue = _value("ShareGroupPartitionMetadataValue", 9, [
+    Field("topics", "[]TopicMetadata", "0+", fields=_TOPIC_METADATA),
+])
 
-ShareGroupMetadataValue = Message(
-    "ShareGroupMetadataValue", valid="0", flexible="0+", fields=[
-        Field("epoch", "int32", "0+"),
-    ])
+ShareGroupMemberMetadataKey = _key("ShareGroupMemberMetadataKey", 10, _GROUP, _MEMBER)
 
-ShareGroupTargetAssignmentMetadataKey = Message(
-    "ShareGroupTargetAssignmentMetadataKey", valid="12", fields=[
-        Field("groupId", "string", "12"),
-    ])
+ShareGroupMemberMetadataValue = _value("ShareGroupMemberMetadataValue", 10, [
+    Field("rackId", "string", "0+", nullable="0+"),
+    Field("clientId", "string", "0+"),
+    Field("clientHost", "string", "0+"),
+    Field("subscribedTopicNames", "[]string", "0+"),
+])
 
-ShareGroupTargetAssignmentMetadataValue = Message(
-    "ShareGroupTargetAssignmentMetadataValue", valid="0", flexible="0+", fields=[
+ShareGroupMetadataKey = _key("ShareGroupMetadataKey", 11, _GROUP)
+
+ShareGroupMetadataValue = _value("ShareGroupMetadataValue", 11, [
+    Field("epoch", "int32", "0+"),
+    Field("metadataHash", "int64", "0+"),  # KIP-1101: apache/kafka 31f85dd
+], earlier=[_earlier("ShareGroupMetadataValue", 11, [
+    Field("epoch", "int32", "0+"),
+])])
+
+ShareGroupTargetAssignmentMetadataKey = _key("ShareGroupTargetAssignmentMetadataKey", 12, _GROUP)
+
+ShareGroupTargetAssignmentMetadataValue = _value("ShareGroupTargetAssignmentMetadataValue", 12, [
+    Field("assignmentEpoch", "int32", "0+"),
+])
+
+ShareGroupTargetAssignmentMemberKey = _key(
+    "ShareGroupTargetAssignmentMemberKey", 13, _GROUP, _MEMBER)
+
+ShareGroupTargetAssignmentMemberValue = _value("ShareGroupTargetAssignmentMemberValue", 13, [
+    Field("topicPartitions", "[]TopicPartition", "0+", fields=_TOPIC_PARTITION),
+])
+
+ShareGroupCurrentMemberAssignmentKey = _key(
+    "ShareGroupCurrentMemberAssignmentKey", 14, _GROUP, _MEMBER)
+
+ShareGroupCurrentMemberAssignmentValue = _value("ShareGroupCurrentMemberAssignmentValue", 14, [
+    Field("memberEpoch", "int32", "0+"),
+    Field("previousMemberEpoch", "int32", "0+"),
+    Field("state", "int8", "0+"),
+    Field("assignedPartitions", "[]TopicPartitions", "0+", fields=[
+        Field("topicId", "uuid", "0+"),
+        Field("partitions", "[]int32", "0+"),
+    ]),
+])
+
+ShareGroupStatePartitionMetadataKey = _key("ShareGroupStatePartitionMetadataKey", 15, _GROUP)
+
+#: TopicInfo of ShareGroupStatePartitionMetadataValue.
+_SHARE_TOPIC_INFO = [
+    Field("topicId", "uuid", "0+"),
+    Field("topicName", "string", "0+"),
+]
+
+#: apache/kafka 25002b6: InitializingTopics, and each topic's CreateTimestamp
+_SHARE_TOPIC_PARTITIONS_INFO = [
+    Field("topicId", "uuid", "0+"),
+    Field("topicName", "string", "0+"),
+    Field("partitions", "[]int32", "0+"),
+    Field("createTimestamp", "int64", "0+"),
+]
+
+ShareGroupStatePartitionMetadataValue = _value("ShareGroupStatePartitionMetadataValue", 15, [
+    Field("initializingTopics", "[]TopicPartitionsInfo", "0+",
+          fields=_SHARE_TOPIC_PARTITIONS_INFO),
+    Field("initializedTopics", "[]TopicPartitionsInfo", "0+",
+          fields=_SHARE_TOPIC_PARTITIONS_INFO),
+    Field("deletingTopics", "[]TopicInfo", "0+", fields=_SHARE_TOPIC_INFO),
+], earlier=[_earlier("ShareGroupStatePartitionMetadataValue", 15, [
+    Field("initializedTopics", "[]TopicPartitionsInfo", "0+", fields=[
+        Field("topicId", "uuid", "0+"),
+        Field("topicName", "string", "0+"),
+        Field("partitions", "[]int32", "0+"),
+    ]),
+    Field("deletingTopics", "[]TopicInfo", "0+", fields=_SHARE_TOPIC_INFO),
+])])
+
+# -- KIP-1071 streams groups (17-24) ---------------------------------------------------------------
+
+StreamsGroupMetadataKey = _key("StreamsGroupMetadataKey", 17, _GROUP)
+
+StreamsGroupMetadataValue = _value("StreamsGroupMetadataValue", 17, [
+    Field("epoch", "int32", "0+"),
+    # Kafka 4.1+ (KIP-1101 hash; validated topology epoch and last assignment configs of
+    # KIP-1071); names as in apache/kafka's StreamsCoordinatorRecordHelpers tests
+    Field("metadataHash", "int64", "0+"),
+    Field("validatedTopologyEpoch", "int32", "0+", tagged="0+", tag=0, default=-1),
+    Field("lastAssignmentConfigs", "[]LastAssignmentConfig", "0+", nullable="0+",
+          tagged="0+", tag=1, default=None, fields=[
+              Field("key", "string", "0+"),
+              Field("value", "string", "0+"),
+          ]),
+], earlier=[_earlier("StreamsGroupMetadataValue", 17, [
+    Field("epoch", "int32", "0+"),
+])])
+
+StreamsGroupPartitionMetadataKey = _key("StreamsGroupPartitionMetadataKey", 18, _GROUP)
+
+StreamsGroupPartitionMetadataValue = _value("StreamsGroupPartitionMetadataValue", 18, [
+    Field("topics", "[]TopicMetadata", "0+", fields=_TOPIC_METADATA),
+])
+
+StreamsGroupMemberMetadataKey = _key("StreamsGroupMemberMetadataKey", 19, _GROUP, _MEMBER)
+
+StreamsGroupMemberMetadataValue = _value("StreamsGroupMemberMetadataValue", 19, [
+    Field("instanceId", "string", "0+", nullable="0+"),
+    Field("rackId", "string", "0+", nullable="0+"),
+    Field("clientId", "string", "0+"),
+    Field("clientHost", "string", "0+"),
+    Field("rebalanceTimeoutMs", "int32", "0+", default=-1),
+    Field("topologyEpoch", "int32", "0+"),
+    Field("processId", "string", "0+"),
+    Field("userEndpoint", "Endpoint", "0+", nullable="0+", default=None, fields=[
+        Field("host", "string", "0+"),
+        Field("port", "uint16", "0+"),
+    ]),
+    Field("clientTags", "[]KeyValue", "0+", fields=[
+        Field("key", "string", "0+"),
+        Field("value", "string", "0+"),
+    ]),
+])
+
+StreamsGroupTargetAssignmentMetadataKey = _key(
+    "StreamsGroupTargetAssignmentMetadataKey", 20, _GROUP)
+
+StreamsGroupTargetAssignmentMetadataValue = _value(
+    "StreamsGroupTargetAssignmentMetadataValue", 20, [
         Field("assignmentEpoch", "int32", "0+"),
+        _ASSIGNMENT_TIMESTAMP,  # KIP-1263, as ConsumerGroupTargetAssignmentMetadataValue
     ])
 
-ShareGroupTargetAssignmentMemberKey = Message(
-    "ShareGroupTargetAssignmentMemberKey", valid="13", fields=[
-        Field("groupId", "string", "13"),
-        Field("memberId", "string", "13"),
-    ])
+StreamsGroupTargetAssignmentMemberKey = _key(
+    "StreamsGroupTargetAssignmentMemberKey", 21, _GROUP, _MEMBER)
 
-ShareGroupTargetAssignmentMemberValue = Message(
-    "ShareGroupTargetAssignmentMemberValue", valid="0", flexible="0+", fields=[
-        Field("topicPartitions", "[]TopicPartition", "0+", fields=[
-            Field("topicId", "uuid", "0+"),
-            Field("partitions", "[]int32", "0+"),
-        ]),
-    ])
+#: TaskIds of the streams assignment values (21, 22).
+_TASK_IDS = [
+    Field("subtopologyId", "string", "0+"),
+    Field("partitions", "[]int32", "0+"),
+]
 
-ShareGroupCurrentMemberAssignmentKey = Message(
-    "ShareGroupCurrentMemberAssignmentKey", valid="14", fields=[
-        Field("groupId", "string", "14"),
-        Field("memberId", "string", "14"),
-    ])
+StreamsGroupTargetAssignmentMemberValue = _value("StreamsGroupTargetAssignmentMemberValue", 21, [
+    Field("activeTasks", "[]TaskIds", "0+", fields=_TASK_IDS),
+    Field("standbyTasks", "[]TaskIds", "0+", fields=_TASK_IDS),
+    Field("warmupTasks", "[]TaskIds", "0+", fields=_TASK_IDS),
+])
 
-ShareGroupCurrentMemberAssignmentValue = Message(
-    "ShareGroupCurrentMemberAssignmentValue", valid="0", flexible="0+", fields=[
+StreamsGroupCurrentMemberAssignmentKey = _key(
+    "StreamsGroupCurrentMemberAssignmentKey", 22, _GROUP, _MEMBER)
+
+StreamsGroupCurrentMemberAssignmentValue = _value(
+    "StreamsGroupCurrentMemberAssignmentValue", 22, [
         Field("memberEpoch", "int32", "0+"),
         Field("previousMemberEpoch", "int32", "0+"),
         Field("state", "int8", "0+"),
-        Field("assignedPartitions", "[]TopicPartitions", "0+", fields=[
-            Field("topicId", "uuid", "0+"),
-            Field("partitions", "[]int32", "0+"),
+        Field("activeTasks", "[]TaskIds", "0+", fields=_TASK_IDS),
+        Field("standbyTasks", "[]TaskIds", "0+", fields=_TASK_IDS),
+        Field("warmupTasks", "[]TaskIds", "0+", fields=_TASK_IDS),
+        Field("activeTasksPendingRevocation", "[]TaskIds", "0+", fields=_TASK_IDS),
+        Field("standbyTasksPendingRevocation", "[]TaskIds", "0+", fields=_TASK_IDS),
+        Field("warmupTasksPendingRevocation", "[]TaskIds", "0+", fields=_TASK_IDS),
+    ])
+
+StreamsGroupTopologyKey = _key("StreamsGroupTopologyKey", 23, _GROUP)
+
+#: StreamsGroupTopologyValue's common struct TopicInfo.
+_STREAMS_TOPIC_INFO = [
+    Field("name", "string", "0+"),
+    Field("partitions", "int32", "0+"),
+    Field("replicationFactor", "int16", "0+"),
+    Field("topicConfigs", "[]TopicConfig", "0+", fields=[
+        Field("key", "string", "0+"),
+        Field("value", "string", "0+"),
+    ]),
+]
+
+StreamsGroupTopologyValue = _value("StreamsGroupTopologyValue", 23, [
+    Field("epoch", "int32", "0+"),
+    Field("subtopologies", "[]Subtopology", "0+", fields=[
+        Field("subtopologyId", "string", "0+"),
+        Field("sourceTopics", "[]string", "0+"),
+        Field("sourceTopicRegex", "[]string", "0+"),
+        Field("stateChangelogTopics", "[]TopicInfo", "0+", fields=_STREAMS_TOPIC_INFO),
+        Field("repartitionSinkTopics", "[]string", "0+"),
+        Field("repartitionSourceTopics", "[]TopicInfo", "0+", fields=_STREAMS_TOPIC_INFO),
+        Field("copartitionGroups", "[]CopartitionGroup", "0+", fields=[
+            Field("sourceTopics", "[]int16", "0+"),
+            Field("sourceTopicRegex", "[]int16", "0+"),
+            Field("repartitionSourceTopics", "[]int16", "0+"),
+        ]),
+    ]),
+])
+
+StreamsGroupTargetAssignmentResolvedTopicIdsKey = _key(
+    "StreamsGroupTargetAssignmentResolvedTopicIdsKey", 24, _GROUP)
+
+StreamsGroupTargetAssignmentResolvedTopicIdsValue = _value(
+    "StreamsGroupTargetAssignmentResolvedTopicIdsValue", 24, [
+        Field("assignmentEpoch", "int32", "0+"),
+        Field("resolvedTopicIdsBySubtopology", "[]ResolvedTopicIds", "0+", fields=[
+            Field("subtopologyId", "string", "0+"),
+            Field("topicIds", "[]uuid", "0+"),
         ]),
     ])
 
-ShareGroupStatePartitionMetadataKey = Message(
-    "ShareGroupStatePartitionMetadataKey", valid="15", fields=[
-        Field("groupId", "string", "15"),
-    ])
-
-ShareGroupStatePartitionMetadataValue = Message(
-    "ShareGroupStatePartitionMetadataValue", valid="0", flexible="0+", fields=[
-        Field("initializedTopics", "[]TopicPartitionsInfo", "0+", fields=[
-            Field("topicId", "uuid", "0+"),
-            Field("topicName", "string", "0+"),
-            Field("partitions", "[]int32", "0+"),
-        ]),
-        Field("deletingTopics", "[]TopicInfo", "0+", fields=[
-            Field("topicId", "uuid", "0+"),
-            Field("topicName", "string", "0+"),
-        ]),
-    ])
+# -- the consumer embedded protocol ----------------------------------------------------------------
 
 ConsumerProtocolSubscription = Message(
-    "ConsumerProtocolSubscription", valid="0-3", fields=[
+    "ConsumerProtocolSubscription", valid="0-3", kind="data", fields=[
         Field("topics", "[]string", "0+"),
         Field("userData", "bytes", "0+", nullable="0+", default=None),
         Field("ownedPartitions", "[]TopicPartition", "1+", fields=[
@@ -285,7 +436,7 @@ ConsumerProtocolSubscription = Message(
     ])
 
 ConsumerProtocolAssignment = Message(
-    "ConsumerProtocolAssignment", valid="0-3", fields=[
+    "ConsumerProtocolAssignment", valid="0-3", kind="data", fields=[
         Field("assignedPartitions", "[]TopicPartition", "0+", fields=[
             Field("topic", "string", "0+"),
             Field("partitions", "[]int32", "0+"),
@@ -293,27 +444,9 @@ ConsumerProtocolAssignment = Message(
         Field("userData", "bytes", "0+", nullable="0+", default=None),
     ])
 
-MESSAGES = registry(
-    OffsetCommitKey, OffsetCommitValue, GroupMetadataKey, GroupMetadataValue,
-    ConsumerGroupMetadataKey, ConsumerGroupMetadataValue,
-    ConsumerGroupPartitionMetadataKey, ConsumerGroupPartitionMetadataValue,
-    ConsumerGroupMemberMetadataKey, ConsumerGroupMemberMetadataValue,
-    ConsumerGroupTargetAssignmentMetadataKey, ConsumerGroupTargetAssignmentMetadataValue,
-    ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMemberValue,
-    ConsumerGroupCurrentMemberAssignmentKey, ConsumerGroupCurrentMemberAssignmentValue,
-    ShareGroupPartitionMetadataKey, ShareGroupPartitionMetadataValue,
-    ShareGroupMemberMetadataKey, ShareGroupMemberMetadataValue,
-    ShareGroupMetadataKey, ShareGroupMetadataValue,
-    ShareGroupTargetAssignmentMetadataKey, ShareGroupTargetAssignmentMetadataValue,
-    ShareGroupTargetAssignmentMemberKey, ShareGroupTargetAssignmentMemberValue,
-    ShareGroupCurrentMemberAssignmentKey, ShareGroupCurrentMemberAssignmentValue,
-    ShareGroupStatePartitionMetadataKey, ShareGroupStatePartitionMetadataValue,
-    ConsumerProtocolSubscription, ConsumerProtocolAssignment,
-)
-
 #: ``{record type: (key message, value message)}`` (GroupCoordinatorRecordSerde).
 RECORD_TYPES: dict[int, tuple[Message, Message]] = {
-    0: (OffsetCommitKey, OffsetCommitValue),
+    0: (LegacyOffsetCommitKey, LegacyOffsetCommitValue),
     1: (OffsetCommitKey, OffsetCommitValue),
     2: (GroupMetadataKey, GroupMetadataValue),
     3: (ConsumerGroupMetadataKey, ConsumerGroupMetadataValue),
@@ -329,4 +462,21 @@ RECORD_TYPES: dict[int, tuple[Message, Message]] = {
     13: (ShareGroupTargetAssignmentMemberKey, ShareGroupTargetAssignmentMemberValue),
     14: (ShareGroupCurrentMemberAssignmentKey, ShareGroupCurrentMemberAssignmentValue),
     15: (ShareGroupStatePartitionMetadataKey, ShareGroupStatePartitionMetadataValue),
+    16: (ConsumerGroupRegularExpressionKey, ConsumerGroupRegularExpressionValue),
+    17: (StreamsGroupMetadataKey, StreamsGroupMetadataValue),
+    18: (StreamsGroupPartitionMetadataKey, StreamsGroupPartitionMetadataValue),
+    19: (StreamsGroupMemberMetadataKey, StreamsGroupMemberMetadataValue),
+    20: (StreamsGroupTargetAssignmentMetadataKey, StreamsGroupTargetAssignmentMetadataValue),
+    21: (StreamsGroupTargetAssignmentMemberKey, StreamsGroupTargetAssignmentMemberValue),
+    22: (StreamsGroupCurrentMemberAssignmentKey, StreamsGroupCurrentMemberAssignmentValue),
+    23: (StreamsGroupTopologyKey, StreamsGroupTopologyValue),
+    24: (StreamsGroupTargetAssignmentResolvedTopicIdsKey,
+         StreamsGroupTargetAssignmentResolvedTopicIdsValue),
 }
+
+MESSAGES = registry(*(m for pair in RECORD_TYPES.values() for m in pair),
+                    ConsumerProtocolSubscription, ConsumerProtocolAssignment)
+
+#: Record types whose key names a group, by the group protocol they belong to (the
+#: group's own metadata record: a group exists while its latest one is not a tombstone).
+GROUP_METADATA_TYPES = {2: "classic", 3: "consumer", 11: "share", 17: "streams"}

@@ -16,10 +16,10 @@ All metadata records are flexible from version 0. DumpLogSegments names a record
 
 from __future__ import annotations
 
-from .messages import Field, Message, registry
+from ..schema.messages import Field, Message, registry
 
 RegisterBrokerRecord = Message(
-    "RegisterBrokerRecord", valid="0-3", flexible="0+", api_key=0, fields=[
+    "RegisterBrokerRecord", valid="0-3", flexible="0+", api_key=0, kind="metadata", fields=[
         Field("brokerId", "int32", "0+"),
         Field("isMigratingZkBroker", "bool", "2+", default=False),
         Field("incarnationId", "uuid", "0+"),
@@ -42,19 +42,19 @@ RegisterBrokerRecord = Message(
     ])
 
 UnregisterBrokerRecord = Message(
-    "UnregisterBrokerRecord", valid="0", flexible="0+", api_key=1, fields=[
+    "UnregisterBrokerRecord", valid="0", flexible="0+", api_key=1, kind="metadata", fields=[
         Field("brokerId", "int32", "0+"),
         Field("brokerEpoch", "int64", "0+"),
     ])
 
 TopicRecord = Message(
-    "TopicRecord", valid="0", flexible="0+", api_key=2, fields=[
+    "TopicRecord", valid="0", flexible="0+", api_key=2, kind="metadata", fields=[
         Field("name", "string", "0+"),
         Field("topicId", "uuid", "0+"),
     ])
 
 PartitionRecord = Message(
-    "PartitionRecord", valid="0-2", flexible="0+", api_key=3, fields=[
+    "PartitionRecord", valid="0-2", flexible="0+", api_key=3, kind="metadata", fields=[
         Field("partitionId", "int32", "0+", default=-1),
         Field("topicId", "uuid", "0+"),
         Field("replicas", "[]int32", "0+"),
@@ -72,7 +72,7 @@ PartitionRecord = Message(
     ])
 
 ConfigRecord = Message(
-    "ConfigRecord", valid="0", flexible="0+", api_key=4, fields=[
+    "ConfigRecord", valid="0", flexible="0+", api_key=4, kind="metadata", fields=[
         Field("resourceType", "int8", "0+"),
         Field("resourceName", "string", "0+"),
         Field("name", "string", "0+"),
@@ -80,7 +80,7 @@ ConfigRecord = Message(
     ])
 
 PartitionChangeRecord = Message(
-    "PartitionChangeRecord", valid="0-2", flexible="0+", api_key=5, fields=[
+    "PartitionChangeRecord", valid="0-2", flexible="0+", api_key=5, kind="metadata", fields=[
         Field("partitionId", "int32", "0+", default=-1),
         Field("topicId", "uuid", "0+"),
         Field("isr", "[]int32", "0+", nullable="0+", tagged="0+", tag=0, default=None),
@@ -96,24 +96,24 @@ PartitionChangeRecord = Message(
     ])
 
 FenceBrokerRecord = Message(
-    "FenceBrokerRecord", valid="0", flexible="0+", api_key=7, fields=[
+    "FenceBrokerRecord", valid="0", flexible="0+", api_key=7, kind="metadata", fields=[
         Field("id", "int32", "0+"),
         Field("epoch", "int64", "0+"),
     ])
 
 UnfenceBrokerRecord = Message(
-    "UnfenceBrokerRecord", valid="0", flexible="0+", api_key=8, fields=[
+    "UnfenceBrokerRecord", valid="0", flexible="0+", api_key=8, kind="metadata", fields=[
         Field("id", "int32", "0+"),
         Field("epoch", "int64", "0+"),
     ])
 
 RemoveTopicRecord = Message(
-    "RemoveTopicRecord", valid="0", flexible="0+", api_key=9, fields=[
+    "RemoveTopicRecord", valid="0", flexible="0+", api_key=9, kind="metadata", fields=[
         Field("topicId", "uuid", "0+"),
     ])
 
 DelegationTokenRecord = Message(
-    "DelegationTokenRecord", valid="0", flexible="0+", api_key=10, fields=[
+    "DelegationTokenRecord", valid="0", flexible="0+", api_key=10, kind="metadata", fields=[
         Field("owner", "string", "0+"),
         Field("requester", "string", "0+"),
         Field("renewers", "[]string", "0+"),
@@ -124,7 +124,7 @@ DelegationTokenRecord = Message(
     ])
 
 UserScramCredentialRecord = Message(
-    "UserScramCredentialRecord", valid="0", flexible="0+", api_key=11, fields=[
+    "UserScramCredentialRecord", valid="0", flexible="0+", api_key=11, kind="metadata", fields=[
         Field("name", "string", "0+"),
         Field("mechanism", "int8", "0+"),
         Field("salt", "bytes", "0+"),
@@ -134,13 +134,13 @@ UserScramCredentialRecord = Message(
     ])
 
 FeatureLevelRecord = Message(
-    "FeatureLevelRecord", valid="0", flexible="0+", api_key=12, fields=[
+    "FeatureLevelRecord", valid="0", flexible="0+", api_key=12, kind="metadata", fields=[
         Field("name", "string", "0+"),
         Field("featureLevel", "int16", "0+"),
     ])
 
 ClientQuotaRecord = Message(
-    "ClientQuotaRecord", valid="0", flexible="0+", api_key=14, fields=[
+    "ClientQuotaRecord", valid="0", flexible="0+", api_key=14, kind="metadata", fields=[
         Field("entity", "[]EntityData", "0+", fields=[
             Field("entityType", "string", "0+"),
             Field("entityName", "string", "0+", nullable="0+"),
@@ -151,14 +151,14 @@ ClientQuotaRecord = Message(
     ])
 
 ProducerIdsRecord = Message(
-    "ProducerIdsRecord", valid="0", flexible="0+", api_key=15, fields=[
+    "ProducerIdsRecord", valid="0", flexible="0+", api_key=15, kind="metadata", fields=[
         Field("brokerId", "int32", "0+"),
         Field("brokerEpoch", "int64", "0+", default=-1),
         Field("nextProducerId", "int64", "0+"),
     ])
 
 BrokerRegistrationChangeRecord = Message(
-    "BrokerRegistrationChangeRecord", valid="0-2", flexible="0+", api_key=17, fields=[
+    "BrokerRegistrationChangeRecord", valid="0-2", flexible="0+", api_key=17, kind="metadata", fields=[
         Field("brokerId", "int32", "0+"),
         Field("brokerEpoch", "int64", "0+"),
         Field("fenced", "int8", "0+", tagged="0+", tag=0),
@@ -167,7 +167,7 @@ BrokerRegistrationChangeRecord = Message(
     ])
 
 AccessControlEntryRecord = Message(
-    "AccessControlEntryRecord", valid="0", flexible="0+", api_key=18, fields=[
+    "AccessControlEntryRecord", valid="0", flexible="0+", api_key=18, kind="metadata", fields=[
         Field("id", "uuid", "0+"),
         Field("resourceType", "int8", "0+"),
         Field("resourceName", "string", "0+"),
@@ -179,46 +179,46 @@ AccessControlEntryRecord = Message(
     ])
 
 RemoveAccessControlEntryRecord = Message(
-    "RemoveAccessControlEntryRecord", valid="0", flexible="0+", api_key=19, fields=[
+    "RemoveAccessControlEntryRecord", valid="0", flexible="0+", api_key=19, kind="metadata", fields=[
         Field("id", "uuid", "0+"),
     ])
 
 NoOpRecord = Message(
-    "NoOpRecord", valid="0", flexible="0+", api_key=20, fields=[
+    "NoOpRecord", valid="0", flexible="0+", api_key=20, kind="metadata", fields=[
     ])
 
 ZkMigrationStateRecord = Message(
-    "ZkMigrationStateRecord", valid="0", flexible="0+", api_key=21, fields=[
+    "ZkMigrationStateRecord", valid="0", flexible="0+", api_key=21, kind="metadata", fields=[
         Field("zkMigrationState", "int8", "0+"),
     ])
 
 RemoveUserScramCredentialRecord = Message(
-    "RemoveUserScramCredentialRecord", valid="0", flexible="0+", api_key=22, fields=[
+    "RemoveUserScramCredentialRecord", valid="0", flexible="0+", api_key=22, kind="metadata", fields=[
         Field("name", "string", "0+"),
         Field("mechanism", "int8", "0+"),
     ])
 
 BeginTransactionRecord = Message(
-    "BeginTransactionRecord", valid="0", flexible="0+", api_key=23, fields=[
+    "BeginTransactionRecord", valid="0", flexible="0+", api_key=23, kind="metadata", fields=[
         Field("name", "string", "0+", nullable="0+", tagged="0+", tag=0, default=None),
     ])
 
 EndTransactionRecord = Message(
-    "EndTransactionRecord", valid="0", flexible="0+", api_key=24, fields=[
+    "EndTransactionRecord", valid="0", flexible="0+", api_key=24, kind="metadata", fields=[
     ])
 
 AbortTransactionRecord = Message(
-    "AbortTransactionRecord", valid="0", flexible="0+", api_key=25, fields=[
+    "AbortTransactionRecord", valid="0", flexible="0+", api_key=25, kind="metadata", fields=[
         Field("reason", "string", "0+", nullable="0+", tagged="0+", tag=0, default=None),
     ])
 
 RemoveDelegationTokenRecord = Message(
-    "RemoveDelegationTokenRecord", valid="0", flexible="0+", api_key=26, fields=[
+    "RemoveDelegationTokenRecord", valid="0", flexible="0+", api_key=26, kind="metadata", fields=[
         Field("tokenId", "string", "0+"),
     ])
 
 RegisterControllerRecord = Message(
-    "RegisterControllerRecord", valid="0", flexible="0+", api_key=27, fields=[
+    "RegisterControllerRecord", valid="0", flexible="0+", api_key=27, kind="metadata", fields=[
         Field("controllerId", "int32", "0+"),
         Field("incarnationId", "uuid", "0+"),
         Field("zkMigrationReady", "bool", "0+"),
@@ -235,6 +235,16 @@ RegisterControllerRecord = Message(
         ]),
     ])
 
+ClearElrRecord = Message(
+    "ClearElrRecord", valid="0", flexible="0+", api_key=28, kind="metadata", fields=[
+        Field("topicName", "string", "0+"),
+    ])
+
+UnregisterControllerRecord = Message(
+    "UnregisterControllerRecord", valid="0", flexible="0+", api_key=29, kind="metadata", fields=[
+        Field("controllerId", "int32", "0+"),
+    ])
+
 MESSAGES = registry(
     RegisterBrokerRecord, UnregisterBrokerRecord, TopicRecord, PartitionRecord, ConfigRecord,
     PartitionChangeRecord, FenceBrokerRecord, UnfenceBrokerRecord, RemoveTopicRecord,
@@ -243,6 +253,7 @@ MESSAGES = registry(
     RemoveAccessControlEntryRecord, NoOpRecord, ZkMigrationStateRecord,
     RemoveUserScramCredentialRecord, BeginTransactionRecord, EndTransactionRecord,
     AbortTransactionRecord, RemoveDelegationTokenRecord, RegisterControllerRecord,
+    ClearElrRecord, UnregisterControllerRecord,
 )
 
 #: ``{api key: message}``.

@@ -15,7 +15,7 @@ version; the value's own ``version`` field says which version wrote it.
 
 from __future__ import annotations
 
-from .messages import Field, Message, registry
+from ..schema.messages import Field, Message, registry
 
 #: LeaderChangeMessage's common struct Voter.
 _LEADER_CHANGE_VOTER = [

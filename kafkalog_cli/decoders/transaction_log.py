@@ -2,8 +2,8 @@
 (``readTxnRecordKey`` / ``readTxnRecordValue`` / ``formatRecordKeyAndValue``).
 
     Key =>
-      Version => Int16             (0; others are "unknown" keys)
-      TransactionLogKey at Version
+      RecordType => Int16          (0; others are "unknown" record types)
+      TransactionLogKey
     Value (null = tombstone) =>
       Version => Int16             (0-1; 1 is flexible, with tagged fields)
       TransactionLogValue at Version
@@ -22,8 +22,8 @@ from __future__ import annotations
 import base64
 
 from . import txn_messages as tm
-from .consumer_offsets import decode_versioned, short_version_failure
-from .messages import DELETE_MARKER, DecodedRecord, DecodeFailure, raw_json
+from .coordinator import CoordinatorDecoder
+from .decoded import DELETE_MARKER, DecodedRecord
 
 #: TransactionState ids and the names Kafka prints.
 TRANSACTION_STATES = {
@@ -38,47 +38,13 @@ TRANSACTION_STATES = {
 }
 
 
-class TransactionLogDecoder:
-    """Decodes ``__transaction_state`` keys and values. Never raises: what cannot be
+class TransactionLogDecoder(CoordinatorDecoder):
+    """Decodes ``__transaction_state`` keys and values (TransactionLogMessageParser,
+    TransactionCoordinatorRecordSerde: record type 0 only). Never raises: what cannot be
     decoded is returned as ``{"raw": base64}`` with a warning."""
 
     topic = "__transaction_state"
-
-    def decode(self, key: bytes | None, value: bytes | None) -> DecodedRecord:
-        """Decode one record (``value`` None is a tombstone)."""
-        warnings: list[str] = []
-        if key is None or len(key) < 2:
-            warnings.append("missing or short key: not a transaction log record")
-            failure = (DecodeFailure("missing_key") if key is None
-                       else short_version_failure("key"))
-            return DecodedRecord(raw_json(key), raw_json(value), None, warnings,
-                                 tombstone=value is None, failure=failure)
-        key_version = int.from_bytes(key[:2], "big", signed=True)
-        errors: list[str] = []
-        key_data = decode_versioned(tm.TransactionLogKey, key, key_version, warnings, "key",
-                                    errors)
-        if key_data is None:
-            # TransactionCoordinatorRecordSerde knows record type 0 only
-            failure = (DecodeFailure("error", errors[0]) if key_version in
-                       tm.TransactionLogKey.valid else
-                       DecodeFailure("unknown_type", record_type=key_version))
-            return DecodedRecord(raw_json(key), raw_json(value), None, warnings,
-                                 tombstone=value is None, failure=failure)
-        key_json = {"type": str(key_version), "data": key_data}
-        if value is None:
-            return DecodedRecord(key_json, None, tm.TransactionLogKey.name, warnings,
-                                 tombstone=True)
-        if len(value) < 2:
-            warnings.append("value shorter than its version, kept raw")
-            return DecodedRecord(key_json, raw_json(value), tm.TransactionLogKey.name, warnings,
-                                 failure=short_version_failure("value"))
-        version = int.from_bytes(value[:2], "big", signed=True)
-        value_data = decode_versioned(tm.TransactionLogValue, value, version, warnings, "value",
-                                      errors)
-        value_json = (raw_json(value) if value_data is None
-                      else {"version": str(version), "data": value_data})
-        return DecodedRecord(key_json, value_json, tm.TransactionLogKey.name, warnings,
-                             failure=DecodeFailure("error", errors[0]) if errors else None)
+    record_types = tm.RECORD_TYPES
 
 
 def format_text(record: DecodedRecord) -> tuple[str | None, str | None]:

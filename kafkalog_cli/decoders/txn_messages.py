@@ -1,7 +1,7 @@
 """Declarations of the ``__transaction_state`` records, after Kafka's TransactionLogKey /
 TransactionLogValue messages (``transaction-coordinator/.../common/message``).
 
-    TransactionLogKey (key, version 0; the key's int16 prefix is its version) =>
+    TransactionLogKey (key, version 0; the key's int16 prefix is its record type, 0) =>
       transactionalId => String
     TransactionLogValue (value, versions 0-1, flexible from 1) =>
       producerId => Int64, producerEpoch => Int16, transactionTimeoutMs => Int32,
@@ -12,15 +12,16 @@ TransactionLogValue messages (``transaction-coordinator/.../common/message``).
 
 from __future__ import annotations
 
-from .messages import Field, Message, registry
+from ..schema.messages import Field, Message, registry
 
 TransactionLogKey = Message(
-    "TransactionLogKey", valid="0", fields=[
+    "TransactionLogKey", valid="0", api_key=0, kind="coordinator-key", fields=[
         Field("transactionalId", "string", "0"),
     ])
 
 TransactionLogValue = Message(
-    "TransactionLogValue", valid="0-1", flexible="1+", fields=[
+    "TransactionLogValue", valid="0-1", flexible="1+", api_key=0, kind="coordinator-value",
+    fields=[
         Field("producerId", "int64", "0+"),
         Field("previousProducerId", "int64", tagged="1+", tag=0, default=-1),
         Field("nextProducerId", "int64", tagged="1+", tag=1, default=-1),
@@ -37,3 +38,6 @@ TransactionLogValue = Message(
     ])
 
 MESSAGES = registry(TransactionLogKey, TransactionLogValue)
+
+#: ``{record type: (key message, value message)}`` (TransactionCoordinatorRecordSerde).
+RECORD_TYPES = {0: (TransactionLogKey, TransactionLogValue)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterable, Sequence
+from itertools import chain
 
 import crc32c as _crc32c
 
@@ -369,7 +370,7 @@ def encode_values(values: Sequence, timestamp_delta: int = 0) -> bytes:
     return b"".join(out)
 
 
-def build_batch(records: Sequence, *, base_offset: int = 0,
+def build_batch(records: Iterable, *, base_offset: int = 0,
                 partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
                 compression_type: int = CODEC_NONE, log_append_time: int | None = None,
                 is_transactional: bool = False, is_control: bool = False,
@@ -378,7 +379,8 @@ def build_batch(records: Sequence, *, base_offset: int = 0,
                 compression_level: int | None = None) -> bytes:
     """Build one RecordBatch v2 (MemoryRecordsBuilder.build).
 
-    ``records`` are ``(timestamp, key, value, headers)``; baseTimestamp is the first
+    ``records`` (any iterable, consumed once: a generator keeps only the encoded block in
+    memory) are ``(timestamp, key, value, headers)``; baseTimestamp is the first
     record's timestamp (or the delete horizon when given), maxTimestamp the largest (or
     ``log_append_time``, which also sets the LogAppendTime attribute). The CRC-32C is
     computed last.
@@ -386,11 +388,15 @@ def build_batch(records: Sequence, *, base_offset: int = 0,
     Raises:
         InvalidArgumentError: more records than fit an int32 delta.
     """
+    it = iter(records)
+    first = next(it, None)
+    if first is not None:
+        it = chain((first,), it)
     if delete_horizon_ms is not None:
         base_ts = delete_horizon_ms
     else:
-        base_ts = records[0][0] if records else NO_TIMESTAMP
-    block, count, max_ts, _ = encode_records(records, base_ts)
+        base_ts = NO_TIMESTAMP if first is None else first[0]
+    block, count, max_ts, _ = encode_records(it, base_ts)
     if count > 2**31 - 1:
         raise InvalidArgumentError("too many records for one batch")
     attributes = compression_type

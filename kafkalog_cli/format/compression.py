@@ -19,12 +19,17 @@ Formats as Kafka's Java client writes them:
 
 Every decompression is bounded by ``max_bytes`` so a crafted batch cannot exhaust memory;
 exceeding it raises :class:`~kafkalog_cli.errors.CorruptRecordError`.
+:func:`decompress` returns the whole block; :func:`decompress_chunks` streams it in pieces
+of at most ``chunk_bytes`` (as Kafka's ``DefaultRecordBatch.streamingIterator`` reads a
+compressed batch through an ``InputStream``), so a block of any size costs a chunk of
+memory at a time.
 """
 
 from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator
 
 from ..constants import (
     CODEC_GZIP,
@@ -33,9 +38,10 @@ from ..constants import (
     CODEC_NONE,
     CODEC_SNAPPY,
     CODEC_ZSTD,
+    DECODE_CHUNK_BYTES,
     DEFAULT_MAX_DECOMPRESSED_BYTES,
 )
-from ..errors import CorruptRecordError, UnsupportedCompressionError
+from ..errors import CorruptRecordError, DecompressedSizeError, UnsupportedCompressionError
 
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = 16
@@ -54,9 +60,10 @@ _zstd_decompressor = None
 _zstd_compressors: dict[int, object] = {}
 
 
-def _too_large(max_bytes: int) -> CorruptRecordError:
-    return CorruptRecordError(
-        f"decompressed batch exceeds the bound of {max_bytes} bytes (--max-decompressed-bytes)")
+def _too_large(max_bytes: int) -> DecompressedSizeError:
+    return DecompressedSizeError(
+        f"decompressed batch exceeds the bound of {max_bytes} bytes (--max-decompressed-bytes)",
+        limit=max_bytes)
 
 
 def decompress(codec: int, data, *, magic: int = 2,
@@ -74,7 +81,8 @@ def decompress(codec: int, data, *, magic: int = 2,
 
     Raises:
         UnsupportedCompressionError: ``codec`` is not 1-4.
-        CorruptRecordError: the data does not decompress, or exceeds ``max_bytes``.
+        CorruptRecordError: the data does not decompress.
+        DecompressedSizeError: it exceeds ``max_bytes``.
     """
     try:
         if codec == CODEC_GZIP:
@@ -234,6 +242,156 @@ def _zstd_decompress(data, max_bytes: int) -> bytes:
             raise _too_large(max_bytes)
         out.append(chunk)
     return out[0] if len(out) == 1 else b"".join(out)
+
+
+def decompress_chunks(codec: int, data, *, magic: int = 2,
+                      max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+                      chunk_bytes: int = DECODE_CHUNK_BYTES) -> Iterator[bytes]:
+    """Decompress one batch's records block in pieces, lazily.
+
+    Yields non-empty ``bytes`` of at most ``chunk_bytes`` each (a raw, unframed snappy
+    block, which has no streaming form, comes whole, still bounded by ``max_bytes``);
+    their concatenation is what :func:`decompress` returns. A block that fits in one
+    chunk comes as one piece.
+
+    Raises (when the piece concerned is reached):
+        UnsupportedCompressionError: ``codec`` is not 1-4.
+        CorruptRecordError: the data does not decompress.
+        DecompressedSizeError: its total exceeds ``max_bytes``.
+    """
+    if codec == CODEC_GZIP:
+        gen = _gunzip_chunks(data, chunk_bytes)
+    elif codec == CODEC_LZ4:
+        gen = (_lz4_frame_unchecked_chunks(memoryview(data)) if magic == 0 else
+               _lz4_chunks(data, chunk_bytes))
+    elif codec == CODEC_ZSTD:
+        gen = _zstd_chunks(data, chunk_bytes)
+    elif codec == CODEC_SNAPPY:
+        gen = _snappy_chunks(data, max_bytes, chunk_bytes)
+    else:
+        raise UnsupportedCompressionError(f"unknown compression codec id {codec}")
+    total = 0
+    try:
+        for chunk in gen:
+            total += len(chunk)
+            if total > max_bytes:
+                raise _too_large(max_bytes)
+            if chunk:
+                yield chunk
+    except CorruptRecordError:
+        raise
+    except Exception as e:  # the bindings raise their own error types
+        raise CorruptRecordError(f"{CODEC_NAMES[codec]} data does not decompress: {e}") from e
+    finally:
+        gen.close()
+
+
+def _gunzip_chunks(data, chunk_bytes: int) -> Iterator[bytes]:
+    """GZIPInputStream: concatenated members are read one after the other."""
+    while True:
+        d = zlib.decompressobj(47)
+        out = d.decompress(data, chunk_bytes)
+        while True:
+            yield out
+            if d.eof:
+                break
+            tail = d.unconsumed_tail
+            out = d.decompress(tail, chunk_bytes)
+            if not out and not d.eof and len(d.unconsumed_tail) == len(tail):
+                raise CorruptRecordError("gzip data is truncated")
+        data = d.unused_data
+        if not data:
+            return
+
+
+def _lz4_chunks(data, chunk_bytes: int) -> Iterator[bytes]:
+    import lz4.frame
+
+    if _LZ4_MAX_RATIO * len(data) + 65536 <= chunk_bytes:
+        yield lz4.frame.decompress(data)  # cannot exceed a chunk (see _lz4_decompress)
+        return
+    d = lz4.frame.LZ4FrameDecompressor()
+    out = d.decompress(data, max_length=chunk_bytes)
+    while True:
+        yield out
+        if d.eof:
+            return
+        out = d.decompress(b"", max_length=chunk_bytes)
+        if not out and not d.eof:
+            raise CorruptRecordError("lz4 frame is truncated")
+
+
+def _lz4_frame_unchecked_chunks(mv: memoryview) -> Iterator[bytes]:
+    """:func:`_lz4_frame_unchecked` a block (at most 4 MiB, the frame's largest) at a
+    time."""
+    import lz4.block
+
+    if len(mv) < 7 or _LE_UINT32.unpack_from(mv, 0)[0] != LZ4_FRAME_MAGIC:
+        raise CorruptRecordError("not an lz4 frame")
+    flg, bd = mv[4], mv[5]
+    pos = 6 + (8 if flg & 0x08 else 0) + 1
+    block_max = 1 << (8 + 2 * ((bd >> 4) & 0x7))
+    block_checksum = 4 if flg & 0x10 else 0
+    while True:
+        (n,) = _LE_UINT32.unpack_from(mv, pos)
+        pos += 4
+        if n == 0:
+            return
+        raw = n & 0x80000000
+        n &= 0x7FFFFFFF
+        block = mv[pos:pos + n]
+        yield bytes(block) if raw else lz4.block.decompress(block, uncompressed_size=block_max)
+        pos += n + block_checksum
+
+
+def _zstd_chunks(data, chunk_bytes: int) -> Iterator[bytes]:
+    global _zstd_decompressor
+    import zstandard
+
+    if _zstd_decompressor is None:
+        _zstd_decompressor = zstandard.ZstdDecompressor()
+    size = zstandard.frame_content_size(data)
+    if 0 <= size <= chunk_bytes:
+        yield _zstd_decompressor.decompress(data)
+        return
+    # Java (zstd-jni) frames carry no content size; a larger one is streamed the same way
+    yield from _zstd_decompressor.read_to_iter(data, read_size=len(data) or 1,
+                                               write_size=chunk_bytes)
+
+
+def _snappy_chunks(data, max_bytes: int, chunk_bytes: int) -> Iterator[bytes]:
+    """xerial blocks (32 KiB each as SnappyOutputStream writes them) grouped into pieces
+    of up to ``chunk_bytes``; a raw block whole."""
+    mv = memoryview(data)
+    if bytes(mv[:8]) != XERIAL_MAGIC:
+        yield _snappy_raw(mv, max_bytes)
+        return
+    pos = _XERIAL_HEADER
+    out: list[bytes] = []
+    held = 0
+    total = 0
+    end = len(mv)
+    while pos < end:
+        if pos + 4 > end:
+            raise CorruptRecordError("xerial snappy block length is truncated")
+        (n,) = _BE_INT32.unpack_from(mv, pos)
+        pos += 4
+        if n < 0 or pos + n > end:
+            raise CorruptRecordError(f"xerial snappy block of {n} bytes overruns the data")
+        try:
+            block = _snappy_raw(mv[pos:pos + n], max_bytes - total)
+        except DecompressedSizeError:
+            raise _too_large(max_bytes) from None
+        total += len(block)
+        pos += n
+        if held and held + len(block) > chunk_bytes:
+            yield out[0] if len(out) == 1 else b"".join(out)
+            out = []
+            held = 0
+        out.append(block)
+        held += len(block)
+    if out:
+        yield out[0] if len(out) == 1 else b"".join(out)
 
 
 def compress(codec: int, data, *, level: int | None = None, magic: int = 2) -> bytes:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from operator import itemgetter
 
 from ..constants import (
@@ -28,10 +29,12 @@ from ..constants import (
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
     CREATE_TIME,
+    DECODE_CHUNK_BYTES,
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DELETE_HORIZON_FLAG_MASK,
     HEADER_SIZE_UP_TO_MAGIC,
     INT32_MAX,
+    INT64_MAX,
     LEGACY_RECORD_OVERHEAD_V0,
     LEGACY_RECORD_OVERHEAD_V1,
     LOG_APPEND_TIME,
@@ -155,8 +158,11 @@ def decode_records(data, count: int, base_offset: int, base_timestamp: int,
 
 
 def _decode_block(data: bytes, count: int, base_offset: int, base_timestamp: int,
-                  _new=_tuple_new, _Record=Record, _zz=_ZIGZAG14, _one=(None,)) -> list[Record]:
-    """:func:`decode_records` on ``bytes``, without LogAppendTime (the hot loop)."""
+                  _at: int = 0, _new=_tuple_new, _Record=Record, _zz=_ZIGZAG14,
+                  _one=(None,)) -> list[Record]:
+    """:func:`decode_records` on ``bytes``, without LogAppendTime (the hot loop). ``_at``
+    is the position of ``data`` in its records block (for error messages only: a
+    streamed block is decoded a piece at a time)."""
     # Varints of one and two bytes (values -8192..8191: every length and delta below
     # 8 KiB) are decoded inline through the _ZIGZAG14 table, longer ones by read_varint
     # (which enforces the 5/10-byte caps). Defaults bind globals as fast locals; a
@@ -182,8 +188,8 @@ def _decode_block(data: bytes, count: int, base_offset: int, base_timestamp: int
                     length, pos = read_varint(data, pos)
             rec_end = pos + length
             if length < 0 or rec_end > end:
-                raise InvalidRecordError(f"Invalid record size {length} at byte {pos} of the "
-                                         f"records block ({end} bytes)")
+                raise InvalidRecordError(f"Invalid record size {length} at byte {_at + pos} "
+                                         f"of the records block ({_at + end} bytes)")
             # attributes (int8, unused), then timestampDelta (varlong)
             b = data[pos + 1]
             if b < 0x80:
@@ -297,6 +303,130 @@ def _decode_headers(data: bytes, pos: int) -> tuple[tuple, int]:
             pos += n
         append((hkey, hval))
     return tuple(headers), pos
+
+
+# -- streamed blocks -------------------------------------------------------------------------
+
+#: Record offsets of a batch whose base offset is above this may pass int64 (baseOffset +
+#: an int32 offsetDelta); only then are they checked one by one.
+_OFFSETS_UNCHECKED_MAX = INT64_MAX - INT32_MAX
+
+
+def _whole_records(data: bytes, limit: int, at: int) -> tuple[int, int, int]:
+    """How many of the records at the start of ``data`` are whole, reading only their
+    length prefixes (DefaultRecord's ``sizeOfBodyInBytes``): ``(k, end, need)``, the
+    first ``k`` (at most ``limit``) records fill ``data[:end]``; ``need`` is the number of
+    bytes the record after them takes in all (length varint and body), 0 while its
+    length varint is itself cut. ``at`` is the position of ``data`` in the block.
+
+    Raises:
+        InvalidRecordError: a negative record size, or a length varint over 5 bytes.
+    """
+    pos = 0
+    n = len(data)
+    k = 0
+    zz = _ZIGZAG14
+    while k < limit and pos < n:
+        b = data[pos]
+        if b < 0x80:
+            length = zz[b]
+            q = pos + 1
+        else:
+            try:
+                length, q = read_varint(data, pos)
+            except InvalidRecordError:
+                if n - pos >= 5:
+                    raise
+                return k, pos, 0  # the varint goes on in the next piece
+        if length < 0:
+            raise InvalidRecordError(f"Invalid record size {length} at byte {at + q} of the "
+                                     "records block")
+        if q + length > n:
+            return k, pos, q + length - pos
+        pos = q + length
+        k += 1
+    return k, pos, 0
+
+
+def _decode_piece(data: bytes, count: int, base_offset: int, base_timestamp: int,
+                  log_append_time: int | None, at: int) -> list[Record]:
+    out = _decode_block(data, count, base_offset, base_timestamp, at)
+    if log_append_time is not None:
+        out = [_tuple_new(Record, (r[0], log_append_time, r[2], r[3], r[4])) for r in out]
+    return out
+
+
+def _record_pieces(pieces: Iterator[bytes], count: int) -> Iterator[tuple[bytes, int, int]]:
+    """Cut a block that arrives in ``pieces`` (non-empty bytes) into runs of whole
+    records: ``(data, k, at)``, ``data`` holding exactly ``k`` records and starting at
+    byte ``at`` of the block, with the count checks of DefaultRecordBatch's
+    ``RecordIterator`` (``count`` records, then nothing left: "records still remaining";
+    the block ending before them: "premature EOF"). Only the length prefixes are read
+    here: decoding each run checks the records themselves. A record cut between pieces
+    waits for the rest; memory holds a piece and the one record being completed."""
+    remaining = count
+    at = 0  # position in the block of held[0]
+    held: list[bytes] = []
+    size = need = 0
+    nxt = next(pieces, None)
+    while nxt is not None:
+        piece = nxt
+        nxt = next(pieces, None)
+        held.append(piece)
+        size += len(piece)
+        if nxt is not None and size < need:
+            continue  # the record being completed needs more
+        data = held[0] if len(held) == 1 else b"".join(held)
+        k, end, need = _whole_records(data, remaining, at)
+        if k:
+            yield (data if end == len(data) else data[:end]), k, at
+            remaining -= k
+        if not remaining and (end < len(data) or nxt is not None):
+            # ensureNoneRemaining: more bytes follow the declared count
+            raise InvalidRecordError("Incorrect declared batch size, records still remaining "
+                                     "in file")
+        at += end
+        rest = data[end:] if end else data
+        held = [rest] if rest else []
+        size = len(rest)
+    if remaining:
+        # the block ends inside (or before) a record: the whole-block decoder's error
+        _decode_block(held[0] if held else b"", remaining, 0, 0, at)
+        raise InvalidRecordError("Incorrect declared batch size, premature EOF reached")
+
+
+def _stream_records(pieces: Iterator[bytes], count: int, base_offset: int,
+                    base_timestamp: int, log_append_time: int | None) -> Iterator[Record]:
+    """The records of a block that arrives in ``pieces``, decoded a run of whole records
+    at a time (:func:`_record_pieces`)."""
+    for data, k, at in _record_pieces(pieces, count):
+        yield from _decode_piece(data, k, base_offset, base_timestamp, log_append_time, at)
+
+
+def _view_pieces(view, start: int, end: int) -> Iterator[bytes]:
+    """``view[start:end]`` as bytes, :data:`DECODE_CHUNK_BYTES` at a time."""
+    for p in range(start, end, DECODE_CHUNK_BYTES):
+        yield bytes(view[p:min(p + DECODE_CHUNK_BYTES, end)])
+
+
+def _checked_offsets(records, base_offset: int) -> Iterator[Record]:
+    """``records``, refusing an offset past int64 (a corrupt base offset: it is outside
+    the CRC)."""
+    for r in records:
+        if r[0] > INT64_MAX:
+            raise InvalidRecordError(f"Record offset overflows int64: baseOffset {base_offset} "
+                                     f"+ offsetDelta {r[0] - base_offset}")
+        yield r
+
+
+def _peek_pieces(pieces: Iterator[bytes]) -> tuple[bytes, Iterator[bytes] | None]:
+    """``(first piece, None)`` when ``pieces`` holds at most one, else ``(first piece,
+    an iterator of them all)``."""
+    first = next(pieces, b"")
+    second = next(pieces, None)
+    if second is None:
+        return first, None
+    return first, chain((first, second), pieces)
 
 
 # -- columnar decode -------------------------------------------------------------------------
@@ -590,7 +720,8 @@ class RecordBatch(tuple):
         return bytes(self[0][p:p + self[3] + LOG_OVERHEAD])
 
     def records_block(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes:
-        """The records block after the 61-byte header, decompressed."""
+        """The records block after the 61-byte header, decompressed (whole: its size is
+        bounded by ``max_bytes``, not by the batch; :meth:`block_pieces` streams it)."""
         p = self[1]
         data = self[0][p + RECORD_BATCH_OVERHEAD:p + self[3] + LOG_OVERHEAD]
         codec = self[7] & COMPRESSION_CODEC_MASK
@@ -598,24 +729,106 @@ class RecordBatch(tuple):
             return compression.decompress(codec, data, magic=MAGIC_V2, max_bytes=max_bytes)
         return bytes(data)
 
-    def records(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> list[Record]:
-        """Decode every record (decompressing first when the batch is compressed).
+    def block_pieces(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+                     ) -> Iterator[bytes]:
+        """The records block, decompressed lazily in pieces of at most
+        :data:`~kafkalog_cli.constants.DECODE_CHUNK_BYTES` (non-empty ``bytes``).
+
+        Raises (as the pieces are reached):
+            CorruptRecordError: the block does not decompress or exceeds ``max_bytes``.
+        """
+        view, p, length, attributes = self[0], self[1], self[3], self[7]
+        if attributes & 7:  # COMPRESSION_CODEC_MASK
+            return compression.decompress_chunks(attributes & 7, view[p + 61:p + length + 12],
+                                                 magic=MAGIC_V2, max_bytes=max_bytes)
+        return _view_pieces(view, p + 61, p + length + 12)
+
+    def small_block(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes | None:
+        """The decompressed records block when it holds at most
+        :data:`~kafkalog_cli.constants.DECODE_CHUNK_BYTES`, else None (a larger block is
+        for :meth:`iter_records` to stream): for the vectorised decoders, which take a
+        whole block.
 
         Raises:
+            CorruptRecordError: the block does not decompress or exceeds ``max_bytes``.
+        """
+        view, p, length, attributes = self[0], self[1], self[3], self[7]
+        if not attributes & 7:
+            return bytes(view[p + 61:p + length + 12]) if length - 49 <= DECODE_CHUNK_BYTES \
+                else None
+        first, pieces = _peek_pieces(self.block_pieces(max_bytes))
+        return first if pieces is None else None
+
+    def record_pieces(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+                      ) -> Iterator[tuple[bytes, int, int]]:
+        """The decompressed records block as runs of whole records, for decoders that
+        take a block at a time (the vectorised ones): ``(data, count, at)``, ``data``
+        holding ``count`` records from byte ``at`` of the block. A block of up to
+        :data:`~kafkalog_cli.constants.DECODE_CHUNK_BYTES` comes whole, with
+        ``recordsCount`` (decoding it checks the count); a larger one in runs of about
+        that size whose counts were checked against ``recordsCount`` (see
+        :meth:`iter_records`).
+
+        Raises (as the runs are reached):
+            InvalidRecordError / CorruptRecordError: as :meth:`iter_records`.
+        """
+        count = self[14]
+        if count < 0:
+            raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch")
+        first, pieces = _peek_pieces(self.block_pieces(max_bytes))
+        if pieces is None:
+            yield first, count, 0
+        else:
+            yield from _record_pieces(pieces, count)
+
+    def iter_records(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+                     ) -> Iterable[Record]:
+        """The records, decoded lazily: a block of up to
+        :data:`~kafkalog_cli.constants.DECODE_CHUNK_BYTES` (decompressed) is decoded at
+        once (the result is then a list), a larger one a piece at a time, so memory stays
+        bounded whatever ``recordsCount`` and the block's size (DefaultRecordBatch's
+        ``streamingIterator``). The count is checked as Kafka's ``RecordIterator`` does:
+        after ``recordsCount`` records nothing may remain, and the block may not end
+        before them.
+
+        Raises (when called, or as the records are reached):
             InvalidRecordError / CorruptRecordError: records that do not parse or
-                decompress (positions are inside the records block).
+                decompress, a count that the block does not hold, a block over
+                ``max_bytes``, a record offset past int64 (positions are inside the
+                records block).
         """
         view, p, base_offset, length, _, _, _, attributes, _, base_ts, max_ts, _, _, _, count \
             = self
         if count < 0:
             raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch")
-        if attributes & 7:  # COMPRESSION_CODEC_MASK
-            data = compression.decompress(attributes & 7, view[p + 61:p + length + 12],
-                                          magic=MAGIC_V2, max_bytes=max_bytes)
-            if data.__class__ is not bytes:
-                data = bytes(data)
+        lat = max_ts if attributes & 8 else None  # TIMESTAMP_TYPE_MASK: LogAppendTime
+        if attributes & 7 or length - 49 > DECODE_CHUNK_BYTES:
+            first, pieces = _peek_pieces(self.block_pieces(max_bytes))
+            if pieces is None:
+                recs = _decode_piece(first, count, base_offset, base_ts, lat, 0)
+            else:
+                recs = _stream_records(pieces, count, base_offset, base_ts, lat)
         else:
-            data = bytes(view[p + 61:p + length + 12])
+            recs = _decode_piece(bytes(view[p + 61:p + length + 12]), count, base_offset,
+                                 base_ts, lat, 0)
+        if base_offset > _OFFSETS_UNCHECKED_MAX:
+            return _checked_offsets(recs, base_offset)
+        return recs
+
+    def records(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> list[Record]:
+        """Every record, as a list (:meth:`iter_records` streams them instead: a list
+        costs memory in proportion to ``recordsCount``).
+
+        Raises:
+            InvalidRecordError / CorruptRecordError: as :meth:`iter_records`.
+        """
+        view, p, base_offset, length, _, _, _, attributes, _, base_ts, max_ts, _, _, _, count \
+            = self
+        if (attributes & 7 or count < 0 or length - 49 > DECODE_CHUNK_BYTES
+                or base_offset > _OFFSETS_UNCHECKED_MAX):
+            recs = self.iter_records(max_bytes)
+            return recs if recs.__class__ is list else list(recs)
+        data = bytes(view[p + 61:p + length + 12])
         if attributes & 8:  # TIMESTAMP_TYPE_MASK: LogAppendTime
             return decode_records(data, count, base_offset, base_ts, max_ts)
         return _decode_block(data, count, base_offset, base_ts)
@@ -702,57 +915,106 @@ class LegacyRecordBatch(tuple):
         p = self[1]
         return bytes(self[0][p:p + self[3] + LOG_OVERHEAD])
 
-    def inner(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> list[LegacyRecordBatch]:
-        """The entries this one stands for: itself when uncompressed, else the inner
-        messages with absolute offsets (v1 relative offsets resolved against the wrapper;
-        with LogAppendTime, inner timestamps take the wrapper's)."""
-        codec = self[6] & COMPRESSION_CODEC_MASK
-        if not codec:
-            return [self]
+    def _inner_pieces(self, max_bytes: int) -> Iterator[bytes]:
+        return compression.decompress_chunks(self[6] & COMPRESSION_CODEC_MASK, self[9],
+                                             magic=self[5], max_bytes=max_bytes)
+
+    def iter_inner(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+                   ) -> Iterator[LegacyRecordBatch]:
+        """The entries this one stands for, lazily: itself when uncompressed, else the
+        inner messages with absolute offsets, as AbstractLegacyRecordBatch's
+        ``DeepRecordsIterator``: v1 relative offsets resolved against the wrapper's
+        (``wrapper - last relative``; a wrapper offset of 0, as some librdkafka versions
+        sent, means 0; a wrapper below the last relative offset is invalid); with
+        LogAppendTime, inner timestamps take the wrapper's. A decompressed message set
+        of up to :data:`~kafkalog_cli.constants.DECODE_CHUNK_BYTES` is held whole; a
+        larger one is streamed (twice for v1: once for the last relative offset).
+
+        Raises (when called, or as the entries are reached):
+            InvalidRecordError / CorruptRecordError: a null or undecodable value, no inner
+                message, a nested compressed message, an inner entry that does not parse,
+                an offset past int64.
+        """
+        if not self[6] & COMPRESSION_CODEC_MASK:
+            return iter((self,))
         if self[9] is None:
             raise InvalidRecordError("compressed wrapper message has a null value",
                                      position=self[1])
-        data = compression.decompress(codec, self[9], magic=self[5], max_bytes=max_bytes)
-        inner = list(iter_legacy_entries(memoryview(data)))
-        if not inner:
-            raise InvalidRecordError("compressed wrapper message holds no inner messages",
-                                     position=self[1])
-        out = []
-        if self[5] == 0:
-            out = inner
+        first, pieces = _peek_pieces(self._inner_pieces(max_bytes))
+        if pieces is None:
+            def spans():
+                return _legacy_spans((first,))
         else:
-            last_relative = inner[-1][2]
-            base = self[2] - last_relative
-            wrapper_lat = self[6] & TIMESTAMP_TYPE_MASK
-            for e in inner:
-                e = list(e)
-                e[2] = base + e[2]
-                if wrapper_lat:
-                    e[7] = self[7]
-                out.append(_tuple_new(LegacyRecordBatch, e))
-        for e in out:
+            def spans():
+                return _legacy_spans(self._inner_pieces(max_bytes))
+        return self._inner_entries(spans)
+
+    def _inner_entries(self, spans) -> Iterator[LegacyRecordBatch]:
+        base = None
+        if self[5] != 0:
+            last_rel = None
+            for _, _, off, _ in spans():
+                last_rel = off
+            if last_rel is None:
+                raise InvalidRecordError("compressed wrapper message holds no inner messages",
+                                         position=self[1])
+            wrapper = self[2]
+            if wrapper == 0:
+                base = 0
+            elif wrapper < last_rel:
+                raise InvalidRecordError(
+                    f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+                    f"'{wrapper}' is less than the last inner message offset '{last_rel}' and "
+                    "it is not zero.", position=self[1])
+            else:
+                base = wrapper - last_rel
+        lat_ts = self[7] if self[6] & TIMESTAMP_TYPE_MASK else None
+        n = 0
+        for view, p, off, size in spans():
+            e = _legacy_entry(view, p, off, size)
+            if base is not None:
+                off = base + off
+                if off > INT64_MAX:
+                    raise InvalidRecordError(
+                        f"Inner message offset overflows int64: wrapper offset {self[2]} - "
+                        f"last relative offset + relative offset {e[2]}", position=self[1])
+                e = _tuple_new(LegacyRecordBatch, (view, p, off, size, e[4], e[5], e[6],
+                                                   e[7] if lat_ts is None else lat_ts, e[8],
+                                                   e[9]))
             if e[6] & COMPRESSION_CODEC_MASK:
                 raise InvalidRecordError("Compressed message has a nested compressed message",
                                          position=self[1])
-        return out
+            n += 1
+            yield e
+        if not n:
+            raise InvalidRecordError("compressed wrapper message holds no inner messages",
+                                     position=self[1])
+
+    def inner(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> list[LegacyRecordBatch]:
+        """:meth:`iter_inner` as a list (memory in proportion to the inner messages)."""
+        return list(self.iter_inner(max_bytes))
 
     @property
     def base_offset(self) -> int:
         """The first inner offset (AbstractLegacyRecordBatch.baseOffset)."""
         if not self[6] & COMPRESSION_CODEC_MASK:
             return self[2]
-        return self.inner()[0][2]
+        return next(self.iter_inner())[2]
 
     @property
     def count(self) -> int | None:
         """countOrNull: None for legacy batches, as in Kafka."""
         return None
 
+    def iter_records(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+                     ) -> Iterator[Record]:
+        """The records lazily (:meth:`iter_inner` as :class:`Record` s)."""
+        for e in self.iter_inner(max_bytes):
+            yield _tuple_new(Record, (e[2], e[7], e[8], e[9], ()))
+
     def records(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> list[Record]:
-        out = []
-        for e in self.inner(max_bytes):
-            out.append(_tuple_new(Record, (e[2], e[7], e[8], e[9], ())))
-        return out
+        """Every record, as a list."""
+        return list(self.iter_records(max_bytes))
 
     def __repr__(self) -> str:
         return (f"LegacyRecordBatch(position={self[1]}, offset={self[2]}, magic={self[5]}, "
@@ -793,6 +1055,38 @@ def _legacy_entry(view, pos: int, offset: int, size: int) -> LegacyRecordBatch:
                       (view, pos, offset, size, crc, magic, attributes, timestamp, key, value))
 
 
+def _legacy_spans(pieces) -> Iterator[tuple[memoryview, int, int, int]]:
+    """``(view, position, offset, size)`` of each whole entry of an inner message set
+    that arrives in ``pieces`` (DataLogInputStream: a partial entry at the end ends it).
+    An entry cut between pieces waits for the rest."""
+    held: list[bytes] = []
+    size = need = 0
+    unpack = _OFFSET_SIZE.unpack_from
+    for piece in pieces:
+        held.append(piece)
+        size += len(piece)
+        if size < need:
+            continue
+        data = held[0] if len(held) == 1 else b"".join(held)
+        mv = memoryview(data)
+        pos = 0
+        n = len(data)
+        need = 0
+        while pos + LOG_OVERHEAD <= n:
+            offset, sz = unpack(mv, pos)
+            if sz < LEGACY_RECORD_OVERHEAD_V0:
+                raise CorruptRecordError(f"Record size is less than the minimum record overhead "
+                                         f"({LEGACY_RECORD_OVERHEAD_V0})")
+            if pos + LOG_OVERHEAD + sz > n:
+                need = LOG_OVERHEAD + sz
+                break
+            yield mv, pos, offset, sz
+            pos += LOG_OVERHEAD + sz
+        rest = data[pos:] if pos else data
+        held = [rest] if rest else []
+        size = len(rest)
+
+
 def iter_legacy_entries(view) -> Iterator[LegacyRecordBatch]:
     """Entries of an inner (decompressed) v0/v1 message set."""
     pos = 0
@@ -807,6 +1101,19 @@ def iter_legacy_entries(view) -> Iterator[LegacyRecordBatch]:
 
 # -- batches of a buffer ---------------------------------------------------------------------
 
+def offset_overflow(base_offset: int, last_offset_delta: int, file, position: int
+                    ) -> CorruptRecordError:
+    """The error for a batch whose next offset (``baseOffset + lastOffsetDelta + 1``) does
+    not fit int64: the base offset is outside the CRC, so one edited field makes every
+    offset of the batch (and the log end offset) meaningless. Kafka's Java longs would
+    wrap; the batch is corrupt."""
+    what = (f"baseOffset {base_offset} + lastOffsetDelta {last_offset_delta}"
+            if last_offset_delta else f"offset {base_offset}")
+    return CorruptRecordError(f"Record batch is corrupt: its offsets overflow int64 ({what} "
+                              f"leaves no next offset below 2^63)",
+                              file=None if file is None else str(file), position=position)
+
+
 class FileRecords:
     """Batches of a buffer, iterated as ``FileLogInputStream.nextBatch`` does.
 
@@ -816,8 +1123,10 @@ class FileRecords:
     After :meth:`batches` is exhausted, :attr:`valid_end` is the position after the last
     whole batch, and :attr:`stop_error` says why iteration stopped before ``end`` (None:
     a partial batch or the end was reached). Iteration never raises on bad bytes: a size
-    below the minimum overhead (Kafka's ``CorruptRecordException``) ends it with
-    ``stop_error`` set, so callers report the rest as invalid bytes.
+    below the minimum overhead (Kafka's ``CorruptRecordException``), or a batch whose
+    offsets overflow int64 (:func:`offset_overflow`; kafkalog's check, as no offset can
+    pass 2^63 - 1), ends it with ``stop_error`` set, so callers report the rest as
+    invalid bytes.
     """
 
     __slots__ = ("view", "start", "end", "file", "valid_end", "stop_error")
@@ -847,6 +1156,9 @@ class FileRecords:
         v2_limit = end - RECORD_BATCH_OVERHEAD
         unpack = HEADER.unpack_from
         tnew = _tuple_new
+        # a base offset at or below this cannot overflow with an int32 lastOffsetDelta;
+        # above it, the slow path checks the sum (one compare with a local per batch)
+        safe_base = _OFFSETS_UNCHECKED_MAX
         try:
             while pos < limit:
                 if pos <= v2_limit:
@@ -854,7 +1166,8 @@ class FileRecords:
                     # bad size falls through to the checks below, which reread the prefix.
                     h = unpack(view, pos)
                     nxt = pos + 12 + h[1]
-                    if h[3] >= 2 and h[1] >= 49 and nxt <= end:  # MAGIC_V2, 61 - 12
+                    # MAGIC_V2, 61 - 12, whole, and a base offset that cannot overflow
+                    if h[3] >= 2 and h[1] >= 49 and nxt <= end and h[0] <= safe_base:
                         yield tnew(RecordBatch, (view, pos) + h)
                         pos = nxt
                         continue
@@ -877,8 +1190,15 @@ class FileRecords:
                             f"smaller than the minimum allowed overhead {RECORD_BATCH_OVERHEAD})",
                             file=self.file, position=pos)
                         break
-                    yield tnew(RecordBatch, (view, pos) + unpack(view, pos))
+                    h = unpack(view, pos)
+                    if h[0] + h[6] >= INT64_MAX:
+                        self.stop_error = offset_overflow(h[0], h[6], self.file, pos)
+                        break
+                    yield tnew(RecordBatch, (view, pos) + h)
                 else:
+                    if offset >= INT64_MAX:
+                        self.stop_error = offset_overflow(offset, 0, self.file, pos)
+                        break
                     yield _legacy_entry(view, pos, offset, size)
                 pos = nxt
         except CorruptRecordError as e:
@@ -960,6 +1280,7 @@ def scan_batches(view, start: int = 0, end: int | None = None, file=None) -> Bat
     mv = view if isinstance(view, memoryview) else memoryview(view)
     end = len(mv) if end is None else min(end, len(mv))
     crc = _crc32c_fn or _load_crc32c()
+    safe_base = _OFFSETS_UNCHECKED_MAX  # above it, FileRecords checks the offsets
     unpack = HEADER.unpack_from
     v2_limit = end - RECORD_BATCH_OVERHEAD
     pos = start
@@ -971,7 +1292,8 @@ def scan_batches(view, start: int = 0, end: int | None = None, file=None) -> Bat
         while pos <= v2_limit:
             h = unpack(mv, pos)
             nxt = pos + 12 + h[1]
-            if h[3] < 2 or h[1] < 49 or nxt > end:  # not MAGIC_V2, undersized, partial
+            # not MAGIC_V2, undersized, partial, or offsets that may pass int64
+            if h[3] < 2 or h[1] < 49 or nxt > end or h[0] > safe_base:
                 break
             if crc(mv[pos + 21:nxt]) != h[4]:
                 invalid.append(pos)

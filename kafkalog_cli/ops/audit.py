@@ -6,9 +6,10 @@ index problems and warnings (``ops.verify.verify_segment``, as ``verify-index`` 
 them), transactional and control batches.
 
 A partition has problems (``ok`` false, exit 1 from the CLI) when a batch fails its CRC,
-does not decode, or has offsets that do not follow the previous batch's in its segment, when a segment ends with invalid bytes (a broker would truncate them
-at recovery: data that no consumer saw; ``verify-index`` reports them as a warning), or
-when verify-index finds an index problem, or when a file the broker parses as it loads the
+does not decode, or has offsets that do not follow the previous batch's in its segment,
+when a segment ends with invalid bytes (a broker would truncate them at recovery: data
+that no consumer saw; counted here as ``invalid_bytes``, not as an index problem), when
+verify-index finds an index problem, or when a file the broker parses as it loads the
 log does not parse (``leader-epoch-checkpoint``, ``partition.metadata``, ``quorum-state``,
 the log directory's ``meta.properties`` and offset checkpoints; see
 :func:`~kafkalog_cli.storage.dir_files.partition_file_problems`).
@@ -23,13 +24,12 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
-from ..constants import INT32_MAX, NO_TIMESTAMP
+from ..constants import DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, NO_TIMESTAMP
 from ..errors import InvalidRecordError, KafkalogError
-from ..format import compression
 from ..format.records import FileRecords, decode_records_into
 from ..storage.dir_files import log_dir_file_problems, partition_file_problems
 from ..storage.segment import LogSegment
-from .verify import verify_segment
+from .verify import INVALID_BYTES, NO_WHOLE_BATCH, verify_segment
 
 #: Inputs below this many bytes of .log are audited locally by ``--engine auto``.
 AUTO_LOCAL_MAX_BYTES = 1024 ** 3
@@ -69,9 +69,20 @@ class PartitionAudit:
         return not self.problems
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["ok"] = self.ok
-        return d
+        """The JSON object (docs/json.md, ``audit.json``: Kafka's camelCase names)."""
+        return {
+            "logDir": self.log_dir, "topic": self.topic, "partition": self.partition,
+            "partitionDir": self.directory, "segments": self.segments,
+            "batches": self.batches, "records": self.records, "bytes": self.bytes,
+            "firstOffset": self.first_offset, "lastOffset": self.last_offset,
+            "firstTimestamp": self.first_timestamp, "lastTimestamp": self.last_timestamp,
+            "maxTimestamp": self.max_timestamp, "codecs": self.codecs, "magics": self.magics,
+            "corruptBatches": self.corrupt_batches, "invalidBytes": self.invalid_bytes,
+            "indexProblems": self.index_problems, "indexWarnings": self.index_warnings,
+            "transactionalBatches": self.transactional_batches,
+            "controlBatches": self.control_batches, "controlRecords": self.control_records,
+            "problems": self.problems, "ok": self.ok,
+        }
 
 
 @dataclass
@@ -161,22 +172,30 @@ class _RecordsCheck:
                 self._decode(b, data)
 
 
-def _v2_block(b) -> bytes:
-    """The decompressed records block of v2 batch ``b`` (raises as ``records()``)."""
-    view, p, length, attributes = b[0], b[1], b[3], b[7]
+def _check_v2(b, check: _RecordsCheck, max_bytes: int) -> None:
+    """Queue v2 batch ``b`` on ``check`` when its decompressed block fits in a piece
+    (``RecordBatch.small_block``); decode a larger one now, a run of whole records at a
+    time (``RecordBatch.record_pieces``), into nothing, so memory stays a piece whatever
+    the block's size. Raises as ``iter_records``."""
     if b[14] < 0:
         raise InvalidRecordError(f"Found invalid record count {b[14]} in magic v2 batch")
-    if attributes & 7:
-        data = compression.decompress(attributes & 7, view[p + 61:p + length + 12],
-                                      magic=2)
-        return data if data.__class__ is bytes else bytes(data)
-    return bytes(view[p + 61:p + length + 12])
+    data = b.small_block(max_bytes)
+    if data is not None:
+        check.add(b, data)
+        return
+    from ..spark.fastdecode import check_block
+
+    for data, k, _ in b.record_pieces(max_bytes):
+        check_block(data, k)
 
 
 def audit_partition(log_dir: str | None, topic: str, partition: int,
-                    directory: str, bases=None) -> PartitionAudit:
+                    directory: str, bases=None, *,
+                    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+                    ) -> PartitionAudit:
     """Audit one partition directory. Never raises for bad bytes (they are counted); an
-    unreadable file becomes a problem."""
+    unreadable file becomes a problem. A batch whose records decompress to more than
+    ``max_decompressed_bytes`` is a corrupt batch."""
     a = PartitionAudit(log_dir, topic, partition, directory)
     # the small files a broker parses when it loads the log (a corrupt one takes the log
     # directory offline): the log directory's, then the partition's
@@ -196,10 +215,12 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
         try:
             a.segments += 1
             verdict = verify_segment(seg)
-            a.index_problems += len(verdict.problems)
-            a.index_warnings += sum(1 for w in verdict.warnings if w.kind != "invalid-bytes")
             for p in verdict.problems:
+                if p.kind in (INVALID_BYTES, NO_WHOLE_BATCH):
+                    continue  # the .log's own bytes: counted below, as invalid_bytes
+                a.index_problems += 1
                 a.problems.append(f"{p.file}: {p.message}")
+            a.index_warnings += len(verdict.warnings)
             view = seg.view
             a.bytes += len(view)
             fr = FileRecords(view, file=seg.log_path)
@@ -217,13 +238,15 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
                     if b.magic >= 2:
                         # decode every v2 batch, as export and a consumer do: a valid
                         # CRC does not make the records block decodable
-                        check.add(b, _v2_block(b))
+                        _check_v2(b, check, max_decompressed_bytes)
                         n = b.records_count
                         first = b.base_offset
                     else:
-                        inner = b.inner()
-                        n = len(inner)
-                        first = inner[0][2]
+                        n = 0
+                        for e in b.iter_inner(max_decompressed_bytes):
+                            if not n:
+                                first = e[2]
+                            n += 1
                 except KafkalogError as e:
                     a.corrupt_batches += 1
                     a.problems.append(f"{seg.log_path} at byte {b.position}: batch does not "
@@ -261,7 +284,8 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
             if fr.invalid_bytes:
                 a.invalid_bytes += fr.invalid_bytes
                 why = f" ({fr.stop_error.message})" if fr.stop_error else ""
-                a.problems.append(f"{seg.log_path}: {fr.invalid_bytes} invalid bytes at the "
+                a.problems.append(f"{seg.log_path} at byte {fr.valid_end}: "
+                                  f"{fr.invalid_bytes} invalid bytes at the "
                                   f"end{why}")
         except KafkalogError as e:
             a.problems.append(str(e))
@@ -273,13 +297,13 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
     return a
 
 
-def _audit_group(group) -> list[dict]:
-    return [audit_partition(*item).to_dict() for item in group]
+def _audit_group(group, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+                 ) -> list[dict]:
+    return [asdict(audit_partition(*item, max_decompressed_bytes=max_decompressed_bytes))
+            for item in group]
 
 
 def _from_dict(d: dict) -> PartitionAudit:
-    d = dict(d)
-    d.pop("ok", None)
     return PartitionAudit(**d)
 
 
@@ -296,9 +320,12 @@ def pack_by_bytes(items: list, sizes: list[int], n: int) -> list[list]:
 
 
 def audit(paths, *, engine: str = "auto", master: str | None = None,
-          verbose: bool = False) -> AuditResult:
+          verbose: bool = False, progress=None,
+          max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> AuditResult:
     """Audit every partition under ``paths`` (log directories, partition directories or
-    globs), sorted by topic, partition and directory.
+    globs), sorted by topic, partition and directory. A batch whose records decompress
+    to more than ``max_decompressed_bytes`` is counted as corrupt. ``progress(done_bytes,
+    total_bytes)``, if given, is called after each partition the local engine audits.
 
     Raises:
         NotAKafkaFileError / UnreadableError: a path is not Kafka-like or unreadable.
@@ -313,7 +340,13 @@ def audit(paths, *, engine: str = "auto", master: str | None = None,
     engine = choose_engine(engine, sum(pd.bytes for pd in parts), master)
     result = AuditResult(engine=engine)
     if engine == "local":
-        result.partitions = [audit_partition(*it) for it in items]
+        total, done = sum(pd.bytes for pd in parts), 0
+        for it, pd in zip(items, parts, strict=True):
+            result.partitions.append(
+                audit_partition(*it, max_decompressed_bytes=max_decompressed_bytes))
+            done += pd.bytes
+            if progress is not None:
+                progress(done, total)
     else:
         from ..spark.session import get_session
 
@@ -321,7 +354,9 @@ def audit(paths, *, engine: str = "auto", master: str | None = None,
         sc = spark.sparkContext
         groups = pack_by_bytes(items, [pd.bytes for pd in parts],
                                3 * max(1, sc.defaultParallelism))
-        rows = sc.parallelize(groups, len(groups)).flatMap(_audit_group).collect()
+        limit = max_decompressed_bytes
+        rows = sc.parallelize(groups, len(groups)).flatMap(
+            lambda g: _audit_group(g, limit)).collect()
         result.partitions = [_from_dict(d) for d in rows]
     result.partitions.sort(key=lambda p: (p.topic, p.partition, p.directory))
     result.seconds = time.perf_counter() - t0
@@ -345,15 +380,17 @@ def choose_engine(engine: str, total_bytes: int, master: str | None) -> str:
     return "local"
 
 
+#: The ``--report`` Parquet columns: the JSON object's keys (timestamps as Parquet
+#: timestamps, ms, UTC, as Spark's timestamp type).
 REPORT_COLUMNS = [
-    ("log_dir", "string"), ("topic", "string"), ("partition", "int32"),
-    ("directory", "string"), ("segments", "int32"), ("batches", "int64"),
-    ("records", "int64"), ("bytes", "int64"), ("first_offset", "int64"),
-    ("last_offset", "int64"), ("first_timestamp", "ts"), ("last_timestamp", "ts"),
-    ("max_timestamp", "ts"), ("codecs", "list"), ("magics", "intlist"),
-    ("corrupt_batches", "int64"), ("invalid_bytes", "int64"), ("index_problems", "int64"),
-    ("index_warnings", "int64"), ("transactional_batches", "int64"),
-    ("control_batches", "int64"), ("control_records", "int64"), ("problems", "list"),
+    ("logDir", "string"), ("topic", "string"), ("partition", "int32"),
+    ("partitionDir", "string"), ("segments", "int32"), ("batches", "int64"),
+    ("records", "int64"), ("bytes", "int64"), ("firstOffset", "int64"),
+    ("lastOffset", "int64"), ("firstTimestamp", "ts"), ("lastTimestamp", "ts"),
+    ("maxTimestamp", "ts"), ("codecs", "list"), ("magics", "intlist"),
+    ("corruptBatches", "int64"), ("invalidBytes", "int64"), ("indexProblems", "int64"),
+    ("indexWarnings", "int64"), ("transactionalBatches", "int64"),
+    ("controlBatches", "int64"), ("controlRecords", "int64"), ("problems", "list"),
     ("ok", "bool"),
 ]
 

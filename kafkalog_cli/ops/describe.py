@@ -20,7 +20,12 @@ Offsets follow the broker (``LogLoader`` / ``UnifiedLog``):
 
 Records are counted from batch headers (``recordsCount`` of v2 batches, one per
 uncompressed v0/v1 message); only a compressed v0/v1 wrapper, whose count is hidden
-inside, is decompressed. Control records are counted as records. The read never writes.
+inside, is decompressed. Control records are counted as records. The records of Kafka's
+internal topics are also replayed as their coordinator loads them
+(:mod:`kafkalog_cli.decoders.summary`): groups by protocol (classic, consumer, share,
+streams) and committed offsets of ``__consumer_offsets``, share-partitions of
+``__share_group_state``, transactional ids of ``__transaction_state``, remote log segments
+of ``__remote_log_metadata``. The read never writes.
 """
 
 from __future__ import annotations
@@ -40,7 +45,6 @@ from ..constants import (
     LOG_FILE_SUFFIX,
     LOG_START_OFFSET_CHECKPOINT,
     MAGIC_V2,
-    META_PROPERTIES_FILE_NAME,
     NO_TIMESTAMP,
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
     RECOVERY_POINT_CHECKPOINT,
@@ -50,6 +54,7 @@ from ..constants import (
     TXN_INDEX_ENTRY_SIZE,
     TXN_INDEX_FILE_SUFFIX,
 )
+from ..decoders.summary import summary_for_topic
 from ..errors import KafkalogError, NotAKafkaFileError
 from ..format.records import FileRecords, RecordBatch
 from ..storage.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
@@ -61,14 +66,20 @@ from ..storage.dir_files import (
     read_quorum_state,
 )
 from ..storage.files import (
+    LOG_DIR,
+    PARTITION,
     TopicPartition,
+    classify_dir,
+    find_log_dirs,
     is_segment_file_name,
     is_snapshot_checkpoint_name,
     parse_partition_dir_name,
+    partition_log_bytes,
 )
 from ..storage.lock import is_locked
 from ..storage.segment import open_view, release_view
 from .paths import check_exists
+from .paths import partition_dirs as list_partition_dirs
 
 _PARTITION_DIR_STATES = ("delete", "future", "stray")
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
@@ -125,6 +136,9 @@ class PartitionInfo:
     invalid_bytes: int = 0
     metadata_snapshots: MetadataSnapshots | None = None  # __cluster_metadata only
     quorum_state: dict | None = None  # quorum-state's JSON, as written
+    #: an internal topic's state replayed from its records (decoders.summary): groups and
+    #: committed offsets, share-partitions, transactional ids or remote log segments
+    internal_topic: dict | None = None
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -135,7 +149,7 @@ class PartitionInfo:
 
     def to_dict(self) -> dict:
         return {
-            "partition": self.partition, "path": self.path, "state": self.state,
+            "partition": self.partition, "partitionDir": self.path, "state": self.state,
             "topicId": self.topic_id, "segments": self.segments, "bytes": self.bytes,
             "batches": self.batches, "records": self.records,
             "controlBatches": self.control_batches,
@@ -152,7 +166,8 @@ class PartitionInfo:
             "invalidBytes": self.invalid_bytes,
             "metadataSnapshots": (None if self.metadata_snapshots is None
                                   else self.metadata_snapshots.to_dict()),
-            "quorumState": self.quorum_state, "errors": self.errors,
+            "quorumState": self.quorum_state, "internalTopic": self.internal_topic,
+            "errors": self.errors,
         }
 
 
@@ -188,7 +203,7 @@ class LogDirInfo:
 
     def to_dict(self) -> dict:
         return {
-            "path": self.path, "clusterId": self.cluster_id, "nodeId": self.node_id,
+            "logDir": self.path, "clusterId": self.cluster_id, "nodeId": self.node_id,
             "directoryId": self.directory_id, "metaVersion": self.meta_version,
             "cleanShutdown": self.clean_shutdown, "brokerEpoch": self.broker_epoch,
             "locked": self.locked, "errors": self.errors,
@@ -218,7 +233,7 @@ class DescribeResult:
 def _legacy_count(batch) -> int:
     if not batch.attributes & COMPRESSION_CODEC_MASK:
         return 1
-    return len(batch.inner())
+    return sum(1 for _ in batch.iter_inner())  # streamed: no list of inner messages
 
 
 def _first_timestamp(batch) -> int:
@@ -226,14 +241,14 @@ def _first_timestamp(batch) -> int:
     batch without delete horizon: baseTimestamp), else decode the first record."""
     if batch.magic < MAGIC_V2:
         if batch.attributes & COMPRESSION_CODEC_MASK:
-            return batch.inner()[0].timestamp
+            return next(batch.iter_inner()).timestamp
         return batch.timestamp
     attrs = batch.attributes
     if attrs & TIMESTAMP_TYPE_MASK:
         return batch.max_timestamp
     if attrs & DELETE_HORIZON_FLAG_MASK:
-        recs = batch.records()
-        return recs[0].timestamp if recs else NO_TIMESTAMP
+        rec = next(iter(batch.iter_records()), None)  # the first record only
+        return NO_TIMESTAMP if rec is None else rec.timestamp
     return batch.base_timestamp
 
 
@@ -306,6 +321,21 @@ def scan_segment_headers(view, info: PartitionInfo, file=None) -> int | None:
     return last.next_offset
 
 
+def replay_records(view, summary, file=None) -> None:
+    """Feed every data record of one ``.log`` to an internal topic's ``summary``
+    (:func:`~kafkalog_cli.decoders.summary.summary_for_topic`), in offset order; batches
+    whose records do not read are skipped from there (the header scan reports them).
+    Records are streamed (``iter_records``): a batch of any size costs a piece of it."""
+    for b in FileRecords(view, 0, None, file=file).batches():
+        if b.is_control:
+            continue
+        try:
+            for r in b.iter_records():
+                summary.add(r[2], r[3])
+        except KafkalogError:
+            continue
+
+
 def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
                        recovery_checkpoint: dict | None = None,
                        replication_checkpoint: dict | None = None,
@@ -348,6 +378,7 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
             except OSError:
                 pass
     next_offset = None
+    summary = summary_for_topic(tp.topic)
     for base in bases:
         path = d / f"{base:020d}{LOG_FILE_SUFFIX}"
         try:
@@ -359,6 +390,8 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
                 view = open_view(path)
                 try:
                     seg_next = scan_segment_headers(view, info, file=path)
+                    if summary is not None:
+                        replay_records(view, summary, file=path)
                 finally:
                     release_view(view)
         except KafkalogError as e:
@@ -385,6 +418,8 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
             info.topic_id = meta.get("topic_id")
         except KafkalogError as e:
             info.errors.append(str(e))
+    if summary is not None:
+        info.internal_topic = summary.to_dict()
     if tp.topic == CLUSTER_METADATA_TOPIC:
         info.metadata_snapshots = metadata_snapshots(d, names)
         if QUORUM_STATE_FILE_NAME in names:
@@ -429,10 +464,10 @@ def _checkpoint(log_dir: Path, name: str, errors: list[str]) -> dict:
         return {}
 
 
-def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDirInfo:
+def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None, *,
+                     advance=None) -> LogDirInfo:
     """Summarise a log directory (all its partition directories, or only
-    ``partition_dirs``)."""
-    from .paths import partition_dirs as list_partition_dirs
+    ``partition_dirs``); ``advance(bytes)``, if given, after each partition."""
 
     d = Path(log_dir)
     info = LogDirInfo(path=str(d))
@@ -463,6 +498,8 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDi
     for p in parts:
         pi = describe_partition(p, log_start_checkpoint=lso, recovery_checkpoint=rp,
                                 replication_checkpoint=hw, cleaner_checkpoint=cl)
+        if advance is not None:
+            advance(pi.bytes)
         pi.errors[:0] = errs
         topics.setdefault(pi.topic, TopicInfo(pi.topic)).partitions.append(pi)
     info.errors = errs
@@ -472,55 +509,10 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None) -> LogDi
     return info
 
 
-def _has_segments(names: list[str]) -> bool:
-    return any(is_segment_file_name(n) for n in names)
-
-
-def classify(path) -> str:
-    """``"partition"``, ``"log_dir"`` or ``"other"`` for a directory, by its contents: a
-    directory holding segment files is a partition directory (whatever its name: log
-    directories like ``kafka-logs-2`` parse as partition names), one holding
-    ``meta.properties`` or ``<topic>-<partition>`` directories is a log directory."""
-    p = Path(path)
-    try:
-        names = os.listdir(p)
-    except OSError:
-        return "other"
-    if _has_segments(names):
-        return "partition"
-    if META_PROPERTIES_FILE_NAME in names:
-        return "log_dir"
-    for n in names:
-        if parse_partition_dir_name(n) is not None and (p / n).is_dir():
-            try:
-                if _has_segments(os.listdir(p / n)) or not os.listdir(p / n):
-                    return "log_dir"
-            except OSError:
-                continue
-    if parse_partition_dir_name(p.name) is not None and any(
-            n in (LEADER_EPOCH_CHECKPOINT, "partition.metadata") for n in names):
-        return "partition"
-    return "other"
-
-
-def find_log_dirs(root) -> list[Path]:
-    """Log directories under ``root`` (``root`` itself when it is one), sorted."""
-    out = []
-    for dirpath, dirnames, _ in os.walk(root):
-        kind = classify(dirpath)
-        if kind == "log_dir":
-            out.append(Path(dirpath))
-            dirnames[:] = []
-        elif kind == "partition":
-            dirnames[:] = []
-        else:
-            dirnames.sort()
-    return sorted(out)
-
-
-def describe(paths) -> DescribeResult:
+def describe(paths, *, progress=None) -> DescribeResult:
     """Describe each path: a log directory, a partition directory (described within its
     parent log directory), or a directory holding log directories (searched recursively).
+    ``progress(done_bytes, total_bytes)``, if given, is called after each partition.
 
     Raises:
         UnreadableError: a path is missing or unreadable.
@@ -532,15 +524,15 @@ def describe(paths) -> DescribeResult:
         p = check_exists(raw)
         if not p.is_dir():
             raise NotAKafkaFileError("not a log directory or partition directory", file=p)
-        kind = classify(p)
-        if kind == "partition":
+        kind = classify_dir(p)
+        if kind == PARTITION:
             parent = p.parent
             if parent in groups and groups[parent] is None:
                 continue
             lst = groups.setdefault(parent, [])
             if p not in lst:
                 lst.append(p)
-        elif kind == "log_dir":
+        elif kind == LOG_DIR:
             groups[p] = None
         else:
             found = find_log_dirs(p)
@@ -550,6 +542,17 @@ def describe(paths) -> DescribeResult:
                     "directories with segments)", file=p)
             for ld in found:
                 groups[ld] = None
+    advance = None
+    if progress is not None:
+        total = sum(partition_log_bytes(p) for ld, parts in groups.items()
+                    for p in (parts if parts is not None else list_partition_dirs(ld)))
+        done = 0
+
+        def advance(n: int) -> None:
+            nonlocal done
+            done += n
+            progress(done, total)
+
     for ld, parts in groups.items():
-        result.log_dirs.append(describe_log_dir(ld, parts))
+        result.log_dirs.append(describe_log_dir(ld, parts, advance=advance))
     return result

@@ -3,7 +3,10 @@
 
 :func:`dump` yields plain events (dicts) in file order; the renderers in
 :mod:`kafkalog_cli.render.dump` turn them into the Kafka tool's exact text lines, JSON
-Lines, or a rich view. Keys follow the Kafka tool's names. Event types:
+Lines, or a rich view. Keys follow the Kafka tool's names; the JSON objects
+(:func:`kafkalog_cli.render.dump.json_event`, docs/json.md) spell the types in camelCase
+(``invalid_bytes`` -> ``invalidBytes``, ...) and a record's ``payload`` as ``value``, the
+vocabulary of every command's JSON. Event types:
 
 * ``file``: ``{"type":"file","file":F,"kind":"log|index|timeindex|snapshot|
   producer_snapshot|txnindex|unknown","startOffset":N}`` (``Dumping F`` / ``Log starting
@@ -15,12 +18,15 @@ Lines, or a rich view. Keys follow the Kafka tool's names. Event types:
   ``isTransactional``, ``isControl``, ``deleteHorizonMs``);
 * ``record`` (deep iteration): ``offset``, ``timestamp``, ``keySize``, ``valueSize``,
   ``sequence``, ``headerKeys``; with data: ``key``, ``payload`` (bytes or None) and
-  ``headers``; decoded (an internal topic) ``key``/``payload`` are JSON shapes, ``{"raw":
-  base64}`` when they do not decode, with ``decodeWarnings`` and, where Kafka's parser
-  fails, ``decodeFailure`` (what its tool prints: ``Unknown record type N at offset X,
+  ``headers``; decoded (an internal topic) ``key``/``payload`` are JSON shapes (a
+  tombstone's payload None, where Kafka's tool prints ``<DELETE>``), ``{"raw": base64}``
+  when they do not decode, with ``decodeWarnings`` and, where Kafka's parser fails,
+  ``decodeFailure`` (what its tool prints: ``Unknown record type N at offset X,
   skipping.``, ``Error at offset X, skipping. <message>``; a coordinator record without
-  a key also gets a ``corrupt_record`` diagnostic, as Kafka's tool stops there); control records add ``controlType`` and, for markers,
-  ``coordinatorEpoch``; legacy records add ``isValid`` and ``crc``;
+  a key also gets a ``corrupt_record`` diagnostic, as Kafka's tool stops there), and
+  ``decoded``, the :class:`~kafkalog_cli.decoders.DecodedRecord` (not written to JSON);
+  control records add ``controlType`` and, for markers, ``coordinatorEpoch``; legacy
+  records add ``isValid`` and ``crc``;
 * ``invalid_bytes``: bytes after the last whole batch (``Found N invalid bytes ...``);
 * ``index_entry`` / ``timeindex_entry``: ``offset``/``position`` and ``timestamp``/``offset``;
 * ``index_empty``, ``index_sane``: ``F is empty.`` / ``F passed sanity check.``;
@@ -50,11 +56,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..constants import (
     CHECKPOINT_FILE_SUFFIX,
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
     DUMP_MAX_MESSAGE_SIZE,
     INDEX_FILE_SUFFIX,
     LOG_FILE_SUFFIX,
@@ -64,17 +71,42 @@ from ..constants import (
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
 )
-from ..errors import CorruptIndexError, CorruptSnapshotError, KafkalogError, UnreadableError
+from ..decoders import DECODER_NAMES
+from ..errors import (
+    CorruptIndexError,
+    CorruptSnapshotError,
+    InvalidArgumentError,
+    KafkalogError,
+    UnreadableError,
+)
 from ..format.records import FileRecords, LegacyRecordBatch
 from ..storage.offset_index import OffsetIndex
 from ..storage.segment import LogSegment, open_view
 from ..storage.time_index import TimeIndex
 from .paths import SEGMENT_SUFFIXES, check_exists, resolve_segments
 
-#: Decoder names as the Kafka tool's flags spell them.
-DECODERS = ("offsets", "transaction-log", "cluster-metadata")
-_DECODER_TOPICS = {"offsets": "__consumer_offsets", "transaction-log": "__transaction_state",
-                   "cluster-metadata": "__cluster_metadata"}
+#: Decoder names as the Kafka tool's flags spell them (``--offsets-decoder``: ``offsets``).
+DECODERS = tuple(DECODER_NAMES)
+
+#: The ``--key-decoder-class`` / ``--value-decoder-class`` values kafkalog accepts: Kafka's
+#: StringDecoder (Kafka 4's ``org.apache.kafka.tools.api.StringDecoder``, and Kafka 3's
+#: ``kafka.serializer.StringDecoder``), which prints bytes as Java's UTF-8 string, as
+#: kafkalog prints undecoded keys and payloads. Kafka's tool loads any class by its full
+#: name (``Utils.newInstance``); kafkalog runs no Java classes.
+STRING_DECODER_CLASSES = ("org.apache.kafka.tools.api.StringDecoder",
+                          "kafka.serializer.StringDecoder")
+
+
+def check_decoder_class(name: str) -> None:
+    """Accept a ``--key-decoder-class`` / ``--value-decoder-class`` value.
+
+    :raises InvalidArgumentError: not one of :data:`STRING_DECODER_CLASSES`.
+    """
+    if name not in STRING_DECODER_CLASSES:
+        raise InvalidArgumentError(
+            f"cannot use decoder class {name!r}: kafkalog runs no Java classes; it decodes "
+            f"with Kafka's StringDecoder ({' or '.join(STRING_DECODER_CLASSES)}) or, for "
+            "Kafka's internal topics, with the --*-decoder options")
 
 
 @dataclass
@@ -92,8 +124,13 @@ class DumpOptions:
         start_offset / end_offset: dump only batches overlapping [start, end] (absolute
             offsets, inclusive); the start is found through the offset index.
         decoder: ``"auto"`` (pick the internal-topic decoder by the partition directory's
-            topic name), ``"none"``, or one of :data:`DECODERS` (``--offsets-decoder``,
-            ``--transaction-log-decoder``, ``--cluster-metadata-decoder``).
+            topic name), ``"none"`` (keys and payloads as bytes: Kafka's StringDecoder),
+            or one of :data:`DECODERS` (``--offsets-decoder``,
+            ``--transaction-log-decoder``, ``--cluster-metadata-decoder``,
+            ``--remote-log-metadata-decoder``, ``--share-group-state-decoder``).
+        max_decompressed_bytes: bound on one batch's decompressed records (bytes); a
+            batch over it is reported as records that do not decode (kafkalog's bound:
+            Kafka has none).
     """
 
     deep_iteration: bool = False
@@ -106,6 +143,7 @@ class DumpOptions:
     start_offset: int | None = None
     end_offset: int | None = None
     decoder: str = "auto"
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
 
     @property
     def deep(self) -> bool:
@@ -147,20 +185,21 @@ def batch_event(batch, file: str) -> dict:
 
 def _decoder_for(partition_dir_name: str, opts: DumpOptions):
     """The internal-topic decoder for a partition directory under ``opts.decoder``."""
-    from ..decoders import decoder_for_topic
+    from ..decoders import decoder_for_name, decoder_for_topic
 
     if opts.decoder == "none":
         return None
     if opts.decoder == "auto":
         return decoder_for_topic(partition_dir_name)
-    return decoder_for_topic(_DECODER_TOPICS[opts.decoder])
+    return decoder_for_name(opts.decoder)
 
 
 def _record_events(batch, opts: DumpOptions, file: str, decoder) -> Iterator[dict]:
     with_data = opts.print_data_log
     start, end = opts.start_offset, opts.end_offset
+    limit = opts.max_decompressed_bytes
     if isinstance(batch, LegacyRecordBatch):
-        for e in batch.inner():
+        for e in batch.iter_inner(limit):
             if (start is not None and e.offset < start) or (end is not None and e.offset > end):
                 continue
             ev = {"type": "record", "offset": e.offset, "timestamp": e.timestamp,
@@ -174,7 +213,7 @@ def _record_events(batch, opts: DumpOptions, file: str, decoder) -> Iterator[dic
             if failed:
                 yield data_error_event(file, batch.position, ev["decodeFailure"])
         return
-    records = batch.records()
+    records = batch.iter_records(limit)  # lazily: a batch of any size, a piece at a time
     is_control = batch.is_control
     ts_type = batch.timestamp_type
     base_seq = batch.base_sequence
@@ -220,20 +259,20 @@ def _add_control(ev: dict, key, value) -> None:
 
 
 def _add_data(ev: dict, batch, record, key, value, headers, decoder) -> bool:
-    """Add key, payload and headers to ``ev``; with a decoder, also ``decodeFailure`` (the
-    text Kafka's parser prints instead) when it would fail, and ``kafkaText`` (key and
-    payload as Kafka's tool prints them then). True when Kafka's tool would stop there
+    """Add key, payload and headers to ``ev``; with a decoder, the decoded key and payload
+    (JSON shapes; a tombstone's payload None), ``decodeWarnings``, ``decodeFailure`` (the
+    text Kafka's parser prints instead) when it would fail, and the DecodedRecord (its
+    ``kafka_text`` is what Kafka's tool prints). True when Kafka's tool would stop there
     (a coordinator record without a key: its parser throws)."""
     if decoder is not None:
         d = decoder.decode(key, value)
         ev["key"] = d.key
-        ev["payload"] = "<DELETE>" if d.tombstone else d.value
-        ev["decoded"] = True
+        ev["payload"] = None if d.tombstone else d.value
+        ev["decoded"] = d
         if d.warnings:
             ev["decodeWarnings"] = d.warnings
         if d.failure is not None:
             ev["decodeFailure"] = d.failure.text(ev["offset"])
-            ev["kafkaText"] = d.failure.kafka_key_and_payload(ev["offset"])
             ev["headers"] = [{"key": k, "value": v} for k, v in headers]
             return d.failure.kind == "missing_key"
     else:
@@ -283,6 +322,7 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
     # DumpLogSegments (deep iteration): every record whose offset is not the previous
     # one's + 1, from -1 (so a first offset above 0 counts); none known before a seek
     gaps: dict[int, int] = {}
+    dropped = 0  # pairs past MAX_NON_CONSECUTIVE_PAIRS, counted only
     last = -1 if opts.start_offset is None else None
     for batch in fr.batches():
         if opts.start_offset is not None and batch.last_offset < opts.start_offset:
@@ -301,7 +341,10 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
                     if ev["type"] == "record":
                         off = ev["offset"]
                         if last is not None and off != last + 1:
-                            gaps[last] = off
+                            if len(gaps) < MAX_NON_CONSECUTIVE_PAIRS or last in gaps:
+                                gaps[last] = off
+                            else:
+                                dropped += 1
                         last = off
                     yield ev
             except KafkalogError as e:
@@ -314,7 +357,7 @@ def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
             ev["reason"] = fr.stop_error.message
         yield ev
     if gaps:
-        yield non_consecutive_event(file, gaps)
+        yield non_consecutive_event(file, gaps, dropped)
 
 
 def data_error_event(file: str, position: int | None, message: str,
@@ -326,15 +369,28 @@ def data_error_event(file: str, position: int | None, message: str,
             "message": str(KafkalogError(message, file=file, position=position))}
 
 
-def non_consecutive_event(file: str, gaps: dict[int, int]) -> dict:
+#: Non-consecutive offset pairs kept per file (each costs ~150 bytes until the file's
+#: dump ends): a hostile log could otherwise make every record one. Past it, pairs are
+#: counted (kafkalog's bound: Kafka's tool keeps them all).
+MAX_NON_CONSECUTIVE_PAIRS = 1_000_000
+
+
+def non_consecutive_event(file: str, gaps: dict[int, int], dropped: int = 0) -> dict:
     """The ``Non-consecutive offsets in F`` diagnostic of DumpLogSegments for ``gaps``
-    (``{offset: the offset that follows it}``): by offset, as its TreeMap prints them."""
+    (``{offset: the offset that follows it}``): by offset, as its TreeMap prints them;
+    ``dropped`` pairs past :data:`MAX_NON_CONSECUTIVE_PAIRS` get one more line (and
+    ``nonConsecutiveNotKept``)."""
     pairs = sorted(gaps.items())
     lines = [f"Non-consecutive offsets in {Path(file).absolute()}"]
     lines += [f"  {a} is followed by {b}" for a, b in pairs]
-    return {"type": "diagnostic", "stream": "stderr", "kind": "non_consecutive_offsets",
-            "file": file, "message": "\n".join(lines),
-            "nonConsecutive": [{"offset": a, "nextOffset": b} for a, b in pairs]}
+    ev = {"type": "diagnostic", "stream": "stderr", "kind": "non_consecutive_offsets",
+          "file": file, "message": "\n".join(lines),
+          "nonConsecutive": [{"offset": a, "nextOffset": b} for a, b in pairs]}
+    if dropped:
+        ev["message"] += (f"\n  ... and {dropped} more (kafkalog keeps the first "
+                          f"{MAX_NON_CONSECUTIVE_PAIRS} pairs of a file)")
+        ev["nonConsecutiveNotKept"] = dropped
+    return ev
 
 
 def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
@@ -409,7 +465,10 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
             else:
                 try:
                     # dumpTimeIndex: from NO_TIMESTAMP, max(maxTimestamp, record.timestamp)
-                    log_ts = max([NO_TIMESTAMP, *(r.timestamp for r in batch.records())])
+                    log_ts = NO_TIMESTAMP
+                    for r in batch.iter_records(opts.max_decompressed_bytes):
+                        if r[1] > log_ts:
+                            log_ts = r[1]
                 except KafkalogError as err:  # Kafka's record iterator throws: exit 1
                     yield data_error_event(str(segment.log_path), batch.position, err.message)
                 else:
@@ -549,3 +608,42 @@ def _dump_segments(path: Path, opts: DumpOptions) -> Iterator[dict]:
         finally:
             seg.close()
 
+
+
+@dataclass
+class DumpFindings:
+    """What a dump found wrong, collected from its events as they pass
+    (:meth:`watch`): ``invalid`` the ``invalid_bytes`` events (bytes after the last
+    whole batch), ``bad_crc`` the positions of batches failing their CRC check by file,
+    ``errors`` the diagnostics of corrupt data where Kafka's tool throws (``"error":
+    True``: records that do not decode, an index failing the sanity check, a
+    ``.txnindex`` entry of an unknown version). Index-vs-log mismatches and
+    non-consecutive offsets are not findings, as in Kafka's tool.
+
+    ``ok``: nothing found. ``unreadable``: a ``.log`` holds no whole batch from its first
+    byte (not a readable Kafka log)."""
+
+    invalid: list = field(default_factory=list)
+    bad_crc: dict = field(default_factory=dict)
+    errors: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.invalid or self.bad_crc or self.errors)
+
+    @property
+    def unreadable(self) -> bool:
+        return any(ev["position"] == 0 for ev in self.invalid)
+
+    def watch(self, events: Iterator[dict]) -> Iterator[dict]:
+        """Pass ``events`` through, collecting the findings."""
+        for ev in events:
+            t = ev["type"]
+            if t == "batch":
+                if not ev["isValid"]:
+                    self.bad_crc.setdefault(ev["file"], []).append(ev["position"])
+            elif t == "invalid_bytes":
+                self.invalid.append(ev)
+            elif t == "diagnostic" and ev.get("error"):
+                self.errors.append(ev)
+            yield ev

@@ -26,24 +26,25 @@ Engines:
   per-task cost); Spark pays off with many cores or a cluster.
 
 Both engines decode with :mod:`kafkalog_cli.spark.rows`, so they write the same rows.
-JSON Lines: ``key``, ``value`` and header values in base64 (as Spark writes binary),
-``timestamp`` as ``yyyy-MM-ddTHH:mm:ss.SSSZ`` in UTC, nulls written as ``null``.
+Parquet keeps Spark's types (``timestamp`` a Spark/Parquet timestamp). JSON Lines
+(``export-row.json`` in docs/json.md): ``key``, ``value`` and header values in base64 (as
+Spark writes binary), ``timestamp`` in epoch milliseconds (as every kafkalog JSON, -1 for
+Kafka's NO_TIMESTAMP), nulls written as ``null``.
 """
 
 from __future__ import annotations
 
 import base64
-import datetime as _dt
 import glob
 import json
 import os
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InvalidArgumentError, KafkalogError
+from ..errors import InvalidArgumentError, KafkalogError, RefusedError
 from .audit import choose_engine
 
 FORMATS = ("parquet", "jsonl")
@@ -71,10 +72,24 @@ class ExportResult:
     def records_per_second(self) -> float:
         return self.rows / self.seconds if self.seconds else 0.0
 
+    @property
+    def ok(self) -> bool:
+        """Nothing was lost: no corrupt batch skipped, no offset missing."""
+        return not (self.corrupt_batches or self.lost_offsets)
+
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["records_per_second"] = round(self.records_per_second)
-        return d
+        """The JSON object (docs/json.md, ``export.json``)."""
+        return {
+            "engine": self.engine, "format": self.format, "outputDir": self.out,
+            "ok": self.ok, "partitions": self.partitions, "records": self.rows,
+            "files": self.files, "inputBytes": self.input_bytes,
+            "elapsedMs": round(self.seconds * 1000, 3),
+            "recordsPerSecond": round(self.records_per_second),
+            "corruptBatches": self.corrupt_batches,
+            "partialTailBytes": self.partial_tail_bytes,
+            "abortedRecords": self.aborted_records, "lostOffsets": self.lost_offsets,
+            "skipped": self.skipped,
+        }
 
 
 def _prepare_out(out: Path, overwrite: bool) -> None:
@@ -110,13 +125,15 @@ def _refuse_overlap(out: Path, inputs, overwrite: bool) -> None:
 
 def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
            master: str | None = None, options: dict | None = None,
-           overwrite: bool = False, verbose: bool = False) -> ExportResult:
+           overwrite: bool = False, verbose: bool = False, progress=None) -> ExportResult:
     """Export the records under ``paths`` to ``out``.
 
     ``options`` are the data source's read options (``subscribe``, ``subscribePattern``,
     ``assign``, ``startingOffsets``, ``endingOffsets``, ``startingTimestamp``,
     ``endingTimestamp``, ``includeHeaders`` (default true here), ``includeBatchMetadata``,
-    ``failOnDataLoss``, ``isolationLevel``).
+    ``failOnDataLoss``, ``isolationLevel``, ``maxDecompressedBytes``). ``progress(done_bytes,
+    total_bytes)``, if given, is called after each partition the local engine exports
+    (bytes of the slices read).
 
     Raises:
         InvalidArgumentError: a bad option or format, or ``out`` exists.
@@ -143,7 +160,7 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
     _prepare_out(out, overwrite)
     t0 = time.perf_counter()
     if engine == "local":
-        result = _export_local(parts, out, fmt, ropts)
+        result = _export_local(parts, out, fmt, ropts, progress)
     else:
         result = _export_spark(path_list, out, fmt, opts, master, verbose)
     result.input_bytes = total
@@ -153,7 +170,7 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
 
 # -- local ---------------------------------------------------------------------------------
 
-def _export_local(parts, out: Path, fmt: str, ropts) -> ExportResult:
+def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportResult:
     import pyarrow.parquet as pq
 
     from ..spark.plan import plan_slices
@@ -169,6 +186,8 @@ def _export_local(parts, out: Path, fmt: str, ropts) -> ExportResult:
     stats = ReadStats()
     stats.add_plan_losses(ropts.plan_losses)
     out.mkdir(parents=True, exist_ok=True)
+    total = sum(s.end - s.start for sl in groups.values() for s in sl)
+    done = 0
     for (topic, partition), slices in groups.items():
         d = out / f"topic={topic}" / f"partition={partition}"
         writer = None
@@ -194,6 +213,9 @@ def _export_local(parts, out: Path, fmt: str, ropts) -> ExportResult:
         if writer is not None or jf is not None:
             result.partitions += 1
             result.files += 1
+        done += sum(s.end - s.start for s in slices)
+        if progress is not None:
+            progress(done, total)
     result.rows = stats.rows
     result.corrupt_batches = stats.corrupt_batches
     result.partial_tail_bytes = stats.partial_tail_bytes
@@ -201,15 +223,6 @@ def _export_local(parts, out: Path, fmt: str, ropts) -> ExportResult:
     result.lost_offsets = stats.lost_offsets
     result.skipped = stats.skipped
     return result
-
-
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-
-
-def format_timestamp_us(us: int) -> str:
-    """Spark's JSON timestamp format here: ``yyyy-MM-dd'T'HH:mm:ss.SSSXXX`` in UTC."""
-    t = _EPOCH + _dt.timedelta(microseconds=us)
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
 
 
 def _b64(b) -> str | None:
@@ -223,7 +236,8 @@ def json_lines(rb):
     for n in names:
         col = rb.column(n)
         if n == "timestamp":
-            cols.append([None if v is None else format_timestamp_us(v)
+            # microseconds in Arrow (Spark's type) -> epoch ms, floored as unix_millis
+            cols.append([None if v is None else v // 1000
                          for v in col.cast("int64").to_pylist()])
         elif n in ("key", "value"):
             cols.append([_b64(v) for v in col.to_pylist()])
@@ -251,14 +265,17 @@ def _export_spark(paths: list[str], out: Path, fmt: str, opts: dict, master, ver
         if "minPartitions" not in opts:
             reader = reader.option("minPartitions", str(default_min_partitions(spark)))
         df = reader.load(paths)
+        if fmt != "parquet":
+            from pyspark.sql import functions as F
+
+            # JSON Lines: epoch ms, as every kafkalog JSON (Parquet keeps the timestamp)
+            df = df.withColumn("timestamp", F.unix_millis("timestamp"))
         w = df.write.mode("overwrite").partitionBy("topic", "partition")
         try:
             if fmt == "parquet":
                 w.parquet(str(out))
             else:
-                (w.option("ignoreNullFields", "false")
-                 .option("timestampFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSXXX")
-                 .json(str(out)))
+                w.option("ignoreNullFields", "false").json(str(out))
         except Exception as e:  # noqa: BLE001 - Spark wraps the task's error
             raise _unwrap_spark_error(e) from None
         stats = read_loss_reports(loss_dir)
@@ -280,21 +297,26 @@ def _unwrap_spark_error(e: Exception) -> Exception:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     for line in lines:
         if "kafkalog: data loss: " in line:
-            return SparkJobError(line[line.index("kafkalog: data loss: "):], 3)
+            return SparkJobError(line[line.index("kafkalog: data loss: "):])
     for line in reversed(lines):
         if line.startswith("kafkalog_cli.") and "Error: " in line:
             name, msg = line.split(": ", 1)
             usage = any(w in name for w in ("InvalidArgument", "InvalidConfig", "Missing"))
-            return SparkJobError(msg, 2 if usage else 3)
-    return SparkJobError("Spark job failed: " + (lines[0] if lines else repr(e)), 1)
+            return (SparkJobUsageError if usage else SparkJobError)(msg)
+    return SparkJobFailedError("Spark job failed: " + (lines[0] if lines else repr(e)))
 
 
 class SparkJobError(KafkalogError):
-    """A Spark job's failure, reduced to one line (the CLI prints it)."""
+    """A Spark job's failure, reduced to one line (the CLI prints it): a kafkalog error
+    raised in a task about the input (unreadable or corrupt data, exit 3)."""
 
-    def __init__(self, message: str, exit_code: int):
-        super().__init__(message)
-        self.exit_code = exit_code
+
+class SparkJobUsageError(SparkJobError, InvalidArgumentError):
+    """A task's kafkalog error about an option or a missing dependency (exit 2)."""
+
+
+class SparkJobFailedError(SparkJobError, RefusedError):
+    """A Spark job that failed for a reason of Spark's own (exit 1)."""
 
 
 def count_output(out: Path, fmt: str) -> tuple[int, int, int]:

@@ -1,5 +1,7 @@
 """Resolve command-line paths to segments: a segment file, a partition directory (all its
-segments in offset order), or a log directory (every partition directory in it)."""
+segments in offset order), a log directory (every partition directory in it), or a
+directory holding log directories (searched recursively): the rule of
+:func:`~kafkalog_cli.storage.files.find_partition_dirs`, the same for every command."""
 
 from __future__ import annotations
 
@@ -14,10 +16,10 @@ from ..constants import (
 )
 from ..errors import NotAKafkaFileError, UnreadableError
 from ..storage.files import (
-    is_live_partition_dir_name,
+    find_partition_dirs,
     is_segment_file_name,
     offset_from_file_name,
-    parse_partition_dir_name,
+    partition_dirs_of,
 )
 from ..storage.segment import LogSegment
 
@@ -38,22 +40,8 @@ def check_exists(path) -> Path:
     return p
 
 
-def partition_dirs(log_dir: Path, live_only: bool = False) -> list[Path]:
-    """Partition directories of a log directory, sorted by topic then partition.
-    ``live_only`` leaves out ``-delete`` / ``-future`` / ``-stray`` directories
-    (:func:`~kafkalog_cli.storage.files.is_live_partition_dir_name`), as a consumer never
-    reads them."""
-    try:
-        children = list(log_dir.iterdir())
-    except OSError as e:
-        raise UnreadableError(e.strerror or str(e), file=log_dir) from e
-    parts = []
-    for c in children:
-        tp = parse_partition_dir_name(c.name)
-        if tp is not None and c.is_dir() and (
-                not live_only or is_live_partition_dir_name(c.name)):
-            parts.append((tp.topic, tp.partition, c))
-    return [c for _, _, c in sorted(parts)]
+#: the partition directories of a log directory (see storage.files.partition_dirs_of)
+partition_dirs = partition_dirs_of
 
 
 def segment_bases(directory: Path, suffixes=SEGMENT_SUFFIXES) -> list[int]:
@@ -75,8 +63,8 @@ def resolve_segments(paths) -> Iterator[tuple[LogSegment, str | None]]:
 
     Raises:
         UnreadableError: a path is missing or unreadable.
-        NotAKafkaFileError: a path is neither a segment file nor a partition or log
-            directory, or a directory holds no segments.
+        NotAKafkaFileError: a path is neither a segment file nor a directory holding
+            partition or log directories.
     """
     for raw in paths:
         p = check_exists(raw)
@@ -88,19 +76,25 @@ def resolve_segments(paths) -> Iterator[tuple[LogSegment, str | None]]:
             base = offset_from_file_name(p)
             yield LogSegment(p.parent, base), suffix
             continue
-        if parse_partition_dir_name(p.name) is not None or segment_bases(p):
-            bases = segment_bases(p)
-            if not bases and not partition_dirs(p):
-                raise NotAKafkaFileError("no Kafka segments in this directory", file=p)
-            for b in bases:
-                yield LogSegment(p, b), None
-            if bases:
-                continue
-        parts = partition_dirs(p)
-        if not parts:
-            raise NotAKafkaFileError(
-                "not a partition directory or log directory (no segments, no "
-                "<topic>-<partition> directories)", file=p)
-        for d in parts:
+        for _, d in find_partition_dirs(p):
             for b in segment_bases(d):
                 yield LogSegment(d, b), None
+
+
+def log_bytes(paths) -> int:
+    """Bytes of the ``.log`` files under ``paths`` (a file counts itself), for progress
+    totals; paths that cannot be read count 0 (the command itself reports them)."""
+    total = 0
+    for raw in paths:
+        p = Path(raw)
+        try:
+            if p.is_file():
+                total += p.stat().st_size
+                continue
+            for _, d in find_partition_dirs(p):
+                for n in os.listdir(d):
+                    if n.endswith(LOG_FILE_SUFFIX) and is_segment_file_name(n):
+                        total += (d / n).stat().st_size
+        except (OSError, NotAKafkaFileError):
+            continue
+    return total

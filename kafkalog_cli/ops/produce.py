@@ -10,26 +10,37 @@ offsets, roll, indexes, producer state). Idempotent batches carry the producer i
 sequences continued from the partition's producer state; transactional ones end with a
 COMMIT or ABORT marker.
 
-Failure: a malformed input line stops the run. Every batch appended before it is complete
-(indexes, checkpoints, snapshot and clean-shutdown marker written by the normal close);
-the batch being assembled when the error was found is dropped whole - none of its records
-are written - and the error names the line. An open transaction is aborted (an ABORT
-marker) so consumers are not blocked. Ctrl-C closes the same way.
+Failure: a malformed input line stops the run, and the error names it. The records
+before it are written (as kafka-console-producer has sent them by then), every batch
+complete (indexes, checkpoints, snapshot and clean-shutdown marker written by the normal
+close); with ``atomic`` the whole input is read and checked first, so a malformed line
+writes nothing. Nothing is created (no log directory, no partition) before a first
+record was read. A batch the broker refuses (over max.message.bytes, a timestamp out of
+range, ...) stops the run too: the batches before it stand, its records are dropped. An
+open transaction is aborted (an ABORT marker) so consumers are not blocked. Ctrl-C closes
+as a refused batch does.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 
+from .. import inputs
 from ..constants import CODEC_IDS, CODEC_NONE, INT32_MAX, INT64_MAX, NO_TIMESTAMP
-from ..errors import InvalidArgumentError, InvalidRecordError, KafkalogError
+from ..errors import (
+    FencedLeaderEpochError,
+    InvalidArgumentError,
+    KafkalogError,
+    UnreadableError,
+)
 from ..format import compression
 from ..format.builder import assemble_batch, encode_columns, encode_records, encode_values
-from ..inputs import ValuesChunk
+from ..inputs import ENCODINGS, InputError, LineReaderConfig, ValuesChunk
 from ..storage.clock import SYSTEM, Clock
 from ..storage.config import LogConfig
 from ..storage.log import LogManager, UnifiedLog
@@ -49,7 +60,15 @@ class ProduceOptions:
         input_format: ``lines`` | ``jsonl`` | ``raw``; None: by file name, ``jsonl`` for
             *.jsonl / *.ndjson, else (and for stdin) ``lines``.
         parse_key / key_separator: for lines.
-        value_encoding: ``utf8`` | ``base64`` (jsonl strings).
+        line_reader: kafka-console-producer's ``--property`` settings for lines
+            (:class:`~kafkalog_cli.inputs.LineReaderConfig`; None: ``parse_key`` and
+            ``key_separator`` alone).
+        value_encoding: ``utf8`` | ``base64`` | ``hex``: jsonl strings without their own
+            ``keyEncoding`` / ``valueEncoding``.
+        keep_partition: jsonl: write a record to the partition its ``partition`` field
+            names (else ``partition``, and the field is ignored).
+        atomic: read and check the whole input before writing anything (stdin is spooled
+            to a temporary file outside the log directory).
         batch_size: records per batch (None: only ``batch_bytes`` limits).
         batch_bytes: estimated bytes per batch (the Java producer's batch.size, 16384).
         compression: ``none`` | ``gzip`` | ``snappy`` | ``lz4`` | ``zstd``.
@@ -71,7 +90,10 @@ class ProduceOptions:
     input_format: str | None = None
     parse_key: bool = False
     key_separator: str = "\t"
+    line_reader: LineReaderConfig | None = None
     value_encoding: str = "utf8"
+    keep_partition: bool = False
+    atomic: bool = False
     batch_size: int | None = None
     batch_bytes: int = 16384
     compression: str = "none"
@@ -118,8 +140,8 @@ class ProduceOptions:
             raise InvalidArgumentError("--producer-epoch must be 0..32767")
         if self.end_txn not in ("commit", "abort", "none"):
             raise InvalidArgumentError("--end-txn must be commit, abort or none")
-        if self.value_encoding not in ("utf8", "base64"):
-            raise InvalidArgumentError("--value-encoding must be utf8 or base64")
+        if self.value_encoding not in ENCODINGS:
+            raise InvalidArgumentError(f"--value-encoding must be {', '.join(ENCODINGS)}")
         if not self.key_separator:
             raise InvalidArgumentError("--key-separator must not be empty")
 
@@ -159,11 +181,18 @@ class PartitionResult:
     duplicates: int = 0
     markers: int = 0
 
+    def to_dict(self) -> dict:
+        return {"partition": self.partition, "records": self.records,
+                "batches": self.batches, "bytes": self.bytes,
+                "firstOffset": self.first_offset, "lastOffset": self.last_offset,
+                "logEndOffset": self.log_end_offset, "segmentsRolled": self.segments_rolled,
+                "duplicates": self.duplicates, "markers": self.markers}
+
 
 @dataclass
 class ProduceResult:
     """The summary of a run; ``error`` is set when it stopped early (what is counted was
-    written completely)."""
+    written completely). ``elapsed_s`` in seconds."""
 
     log_dir: str
     topic: str
@@ -184,12 +213,23 @@ class ProduceResult:
     def records_per_second(self) -> float:
         return self.records / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["partitions"] = [asdict(p) for _, p in sorted(self.partitions.items())]
-        d["records_per_second"] = round(self.records_per_second, 1)
-        d["elapsed_s"] = round(self.elapsed_s, 6)
-        return d
+        """The JSON object (docs/json.md, ``produce.json``)."""
+        return {
+            "logDir": self.log_dir, "topic": self.topic, "ok": self.ok,
+            "records": self.records, "batches": self.batches, "bytes": self.bytes,
+            "firstOffset": self.first_offset, "lastOffset": self.last_offset,
+            "segmentsRolled": self.segments_rolled, "markers": self.markers,
+            "elapsedMs": round(self.elapsed_s * 1000, 3),
+            "recordsPerSecond": round(self.records_per_second, 1),
+            "cleanShutdown": self.clean_shutdown, "droppedRecords": self.dropped_records,
+            "error": self.error,
+            "partitions": [p.to_dict() for _, p in sorted(self.partitions.items())],
+        }
 
 
 class ProduceError(KafkalogError):
@@ -199,7 +239,6 @@ class ProduceError(KafkalogError):
         super().__init__(str(cause))
         self.cause = cause
         self.result = result
-        self.exit_code = cause.exit_code
 
 
 _HEADER_ESTIMATES: dict = {(): 0}
@@ -378,13 +417,9 @@ class _Batcher:
         try:
             info = self.log.append_as_leader(batch, leader_epoch=self.leader_epoch,
                                              summary=summary)
-        except BaseException as e:
+        except BaseException:
             self.failed = True
             self.failed_records = n
-            if isinstance(e, InvalidRecordError):
-                # the broker's refusal of a batch we built (e.g. a compacted topic's missing
-                # key): findings, exit 1 - not unreadable input (3)
-                e.exit_code = 1
             raise
         self._count(info)
         if opts.transactional:
@@ -420,10 +455,38 @@ class _Batcher:
 
 
 def iter_inputs(files: list, opts: ProduceOptions, stdin=None) -> Iterator[list]:
-    """Chunks of records from ``files`` (paths; ``-`` or none: ``stdin``)."""
-    from .. import inputs
+    """Chunks of records from ``files`` (paths; ``-`` or none: ``stdin``). With
+    ``opts.atomic`` the whole input is read and checked first (stdin spooled to a
+    temporary file), so a malformed line raises before the first chunk is yielded.
 
-    sep = opts.key_separator.encode("utf-8")
+    Raises:
+        InputError: a malformed line or record, naming it.
+        UnreadableError: an input file cannot be opened.
+    """
+    if not opts.atomic:
+        yield from _iter_inputs(files, opts, stdin)
+        return
+    import shutil
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryFile(prefix="kafkalog-produce-") as spool:
+        if not files or "-" in map(str, files):
+            shutil.copyfileobj(stdin if stdin is not None else sys.stdin.buffer, spool)
+        for _ in _iter_inputs(files, opts, _Rewound(spool)):
+            pass
+        yield from _iter_inputs(files, opts, _Rewound(spool))
+
+
+class _Rewound:
+    """A spooled stdin, read again from its start."""
+
+    def __init__(self, f):
+        f.seek(0)
+        self.read = f.read
+
+
+def _iter_inputs(files: list, opts: ProduceOptions, stdin=None) -> Iterator[list]:
     sources = files or ["-"]
     for f in sources:
         name = "<stdin>" if str(f) == "-" else str(f)
@@ -434,28 +497,26 @@ def iter_inputs(files: list, opts: ProduceOptions, stdin=None) -> Iterator[list]
             import sys
 
             stream = stdin if stdin is not None else sys.stdin.buffer
-            yield from _from_stream(stream, name, fmt, opts, sep)
+            yield from _from_stream(stream, name, fmt, opts)
             continue
         try:
             fh = open(f, "rb")
         except OSError as e:
-            from ..errors import UnreadableError
-
             raise UnreadableError(e.strerror or str(e), file=f) from e
         with fh:
-            yield from _from_stream(fh, name, fmt, opts, sep)
+            yield from _from_stream(fh, name, fmt, opts)
 
 
-def _from_stream(stream, name: str, fmt: str, opts: ProduceOptions, sep: bytes):
-    from .. import inputs
-
+def _from_stream(stream, name: str, fmt: str, opts: ProduceOptions):
     if fmt == "raw":
         yield inputs.raw_record(stream.read())
     elif fmt == "jsonl":
-        yield from inputs.jsonl_records(stream, name, value_encoding=opts.value_encoding)
+        yield from inputs.jsonl_records(stream, name, value_encoding=opts.value_encoding,
+                                        keep_partition=opts.keep_partition)
     else:
-        yield from inputs.lines_records(stream, name, parse_key=opts.parse_key,
-                                        key_separator=sep)
+        cfg = opts.line_reader or LineReaderConfig(parse_key=opts.parse_key,
+                                                   key_separator=opts.key_separator)
+        yield from inputs.console_lines_records(stream, name, cfg)
 
 
 def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
@@ -478,6 +539,20 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
     clock = clock or SYSTEM
     result = ProduceResult(str(log_dir), opts.topic)
     start = time.perf_counter()
+    chunks = iter(chunks)
+    try:
+        # nothing is created before a record was read: a bad first line (or no input)
+        # leaves the log directory as it was
+        first = next((c for c in chunks if c), None)
+    except BaseException as e:
+        result.elapsed_s = time.perf_counter() - start
+        if isinstance(e, KafkalogError):
+            result.error = str(e)
+            raise ProduceError(e, result) from e
+        raise
+    if first is None:
+        result.elapsed_s = time.perf_counter() - start
+        return result
     manager = LogManager.open(Path(log_dir), cluster_id=opts.cluster_id, node_id=opts.node_id,
                               clock=clock, fsync=fsync)
     batchers: dict[int, _Batcher] = {}
@@ -494,9 +569,9 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
 
     failure: BaseException | None = None
     try:
-        batcher(opts.partition)
+        batcher(opts.partition)  # the partition named, first (as the checkpoints list it)
         done = 0
-        for chunk in chunks:
+        for chunk in chain((first,), chunks):
             if isinstance(chunk, ValuesChunk):
                 batcher(opts.partition).add_values(chunk)
             elif list(map(_PARTITION_OF, chunk)).count(None) != len(chunk):
@@ -505,7 +580,7 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
                     groups.setdefault(opts.partition if r[5] is None else r[5], []).append(r)
                 for p, recs in groups.items():
                     batcher(p).add(recs)
-            else:
+            elif chunk:
                 batcher(opts.partition).add(chunk)
             done += len(chunk)
             if progress:
@@ -517,6 +592,14 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
                 b.end_txn(opts.end_txn == "commit")
     except BaseException as e:  # includes KeyboardInterrupt: close cleanly, then re-raise
         failure = e
+        if isinstance(e, InputError):
+            # a malformed line: the records before it are written, as
+            # kafka-console-producer has sent them by then
+            for b in batchers.values():
+                try:
+                    b.flush()
+                except KafkalogError:
+                    break
         for b in batchers.values():
             # the batch being assembled is dropped, and so is one whose append failed
             result.dropped_records += len(b.pending) + b.failed_records
@@ -555,16 +638,15 @@ def _leader_epoch_for(log: UnifiedLog, opts: ProduceOptions) -> int:
     one would drop the later entries from leader-epoch-checkpoint.
 
     Raises:
-        InvalidArgumentError: ``--leader-epoch`` is below the latest epoch (found only
-            once the partition is opened: exit 1, the run stopped, as for a refused batch).
+        FencedLeaderEpochError: ``--leader-epoch`` is below the latest epoch (found only
+            once the partition is opened: the run stopped, as for a refused batch).
     """
     latest = log.leader_epoch_cache.latest_epoch
     if opts.leader_epoch is None:
         return 0 if latest is None else latest
     if latest is not None and opts.leader_epoch < latest:
-        e = InvalidArgumentError(_epoch_message(opts.leader_epoch, latest, log.topic_partition))
-        e.exit_code = 1
-        raise e
+        raise FencedLeaderEpochError(_epoch_message(opts.leader_epoch, latest,
+                                                    log.topic_partition))
     return opts.leader_epoch
 
 

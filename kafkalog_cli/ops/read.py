@@ -21,7 +21,7 @@ The read path follows the broker and the consumer:
   source the broker's ``.txnindex`` is built from, so a missing or stale ``.txnindex``
   does not matter.
 * **internal topics** (``__consumer_offsets``, ``__transaction_state``,
-  ``__cluster_metadata``): each record is also decoded with dump-segment's decoders
+  ``__share_group_state``, ``__cluster_metadata``, ``__remote_log_metadata``): each record is also decoded with dump-segment's decoders
   (:mod:`kafkalog_cli.decoders`), picked by the topic name or forced with ``decode``; the
   record keeps its raw bytes and carries the :class:`~kafkalog_cli.decoders.DecodedRecord`.
 
@@ -40,11 +40,18 @@ from typing import Any
 
 from ..constants import (
     CONTROL_FLAG_MASK,
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
     LOG_START_OFFSET_CHECKPOINT,
     TRANSACTIONAL_FLAG_MASK,
 )
-from ..errors import InvalidArgumentError, KafkalogError, NotAKafkaFileError
-from ..format.records import FileRecords, RecordBatch
+from ..decoders import DECODER_NAMES
+from ..errors import (
+    CorruptRecordError,
+    InvalidArgumentError,
+    KafkalogError,
+    NotAKafkaFileError,
+)
+from ..format.records import FileRecords, Record, RecordBatch
 from ..storage.checkpoints import read_offset_checkpoint
 from ..storage.files import TopicPartition, parse_partition_dir_name
 from ..storage.log import Log
@@ -59,10 +66,10 @@ _CONTROL_KEY = struct.Struct(">hh")
 _ABORT, _COMMIT = 0, 1
 
 #: ``decode`` values of :func:`read`: pick by topic name, never, or force one decoder
-#: (dump-segment's names: ``offsets``, ``transaction-log``, ``cluster-metadata``).
+#: (dump-segment's names: ``offsets``, ``transaction-log``, ``cluster-metadata``,
+#: ``remote-log-metadata``, ``share-group-state``: the keys of :data:`DECODER_TOPICS`).
 DECODE_AUTO, DECODE_NONE = "auto", "none"
-DECODER_TOPICS = {"offsets": "__consumer_offsets", "transaction-log": "__transaction_state",
-                  "cluster-metadata": "__cluster_metadata"}
+DECODER_TOPICS = DECODER_NAMES
 
 
 class OffsetOutOfRangeError(InvalidArgumentError):
@@ -96,8 +103,10 @@ class ConsumerRecord:
     decoded: Any = None
 
     def to_dict(self, encoding: str = "utf8") -> dict:
-        """The JSON object of ``read -o json`` (bytes as dump-segment's JSON encodes them:
-        utf8 with a base64 fallback named in ``keyEncoding``/``valueEncoding``). A decoded
+        """The JSON object of ``read -o json`` (docs/json.md, ``consumer-record.json``;
+        bytes as dump-segment's JSON encodes them: a field that is not UTF-8 text is
+        named in ``keyEncoding``/``valueEncoding`` (a header's ``valueEncoding``), so the
+        object is ``produce --format jsonl`` input that writes the same bytes). A decoded
         record has its key and value as the decoders' JSON objects instead (null for a
         missing key or a tombstone), ``keyType`` and, when something stayed raw,
         ``decodeWarnings``."""
@@ -115,16 +124,16 @@ class ConsumerRecord:
                 o["decodeWarnings"] = list(d.warnings)
         else:
             for name, data in (("key", self.key), ("value", self.value)):
-                text, fallback = encode_bytes(data, encoding)
+                text, label = encode_bytes(data, encoding)
                 o[name] = text
-                if fallback:
-                    o[name + "Encoding"] = fallback
+                if label:
+                    o[name + "Encoding"] = label
         hs = []
         for k, v in self.headers:
-            text, fallback = encode_bytes(v, encoding)
+            text, label = encode_bytes(v, encoding)
             h = {"key": k, "value": text}
-            if fallback:
-                h["valueEncoding"] = fallback
+            if label:
+                h["valueEncoding"] = label
             hs.append(h)
         o["headers"] = hs
         return o
@@ -142,13 +151,12 @@ def open_partition(path, topic: str | None = None, partition: int | None = None)
             partition directory's name.
         NotAKafkaFileError / UnreadableError: no such partition directory.
     """
-    from .describe import classify
-    from .paths import partition_dirs
+    from ..storage.files import PARTITION, classify_dir, partition_dirs_of
 
     p = check_exists(path)
     if p.is_file():
         raise NotAKafkaFileError("expected a log directory or a partition directory", file=p)
-    if classify(p) == "partition":
+    if classify_dir(p) == PARTITION:
         tp = parse_partition_dir_name(p.name)
         if tp is not None:
             if topic is not None and topic != tp.topic:
@@ -162,7 +170,7 @@ def open_partition(path, topic: str | None = None, partition: int | None = None)
         raise InvalidArgumentError(
             f"{p} is a log directory: name the partition with --topic and --partition")
     if partition is None:
-        parts = [d for d in partition_dirs(p)
+        parts = [d for d in partition_dirs_of(p)
                  if (tp := parse_partition_dir_name(d.name)) is not None and tp.topic == topic
                  and "." not in d.name[len(topic):]]
         if len(parts) != 1:
@@ -289,9 +297,13 @@ def batches_from(log: Log, offset: int, *, check_crcs: bool = False) -> Iterator
         yield b
 
 
-def _segment_batches_from(log: Log, offset: int, *, check_crcs: bool = False
+def _segment_batches_from(log: Log, offset: int, *, check_crcs: bool = False,
+                          problems: list | None = None
                           ) -> Iterator[tuple[LogSegment, RecordBatch]]:
-    """:func:`batches_from`, each batch with its segment."""
+    """:func:`batches_from`, each batch with its segment. With ``problems``, each segment
+    whose scan reaches bytes after its last whole batch adds one line for them (file,
+    position, length: a broker would truncate them at recovery, so no consumer ever
+    receives what they hold)."""
     segs = log.segments
     if not segs:
         return
@@ -303,18 +315,27 @@ def _segment_batches_from(log: Log, offset: int, *, check_crcs: bool = False
         if offset > seg.base_offset:
             oidx, _ = _indexes(seg)
             pos = _checked_position(seg, view, oidx, offset)
-        for b in FileRecords(view, pos, None, file=seg.log_path).batches():
+        fr = FileRecords(view, pos, None, file=seg.log_path)
+        for b in fr.batches():
             if b.last_offset >= offset:
                 if check_crcs:
                     b.ensure_valid(seg.log_path)
                 yield seg, b
+        if fr.invalid_bytes and problems is not None:
+            why = f" ({fr.stop_error.message})" if fr.stop_error is not None else ""
+            problems.append(str(CorruptRecordError(
+                f"{fr.invalid_bytes} invalid bytes after the last whole batch{why}",
+                file=seg.log_path, position=fr.valid_end)))
 
 
-def _records(batch, file) -> list:
-    """``batch.records()``; a record-level error (a count the records do not match, a
-    codec that does not decompress, ...) names ``file`` and the batch's byte position."""
+def _records(batch, file, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+             ) -> Iterator[Record]:
+    """``batch.iter_records()``, lazily (a batch of any size costs memory for a piece of
+    it, and stopping early decodes no further); a record-level error (a count the
+    records do not match, a codec that does not decompress, ...) names ``file`` and the
+    batch's byte position."""
     try:
-        return batch.records()
+        yield from batch.iter_records(max_bytes)
     except KafkalogError as e:
         # a position inside decompressed bytes means nothing in the file: the batch's
         e.file = os.fspath(file) if e.file is None else e.file
@@ -386,10 +407,11 @@ class TxnState:
 
 
 def _marker_type(batch, file) -> int | None:
-    recs = _records(batch, file)
-    if not recs or recs[0][2] is None or len(recs[0][2]) < 4:
+    """ControlRecordType of a control batch's first record (its only one)."""
+    rec = next(_records(batch, file), None)
+    if rec is None or rec[2] is None or len(rec[2]) < 4:
         return None
-    return _CONTROL_KEY.unpack_from(recs[0][2])[1]
+    return _CONTROL_KEY.unpack_from(rec[2])[1]
 
 
 def scan_transactions(log: Log, end_offset: int | None = None) -> TxnState:
@@ -428,11 +450,18 @@ def scan_transactions(log: Log, end_offset: int | None = None) -> TxnState:
 
 def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMITTED,
             max_records: int | None = None, txn: TxnState | None = None,
-            check_crcs: bool = True) -> Iterator[ConsumerRecord]:
+            check_crcs: bool = True, problems: list | None = None,
+            max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+            ) -> Iterator[ConsumerRecord]:
     """The records a consumer positioned at ``start_offset`` receives, in offset order:
     control records never; under ``read_committed`` no record of an aborted transaction
     and none at or after the last stable offset. Lazy: stops reading after
-    ``max_records``.
+    ``max_records``, having decoded records for no more than that (and the rest of the
+    piece of a batch they came in: see ``RecordBatch.iter_records``).
+
+    ``problems`` (a list) collects the invalid bytes the read passes over (see
+    :func:`_segment_batches_from`); ``max_decompressed_bytes`` bounds one batch's
+    decompressed records.
 
     Raises:
         CrcMismatchError: (``check_crcs``, the consumer's ``check.crcs=true`` default) a
@@ -451,7 +480,8 @@ def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMIT
     topic = tp.topic if tp else log.directory.name
     part = tp.partition if tp else -1
     n = 0
-    for seg, b in _segment_batches_from(log, start_offset, check_crcs=check_crcs):
+    for seg, b in _segment_batches_from(log, start_offset, check_crcs=check_crcs,
+                                        problems=problems):
         if lso is not None and b.base_offset >= lso:
             return
         if type(b) is RecordBatch:
@@ -465,7 +495,7 @@ def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMIT
         else:
             ts_type = b.timestamp_type
             epoch = None
-        for r in _records(b, seg.log_path):
+        for r in _records(b, seg.log_path, max_decompressed_bytes):
             off = r[0]
             if off < start_offset:
                 continue
@@ -490,14 +520,14 @@ def decoder_for(topic: str, decode: str = DECODE_AUTO):
     Raises:
         InvalidArgumentError: an unknown ``decode`` value.
     """
-    from ..decoders import decoder_for_topic
+    from ..decoders import decoder_for_name, decoder_for_topic
 
     _check_decode(decode)
     if decode == DECODE_NONE:
         return None
     if decode == DECODE_AUTO:
         return decoder_for_topic(topic)
-    return decoder_for_topic(DECODER_TOPICS[decode])
+    return decoder_for_name(decode)
 
 
 def _check_decode(decode: str) -> None:
@@ -566,7 +596,11 @@ class ReadResult:
         decoder: the decoder's topic (``"__consumer_offsets"``, ...) when records are
             decoded, else None.
         records: lazy iterator of :class:`ConsumerRecord`.
-        problems: unusable files met (see the field), for stderr and exit status 1.
+        problems: what the read could not use, one line each naming the file (and line
+            or byte position), for stderr and exit status 1: a log-start-offset-checkpoint
+            that does not parse (read as empty), and - filled as ``records`` is iterated -
+            corrupt data the read passed over (bytes after a segment's last whole batch,
+            e.g. a batch whose offsets overflow int64).
     """
 
     partition_dir: str
@@ -581,8 +615,7 @@ class ReadResult:
     decoder: str | None = None
     records: Iterator[ConsumerRecord] = field(default_factory=lambda: iter(()))
     log: Log | None = None
-    #: files the read could not use (a log-start-offset-checkpoint that does not parse),
-    #: one line each naming the file and line
+    #: what the read could not use, one line each (see above)
     problems: list[str] = field(default_factory=list)
 
     def close(self) -> None:
@@ -601,7 +634,8 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
          offset: int | str | None = None, timestamp: int | str | None = None,
          from_beginning: bool = False, max_records: int | None = None,
          isolation_level: str = READ_UNCOMMITTED, decode: str = DECODE_AUTO,
-         check_crcs: bool = True) -> ReadResult:
+         check_crcs: bool = True,
+         max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> ReadResult:
     """Position a consumer on a partition directory (see :func:`open_partition`) and
     return its records lazily.
 
@@ -612,6 +646,11 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
     ``decode``: ``"auto"`` decodes the records of Kafka's internal topics (picked by the
     topic name), ``"none"`` never decodes, ``"offsets"`` / ``"transaction-log"`` /
     ``"cluster-metadata"`` force that decoder (see :func:`decoder_for`).
+
+    ``max_decompressed_bytes``: a batch whose records decompress to more is corrupt
+    (kafkalog's bound on the work of one batch; Kafka has none). Corrupt data reached
+    while iterating raises; bytes after a segment's last whole batch are collected in
+    ``problems`` instead.
 
     Raises:
         InvalidArgumentError: conflicting options, a bad timestamp, isolation level or
@@ -666,7 +705,9 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
         res.last_stable_offset = txn.last_stable_offset
     if res.start_offset is not None:
         res.records = consume(log, res.start_offset, isolation_level=isolation_level,
-                              max_records=max_records, txn=txn, check_crcs=check_crcs)
+                              max_records=max_records, txn=txn, check_crcs=check_crcs,
+                              problems=res.problems,
+                              max_decompressed_bytes=max_decompressed_bytes)
         if decoder is not None:
             res.records = decode_records(res.records, decoder)
     if decoder is not None:

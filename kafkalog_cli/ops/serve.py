@@ -58,12 +58,17 @@ def parse_configs(items) -> dict[str, str]:
 def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
           allow_remote: bool = False, advertised_host: str | None = None,
           auto_create_topics: bool = False, num_partitions: int = 1,
-          configs=(), metrics: bool = False, metrics_interval: float = 10.0) -> None:
-    """Serve ``log_dir`` until SIGTERM/SIGINT.
+          configs=(), metrics: bool = False, metrics_interval: float = 10.0,
+          read_only: bool = False) -> None:
+    """Serve ``log_dir`` until SIGTERM/SIGINT. With ``read_only`` not a byte is written:
+    no lock, no checkpoint, no index or snapshot; Produce, CreateTopics and DeleteTopics
+    get TOPIC_AUTHORIZATION_FAILED and an idempotent InitProducerId
+    CLUSTER_AUTHORIZATION_FAILED (docs/serve.md).
 
     Raises:
         InvalidArgumentError: a bad address, a non-loopback address without
-            ``allow_remote``, a bad config, or ``log_dir`` is not a directory.
+            ``allow_remote``, a bad config, ``log_dir`` is not a directory, or
+            ``read_only`` with ``auto_create_topics``.
         LogDirLockedError: a broker or another kafkalog holds the directory.
     """
     from ..server.broker import run
@@ -79,19 +84,22 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
             "--allow-remote to listen beyond loopback")
     if num_partitions < 1:
         raise InvalidArgumentError("--num-partitions must be at least 1")
+    if read_only and auto_create_topics:
+        raise InvalidArgumentError("--read-only and --auto-create-topics exclude each other")
     server_configs = parse_configs(configs)
     if advertised_host is None:
         advertised_host = host if host not in ("0.0.0.0", "::") else socket.getfqdn()
     options = ServerOptions(host=advertised_host, port=port, node_id=node_id,
                             auto_create_topics=auto_create_topics,
-                            num_partitions=num_partitions)
+                            num_partitions=num_partitions, read_only=read_only)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(message)s")
 
     def ready(server):
         print(f"kafkalog serve: listening on {host}:{server.options.port} "
-              f"(node {node_id}, {len(server.catalog.topics)} topics, log dir {d}); "
-              "no authentication", file=sys.stderr, flush=True)
+              f"(node {node_id}, {len(server.catalog.topics)} topics, log dir {d}"
+              f"{', read-only' if read_only else ''}); no authentication", file=sys.stderr,
+              flush=True)
 
     run(d, options, bind_host=host, server_configs=server_configs,
         metrics_interval=metrics_interval if metrics else None, on_ready=ready)

@@ -28,6 +28,13 @@ Kafka versions differ in what they index, and all of these layouts are accepted:
 
 A missing index file is reported as a warning: the broker rebuilds it at start-up.
 
+Bytes after the last whole batch of a ``.log`` (a partial batch, a zero-filled tail,
+garbage, a batch whose offsets overflow int64) are a problem (``invalid-bytes``, with
+their ``position`` and length in ``bytes``): the broker's recovery truncates them, so no
+consumer ever sees what they hold. A non-empty ``.log`` holding no whole batch at all (a
+file that is not a Kafka log) is ``no-whole-batch``: not readable as a log, as
+dump-segment says too (the CLI exits 3).
+
 When a whole segment is checked, its ``.txnindex`` (if any) gets the broker's
 ``TransactionIndex.sanityCheck``: an aborted transaction whose last offset is below the
 segment's base offset is a problem (``txnindex-sanity``); the broker then recovers the
@@ -38,7 +45,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..constants import INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX
@@ -50,16 +57,27 @@ from ..storage.time_index import TimeIndex
 from ..storage.txn_index import TransactionIndex
 from .paths import resolve_segments
 
+#: Finding kinds about the ``.log`` itself.
+INVALID_BYTES = "invalid-bytes"
+NO_WHOLE_BATCH = "no-whole-batch"
+
 
 @dataclass
 class Finding:
-    """One problem or warning: ``file``, ``kind`` (a short code), ``message``, and the
-    entry number (0-based) when it concerns one entry."""
+    """One problem or warning: ``file``, ``kind`` (a short code), ``message``, the
+    entry number (0-based) when it concerns one entry, and the byte ``position`` and
+    length (``bytes``) when it concerns a range of the file (invalid bytes)."""
 
     file: str
     kind: str
     message: str
     entry: int | None = None
+    position: int | None = None
+    bytes: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"file": self.file, "kind": self.kind, "message": self.message,
+                "entry": self.entry}
 
 
 @dataclass
@@ -73,9 +91,10 @@ class SegmentVerdict:
         index_entries / time_index_entries: entries checked (None when the file is missing).
         preallocated_slots: zero-filled slots accepted at the end of the two indexes.
         layouts: the offset-index layouts seen (see the module docstring).
-        problems: findings that make the index disagree with the log.
+        problems: findings that make the index disagree with the log, or the log
+            unsound (invalid bytes after its last whole batch).
         warnings: findings that do not (missing index, a time index without its final
-            entry, invalid bytes at the end of the log).
+            entry).
     """
 
     log: str
@@ -93,9 +112,13 @@ class SegmentVerdict:
         return not self.problems
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["ok"] = self.ok
-        return d
+        """The JSON object (docs/json.md, ``verify-index.json``)."""
+        return {"file": self.log, "baseOffset": self.base_offset, "batches": self.batches,
+                "indexEntries": self.index_entries,
+                "timeIndexEntries": self.time_index_entries,
+                "preallocatedSlots": self.preallocated_slots, "layouts": self.layouts,
+                "problems": [f.to_dict() for f in self.problems],
+                "warnings": [f.to_dict() for f in self.warnings], "ok": self.ok}
 
 
 @dataclass
@@ -107,6 +130,11 @@ class VerifyResult:
     @property
     def ok(self) -> bool:
         return all(s.ok for s in self.segments)
+
+    @property
+    def unreadable(self) -> list[str]:
+        """The ``.log`` files holding no whole batch at all (not Kafka logs)."""
+        return [p.file for s in self.segments for p in s.problems if p.kind == NO_WHOLE_BATCH]
 
     @property
     def problem_count(self) -> int:
@@ -185,10 +213,18 @@ def verify_segment(segment: LogSegment, *, check_offset_index: bool = True,
         v.batches = len(log.positions)
         if log.invalid_bytes:
             why = f" ({log.stop_error.message})" if log.stop_error else ""
-            v.warnings.append(Finding(
-                str(segment.log_path), "invalid-bytes",
-                f"Found {log.invalid_bytes} invalid bytes at the end of "
-                f"{segment.log_path.name}{why}"))
+            if log.valid_end == 0:
+                v.problems.append(Finding(
+                    str(segment.log_path), NO_WHOLE_BATCH,
+                    f"no whole record batch: {log.invalid_bytes} bytes are truncated or not "
+                    f"a Kafka log{why}", position=0, bytes=log.invalid_bytes))
+            else:
+                v.problems.append(Finding(
+                    str(segment.log_path), INVALID_BYTES,
+                    f"Found {log.invalid_bytes} invalid bytes at the end of "
+                    f"{segment.log_path.name}, from byte {log.valid_end}{why} (a broker "
+                    "truncates them at recovery)", position=log.valid_end,
+                    bytes=log.invalid_bytes))
     if check_offset_index:
         _verify_offset_index(segment, log, v)
     if check_time_index:
@@ -354,16 +390,20 @@ def _verify_time_index(segment: LogSegment, log: _LogMap | None, v: SegmentVerdi
 
 
 def verify_index(paths, *, check_offset_index: bool = True,
-                 check_time_index: bool = True) -> VerifyResult:
+                 check_time_index: bool = True, progress=None) -> VerifyResult:
     """Verify every segment under ``paths`` (index files, segments, partition directories
-    or log directories).
+    or log directories). ``progress(done_bytes, total_bytes)``, if given, is called after
+    each segment (bytes of ``.log`` files).
 
     Raises:
         NotAKafkaFileError / UnreadableError: a path is not a Kafka file or directory, or
             cannot be read.
     """
     result = VerifyResult()
-    for seg, only in resolve_segments(paths):
+    segments = list(resolve_segments(paths))
+    sizes = [_log_size(seg) for seg, _ in segments]
+    total, done = sum(sizes), 0
+    for (seg, only), size in zip(segments, sizes, strict=True):
         oi = check_offset_index and (only is None or only == INDEX_FILE_SUFFIX)
         ti = check_time_index and (only is None or only == TIME_INDEX_FILE_SUFFIX)
         try:
@@ -372,4 +412,14 @@ def verify_index(paths, *, check_offset_index: bool = True,
                                                   check_txn_index=only is None))
         finally:
             seg.close()
+        done += size
+        if progress is not None:
+            progress(done, total)
     return result
+
+
+def _log_size(seg: LogSegment) -> int:
+    try:
+        return seg.log_path.stat().st_size
+    except OSError:
+        return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-from ..decoders.messages import Message
+from ..schema.messages import Message
 from . import schemas as s
 
 

@@ -1,5 +1,5 @@
 """The request and response messages ``kafkalog serve`` speaks, declared once with the
-message DSL of :mod:`kafkalog_cli.decoders.messages` (construct, compiled per version).
+message DSL of :mod:`kafkalog_cli.schema.messages` (construct, compiled per version).
 
 Each declaration follows Kafka's JSON definition of the message
 (``clients/src/main/resources/common/message/<Name>.json``): the same fields, versions,
@@ -11,7 +11,7 @@ bytes holding record batches).
 
 from __future__ import annotations
 
-from ..decoders.messages import Field, Message
+from ..schema.messages import Field, Message
 
 F = Field
 

@@ -24,8 +24,8 @@ import io
 import struct
 from dataclasses import dataclass
 
-from ..decoders.messages import PARSE_ERRORS
 from ..schema import flexible as fx
+from ..schema.messages import PARSE_ERRORS
 from .apis import APIS, Api, ApiKeys
 from .schemas import RequestHeader
 

@@ -128,12 +128,11 @@ class ProducerStateBuilder:
             batch = RecordBatch.__new__(RecordBatch, (view, position) + _HEADER.unpack_from(
                 view, position))
             try:
-                recs = batch.records()
+                rec = next(iter(batch.iter_records()), None)  # the marker: the first record
             except Exception:  # noqa: BLE001 - an undecodable marker is skipped
                 return
-            if not recs:
+            if rec is None:
                 return  # an empty control batch: the transaction was cleaned away
-            rec = recs[0]
             key, value = rec.key, rec.value
             if key is None or len(key) < 4:
                 return

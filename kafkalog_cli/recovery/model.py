@@ -3,7 +3,10 @@ per-partition reports. The CLI renders exactly these (``to_dict`` is the JSON ou
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+
+from ..storage.files import parse_partition_dir_name
 
 #: Action kinds, in the order a partition's plan applies them.
 DELETE = "delete"        # quarantine (move) the file, then it is gone
@@ -33,14 +36,11 @@ class Action:
     data: bytes | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
-        d = {"action": self.kind, "path": self.path, "reason": self.reason}
-        if self.target is not None:
-            d["target"] = self.target
-        if self.size is not None:
-            d["size"] = self.size
-        if self.data is not None:
-            d["bytes"] = len(self.data)
-        return d
+        """The JSON object (docs/json.md, ``recover.json``; null for what does not
+        apply)."""
+        return {"action": self.kind, "file": self.path, "reason": self.reason,
+                "target": self.target, "size": self.size,
+                "bytes": None if self.data is None else len(self.data)}
 
 
 @dataclass
@@ -79,7 +79,17 @@ class SegmentReport:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        """The JSON object (docs/json.md, ``recover.json``)."""
+        return {
+            "file": self.log, "baseOffset": self.base_offset, "scanned": self.scanned,
+            "size": self.size, "validBytes": self.valid_bytes,
+            "invalidBytes": self.invalid_bytes, "batches": self.batches,
+            "lastValidOffset": self.last_valid_offset,
+            "indexEntriesRebuilt": self.index_entries_rebuilt,
+            "timeIndexEntriesRebuilt": self.time_index_entries_rebuilt,
+            "filesRemoved": list(self.files_removed), "removed": self.removed,
+            "error": self.error or None, "notes": list(self.notes),
+        }
 
 
 @dataclass
@@ -123,13 +133,17 @@ class PartitionReport:
         return bool(self.actions or self.checkpoint_updates)
 
     def to_dict(self) -> dict:
+        """The JSON object (docs/json.md, ``recover.json``)."""
+        tp = parse_partition_dir_name(os.path.basename(self.directory))
         return {
-            "directory": self.directory, "log_dir": self.log_dir,
-            "clean_shutdown": self.clean_shutdown, "recovery_point": self.recovery_point,
-            "log_start_offset": self.log_start_offset, "log_end_offset": self.log_end_offset,
-            "work_needed": self.work_needed, "applied": self.applied,
+            "partitionDir": self.directory, "logDir": self.log_dir,
+            "topic": None if tp is None else tp.topic,
+            "partition": None if tp is None else tp.partition,
+            "cleanShutdown": self.clean_shutdown, "recoveryPoint": self.recovery_point,
+            "logStartOffset": self.log_start_offset, "logEndOffset": self.log_end_offset,
+            "workNeeded": self.work_needed, "applied": self.applied,
             "quarantine": self.quarantine,
-            "checkpoint_updates": dict(self.checkpoint_updates),
+            "checkpointUpdates": dict(self.checkpoint_updates),
             "segments": [s.to_dict() for s in self.segments],
             "actions": [a.to_dict() for a in self.actions],
             "notes": list(self.notes),
@@ -141,8 +155,8 @@ class RecoveryResult:
     """The result of :func:`kafkalog_cli.recovery.recover` for every partition.
 
     ``dry_run``: nothing was changed. ``work_needed``: some partition needs (or needed)
-    changes. Exit status: 0 when nothing needed doing or recovery completed, 1 when a
-    dry run found work.
+    changes. ``ok``: nothing needed doing, or recovery completed (false: a dry run found
+    work, a finding).
     """
 
     dry_run: bool
@@ -153,24 +167,26 @@ class RecoveryResult:
         return any(p.work_needed for p in self.partitions)
 
     @property
-    def exit_code(self) -> int:
-        return 1 if self.dry_run and self.work_needed else 0
+    def ok(self) -> bool:
+        return not (self.dry_run and self.work_needed)
 
     def summary(self) -> dict:
+        """Counts over every partition (docs/json.md's ``recover`` summary)."""
         segs = [s for p in self.partitions for s in p.segments]
         return {
             "partitions": len(self.partitions),
-            "partitions_with_work": sum(1 for p in self.partitions if p.work_needed),
+            "partitionsWithWork": sum(1 for p in self.partitions if p.work_needed),
             "segments": len(segs),
-            "segments_scanned": sum(1 for s in segs if s.scanned),
-            "segments_truncated": sum(1 for s in segs if s.invalid_bytes and not s.removed),
-            "segments_removed": sum(1 for s in segs if s.removed),
-            "invalid_bytes": sum(s.invalid_bytes for s in segs if not s.removed),
-            "removed_bytes": sum(s.size for s in segs if s.removed),
+            "segmentsScanned": sum(1 for s in segs if s.scanned),
+            "segmentsTruncated": sum(1 for s in segs if s.invalid_bytes and not s.removed),
+            "segmentsRemoved": sum(1 for s in segs if s.removed),
+            "invalidBytes": sum(s.invalid_bytes for s in segs if not s.removed),
+            "removedBytes": sum(s.size for s in segs if s.removed),
             "actions": sum(len(p.actions) for p in self.partitions),
         }
 
     def to_dict(self) -> dict:
-        return {"dry_run": self.dry_run, "work_needed": self.work_needed,
-                "exit_code": self.exit_code, "summary": self.summary(),
+        """The JSON object (docs/json.md, ``recover.json``)."""
+        return {"dryRun": self.dry_run, "workNeeded": self.work_needed, "ok": self.ok,
+                "summary": self.summary(),
                 "partitions": [p.to_dict() for p in self.partitions]}

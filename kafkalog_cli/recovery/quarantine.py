@@ -589,7 +589,7 @@ class UndoResult:
         return not self.conflicts
 
     def to_dict(self) -> dict:
-        return {"session": self.session, "ok": self.ok, "restored": self.restored,
+        return {"quarantine": self.session, "ok": self.ok, "restored": self.restored,
                 "already": self.already, "conflicts": self.conflicts}
 
 

@@ -20,7 +20,13 @@ from ..constants import (
 )
 from ..errors import KafkalogError, LogDirLockedError, NotAKafkaFileError, UnreadableError
 from ..storage.checkpoints import format_offset_checkpoint, read_offset_checkpoint
-from ..storage.files import parse_partition_dir_name
+from ..storage.files import (
+    LOG_DIR,
+    classify_dir,
+    find_partition_dirs,
+    parse_partition_dir_name,
+    partition_log_bytes,
+)
 from ..storage.lock import LogDirLock, is_locked
 from .model import DELETE, RENAME, TRUNCATE, WRITE, Action, PartitionReport, RecoveryResult
 from .planner import check_partition_dir, link_notes, plan_partition, refuse_link_changes
@@ -36,7 +42,9 @@ from .quarantine import (
 
 
 def resolve_partition_dirs(paths) -> list[Path]:
-    """Partition directories named by ``paths`` (partition dirs or log dirs), in order.
+    """Partition directories named by ``paths`` (partition directories, log directories or
+    directories holding log directories, as
+    :func:`~kafkalog_cli.storage.files.find_partition_dirs` finds them), in order.
 
     Raises:
         UnreadableError: a path is missing.
@@ -49,21 +57,12 @@ def resolve_partition_dirs(paths) -> list[Path]:
             raise UnreadableError("No such file or directory", file=p)
         if not p.is_dir():
             raise NotAKafkaFileError("recover takes partition or log directories", file=p)
-        if parse_partition_dir_name(p.name) is not None:
-            out.append(p)
+        if parse_partition_dir_name(p.name) is not None and classify_dir(p) != LOG_DIR:
+            out.append(p)  # a partition directory, even one holding no segment yet
             continue
-        if any(n.endswith(".log") and n[:20].isdigit() for n in os.listdir(p)):
-            out.append(p)
-            continue
-        parts = []
-        for c in p.iterdir():
-            tp = parse_partition_dir_name(c.name)
-            if tp is None or not c.is_dir() or c.name.endswith("-delete"):
-                continue
-            parts.append((tp.topic, tp.partition, c))
-        if not parts:
-            raise NotAKafkaFileError("not a partition directory or log directory", file=p)
-        out.extend(c for _, _, c in sorted(parts))
+        # the rule of every command; a partition being deleted is the broker's to remove
+        out.extend(d for _, d in find_partition_dirs(p)
+                   if d == p or not d.name.endswith("-delete"))
     seen, uniq = set(), []
     for p in out:
         k = p.resolve()
@@ -85,7 +84,7 @@ def _read_ckpt(path: Path, notes: list[str]) -> dict | None:
 
 def recover(paths, *, truncate: bool = False, all_segments: bool = False,
             quarantine=None, keep: bool = True,
-            index_interval_bytes: int = 4096) -> RecoveryResult:
+            index_interval_bytes: int = 4096, progress=None) -> RecoveryResult:
     """Recover the partitions under ``paths`` (see ``kafkalog recover``).
 
     Every partition is planned first (under the log directories' locks with
@@ -98,6 +97,8 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
         quarantine: a directory for quarantine sessions (default: in each partition dir).
         keep: keep what is cut/removed/rewritten (``--no-quarantine`` is ``False``).
         index_interval_bytes: ``index.interval.bytes``.
+        progress: ``progress(done_bytes, total_bytes)`` after each partition planned
+            (bytes of its ``.log`` files), or None.
 
     Raises:
         LogDirLockedError: a broker (or another kafkalog) holds a log dir's ``.lock``
@@ -114,6 +115,16 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
         # e.g. a directory named like a segment's .index: refused before any change
         check_partition_dir(pdir)
         groups.setdefault(pdir.resolve().parent, []).append(pdir)
+    advance = None
+    if progress is not None:
+        total = sum(partition_log_bytes(p) for ps in groups.values() for p in ps)
+        done = 0
+
+        def advance(pdir: Path) -> None:
+            nonlocal done
+            done += partition_log_bytes(pdir)
+            progress(done, total)
+
     locks: list[LogDirLock] = []
     planned: list[tuple[Path, list[tuple[PartitionReport, Session | None]]]] = []
     try:
@@ -125,7 +136,7 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
         for log_dir, pdirs in groups.items():
             planned.append((log_dir, _plan_log_dir(
                 log_dir, pdirs, all_segments=all_segments, quarantine=quarantine,
-                index_interval_bytes=index_interval_bytes)))
+                index_interval_bytes=index_interval_bytes, advance=advance)))
         if truncate:
             for _, plans in planned:
                 for rep, _ in plans:
@@ -156,7 +167,8 @@ def _first_offset(rep: PartitionReport) -> int:
 
 
 def _plan_log_dir(log_dir: Path, pdirs: list[Path], *, all_segments: bool, quarantine,
-                  index_interval_bytes: int) -> list[tuple[PartitionReport, Session | None]]:
+                  index_interval_bytes: int, advance=None
+                  ) -> list[tuple[PartitionReport, Session | None]]:
     notes: list[str] = []
     rp_map = _read_ckpt(log_dir / RECOVERY_POINT_CHECKPOINT, notes)
     ls_map = _read_ckpt(log_dir / LOG_START_OFFSET_CHECKPOINT, notes)
@@ -172,6 +184,8 @@ def _plan_log_dir(log_dir: Path, pdirs: list[Path], *, all_segments: bool, quara
             log_start_offset=(ls_map or {}).get(tp) if tp else None, clean_shutdown=clean,
             all_segments=all_segments, index_interval_bytes=index_interval_bytes,
             forced_bases=forced)
+        if advance is not None:
+            advance(pdir)
         rep.notes[:0] = notes
         if session is not None:
             rep.notes.append(f"resuming the interrupted run journalled in {session.path}")

@@ -26,8 +26,15 @@ def stdout_is_terminal() -> bool:
 
 
 def error(message: str) -> None:
-    """One line on stderr, in red on a terminal."""
+    """One line on stderr, in red on a terminal (where names and data it quotes are
+    escaped, :func:`~kafkalog_cli.render.text.safe`)."""
     if sys.stderr.isatty():
-        stderr_console().print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+        from rich.text import Text
+
+        from .text import safe
+
+        line = Text("error:", style="bold red")
+        line.append(" " + safe(message))
+        stderr_console().print(line, highlight=False)
     else:
         sys.stderr.write(f"error: {message}\n")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from .consoles import stdout_console
+from .text import safe
 
 
 def _ts(ms: int | None) -> str:
@@ -32,7 +33,7 @@ def _partition_line(p):
 
     bad = p.invalid_bytes or p.errors
     t = Text(overflow="fold")
-    t.append(f"{p.topic}-{p.partition}", style="bold red" if bad else "bold")
+    t.append(safe(f"{p.topic}-{p.partition}"), style="bold red" if bad else "bold")
     if p.state:
         t.append(f" ({p.state})", style="yellow")
     t.append(f"  {p.segments} seg  {_bytes(p.bytes)}  {p.batches} batches  "
@@ -57,12 +58,12 @@ def _partition_line(p):
         extra.append(f"{p.aborted_transactions} aborted txn")
     if extra:
         t.append("  " + "  ".join(extra), style="dim")
-    for line in _kraft_lines(p):
-        t.append("\n  " + line, style="dim")
+    for line in _kraft_lines(p) + _internal_lines(p):
+        t.append("\n  " + safe(line), style="dim")
     if p.invalid_bytes:
         t.append(f"  {p.invalid_bytes} invalid bytes", style="bold red")
     for e in p.errors:
-        t.append(f"\n  error: {e}", style="red")
+        t.append(f"\n  error: {safe(e)}", style="red")
     return t
 
 
@@ -84,21 +85,45 @@ def _kraft_lines(p) -> list[str]:
     return parts
 
 
+def _internal_lines(p) -> list[str]:
+    """An internal topic's replayed state (``PartitionInfo.internal_topic``)."""
+    s = p.internal_topic
+    if not s:
+        return []
+    parts = []
+    if "groups" in s:
+        parts.append("groups " + ", ".join(f"{n} {kind}" for kind, n in s["groups"].items())
+                     + f"; {s['committedOffsets']} committed offsets")
+    if "sharePartitions" in s:
+        parts.append(f"{s['sharePartitions']} share-partitions")
+    if "transactionalIds" in s:
+        parts.append(f"{s['transactionalIds']} transactional ids")
+    if "remoteLogSegments" in s:
+        r = s["remoteLogSegments"]
+        states = ", ".join(f"{n} {state}" for state, n in r["byState"].items())
+        parts.append(f"remote log segments {r['segments']} ({_bytes(r['bytes'])})"
+                     + (f": {states}" if states else "")
+                     + f"; {r['partitionsDeleted']} partitions deleted")
+    if s.get("undecodable"):
+        parts.append(f"{s['undecodable']} records not decoded")
+    return ["; ".join(parts)]
+
+
 def _json_text(v) -> str:
     import json
 
     return v if isinstance(v, str) and v else json.dumps(v, separators=(",", ":"))
 
 
-def render_describe(result) -> None:
+def render_describe(result, console=None) -> None:
     """A tree: log directory (metadata, lock) > topic > one line per partition."""
     from rich.text import Text
     from rich.tree import Tree
 
-    con = stdout_console()
+    con = console or stdout_console()
     for d in result.log_dirs:
-        head = Text(d.path, style="bold")
-        meta = [f"cluster {d.cluster_id or '-'}",
+        head = Text(safe(d.path), style="bold")
+        meta = [f"cluster {safe(d.cluster_id or '-')}",
                 f"node {d.node_id if d.node_id is not None else '-'}"]
         if d.directory_id:
             meta.append(f"directory {d.directory_id}")
@@ -111,7 +136,7 @@ def render_describe(result) -> None:
         tree = Tree(head)
         for t in d.topics:
             n = len(t.partitions)
-            branch = tree.add(Text(f"{t.topic}  ({n} partition{'s' if n != 1 else ''})",
+            branch = tree.add(Text(f"{safe(t.topic)}  ({n} partition{'s' if n != 1 else ''})",
                                    style="bold blue"))
             for p in t.partitions:
                 branch.add(_partition_line(p))

@@ -9,8 +9,7 @@ from collections.abc import Iterable
 
 from .encoding import encode_bytes, java_string
 
-_INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded", "controlValue",
-                         "kafkaText")
+_INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded", "controlValue")
 
 
 def _b(v: bool) -> str:
@@ -45,10 +44,21 @@ def kafka_batch_line(ev: dict) -> str:
             f"crc: {ev['crc']} isvalid: {_b(ev['isValid'])}")
 
 
-def kafka_record_line(ev: dict, skip_metadata: bool) -> str:
+def _safe_value_text(v) -> str:
+    """A key or payload for the rich view: bytes that are not UTF-8 as ``\\xNN``, control
+    characters escaped (:mod:`kafkalog_cli.render.text`)."""
+    from .text import safe, safe_bytes
+
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return safe_bytes(v)
+    return safe(_value_text(v))
+
+
+def kafka_record_line(ev: dict, skip_metadata: bool, text=_value_text) -> str:
     """A record line of DumpLogSegments (``| offset: ...``), as the Kafka 4 tool prints it
     (tools/DumpLogSegments.java: printRecordMetadata, printControlRecord,
-    printRecordContents)."""
+    printRecordContents); ``text`` turns a key or payload into text (Kafka's
+    StringDecoder by default)."""
     parts = []
     if not skip_metadata:
         s = (f"| offset: {ev['offset']} {ev['timestampType']}: {ev['timestamp']} "
@@ -67,17 +77,17 @@ def kafka_record_line(ev: dict, skip_metadata: bool) -> str:
                 s += f" controlType: {ct}({ev.get('controlTypeId', -1)})"
         parts.append(s)
     prefix = "| " if skip_metadata else " "
-    if "kafkaText" in ev:  # Kafka's parser failed: what its tool prints instead
-        key, payload = ev["kafkaText"]
+    if ev.get("decoded"):  # an internal topic's parser: what Kafka's tool prints
+        key, payload = ev["decoded"].kafka_text(ev["offset"])
     elif "payload" in ev:
         key, payload = ev["key"], ev["payload"]
     else:
         key = payload = None
     if key is not None:
-        parts.append(f"{prefix}key: {_value_text(key)}")
+        parts.append(f"{prefix}key: {text(key)}")
         prefix = " "
     if payload is not None:
-        parts.append(f"{prefix}payload: {_value_text(payload)}")
+        parts.append(f"{prefix}payload: {text(payload)}")
     return "".join(parts)
 
 
@@ -152,34 +162,48 @@ def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
     return n_diag
 
 
+#: event type -> the JSON object's ``type`` (camelCase, as every name in docs/json.md)
+JSON_TYPES = {"file": "file", "batch": "batch", "record": "record",
+              "invalid_bytes": "invalidBytes", "index_entry": "indexEntry",
+              "timeindex_entry": "timeIndexEntry", "index_empty": "indexEmpty",
+              "index_sane": "indexSane", "producer_snapshot_entry": "producerSnapshotEntry",
+              "txn_index_entry": "txnIndexEntry"}
+
+
+def _json_headers(headers, encoding: str) -> list:
+    hs = []
+    for h in headers:
+        text, label = encode_bytes(h["value"], encoding)
+        hd = {"key": h["key"], "value": text}
+        if label:
+            hd["valueEncoding"] = label
+        hs.append(hd)
+    return hs
+
+
 def json_event(ev: dict, encoding: str) -> dict:
-    """The JSON Lines object of an event (bytes encoded per ``encoding``)."""
-    if ev["type"] != "record":
-        return ev
-    o = {k: v for k, v in ev.items() if k not in _INTERNAL_RECORD_KEYS}
+    """The JSON Lines object of an event (docs/json.md, ``dump-event.json``): ``type``
+    in camelCase (:data:`JSON_TYPES`); a record's payload as ``value`` with the bytes
+    encoded per ``encoding`` and ``keyEncoding`` / ``valueEncoding`` beside any field
+    that is not UTF-8 text, as ``read -o json`` writes them, so that both are
+    ``produce --format jsonl`` input."""
+    t = ev["type"]
+    if t != "record":
+        jt = JSON_TYPES.get(t, t)
+        return ev if jt == t else {**ev, "type": jt}
+    o = {}
+    for k, v in ev.items():
+        if k not in _INTERNAL_RECORD_KEYS:
+            o["value" if k == "payload" else k] = v
     if "payload" in ev and not ev.get("decoded"):
-        for name in ("key", "payload"):
-            text, fallback = encode_bytes(ev[name], encoding)
-            o[name] = text
-            if fallback:
-                o[name + "Encoding"] = fallback
-        hs = []
-        for h in ev["headers"]:
-            text, fallback = encode_bytes(h["value"], encoding)
-            hd = {"key": h["key"], "value": text}
-            if fallback:
-                hd["valueEncoding"] = fallback
-            hs.append(hd)
-        o["headers"] = hs
+        for name, out in (("key", "key"), ("payload", "value")):
+            text, label = encode_bytes(ev[name], encoding)
+            o[out] = text
+            if label:
+                o[out + "Encoding"] = label
+        o["headers"] = _json_headers(ev["headers"], encoding)
     elif "headers" in ev:
-        hs = []
-        for h in ev["headers"]:
-            text, fallback = encode_bytes(h["value"], encoding)
-            hd = {"key": h["key"], "value": text}
-            if fallback:
-                hd["valueEncoding"] = fallback
-            hs.append(hd)
-        o["headers"] = hs
+        o["headers"] = _json_headers(ev["headers"], encoding)
     return o
 
 
@@ -200,19 +224,23 @@ def write_json(events: Iterable[dict], *, encoding: str = "utf8", out=None, err=
     return n_diag
 
 
-def write_rich(events: Iterable[dict], *, skip_record_metadata: bool = False) -> int:
+def write_rich(events: Iterable[dict], *, skip_record_metadata: bool = False,
+               console=None, err_console=None) -> int:
     """A rich rendering for terminals: a rule per file, batch lines highlighted, record
-    lines indented beneath them."""
+    lines indented beneath them. Data and names are escaped (:mod:`.text`): a record's
+    bytes never reach the terminal raw."""
     from rich.text import Text
 
     from .consoles import stderr_console, stdout_console
+    from .text import safe
 
-    con = stdout_console()
+    con = console or stdout_console()
+    err = err_console or stderr_console()
     n_diag = 0
     for ev in events:
         t = ev["type"]
         if t == "file":
-            title = ev["file"]
+            title = safe(ev["file"])
             if ev["kind"] == "log":
                 title += f"  (log starting offset {ev['startOffset']})"
             con.rule(Text(title, style="bold"))
@@ -239,16 +267,17 @@ def write_rich(events: Iterable[dict], *, skip_record_metadata: bool = False) ->
                 line.append("  " + "  ".join(extras), style="dim" if ev["isValid"] else style)
             con.print(line)
         elif t == "record":
-            con.print(Text("  " + kafka_record_line(ev, skip_record_metadata)[2:],
-                           style="default"))
+            line = kafka_record_line(ev, skip_record_metadata, _safe_value_text)
+            con.print(Text("  " + safe(line[2:]), style="default"))
         elif t == "invalid_bytes":
             con.print(Text(f"Found {ev['bytes']} invalid bytes at the end of "
-                           f"{os.path.basename(ev['file'])} (from byte {ev['position']})",
+                           f"{safe(os.path.basename(ev['file']))} (from byte "
+                           f"{ev['position']})",
                            style="bold red"))
         elif t == "index_entry":
-            con.print(f"offset {ev['offset']}  position {ev['position']}")
+            con.print(Text(f"offset {ev['offset']}  position {ev['position']}"))
         elif t == "timeindex_entry":
-            con.print(f"timestamp {ev['timestamp']}  offset {ev['offset']}")
+            con.print(Text(f"timestamp {ev['timestamp']}  offset {ev['offset']}"))
         elif t == "producer_snapshot_entry":
             line = Text()
             line.append(f"producer {ev['producerId']} epoch {ev['producerEpoch']}",
@@ -263,14 +292,37 @@ def write_rich(events: Iterable[dict], *, skip_record_metadata: bool = False) ->
                             style="yellow")
             con.print(line)
         elif t == "txn_index_entry":
-            con.print(f"aborted: producer {ev['producerId']}  offsets {ev['firstOffset']}.."
-                      f"{ev['lastOffset']}  last stable offset {ev['lastStableOffset']}  "
-                      f"(version {ev['version']})")
+            con.print(Text(f"aborted: producer {ev['producerId']}  offsets "
+                           f"{ev['firstOffset']}..{ev['lastOffset']}  last stable offset "
+                           f"{ev['lastStableOffset']}  (version {ev['version']})"))
         elif t == "index_empty":
-            con.print(Text(f"{ev['file']} is empty.", style="dim"))
+            con.print(Text(f"{safe(ev['file'])} is empty.", style="dim"))
         elif t == "index_sane":
-            con.print(Text(f"{ev['file']} passed sanity check.", style="green"))
+            con.print(Text(f"{safe(ev['file'])} passed sanity check.", style="green"))
         elif t == "diagnostic":
-            stderr_console().print(Text(ev["message"], style="yellow"))
+            err.print(Text(safe(ev["message"]), style="yellow"))
             n_diag += 1
     return n_diag
+
+
+def report_findings(findings) -> None:
+    """One line per damaged file on stderr (a :class:`~kafkalog_cli.ops.dump.
+    DumpFindings`): the first batch failing its CRC check, then the invalid bytes at the
+    end of a log (a log without any whole batch said so). The diagnostics of corrupt
+    data were already printed, one line each, as the dump went."""
+    from ..errors import KafkalogError
+    from .consoles import error
+
+    for file, positions in findings.bad_crc.items():
+        msg = "record batch fails its CRC check (isvalid: false)"
+        if len(positions) > 1:
+            msg += f", and {len(positions) - 1} more after it"
+        error(str(KafkalogError(msg, file=file, position=positions[0])))
+    for ev in findings.invalid:
+        why = f" ({ev['reason']})" if ev.get("reason") else ""
+        if ev["position"] == 0:
+            msg = (f"no whole record batch: {ev['bytes']} bytes are truncated or not a Kafka "
+                   f"log{why}")
+        else:
+            msg = f"{ev['bytes']} invalid bytes at the end of the log{why}"
+        error(str(KafkalogError(msg, file=ev["file"], position=ev["position"])))

@@ -1,7 +1,10 @@
 """Bytes in JSON: ``--data-encoding utf8|base64|hex``.
 
-With utf8 (the default), bytes that are not valid UTF-8 come out base64 and the caller
-records that in a ``...Encoding`` field."""
+A field whose text is not the bytes' UTF-8 says so in a ``...Encoding`` field beside it
+(``keyEncoding``, ``valueEncoding``, a header's ``valueEncoding``): always with base64
+or hex, and with utf8 (the default) when bytes that are not valid UTF-8 had to fall back
+to base64. ``produce --format jsonl`` reads those fields back, so the bytes round-trip
+exactly (docs/json.md)."""
 
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ from ..format.utf8 import java_utf8
 
 
 def encode_bytes(data, encoding: str) -> tuple[str | None, str | None]:
-    """Return ``(text, fallback)``: the encoded text and, when utf8 had to fall back,
-    ``"base64"`` (else None). ``None`` data gives ``(None, None)``."""
+    """Return ``(text, label)``: the encoded text and the ``...Encoding`` value to write
+    beside it: None for UTF-8 text, ``"base64"`` / ``"hex"`` otherwise (utf8 falls back
+    to base64 for bytes that are not valid UTF-8). ``None`` data gives ``(None, None)``."""
     if data is None:
         return None, None
     if encoding == "utf8":
@@ -21,9 +25,9 @@ def encode_bytes(data, encoding: str) -> tuple[str | None, str | None]:
         except UnicodeDecodeError:
             return base64.b64encode(data).decode("ascii"), "base64"
     if encoding == "base64":
-        return base64.b64encode(data).decode("ascii"), None
+        return base64.b64encode(data).decode("ascii"), "base64"
     if encoding == "hex":
-        return bytes(data).hex(), None
+        return bytes(data).hex(), "hex"
     raise ValueError(f"unknown data encoding {encoding!r}")
 
 

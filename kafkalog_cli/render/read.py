@@ -57,11 +57,13 @@ class FormatterConfig:
     @classmethod
     def from_properties(cls, props: Iterable[str]) -> FormatterConfig:
         """Parse ``NAME=VALUE`` strings. Booleans are true when the value is ``true``
-        (any case, trimmed), as ``getBoolProperty``; unknown names are ignored, as the
-        formatter ignores them.
+        (any case, trimmed), as ``getBoolProperty``. A name the formatter does not take
+        is refused (the formatter ignores it: a typo would silently print something
+        else), and so are its deserializer properties (``key.deserializer``, ...: read
+        prints bytes, or decodes Kafka's internal topics).
 
         Raises:
-            InvalidArgumentError: a property without ``=``.
+            InvalidArgumentError: a property without ``=``, or one read does not support.
         """
         cfg = cls()
         for p in props:
@@ -73,6 +75,14 @@ class FormatterConfig:
                 setattr(cfg, _BOOL_PROPS[name], value.strip().lower() == "true")
             elif name in _BYTES_PROPS:
                 setattr(cfg, _BYTES_PROPS[name], value.encode("utf-8"))
+            elif name.endswith("deserializer") or ".deserializer." in name:
+                raise InvalidArgumentError(
+                    f"--property {name} is not supported: read prints raw bytes (or decodes "
+                    "Kafka's internal topics); use -o json for other encodings")
+            else:
+                raise InvalidArgumentError(
+                    f"unknown --property {name!r}: read takes "
+                    f"{', '.join([*_BOOL_PROPS, *_BYTES_PROPS])}")
         return cfg
 
 
@@ -119,11 +129,38 @@ def format_record(rec, cfg: FormatterConfig) -> bytes:
     return out
 
 
-def write_console(records: Iterable, cfg: FormatterConfig, out=None) -> int:
-    """Write records in console-consumer format to a binary stream; returns the count."""
+def escaped(rec):
+    """``rec`` with its key, value and headers as terminal-safe text
+    (:func:`~kafkalog_cli.render.text.safe_bytes`: control characters and bytes that are
+    not UTF-8 as visible escapes); a decoded record's JSON likewise."""
+    from dataclasses import replace
+
+    from .text import safe, safe_bytes
+
+    def esc(b):
+        return None if b is None else safe_bytes(b).encode("utf-8")
+
+    key, value, d = rec.key, rec.value, rec.decoded
+    if d is not None:
+        key = None if d.key is None else safe(d.key_json()).encode("utf-8")
+        value = (None if d.tombstone or d.value is None
+                 else safe(d.value_json()).encode("utf-8"))
+    else:
+        key, value = esc(key), esc(value)
+    headers = tuple((safe(k), esc(v)) for k, v in rec.headers)
+    return replace(rec, key=key, value=value, headers=headers, decoded=None)
+
+
+def write_console(records: Iterable, cfg: FormatterConfig, out=None, *,
+                  escape: bool = False) -> int:
+    """Write records in console-consumer format to a binary stream; returns the count.
+    ``escape`` (stdout is a terminal): data bytes as visible escapes (:func:`escaped`),
+    never raw; otherwise exactly the console consumer's bytes."""
     out = out or sys.stdout.buffer
     w = out.write
     n = 0
+    if escape:
+        records = map(escaped, records)
     for rec in records:
         w(format_record(rec, cfg))
         n += 1

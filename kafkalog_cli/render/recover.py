@@ -12,19 +12,21 @@ def _n(v) -> str:
     return "-" if v is None else str(v)
 
 
-def render_recover(result) -> None:
-    from rich.table import Table
+def render_recover(result, console=None) -> None:
     from rich.text import Text
 
-    con = stdout_console()
+    from .tables import WRAP, Column, render_table
+    from .text import safe
+
+    con = console or stdout_console()
+    columns = [Column("segment", justify="left"), Column("valid bytes"),
+               Column("invalid bytes"), Column("batches"), Column("last valid offset"),
+               Column("index entries rebuilt"), Column("files removed"),
+               Column("status", WRAP, "left")]
     for p in result.partitions:
-        title = p.directory + ("  (dry run)" if result.dry_run else "")
-        table = Table(title=title, title_justify="left", show_lines=False, expand=False)
-        for col, just in (("segment", "left"), ("valid bytes", "right"),
-                          ("invalid bytes", "right"), ("batches", "right"),
-                          ("last valid offset", "right"), ("index entries rebuilt", "right"),
-                          ("files removed", "right"), ("status", "left")):
-            table.add_column(col, justify=just, overflow="fold")
+        title = Text(safe(p.directory) + ("  (dry run)" if result.dry_run else ""),
+                     style="bold")
+        rows = []
         for s in p.segments:
             if s.removed:
                 status = Text("removed (follows a truncation)", style="bold red")
@@ -37,38 +39,38 @@ def render_recover(result) -> None:
             rebuilt = None
             if s.index_entries_rebuilt is not None or s.time_index_entries_rebuilt is not None:
                 rebuilt = f"{_n(s.index_entries_rebuilt)} / {_n(s.time_index_entries_rebuilt)}"
-            table.add_row(os.path.basename(s.log).lstrip("0").rjust(1, "0").replace(".log", "")
-                          or "0", _n(s.valid_bytes), str(s.invalid_bytes),
-                          _n(s.batches), _n(s.last_valid_offset), _n(rebuilt),
-                          str(len(s.files_removed)), status)
-        con.print(table)
+            rows.append([str(s.base_offset), _n(s.valid_bytes), str(s.invalid_bytes),
+                         _n(s.batches), _n(s.last_valid_offset), _n(rebuilt),
+                         str(len(s.files_removed)), status])
+        render_table(con, columns, rows, title=title)
         for note in p.notes:
-            con.print(Text("note  " + note, style="yellow"))
+            con.print(Text("note  " + safe(note), style="yellow"))
         for s in p.segments:
+            name = safe(os.path.basename(s.log))
             if s.error and not s.removed:
-                con.print(Text(f"invalid {os.path.basename(s.log)}: {s.error}", style="red"))
+                con.print(Text(f"invalid {name}: {safe(s.error)}", style="red"))
             for note in s.notes:
-                con.print(Text(f"note  {os.path.basename(s.log)}: {note}", style="yellow"))
+                con.print(Text(f"note  {name}: {safe(note)}", style="yellow"))
         verb = "would" if result.dry_run else "did"
         for a in p.actions:
             extra = f" -> {a.target}" if a.target else (f" to {a.size} bytes" if a.size is not None
                                                        else "")
-            con.print(f"  {verb} {a.kind} "
-                      f"{a.path}{extra}  ({a.reason})")
+            con.print(Text(f"  {verb} {a.kind} {safe(a.path)}{safe(extra)}  ({safe(a.reason)})"))
         for name, off in p.checkpoint_updates.items():
-            con.print(f"  {verb} set {name} to {off} (was {_n(p.recovery_point) if 'recovery' in name else _n(p.log_start_offset)})")
+            was = _n(p.recovery_point) if "recovery" in name else _n(p.log_start_offset)
+            con.print(Text(f"  {verb} set {name} to {off} (was {was})"))
         if p.quarantine:
-            con.print(Text(f"  quarantine: {p.quarantine}", style="cyan"))
+            con.print(Text(f"  quarantine: {safe(p.quarantine)}", style="cyan"))
     s = result.summary()
     if result.dry_run:
-        line = (f"dry run: {s['partitions_with_work']} of {s['partitions']} partition(s) need "
-                f"recovery; {s['segments_truncated']} segment(s) to truncate "
-                f"({s['invalid_bytes']} invalid bytes), {s['segments_removed']} to remove, "
+        line = (f"dry run: {s['partitionsWithWork']} of {s['partitions']} partition(s) need "
+                f"recovery; {s['segmentsTruncated']} segment(s) to truncate "
+                f"({s['invalidBytes']} invalid bytes), {s['segmentsRemoved']} to remove, "
                 f"{s['actions']} action(s). Run with --truncate to apply.")
     else:
-        line = (f"recovered {s['partitions_with_work']} of {s['partitions']} partition(s): "
-                f"{s['segments_truncated']} segment(s) truncated ({s['invalid_bytes']} "
-                f"bytes quarantined), {s['segments_removed']} removed, {s['actions']} "
+        line = (f"recovered {s['partitionsWithWork']} of {s['partitions']} partition(s): "
+                f"{s['segmentsTruncated']} segment(s) truncated ({s['invalidBytes']} "
+                f"bytes quarantined), {s['segmentsRemoved']} removed, {s['actions']} "
                 f"action(s).")
     con.print(Text(line, style="bold"))
 
@@ -76,11 +78,13 @@ def render_recover(result) -> None:
 def render_undo(res) -> None:
     from rich.text import Text
 
+    from .text import safe
+
     con = stdout_console()
     for p in res.restored:
-        con.print(f"restored  {p}")
+        con.print(Text(f"restored  {safe(p)}"))
     for p in res.conflicts:
-        con.print(Text(f"conflict  {p}", style="bold red"))
-    con.print(Text(f"undo of {res.session}: {len(res.restored)} restored, "
+        con.print(Text(f"conflict  {safe(p)}", style="bold red"))
+    con.print(Text(f"undo of {safe(res.session)}: {len(res.restored)} restored, "
                    f"{len(res.already)} already in place, {len(res.conflicts)} conflict(s)",
                    style="bold green" if res.ok else "bold red"))

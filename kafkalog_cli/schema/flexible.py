@@ -19,7 +19,7 @@ declarations, each declared once and reused by every generated-message schema.
       NumTaggedFields => UnsignedVarint
       [Tag => UnsignedVarint, Size => UnsignedVarint, Data => Size bytes]
 
-Strings decode as Java's ``new String(bytes, UTF_8)`` does (``format.utf8.java_utf8``):
+Strings decode as Java's ``new String(bytes, UTF_8)`` does (``schema.utf8.java_utf8``):
 malformed UTF-8 is replaced, as many U+FFFD as the JDK gives, never an error. A null where the field is not nullable raises
 ``construct.ValidationError`` ("non-nullable field was serialized as null"), as Kafka's
 generated readers raise RuntimeException.
@@ -32,7 +32,7 @@ import struct
 
 import construct as c
 
-from ..format.utf8 import java_utf8
+from .utf8 import java_utf8
 
 # -- errors as Kafka's generated readers word them ------------------------------------------
 
@@ -335,17 +335,28 @@ def compact_nullable_array(subcon) -> KafkaArray:
 
 
 class NullableStruct(c.Subconstruct):
-    """A nullable struct field: int8 marker (-1 = null, else present) then the struct."""
+    """A nullable struct field: int8 marker (-1 = null, else present) then the struct; in
+    a tagged field, an unsigned varint marker (0 = null, 1 = present), as Kafka's
+    generated code reads (``readUnsignedVarint() <= 0``) and writes a tagged struct.
+
+    :param tagged: the struct is the value of a tagged field.
+    """
+
+    def __init__(self, subcon, *, tagged: bool = False):
+        super().__init__(subcon)
+        self.tagged = tagged
 
     def _parse(self, stream, context, path):
-        marker = c.stream_read(stream, 1, path)[0]
-        if marker >= 0x80:  # negative int8
+        if self.tagged:
+            if unsigned_varint._parse(stream, context, path) == 0:
+                return None
+        elif c.stream_read(stream, 1, path)[0] >= 0x80:  # negative int8
             return None
         return self.subcon._parsereport(stream, context, path)
 
     def _build(self, obj, stream, context, path):
         if obj is None:
-            c.stream_write(stream, b"\xff", 1, path)
+            c.stream_write(stream, b"\x00" if self.tagged else b"\xff", 1, path)
             return obj
         c.stream_write(stream, b"\x01", 1, path)
         self.subcon._build(obj, stream, context, path)

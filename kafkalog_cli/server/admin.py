@@ -23,6 +23,7 @@ from ..protocol.apis import ApiKeys
 from ..protocol.errors import Errors
 from . import configs as cfgs
 from .catalog import LogDirCatalog, is_internal, partition_count
+from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 
 log = logging.getLogger("kafkalog.serve")
 
@@ -39,6 +40,11 @@ CLUSTER_AUTHORIZED_OPERATIONS = sum(1 << op for op in (5, 9, 10, 11, 12, 7, 8))
 ENDPOINT_BROKER, ENDPOINT_CONTROLLER = 1, 2
 #: DeleteRecordsRequest.HIGH_WATERMARK / DeleteRecordsResponse.INVALID_LOW_WATERMARK
 HIGH_WATERMARK = INVALID_LOW_WATERMARK = -1
+#: ``serve --read-only`` refuses config changes as a broker refuses a client without the
+#: ALTER_CONFIGS ACL on the resource (topic: READ_ONLY_ERROR, as for other writes)
+_READ_ONLY_ALTER = {RESOURCE_TOPIC: READ_ONLY_ERROR,
+                    RESOURCE_BROKER: Errors.CLUSTER_AUTHORIZATION_FAILED,
+                    RESOURCE_GROUP: Errors.GROUP_AUTHORIZATION_FAILED}
 
 
 class AdminError(Exception):
@@ -182,6 +188,9 @@ class AdminApis:
                    if c["configOperation"] not in (SET, DELETE, APPEND, SUBTRACT)]
             if bad:
                 raise AdminError(Errors.INVALID_REQUEST, f"Unknown operations type {bad[0]}")
+        if self.options.read_only and rtype in _READ_ONLY_ALTER:
+            # after ConfigAdminManager.preprocess, the authorization (authorizeAlterResource)
+            raise AdminError(_READ_ONLY_ALTER[rtype], READ_ONLY_MESSAGE)
         if rtype == RESOURCE_BROKER:
             self._alter_broker(rname, changes, incremental, validate_only)
         elif rtype == RESOURCE_TOPIC:
@@ -290,6 +299,8 @@ class AdminApis:
         return {"throttleTimeMs": 0, "results": results}
 
     def _create_partitions(self, t: dict, validate_only: bool) -> None:
+        if self.options.read_only:  # ControllerApis: unauthorized after the duplicates
+            raise AdminError(READ_ONLY_ERROR, READ_ONLY_MESSAGE)
         topic = self.catalog.topics.get(t["name"])
         if topic is None:
             raise AdminError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
@@ -425,6 +436,8 @@ class AdminApis:
         return {"throttleTimeMs": 0, "topics": topics}
 
     def _delete_records(self, name: str, idx: int, offset: int) -> tuple[int, bool]:
+        if self.options.read_only:  # KafkaApis: the DELETE authorization comes first
+            raise AdminError(READ_ONLY_ERROR, READ_ONLY_MESSAGE)
         part = self.catalog.partition(name, idx)
         if part is None:  # unknown, or offline (KAFKA_STORAGE_ERROR)
             raise AdminError(self.catalog.partition_error(name, idx))

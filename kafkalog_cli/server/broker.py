@@ -64,7 +64,7 @@ class KafkaServer:
         self.options.port = port
         if self.metrics_interval:
             self._metrics_task = asyncio.create_task(self._report_metrics())
-        if self.checkpoint_interval:
+        if self.checkpoint_interval and not self.options.read_only:
             self._checkpoint_task = asyncio.create_task(self._checkpoints())
         return port
 
@@ -151,8 +151,10 @@ class KafkaServer:
 
 
 def _open(log_dir, options: ServerOptions, server_configs: dict | None) -> LogDirCatalog:
-    """Lock and open the directory (LogManager through the catalog)."""
-    return LogDirCatalog(log_dir, node_id=options.node_id, server_configs=server_configs).open()
+    """Lock and open the directory (LogManager through the catalog); with
+    ``options.read_only`` open it read-only, without the lock."""
+    return LogDirCatalog(log_dir, node_id=options.node_id, server_configs=server_configs,
+                         read_only=options.read_only).open()
 
 
 def run(log_dir, options: ServerOptions, *, bind_host: str | None = None,

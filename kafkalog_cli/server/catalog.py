@@ -37,6 +37,11 @@ controller would: ``replication-offset-checkpoint`` (the high watermarks) and
   writes ``replication-offset-checkpoint`` then closes the LogManager: every log closed
   (final time-index entry, trimmed indexes, fsync, producer snapshot), both offset
   checkpoints, then the clean-shutdown marker, as ``LogManager.shutdown`` does.
+* ``read_only`` (``serve --read-only``): no LogManager, no lock taken, nothing written:
+  each partition is a :class:`~.storage_adapter.ReadOnlyPartition` over the files as they
+  are, topics without a ``partition.metadata`` get an id for this run only, and creating
+  or deleting topics and allocating producer ids are refused (the caller answers
+  :data:`~.storage_adapter.READ_ONLY_ERROR`).
 """
 
 from __future__ import annotations
@@ -47,8 +52,8 @@ import re
 import threading
 from pathlib import Path
 
-from ..constants import REPLICATION_OFFSET_CHECKPOINT
-from ..errors import CorruptCheckpointError, KafkalogError, UnsafePathError
+from ..constants import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
+from ..errors import CorruptCheckpointError, IllegalStateError, KafkalogError, UnsafePathError
 from ..ops.paths import partition_dirs
 from ..protocol.errors import Errors
 from ..storage.checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
@@ -56,7 +61,7 @@ from ..storage.dir_files import random_kafka_uuid, read_meta_properties, read_pa
 from ..storage.files import TopicPartition, parse_partition_dir_name, validate_topic_name
 from ..storage.log import LogManager
 from . import configs
-from .storage_adapter import ServedPartition
+from .storage_adapter import READ_ONLY_MESSAGE, ReadOnlyPartition, ServedPartition
 
 log = logging.getLogger("kafkalog.serve")
 
@@ -109,8 +114,9 @@ class LogDirCatalog:
     """
 
     def __init__(self, log_dir, *, node_id: int = 0, server_configs: dict | None = None,
-                 fsync: bool = True):
+                 fsync: bool = True, read_only: bool = False):
         self.log_dir = Path(log_dir)
+        self.read_only = read_only
         self.node_id = node_id
         #: the broker-level config layers; ``server_configs`` (``--config``) is the static
         #: one (topic config names stand for their broker synonym)
@@ -135,6 +141,8 @@ class LogDirCatalog:
     # -- opening -------------------------------------------------------------------------
 
     def open(self) -> LogDirCatalog:
+        if self.read_only:
+            return self._open_read_only()
         self.manager = LogManager.open(self.log_dir, node_id=self.node_id, fsync=self.fsync)
         # appends leave the index entries in the files at once, as the broker's mmap does
         self.manager.index_write_through = True
@@ -142,14 +150,7 @@ class LogDirCatalog:
             # a broker does not start on a log dir whose meta.properties it cannot read
             meta = read_meta_properties(self.log_dir, validate=True) or {}
             self.cluster_id = meta.get("cluster.id") or random_kafka_uuid()
-            state = self._read_state()
-            self._topic_overrides = {t: dict(c) for t, c in state.get("topicConfigs", {}).items()}
-            self.group_configs = {g: dict(c) for g, c in state.get("groupConfigs", {}).items()}
-            dynamic = state.get("brokerConfigs", {})
-            self.broker_configs.dynamic_default = dict(dynamic.get("", {}))
-            self.broker_configs.dynamic_broker = dict(dynamic.get(str(self.node_id), {}))
-            self._other_brokers = {k: v for k, v in dynamic.items()
-                                   if k not in ("", str(self.node_id))}
+            state = self._load_configs()
             by_topic: dict[str, list[tuple[int, Path]]] = {}
             for d in partition_dirs(self.log_dir):
                 if _MOVED.search(d.name):
@@ -176,6 +177,33 @@ class LogDirCatalog:
         except BaseException:
             self.manager.abandon()
             raise
+        return self
+
+    def _open_read_only(self) -> LogDirCatalog:
+        """Open every partition read-only: nothing is created, locked or written (a broker
+        holding the lock is only warned about: what it writes may show up half-done)."""
+        from ..storage.lock import is_locked
+
+        if is_locked(self.log_dir):
+            log.warning("%s is locked by a running broker or kafkalog: serving it read-only "
+                        "may show batches being written", self.log_dir)
+        meta = read_meta_properties(self.log_dir) or {}
+        self.cluster_id = meta.get("cluster.id") or random_kafka_uuid()
+        self._load_configs()
+        starts = read_offset_checkpoint(self.log_dir / LOG_START_OFFSET_CHECKPOINT) or {}
+        by_topic: dict[str, list[tuple[int, Path]]] = {}
+        for d in partition_dirs(self.log_dir):
+            if _MOVED.search(d.name):
+                continue
+            tp = parse_partition_dir_name(d.name)
+            if tp.topic == METADATA_TOPIC:
+                continue
+            by_topic.setdefault(tp.topic, []).append((tp.partition, d))
+        for name, parts in by_topic.items():
+            topic = Topic(name, self._topic_id(parts), self._topic_overrides.get(name))
+            for p, d in parts:
+                topic.partitions[p] = ReadOnlyPartition(d, starts.get(TopicPartition(name, p)))
+            self._add(topic)
         return self
 
     def _add(self, topic: Topic) -> None:
@@ -213,6 +241,19 @@ class LogDirCatalog:
                         self.log_dir / STATE_FILE)
             return {}
 
+    def _load_configs(self) -> dict:
+        """The state file's config layers (topic overrides, dynamic broker configs of this
+        node and the cluster, group configs); returns the whole state."""
+        state = self._read_state()
+        self._topic_overrides = {t: dict(c) for t, c in state.get("topicConfigs", {}).items()}
+        self.group_configs = {g: dict(c) for g, c in state.get("groupConfigs", {}).items()}
+        dynamic = state.get("brokerConfigs", {})
+        self.broker_configs.dynamic_default = dict(dynamic.get("", {}))
+        self.broker_configs.dynamic_broker = dict(dynamic.get(str(self.node_id), {}))
+        self._other_brokers = {k: v for k, v in dynamic.items()
+                               if k not in ("", str(self.node_id))}
+        return state
+
     def _write_state(self) -> None:
         brokers = dict(self._other_brokers)
         if self.broker_configs.dynamic_default:
@@ -228,6 +269,12 @@ class LogDirCatalog:
     # -- producer ids ----------------------------------------------------------------------
 
     def allocate_producer_id(self) -> int:
+        """The next producer id (blocks persisted in kafkalog-serve.json).
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        self._check_writable()
         if self._next_pid >= self._block_end:
             self._block_end = self._next_pid + PRODUCER_ID_BLOCK
             self._write_state()
@@ -243,7 +290,12 @@ class LogDirCatalog:
 
     def set_topic_configs(self, topic: Topic, overrides: dict[str, str]) -> None:
         """Replace ``topic``'s overrides (validated by the caller): persisted, then applied
-        to its logs (``LogManager.updateTopicConfig``)."""
+        to its logs (``LogManager.updateTopicConfig``).
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        self._check_writable()
         topic.overrides = dict(overrides)
         if overrides:
             self._topic_overrides[topic.name] = dict(overrides)
@@ -253,7 +305,12 @@ class LogDirCatalog:
         self._apply(topic)
 
     def set_group_configs(self, group_id: str, values: dict[str, str]) -> None:
-        """Replace a group's GROUP resource configs (validated by the caller): persisted."""
+        """Replace a group's GROUP resource configs (validated by the caller): persisted.
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        self._check_writable()
         if values:
             self.group_configs[group_id] = dict(values)
         else:
@@ -263,7 +320,12 @@ class LogDirCatalog:
     def set_broker_configs(self, per_broker: bool, values: dict[str, str]) -> None:
         """Replace the dynamic broker configs of this node (``per_broker``) or the
         cluster-wide ones: persisted, then every topic's logs follow the new defaults
-        (``DynamicLogConfig.reconfigure``)."""
+        (``DynamicLogConfig.reconfigure``).
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        self._check_writable()
         if per_broker:
             self.broker_configs.dynamic_broker = dict(values)
         else:
@@ -302,7 +364,9 @@ class LogDirCatalog:
 
         Raises:
             InvalidArgumentError: an illegal name (callers check existence and counts).
+            IllegalStateError: the catalog is read-only.
         """
+        self._check_writable()
         validate_topic_name(name)
         topic = Topic(name, random_kafka_uuid(), overrides)
         cfg = configs.log_config(self.effective_configs(topic))
@@ -318,7 +382,12 @@ class LogDirCatalog:
     def add_partitions(self, topic: Topic, count: int) -> None:
         """CreatePartitions: partitions ``partition_count(topic)..count-1``, created
         through the engine with the topic's id and config (partition.metadata, an empty
-        first segment), as a broker creates the logs of new partitions it leads."""
+        first segment), as a broker creates the logs of new partitions it leads.
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        self._check_writable()
         cfg = configs.log_config(self.effective_configs(topic))
         for p in range(partition_count(topic), count):
             topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
@@ -326,7 +395,12 @@ class LogDirCatalog:
 
     def delete_topic(self, topic: Topic) -> None:
         """Rename each partition directory ``<tp>.<uuid>-delete`` (as the broker marks it)
-        and remove it (LogManager.delete_log)."""
+        and remove it (LogManager.delete_log).
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        self._check_writable()
         self.topics.pop(topic.name, None)
         self.by_id.pop(topic.topic_id, None)
         for p in topic.partitions:
@@ -334,6 +408,10 @@ class LogDirCatalog:
             self._deleted.add(TopicPartition(topic.name, p))
         if self._topic_overrides.pop(topic.name, None) is not None:
             self._write_state()
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise IllegalStateError(READ_ONLY_MESSAGE, file=self.log_dir)
 
     # -- checkpoints and closing ---------------------------------------------------------------
 
@@ -360,7 +438,10 @@ class LogDirCatalog:
         LogManager.flushDirtyLogs), then the offsets as they are now. Returns a function that
         writes replication-offset-checkpoint, recovery-point-offset-checkpoint and
         log-start-offset-checkpoint; it touches no log, so the server runs it on a worker
-        thread (the broker's scheduler threads do the same, off the request path)."""
+        thread (the broker's scheduler threads do the same, off the request path). Read-only:
+        a function that writes nothing."""
+        if self.read_only:
+            return lambda: None
         now = self.manager.clock.milliseconds()
         for lg in self.manager.logs.values():
             if lg.unflushed_messages and now - lg.last_flush_ms >= lg.config.flush_ms:
@@ -381,7 +462,12 @@ class LogDirCatalog:
     def close(self, *, clean: bool = True) -> None:
         """``clean``: high watermarks, then LogManager.close (logs closed, checkpoints,
         clean-shutdown marker, lock released). Otherwise release the files and the lock
-        and write nothing (the next start recovers)."""
+        and write nothing (the next start recovers). Read-only: release the files."""
+        if self.read_only:
+            for t in self.topics.values():
+                for part in t.partitions.values():
+                    part.close()
+            return
         if self.manager is None or self.manager.closed:
             return
         if not clean:

@@ -31,7 +31,7 @@ from .admin import CLUSTER_AUTHORIZED_OPERATIONS, AdminApis
 from .catalog import LogDirCatalog, Topic, is_internal
 from .group_apis import GroupApis
 from .metrics import BrokerTopicStats
-from .storage_adapter import AppendError
+from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE, AppendError
 
 log = logging.getLogger("kafkalog.serve")
 
@@ -62,6 +62,8 @@ class ServerOptions:
     node_id: int = 0
     auto_create_topics: bool = False
     num_partitions: int = 1
+    #: serve without writing a byte: writes get READ_ONLY_ERROR (see storage_adapter)
+    read_only: bool = False
 
 
 def _partition_error(index: int, error: Errors) -> dict:
@@ -171,6 +173,7 @@ class KafkaApis:
                         error = Errors.INVALID_TOPIC_EXCEPTION
                     else:
                         if allow_auto and self.options.auto_create_topics and \
+                                not self.options.read_only and \
                                 not is_internal(name) and not self._collides(name):
                             # created synchronously: answered at once instead of
                             # LEADER_NOT_AVAILABLE and a retry
@@ -428,6 +431,12 @@ class KafkaApis:
     # -- InitProducerId -----------------------------------------------------------------
 
     def handle_init_producer_id(self, req: Request) -> Reply:
+        if self.options.read_only and req.body["transactionalId"] is None:
+            # an idempotent producer writes: as a broker answers a client without the
+            # IdempotentWrite / Write permission
+            return Reply({"throttleTimeMs": 0,
+                          "errorCode": int(Errors.CLUSTER_AUTHORIZATION_FAILED),
+                          "producerId": -1, "producerEpoch": -1})
         if req.body["transactionalId"] is not None:
             # no transaction coordinator here: this node is not one
             return Reply({"throttleTimeMs": 0, "errorCode": int(Errors.NOT_COORDINATOR),
@@ -449,6 +458,8 @@ class KafkaApis:
                    "numPartitions": -1, "replicationFactor": -1, "configs": []}
             results.append(res)
             error, message, overrides = self._check_create(t, names)
+            if error is Errors.NONE and self.options.read_only:
+                error, message = READ_ONLY_ERROR, READ_ONLY_MESSAGE
             if error is not Errors.NONE:
                 res["errorCode"], res["errorMessage"] = int(error), message
                 continue
@@ -530,6 +541,9 @@ class KafkaApis:
                     res["errorMessage"] = "This server does not host this topic-partition."
                     continue
             res["name"], res["topicId"] = t.name, t.topic_id
+            if self.options.read_only:
+                res["errorCode"], res["errorMessage"] = int(READ_ONLY_ERROR), READ_ONLY_MESSAGE
+                continue
             self.catalog.delete_topic(t)
             self.groups.on_topic_deleted(t.name)
             log.info("deleted topic %s", t.name)

@@ -138,7 +138,7 @@ def offset_for_timestamp(part: PartitionView, timestamp: int) -> tuple[int, int,
                     best = b
         if best is None or best.max_timestamp < 0:
             return None
-        off = next((r.offset for r in best.records() if r.timestamp == best.max_timestamp),
+        off = next((r.offset for r in best.iter_records() if r.timestamp == best.max_timestamp),
                    best.last_offset)
         epoch = best.partition_leader_epoch
         return best.max_timestamp, off, epoch if epoch >= 0 else -1

@@ -20,6 +20,7 @@ import logging
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..constants import LEADER_EPOCH_CHECKPOINT
 from ..errors import (
     CorruptRecordError,
     IllegalStateError,
@@ -31,7 +32,8 @@ from ..errors import (
 from ..protocol.errors import Errors
 from ..storage import producer_state as ps
 from ..storage import validator as v
-from ..storage.log import UnifiedLog
+from ..storage.checkpoints import read_leader_epoch_checkpoint
+from ..storage.log import Log, UnifiedLog, last_offset_of
 from ..storage.segment import LogSegment
 
 log = logging.getLogger("kafkalog.serve")
@@ -183,3 +185,54 @@ class ServedPartition:
                               lg.log_start_offset, 0)
         return AppendInfo(info.first_offset, info.last_offset, info.log_append_time,
                           lg.log_start_offset, info.records)
+
+
+#: What a read-only server answers a write: a broker's answer to a client allowed to
+#: read a topic but not to write it (Produce, CreateTopics, DeleteTopics without the
+#: WRITE / CREATE / DELETE ACL), so clients fail at once instead of retrying.
+READ_ONLY_ERROR = Errors.TOPIC_AUTHORIZATION_FAILED
+READ_ONLY_MESSAGE = "kafkalog serve --read-only: this server writes nothing"
+
+
+class ReadOnlyPartition:
+    """A partition served by ``kafkalog serve --read-only``: the read view of
+    :class:`ServedPartition` over the files as they are (:class:`~kafkalog_cli.storage.
+    log.Log`, opened read-only), nothing opened for writing. The log end offset is the
+    offset after the last whole batch (``readNextOffset``), the log start offset
+    ``max(log-start-offset-checkpoint, first segment's base offset)``, the epochs those of
+    ``leader-epoch-checkpoint`` (LogLoader's, without truncating anything)."""
+
+    __slots__ = ("log", "leader_epoch", "log_start_offset", "log_end_offset", "epochs")
+
+    def __init__(self, directory, log_start_checkpoint: int | None = None):
+        self.log = Log.open(directory)
+        segs = self.log.segments
+        end = 0
+        if segs:
+            last = last_offset_of(segs[-1])
+            end = segs[-1].base_offset if last is None else last + 1
+        first = segs[0].base_offset if segs else 0
+        self.log_end_offset = end
+        self.log_start_offset = min(max(log_start_checkpoint or 0, first), end)
+        epochs = read_leader_epoch_checkpoint(self.log.directory / LEADER_EPOCH_CHECKPOINT)
+        self.epochs = [(e, o) for e, o in (epochs or []) if o <= end]
+        self.leader_epoch = self.epochs[-1][0] if self.epochs else 0
+
+    @property
+    def directory(self):
+        return self.log.directory
+
+    @property
+    def segments(self) -> list[LogSegment]:
+        return self.log.segments
+
+    def append_as_leader(self, batch_bytes) -> AppendInfo:
+        """Refused: nothing is written.
+
+        Raises:
+            AppendError: :data:`READ_ONLY_ERROR`.
+        """
+        raise AppendError(READ_ONLY_ERROR, READ_ONLY_MESSAGE)
+
+    def close(self) -> None:
+        self.log.close()

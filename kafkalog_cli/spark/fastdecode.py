@@ -22,7 +22,7 @@ list path only.
 
 from __future__ import annotations
 
-from ..format.records import _ZIGZAG14
+from ..format.records import _ZIGZAG14, decode_records_into
 
 try:
     import numpy as np
@@ -153,3 +153,20 @@ def _with_nulls(arr, lengths, pa):
     import pyarrow.compute as pc
 
     return pc.if_else(pa.array(null), pa.scalar(None, pa.binary()), arr)
+
+
+def check_block(data: bytes, count: int) -> None:
+    """Decode the ``count`` records of ``data`` (a records block, or a run of whole
+    records of one) into nothing: vectorised when the block has the common shape, else
+    by ``decode_records_into``, whose errors are the reference.
+
+    Raises:
+        InvalidRecordError: as ``decode_records_into``.
+    """
+    if AVAILABLE and count > 0:
+        positions: list[int] = []
+        if scan_lengths(data, count, positions) and \
+                decode_group(data, positions, [0], [count]) is not None:
+            return
+    sink: list = []
+    decode_records_into(data, count, 0, 0, None, sink, sink, sink, sink, None)

@@ -27,13 +27,19 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..constants import LOG_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT, MAGIC_V2
+from ..constants import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    LOG_FILE_SUFFIX,
+    LOG_START_OFFSET_CHECKPOINT,
+    MAGIC_V2,
+)
 from ..errors import CorruptRecordError, InvalidArgumentError, KafkalogError, NotAKafkaFileError
 from ..format.records import FileRecords
 from ..ops.paths import check_exists, partition_dirs
 from ..storage.checkpoints import read_offset_checkpoint
 from ..storage.files import (
     TopicPartition,
+    find_partition_dirs,
     is_live_partition_dir_name,
     is_segment_file_name,
     parse_partition_dir_name,
@@ -124,6 +130,8 @@ class ReadOptions:
     read_committed: bool = False
     min_partitions: int | None = None
     max_partition_bytes: int = MAX_SPLIT_BYTES
+    #: kafkalog's bound on one batch's decompressed records (``maxDecompressedBytes``)
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
     data_loss_path: str | None = None
     extra: dict = field(default_factory=dict)
     #: offsets skipped at planning (a starting offset below the log start offset, with
@@ -292,6 +300,10 @@ def parse_options(options) -> ReadOptions:
             raise InvalidArgumentError("option minPartitions must be >= 1")
     if o.get("maxpartitionbytes") not in (None, ""):
         r.max_partition_bytes = max(1, _int("maxPartitionBytes", o["maxpartitionbytes"]))
+    if o.get("maxdecompressedbytes") not in (None, ""):
+        r.max_decompressed_bytes = _int("maxDecompressedBytes", o["maxdecompressedbytes"])
+        if r.max_decompressed_bytes < 1:
+            raise InvalidArgumentError("option maxDecompressedBytes must be >= 1")
     if o.get("datalosspath"):
         r.data_loss_path = str(o["datalosspath"])
     return r
@@ -344,8 +356,10 @@ def _segments_of(directory: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 def discover(paths) -> list[PartitionDir]:
-    """Partition directories under ``paths`` (log directories, partition directories or
-    globs of either), sorted by topic, partition, then path.
+    """Partition directories under ``paths`` (log directories, partition directories,
+    directories holding log directories, or globs of them; the rule of
+    :func:`~kafkalog_cli.storage.files.find_partition_dirs`, live partitions only),
+    sorted by topic, partition, then path.
 
     Raises:
         UnreadableError: a path is missing or unreadable.
@@ -368,27 +382,18 @@ def discover(paths) -> list[PartitionDir]:
             if not p.is_dir():
                 raise NotAKafkaFileError("not a directory (give a log directory or a "
                                          "partition directory)", file=p)
-            tp = parse_partition_dir_name(p.name)
-            if tp is not None:
-                bases, sizes = _segments_of(p)
-                if bases or not partition_dirs(p):
-                    found[str(p)] = PartitionDir(tp.topic, tp.partition, str(p),
-                                                 str(p.parent), bases, sizes)
-                    continue
             # Kafka's LocalLog names a partition being deleted, a future replica being
             # copied from another log dir, and a stray one <topic>-<n>.<uuid>-delete /
             # -future / -stray; consumers read none of them (the broker serves only the
             # live <topic>-<n>), so a log directory's listing leaves them out. A path
             # naming one explicitly is still read.
-            parts = partition_dirs(p, live_only=True)
-            if not parts:
-                raise NotAKafkaFileError(
-                    "not a partition directory or log directory (no <topic>-<partition> "
-                    "directories)", file=p)
-            for d in parts:
+            for log_dir, d in find_partition_dirs(p, live_only=True):
                 tp = parse_partition_dir_name(d.name)
+                if tp is None:
+                    raise NotAKafkaFileError("a partition directory's name must be "
+                                             "<topic>-<partition>", file=d)
                 bases, sizes = _segments_of(d)
-                found[str(d)] = PartitionDir(tp.topic, tp.partition, str(d), str(p),
+                found[str(d)] = PartitionDir(tp.topic, tp.partition, str(d), str(log_dir),
                                              bases, sizes)
     return sorted(found.values(), key=lambda d: (d.topic, d.partition, d.directory))
 
@@ -439,7 +444,7 @@ def _check_log_start(pd: PartitionDir, start: int, opts: ReadOptions) -> int:
     if opts.fail_on_data_loss:
         raise DataLossError(msg, file=pd.directory)
     log.warning("kafkalog: %s (failOnDataLoss=false: reading from %d)", msg, first)
-    opts.plan_losses.append({"file": pd.directory, "position": None, "bytes": 0,
+    opts.plan_losses.append({"partitionDir": pd.directory, "position": None, "bytes": 0,
                              "offsets": first - start, "error": msg})
     return first
 

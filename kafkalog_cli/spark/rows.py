@@ -56,7 +56,6 @@ except ImportError:  # pragma: no cover
 
 from ..constants import INT32_MAX, LOG_FILE_SUFFIX
 from ..errors import CorruptRecordError, KafkalogError
-from ..format import compression
 from ..format.records import (
     FileRecords,
     RecordBatch,
@@ -186,19 +185,71 @@ class _Columns:
         self.runs: list[tuple] = []  # (batch, topic, partition, rows)
 
     def add_records(self, topic: str, partition: int, batch, lo: int | None = None,
-                    hi: int | None = None, data: bytes | None = None) -> int:
-        """Decode ``batch`` (or, given, its decompressed records block ``data``) into the
-        column lists, after any pending group; returns the rows added. Raises as
-        ``batch.records()``."""
+                    hi: int | None = None, data: bytes | None = None,
+                    count: int | None = None) -> int:
+        """Decode ``batch`` (a v2 batch with ``data``: its decompressed records block,
+        or a run of ``count`` of its records, see ``RecordBatch.record_pieces``; or an
+        uncompressed legacy entry) into the column lists, after any pending group;
+        returns the rows added. Raises as ``batch.records()``."""
         self.flush_group()
         offs, tss, keys, vals, hdrs = self.offsets, self.ts, self.keys, self.values, self.hdrs
         n0 = len(offs)
         if data is None:
             k = batch_records_into(batch, offs, tss, keys, vals, hdrs)
         else:
-            k = decode_records_into(data, batch[14], batch[2], batch[9],
+            k = decode_records_into(data, batch[14] if count is None else count,
+                                    batch[2], batch[9],
                                     batch[10] if batch[7] & 8 else None,  # LogAppendTime
                                     offs, tss, keys, vals, hdrs)
+        return self._keep(topic, partition, batch, n0, k, lo, hi)
+
+    def add_streamed(self, topic: str, partition: int, batch, lo: int | None,
+                     hi: int | None, path, max_bytes: int) -> Iterator[None]:
+        """Add a v2 batch whose records block is larger than a piece
+        (``RecordBatch.small_block`` gave None), or a compressed legacy wrapper, without
+        holding all its rows: the records are decoded once into nothing, so a batch that
+        does not decode raises before any row is added (as for the other paths), then
+        again, a run of whole records at a time (``RecordBatch.record_pieces``: the
+        group path takes them as it takes blocks). This yields after each run so the
+        caller can emit full Arrow batches in between."""
+        self.flush_group()
+        if batch.__class__ is not RecordBatch:
+            for _ in batch.iter_records(max_bytes):
+                pass
+            yield from self._add_legacy_streamed(topic, partition, batch, lo, hi, max_bytes)
+            return
+        for data, k, _ in batch.record_pieces(max_bytes):
+            _fast.check_block(data, k)
+        for data, k, _ in batch.record_pieces(max_bytes):
+            if self.add_fast(topic, partition, batch, lo, hi, path, data, k) is None:
+                self.add_records(topic, partition, batch, lo, hi, data, k)
+            yield
+
+    def _add_legacy_streamed(self, topic: str, partition: int, batch, lo: int | None,
+                             hi: int | None, max_bytes: int) -> Iterator[None]:
+        offs, tss, keys, vals, hdrs = self.offsets, self.ts, self.keys, self.values, self.hdrs
+        n0 = len(offs)
+        for r in batch.iter_records(max_bytes):
+            offs.append(r[0])
+            tss.append(r[1])
+            keys.append(r[2])
+            vals.append(r[3])
+            if hdrs is not None:
+                hdrs.append(r[4])
+            if len(offs) - n0 >= BATCH_ROWS:
+                self._keep(topic, partition, batch, n0, len(offs) - n0, lo, hi)
+                yield
+                offs, tss, keys, vals, hdrs = (self.offsets, self.ts, self.keys, self.values,
+                                               self.hdrs)
+                n0 = len(offs)
+        self._keep(topic, partition, batch, n0, len(offs) - n0, lo, hi)
+        yield
+
+    def _keep(self, topic: str, partition: int, batch, n0: int, k: int, lo: int | None,
+              hi: int | None) -> int:
+        """Keep the ``k`` rows added from ``n0`` that lie in ``[lo, hi)``; returns how
+        many."""
+        offs, tss, keys, vals, hdrs = self.offsets, self.ts, self.keys, self.values, self.hdrs
         if k and ((lo is not None and offs[n0] < lo) or (hi is not None and offs[-1] >= hi)):
             keep = [i for i in range(n0, n0 + k)
                     if (lo is None or offs[i] >= lo) and (hi is None or offs[i] < hi)]
@@ -233,13 +284,13 @@ class _Columns:
         self.group: list[tuple] = []  # (batch, topic, partition, rows, lo, hi, data, path)
 
     def add_fast(self, topic: str, partition: int, batch, lo: int | None, hi: int | None,
-                 path) -> int | None:
-        """Queue a v2 batch for the group; None when it is not in the group's shape (the
-        caller then uses :meth:`add_records`). Raises as ``batch.records()`` when the
-        batch does not decompress."""
+                 path, data: bytes, count: int | None = None) -> int | None:
+        """Queue a v2 batch with its decompressed records block ``data`` (or a run of
+        ``count`` of its records) for the group; None when it is not in the group's
+        shape (the caller then uses :meth:`add_records`)."""
         if not self.fast or batch.__class__ is not RecordBatch:
             return None
-        count = batch[14]
+        count = batch[14] if count is None else count
         if (count <= 0
                 or not -_TS_LIMIT < batch[9] < _TS_LIMIT
                 or not -_TS_LIMIT < batch[10] < _TS_LIMIT
@@ -247,14 +298,6 @@ class _Columns:
             return None
         if self.size > _GROUP_BYTES:
             self.flush_group()
-        view, p, length, attributes = batch[0], batch[1], batch[3], batch[7]
-        if attributes & 7:
-            data = compression.decompress(attributes & 7, view[p + 61:p + length + 12],
-                                          magic=2)
-            if data.__class__ is not bytes:
-                data = bytes(data)
-        else:
-            data = bytes(view[p + 61:p + length + 12])
         if not _fast.scan_lengths(data, count, self.positions):
             return None
         self._finish_lists()
@@ -285,9 +328,9 @@ class _Columns:
             # not the fast shape (or corrupt): decode batch by batch, which gives the
             # reference values and errors; later batches of this read go there directly
             self.fast = False
-            for b, topic, partition, _, lo, hi, data, path in group:
+            for b, topic, partition, k, lo, hi, data, path in group:
                 try:
-                    self.add_records(topic, partition, b, lo, hi, data)
+                    self.add_records(topic, partition, b, lo, hi, data, k)
                 except CorruptRecordError as e:
                     self.loss(CorruptRecordError(f"batch does not decode: {e.message}",
                                                  file=path, position=b.position), b.size)
@@ -388,12 +431,12 @@ _TS_LIMIT = 1 << 62
 def _control_type(batch) -> int | None:
     """ControlRecordType of a control batch's first record (0 ABORT, 1 COMMIT)."""
     try:
-        recs = batch.records()
+        rec = next(iter(batch.iter_records()), None)
     except KafkalogError:
         return None
-    if not recs or recs[0][2] is None or len(recs[0][2]) < 4:
+    if rec is None or rec[2] is None or len(rec[2]) < 4:
         return None
-    return _CONTROL_KEY.unpack_from(recs[0][2])[1]
+    return _CONTROL_KEY.unpack_from(rec[2])[1]
 
 
 def _later_segments(s: Slice) -> list[str]:
@@ -405,7 +448,7 @@ def _later_segments(s: Slice) -> list[str]:
             if n[:20].isdigit() and int(n[:20]) > s.base_offset]
 
 
-def _aborted_positions(s: Slice, view, batches: list) -> set[int]:
+def _aborted_positions(s: Slice, view, batches: Iterable) -> set[int]:
     """Positions (in this slice's segment) of transactional batches whose transaction was
     aborted or never ended."""
     pending: dict[int, list[int]] = {}
@@ -470,14 +513,17 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                 pos = idx.lookup(lo).position
                 if start < pos < end and _batch_ok(view, pos):
                     start = pos
+        # two passes over the headers rather than a list of every batch of the slice
+        dropped = _aborted_positions(s, view, FileRecords(view, start, end).batches()) \
+            if opts.read_committed else ()
         fr = FileRecords(view, start, end, file=path)
-        batches = list(fr.batches())
-        dropped = _aborted_positions(s, view, batches) if opts.read_committed else ()
+        limit = opts.max_decompressed_bytes
         topic, partition = s.topic, s.partition
         seg_base = s.base_offset
         prev_last = None
         cols.fast = _fast.AVAILABLE  # turned off for the slice by a batch it cannot take
-        for b in batches:
+        it = fr.batches()
+        for b in it:
             # The CRC and offset-order checks come before the [lo, hi) bounds: the base
             # offset is outside the CRC, so a corrupt one must not end the read early
             # (or skip a batch) silently. A Kafka consumer validates every batch it
@@ -509,10 +555,25 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                 stats.aborted_records += b.records_count if isinstance(b, RecordBatch) else 1
                 continue
             try:
-                k = cols.add_fast(topic, partition, b, lo, hi, path)
+                if b.__class__ is RecordBatch:
+                    data = b.small_block(limit)
+                    big = data is None
+                else:
+                    data = None
+                    big = bool(b.compression)
+                if big:  # streamed, emitting full Arrow batches as the rows come
+                    for _ in cols.add_streamed(topic, partition, b, lo, hi, path, limit):
+                        if cols.n >= BATCH_ROWS:
+                            rb = cols.build()
+                            if rb is not None:
+                                stats.rows += rb.num_rows
+                                yield rb
+                    continue
+                k = None if data is None else cols.add_fast(topic, partition, b, lo, hi,
+                                                            path, data)
                 if k is None:
                     cols.fast = False
-                    k = cols.add_records(topic, partition, b, lo, hi)
+                    k = cols.add_records(topic, partition, b, lo, hi, data)
             except CorruptRecordError as e:
                 cols.flush_group()
                 _record_loss(stats, opts, CorruptRecordError(
@@ -524,6 +585,8 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                 if rb is not None:
                     stats.rows += rb.num_rows
                     yield rb
+        for _ in it:  # after a stop at ``hi``: the rest of the slice's headers, so that
+            pass      # bytes that are not whole batches further on are still reported
         if fr.stop_error is not None:
             cols.flush_group()
             err = fr.stop_error

@@ -35,9 +35,10 @@ older floor of 14 bytes so tests can use tiny segments (a documented difference)
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 
 from ..constants import CODEC_GZIP, CODEC_IDS, CODEC_LZ4, CODEC_NONE, CODEC_ZSTD, INT64_MAX
-from ..errors import InvalidArgumentError, InvalidConfigError
+from ..errors import InvalidArgumentError, InvalidConfigError, UnreadableError
 
 LONG_MAX = INT64_MAX
 INT_MAX = 2**31 - 1
@@ -436,3 +437,25 @@ def parse_config_overrides(items: list[str]) -> dict[str, str]:
 
 
 FIELD_NAMES = tuple(f.name for f in fields(LogConfig))
+
+
+def topic_config(config_file=None, overrides: list[str] = ()) -> LogConfig:
+    """The LogConfig of ``produce``: a server.properties-style ``config_file`` (``log.*``
+    and topic keys; other broker keys ignored), then ``overrides`` (``--config
+    key=value``, topic config names only) over it.
+
+    Raises:
+        UnreadableError: ``config_file`` cannot be read.
+        UnknownConfigError / InvalidConfigError: an unknown key or a bad value.
+    """
+    props: dict = {}
+    if config_file is not None:
+        try:
+            text = Path(config_file).read_text(encoding="latin-1")
+        except OSError as e:
+            raise UnreadableError(e.strerror or str(e), file=config_file) from e
+        props.update(parse_properties_text(text, file=config_file))
+    extra = parse_config_overrides(list(overrides))
+    check_topic_config_names(extra)  # a server.properties may hold any broker key
+    props.update(extra)
+    return LogConfig.from_properties(props)

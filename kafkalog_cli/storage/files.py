@@ -17,12 +17,14 @@ from ..constants import (
     CHECKPOINT_FILE_SUFFIX,
     FILENAME_DIGITS,
     INDEX_FILE_SUFFIX,
+    LEADER_EPOCH_CHECKPOINT,
     LOG_FILE_SUFFIX,
     META_PROPERTIES_FILE_NAME,
+    PARTITION_METADATA_FILE,
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
 )
-from ..errors import InvalidArgumentError, NotAKafkaFileError
+from ..errors import InvalidArgumentError, NotAKafkaFileError, UnreadableError
 
 _OFFSET_NAME = re.compile(r"^(\d{" + str(FILENAME_DIGITS) + r"})(\.[a-z]+)(\.(?:deleted|cleaned|swap))?$")
 _PARTITION_DIR = re.compile(
@@ -130,24 +132,120 @@ def is_live_partition_dir_name(name: str) -> bool:
     return m is not None and m.group("kind") is None
 
 
-def is_partition_dir(path) -> bool:
-    """A directory named ``<topic>-<partition>`` holding at least one segment file (or
-    nothing else Kafka-like: an empty partition dir counts too when its name parses)."""
-    p = Path(path)
-    return p.is_dir() and parse_partition_dir_name(p.name) is not None
+# -- finding partitions under a path: the one rule of every command -----------------------
+
+PARTITION, LOG_DIR, OTHER = "partition", "logDir", "other"
 
 
-def is_log_dir(path) -> bool:
-    """A directory with meta.properties or a checkpoint file or partition directories."""
+def _has_segments(names) -> bool:
+    return any(is_segment_file_name(n) for n in names)
+
+
+def classify_dir(path) -> str:
+    """:data:`PARTITION`, :data:`LOG_DIR` or :data:`OTHER` for a directory, by its
+    contents: a directory holding segment files is a partition directory (whatever its
+    name: log directories like ``kafka-logs-2`` parse as partition names); one holding
+    ``meta.properties``, or ``<topic>-<partition>`` directories with segments (or empty),
+    is a log directory; a ``<topic>-<partition>`` directory holding only a
+    ``leader-epoch-checkpoint`` or ``partition.metadata`` is an empty partition."""
     p = Path(path)
-    if not p.is_dir():
-        return False
-    if (p / META_PROPERTIES_FILE_NAME).exists():
-        return True
-    for child in p.iterdir():
-        if child.is_dir() and parse_partition_dir_name(child.name) is not None:
-            return True
-    return False
+    try:
+        names = os.listdir(p)
+    except OSError:
+        return OTHER
+    if _has_segments(names):
+        return PARTITION
+    if META_PROPERTIES_FILE_NAME in names:
+        return LOG_DIR
+    for n in names:
+        if parse_partition_dir_name(n) is not None and (p / n).is_dir():
+            try:
+                inner = os.listdir(p / n)
+            except OSError:
+                continue
+            if _has_segments(inner) or not inner:
+                return LOG_DIR
+    if parse_partition_dir_name(p.name) is not None and any(
+            n in (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA_FILE) for n in names):
+        return PARTITION
+    return OTHER
+
+
+def find_log_dirs(root) -> list[Path]:
+    """Log directories under ``root`` (``root`` itself when it is one), searched
+    recursively (not below a log or partition directory; symlinked directories are not
+    followed), sorted."""
+    out = []
+    for dirpath, dirnames, _ in os.walk(root):
+        kind = classify_dir(dirpath)
+        if kind == LOG_DIR:
+            out.append(Path(dirpath))
+            dirnames[:] = []
+        elif kind == PARTITION:
+            dirnames[:] = []
+        else:
+            dirnames.sort()
+    return sorted(out)
+
+
+def partition_dirs_of(log_dir, live_only: bool = False) -> list[Path]:
+    """Partition directories of a log directory, sorted by topic, partition, then name.
+    ``live_only`` leaves out ``-delete`` / ``-future`` / ``-stray`` directories
+    (:func:`is_live_partition_dir_name`), as a consumer never reads them.
+
+    Raises:
+        UnreadableError: the directory cannot be listed.
+    """
+    log_dir = Path(log_dir)
+    try:
+        children = list(log_dir.iterdir())
+    except OSError as e:
+        raise UnreadableError(e.strerror or str(e), file=log_dir) from e
+    parts = []
+    for c in children:
+        tp = parse_partition_dir_name(c.name)
+        if tp is not None and c.is_dir() and (
+                not live_only or is_live_partition_dir_name(c.name)):
+            parts.append((tp.topic, tp.partition, c.name, c))
+    return [c for *_, c in sorted(parts)]
+
+
+def partition_log_bytes(partition_dir) -> int:
+    """Bytes of the ``.log`` segment files of a partition directory (0 when unreadable)."""
+    total = 0
+    try:
+        with os.scandir(partition_dir) as it:
+            for e in it:
+                if e.name.endswith(LOG_FILE_SUFFIX) and is_segment_file_name(e.name):
+                    total += e.stat().st_size
+    except OSError:
+        return total
+    return total
+
+
+def find_partition_dirs(path, *, live_only: bool = False) -> list[tuple[Path, Path]]:
+    """``(log directory, partition directory)`` for every partition under the directory
+    ``path``, the rule every command follows: ``path`` itself when it is a partition
+    directory (:func:`classify_dir`; its log directory is the parent); the partition
+    directories of a log directory; else those of every log directory found below it
+    (:func:`find_log_dirs`). ``live_only`` applies to partitions found by listing, not to
+    a partition directory named explicitly.
+
+    Raises:
+        UnreadableError: a directory cannot be listed.
+        NotAKafkaFileError: ``path`` holds no partition or log directory.
+    """
+    p = Path(path)
+    kind = classify_dir(p)
+    if kind == PARTITION:
+        return [(p.parent, p)]
+    log_dirs = [p] if kind == LOG_DIR else find_log_dirs(p)
+    out = [(ld, d) for ld in log_dirs for d in partition_dirs_of(ld, live_only)]
+    if not log_dirs:
+        raise NotAKafkaFileError(
+            "not a partition directory or log directory, and none below it (no segments, "
+            "no meta.properties, no <topic>-<partition> directories)", file=p)
+    return out
 
 
 def is_snapshot_checkpoint_name(name: str) -> bool:

@@ -206,7 +206,7 @@ class UnifiedLog(Log):
         if bases:
             prev_last = None
             if len(bases) > 1:
-                prev_last = _last_offset_of(ro.segments[-2])
+                prev_last = last_offset_of(ro.segments[-2])
             active = WritableLogSegment.open_for_append(
                 d, bases[-1], config, clock, roll_jitter_ms=jitter, fsync=fsync,
                 previous_last_offset=prev_last)
@@ -468,7 +468,9 @@ class UnifiedLog(Log):
             self.closed = True
 
 
-def _last_offset_of(segment: LogSegment) -> int | None:
+def last_offset_of(segment: LogSegment) -> int | None:
+    """The last offset of the segment's last whole batch (None when it holds none),
+    reading every batch header; the segment's files are released after."""
     last = None
     for b in segment.records().batches():
         last = b.last_offset
@@ -481,13 +483,13 @@ def _read_marker(batch) -> tuple[int, int] | None:
     from ..format.records import FileRecords
 
     for b in FileRecords(memoryview(batch)).batches():
-        recs = b.records()
-        if not recs or recs[0].key is None or len(recs[0].key) < 4:
+        rec = next(iter(b.iter_records()), None)  # the marker is the first (only) record
+        if rec is None or rec.key is None or len(rec.key) < 4:
             return None
-        ctype = int.from_bytes(recs[0].key[2:4], "big", signed=True)
+        ctype = int.from_bytes(rec.key[2:4], "big", signed=True)
         coord = -1
-        if recs[0].value is not None and len(recs[0].value) >= 6:
-            coord = int.from_bytes(recs[0].value[2:6], "big", signed=True)
+        if rec.value is not None and len(rec.value) >= 6:
+            coord = int.from_bytes(rec.value[2:6], "big", signed=True)
         return (ctype, coord) if ctype in (0, 1) else None
     return None
 

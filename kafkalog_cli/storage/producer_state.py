@@ -29,7 +29,7 @@ from ..constants import (
     NO_SEQUENCE,
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
 )
-from ..errors import KafkalogError, TransactionCoordinatorFencedError
+from ..errors import RefusedError, TransactionCoordinatorFencedError
 from ..schema.producer_snapshot import ProducerStateEntry as SnapshotEntry
 from ..schema.producer_snapshot import build_snapshot, parse_snapshot
 from .checkpoints import write_atomically
@@ -38,10 +38,8 @@ from .files import filename_prefix_from_offset
 NUM_BATCHES_TO_RETAIN = 5
 
 
-class ProducerStateError(KafkalogError):
+class ProducerStateError(RefusedError):
     """An append the producer state rejects."""
-
-    exit_code = 1
 
 
 class OutOfOrderSequenceError(ProducerStateError):
@@ -239,12 +237,12 @@ class ProducerStateManager:
             return None
         completed = None
         if batch.is_control:
-            recs = batch.records()
-            if recs and recs[0].key is not None and len(recs[0].key) >= 4:
-                ctype = int.from_bytes(recs[0].key[2:4], "big", signed=True)
+            rec = next(iter(batch.iter_records()), None)  # the marker: the first record
+            if rec is not None and rec.key is not None and len(rec.key) >= 4:
+                ctype = int.from_bytes(rec.key[2:4], "big", signed=True)
                 coord = -1
-                if recs[0].value is not None and len(recs[0].value) >= 6:
-                    coord = int.from_bytes(recs[0].value[2:6], "big", signed=True)
+                if rec.value is not None and len(rec.value) >= 6:
+                    coord = int.from_bytes(rec.value[2:6], "big", signed=True)
                 if ctype in (0, 1):
                     completed = self.append_end_txn_marker(
                         pid, batch.producer_epoch, ctype, coord, batch.last_offset,

@@ -16,7 +16,9 @@ What makes a batch invalid (the scan stops there and the rest of the file is cut
   batch shorter than 61 bytes, a CRC mismatch (CRC-32C for v2 over attributes..end,
   CRC-32 for v0/v1 over magic..end), a last offset that does not fit int32 relative to
   the segment's base offset (the broker splits such a legacy segment; kafkalog cuts
-  it, into quarantine, and says so);
+  it, into quarantine, and says so); a last offset whose next offset does not fit
+  int64 (the base offset is outside the CRC: kafkalog's check, where Java's longs
+  would wrap);
 * with ``strict`` (the default), kafkalog's stricter checks, all of which a
   broker-written log satisfies: magic in 0..2, ``lastOffset >= baseOffset`` (v2:
   ``lastOffsetDelta >= 0``) and a base offset at or above the segment's base offset and
@@ -37,7 +39,8 @@ from itertools import count
 
 import crc32c as _crc32c
 
-from ..constants import INT32_MAX, NO_TIMESTAMP
+from ..constants import INT32_MAX, INT64_MAX, NO_TIMESTAMP
+from ..format.records import offset_overflow
 
 _OFFSET_SIZE = struct.Struct(">qi")
 #: baseOffset, length, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
@@ -175,7 +178,8 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
     crc32 = zlib.crc32
     off_pack = _OFF_ENTRY.pack
     time_pack = _TIME_ENTRY.pack
-    max_rel = base_offset + INT32_MAX
+    # the largest last offset: relative to the base in int32, and a next offset in int64
+    max_rel = min(base_offset + INT32_MAX, INT64_MAX - 1)
     error = ""
     while True:
         # the fast path: a v2 batch whose whole header is in the file and that passes
@@ -262,6 +266,9 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
         else:
             error = f"unknown magic {magic}"
             break
+        if last >= INT64_MAX:
+            error = offset_overflow(offset, last - offset, None, pos).message
+            break
         if strict:
             if offset <= prev:
                 error = (f"offsets go backwards: batch base offset {offset} follows offset "
@@ -318,7 +325,8 @@ def next_offset(scan: ScanResult, base_offset: int) -> int:
 def walk_log(view, start: int = 0) -> ScanResult:
     """A shallow walk of the batch headers from ``start`` (no CRC, no index): the last
     offset, the leader epochs and the producer batches of a segment recovery does not
-    scan. Stops where the broker's iterator stops (a size below 14, a partial batch).
+    scan. Stops where the broker's iterator stops (a size below 14, a partial batch), and
+    at a batch whose offsets overflow int64.
     ``valid_bytes`` is where it stopped; ``batches`` counts what it walked."""
     out = ScanResult(size=len(view))
     end = len(view)
@@ -338,6 +346,8 @@ def walk_log(view, start: int = 0) -> ScanResult:
             break
         if view[pos + 16] == 2 and size >= _MIN_V2_SIZE:
             (_, _, epoch, _, _, _, delta, _, _, pid) = v2_unpack(view, pos)
+            if offset + delta >= INT64_MAX:
+                break  # offsets past int64: not a batch (see scan_log)
             last = offset + delta
             if epoch > epoch_hi:
                 out.epochs.append((epoch, offset))
@@ -345,6 +355,8 @@ def walk_log(view, start: int = 0) -> ScanResult:
             if pid >= 0:
                 out.producer_batches.append(pos)
         else:
+            if offset >= INT64_MAX:
+                break
             last = offset
         if out.first_offset is None:
             out.first_offset = offset

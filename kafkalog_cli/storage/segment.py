@@ -177,7 +177,7 @@ class LogSegment:
             pos = oidx.lookup(max(ts_off.offset, start)).position
         for batch in self.records(pos).batches():
             if batch.max_timestamp >= timestamp:
-                for rec in batch.records():
+                for rec in batch.iter_records():  # lazily: stops at the record found
                     if rec.timestamp >= timestamp and rec.offset >= start:
                         return rec.timestamp, rec.offset
         return None

@@ -8,9 +8,20 @@ kept, partitionLeaderEpoch stamped, maxTimestamp and the timestamp type set (the
 a client's LogAppendTime attribute is cleared on a CreateTime topic), the CRC-32C recomputed when a covered byte changed; recompressed when ``compression.type``
 names another codec (``MemoryRecordsBuilder``, as ``buildRecordsAndAssignOffsets``).
 
+Records are iterated lazily, as the broker's ``streamingIterator`` /
+``skipKeyValueIterator`` read them: a compressed batch is decompressed and decoded a
+piece at a time (``RecordBatch.iter_records``), never held as a list of its records, and
+its decompressed records may not exceed the topic's max.message.bytes (kafkalog's bound
+on the work one produced batch can cause: a 22 KB batch can decompress to 256 MiB of
+7-byte records; Kafka has none. It answers as Kafka answers a rebuilt batch over the
+limit, ``RecordTooLargeException``, on which a Java producer splits the batch and
+retries; raise max.message.bytes to accept larger ones). When the batch is rebuilt
+(recompression), the new one is encoded from that stream.
+
 Errors, as Kafka raises them (each a :class:`~kafkalog_cli.errors.KafkalogError`):
 
-* :class:`RecordTooLargeError` - a batch over max.message.bytes (RecordTooLargeException);
+* :class:`RecordTooLargeError` - a batch over max.message.bytes (RecordTooLargeException),
+  or whose records decompress to more than that (see above);
 * :class:`RecordBatchTooLargeError` - an append over segment.bytes;
 * :class:`~kafkalog_cli.errors.CrcMismatchError` - a corrupt batch ("Record is corrupt");
 * :class:`InvalidTimestampError` - a CreateTime timestamp outside
@@ -33,6 +44,10 @@ record on a compacted topic gets only the key error); the exception is an
 Hot path: the caller that built the batch itself (``ops.produce``) may pass a
 :class:`RecordsSummary` (min/max timestamps, offset delta of the max, whether every key
 is non-null) so the records need not be decoded again; the decisions are the same.
+
+As ``validateMessagesAndAssignOffsetsCompressed``: a compressed batch (source or target
+codec) whose records' offsets are not 0, 1, 2, ... (``record.offset() !=
+expectedInnerOffset``) is rebuilt rather than written as it came.
 """
 
 from __future__ import annotations
@@ -46,6 +61,7 @@ from ..constants import (
     CODEC_NAMES,
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
     DELETE_HORIZON_FLAG_MASK,
     LOG_OVERHEAD,
     MAGIC_V2,
@@ -55,9 +71,8 @@ from ..constants import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
-from ..errors import CrcMismatchError, InvalidRecordError
-from ..format import compression
-from ..format.records import HEADER, decode_records
+from ..errors import CrcMismatchError, DecompressedSizeError, InvalidRecordError, RefusedError
+from ..format.records import HEADER, RecordBatch
 from .config import LogConfig
 
 _crc = _crc32c.crc32c
@@ -70,22 +85,21 @@ CLIENT = "client"
 COORDINATOR = "coordinator"
 
 
-class RecordTooLargeError(InvalidRecordError):
-    """A batch larger than max.message.bytes (RecordTooLargeException)."""
-
-    exit_code = 1  # refused: the records were not appended (not unreadable input)
+class RecordTooLargeError(InvalidRecordError, RefusedError):
+    """A batch larger than max.message.bytes (RecordTooLargeException): not appended."""
 
 
-class RecordBatchTooLargeError(InvalidRecordError):
-    """An append larger than segment.bytes (RecordBatchTooLargeException)."""
-
-    exit_code = 1  # refused: the records were not appended (not unreadable input)
+class RecordBatchTooLargeError(InvalidRecordError, RefusedError):
+    """An append larger than segment.bytes (RecordBatchTooLargeException): not appended."""
 
 
-class InvalidTimestampError(InvalidRecordError):
-    """A timestamp the topic does not accept (Errors.INVALID_TIMESTAMP)."""
+class InvalidTimestampError(InvalidRecordError, RefusedError):
+    """A timestamp the topic does not accept (Errors.INVALID_TIMESTAMP): not appended."""
 
-    exit_code = 1  # refused: the records were not appended (not unreadable input)
+
+class RejectedRecordError(InvalidRecordError, RefusedError):
+    """Records an append refuses (LogValidator.processRecordErrors' InvalidRecordException,
+    e.g. a compacted topic's record without a key): not appended."""
 
 
 @dataclass(frozen=True)
@@ -96,12 +110,15 @@ class RecordsSummary:
         min_timestamp / max_timestamp: over every record (ms).
         offset_delta_of_max: offset delta of the first record holding the max.
         all_keys_present: no record has a null key.
+        offsets_in_order: the records' offset deltas are 0, 1, 2, ... (a builder's
+            always are).
     """
 
     min_timestamp: int
     max_timestamp: int
     offset_delta_of_max: int = 0
     all_keys_present: bool = True
+    offsets_in_order: bool = True
 
 
 @dataclass
@@ -249,10 +266,18 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
     # a client batch claiming LogAppendTime: each record's timestamp is the batch's
     # maxTimestamp (DefaultRecordBatch), which a builder's summary does not know
     lat_batch = bool(attributes & TIMESTAMP_TYPE_MASK)
-    decoded = None
+    if attributes & DELETE_HORIZON_FLAG_MASK:
+        raise InvalidRecordError("a producer batch must not carry a delete horizon")
+    limit = DEFAULT_MAX_DECOMPRESSED_BYTES if ignore_record_size else config.max_message_bytes
+
+    def decoded():
+        """The records, streamed anew at each call (a piece of the block at a time)."""
+        return _records(records, hdr, limit)
+
     if summary is None or rebuild or lat_batch:
-        decoded = _decode(records, hdr, size)
-        summary = _summarize(decoded, base_offset)
+        summary = _summarize(decoded(), base_offset)
+    if (source_codec or target_codec) and not summary.offsets_in_order:
+        rebuild = True  # LogValidator: record.offset() != expectedInnerOffset
 
     # -- validateRecord: keys, then timestamps --
     before, after = (config.message_timestamp_before_max_ms,
@@ -265,7 +290,7 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
         if not bad and lo == NO_TIMESTAMP and hi != NO_TIMESTAMP:
             bad = True  # a mix: check each record (rare)
     if bad or (compact and not summary.all_keys_present):
-        _check_records(decoded or _decode(records, hdr, size), offset, now, before, after,
+        _check_records(decoded(), offset, now, before, after,
                        create_time=not log_append, lat_batch=lat_batch, compact=compact)
 
     first = offset
@@ -274,10 +299,9 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
     if rebuild:
         from ..format.builder import build_batch
 
-        recs = [(r[1], r[2], r[3], r[4]) for r in decoded]
         out = build_batch(
-            recs, base_offset=first, partition_leader_epoch=partition_leader_epoch,
-            compression_type=target_codec, log_append_time=now if log_append else None,
+            ((r[1], r[2], r[3], r[4]) for r in decoded()), base_offset=first,
+            partition_leader_epoch=partition_leader_epoch, compression_type=target_codec, log_append_time=now if log_append else None,
             is_transactional=is_txn, producer_id=pid, producer_epoch=pepoch,
             base_sequence=base_seq, compression_level=config.compression_level(target_codec))
         if not ignore_record_size and len(out) > config.max_message_bytes:
@@ -308,25 +332,26 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
                             is_control, partition_leader_epoch)
 
 
-def _decode(records, hdr, size: int):
-    """The batch's records as the broker iterates them: with the LogAppendTime attribute
-    every record's timestamp is the batch's maxTimestamp."""
-    attributes = hdr[5]
-    block = bytes(memoryview(records)[RECORD_BATCH_OVERHEAD:size])
-    codec = attributes & COMPRESSION_CODEC_MASK
-    if codec:
-        block = compression.decompress(codec, block)
-    base_ts = hdr[7]
-    if attributes & DELETE_HORIZON_FLAG_MASK:
-        raise InvalidRecordError("a producer batch must not carry a delete horizon")
-    lat = hdr[8] if attributes & TIMESTAMP_TYPE_MASK else None
-    return decode_records(block, hdr[12], 0, base_ts, log_append_time=lat)
+def _records(records, hdr, limit: int):
+    """The batch's records as the broker iterates them, lazily
+    (``RecordBatch.iter_records``): with the LogAppendTime attribute every record's
+    timestamp is the batch's maxTimestamp. Records decompressing to more than ``limit``
+    bytes raise :class:`RecordTooLargeError`."""
+    batch = RecordBatch((memoryview(records), 0) + tuple(hdr))
+    try:
+        yield from batch.iter_records(limit)
+    except DecompressedSizeError as e:
+        raise RecordTooLargeError(
+            f"The records of the batch decompress to more than {e.limit} bytes, the maximum "
+            f"configured value of max.message.bytes (kafkalog's bound on decompressed "
+            f"records; a producer splits the batch and retries)") from e
 
 
 def _summarize(decoded, base_offset: int) -> RecordsSummary:
     lo = hi = NO_TIMESTAMP
     at = 0
     keys = True
+    in_order = True
     for i, r in enumerate(decoded):
         ts = r[1]
         if i == 0 or ts < lo:
@@ -335,7 +360,9 @@ def _summarize(decoded, base_offset: int) -> RecordsSummary:
             hi, at = ts, i
         if r[2] is None:
             keys = False
-    return RecordsSummary(lo, hi, at, keys)
+        if r[0] - base_offset != i:  # LogValidator's expectedInnerOffset
+            in_order = False
+    return RecordsSummary(lo, hi, at, keys, in_order)
 
 
 def _with_record_errors(exc, errors) -> Exception:
@@ -356,7 +383,7 @@ def _check_records(decoded, offset: int, now: int, before: int, after: int, *,
     with the LogAppendTime attribute (``lat_batch``; ``decoded`` then holds its
     maxTimestamp as every record's timestamp) is refused. When any record has a
     timestamp error, raise :class:`InvalidTimestampError` for the first of them, else
-    :class:`~kafkalog_cli.errors.InvalidRecordError`; either way ``record_errors`` lists
+    :class:`RejectedRecordError`; either way ``record_errors`` lists
     every offending record, key and timestamp errors together (the record's offset in the
     batch as sent, as Kafka's message shows it)."""
     first_ts = None
@@ -389,4 +416,4 @@ def _check_records(decoded, offset: int, now: int, before: int, after: int, *,
     # processRecordErrors: InvalidTimestampException if any record's error is one
     if first_ts is not None:
         raise _with_record_errors(InvalidTimestampError(first_ts), errors)
-    raise _with_record_errors(InvalidRecordError(_NO_KEY_MSG), errors)
+    raise _with_record_errors(RejectedRecordError(_NO_KEY_MSG), errors)

@@ -145,7 +145,7 @@ def test_export_warns_and_goes_on(tmp_path):
                           '{"t": {"0": 1, "1": 0}}', "-o", "json")
     _no_traceback(r)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["rows"] == 5
+    assert json.loads(r.stdout)["records"] == 5
     assert f"{log_dir}/log-start-offset-checkpoint line 3" in r.stderr
 
 
@@ -210,5 +210,5 @@ def test_produce_refuses_only_the_partition_concerned(tmp_path):
                 str(data), "-o", "json")
     _no_traceback(r)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["partitions"][0]["log_end_offset"] == 4
+    assert json.loads(r.stdout)["partitions"][0]["logEndOffset"] == 4
     assert read_offset_checkpoint(log_dir / "recovery-point-offset-checkpoint") is not None

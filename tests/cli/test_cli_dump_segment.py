@@ -216,7 +216,7 @@ def test_json_contract(cli, part):
     for rec in records:
         for k, t in RECORD_KEYS.items():
             assert isinstance(rec[k], t), k
-        assert "payload" not in rec and "key" not in rec  # only with --print-data-log
+        assert "value" not in rec and "key" not in rec  # only with --print-data-log
     codec = part.split("-")[0]
     if codec in ("gzip", "snappy", "lz4", "zstd"):
         assert {b["compresscodec"] for b in batches} == {codec}
@@ -231,18 +231,19 @@ def test_json_legacy_wrapper_offsets(cli):
 def test_json_data_and_encodings(cli, fixtures_root):
     base = ["dump-segment", "fixtures/logs/nulls-0", "--print-data-log", "-o", "json"]
     recs = [e for e in _json_lines(cli(*base).stdout) if e["type"] == "record"]
-    assert [(r["key"], r["payload"]) for r in recs[:4]] == [
+    assert [(r["key"], r["value"]) for r in recs[:4]] == [
         (None, "null key"), ("null value", None), (None, None), ("", "")]
     assert [(r["keySize"], r["valueSize"]) for r in recs[:4]] == [(-1, 8), (10, -1), (-1, -1),
                                                                   (0, 0)]
     # not UTF-8: utf8 falls back to base64 and says so
     last = recs[4]
     assert base64.b64decode(last["key"]) == b"\xff\xfe"
-    assert (last["keyEncoding"], last["payloadEncoding"]) == ("base64", "base64")
+    assert (last["keyEncoding"], last["valueEncoding"]) == ("base64", "base64")
     hexed = [e for e in _json_lines(cli(*base, "--data-encoding", "hex").stdout)
              if e["type"] == "record"]
-    assert hexed[0]["payload"] == b"null key".hex() and hexed[0]["key"] is None
-    assert "keyEncoding" not in hexed[4] and hexed[4]["key"] == "fffe"
+    assert hexed[0]["value"] == b"null key".hex() and hexed[0]["key"] is None
+    # every encoded field names its encoding (so produce --format jsonl reads it back)
+    assert hexed[4]["keyEncoding"] == "hex" and hexed[4]["key"] == "fffe"
     b64 = [e for e in _json_lines(cli(*base, "--data-encoding", "base64").stdout)
            if e["type"] == "record"]
     assert base64.b64decode(b64[1]["key"]) == b"null value"
@@ -274,13 +275,13 @@ def test_json_invalid_bytes_and_index_entries(cli, fixtures_root):
     evs = _json_lines(cli("dump-segment", "fixtures/logs/corrupt-zero-tail-0", "-o",
                           "json").stdout)
     inv = evs[-1]
-    assert inv["type"] == "invalid_bytes" and inv["bytes"] == 1000
+    assert inv["type"] == "invalidBytes" and inv["bytes"] == 1000
     assert isinstance(inv["position"], int)
     d = "fixtures/logs/multi-0"
     evs = _json_lines(cli("dump-segment", f"{d}/{SEG0}.index", f"{d}/{SEG0}.timeindex",
                           "-o", "json").stdout)
-    idx = [e for e in evs if e["type"] == "index_entry"]
-    tix = [e for e in evs if e["type"] == "timeindex_entry"]
+    idx = [e for e in evs if e["type"] == "indexEntry"]
+    tix = [e for e in evs if e["type"] == "timeIndexEntry"]
     raw = (fixtures_root / "multi-0" / f"{SEG0}.index").read_bytes()
     assert [(e["offset"], e["position"]) for e in idx] == \
         [struct.unpack_from(">ii", raw, i) for i in range(0, len(raw), 8)]
@@ -408,7 +409,7 @@ def test_kafka_lines_producer_snapshot(cli, tmp_path):
     r = cli("dump-segment", str(p), "-o", "json")
     objs = _json_lines(r.stdout)
     assert objs[0] == {"type": "file", "file": str(p), "kind": "producer_snapshot"}
-    assert objs[1] == {"type": "producer_snapshot_entry", "file": str(p), "producerId": 5000,
+    assert objs[1] == {"type": "producerSnapshotEntry", "file": str(p), "producerId": 5000,
                        "producerEpoch": 3, "coordinatorEpoch": 7,
                        "currentTxnFirstOffset": None, "lastTimestamp": T0 + 123,
                        "firstSequence": 5, "lastSequence": 9, "lastOffset": 41,
@@ -450,7 +451,7 @@ def test_kafka_lines_txn_index(cli, tmp_path):
         "version: 0 producerId: 5000 firstOffset: 4 lastOffset: 6 lastStableOffset: 4",
         "version: 0 producerId: 7000 firstOffset: 10 lastOffset: 12 lastStableOffset: 8"]
     objs = _json_lines(cli("dump-segment", str(p), "-o", "json").stdout)
-    assert objs[2] == {"type": "txn_index_entry", "file": str(p), "version": 0,
+    assert objs[2] == {"type": "txnIndexEntry", "file": str(p), "version": 0,
                        "producerId": 7000, "firstOffset": 10, "lastOffset": 12,
                        "lastStableOffset": 8}
     # an entry of a version Kafka does not know: TransactionIndex refuses the file
@@ -562,7 +563,7 @@ def test_kafka_lines_of_internal_records_kafka_cannot_parse(cli, tmp_path):
     objs = [o for o in _json_lines(cli("dump-segment", str(log), "--print-data-log", "-o",
                                        "json").stdout) if o["type"] == "record"]
     assert objs[0]["key"] == {"raw": base64.b64encode(struct.pack(">h", 99) + b"xx").decode()}
-    assert objs[1]["payload"] == {"raw": base64.b64encode(b"\x00\x4dzzzz").decode()}
+    assert objs[1]["value"] == {"raw": base64.b64encode(b"\x00\x4dzzzz").decode()}
     assert objs[0]["decodeFailure"] == "Unknown record type 99 at offset 0, skipping."
     assert "kafkaText" not in objs[0]
     # a record without a key

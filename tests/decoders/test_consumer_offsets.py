@@ -102,13 +102,13 @@ def test_non_consumer_protocol_keeps_bytes():
 
 
 def test_consumer_group_records():
-    key = H("0003") + gm.ConsumerGroupMetadataKey.build({"groupId": "cg"}, 3)
+    key = H("0003") + gm.ConsumerGroupMetadataKey.build({"groupId": "cg"}, 0)
     value = H("0000") + gm.ConsumerGroupMetadataValue.build({"epoch": 12}, 0)
     d = dec.decode(key, value)
     assert d.warnings == []
     assert d.key == {"type": "3", "data": {"groupId": "cg"}}
     assert d.value == {"version": "0", "data": {"epoch": 12}}
-    key = H("000f") + gm.ShareGroupStatePartitionMetadataKey.build({"groupId": "sg"}, 15)
+    key = H("000f") + gm.ShareGroupStatePartitionMetadataKey.build({"groupId": "sg"}, 0)
     assert dec.decode(key, None).key_type == "ShareGroupStatePartitionMetadataKey"
 
 

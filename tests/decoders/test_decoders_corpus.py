@@ -17,6 +17,7 @@ import pytest
 from kafkalog_cli.decoders import (
     ClusterMetadataDecoder,
     ConsumerOffsetsDecoder,
+    TransactionLogDecoder,
     control_text,
     decode_control_record,
     decoder_for_topic,
@@ -24,8 +25,9 @@ from kafkalog_cli.decoders import (
 from kafkalog_cli.decoders import group_messages as gm
 from kafkalog_cli.decoders import metadata_messages as mm
 from kafkalog_cli.decoders.cluster_metadata import KRAFT_CONTROL_MESSAGES
-from kafkalog_cli.decoders.messages import Message
+from kafkalog_cli.decoders.coordinator import key_read_version
 from kafkalog_cli.format.records import FileRecords
+from kafkalog_cli.schema.messages import Message
 
 CORPUS = (Path(__file__).parents[2] / "../shared/corpus/real").resolve()
 SNAPSHOT_NAME = re.compile(r"^\d{20}-\d{10}\.checkpoint$")
@@ -39,7 +41,8 @@ def _internal_files() -> list[Path]:
     out = []
     for p in sorted(CORPUS.rglob("*")):
         topic = p.parent.name
-        if not topic.startswith(("__consumer_offsets-", "__cluster_metadata-")):
+        if not topic.startswith(("__consumer_offsets-", "__cluster_metadata-",
+                                 "__transaction_state-")):
             continue
         if p.suffix == ".log" or SNAPSHOT_NAME.match(p.name):
             out.append(p)
@@ -107,6 +110,9 @@ def test_every_record_decodes(path: Path):
         where = f"{_rel(path)} record #{i}"
         assert d.warnings == [], f"{where}: {d.warnings}"
         assert d.key_type is not None, where
+        if path.parent.name.startswith("__transaction_state-"):
+            assert d.key_type == "TransactionLogKey" and "data" in d.value, where
+            continue
         if is_control:
             assert control_text(d).split(" ")[0].rstrip(":") in (
                 "endTxnMarker:", *(label for label, _ in KRAFT_CONTROL_MESSAGES.values()))
@@ -115,7 +121,9 @@ def test_every_record_decodes(path: Path):
             record_type = int(d.key["type"])
             key_msg, value_msg = gm.RECORD_TYPES[record_type]
             assert d.key_type == key_msg.name
-            _message_check(key_msg, record_type, d.key["data"], where)
+            # the key message at its own version (Kafka 4: coordinator keys are at 0)
+            _message_check(key_msg, key_read_version(key_msg, record_type), d.key["data"],
+                           where)
             if d.tombstone:
                 assert d.value is None and d.value_json() == "<DELETE>"
                 continue
@@ -137,11 +145,14 @@ def test_every_record_decodes(path: Path):
 def test_record_counts_are_non_zero():
     counts: collections.Counter = collections.Counter()
     for path in FILES:
-        topic = "offsets" if path.parent.name.startswith("__consumer_offsets-") else "metadata"
+        topic = ("offsets" if path.parent.name.startswith("__consumer_offsets-") else
+                 "transactions" if path.parent.name.startswith("__transaction_state-")
+                 else "metadata")
         for is_control, d in decode_file(path):
             counts[topic, d.key_type if is_control else "data"] += 1
     assert counts["offsets", "data"] > 10_000
     assert counts["metadata", "data"] > 40_000
+    assert counts["transactions", "data"] == 4  # the catalog's __transaction_state-44
     # control records the corpus catalog lists: LeaderChange in .log files, the rest in
     # KRaft snapshots
     assert counts["metadata", "LeaderChange"] == 3
@@ -182,6 +193,7 @@ def test_decoders_match_topics():
     for path in FILES:
         dec = decoder_for_topic(path.parent.name)
         expected = (ConsumerOffsetsDecoder if path.parent.name.startswith("__consumer")
+                    else TransactionLogDecoder if path.parent.name.startswith("__transaction")
                     else ClusterMetadataDecoder)
         assert isinstance(dec, expected)
 

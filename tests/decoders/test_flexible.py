@@ -99,7 +99,7 @@ def test_java_messages_of_read_failures(con, data, java):
 
 
 def test_java_message_names_the_field():
-    from kafkalog_cli.decoders.messages import Field, Message
+    from kafkalog_cli.schema.messages import Field, Message
 
     m = Message("M", valid="0-1", flexible="1+", fields=[
         Field("a", "int8", "0+"), Field("name", "string", "0+"),
@@ -195,3 +195,24 @@ def test_strings_decode_as_java_strings():
     # Readable.readString: new String(bytes, UTF_8); a surrogate's 3 bytes are one U+FFFD
     assert fx.string.parse(bytes.fromhex("0005" "61eda08062")) == "a\ufffdb"
     assert fx.compact_string.parse(bytes.fromhex("04" "f08080")) == "\ufffd" * 3
+
+
+def test_tagged_nullable_struct_marker_is_an_unsigned_varint():
+    """Kafka's generated code writes a tagged nullable struct after an unsigned varint
+    marker and reads ``readUnsignedVarint() <= 0`` as null (MessageDataGenerator), where
+    an untagged one has an int8 marker (< 0: null)."""
+    from kafkalog_cli.decoders import group_messages as gm
+
+    m = gm.ConsumerGroupMemberMetadataValue
+    head = bytes.fromhex("00 00 01 01 01 00 ffffffff 00")  # every regular field empty
+    classic = bytes.fromhex("0000afc8 01 00")  # session timeout 45000, no protocols
+    present, _ = m.parse(head + bytes.fromhex("01 00") + bytes([len(classic) + 1, 1])
+                         + classic, 0)
+    assert present["classicMemberMetadata"] == {"sessionTimeoutMs": 45000,
+                                                "supportedProtocols": []}
+    null, _ = m.parse(head + bytes.fromhex("01 00 01 00"), 0)  # marker 0: null
+    assert null["classicMemberMetadata"] is None
+    # a two-byte varint marker (128) is present, not the int8 -128
+    big, _ = m.parse(head + bytes.fromhex("01 00") + bytes([len(classic) + 2, 0x80, 0x01])
+                     + classic, 0)
+    assert big["classicMemberMetadata"]["sessionTimeoutMs"] == 45000

@@ -9,15 +9,23 @@ from __future__ import annotations
 
 import pytest
 
-from kafkalog_cli.decoders import group_messages, metadata_messages, raft_messages, txn_messages
-from kafkalog_cli.decoders.messages import Field, Message, Versions
+from kafkalog_cli.decoders import (
+    group_messages,
+    metadata_messages,
+    raft_messages,
+    remote_messages,
+    share_messages,
+    txn_messages,
+)
 from kafkalog_cli.schema import flexible as fx
+from kafkalog_cli.schema.messages import Field, Message, Versions
 
 ALL_MESSAGES: list[Message] = [
-    *group_messages.MESSAGES.values(),
-    *txn_messages.MESSAGES.values(),
-    *metadata_messages.MESSAGES.values(),
-    *raft_messages.MESSAGES.values(),
+    layout
+    for registry in (group_messages, txn_messages, metadata_messages, raft_messages,
+                     share_messages, remote_messages)
+    for message in registry.MESSAGES.values()
+    for layout in message.layouts  # earlier layouts too
 ]
 CASES = [(m, v) for m in ALL_MESSAGES for v in m.versions]
 
@@ -52,8 +60,11 @@ def _sample_value(f: Field, version: int, nulls: bool):
 
 
 def test_there_are_many_cases():
-    assert len(ALL_MESSAGES) == 64
-    assert len(CASES) == 90
+    # 25 __consumer_offsets record types (50 messages) and the consumer protocol (2),
+    # __transaction_state (2), 27 metadata records, 5 KRaft control records, 4
+    # __share_group_state and 4 __remote_log_metadata messages, and 5 earlier layouts
+    assert len(ALL_MESSAGES) == 99
+    assert len(CASES) == 125
 
 
 @pytest.mark.parametrize("nulls", [False, True], ids=["values", "nulls"])

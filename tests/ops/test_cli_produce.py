@@ -24,11 +24,11 @@ def test_produce_json_summary_and_dump(tmp_path):
                b"".join(b"line %d\n" % i for i in range(100)))
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert (out["records"], out["first_offset"], out["last_offset"]) == (100, 0, 99)
-    assert out["segments_rolled"] >= 1
+    assert (out["records"], out["firstOffset"], out["lastOffset"]) == (100, 0, 99)
+    assert out["segmentsRolled"] >= 1
     r = invoke(["dump-segment", str(tmp_path / "l/t-0"), "--print-data-log", "-o", "json"])
     assert r.exit_code == 0
-    payloads = [json.loads(x).get("payload") for x in r.stdout.splitlines()]
+    payloads = [json.loads(x).get("value") for x in r.stdout.splitlines()]
     assert [p for p in payloads if p is not None] == [f"line {i}" for i in range(100)]
     r = invoke(["verify-index", str(tmp_path / "l"), "-o", "json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["ok"]
@@ -50,20 +50,22 @@ def test_config_file_and_jsonl_suffix(tmp_path):
                 str(tmp_path / "server.properties"), "--batch-size", "5", str(data),
                 "-o", "json"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["segments_rolled"] >= 2
+    assert json.loads(r.stdout)["segmentsRolled"] >= 2
 
 
 def test_malformed_line_exits_nonzero_with_summary(tmp_path, capsys):
+    # produce's contract: with -o json the summary is on stdout whether the run completed
+    # or stopped (the error line on stderr)
     data = tmp_path / "in.jsonl"
     data.write_text('{"value": "a"}\n{"value": "b"}\nnot json\n')
     with pytest.raises(SystemExit) as e:
         main(["produce", "--log-dir", str(tmp_path / "l"), "--topic", "t", str(data),
               "--batch-size", "1", "-o", "json"])
-    assert e.value.code != 0
-    err = capsys.readouterr().err
-    assert f"{data}:3" in err
-    summary = json.loads(err.splitlines()[0])
-    assert summary["records"] == 2 and summary["error"]
+    assert e.value.code == 1
+    out, err = capsys.readouterr()
+    assert f"{data}:3" in err and err.count("\n") == 1
+    summary = json.loads(out)
+    assert summary["records"] == 2 and summary["error"] and not summary["ok"]
 
 
 _HOLDER = """
@@ -81,8 +83,9 @@ def test_held_lock_refuses(tmp_path, capsys):
     holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(d)], stdout=subprocess.PIPE)
     try:
         assert holder.stdout.readline().strip() == b"locked"
+        (tmp_path / "in.txt").write_text("a record\n")
         with pytest.raises(SystemExit) as e:
-            main(["produce", "--log-dir", str(d), "--topic", "t", os.devnull])
+            main(["produce", "--log-dir", str(d), "--topic", "t", str(tmp_path / "in.txt")])
         assert e.value.code == 1
         assert "Failed to acquire lock" in capsys.readouterr().err
         assert not (d / "t-0").exists()
@@ -99,7 +102,10 @@ def test_second_concurrent_produce_refused(tmp_path):
          "-o", "json"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env=env)
     try:
-        slow.stdin.write(b"first\n")
+        # one whole input chunk (1 MiB): the first produce has read records, so it holds
+        # the lock (nothing is created before a record was read) and waits for more
+        first = b"x" * 99 + b"\n"
+        slow.stdin.write(first * ((1 << 20) // len(first) + 1))
         slow.stdin.flush()
         for _ in range(200):
             if (d / "t-0").exists():
@@ -112,7 +118,7 @@ def test_second_concurrent_produce_refused(tmp_path):
         assert b"Failed to acquire lock" in second.stderr
     finally:
         out, _ = slow.communicate(b"", timeout=60)
-    assert json.loads(out)["records"] == 1
+    assert json.loads(out)["records"] == (1 << 20) // len(first) + 1
 
 
 @pytest.mark.parametrize("args", [
@@ -163,7 +169,7 @@ def test_refused_first_batch_leaves_no_empty_partition(tmp_path):
                 "max.message.bytes=10"], b"x\n")
     assert r.exit_code != 0
     r = invoke(["dump-segment", str(d / "t-0"), "--print-data-log", "-o", "json"])
-    assert [json.loads(x).get("payload") for x in r.stdout.splitlines()
+    assert [json.loads(x).get("value") for x in r.stdout.splitlines()
             if '"record"' in x] == ["a"]
 
 
@@ -211,7 +217,7 @@ def test_config_file_read_as_java_properties(tmp_path, capsys):
                 str(tmp_path / "s.properties"), "--batch-size", "1", "-o", "json"],
                b"".join(b"%d\n" % i for i in range(20)))
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["segments_rolled"] >= 10
+    assert json.loads(r.stdout)["segmentsRolled"] >= 10
     (tmp_path / "bad.properties").write_bytes(b"a=\\u12\n")
     with pytest.raises(SystemExit) as e:
         main(["produce", "--log-dir", str(tmp_path / "m"), "--topic", "t", "--config-file",
@@ -231,7 +237,7 @@ def test_explicit_format_wins_over_the_file_name(tmp_path):
         r = invoke(["produce", "--log-dir", str(d), "--topic", "t", *fmt, str(data)])
         assert r.exit_code == 0, r.output
         r = invoke(["dump-segment", str(d / "t-0"), "--print-data-log", "-o", "json"])
-        payloads = [json.loads(x).get("payload") for x in r.stdout.splitlines()]
+        payloads = [json.loads(x).get("value") for x in r.stdout.splitlines()]
         assert [p for p in payloads if p is not None] == [want]
     plain = tmp_path / "y.ndjson"
     plain.write_text("plain text\n")
@@ -242,7 +248,7 @@ def test_explicit_format_wins_over_the_file_name(tmp_path):
 
 def test_ctrl_c_closes_cleanly_and_prints_the_summary(tmp_path):
     """SIGINT while produce waits for more input: what was appended stays complete (the
-    directory closes cleanly and verifies), the summary goes to stderr with
+    directory closes cleanly and verifies), the summary goes to stdout (-o json) with
     error "interrupted", and the exit status is 130."""
     import signal
 
@@ -272,13 +278,13 @@ def test_ctrl_c_closes_cleanly_and_prints_the_summary(tmp_path):
                 break
             time.sleep(0.05)
         p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=30)
+        out, err = p.communicate(timeout=30)
     finally:
         if p.poll() is None:
             p.kill()
     assert p.returncode == 130, err
-    summary = json.loads(err.decode().splitlines()[0])
-    assert summary["error"] == "interrupted" and summary["clean_shutdown"]
+    summary = json.loads(out.decode().splitlines()[0])
+    assert summary["error"] == "interrupted" and summary["cleanShutdown"]
     assert 0 < summary["records"] <= 30000
     assert (d / ".kafka_cleanshutdown").exists()
     r = invoke(["verify-index", str(d), "-o", "json"])

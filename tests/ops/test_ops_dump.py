@@ -328,3 +328,17 @@ def test_non_consecutive_offsets_after_a_seek(tmp_path):
     evs = _events([log], deep_iteration=True, start_offset=6)
     (d,) = _non_consecutive(evs)
     assert d["nonConsecutive"] == [{"offset": 6, "nextOffset": 9}]
+
+
+def test_non_consecutive_pairs_kept_are_bounded(tmp_path, monkeypatch):
+    """A log whose every record jumps would keep a pair per record until the file's dump
+    ends: past MAX_NON_CONSECUTIVE_PAIRS the pairs are counted, not kept (the first ones
+    printed as Kafka's tool prints them, plus one line saying how many more)."""
+    monkeypatch.setattr(dump_mod, "MAX_NON_CONSECUTIVE_PAIRS", 3)
+    log = _gap_log(tmp_path, [[0, 2, 4, 6, 8, 10, 12]])
+    (d,) = _non_consecutive(_events([log], deep_iteration=True))
+    assert d["message"].splitlines() == [
+        f"Non-consecutive offsets in {log.absolute()}",
+        "  0 is followed by 2", "  2 is followed by 4", "  4 is followed by 6",
+        "  ... and 3 more (kafkalog keeps the first 3 pairs of a file)"]
+    assert d["nonConsecutiveNotKept"] == 3 and len(d["nonConsecutive"]) == 3

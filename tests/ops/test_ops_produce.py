@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kafkalog_cli.cli.exit_codes import for_error
 from kafkalog_cli.format.records import FileRecords
 from kafkalog_cli.inputs import InputError, jsonl_records, lines_records
 from kafkalog_cli.ops.produce import ProduceError, ProduceOptions, iter_inputs, produce
@@ -58,7 +59,7 @@ def test_jsonl_fields(tmp_path):
         {"value": "p1", "partition": 1},
     ]
     text = "\n".join(json.dumps(x) for x in lines).encode() + b"\n\n"
-    res = run(tmp_path, text, input_format="jsonl")
+    res = run(tmp_path, text, input_format="jsonl", keep_partition=True)
     assert res.records == 4 and sorted(res.partitions) == [0, 1]
     r0 = all_records(tmp_path / "logs/t-0")
     assert (r0[0].key, r0[0].value, r0[0].timestamp) == (b"k", b"v", T0 - 5)
@@ -75,21 +76,46 @@ def test_jsonl_base64(tmp_path):
     assert (r.key, r.value) == (b"hi", b"\x00\x01\x02\xff")
 
 
-def test_malformed_json_names_line_and_drops_the_failing_batch(tmp_path):
+def test_malformed_json_names_line_and_writes_the_records_before_it(tmp_path):
+    # produce's contract (as kafka-console-producer has sent them by then): every record
+    # before the bad line is written, the last batch (record 7) too
     good = b"".join(b'{"value": "v%d"}\n' % i for i in range(7))
     with pytest.raises(ProduceError) as e:
         run(tmp_path, good + b'{"value": oops}\n', input_format="jsonl", batch_size=3)
-    assert "<stdin>:8" in str(e.value) and e.value.exit_code != 0
+    assert "<stdin>:8" in str(e.value) and for_error(e.value) == 1
     res = e.value.result
-    # two whole batches (6 records) written; the third (record 7) dropped with the error
-    assert (res.records, res.dropped_records, res.last_offset) == (6, 1, 5)
+    assert (res.records, res.dropped_records, res.last_offset) == (7, 0, 6)
     d = tmp_path / "logs"
-    assert [r.value for r in all_records(d / "t-0")] == [b"v%d" % i for i in range(6)]
+    assert [r.value for r in all_records(d / "t-0")] == [b"v%d" % i for i in range(7)]
     assert (d / ".kafka_cleanshutdown").exists()
     assert verify_index([d]).ok
-    # and the next run continues at offset 6
+    # and the next run continues at offset 7
     res = run(tmp_path, b"next\n")
-    assert res.first_offset == 6
+    assert res.first_offset == 7
+
+
+def test_atomic_writes_nothing_before_a_bad_line(tmp_path):
+    good = b"".join(b'{"value": "v%d"}\n' % i for i in range(7))
+    with pytest.raises(ProduceError) as e:
+        run(tmp_path, good + b'{"value": oops}\n', input_format="jsonl", batch_size=3,
+            atomic=True)
+    assert "<stdin>:8" in str(e.value) and e.value.result.records == 0
+    assert not (tmp_path / "logs").exists()
+    res = run(tmp_path, good, input_format="jsonl", batch_size=3, atomic=True)
+    assert res.records == 7
+    assert [r.value for r in all_records(tmp_path / "logs/t-0")] == [
+        b"v%d" % i for i in range(7)]
+
+
+@pytest.mark.parametrize("text", [b"", b"\n\n", b'{"value": oops}\n'])
+def test_nothing_created_before_a_record_was_read(tmp_path, text):
+    try:
+        res = run(tmp_path, text, input_format="jsonl")
+    except ProduceError as e:
+        res = e.result
+        assert "<stdin>:1" in str(e)
+    assert res.records == 0
+    assert not (tmp_path / "logs").exists()
 
 
 def test_transactional_run_aborted_on_failure(tmp_path):
@@ -193,23 +219,38 @@ def test_same_shape_as_real_broker_output(tmp_path):
 
 
 @pytest.mark.parametrize("field,value", [
-    ("timestamp", 99999999999999999999), ("timestamp", 2**63), ("timestamp", -1),
+    ("timestamp", 99999999999999999999), ("timestamp", 2**63), ("timestamp", -2),
     ("partition", 99999999999), ("partition", 2**31),
 ])
 def test_jsonl_out_of_range_numbers_name_the_line(tmp_path, field, value):
     good = b'{"value": "a", "%s": 7}\n' % field.encode()
     bad = json.dumps({"value": "b", field: value}).encode() + b"\n"
     with pytest.raises(ProduceError) as e:
-        run(tmp_path, good + bad, input_format="jsonl")
+        run(tmp_path, good + bad, input_format="jsonl", keep_partition=True)
     assert f"<stdin>:2: {field} {value} is out of range" in str(e.value)
-    assert e.value.exit_code != 0
+    assert for_error(e.value) == 1
     assert not (tmp_path / f"logs/t-{value}").exists()
+
+
+def test_jsonl_no_timestamp_is_kept(tmp_path):
+    # -1 is Kafka's NO_TIMESTAMP (what read -o json prints for a v0 message); a broker
+    # accepts it in a v2 batch (LogValidator skips NO_TIMESTAMP), so it round-trips
+    run(tmp_path, b'{"value": "a", "timestamp": -1}\n{"value": "b", "timestamp": -1}\n',
+        input_format="jsonl")
+    assert [r.timestamp for r in all_records(tmp_path / "logs/t-0")] == [-1, -1]
+
+
+def test_jsonl_partition_field_ignored_without_keep_partition(tmp_path):
+    run(tmp_path, b'{"value": "a", "partition": 3}\n', input_format="jsonl", partition=1)
+    assert [r.value for r in all_records(tmp_path / "logs/t-1")] == [b"a"]
+    assert not (tmp_path / "logs/t-3").exists()
 
 
 def test_jsonl_range_maxima_accepted(tmp_path):
     text = json.dumps({"value": "a", "timestamp": 2**63 - 1, "partition": 2**31 - 1})
     cfg = LogConfig.from_properties({"message.timestamp.after.max.ms": str(2**63 - 1)})
-    res = run(tmp_path, text.encode() + b"\n", input_format="jsonl", config=cfg)
+    res = run(tmp_path, text.encode() + b"\n", input_format="jsonl", config=cfg,
+              keep_partition=True)
     (r,) = all_records(tmp_path / f"logs/t-{2**31 - 1}")
     assert res.records == 1 and r.timestamp == 2**63 - 1
 
@@ -234,12 +275,14 @@ def test_options_out_of_range(tmp_path, kw):
 def test_failed_run_removes_only_partitions_it_created_empty(tmp_path):
     from kafkalog_cli.ops.verify import verify_index
 
-    run(tmp_path, b'{"value": "a", "partition": 1}\n', input_format="jsonl")
+    run(tmp_path, b'{"value": "a", "partition": 1}\n', input_format="jsonl",
+        keep_partition=True)
     text = (b'{"value": "b", "partition": 1}\n{"value": "c", "partition": 2}\n'
             b'{"value": "%s", "partition": 3}\n' % (b"x" * 200))
     cfg = LogConfig.from_properties({"max.message.bytes": "150"})
     with pytest.raises(ProduceError) as e:
-        run(tmp_path, text, input_format="jsonl", config=cfg, batch_size=1, partition=5)
+        run(tmp_path, text, input_format="jsonl", config=cfg, batch_size=1, partition=5,
+            keep_partition=True)
     d = tmp_path / "logs"
     # t-5 (the default partition) and t-3 (refused) were new and got nothing: removed;
     # t-0 and t-1 existed (t-0 empty), t-2 got a record
@@ -261,7 +304,7 @@ def test_partitions_of_a_topic_share_one_topic_id(tmp_path):
     # a broker refuses a partition whose topic id differs from the topic's
     # (InconsistentTopicIdException)
     run(tmp_path, b'{"value": "a", "partition": 0}\n{"value": "b", "partition": 1}\n'
-        b'{"value": "c", "partition": 2}\n', input_format="jsonl")
+        b'{"value": "c", "partition": 2}\n', input_format="jsonl", keep_partition=True)
     ids = {_topic_id_of(tmp_path / f"logs/t-{p}") for p in range(3)}
     assert len(ids) == 1
     # a later run reuses it for a new partition; another topic gets its own
@@ -280,7 +323,7 @@ def test_explicit_topic_id_must_match_existing_partitions(tmp_path):
     before = {p: p.read_bytes() for p in (tmp_path / "logs").rglob("*") if p.is_file()}
     with pytest.raises(InvalidArgumentError, match="differs from the topic id") as e:
         run(tmp_path, b"c\n", partition=2, topic_id="K6p2Rr3PQhWkUrJo8WT_Nw")
-    assert e.value.exit_code == 2
+    assert for_error(e.value) == 2
     after = {p: p.read_bytes() for p in (tmp_path / "logs").rglob("*") if p.is_file()}
     assert after == before
 
@@ -290,7 +333,7 @@ def test_inconsistent_existing_topic_ids_refused(tmp_path):
     from kafkalog_cli.storage.dir_files import write_partition_metadata
 
     run(tmp_path, b'{"value": "a", "partition": 0}\n{"value": "b", "partition": 1}\n',
-        input_format="jsonl")
+        input_format="jsonl", keep_partition=True)
     write_partition_metadata(tmp_path / "logs/t-1", "K6p2Rr3PQhWkUrJo8WT_Nw")
     with pytest.raises(InvalidArgumentError, match="different topic ids"):
         run(tmp_path, b"c\n", partition=2)
@@ -321,18 +364,19 @@ def test_default_leader_epoch_continues_the_latest(tmp_path):
     before = {p: p.read_bytes() for p in (tmp_path / "logs").rglob("*") if p.is_file()}
     with pytest.raises(InvalidArgumentError, match="below the latest leader epoch 7") as e:
         run(tmp_path, b"d\n", leader_epoch=3)
-    assert e.value.exit_code == 2
+    assert for_error(e.value) == 2
     assert {p: p.read_bytes() for p in (tmp_path / "logs").rglob("*") if p.is_file()} == before
     run(tmp_path, b"e\n", leader_epoch=9)
     assert _epochs(part) == [(0, 0), (7, 1), (9, 3)]
 
 
 def test_lower_leader_epoch_for_a_jsonl_partition_stops_the_run(tmp_path):
-    run(tmp_path, b'{"value": "a", "partition": 1}\n', input_format="jsonl", leader_epoch=5)
+    run(tmp_path, b'{"value": "a", "partition": 1}\n', input_format="jsonl", leader_epoch=5,
+        keep_partition=True)
     with pytest.raises(ProduceError, match="below the latest leader epoch 5") as e:
         run(tmp_path, b'{"value": "b"}\n{"value": "c", "partition": 1}\n',
-            input_format="jsonl", leader_epoch=2, batch_size=1)
-    assert e.value.exit_code == 1
+            input_format="jsonl", leader_epoch=2, batch_size=1, keep_partition=True)
+    assert for_error(e.value) == 1
     assert _epochs(tmp_path / "logs/t-1") == [(5, 0)]
     assert _batch_epochs(tmp_path / "logs/t-1") == [5]
 

@@ -48,8 +48,8 @@ CASES = {
     "lines-fixed": (_lines_fixed, {}),
     "lines-varying": (_lines_varying, {"batch_bytes": 5000}),
     "lines-key": (_lines_varying, {"parse_key": True, "key_separator": ":"}),
-    "jsonl": (_jsonl, {"input_format": "jsonl"}),
-    "jsonl-txn": (_jsonl, {"input_format": "jsonl", "producer_id": 7,
+    "jsonl": (_jsonl, {"input_format": "jsonl", "keep_partition": True}),
+    "jsonl-txn": (_jsonl, {"input_format": "jsonl", "keep_partition": True, "producer_id": 7,
                            "transactional": True}),
     "lines-idem": (_lines_fixed, {"producer_id": 3, "batch_size": 64}),
 }

@@ -104,11 +104,11 @@ def test_glued_lines_fuzz():
     (b'{"value": "a", "headers": [[null, "v"]]}', "the key of pair 1 must be a string, got null"),
     (b'{"value": "a", "headers": [["k", "v"], [1, "v"]]}', "the key of pair 2 must be a string"),
     (b'{"value": "a", "headers": ["ab", "cd"]}', 'pair 1 must be a [key, value] array of two '
-                                                'elements, got "ab"'),
+                                                'elements or a {key, value} object, got "ab"'),
     (b'{"value": "a", "headers": [["k", "v", "w"]]}', "pair 1 must be a [key, value] array"),
     (b'{"value": "a", "headers": [["k"]]}', "pair 1 must be a [key, value] array"),
     (b'{"value": "a", "headers": false}', "headers must be an object, an array of [key, value] "
-                                          "pairs or null, got false"),
+                                          "pairs or of {key, value} objects, or null, got false"),
     (b'{"value": "a", "headers": 0}', "headers must be an object"),
     (b'{"value": "a", "headers": "h"}', "headers must be an object"),
     (b'{"value": NaN}', "malformed JSON: NaN is not valid JSON"),
@@ -131,3 +131,19 @@ def test_valid_headers_forms():
     assert [r.headers for r in recs] == [
         (("k", b"v"), ("k", None), ("n", b"1")), (("k", b"v"), ("j", b'{"x":1.5}')), (), (),
         ()]
+
+
+def test_read_json_lines_take_the_columnar_path_and_give_the_same_records():
+    """read -o json writes "headers": [] for a record without headers; such chunks are
+    read column by column, with the same records as line by line."""
+    from kafkalog_cli.inputs import _columnar, _record
+
+    objs = [{"topic": "t", "partition": 3, "offset": i, "timestamp": 5 + i,
+             "timestampType": "CreateTime", "leaderEpoch": None, "key": f"k{i}",
+             "value": "v", "headers": []} for i in range(3)]
+    objs[1]["headers"] = {"h": "x"}
+    col = _columnar(objs, range(1, 4), False)
+    assert col is not None
+    assert col == [_record(o, n, "utf8") for n, o in enumerate(objs, 1)]
+    objs[2]["headers"] = [{"key": "h", "value": "x"}]
+    assert _columnar(objs, range(1, 4), False) is None  # the record path reads those

@@ -13,7 +13,7 @@ import pytest
 from kafkalog_read_testkit import CORPUS, random_batches, write_partition
 
 from kafkalog_cli.format.builder import build_legacy_message, build_legacy_wrapper
-from kafkalog_cli.ops.describe import classify, describe
+from kafkalog_cli.ops.describe import describe
 from kafkalog_cli.ops.dump import DumpOptions, dump
 from kafkalog_cli.storage.checkpoints import format_offset_checkpoint
 from kafkalog_cli.storage.dir_files import (
@@ -21,7 +21,7 @@ from kafkalog_cli.storage.dir_files import (
     write_meta_properties,
     write_partition_metadata,
 )
-from kafkalog_cli.storage.files import TopicPartition
+from kafkalog_cli.storage.files import LOG_DIR, TopicPartition, classify_dir
 from kafkalog_cli.storage.lock import LogDirLock
 
 WT = Path(__file__).resolve().parents[2]
@@ -92,8 +92,8 @@ def test_corpus_partition_dir_and_kraft():
     p = res.partitions[0]
     assert p.control_batches == 1 and p.transactional_batches >= 2
     assert res.log_dirs[0].directory_id is not None  # KRaft meta.properties v1
-    assert classify(CORPUS / "dipendrasaini__kafka-learnning-series" / "tmp" /
-                    "kafka-logs-2") == "log_dir"
+    assert classify_dir(CORPUS / "dipendrasaini__kafka-learnning-series" / "tmp" /
+                        "kafka-logs-2") == LOG_DIR
 
 
 def _log_dir(tmp_path: Path) -> Path:
@@ -157,7 +157,7 @@ def test_cli_json_and_text(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     (only,) = doc["logDirs"]
-    assert only["path"] == str(ld)
+    assert only["logDir"] == str(ld)
     assert [t["topic"] for t in only["topics"]] == ["orders"]
     r = subprocess.run([sys.executable, "-m", "kafkalog_cli", "describe", str(ld), "-o",
                         "text"], cwd=WT, capture_output=True, text=True)

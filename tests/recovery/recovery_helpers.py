@@ -265,7 +265,7 @@ def check_recovery(root: Path, pdir: Path, *, all_segments: bool = True,
                                  _without_offset_index(pdir))
     res = recover([pdir], truncate=True, all_segments=all_segments,
                   index_interval_bytes=interval)
-    assert res.exit_code == 0
+    assert res.ok
     after = tree_bytes(root)
     if then is not None:
         then()

@@ -48,9 +48,9 @@ def test_truncate_then_noop_then_undo(tmp_path):
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     session = out["partitions"][0]["quarantine"]
-    assert out["summary"]["invalid_bytes"] == 100
+    assert out["summary"]["invalidBytes"] == 100
     r = _run(pdir, "-o", "json")
-    assert r.exit_code == 0 and not json.loads(r.output)["work_needed"]
+    assert r.exit_code == 0 and not json.loads(r.output)["workNeeded"]
     r = _run(pdir, "-o", "text")
     assert r.exit_code == 0 and "0 of 1 partition(s) need recovery" in r.output
     r = _run("--undo", session, "-o", "json")

@@ -48,7 +48,7 @@ def test_the_quarantine_keeps_live_entries_and_undo_restores_the_zero_tail(tmp_p
     before = {p.name: _sha(p) for p in pdir.iterdir()}
     sizes = {p.name: p.stat().st_size for p in pdir.iterdir()}
     res = recover([pdir], truncate=True)
-    assert res.exit_code == 0
+    assert res.ok
     session = Path(res.partitions[0].quarantine)
     entries = json.loads((session / "manifest.json").read_text())["entries"]
     rewrites = {Path(e["original"]).name: e for e in entries if e["action"] == "rewrite"}
@@ -84,7 +84,7 @@ def test_stale_temp_files_are_cleaned_into_the_quarantine(tmp_path):
                        "recovery-point-offset-checkpoint.tmp"]
     assert tree_bytes(tmp_path) == before  # a dry run changes nothing
     res = recover([pdir], truncate=True)
-    assert res.exit_code == 0
+    assert res.ok
     left = sorted(p.name for p in tmp_path.rglob("*.tmp") if ".kafkalog-quarantine" not in
                   p.parts)
     assert left == ["notes.tmp"]
@@ -130,7 +130,7 @@ def test_recover_and_undo_with_300_kb_free(small_tmpfs):
     before = tree_bytes(small_tmpfs / "logs")
     _fill(small_tmpfs, 300 * 1024)
     res = recover([pdir], truncate=True)
-    assert res.exit_code == 0 and res.partitions[0].applied
+    assert res.ok and res.partitions[0].applied
     assert not recover([pdir]).work_needed
     assert undo(res.partitions[0].quarantine).ok
     assert tree_bytes(small_tmpfs / "logs") == before

@@ -28,7 +28,7 @@ def test_export_local_json_summary(log_dir, tmp_path, capsys):
                            "-o", "json"], capsys)
     assert code == 0
     d = json.loads(stdout)
-    assert d["engine"] == "local" and d["partitions"] == 3 and d["rows"] > 10
+    assert d["engine"] == "local" and d["partitions"] == 3 and d["records"] > 10
     code, _, err = run(["export", str(log_dir), "--to", str(out), "--engine", "local"], capsys)
     assert code == 2 and "already exists" in err and "Traceback" not in err
 
@@ -44,7 +44,7 @@ def test_export_skip_corrupt_exits_1(log_dir_copy, tmp_path, capsys):
     assert code == 3 and f"{log} at byte " in err and "data loss" in err
     code, stdout, _ = run(["export", str(log_dir_copy), "--to", str(tmp_path / "b"),
                            "--engine", "local", "--skip-corrupt", "-o", "json"], capsys)
-    assert code == 1 and json.loads(stdout)["corrupt_batches"] == 1
+    assert code == 1 and json.loads(stdout)["corruptBatches"] == 1
 
 
 def test_audit_cli_exit_codes_and_report(log_dir, log_dir_copy, tmp_path, capsys):
@@ -57,7 +57,7 @@ def test_audit_cli_exit_codes_and_report(log_dir, log_dir_copy, tmp_path, capsys
     assert code == 0 and json.loads(stdout)["ok"]
     t = pq.read_table(report)
     assert t.num_rows == 5 and set(t.column("topic").to_pylist()) == {"orders", "legacy", "txn"}
-    assert t.column("control_batches").to_pylist().count(2) == 1
+    assert t.column("controlBatches").to_pylist().count(2) == 1
     (log_dir_copy / "txn-0" / "00000000000000000010.index").write_bytes(b"\x00\x00\x00\x05")
     code, stdout, _ = run(["audit", str(log_dir_copy), "--engine", "local", "-o", "text"],
                           capsys)
@@ -215,4 +215,4 @@ def test_audit_no_timestamp_is_not_a_time(tmp_path):
     out = tmp_path / "r.parquet"
     write_report(audit([str(v0)], engine="local"), out)
     row = pq.read_table(out).to_pylist()[0]
-    assert row["first_timestamp"] is None and row["max_timestamp"] is None
+    assert row["firstTimestamp"] is None and row["maxTimestamp"] is None

@@ -1,5 +1,6 @@
 import pytest
 
+from kafkalog_cli.cli.exit_codes import for_error
 from kafkalog_cli.errors import InvalidConfigError
 from kafkalog_cli.storage.config import (
     LogConfig,
@@ -71,7 +72,7 @@ def test_strict_refuses_unknown_topic_keys_with_kafkas_wording():
     with pytest.raises(UnknownConfigError) as e:
         LogConfig.from_properties({"segment.bytes": "100", "nosuch.key": "1"}, strict=True)
     assert str(e.value) == "Unknown topic config name: nosuch.key"
-    assert e.value.key == "nosuch.key" and e.value.exit_code == 2
+    assert e.value.key == "nosuch.key" and for_error(e.value) == 2
     with pytest.raises(UnknownConfigError, match="removed in Kafka 4.0"):
         LogConfig.from_properties({"message.timestamp.difference.max.ms": "5"}, strict=True)
     with pytest.raises(UnknownConfigError):

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kafkalog_cli.cli.exit_codes import for_error
 from kafkalog_cli.errors import (
     CrcMismatchError,
     InvalidRecordError,
@@ -30,6 +31,7 @@ from kafkalog_cli.storage.validator import (
     InvalidTimestampError,
     RecordBatchTooLargeError,
     RecordTooLargeError,
+    RejectedRecordError,
 )
 
 T0 = 1_700_000_000_000
@@ -371,7 +373,7 @@ def test_marker_from_fenced_coordinator_refused(tmp_path):
                                   coordinator_epoch=3)
     assert (ei.value.producer_id, ei.value.coordinator_epoch,
             ei.value.current_coordinator_epoch) == (7, 3, 5)
-    assert ei.value.exit_code == 1
+    assert for_error(ei.value) == 1
     assert "3 (zombie), 5 (current)" in str(ei.value)
     assert (log.log_end_offset, log.active.size) == (3, size)
     e = log.producer_state.entry(7)
@@ -456,7 +458,8 @@ def test_compacted_topic_key_checked_before_timestamp():
         return ei.value
 
     e = check([(future, None, b"v", ())])
-    assert type(e) is InvalidRecordError
+    # InvalidRecordException (not InvalidTimestampException): our refusal of it is typed
+    assert type(e) is RejectedRecordError and isinstance(e, InvalidRecordError)
     assert [(i, m.startswith("Compacted topic cannot accept message without key"))
             for i, m in e.record_errors] == [(0, True)]
     e = check([(future, None, b"v", ()), (future, b"k", b"v", ()), (T0, None, b"v", ()),

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
-import typer
-
 from ..app import app
-from ..options import Output, OutputOpt, Paths, resolve_output
+from ..options import OutputOpt, Paths
+from ..output import emit_and_exit
 
 
 @app.command("describe")
@@ -28,10 +25,8 @@ def describe(paths: Paths, output: OutputOpt = None) -> None:
     """
     from ...ops.describe import describe as run
     from ...render.describe import render_describe
+    from ...render.progress import byte_progress
 
-    result = run(paths)
-    if resolve_output(output) is Output.json:
-        print(json.dumps(result.to_dict()))
-    else:
-        render_describe(result)
-    raise typer.Exit(0 if result.ok else 1)
+    with byte_progress("describe") as advance:
+        result = run(paths, progress=advance)
+    emit_and_exit(result, output, render_describe)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -10,7 +9,14 @@ from typing import Annotated
 import typer
 
 from ..app import app
-from ..options import IsolationLevel, Output, OutputOpt, Paths, resolve_output
+from ..options import (
+    MAX_DECOMPRESSED_DEFAULT,
+    IsolationLevel,
+    MaxDecompressedOpt,
+    OutputOpt,
+    Paths,
+)
+from ..output import emit_and_exit
 
 
 class ExportFormat(str, Enum):
@@ -25,10 +31,10 @@ class Engine(str, Enum):
 
 
 EngineOpt = Annotated[Engine, typer.Option(
-    "--engine", help="local: this process (pyarrow); spark: the kafkalog data source on "
+    "--engine", metavar="auto|local|spark", help="local: this process (pyarrow); spark: the kafkalog data source on "
     "local[*] or --master; auto: spark from 1 GiB of input or with --master, else local.")]
 MasterOpt = Annotated[str | None, typer.Option(
-    "--master", help="Spark master URL (default $SPARK_MASTER, else local[*]); implies "
+    "--master", metavar="URL", help="Spark master URL (default $SPARK_MASTER, else local[*]); implies "
     "--engine spark under auto.", show_default=False)]
 VerboseOpt = Annotated[bool, typer.Option(
     "--verbose", help="Show Spark's own log output.")]
@@ -37,31 +43,32 @@ VerboseOpt = Annotated[bool, typer.Option(
 @app.command("export")
 def export(
     paths: Paths,
-    to: Annotated[Path, typer.Option("--to", help="Output directory.", show_default=False)],
-    fmt: Annotated[ExportFormat, typer.Option("--format", help="Output format.")
+    to: Annotated[Path, typer.Option("--to", metavar="DIR", help="Output directory.", show_default=False)],
+    fmt: Annotated[ExportFormat, typer.Option("--format", metavar="parquet|jsonl", help="Output format.")
                    ] = ExportFormat.parquet,
     engine: EngineOpt = Engine.auto,
     master: MasterOpt = None,
     topic: Annotated[list[str] | None, typer.Option(
-        "--topic", help="Only this topic (repeatable).", show_default=False)] = None,
+        "--topic", metavar="TOPIC", help="Only this topic (repeatable).", show_default=False)] = None,
     subscribe_pattern: Annotated[str | None, typer.Option(
-        "--subscribe-pattern", help="Only topics matching this regex (whole name).",
+        "--subscribe-pattern", metavar="REGEX", help="Only topics matching this regex (whole name).",
         show_default=False)] = None,
     starting_offsets: Annotated[str | None, typer.Option(
-        "--starting-offsets", help='earliest, or JSON {"topic":{"0":23}} (-2 earliest, '
+        "--starting-offsets", metavar="SPEC", help='earliest, or JSON {"topic":{"0":23}} (-2 earliest, '
         "-1 latest), as Spark's startingOffsets.", show_default=False)] = None,
     ending_offsets: Annotated[str | None, typer.Option(
-        "--ending-offsets", help='latest, or JSON {"topic":{"0":42}}, exclusive, as '
+        "--ending-offsets", metavar="SPEC", help='latest, or JSON {"topic":{"0":42}}, exclusive, as '
         "Spark's endingOffsets.", show_default=False)] = None,
     starting_timestamp: Annotated[int | None, typer.Option(
-        "--starting-timestamp", help="Start each partition at its first record with a "
+        "--starting-timestamp", metavar="MS", help="Start each partition at its first record with a "
         "timestamp >= this (ms since the epoch), found through the time index.",
         show_default=False)] = None,
     ending_timestamp: Annotated[int | None, typer.Option(
-        "--ending-timestamp", help="End each partition before its first record with a "
+        "--ending-timestamp", metavar="MS", help="End each partition before its first record with a "
         "timestamp >= this (ms).", show_default=False)] = None,
     isolation_level: Annotated[IsolationLevel, typer.Option(
-        "--isolation-level", help="read_committed drops records of aborted transactions.")
+        "--isolation-level", metavar="read_uncommitted|read_committed",
+        help="read_committed drops records of aborted transactions.")
     ] = IsolationLevel.read_uncommitted,
     fail_on_data_loss: Annotated[bool, typer.Option(
         "--fail-on-data-loss/--skip-corrupt", help="Stop at a corrupt batch (default), or "
@@ -75,6 +82,7 @@ def export(
         "--overwrite", help="Replace --to when it exists.")] = False,
     verbose: VerboseOpt = False,
     output: OutputOpt = None,
+    max_decompressed_bytes: MaxDecompressedOpt = MAX_DECOMPRESSED_DEFAULT,
 ) -> None:
     """Export records of log directories to Parquet or JSON Lines, in hive-style
     directories topic=T/partition=P/ with the columns of Spark's Kafka source.
@@ -90,12 +98,15 @@ def export(
       kafkalog export 'logs/*/kafka-logs' --to out --engine spark --master spark://h:7077
     """
     from ...ops.export import export as run
+    from ...render.export import render_export
+    from ...render.progress import byte_progress
 
     options: dict[str, str] = {
         "includeHeaders": str(headers).lower(),
         "includeBatchMetadata": str(batch_metadata).lower(),
         "failOnDataLoss": str(fail_on_data_loss).lower(),
         "isolationLevel": isolation_level.value,
+        "maxDecompressedBytes": str(max_decompressed_bytes),
     }
     if topic:
         options["subscribe"] = ",".join(topic)
@@ -109,24 +120,8 @@ def export(
         options["startingTimestamp"] = str(starting_timestamp)
     if ending_timestamp is not None:
         options["endingTimestamp"] = str(ending_timestamp)
-    result = run([str(p) for p in paths], to, fmt=fmt.value, engine=engine.value,
-                 master=master, options=options, overwrite=overwrite, verbose=verbose)
-    if resolve_output(output) is Output.json:
-        print(json.dumps(result.to_dict()))
-    else:
-        from ...render.consoles import stdout_console
-
-        con = stdout_console()
-        con.print(f"exported {result.rows} records of {result.partitions} partition(s) to "
-                  f"{result.out} ({result.format}, {result.files} file(s), engine "
-                  f"{result.engine}) in {result.seconds:.2f} s "
-                  f"({result.records_per_second:,.0f} records/s)")
-        if result.corrupt_batches:
-            con.print(f"[yellow]skipped {result.corrupt_batches} corrupt batch(es) "
-                      f"({result.skipped and result.skipped[0]['file']} ...)[/]")
-        if result.lost_offsets:
-            con.print(f"[yellow]{result.lost_offsets} offset(s) before the log start "
-                      "offset were not available (data loss)[/]")
-        if result.aborted_records:
-            con.print(f"dropped {result.aborted_records} record(s) of aborted transactions")
-    raise typer.Exit(1 if result.corrupt_batches or result.lost_offsets else 0)
+    with byte_progress("export") as advance:
+        result = run([str(p) for p in paths], to, fmt=fmt.value, engine=engine.value,
+                     master=master, options=options, overwrite=overwrite, verbose=verbose,
+                     progress=advance)
+    emit_and_exit(result, output, render_export)

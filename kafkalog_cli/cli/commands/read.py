@@ -9,49 +9,58 @@ from typing import Annotated
 import typer
 
 from ..app import app
-from ..options import DataEncoding, IsolationLevel, Output
+from ..options import (
+    MAX_DECOMPRESSED_DEFAULT,
+    DataEncoding,
+    IsolationLevel,
+    MaxDecompressedOpt,
+    Output,
+)
 
 
 @app.command("read")
 def read(
     path: Annotated[Path, typer.Argument(
         help="A log directory (then --topic/--partition pick the partition) or a "
-             "partition directory.", show_default=False)],
+             "partition directory.", metavar="PATH", show_default=False)],
     topic: Annotated[str | None, typer.Option(
-        "--topic", "-t", help="Topic (needed with a log directory).")] = None,
+        "--topic", "-t", metavar="TOPIC", help="Topic (needed with a log directory).")] = None,
     partition: Annotated[int | None, typer.Option(
-        "--partition", "-p", min=0, help="Partition (optional when the topic has one).")
+        "--partition", "-p", min=0, metavar="N", help="Partition (optional when the topic has one).")
     ] = None,
     offset: Annotated[str | None, typer.Option(
-        "--offset", help="Start at this offset (or 'earliest' / 'latest'), found through "
+        "--offset", metavar="OFFSET", help="Start at this offset (or 'earliest' / 'latest'), found through "
                          "the offset index.")] = None,
     timestamp: Annotated[str | None, typer.Option(
-        "--timestamp", help="Start at the first record with timestamp >= this (epoch ms or "
+        "--timestamp", metavar="TIME", help="Start at the first record with timestamp >= this (epoch ms or "
                             "ISO-8601; UTC without a zone), found through the time index.")
     ] = None,
     from_beginning: Annotated[bool, typer.Option(
         "--from-beginning", help="Start at the log start offset (the default).")] = False,
     max_records: Annotated[int | None, typer.Option(
-        "--max-records", "--max-messages", min=0, help="Stop after this many records.")
+        "--max-records", "--max-messages", min=0, metavar="N", help="Stop after this many records.")
     ] = None,
     isolation_level: Annotated[IsolationLevel, typer.Option(
-        "--isolation-level", help="read_committed hides aborted transactions and stops at "
+        "--isolation-level", metavar="read_uncommitted|read_committed",
+        help="read_committed hides aborted transactions and stops at "
                                   "the last stable offset.")] = IsolationLevel.read_uncommitted,
     check_crcs: Annotated[bool, typer.Option(
         "--check-crcs/--no-check-crcs", help="Check each batch's CRC before delivering it, as "
         "the consumer's check.crcs=true does (a mismatch is an error naming the file and "
         "byte position).")] = True,
     prop: Annotated[list[str] | None, typer.Option(
-        "--property", help="Formatter property NAME=VALUE, as kafka-console-consumer takes "
+        "--property", metavar="NAME=VALUE", help="Formatter property NAME=VALUE, as kafka-console-consumer takes "
                            "them: print.key, print.timestamp, print.offset, print.partition, "
                            "print.headers, print.epoch, print.value, key.separator, "
                            "line.separator, headers.separator, null.literal.")] = None,
     output: Annotated[Output, typer.Option(
-        "--output", "-o", help="text: kafka-console-consumer's lines; json: JSON Lines.")
+        "--output", "-o", metavar="text|json", help="text: kafka-console-consumer's lines; json: JSON Lines.")
     ] = Output.text,
     data_encoding: Annotated[DataEncoding, typer.Option(
-        "--data-encoding", help="Encoding of raw keys, values and header values in JSON "
-                                "(utf8 falls back to base64 per field).")] = DataEncoding.utf8,
+        "--data-encoding", metavar="utf8|base64|hex", help="Encoding of raw keys, values and header values in JSON "
+                                "(utf8 falls back to base64 per field; keyEncoding / "
+                                "valueEncoding name any field that is not UTF-8 text).")
+    ] = DataEncoding.utf8,
     # -- internal topics (dump-segment's decoder options) --
     offsets_decoder: Annotated[bool, typer.Option(
         "--offsets-decoder", help="Decode records as __consumer_offsets data.")] = False,
@@ -63,20 +72,24 @@ def read(
     ] = False,
     no_decode: Annotated[bool, typer.Option(
         "--no-decode", help="Print raw bytes, also for Kafka's internal topics.")] = False,
+    max_decompressed_bytes: MaxDecompressedOpt = MAX_DECOMPRESSED_DEFAULT,
 ) -> None:
     """Print a partition's records as a consumer receives them.
 
     Control records are never printed; with --isolation-level read_committed neither are
     the records of aborted transactions, and the read stops at the last stable offset.
 
-    The records of __consumer_offsets, __transaction_state and __cluster_metadata are
-    decoded (keys and values printed as JSON, as dump-segment decodes them) unless
-    --no-decode is given; --offsets-decoder, --transaction-log-decoder or
-    --cluster-metadata-decoder forces a decoder whatever the topic's name.
+    The records of __consumer_offsets, __transaction_state, __share_group_state,
+    __cluster_metadata and __remote_log_metadata are decoded (keys and values printed as
+    JSON, as dump-segment decodes them) unless --no-decode is given; --offsets-decoder,
+    --transaction-log-decoder or --cluster-metadata-decoder forces a decoder whatever the
+    topic's name.
 
-    Exit status: 0, 1 when a file could not be used (a log-start-offset-checkpoint that
-    does not parse is read as empty, as the broker resets it, and named on stderr), 2 for
-    usage errors, 3 for unreadable input.
+    Exit status: 0, 1 when something could not be used (a log-start-offset-checkpoint
+    that does not parse is read as empty, as the broker resets it; bytes after a
+    segment's last whole batch that the read reached: one line each on stderr, after the
+    records), 2 for usage errors, 3 for unreadable input or a batch that does not
+    decode.
 
     \b
     Examples:
@@ -101,16 +114,19 @@ def read(
     res = run(path, topic=topic, partition=partition, offset=offset, timestamp=timestamp,
               from_beginning=from_beginning, max_records=max_records,
               isolation_level=isolation_level.value, decode=chosen[0] if chosen else "auto",
-              check_crcs=check_crcs)
+              check_crcs=check_crcs, max_decompressed_bytes=max_decompressed_bytes)
     try:
         if output is Output.json:
             render.write_json(res.records, encoding=data_encoding.value)
         else:
-            n = render.write_console(res.records, cfg)
+            n = render.write_console(res.records, cfg, escape=sys.stdout.isatty())
             sys.stderr.write(f"Processed a total of {n} messages\n")
     finally:
         res.close()
-    for problem in res.problems:
-        sys.stderr.write(problem + "\n")
     if res.problems:
+        from ...render.consoles import error
+
+        sys.stdout.flush()
+        for problem in res.problems:
+            error(problem)
         raise typer.Exit(1)

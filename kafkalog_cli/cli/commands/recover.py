@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ..app import app
-from ..options import Output, OutputOpt, resolve_output
+from ..options import OutputOpt
+from ..output import emit_and_exit
 
 
 @app.command("recover")
 def recover(
     paths: Annotated[list[Path] | None, typer.Argument(
-        help="Partition directories or log directories.", show_default=False)] = None,
+        help="Partition directories, log directories or directories holding log "
+        "directories.", metavar="PATH", show_default=False)] = None,
     truncate: Annotated[bool, typer.Option(
         "--truncate", help="Apply the plan (without it: a dry run that changes nothing).")
     ] = False,
@@ -23,7 +24,7 @@ def recover(
         "--all", help="Recover every segment, not only those from the recovery point.")
     ] = False,
     quarantine: Annotated[Path | None, typer.Option(
-        "--quarantine", help="Keep what is cut, removed or rewritten under this directory "
+        "--quarantine", metavar="DIR", help="Keep what is cut, removed or rewritten under this directory "
         "(default: <partition dir>/.kafkalog-quarantine/<UTC timestamp>/).",
         show_default=False)] = None,
     no_quarantine: Annotated[bool, typer.Option(
@@ -32,7 +33,7 @@ def recover(
         "--undo", help="Put back what the quarantine session QUARANTINE holds.",
         metavar="QUARANTINE", show_default=False)] = None,
     index_interval_bytes: Annotated[int, typer.Option(
-        "--index-interval-bytes", min=1, help="index.interval.bytes of the topics.")] = 4096,
+        "--index-interval-bytes", min=1, metavar="BYTES", help="index.interval.bytes of the topics.")] = 4096,
     output: OutputOpt = None,
 ) -> None:
     """Run the broker's log recovery offline: validate batches, truncate at the first
@@ -51,27 +52,19 @@ def recover(
       kafkalog recover --undo /var/lib/kafka/data/orders-3/.kafkalog-quarantine/2025...Z
     """
     from ...ops import recover as ops
+    from ...render.progress import byte_progress
     from ...render.recover import render_recover, render_undo
 
-    as_json = resolve_output(output) is Output.json
     if undo is not None:
         if paths or truncate or all_segments or no_quarantine or quarantine is not None:
             raise typer.BadParameter("--undo takes only the quarantine session directory")
-        res = ops.undo(undo)
-        if as_json:
-            print(json.dumps(res.to_dict()))
-        else:
-            render_undo(res)
-        raise typer.Exit(0 if res.ok else 1)
+        emit_and_exit(ops.undo(undo), output, render_undo)
     if not paths:
         raise typer.BadParameter("give at least one partition or log directory")
     if no_quarantine and quarantine is not None:
         raise typer.BadParameter("--quarantine and --no-quarantine exclude each other")
-    result = ops.recover(paths, truncate=truncate, all_segments=all_segments,
-                         quarantine=quarantine, keep=not no_quarantine,
-                         index_interval_bytes=index_interval_bytes)
-    if as_json:
-        print(json.dumps(result.to_dict()))
-    else:
-        render_recover(result)
-    raise typer.Exit(result.exit_code)
+    with byte_progress("recover") as advance:
+        result = ops.recover(paths, truncate=truncate, all_segments=all_segments,
+                             quarantine=quarantine, keep=not no_quarantine,
+                             index_interval_bytes=index_interval_bytes, progress=advance)
+    emit_and_exit(result, output, render_recover)

@@ -12,48 +12,58 @@ from ..app import app
 
 @app.command("serve")
 def serve(
-    log_dir: Annotated[Path, typer.Option("--log-dir", help="The log directory to serve.",
+    log_dir: Annotated[Path, typer.Option("--log-dir", metavar="DIR", help="The log directory to serve.",
                                           show_default=False)],
-    listen: Annotated[str, typer.Option("--listen", help="HOST:PORT to listen on (port 0: "
+    listen: Annotated[str, typer.Option("--listen", metavar="HOST:PORT", help="HOST:PORT to listen on (port 0: "
                                         "any free port).")] = "127.0.0.1:9092",
-    node_id: Annotated[int, typer.Option("--node-id", help="This node's id.")] = 0,
+    node_id: Annotated[int, typer.Option("--node-id", metavar="N", help="This node's id.")] = 0,
     allow_remote: Annotated[bool, typer.Option(
         "--allow-remote", help="Allow a non-loopback --listen address. There is NO "
         "authentication: anyone who can connect can read, write and delete.")] = False,
     advertised_host: Annotated[str | None, typer.Option(
-        "--advertised-host", help="Host clients are told to connect to (default: the "
+        "--advertised-host", metavar="HOST", help="Host clients are told to connect to (default: the "
         "--listen host).", show_default=False)] = None,
     auto_create_topics: Annotated[bool, typer.Option(
         "--auto-create-topics", help="Create unknown topics a client asks Metadata for.")
     ] = False,
     num_partitions: Annotated[int, typer.Option(
-        "--num-partitions", help="Partitions of auto-created topics (and CreateTopics "
+        "--num-partitions", metavar="N", help="Partitions of auto-created topics (and CreateTopics "
         "with -1).")] = 1,
     config: Annotated[list[str] | None, typer.Option(
-        "--config", help="A broker config KEY=VALUE (repeatable): a topic config name is "
-        "that config's default for every topic (min.insync.replicas=2, segment.bytes=4096); "
-        "group.initial.rebalance.delay.ms, group.min.session.timeout.ms, log.roll.hours ... "
-        "are the broker's own.", show_default=False)] = None,
+        "--config", metavar="KEY=VALUE", help="A broker config (repeatable): a topic config "
+        "name is that config's default for every topic (min.insync.replicas=2, "
+        "segment.bytes=4096); group.initial.rebalance.delay.ms, "
+        "group.min.session.timeout.ms, log.roll.hours ... are the broker's own.",
+        show_default=False)] = None,
     metrics: Annotated[bool, typer.Option(
         "--metrics", help="Log per-topic BrokerTopicStats rates periodically.")] = False,
     metrics_interval: Annotated[float, typer.Option(
-        "--metrics-interval", help="Seconds between --metrics reports.")] = 10.0,
+        "--metrics-interval", metavar="SECONDS", help="Seconds between --metrics reports.")
+    ] = 10.0,
+    read_only: Annotated[bool, typer.Option(
+        "--read-only", help="Write nothing to the directory (no lock, checkpoint, index, "
+        "snapshot or topic id): Produce, CreateTopics and DeleteTopics are refused with "
+        "TOPIC_AUTHORIZATION_FAILED. For inspecting a backup or a broker's copy.")] = False,
 ) -> None:
     """Serve a log directory to Kafka clients: one node, leader of every partition.
 
     Speaks ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId, the
-    topic admin APIs (CreateTopics, DeleteTopics, CreatePartitions, DeleteRecords,
+    admin APIs (CreateTopics, DeleteTopics, CreatePartitions, DeleteRecords,
     DescribeConfigs, AlterConfigs, IncrementalAlterConfigs, DescribeCluster,
-    DescribeLogDirs) and consumer groups (in memory). Holds the directory's .lock while
-    serving; SIGTERM or SIGINT closes it cleanly. There is no authentication.
+    DescribeLogDirs) and the consumer-group APIs (groups held in memory). Holds the
+    directory's .lock while serving and writes as a broker does (partition.metadata for
+    topics without a topic id, indexes, producer snapshots, checkpoints, the
+    clean-shutdown marker at exit; docs/serve.md); --read-only writes nothing. SIGTERM or
+    SIGINT closes it cleanly. There is no authentication.
 
     \b
-    Example:
+    Examples:
       kafkalog serve --log-dir /tmp/kafka-logs --listen 127.0.0.1:9092
+      kafkalog serve --log-dir /backups/kafka-logs --read-only
     """
     from ...ops.serve import serve as run
 
     run(log_dir, listen=listen, node_id=node_id, allow_remote=allow_remote,
         advertised_host=advertised_host, auto_create_topics=auto_create_topics,
         num_partitions=num_partitions, configs=config or (), metrics=metrics,
-        metrics_interval=metrics_interval)
+        metrics_interval=metrics_interval, read_only=read_only)

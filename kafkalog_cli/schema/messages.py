@@ -33,15 +33,14 @@ differ from their default.
 from __future__ import annotations
 
 import base64
+import functools
 import io
-import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import construct as c
 
-from ..schema import flexible as fx
+from . import flexible as fx
 
 #: Highest version an open range ("3+") reaches.
 MAX_VERSION = 0x7FFF
@@ -149,12 +148,13 @@ class Field:
         return f"Field({self.name!r}, {self.type!r}, {self.versions!r})"
 
 
-def _element_construct(field: Field, version: int, flexible: bool, nullable: bool):
+def _element_construct(field: Field, version: int, flexible: bool, nullable: bool,
+                       tagged: bool = False):
     """The construct of one value of ``field``'s (element) type."""
     if field.is_struct:
         sub = compile_struct(field.fields, version, flexible)
         if not field.is_array and nullable:
-            return fx.NullableStruct(sub)
+            return fx.NullableStruct(sub, tagged=tagged)
         return sub
     t = field.element
     fixed = fx.FIXED_TYPES.get(t)
@@ -165,9 +165,11 @@ def _element_construct(field: Field, version: int, flexible: bool, nullable: boo
 
 
 def field_construct(field: Field, version: int, flexible: bool):
-    """The construct of ``field`` at ``version`` (compact encodings when ``flexible``)."""
+    """The construct of ``field`` at ``version`` (compact encodings when ``flexible``; a
+    tagged field's value as the tagged section holds it)."""
     nullable = version in field.nullable
-    elem = _element_construct(field, version, flexible, nullable)
+    elem = _element_construct(field, version, flexible, nullable,
+                              tagged=flexible and version in field.tagged)
     if field.is_array:
         return fx.array_of(elem, flexible=flexible, nullable=nullable)
     return elem
@@ -243,17 +245,45 @@ class Message:
     :param valid: validVersions, e.g. ``"0-4"``.
     :param flexible: flexibleVersions, e.g. ``"4+"`` or ``"none"``.
     :param fields: the top-level fields.
-    :param api_key: the apiKey of metadata records, else None.
+    :param api_key: the JSON's ``apiKey``: the record type of metadata records
+        (``MetadataRecordType``) and of coordinator keys and values
+        (``CoordinatorRecordType``), else None.
+    :param kind: the JSON's ``type``: ``"metadata"``, ``"coordinator-key"``,
+        ``"coordinator-value"`` or ``"data"`` (None: not said).
+    :param earlier: the same message as earlier Kafka trees laid it out at the same
+        version numbers, newest first (KIP-932 and KIP-1071 records changed
+        incompatibly while "in development"; brokers of those trees wrote them).
+        Decoders try them, in order, when this layout does not read the bytes.
+    :param layout: where this layout comes from (for an ``earlier`` one: which Kafka
+        tree wrote it), shown when a decoder falls back to it.
     """
 
     def __init__(self, name: str, *, valid: str, flexible: str = "none",
-                 fields: Iterable[Field] = (), api_key: int | None = None):
+                 fields: Iterable[Field] = (), api_key: int | None = None,
+                 kind: str | None = None, earlier: Iterable[Message] = (),
+                 layout: str | None = None):
         self.name = name
         self.valid = Versions(valid)
         self.flexible = Versions(flexible)
         self.fields = tuple(fields)
         self.api_key = api_key
+        self.kind = kind
+        self.earlier = tuple(earlier)
+        self.layout = layout
         self._structs: dict[int, MessageStruct] = {}
+
+    @functools.cached_property
+    def has_float64(self) -> bool:
+        """A ``float64`` field anywhere in the message (its text needs Java's doubles)."""
+        def walk(fields) -> bool:
+            return any(f.element == "float64" or (f.is_struct and walk(f.fields))
+                       for f in fields)
+        return walk(self.fields)
+
+    @property
+    def layouts(self) -> tuple[Message, ...]:
+        """This layout, then the :attr:`earlier` ones, in the order decoders try them."""
+        return (self, *self.earlier)
 
     @property
     def versions(self) -> range:
@@ -287,6 +317,45 @@ class Message:
         stream.seek(offset)
         obj = self.struct(version)._parsereport(stream, {}, "(parsing)")
         return obj, stream.tell()
+
+    def parse_layouts(self, data, version: int, *, offset: int = 0) -> tuple[Message, dict, int]:
+        """Parse ``data[offset:]`` at ``version`` with this layout or, when it does not read
+        the bytes to their end, with the first :attr:`earlier` layout that does.
+
+        Returns:
+            (the layout that read it, the message as a dict, the position after it): a
+            layout reading to the end of ``data`` if one does, else the first that read
+            without error (the caller decides what the bytes after it mean).
+
+        Raises:
+            the first layout's parse error (one of :data:`PARSE_ERRORS`), or KeyError
+            when no layout has ``version``.
+        """
+        if not self.earlier:  # the common case: one layout
+            if version not in self.valid:
+                raise KeyError(f"{self.name} has no version {version} (valid: {self.valid})")
+            obj, end = self.parse(data, version, offset=offset)
+            return self, obj, end
+        first_error: BaseException | None = None
+        partial = None
+        for layout in self.layouts:
+            if version not in layout.valid:
+                continue
+            try:
+                obj, end = layout.parse(data, version, offset=offset)
+            except PARSE_ERRORS as e:
+                if first_error is None:
+                    first_error = e
+                continue
+            if end == len(data):
+                return layout, obj, end
+            if partial is None and first_error is None:
+                partial = (layout, obj, end)
+        if partial is not None:
+            return partial
+        if first_error is not None:
+            raise first_error
+        raise KeyError(f"{self.name} has no version {version} (valid: {self.valid})")
 
     def build(self, obj: dict, version: int) -> bytes:
         """Serialize ``obj`` (the :meth:`parse` shape) at ``version``."""
@@ -337,109 +406,6 @@ def _json_value(f: Field, value, version, unknown_tags, path):
     if f.element in ("bytes", "records"):
         return _b64(value)
     return value
-
-
-#: What DumpLogSegments prints for a tombstone (a null value) of a compacted internal topic.
-DELETE_MARKER = "<DELETE>"
-
-
-@dataclass(frozen=True)
-class DecodeFailure:
-    """Why DumpLogSegments' parser gives up on a record, and what it prints instead.
-
-    Attributes:
-        kind: ``"unknown_type"`` (a coordinator record type the serde does not know:
-            ``Unknown record type N at offset X, skipping.`` as the key, no payload),
-            ``"error"`` (any other exception: ``Error at offset X, skipping. <message>`` as
-            the key, no payload; for ``__cluster_metadata``, :attr:`in_payload`:
-            ``Error at X, skipping. <message>`` as the payload, no key) or
-            ``"missing_key"`` (a coordinator record without a key: the parser throws and
-            Kafka's tool stops with exit 1).
-        message: the exception's ``getMessage()`` (``"null"`` when it has none).
-        record_type: the unknown record type (``"unknown_type"``).
-        in_payload: printed as the payload (ClusterMetadataLogMessageParser).
-    """
-
-    kind: str
-    message: str | None = None
-    record_type: int | None = None
-    in_payload: bool = False
-
-    def text(self, offset: int) -> str:
-        """The line part DumpLogSegments prints for the record at ``offset``."""
-        if self.kind == "unknown_type":
-            return f"Unknown record type {self.record_type} at offset {offset}, skipping."
-        if self.kind == "missing_key":
-            return (f"Failed to decode message at offset {offset} using the specified "
-                    "decoder (message had a missing key)")
-        if self.in_payload:
-            return f"Error at {offset}, skipping. {self.message}"
-        return f"Error at offset {offset}, skipping. {self.message}"
-
-    def kafka_key_and_payload(self, offset: int) -> tuple[str | None, str | None]:
-        """``(key text, payload text)`` as DumpLogSegments prints them (None: not printed;
-        a ``missing_key`` failure prints neither)."""
-        if self.kind == "missing_key":
-            return None, None
-        if self.in_payload:
-            return None, self.text(offset)
-        return self.text(offset), None
-
-
-@dataclass
-class DecodedRecord:
-    """One record of an internal topic, decoded as DumpLogSegments decodes it.
-
-    Attributes:
-        key: the key's JSON shape (e.g. ``{"type": "1", "data": {...}}``), None when the
-            record has no key (``__cluster_metadata``), or ``{"raw": base64}`` when the key
-            could not be decoded.
-        value: the value's JSON shape, None for a tombstone, or ``{"raw": base64}``.
-        key_type: the decoded type's name (``"OffsetCommitKey"``, ``"TopicRecord"``,
-            ``"SnapshotHeader"``, ...), None when unknown.
-        warnings: why something was left raw, and tagged fields without a declaration.
-        tombstone: the value is null (DumpLogSegments prints ``<DELETE>``).
-        failure: when Kafka's parser would fail on this record, how (what its tool prints
-            instead of the key and payload); None when it decodes.
-    """
-
-    key: dict | None
-    value: dict | None
-    key_type: str | None
-    warnings: list[str] = field(default_factory=list)
-    tombstone: bool = False
-    failure: DecodeFailure | None = None
-
-    @property
-    def ok(self) -> bool:
-        """Decoded without any warning."""
-        return not self.warnings
-
-    def key_json(self) -> str | None:
-        """The key as compact JSON (Jackson's ``ObjectNode.toString``), or None."""
-        return None if self.key is None else to_json_text(self.key)
-
-    def value_json(self) -> str | None:
-        """The value as compact JSON, ``"<DELETE>"`` for a tombstone, or None."""
-        if self.tombstone:
-            return DELETE_MARKER
-        return None if self.value is None else to_json_text(self.value)
-
-
-def to_json_text(obj) -> str:
-    """Compact JSON as Jackson writes it: no spaces, non-ASCII kept."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
-
-
-def raw_json(data) -> dict | None:
-    """The ``{"raw": base64}`` fallback for bytes that could not be decoded (None stays None)."""
-    return None if data is None else {"raw": _b64(data)}
-
-
-def unknown_tag_warnings(unknown: list) -> list[str]:
-    """Warnings naming each ``(path, tag, bytes)`` collected by :meth:`Message.to_json`."""
-    return [f"{path}: unknown tagged field {tag} kept raw ({_b64(data)})"
-            for path, tag, data in unknown]
 
 
 #: What a message that fails to parse raises (construct errors, bad UTF-8 never: replaced).

@@ -1,0 +1,52 @@
+"""Exit statuses, decided here and nowhere else.
+
+Every command exits with ``0`` clean (nothing found, or the work completed), ``1``
+findings (problems found, a dry run that found work, a run refused or stopped part-way),
+``2`` usage error, ``3`` unreadable or not-Kafka input; ``130`` after Ctrl-C. The library
+never picks a status: it raises typed errors (:mod:`kafkalog_cli.errors`) and returns
+results whose ``ok`` says whether they hold findings; :func:`for_error` and
+:func:`for_result` turn those into the status.
+"""
+
+from __future__ import annotations
+
+OK = 0
+FINDINGS = 1
+USAGE = 2
+UNREADABLE = 3
+INTERRUPTED = 130
+
+
+def for_error(error: BaseException) -> int:
+    """The exit status of a command that raised ``error``.
+
+    :class:`~kafkalog_cli.errors.RefusedError` and
+    :class:`~kafkalog_cli.errors.IllegalStateError` -> 1 (checked first: a malformed input
+    line is an ``InvalidArgumentError`` too, but the run had started); an
+    ``InvalidArgumentError`` (bad option, config or argument) -> 2; any other
+    ``KafkalogError`` or an ``OSError`` (unreadable or corrupt input) -> 3; Ctrl-C -> 130.
+    A produce run that stopped part-way (``ProduceError``) exits as its cause.
+    """
+    import sys
+
+    from ..errors import IllegalStateError, InvalidArgumentError, RefusedError
+
+    produce = sys.modules.get("kafkalog_cli.ops.produce")  # loaded if it could have raised
+    if produce is not None and isinstance(error, produce.ProduceError):
+        error = error.cause
+    if isinstance(error, KeyboardInterrupt):
+        return INTERRUPTED
+    if isinstance(error, (RefusedError, IllegalStateError)):
+        return FINDINGS
+    if isinstance(error, InvalidArgumentError):
+        return USAGE
+    return UNREADABLE
+
+
+def for_result(result) -> int:
+    """The exit status of a command that returned ``result``: 3 when it says its input
+    was unreadable (``result.unreadable``, e.g. a dumped ``.log`` holding no whole batch),
+    else 0 when ``result.ok``, 1 otherwise."""
+    if getattr(result, "unreadable", False):
+        return UNREADABLE
+    return OK if result.ok else FINDINGS

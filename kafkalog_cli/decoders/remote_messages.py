@@ -1,0 +1,111 @@
+"""Declarations of the ``__remote_log_metadata`` records (``storage/src/main/resources/
+message``): what TopicBasedRemoteLogMetadataManager writes about tiered segments
+(KIP-405).
+
+Every value is framed as a KRaft metadata record (BytesApiMessageSerde over
+AbstractApiMessageSerde; keys are null)::
+
+    RemoteLogMetadata =>
+      FrameVersion => UnsignedVarint   (1)
+      ApiKey => UnsignedVarint         (the remote MetadataRecordType id below)
+      Version => UnsignedVarint
+      Data => the record at Version    (must end exactly at the value's end)
+
+    api key  record                                   RemoteLogMetadataSerde turns it into
+    0        RemoteLogSegmentMetadataRecord           RemoteLogSegmentMetadata
+    1        RemoteLogSegmentMetadataUpdateRecord     RemoteLogSegmentMetadataUpdate
+    2        RemotePartitionDeleteMetadataRecord      RemotePartitionDeleteMetadata
+    3        RemoteLogSegmentMetadataSnapshotRecord   RemoteLogSegmentMetadataSnapshot
+
+The states are RemoteLogSegmentState (0 COPY_SEGMENT_STARTED, 1 COPY_SEGMENT_FINISHED,
+2 DELETE_SEGMENT_STARTED, 3 DELETE_SEGMENT_FINISHED) and RemotePartitionDeleteState
+(0 DELETE_PARTITION_MARKED, 1 DELETE_PARTITION_STARTED, 2 DELETE_PARTITION_FINISHED).
+"""
+
+from __future__ import annotations
+
+from ..schema.messages import Field, Message, registry
+
+_TOPIC_ID_PARTITION = [
+    Field("name", "string", "0+"),
+    Field("id", "uuid", "0+"),
+    Field("partition", "int32", "0+"),
+]
+
+_REMOTE_LOG_SEGMENT_ID = [
+    Field("topicIdPartition", "TopicIdPartitionEntry", "0+", fields=_TOPIC_ID_PARTITION),
+    Field("id", "uuid", "0+"),
+]
+
+_SEGMENT_LEADER_EPOCHS = Field("segmentLeaderEpochs", "[]SegmentLeaderEpochEntry", "0+",
+                               fields=[Field("leaderEpoch", "int32", "0+"),
+                                       Field("offset", "int64", "0+")])
+
+RemoteLogSegmentMetadataRecord = Message(
+    "RemoteLogSegmentMetadataRecord", valid="0-1", flexible="0+", api_key=0, kind="metadata",
+    fields=[
+        Field("remoteLogSegmentId", "RemoteLogSegmentIdEntry", "0+",
+              fields=_REMOTE_LOG_SEGMENT_ID),
+        Field("startOffset", "int64", "0+"),
+        Field("endOffset", "int64", "0+"),
+        Field("brokerId", "int32", "0+"),
+        Field("maxTimestampMs", "int64", "0+"),
+        Field("eventTimestampMs", "int64", "0+"),
+        _SEGMENT_LEADER_EPOCHS,
+        Field("segmentSizeInBytes", "int32", "0+"),
+        Field("customMetadata", "bytes", "0+", nullable="0+", default=None),
+        Field("remoteLogSegmentState", "int8", "0+"),
+        Field("txnIndexEmpty", "bool", "0+", tagged="0+", tag=0),
+        # version 1: apache/kafka 1acb523
+        Field("brokerLeaderEpoch", "int32", "1+", tagged="1+", tag=1),
+    ])
+
+RemoteLogSegmentMetadataUpdateRecord = Message(
+    "RemoteLogSegmentMetadataUpdateRecord", valid="0", flexible="0+", api_key=1,
+    kind="metadata", fields=[
+        Field("remoteLogSegmentId", "RemoteLogSegmentIdEntry", "0+",
+              fields=_REMOTE_LOG_SEGMENT_ID),
+        Field("brokerId", "int32", "0+"),
+        Field("eventTimestampMs", "int64", "0+"),
+        Field("customMetadata", "bytes", "0+", nullable="0+", default=None),
+        Field("remoteLogSegmentState", "int8", "0+"),
+    ])
+
+RemotePartitionDeleteMetadataRecord = Message(
+    "RemotePartitionDeleteMetadataRecord", valid="0", flexible="0+", api_key=2,
+    kind="metadata", fields=[
+        Field("topicIdPartition", "TopicIdPartitionEntry", "0+", fields=_TOPIC_ID_PARTITION),
+        Field("brokerId", "int32", "0+"),
+        Field("eventTimestampMs", "int64", "0+"),
+        Field("remotePartitionDeleteState", "int8", "0+"),
+    ])
+
+RemoteLogSegmentMetadataSnapshotRecord = Message(
+    "RemoteLogSegmentMetadataSnapshotRecord", valid="0", flexible="0+", api_key=3,
+    kind="metadata", fields=[
+        Field("segmentId", "uuid", "0+"),
+        Field("startOffset", "int64", "0+"),
+        Field("endOffset", "int64", "0+"),
+        Field("brokerId", "int32", "0+"),
+        Field("maxTimestampMs", "int64", "0+"),
+        Field("eventTimestampMs", "int64", "0+"),
+        _SEGMENT_LEADER_EPOCHS,
+        Field("segmentSizeInBytes", "int32", "0+"),
+        Field("customMetadata", "bytes", "0+", nullable="0+", default=None),
+        Field("remoteLogSegmentState", "int8", "0+"),
+        Field("txnIndexEmpty", "bool", "0+", tagged="0+", tag=0),
+    ])
+
+MESSAGES = registry(RemoteLogSegmentMetadataRecord, RemoteLogSegmentMetadataUpdateRecord,
+                    RemotePartitionDeleteMetadataRecord, RemoteLogSegmentMetadataSnapshotRecord)
+
+#: ``{api key: message}`` (the remote MetadataRecordType).
+BY_API_KEY: dict[int, Message] = {m.api_key: m for m in MESSAGES.values()}
+
+#: RemoteLogSegmentState ids and names.
+SEGMENT_STATES = {0: "COPY_SEGMENT_STARTED", 1: "COPY_SEGMENT_FINISHED",
+                  2: "DELETE_SEGMENT_STARTED", 3: "DELETE_SEGMENT_FINISHED"}
+
+#: RemotePartitionDeleteState ids and names.
+PARTITION_DELETE_STATES = {0: "DELETE_PARTITION_MARKED", 1: "DELETE_PARTITION_STARTED",
+                           2: "DELETE_PARTITION_FINISHED"}

@@ -1,0 +1,60 @@
+"""The wheel ships what the package needs at run time: the man pages under
+share/man/man1 (so ``man kafkalog-dump-segment`` works after ``pip install``), the JSON
+Schemas and the Spark log4j2 settings."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from kafkalog_testkit import REPO
+
+
+@pytest.mark.slow
+def test_wheel_contains_man_pages_and_schemas(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    # a copy of what the build reads: building in the checkout would write build/ there
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    shutil.copytree(REPO / "man", src / "man")
+    shutil.copytree(REPO / "kafkalog_cli", src / "kafkalog_cli",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "wheels"
+    # pip's own build isolation: the build-system requirements of pyproject.toml
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(out),
+                        str(src)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (wheel,) = out.glob("kafkalog-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    pages = sorted(n.rsplit("/", 1)[1] for n in names if "/data/share/man/man1/" in n)
+    assert pages == sorted(p.name for p in (REPO / "man").glob("*.1"))
+    assert "kafkalog-dump-segment.1" in pages
+    assert {f"kafkalog_cli/schemas/{p.name}" for p in
+            (REPO / "kafkalog_cli" / "schemas").glob("*.json")} <= set(names)
+    assert "kafkalog_cli/spark/log4j2.properties" in names
+    # installed into a venv of its own (pip install --prefix would uninstall the
+    # kafkalog of this interpreter's environment): <venv>/share/man/man1, where man
+    # looks (MANPATH, or the venv's bin/ on PATH)
+    import venv
+
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True, symlinks=True)
+    py = env_dir / "bin" / "python"
+    r = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index",
+                        str(wheel)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    page = env_dir / "share" / "man" / "man1" / "kafkalog-dump-segment.1"
+    assert page.read_text() == (REPO / "man" / page.name).read_text()
+    man = shutil.which("man")
+    if man is not None:
+        import os
+
+        r = subprocess.run([man, "-w", "kafkalog-dump-segment"], capture_output=True,
+                           text=True, env=dict(os.environ,
+                                               MANPATH=str(env_dir / "share" / "man")))
+        assert r.stdout.strip() == str(page)
