@@ -71,3 +71,32 @@ def resolve_output(choice: Output | None) -> Output:
     if choice is not None:
         return choice
     return Output.text if sys.stdout.isatty() else Output.json
+
+
+# -- internal-topic decoders: kafka-dump-log.sh's options, shared by dump-segment and read --
+
+OffsetsDecoderOpt = Annotated[bool, typer.Option(
+    "--offsets-decoder", help="Decode records as __consumer_offsets data.")]
+TransactionLogDecoderOpt = Annotated[bool, typer.Option(
+    "--transaction-log-decoder", help="Decode records as __transaction_state data.")]
+ClusterMetadataDecoderOpt = Annotated[bool, typer.Option(
+    "--cluster-metadata-decoder", help="Decode records as KRaft __cluster_metadata records.")]
+RemoteLogMetadataDecoderOpt = Annotated[bool, typer.Option(
+    "--remote-log-metadata-decoder",
+    help="Decode records as __remote_log_metadata (tiered storage) records.")]
+ShareGroupStateDecoderOpt = Annotated[bool, typer.Option(
+    "--share-group-state-decoder", help="Decode records as __share_group_state data.")]
+
+
+def chosen_decoder(offsets: bool, transaction_log: bool, cluster_metadata: bool,
+                   remote_log_metadata: bool, share_group_state: bool) -> str | None:
+    """The decoder name (``ops`` and ``decoders.DECODER_NAMES`` spelling) the decoder
+    options ask for, or None; more than one is a usage error."""
+    chosen = [name for name, on in (("offsets", offsets),
+                                    ("transaction-log", transaction_log),
+                                    ("cluster-metadata", cluster_metadata),
+                                    ("remote-log-metadata", remote_log_metadata),
+                                    ("share-group-state", share_group_state)) if on]
+    if len(chosen) > 1:
+        raise typer.BadParameter("give at most one of the decoder options")
+    return chosen[0] if chosen else None

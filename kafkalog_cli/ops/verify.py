@@ -77,7 +77,7 @@ class Finding:
 
     def to_dict(self) -> dict:
         return {"file": self.file, "kind": self.kind, "message": self.message,
-                "entry": self.entry}
+                "entry": self.entry, "position": self.position, "bytes": self.bytes}
 
 
 @dataclass

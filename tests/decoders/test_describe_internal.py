@@ -114,3 +114,24 @@ def test_read_decodes_the_new_topics_by_name(cli, tmp_path):
     (rec,) = map(json.loads, cli("read", str(log.parent), "-o", "json").stdout.splitlines())
     assert rec["key"] is None and rec["keyType"] == "RemoteLogSegmentMetadataRecord"
     assert rec["value"]["data"]["remoteLogSegmentState"] == 1
+
+
+def test_read_decoder_options_force_the_new_decoders(cli, tmp_path):
+    """read --share-group-state-decoder / --remote-log-metadata-decoder decode a partition
+    whatever its topic's name, as dump-segment's options do; --no-decode beside one is a
+    usage error."""
+    import json
+
+    log = write_log(tmp_path, "renamed-0", [(share_key(1), SHARE_UPDATE_VALUE)])
+    raw = json.loads(cli("read", str(log.parent), "-o", "json").stdout)
+    assert "keyType" not in raw  # not an internal topic by name: raw bytes
+    r = cli("read", str(log.parent), "-o", "json", "--share-group-state-decoder")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["keyType"] == "ShareUpdateKey"
+    log = write_log(tmp_path, "copy-0", [(None, remote_segment(1))])
+    r = cli("read", str(log.parent), "-o", "json", "--remote-log-metadata-decoder")
+    assert json.loads(r.stdout)["keyType"] == "RemoteLogSegmentMetadataRecord"
+    r = cli("read", str(log.parent), "--remote-log-metadata-decoder", "--no-decode")
+    assert r.returncode == 2
+    r = cli("read", str(log.parent), "--offsets-decoder", "--share-group-state-decoder")
+    assert r.returncode == 2

@@ -9,7 +9,18 @@ from typing import Annotated
 import typer
 
 from ..app import app
-from ..options import MAX_DECOMPRESSED_DEFAULT, DataEncoding, DumpOutput, MaxDecompressedOpt
+from ..options import (
+    MAX_DECOMPRESSED_DEFAULT,
+    ClusterMetadataDecoderOpt,
+    DataEncoding,
+    DumpOutput,
+    MaxDecompressedOpt,
+    OffsetsDecoderOpt,
+    RemoteLogMetadataDecoderOpt,
+    ShareGroupStateDecoderOpt,
+    TransactionLogDecoderOpt,
+    chosen_decoder,
+)
 
 
 @app.command("dump-segment")
@@ -48,20 +59,11 @@ def dump_segment(
         "--end-offset", min=0, metavar="OFFSET", help="Last offset to dump (inclusive).")] = None,
     max_decompressed_bytes: MaxDecompressedOpt = MAX_DECOMPRESSED_DEFAULT,
     # -- internal topics (kafka-dump-log.sh's decoders; each implies --print-data-log) --
-    offsets_decoder: Annotated[bool, typer.Option(
-        "--offsets-decoder", help="Decode records as __consumer_offsets data.")] = False,
-    transaction_log_decoder: Annotated[bool, typer.Option(
-        "--transaction-log-decoder", help="Decode records as __transaction_state data.")
-    ] = False,
-    cluster_metadata_decoder: Annotated[bool, typer.Option(
-        "--cluster-metadata-decoder", help="Decode records as KRaft __cluster_metadata records.")
-    ] = False,
-    remote_log_metadata_decoder: Annotated[bool, typer.Option(
-        "--remote-log-metadata-decoder", help="Decode records as __remote_log_metadata "
-        "(tiered storage) records.")] = False,
-    share_group_state_decoder: Annotated[bool, typer.Option(
-        "--share-group-state-decoder", help="Decode records as __share_group_state data.")
-    ] = False,
+    offsets_decoder: OffsetsDecoderOpt = False,
+    transaction_log_decoder: TransactionLogDecoderOpt = False,
+    cluster_metadata_decoder: ClusterMetadataDecoderOpt = False,
+    remote_log_metadata_decoder: RemoteLogMetadataDecoderOpt = False,
+    share_group_state_decoder: ShareGroupStateDecoderOpt = False,
     key_decoder_class: Annotated[str | None, typer.Option(
         "--key-decoder-class", metavar="CLASS", help="Kafka's StringDecoder "
         "(org.apache.kafka.tools.api.StringDecoder or kafka.serializer.StringDecoder): keys "
@@ -106,13 +108,9 @@ def dump_segment(
 
     if start_offset is not None and end_offset is not None and end_offset < start_offset:
         raise typer.BadParameter("--end-offset must not be below --start-offset")
-    chosen = [name for name, on in (("offsets", offsets_decoder),
-                                    ("transaction-log", transaction_log_decoder),
-                                    ("cluster-metadata", cluster_metadata_decoder),
-                                    ("remote-log-metadata", remote_log_metadata_decoder),
-                                    ("share-group-state", share_group_state_decoder)) if on]
-    if len(chosen) > 1:
-        raise typer.BadParameter("give at most one of the decoder options")
+    chosen = chosen_decoder(offsets_decoder, transaction_log_decoder,
+                            cluster_metadata_decoder, remote_log_metadata_decoder,
+                            share_group_state_decoder)
     classes = [c for c in (key_decoder_class, value_decoder_class) if c is not None]
     for name in classes:
         try:
@@ -120,7 +118,7 @@ def dump_segment(
         except InvalidArgumentError as e:
             raise typer.BadParameter(e.message) from None
     # Kafka's tool: a topic decoder wins; else the (String) decoder classes print bytes
-    decoder = chosen[0] if chosen else ("none" if no_decode or classes else "auto")
+    decoder = chosen or ("none" if no_decode or classes else "auto")
     opts = DumpOptions(
         deep_iteration=deep_iteration,
         print_data_log=print_data_log or bool(chosen) or bool(classes),

@@ -11,10 +11,16 @@ import typer
 from ..app import app
 from ..options import (
     MAX_DECOMPRESSED_DEFAULT,
+    ClusterMetadataDecoderOpt,
     DataEncoding,
     IsolationLevel,
     MaxDecompressedOpt,
+    OffsetsDecoderOpt,
     Output,
+    RemoteLogMetadataDecoderOpt,
+    ShareGroupStateDecoderOpt,
+    TransactionLogDecoderOpt,
+    chosen_decoder,
 )
 
 
@@ -62,14 +68,11 @@ def read(
                                 "valueEncoding name any field that is not UTF-8 text).")
     ] = DataEncoding.utf8,
     # -- internal topics (dump-segment's decoder options) --
-    offsets_decoder: Annotated[bool, typer.Option(
-        "--offsets-decoder", help="Decode records as __consumer_offsets data.")] = False,
-    transaction_log_decoder: Annotated[bool, typer.Option(
-        "--transaction-log-decoder", help="Decode records as __transaction_state data.")
-    ] = False,
-    cluster_metadata_decoder: Annotated[bool, typer.Option(
-        "--cluster-metadata-decoder", help="Decode records as KRaft __cluster_metadata records.")
-    ] = False,
+    offsets_decoder: OffsetsDecoderOpt = False,
+    transaction_log_decoder: TransactionLogDecoderOpt = False,
+    cluster_metadata_decoder: ClusterMetadataDecoderOpt = False,
+    remote_log_metadata_decoder: RemoteLogMetadataDecoderOpt = False,
+    share_group_state_decoder: ShareGroupStateDecoderOpt = False,
     no_decode: Annotated[bool, typer.Option(
         "--no-decode", help="Print raw bytes, also for Kafka's internal topics.")] = False,
     max_decompressed_bytes: MaxDecompressedOpt = MAX_DECOMPRESSED_DEFAULT,
@@ -81,9 +84,10 @@ def read(
 
     The records of __consumer_offsets, __transaction_state, __share_group_state,
     __cluster_metadata and __remote_log_metadata are decoded (keys and values printed as
-    JSON, as dump-segment decodes them) unless --no-decode is given; --offsets-decoder,
-    --transaction-log-decoder or --cluster-metadata-decoder forces a decoder whatever the
-    topic's name.
+    JSON, as dump-segment decodes them) unless --no-decode is given; a decoder option
+    (--offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder,
+    --remote-log-metadata-decoder, --share-group-state-decoder) forces that decoder
+    whatever the topic's name.
 
     Exit status: 0, 1 when something could not be used (a log-start-offset-checkpoint
     that does not parse is read as empty, as the broker resets it; bytes after a
@@ -102,18 +106,16 @@ def read(
     from ...ops.read import read as run
     from ...render import read as render
 
-    chosen = [name for name, on in (("offsets", offsets_decoder),
-                                    ("transaction-log", transaction_log_decoder),
-                                    ("cluster-metadata", cluster_metadata_decoder),
-                                    ("none", no_decode)) if on]
-    if len(chosen) > 1:
-        raise typer.BadParameter("give at most one of --offsets-decoder, "
-                                 "--transaction-log-decoder, --cluster-metadata-decoder and "
-                                 "--no-decode")
+    chosen = chosen_decoder(offsets_decoder, transaction_log_decoder,
+                            cluster_metadata_decoder, remote_log_metadata_decoder,
+                            share_group_state_decoder)
+    if chosen and no_decode:
+        raise typer.BadParameter("give at most one of the decoder options and --no-decode")
     cfg = render.FormatterConfig.from_properties(prop or [])
     res = run(path, topic=topic, partition=partition, offset=offset, timestamp=timestamp,
               from_beginning=from_beginning, max_records=max_records,
-              isolation_level=isolation_level.value, decode=chosen[0] if chosen else "auto",
+              isolation_level=isolation_level.value,
+              decode=chosen or ("none" if no_decode else "auto"),
               check_crcs=check_crcs, max_decompressed_bytes=max_decompressed_bytes)
     try:
         if output is Output.json:
