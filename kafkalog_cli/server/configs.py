@@ -374,13 +374,15 @@ _GROUP_BOUND_NAMES = {
 }
 
 
-class UnknownGroupConfigError(InvalidConfigError):
-    """A name that is not a group config (``GroupConfig.validateNames``)."""
+class GroupConfigError(InvalidConfigError):
+    """A group config set ``GroupConfig.validate`` refuses, with Kafka's message (its
+    InvalidConfigurationException: an unknown name, a value outside the broker's
+    bounds)."""
 
-    def __init__(self, name: str):
-        InvalidArgumentError.__init__(self, f"Unknown group config name: {name}")
+    def __init__(self, name: str, value, message: str):
+        InvalidArgumentError.__init__(self, message)
         self.key = name
-        self.value = None
+        self.value = value
 
 
 def validate_group_configs(props: dict[str, str]) -> dict[str, str]:
@@ -394,22 +396,22 @@ def validate_group_configs(props: dict[str, str]) -> dict[str, str]:
     out = {}
     for name, value in props.items():
         if name not in GROUP_CONFIGS:
-            raise UnknownGroupConfigError(name)
+            raise GroupConfigError(name, value, f"Unknown group config name: {name}")
         out[name] = _number(name, value, 1)
     eff = {n: int(out.get(n, d)) for n, (d, _, _) in GROUP_CONFIGS.items()}
     for name, (_, lo, hi) in GROUP_CONFIGS.items():
         if eff[name] < lo:
-            raise InvalidConfigError(name, eff[name], f"{name} must be greater than or equal "
-                                     f"to {_GROUP_BOUND_NAMES[name].format('min')}")
+            raise GroupConfigError(name, eff[name], f"{name} must be greater than or equal "
+                                   f"to {_GROUP_BOUND_NAMES[name].format('min')}")
         if eff[name] > hi:
-            raise InvalidConfigError(name, eff[name], f"{name} must be less than or equal "
-                                     f"to {_GROUP_BOUND_NAMES[name].format('max')}")
+            raise GroupConfigError(name, eff[name], f"{name} must be less than or equal "
+                                   f"to {_GROUP_BOUND_NAMES[name].format('max')}")
     for kind in ("consumer", "share"):
         if eff[f"{kind}.session.timeout.ms"] <= eff[f"{kind}.heartbeat.interval.ms"]:
-            raise InvalidConfigError(f"{kind}.session.timeout.ms",
-                                     eff[f"{kind}.session.timeout.ms"],
-                                     f"{kind}.session.timeout.ms must be greater than "
-                                     f"{kind}.heartbeat.interval.ms")
+            raise GroupConfigError(f"{kind}.session.timeout.ms",
+                                   eff[f"{kind}.session.timeout.ms"],
+                                   f"{kind}.session.timeout.ms must be greater than "
+                                   f"{kind}.heartbeat.interval.ms")
     return out
 
 
