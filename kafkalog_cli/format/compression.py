@@ -28,6 +28,7 @@ memory at a time.
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 from collections.abc import Iterator
 
@@ -56,8 +57,26 @@ LZ4_DEFAULT_LEVEL = 9
 #: Upper bound on LZ4's expansion (output/input); its format caps it near 255.
 _LZ4_MAX_RATIO = 260
 
-_zstd_decompressor = None
-_zstd_compressors: dict[int, object] = {}
+#: zstd contexts are reused (their setup costs more than a small frame) but are not
+#: thread-safe (python-zstandard: an instance must not be used by two threads at once,
+#: and serve validates batches on worker threads): one set per thread
+_zstd = threading.local()
+
+
+def _zstd_decompressor():
+    d = getattr(_zstd, "decompressor", None)
+    if d is None:
+        import zstandard
+
+        d = _zstd.decompressor = zstandard.ZstdDecompressor()
+    return d
+
+
+def _zstd_compressors() -> dict[int, object]:
+    c = getattr(_zstd, "compressors", None)
+    if c is None:
+        c = _zstd.compressors = {}
+    return c
 
 
 def _too_large(max_bytes: int) -> DecompressedSizeError:
@@ -220,22 +239,18 @@ def _lz4_frame_unchecked(mv: memoryview, max_bytes: int) -> bytes:
 
 
 def _zstd_decompress(data, max_bytes: int) -> bytes:
-    global _zstd_decompressor
-    if _zstd_decompressor is None:
-        import zstandard
-
-        _zstd_decompressor = zstandard.ZstdDecompressor()
     import zstandard
 
+    decompressor = _zstd_decompressor()
     size = zstandard.frame_content_size(data)
     if 0 <= size <= max_bytes:
-        return _zstd_decompressor.decompress(data)
+        return decompressor.decompress(data)
     if size > max_bytes:
         raise _too_large(max_bytes)
     # Java (zstd-jni) frames carry no content size: stream, bounded.
     out = []
     total = 0
-    for chunk in _zstd_decompressor.read_to_iter(data, read_size=len(data) or 1,
+    for chunk in decompressor.read_to_iter(data, read_size=len(data) or 1,
                                                  write_size=256 * 1024):
         total += len(chunk)
         if total > max_bytes:
@@ -345,18 +360,17 @@ def _lz4_frame_unchecked_chunks(mv: memoryview) -> Iterator[bytes]:
 
 
 def _zstd_chunks(data, chunk_bytes: int) -> Iterator[bytes]:
-    global _zstd_decompressor
     import zstandard
 
-    if _zstd_decompressor is None:
-        _zstd_decompressor = zstandard.ZstdDecompressor()
     size = zstandard.frame_content_size(data)
     if 0 <= size <= chunk_bytes:
-        yield _zstd_decompressor.decompress(data)
+        yield _zstd_decompressor().decompress(data)
         return
-    # Java (zstd-jni) frames carry no content size; a larger one is streamed the same way
-    yield from _zstd_decompressor.read_to_iter(data, read_size=len(data) or 1,
-                                               write_size=chunk_bytes)
+    # Java (zstd-jni) frames carry no content size; a larger one is streamed the same way,
+    # with its own context: this generator may be suspended while another stream (or
+    # thread) decompresses, and a context serves one operation at a time
+    yield from zstandard.ZstdDecompressor().read_to_iter(data, read_size=len(data) or 1,
+                                                        write_size=chunk_bytes)
 
 
 def _snappy_chunks(data, max_bytes: int, chunk_bytes: int) -> Iterator[bytes]:
@@ -439,11 +453,12 @@ def compress(codec: int, data, *, level: int | None = None, magic: int = 2) -> b
             compression_level=0 if lvl == LZ4_DEFAULT_LEVEL else lvl)
     if codec == CODEC_ZSTD:
         lvl = 3 if level is None else level
-        c = _zstd_compressors.get(lvl)
+        compressors = _zstd_compressors()
+        c = compressors.get(lvl)
         if c is None:
             import zstandard
 
-            c = _zstd_compressors[lvl] = zstandard.ZstdCompressor(
+            c = compressors[lvl] = zstandard.ZstdCompressor(
                 level=lvl, write_content_size=False)
         # streamed like ZstdOutputStreamNoFinalizer: the size is never pledged, so the
         # frame has no content size and the level's window (21 bits at level 3)

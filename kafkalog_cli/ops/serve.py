@@ -34,25 +34,37 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def parse_configs(items) -> dict[str, str]:
-    """``--config KEY=VALUE`` items: topic config names (a default for every topic) or
-    broker config names (``group.initial.rebalance.delay.ms``, ``log.roll.hours``, ...),
-    checked as :func:`~kafkalog_cli.server.configs.static_broker_configs` checks them.
+def parse_configs(items) -> tuple[dict[str, str], dict[str, str]]:
+    """``--config KEY=VALUE`` items -> (the static broker configs the catalog layers,
+    the socket server configs). A key is a topic config name (a default for every topic)
+    or a broker config name (``group.initial.rebalance.delay.ms``, ``log.roll.hours``,
+    ``socket.request.max.bytes``, ...), checked as
+    :func:`~kafkalog_cli.server.configs.static_broker_configs` checks them; the socket
+    server's (``socket.request.max.bytes``, ``queued.max.request.bytes``,
+    ``connections.max.idle.ms``) are in both, the second for the server to obey.
 
     Raises:
-        InvalidArgumentError: an item without ``=``, an unknown name or a bad value.
+        InvalidArgumentError: not KEY=VALUE, an unknown key or a bad value.
     """
-    out = {}
+    static: dict[str, str] = {}
+    sockets: dict[str, str] = {}
     for item in items or ():
         key, sep, value = item.partition("=")
         if not sep:
             raise InvalidArgumentError(f"--config must be KEY=VALUE, got {item!r}")
+        key = key.strip()
         try:
-            cfgs.static_broker_configs({key.strip(): value})
+            cfgs.static_broker_configs({key: value})
+            if cfgs.is_socket_config(key):
+                sockets[key] = str(cfgs.socket_config_value(key, value))
         except InvalidArgumentError as e:
             raise InvalidArgumentError(f"--config {item}: {e.message}") from None
-        out[key.strip()] = value
-    return out
+        static[key] = value
+    try:
+        cfgs.broker_configs(sockets)
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(f"--config: {e.message}") from None
+    return static, sockets
 
 
 def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
@@ -86,7 +98,7 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
         raise InvalidArgumentError("--num-partitions must be at least 1")
     if read_only and auto_create_topics:
         raise InvalidArgumentError("--read-only and --auto-create-topics exclude each other")
-    server_configs = parse_configs(configs)
+    server_configs, broker_configs = parse_configs(configs)
     if advertised_host is None:
         advertised_host = host if host not in ("0.0.0.0", "::") else socket.getfqdn()
     options = ServerOptions(host=advertised_host, port=port, node_id=node_id,
@@ -102,4 +114,5 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
               flush=True)
 
     run(d, options, bind_host=host, server_configs=server_configs,
+        broker_configs=broker_configs,
         metrics_interval=metrics_interval if metrics else None, on_ready=ready)

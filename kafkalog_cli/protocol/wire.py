@@ -5,7 +5,7 @@ frame the broker would reject raises :class:`InvalidRequest`; the server closes 
 connection, as ``SocketServer`` does for ``InvalidRequestException`` and
 ``InvalidReceiveException``:
 
-* a size prefix < 0 or > ``max_request_size`` (``socket.request.max.bytes``);
+* a size prefix < 0 or > ``socket.request.max.bytes`` (:func:`read_frame_size`);
 * a header that does not parse, or an API key the server does not serve
   (``Unknown API key``);
 * a served API at a version outside the served range, except ApiVersions, which the broker
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import mmap
 import struct
 from dataclasses import dataclass
 
@@ -65,24 +66,90 @@ class Request:
         return self.api.key
 
 
-async def read_frame(reader: asyncio.StreamReader,
-                     max_size: int = DEFAULT_MAX_REQUEST_SIZE) -> bytes | None:
-    """The next frame's payload, or None at a clean end of stream (EOF between frames).
+class IncompleteFrame(EOFError):
+    """The stream ended inside a frame: ``received`` of ``expected`` bytes."""
+
+    def __init__(self, received: int, expected: int):
+        super().__init__(f"connection closed inside a frame ({received} of {expected} bytes)")
+        self.received = received
+        self.expected = expected
+
+
+async def read_frame_size(reader: asyncio.StreamReader,
+                          max_size: int = DEFAULT_MAX_REQUEST_SIZE) -> int | None:
+    """The next frame's size prefix, or None at a clean end of stream (EOF between frames).
 
     Raises:
-        InvalidRequest: a negative or too large size.
-        asyncio.IncompleteReadError: the stream ended inside a frame.
+        InvalidRequest: a negative size, or one over ``max_size``
+            (``socket.request.max.bytes``), as ``NetworkReceive`` refuses it.
+        IncompleteFrame: the stream ended inside the prefix.
     """
     head = await reader.read(4)
     if not head:
         return None
     if len(head) < 4:
-        head += await reader.readexactly(4 - len(head))
+        try:
+            head += await reader.readexactly(4 - len(head))
+        except asyncio.IncompleteReadError as e:
+            raise IncompleteFrame(len(head) + len(e.partial), 4) from None
     (size,) = _SIZE.unpack(head)
     if size < 0 or size > max_size:
         raise InvalidRequest(f"Invalid receive (size = {size} larger than {max_size})"
                              if size > 0 else f"Invalid receive (size = {size})")
-    return await reader.readexactly(size)
+    return size
+
+
+#: a frame larger than this that arrives in several chunks is gathered in an anonymous
+#: memory map: the pages it holds are the bytes that arrived, and the chunks are freed at
+#: once (a list of chunks fragments the heap: its RSS grew half again as much)
+_MAPPED_FRAME_MIN = 1 << 20
+
+
+async def read_frame_body(reader: asyncio.StreamReader, size: int, touch=None) -> bytes:
+    """Exactly ``size`` bytes: the frame after its prefix. Read in the reader's own chunks
+    (its buffer stays at its limit), so the memory held is what has arrived, not what the
+    prefix claims; ``touch()`` is called after each chunk (activity, for an idle timer).
+
+    Raises:
+        IncompleteFrame: the stream ended first.
+    """
+    if size == 0:
+        return b""
+    first = await reader.read(size)
+    if len(first) == size:
+        return first
+    if not first:
+        raise IncompleteFrame(0, size)
+    if touch is not None:
+        touch()
+    if size < _MAPPED_FRAME_MIN:
+        chunks = [first]
+        got = len(first)
+        while got < size:
+            chunk = await reader.read(size - got)
+            if not chunk:
+                raise IncompleteFrame(got, size)
+            chunks.append(chunk)
+            got += len(chunk)
+            if touch is not None:
+                touch()
+        return b"".join(chunks)
+    buf = mmap.mmap(-1, size)
+    try:
+        buf[:len(first)] = first
+        got = len(first)
+        del first
+        while got < size:
+            chunk = await reader.read(size - got)
+            if not chunk:
+                raise IncompleteFrame(got, size)
+            buf[got:got + len(chunk)] = chunk
+            got += len(chunk)
+            if touch is not None:
+                touch()
+        return buf[:]
+    finally:
+        buf.close()
 
 
 def parse_request(frame: bytes) -> Request:

@@ -1,7 +1,9 @@
 """Topic and broker configs ``kafkalog serve`` knows: Kafka's names, defaults (``LogConfig``
 / ``ServerLogConfigs`` / ``GroupCoordinatorConfig``, Kafka 4.0), ConfigType, the topic
 configs' broker synonyms, and the layers a value comes from - as ``ConfigHelper`` describes
-them and ``DynamicBrokerConfig`` / ``LogConfig.fromProps`` resolve them.
+them and ``DynamicBrokerConfig`` / ``LogConfig.fromProps`` resolve them; and the socket
+server's limits (:data:`SOCKET_CONFIGS`) as integers for
+:class:`~kafkalog_cli.server.broker.KafkaServer`.
 
 Layers, lowest priority first (``ConfigSource`` of DescribeConfigs in brackets):
 
@@ -175,6 +177,9 @@ def _broker_configs() -> dict[str, BrokerConfig]:
         "group.max.session.timeout.ms": BrokerConfig("1800000", INT),
         "group.max.size": BrokerConfig(_INT_MAX, INT),
         "offset.metadata.max.bytes": BrokerConfig("4096", INT),
+        "socket.request.max.bytes": BrokerConfig("104857600", INT),
+        "queued.max.request.bytes": BrokerConfig("268435456", LONG),
+        "connections.max.idle.ms": BrokerConfig("600000", LONG),
     })
     return out
 
@@ -567,4 +572,64 @@ def describe_broker(layers: BrokerConfigLayers, *, per_broker: bool,
                     "configSource": source, "isSensitive": False,
                     "synonyms": synonyms if include_synonyms else [],
                     "configType": spec.type, "documentation": None})
+    return out
+
+
+# -- socket server configs (SocketServerConfigs) -------------------------------------------
+
+#: socket.request.max.bytes: the largest request frame (larger: the connection is closed)
+SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes"
+#: queued.max.request.bytes: request bytes read and not yet handled, over all connections
+QUEUED_MAX_REQUEST_BYTES = "queued.max.request.bytes"
+#: connections.max.idle.ms: a connection with no byte read or written for this long is
+#: closed (a negative value: never)
+CONNECTIONS_MAX_IDLE_MS = "connections.max.idle.ms"
+#: The broker configs the socket server (:class:`~kafkalog_cli.server.broker.KafkaServer`)
+#: obeys; they are in :data:`BROKER_CONFIGS` with the broker's defaults, except
+#: queued.max.request.bytes: the broker's -1 (no bound) leaves memory to the number of
+#: connections, so serve bounds it at 256 MiB (-1 or 0 still means no bound).
+SOCKET_CONFIGS = (SOCKET_REQUEST_MAX_BYTES, QUEUED_MAX_REQUEST_BYTES, CONNECTIONS_MAX_IDLE_MS)
+
+
+def is_socket_config(name: str) -> bool:
+    return name in SOCKET_CONFIGS
+
+
+def socket_config_value(name: str, value) -> int:
+    """One socket server config's value as an integer.
+
+    Raises:
+        InvalidConfigError: an unknown name, not a number (of 32 bits for an INT), or a
+            socket.request.max.bytes below 1.
+    """
+    if name not in SOCKET_CONFIGS:
+        raise InvalidConfigError(name, value, f"Unknown broker config name: {name}")
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise InvalidConfigError(name, value, "Expected value to be a number") from None
+    if BROKER_CONFIGS[name].type == INT and not -(2**31) <= n < 2**31:
+        raise InvalidConfigError(name, value, "Expected value to be a 32-bit integer")
+    if name == SOCKET_REQUEST_MAX_BYTES and n < 1:
+        raise InvalidConfigError(name, value, "Value must be at least 1")
+    return n
+
+
+def broker_configs(overrides: dict[str, str] | None = None) -> dict[str, int]:
+    """The socket server configs as integers: defaults, then ``overrides`` (name ->
+    string).
+
+    Raises:
+        InvalidConfigError: an unknown name, a value that is not a number, a
+            socket.request.max.bytes below 1, or a queued.max.request.bytes that is
+            positive and smaller than socket.request.max.bytes (KafkaConfig's rule).
+    """
+    out = {k: int(BROKER_CONFIGS[k].default) for k in SOCKET_CONFIGS}
+    for name, value in (overrides or {}).items():
+        out[name] = socket_config_value(name, value)
+    queued = out[QUEUED_MAX_REQUEST_BYTES]
+    if 0 < queued < out[SOCKET_REQUEST_MAX_BYTES]:
+        raise InvalidConfigError(QUEUED_MAX_REQUEST_BYTES, str(queued),
+                                 f"{QUEUED_MAX_REQUEST_BYTES} must be larger or equal to "
+                                 f"{SOCKET_REQUEST_MAX_BYTES}")
     return out

@@ -5,9 +5,10 @@ Each ``handle_*`` takes a parsed :class:`~kafkalog_cli.protocol.wire.Request` an
 :class:`Reply` (a response body, maybe at another version), a response body dict,
 :data:`NO_RESPONSE`, or raises :class:`CloseConnection`. The admin APIs are in
 :mod:`.admin`, the group APIs in :mod:`.group_apis`; :meth:`KafkaApis.handle` dispatches
-to all. Handlers run on the event-loop thread; Fetch (the delayed fetch of
-``minBytes``/``maxWaitMs``), JoinGroup / SyncGroup (the group) and DeleteRecords (its
-checkpoint write) await.
+to all. Handlers run on the event-loop thread; Produce awaits the validation of its
+batches on worker threads (:mod:`.workers`), Fetch the delayed fetch of
+``minBytes``/``maxWaitMs``, JoinGroup / SyncGroup the group, DeleteRecords its
+checkpoint write.
 """
 
 from __future__ import annotations
@@ -15,11 +16,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import struct
 import time
 from dataclasses import dataclass
 
-from ..constants import CODEC_ZSTD, COMPRESSION_CODEC_MASK, MAGIC_V2, TRANSACTIONAL_FLAG_MASK
-from ..errors import InvalidArgumentError, InvalidConfigError
+from ..constants import (
+    CODEC_ZSTD,
+    COMPRESSION_CODEC_MASK,
+    HEADER_SIZE_UP_TO_MAGIC,
+    LEGACY_RECORD_OVERHEAD_V0,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MAGIC_V0,
+    MAGIC_V2,
+    TRANSACTIONAL_FLAG_MASK,
+)
+from ..errors import CorruptRecordError, InvalidArgumentError, InvalidConfigError
 from ..format.records import FileRecords
 from ..protocol.apis import ApiKeys, api_versions_table
 from ..protocol.errors import Errors
@@ -32,6 +44,7 @@ from .catalog import LogDirCatalog, Topic, is_internal
 from .group_apis import GroupApis
 from .metrics import BrokerTopicStats
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE, AppendError
+from .workers import WorkerPool
 
 log = logging.getLogger("kafkalog.serve")
 
@@ -39,6 +52,11 @@ ADMIN_CLIENT_ID = "__admin_client"
 #: AclOperation codes a topic supports (READ..ALTER_CONFIGS), as a 32-bit field: what the
 #: broker reports without an authorizer.
 TOPIC_AUTHORIZED_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+_INT32 = struct.Struct(">i")
+_INT8 = struct.Struct(">b")
+#: DefaultRecordBatch.ATTRIBUTES_OFFSET (int16; the codec and transactional bits are in
+#: its low byte)
+ATTRIBUTES_OFFSET = 21
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
@@ -79,6 +97,8 @@ class KafkaApis:
         self.options = options
         self.stats = stats or BrokerTopicStats()
         self._appended = asyncio.Event()
+        #: validates Produce batches off the event loop (closed by :meth:`close`)
+        self.workers = WorkerPool()
         self.admin = AdminApis(catalog, options)
         self.group_apis = GroupApis(catalog, options)
         #: the group coordinator (server/groups.py)
@@ -96,6 +116,10 @@ class KafkaApis:
         self.handlers.update(self.admin.handlers())
         self.handlers.update(self.group_apis.handlers())
         self._awaiting = _AWAITING | AdminApis.AWAITING | GroupApis.AWAITING
+
+    def close(self) -> None:
+        """Release the worker threads (a validation under way is abandoned)."""
+        self.workers.shutdown()
 
     async def handle(self, request: Request):
         h = self.handlers[request.api_key]
@@ -207,46 +231,63 @@ class KafkaApis:
 
     # -- Produce ------------------------------------------------------------------------
 
-    def handle_produce(self, req: Request):
+    async def handle_produce(self, req: Request):
+        """KafkaApis.handleProduceRequest -> ReplicaManager.appendRecords, in Kafka's order:
+        the transactional check over every partition first (a whole-request error), then
+        per topic-partition (the request is keyed by it: a partition named twice gets one
+        append, of its last valid batch, and one response entry) existence and
+        ``ProduceRequest.validateRecords``, then the appends. Each batch is validated on a
+        worker thread unless it is small and uncompressed (:func:`_validates_inline`)."""
         body = req.body
         v = req.api_version
         acks = body["acks"]
-        responses: list[tuple[str, list[dict]]] = []
-        pending = []  # (topic, partition dict, batch bytes, part)
-        has_txn = False
+        try:
+            txn_parts = {(td["name"], pd["index"]) for td in body["topicData"]
+                         for pd in td["partitionData"]
+                         if _first_batch_is_transactional(pd["records"])}
+        except CorruptRecordError as e:
+            # an exception out of handleProduceRequest: RequestHandlerHelper.handleError
+            return self._produce_error_response(req, Errors.CORRUPT_MESSAGE, e.message)
+        if txn_parts and body["transactionalId"] is None:
+            # ApiError.fromThrowable leaves out a message equal to the error's default one
+            return self._produce_error_response(req, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        slots: dict[tuple[str, int], dict] = {}  # response entries, first-seen order
+        missing: dict[tuple[str, int], Errors] = {}  # unauthorizedTopicResponses (--read-only),
+        # nonExistingTopicResponses (or offline)
+        invalid: dict[tuple[str, int], Errors] = {}  # invalidRequestResponses
+        authorized: dict[tuple[str, int], tuple] = {}  # authorizedRequestInfo
         for td in body["topicData"]:
             name = td["name"]
-            out: list[dict] = []
-            responses.append((name, out))
             for pd in td["partitionData"]:
                 idx = pd["index"]
+                tp = (name, idx)
+                slots.setdefault(tp, {"index": idx})
+                if self.options.read_only:  # no WRITE on any topic: nothing is validated
+                    missing[tp] = READ_ONLY_ERROR
+                    continue
                 part = self.catalog.partition(name, idx)
                 if part is None:
-                    out.append(_partition_error(idx, self.catalog.partition_error(name, idx)))
+                    missing[tp] = self.catalog.partition_error(name, idx)
                     continue
                 records = pd["records"]
                 error, batch = _validate_records(v, records)
                 if error is not Errors.NONE:
-                    out.append(_partition_error(idx, error))
+                    invalid[tp] = error
                     continue
-                has_txn = has_txn or bool(batch.attributes & TRANSACTIONAL_FLAG_MASK)
-                slot = {"index": idx}
-                out.append(slot)
                 if batch.size != len(records):
                     records = records[:batch.size]  # trimInvalidBytes
-                pending.append((name, slot, records, part))
-        if has_txn:
-            # hasTransactionalRecords: needs a transactionalId, then coordinator verification;
-            # this server has no transaction coordinator (docs/serve.md)
-            error = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED \
-                if body["transactionalId"] is None else Errors.INVALID_TXN_STATE
-            for _, slot, _, _ in pending:
-                slot.update(_partition_error(slot["index"], error))
-            pending = []
-        if pending and acks not in (-1, 0, 1):
-            for _, slot, _, _ in pending:
-                slot.update(_partition_error(slot["index"], Errors.INVALID_REQUIRED_ACKS))
-            pending = []
+                authorized[tp] = (records, part)
+        pending = []
+        for tp, (records, part) in authorized.items():
+            slot = slots[tp]
+            if tp in txn_parts:
+                # the transaction must be verified by a coordinator, which this server has
+                # not (docs/serve.md)
+                slot.update(_partition_error(tp[1], Errors.INVALID_TXN_STATE))
+            elif acks not in (-1, 0, 1):
+                slot.update(_partition_error(tp[1], Errors.INVALID_REQUIRED_ACKS))
+            else:
+                pending.append((tp[0], slot, records, part))
         internal_allowed = req.client_id == ADMIN_CLIENT_ID
         appended = False
         for name, slot, records, part in pending:
@@ -254,7 +295,10 @@ class KafkaApis:
             if is_internal(name) and not internal_allowed:
                 slot.update(_partition_error(slot["index"], Errors.INVALID_TOPIC_EXCEPTION))
                 continue
-            topic = self.catalog.topics[name]
+            topic = self.catalog.topics.get(name)
+            if topic is None:  # deleted while an earlier partition was being validated
+                slot.update(_partition_error(slot["index"], Errors.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
             if acks == -1 and int(self.catalog.effective_configs(topic)[
                     "min.insync.replicas"]) > 1:
                 # Partition.appendRecordsToLeader: ISR {this node} < min.insync.replicas
@@ -263,7 +307,7 @@ class KafkaApis:
                 self.stats.mark(name, "FailedProduceRequestsPerSec")
                 continue
             try:
-                info = part.append_as_leader(records)
+                info = await self._append(part, records)
             except AppendError as e:
                 slot.update(_partition_error(slot["index"], e.error))
                 if e.failed_record:
@@ -277,25 +321,71 @@ class KafkaApis:
                     slot["errorMessage"] = e.error_message
                 log.debug("produce to %s-%d failed: %s %s", name, slot["index"], e.error.name, e)
                 continue
-            appended = appended or info.record_count > 0
+            appended = appended or not info.duplicate
             self.stats.mark(name, "BytesInPerSec", len(records))
+            # LogAppendInfo.numMessages: a duplicate's records count too
             self.stats.mark(name, "MessagesInPerSec", info.record_count)
             slot.update({"errorCode": 0, "baseOffset": info.base_offset,
                          "logAppendTimeMs": info.log_append_time,
                          "logStartOffset": info.log_start_offset})
         if appended:
             self._notify_append()
+        # sendResponseCallback: responseStatus ++ nonExisting ++ invalidRequest responses
+        for tp, error in (*missing.items(), *invalid.items()):
+            slots[tp] = _partition_error(tp[1], error)
         if acks == 0:
-            errors = [(n, s["index"], Errors(s["errorCode"]).name)
-                      for n, out in responses for s in out if s["errorCode"]]
+            errors = [(n, p, Errors(s["errorCode"]).name) for (n, p), s in slots.items()
+                      if s["errorCode"]]
             if errors:
                 raise CloseConnection(
                     f"error during produce request with correlation id {req.correlation_id} "
                     f"from client id {req.client_id} with ack=0: " +
                     ", ".join(f"{n}-{p}: {e}" for n, p, e in errors))
             return NO_RESPONSE
-        return Reply({"responses": [{"name": n, "partitionResponses": out}
-                                    for n, out in responses], "throttleTimeMs": 0})
+        return Reply({"responses": _by_topic(slots), "throttleTimeMs": 0})
+
+    def _produce_error_response(self, req: Request, error: Errors, message: str | None = None):
+        """ProduceRequest.getErrorResponse: every topic-partition of the request (once)
+        with ``error`` and nothing appended; for acks=0 the connection is closed instead
+        (RequestHandlerHelper.sendErrorOrCloseConnection)."""
+        body = req.body
+        if body["acks"] == 0:
+            raise CloseConnection(f"{error.name} for produce request with correlation id "
+                                  f"{req.correlation_id} from client id {req.client_id} "
+                                  "with ack=0")
+        slots = {}
+        for td in body["topicData"]:
+            for pd in td["partitionData"]:
+                slots[(td["name"], pd["index"])] = {
+                    **_partition_error(pd["index"], error), "recordErrors": [],
+                    "errorMessage": message}
+        return Reply({"responses": _by_topic(slots), "throttleTimeMs": 0})
+
+    async def _append(self, part, records):
+        """Validate ``records`` for ``part`` (on a worker thread unless
+        :func:`_validates_inline`), then append on this thread. One validation per
+        partition at a time; a validation made stale by another writer is redone.
+
+        Raises:
+            AppendError: with the Kafka error code.
+        """
+        lock = part.append_lock
+        if _validates_inline(records) and (lock is None or not lock.locked()):
+            # nothing to wait for: validated and written without yielding
+            return part.append_validated(part.validate(records))
+        if lock is None:
+            lock = part.append_lock = asyncio.Lock()
+        async with lock:
+            while True:
+                if _validates_inline(records):
+                    validated = part.validate(records)
+                else:
+                    validated = await self.workers.run(part.validate, records)
+                if not part.is_stale(validated):
+                    return part.append_validated(validated)
+                if part.log.closed:  # deleted meanwhile
+                    raise AppendError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                                      "This server does not host this topic-partition.")
 
     # -- Fetch --------------------------------------------------------------------------
 
@@ -550,14 +640,58 @@ class KafkaApis:
         return Reply({"throttleTimeMs": 0, "responses": results})
 
 
-#: handlers that await (Fetch's delayed read)
-_AWAITING = frozenset({ApiKeys.FETCH})
+#: handlers that await (Produce's validation on a worker thread, Fetch's delayed read;
+#: the admin and group handlers name theirs)
+_AWAITING = frozenset({ApiKeys.PRODUCE, ApiKeys.FETCH})
 
 
 def _validate_name(name: str) -> None:
     from ..storage.files import validate_topic_name
 
     validate_topic_name(name)
+
+
+#: a batch at most this large and uncompressed is validated on the event loop: its work is
+#: bounded by its size (a few ms), less than a hand-over to a worker thread costs
+INLINE_VALIDATION_BYTES = 64 * 1024
+
+
+def _validates_inline(records) -> bool:
+    return len(records) <= INLINE_VALIDATION_BYTES and \
+        records[ATTRIBUTES_OFFSET + 1] & COMPRESSION_CODEC_MASK == 0
+
+
+def _by_topic(slots: dict[tuple[str, int], dict]) -> list[dict]:
+    """ProduceResponse's topics from entries keyed by topic-partition (one per topic)."""
+    topics: dict[str, list[dict]] = {}
+    for (name, _), slot in slots.items():
+        topics.setdefault(name, []).append(slot)
+    return [{"name": n, "partitionResponses": out} for n, out in topics.items()]
+
+
+def _first_batch_is_transactional(records) -> bool:
+    """RequestUtils.hasTransactionalRecords for one partition: is the first batch of its
+    records transactional, reading them as ``MemoryRecords.batchIterator`` does
+    (``ByteBufferLogInputStream.nextBatch``: a partial batch is no batch).
+
+    Raises:
+        CorruptRecordError: a size below the v0 record overhead (14 bytes) or a magic
+            outside 0..2, with Kafka's message.
+    """
+    if records is None or len(records) < LOG_OVERHEAD:
+        return False
+    (size,) = _INT32.unpack_from(records, LOG_OVERHEAD - 4)
+    if size < LEGACY_RECORD_OVERHEAD_V0:
+        raise CorruptRecordError(f"Record size {size} is less than the minimum record overhead "
+                                 f"({LEGACY_RECORD_OVERHEAD_V0})")
+    if len(records) < HEADER_SIZE_UP_TO_MAGIC:
+        return False
+    (magic,) = _INT8.unpack_from(records, MAGIC_OFFSET)
+    if not MAGIC_V0 <= magic <= MAGIC_V2:
+        raise CorruptRecordError(f"Invalid magic found in record: {magic}")
+    if len(records) < LOG_OVERHEAD + size or magic < MAGIC_V2:
+        return False
+    return bool(records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_FLAG_MASK)
 
 
 def _validate_records(version: int, records) -> tuple[Errors, object]:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import UnreadableError
 from ..format.records import FileRecords
 from ..protocol.errors import Errors
-from ..schema.txn_index import parse_txn_index
+from ..storage.txn_index import TransactionIndex
 from .storage_adapter import PartitionView
 
 EARLIEST_TIMESTAMP = -2
@@ -98,18 +99,23 @@ def _upper_bound(records: bytes, leo: int) -> int:
 
 
 def _aborted(part, segments, seg, fetch_offset: int, upper: int) -> list[dict]:
-    """UnifiedLog.collectAbortedTransactions over the segments from ``seg``."""
+    """LocalLog.collectAbortedTransactions from the segment read: each segment's
+    ``TransactionIndex.collectAbortedTxns``, going on to the next segments until the
+    search is complete (an aborted transaction is indexed in the segment of its ABORT
+    marker, which may come after the records fetched). The active segment's index is the
+    one in memory (entries not yet flushed included)."""
     out = []
     for s in segments[segments.index(seg):]:
-        if s.base_offset >= upper:
+        idx = getattr(s, "txn_index", None)
+        if idx is None:
+            try:
+                idx = TransactionIndex.load(s.txn_index_path, s.base_offset)
+            except UnreadableError:
+                continue
+        found, complete = idx.collect_aborted(fetch_offset, upper)
+        out += [{"producerId": t.producer_id, "firstOffset": t.first_offset} for t in found]
+        if complete:
             break
-        try:
-            data = s.txn_index_path.read_bytes()
-        except OSError:
-            continue
-        for t in parse_txn_index(data):
-            if t.last_offset >= fetch_offset and t.first_offset < upper:
-                out.append({"producerId": t.producer_id, "firstOffset": t.first_offset})
     return out
 
 

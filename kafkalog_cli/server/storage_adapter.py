@@ -8,10 +8,14 @@ the Kafka error a ProduceResponse carries, as ``ReplicaManager.appendToLocalLog`
   indexes, producer state, epoch cache). On a duplicate (same producer id, epoch and
   sequence range as one of the producer's last 5 batches) nothing is written and the
   original batch's offsets come back. Failures raise :class:`AppendError` with the code.
+  The same in two steps: :meth:`ServedPartition.validate` (``UnifiedLog.validate_append``:
+  the CPU-heavy part, which changes nothing and may run on a worker thread) then
+  :meth:`ServedPartition.append_validated` (the write).
 * the read view the Fetch/ListOffsets path uses: ``segments`` (the log's segments, the last
   one active), ``log_start_offset``, ``log_end_offset``, ``leader_epoch``, ``epochs``.
 
-Everything runs on the server's event-loop thread: no locking.
+Everything but :meth:`ServedPartition.validate` runs on the server's event-loop thread: no
+locking; ``append_lock`` lets the server keep one validation per partition at a time.
 """
 
 from __future__ import annotations
@@ -49,7 +53,9 @@ class AppendInfo:
         log_append_time: the broker time under LogAppendTime, else -1 (for a duplicate:
             the original batch's timestamp, as ``UnifiedLog.append`` reports it).
         log_start_offset: the partition's log start offset after the append.
-        record_count: records appended (0 for a duplicate), for the metrics.
+        record_count: ``LogAppendInfo.numMessages`` (last - first offset + 1), for the
+            MessagesInPerSec meter: a duplicate counts its records too, as on a broker.
+        duplicate: nothing was written (a retried batch was recognised).
     """
 
     base_offset: int
@@ -57,6 +63,7 @@ class AppendInfo:
     log_append_time: int
     log_start_offset: int
     record_count: int = 0
+    duplicate: bool = False
 
 
 class AppendError(Exception):
@@ -69,7 +76,7 @@ class AppendError(Exception):
             one: only for record validation errors).
         failed_record: the broker's ``processFailedRecord`` path: the response carries
             the log start offset and ``FailedProduceRequestsPerSec`` counts it (not for
-            corrupt or too-large batches, nor storage errors).
+            unknown partitions, corrupt or too-large batches, nor storage errors).
     """
 
     def __init__(self, error: Errors, message: str, *, record_errors=(),
@@ -78,7 +85,8 @@ class AppendError(Exception):
         self.error = error
         self.record_errors = list(record_errors)
         self.error_message = error_message
-        self.failed_record = error not in (Errors.CORRUPT_MESSAGE, Errors.MESSAGE_TOO_LARGE,
+        self.failed_record = error not in (Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                                           Errors.CORRUPT_MESSAGE, Errors.MESSAGE_TOO_LARGE,
                                            Errors.RECORD_LIST_TOO_LARGE,
                                            Errors.KAFKA_STORAGE_ERROR)
 
@@ -139,11 +147,13 @@ class ServedPartition:
     LogManager, which closes it) and the leader epoch this node stamps on appends (the
     latest epoch in ``leader-epoch-checkpoint``, 0 for a new partition)."""
 
-    __slots__ = ("log", "leader_epoch")
+    __slots__ = ("log", "leader_epoch", "append_lock")
 
     def __init__(self, log: UnifiedLog):
         self.log = log
         self.leader_epoch = log.leader_epoch_cache.latest_epoch or 0
+        #: an ``asyncio.Lock`` the server holds from validation to write (set by it)
+        self.append_lock = None
 
     @property
     def directory(self):
@@ -166,25 +176,55 @@ class ServedPartition:
         return self.log.leader_epoch_cache.epochs
 
     def append_as_leader(self, batch_bytes) -> AppendInfo:
-        """Partition.appendRecordsToLeader -> UnifiedLog.appendAsLeader.
+        """Partition.appendRecordsToLeader -> UnifiedLog.appendAsLeader: :meth:`validate`
+        then :meth:`append_validated`.
+
+        Raises:
+            AppendError: with the Kafka error code.
+        """
+        return self.append_validated(self.validate(batch_bytes))
+
+    def validate(self, batch_bytes):
+        """``UnifiedLog.validate_append`` at the node's leader epoch: the validated batch
+        with offsets from the current log end offset. Changes nothing; thread-safe as long
+        as nothing appends to this partition meanwhile.
+
+        Raises:
+            AppendError: with the Kafka error code.
+        """
+        try:
+            return self.log.validate_append(batch_bytes, leader_epoch=self.leader_epoch)
+        except Exception as e:
+            raise self._failed(e) from e
+
+    def is_stale(self, validated) -> bool:
+        """The log was appended to (or closed) since ``validated`` was computed."""
+        return self.log.closed or validated.first_offset != self.log.log_end_offset
+
+    def append_validated(self, validated) -> AppendInfo:
+        """Write a :meth:`validate` result (producer state, roll, segment, indexes).
 
         Raises:
             AppendError: with the Kafka error code.
         """
         lg = self.log
         try:
-            info = lg.append_as_leader(batch_bytes, leader_epoch=self.leader_epoch)
+            info = lg.append_validated(validated, leader_epoch=self.leader_epoch)
         except Exception as e:
-            err = append_error(e)
-            if err.error in (Errors.UNKNOWN_SERVER_ERROR, Errors.KAFKA_STORAGE_ERROR):
-                log.error("append to %s failed: %s", lg.directory.name, e, exc_info=True)
-            raise err from e
+            raise self._failed(e) from e
+        count = info.last_offset - info.first_offset + 1
         if info.duplicate:
             # UnifiedLog.append: the duplicate's offsets and its timestamp as the append time
             return AppendInfo(info.first_offset, info.last_offset, info.max_timestamp,
-                              lg.log_start_offset, 0)
+                              lg.log_start_offset, count, duplicate=True)
         return AppendInfo(info.first_offset, info.last_offset, info.log_append_time,
-                          lg.log_start_offset, info.records)
+                          lg.log_start_offset, count)
+
+    def _failed(self, e: Exception) -> AppendError:
+        err = append_error(e)
+        if err.error in (Errors.UNKNOWN_SERVER_ERROR, Errors.KAFKA_STORAGE_ERROR):
+            log.error("append to %s failed: %s", self.log.directory.name, e, exc_info=True)
+        return err
 
 
 #: What a read-only server answers a write: a broker's answer to a client allowed to

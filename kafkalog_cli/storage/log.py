@@ -10,11 +10,11 @@ import logging
 from pathlib import Path
 
 from ..constants import LOG_FILE_SUFFIX
-from ..errors import KafkalogError, NotAKafkaFileError, UnreadableError
+from ..errors import InvalidRecordError, KafkalogError, NotAKafkaFileError, UnreadableError
 from .files import TopicPartition, is_segment_file_name, parse_partition_dir_name
 from .roll import RollParams, roll_reasons
 from .segment import LogSegment
-from .validator import RecordBatchTooLargeError, validate
+from .validator import _NO_KEY_MSG, RecordBatchTooLargeError, validate
 
 logger = logging.getLogger("kafkalog")
 
@@ -248,7 +248,7 @@ class UnifiedLog(Log):
         log end offset, check producer state (sequences, epochs; a marker's epochs too),
         roll if needed, append, update indexes, epochs, producer state and transaction
         index, flush per flush.messages/flush.ms. A batch the producer state refuses
-        writes nothing.
+        writes nothing. The same as :meth:`validate_append` then :meth:`append_validated`.
 
         Args:
             records: the producer's batch bytes (baseOffset 0).
@@ -260,13 +260,59 @@ class UnifiedLog(Log):
             see :func:`kafkalog_cli.storage.validator.validate`, plus
             RecordBatchTooLargeError (over segment.bytes) and the producer-state errors.
         """
+        info = self.validate_append(records, leader_epoch=leader_epoch, origin=origin,
+                                    summary=summary)
+        return self.append_validated(info, leader_epoch=leader_epoch)
+
+    def validate_append(self, records, *, leader_epoch: int = 0, origin: str = "client",
+                        summary=None):
+        """The validation half of :meth:`append_as_leader` (``analyzeAndValidateRecords``
+        and ``LogValidator.validateMessagesAndAssignOffsets``): offsets assigned from the
+        current log end offset, timestamps checked against the clock. It reads the log's
+        config, clock and log end offset and changes nothing, so a server may run it on
+        another thread (the CPU-heavy part of an append) while the log is not appended to,
+        then pass the result to :meth:`append_validated` on its own thread.
+
+        Returns:
+            a :class:`~.validator.ValidationResult`.
+
+        Raises:
+            IllegalStateError: the log is closed.
+            see :func:`kafkalog_cli.storage.validator.validate`; for a record error on a
+            compacted topic the message names the topic partition, as LogValidator's.
+        """
         if self.closed:
             from ..errors import IllegalStateError
 
             raise IllegalStateError("append to a closed log", file=self.directory)
+        try:
+            return validate(records, offset=self.log_end_offset,
+                            now=self.clock.milliseconds(), config=self.config,
+                            partition_leader_epoch=leader_epoch, origin=origin,
+                            summary=summary)
+        except InvalidRecordError as e:
+            _name_topic_partition(e, self.topic_partition)
+            raise
+
+    def append_validated(self, info, *, leader_epoch: int = 0) -> LogAppendInfo:
+        """The write half of :meth:`append_as_leader` for a :meth:`validate_append` result
+        taken at the current log end offset: producer state, roll, the segment append,
+        indexes, epochs, transaction index, flush.
+
+        Raises:
+            IllegalStateError: the log is closed, or was appended to since ``info`` was
+                validated (its first offset is not the log end offset); nothing is written.
+            RecordBatchTooLargeError: the batch is over segment.bytes.
+            the producer-state errors (nothing is written).
+        """
+        if self.closed or info.first_offset != self.log_end_offset:
+            from ..errors import IllegalStateError
+
+            raise IllegalStateError(
+                "append to a closed log" if self.closed else
+                f"stale validation: offsets assigned from {info.first_offset}, the log end "
+                f"offset is now {self.log_end_offset}", file=self.directory)
         now = self.clock.milliseconds()
-        info = validate(records, offset=self.log_end_offset, now=now, config=self.config,
-                        partition_leader_epoch=leader_epoch, origin=origin, summary=summary)
         size = len(info.batch)
         if size > self.config.segment_bytes:
             raise RecordBatchTooLargeError(
@@ -466,6 +512,16 @@ class UnifiedLog(Log):
         if not self.closed:
             self.active.abandon()
             self.closed = True
+
+
+def _name_topic_partition(exc: InvalidRecordError, tp) -> None:
+    """LogValidator.validateKey's record error ends with the topic partition ("Compacted
+    topic cannot accept message without key in topic partition orders-0"), which the
+    validator does not know: add it to ``exc.record_errors``."""
+    errors = getattr(exc, "record_errors", None)
+    if tp is None or not errors:
+        return
+    exc.record_errors = tuple((i, f"{m} {tp}" if m == _NO_KEY_MSG else m) for i, m in errors)
 
 
 def last_offset_of(segment: LogSegment) -> int | None:

@@ -97,8 +97,17 @@ class TransactionIndex:
                     f"Last offset of aborted transaction {e} in index {self.path} is less "
                     f"than start offset {self.start_offset}", file=self.path)
 
-    def collect_aborted(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
-        """Aborted transactions overlapping ``[fetch_offset, upper_bound)``
-        (TransactionIndex.collectAbortedTxns)."""
-        return [e for e in self.entries
-                if e.last_offset >= fetch_offset and e.first_offset < upper_bound]
+    def collect_aborted(self, fetch_offset: int,
+                        upper_bound: int) -> tuple[list[AbortedTxn], bool]:
+        """TransactionIndex.collectAbortedTxns: the aborted transactions overlapping
+        ``[fetch_offset, upper_bound)`` (absolute offsets), and whether the search is
+        complete (an entry's last stable offset reached ``upper_bound``; else later
+        segments' indexes may hold more, a transaction being indexed in the segment of its
+        ABORT marker)."""
+        out = []
+        for e in self.entries:
+            if e.last_offset >= fetch_offset and e.first_offset < upper_bound:
+                out.append(e)
+            if e.last_stable_offset >= upper_bound:
+                return out, True
+        return out, False

@@ -581,12 +581,16 @@ def test_serve_config_option_takes_topic_and_broker_names():
     from kafkalog_cli.ops.serve import parse_configs
     from kafkalog_cli.server.configs import static_broker_configs
 
-    items = ["segment.ms=5000", "group.initial.rebalance.delay.ms=0", "log.retention.hours=1"]
-    assert static_broker_configs(parse_configs(items)) == {
+    items = ["segment.ms=5000", "group.initial.rebalance.delay.ms=0", "log.retention.hours=1",
+             "socket.request.max.bytes=2000000"]
+    static, sockets = parse_configs(items)
+    assert static_broker_configs(static) == {
         "log.roll.ms": "5000", "group.initial.rebalance.delay.ms": "0",
-        "log.retention.hours": "1"}
+        "log.retention.hours": "1", "socket.request.max.bytes": "2000000"}
+    assert sockets == {"socket.request.max.bytes": "2000000"}
     for bad in ("no.such=1", "node.id=3", "segment.bytes=abc", "remote.storage.enable=false",
-                "group.min.session.timeout.ms=x", "segment.bytes"):
+                "group.min.session.timeout.ms=x", "segment.bytes", "socket.request.max.bytes=0",
+                "queued.max.request.bytes=10"):
         with pytest.raises(InvalidArgumentError):
             parse_configs([bad])
 
@@ -676,3 +680,15 @@ def test_group_resource_configs(log_dir):
         assert {e["name"]: e["value"] for e in other["configs"]}[
             "consumer.session.timeout.ms"] == "45000"
         c.close()
+
+
+def test_socket_server_limits_are_described_as_static_broker_configs(log_dir):
+    with ServerThread(log_dir, ServerOptions(port=0),
+                      broker_configs={"connections.max.idle.ms": "300000"}) as s:
+        c = RawClient(s.port)
+        [b] = _describe(c, [(BROKER, "0", ["connections.max.idle.ms",
+                                           "socket.request.max.bytes"])])
+        c.close()
+    assert [(e["name"], e["value"], e["configSource"], e["readOnly"]) for e in b["configs"]] == [
+        ("connections.max.idle.ms", "300000", 4, True),
+        ("socket.request.max.bytes", "104857600", 5, True)]

@@ -90,8 +90,15 @@ def test_corrupt_message_bad_crc(raw):
     b[-1] ^= 0xFF
     assert part(produce(c, "t", bytes(b))) == err(0, Errors.CORRUPT_MESSAGE)
     b = bytearray(batch())
-    struct.pack_into(">i", b, 8, 5)  # batchLength below the minimum overhead
+    struct.pack_into(">i", b, 8, 20)  # batchLength below the v2 batch overhead
     assert part(produce(c, "t", bytes(b))) == err(0, Errors.CORRUPT_MESSAGE)
+    # below the v0 record overhead (14): MemoryRecords' iterator throws in
+    # RequestUtils.hasTransactionalRecords, before anything else; the whole request gets
+    # CORRUPT_MESSAGE with the exception's message (RequestHandlerHelper.handleError)
+    struct.pack_into(">i", b, 8, 5)
+    assert part(produce(c, "t", bytes(b))) == {
+        **err(0, Errors.CORRUPT_MESSAGE),
+        "errorMessage": "Record size 5 is less than the minimum record overhead (14)"}
 
 
 def test_invalid_record_shapes(raw):
@@ -197,3 +204,96 @@ def test_transactional_batches_refused(raw):
                     is_transactional=True)
     assert part(produce(c, "t", b)) == err(0, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     assert part(produce(c, "t", b, txn_id="tx")) == err(0, Errors.INVALID_TXN_STATE)
+
+
+# -- KafkaApis.handleProduceRequest's order and keys -----------------------------------------
+
+def _request(topic_data, *, acks=1, txn_id=None):
+    return {"transactionalId": txn_id, "acks": acks, "timeoutMs": 1000,
+            "topicData": [{"name": n, "partitionData": [{"index": i, "records": r}
+                                                        for i, r in parts]}
+                          for n, parts in topic_data]}
+
+
+def _txn_batch(n=1):
+    return build_batch([(TS + i, b"k", b"v", ()) for i in range(n)], producer_id=5,
+                       producer_epoch=0, base_sequence=0, is_transactional=True)
+
+
+def test_transactional_batch_anywhere_refuses_the_whole_request(raw):
+    """RequestUtils.hasTransactionalRecords looks at every partition first (even one of an
+    unknown topic); without a transactional id every partition of the request gets
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED (no message: ApiError.fromThrowable leaves out
+    the default one) and nothing is appended anywhere."""
+    c = raw()
+    create_topic(c, "t", 2)
+    res = c.request(0, 11, _request([("t", [(0, batch(2)), (1, batch(1))]),
+                                    ("nope", [(0, _txn_batch())])]))
+    want = {**err(0, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED), "errorMessage": None}
+    assert res["responses"] == [
+        {"name": "t", "partitionResponses": [want, {**want, "index": 1}]},
+        {"name": "nope", "partitionResponses": [want]}]
+    assert part(produce(c, "t", batch(1)))["baseOffset"] == 0
+    assert part(produce(c, "t", batch(1), partition=1))["baseOffset"] == 0
+    # acks=0: the connection is closed instead, still nothing appended
+    from kafkalog_cli.protocol.wire import encode_request
+
+    c.send_raw(encode_request(0, 9, 99, _request([("t", [(0, batch(2))]),
+                                                  ("t", [(1, _txn_batch())])], acks=0)))
+    assert c.recv_frame() is None
+    assert part(produce(raw(), "t", batch(1)))["baseOffset"] == 1
+
+
+def test_transactional_id_refuses_only_transactional_partitions(raw):
+    """With a transactional id, a transactional batch needs the coordinator's verification
+    (which this server cannot give: INVALID_TXN_STATE); the request's other partitions are
+    appended (ReplicaManager.handleProduceAppend filters only the failed ones)."""
+    c = raw()
+    create_topic(c, "t", 2)
+    res = c.request(0, 11, _request([("t", [(0, _txn_batch()), (1, batch(2))])], txn_id="tx"))
+    (t,) = res["responses"]
+    assert t["partitionResponses"][0] == err(0, Errors.INVALID_TXN_STATE)
+    assert t["partitionResponses"][1] == {**ok(0), "index": 1}
+
+
+def test_first_batch_corrupt_size_fails_the_whole_request(raw):
+    """A first batch whose size is below 14 bytes (or whose magic is not 0-2) throws out of
+    MemoryRecords' iterator in hasTransactionalRecords: CORRUPT_MESSAGE for every partition
+    of the request, with the exception's message, even those that were fine."""
+    c = raw()
+    create_topic(c, "t", 2)
+    bad = bytearray(batch())
+    bad[16] = 7  # magic
+    res = c.request(0, 11, _request([("t", [(0, batch(2)), (1, bytes(bad))])]))
+    want = {**err(0, Errors.CORRUPT_MESSAGE), "errorMessage": "Invalid magic found in record: 7"}
+    assert res["responses"] == [{"name": "t", "partitionResponses": [
+        want, {**want, "index": 1}]}]
+    assert part(produce(c, "t", batch(1)))["baseOffset"] == 0
+
+
+def test_same_partition_twice_is_one_append_and_one_response(raw):
+    """The request is keyed by topic-partition (KafkaApis' maps): the partition's last
+    batch is appended, once, and answered once, whether the duplicate is in the same
+    topic entry or in a second entry of the same topic."""
+    c = raw()
+    create_topic(c, "t", 2)
+    res = c.request(0, 11, _request([("t", [(0, batch(2)), (1, batch(1)), (0, batch(3))])]))
+    assert res["responses"] == [{"name": "t", "partitionResponses": [
+        ok(0), {**ok(0), "index": 1}]}]
+    assert part(produce(c, "t", batch(1)))["baseOffset"] == 3
+    res = c.request(0, 11, _request([("t", [(0, batch(4))]), ("t", [(0, batch(5))])]))
+    assert res["responses"] == [{"name": "t", "partitionResponses": [ok(4)]}]
+    assert part(produce(c, "t", batch(1)))["baseOffset"] == 9
+
+
+def test_duplicate_batch_counts_its_messages(server, raw):
+    """ReplicaManager marks MessagesInPerSec with LogAppendInfo.numMessages, which for a
+    recognised duplicate is its offset range: a retried batch of 3 counts 3 again."""
+    c = raw()
+    create_topic(c, "t")
+    p = c.request(22, 4, {"transactionalId": None, "transactionTimeoutMs": 1000})["producerId"]
+    stats = server.server.stats
+    assert part(produce(c, "t", batch(3, pid=p, epoch=0, seq=0)))["baseOffset"] == 0
+    assert part(produce(c, "t", batch(3, pid=p, epoch=0, seq=0)))["baseOffset"] == 0
+    assert stats.topics["t"]["MessagesInPerSec"].count == 6
+    assert server.server.catalog.partition("t", 0).log_end_offset == 3

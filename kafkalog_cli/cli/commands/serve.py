@@ -33,7 +33,9 @@ def serve(
         "--config", metavar="KEY=VALUE", help="A broker config (repeatable): a topic config "
         "name is that config's default for every topic (min.insync.replicas=2, "
         "segment.bytes=4096); group.initial.rebalance.delay.ms, "
-        "group.min.session.timeout.ms, log.roll.hours ... are the broker's own.",
+        "group.min.session.timeout.ms, log.roll.hours, the socket server's "
+        "socket.request.max.bytes, queued.max.request.bytes, connections.max.idle.ms ... "
+        "are the broker's own.",
         show_default=False)] = None,
     metrics: Annotated[bool, typer.Option(
         "--metrics", help="Log per-topic BrokerTopicStats rates periodically.")] = False,
