@@ -705,6 +705,41 @@ class UnifiedLog(Log):
         self.recovery_point = max(self.recovery_point, new_offset)
         return new
 
+    # -- log start offset and config ----------------------------------------------------------
+
+    def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
+        """UnifiedLog.maybeIncrementLogStartOffset (reason ClientRecordDeletion): move the
+        log start offset up to ``new_log_start_offset`` (absolute offset; records below it
+        are no longer served), trimming the leader epoch cache from the start and telling
+        the producer state. The high watermark is the log end offset here. Segments
+        wholly below the new start stay on disk until a retention pass deletes them (the
+        broker's ``deleteLogStartOffsetBreachedSegments``); the offset reaches
+        ``log-start-offset-checkpoint`` with :meth:`LogManager.checkpoint`.
+
+        Returns:
+            True when the log start offset moved.
+
+        Raises:
+            OffsetOutOfRangeError: the offset is above the high watermark.
+        """
+        from ..errors import OffsetOutOfRangeError
+
+        if new_log_start_offset > self.log_end_offset:
+            raise OffsetOutOfRangeError(new_log_start_offset, self.log_start_offset,
+                                        self.log_end_offset, file=self.directory)
+        if new_log_start_offset <= self.log_start_offset:
+            return False
+        self.log_start_offset = new_log_start_offset
+        self.leader_epoch_cache.truncate_from_start(new_log_start_offset)
+        self.producer_state.on_log_start_offset_incremented(new_log_start_offset)
+        return True
+
+    def update_config(self, config) -> None:
+        """UnifiedLog.updateConfig: later appends, rolls and flushes follow ``config``; the
+        active segment keeps the index size and interval it was created with (a broker
+        sizes a segment's indexes when it opens them)."""
+        self.config = config
+
     # -- flushing and closing ---------------------------------------------------------------
 
     def flush(self) -> None:
