@@ -42,6 +42,12 @@ ENDPOINT_BROKER, ENDPOINT_CONTROLLER = 1, 2
 HIGH_WATERMARK = INVALID_LOW_WATERMARK = -1
 #: ``serve --read-only`` refuses config changes as a broker refuses a client without the
 #: ALTER_CONFIGS ACL on the resource (topic: READ_ONLY_ERROR, as for other writes)
+#: QuorumController.MAX_RECORDS_PER_USER_OP: the records one admin request may create (a
+#: TopicRecord, a PartitionRecord per partition, a ConfigRecord per config); more fail the
+#: whole request with POLICY_VIOLATION (EventHandlerExceptionInfo, BoundedListTooLongException)
+MAX_RECORDS_PER_USER_OP = 10_000
+EXCESSIVE_BATCH_MESSAGE = "Unable to perform excessively large batch operation."
+
 _READ_ONLY_ALTER = {RESOURCE_TOPIC: READ_ONLY_ERROR,
                     RESOURCE_BROKER: Errors.CLUSTER_AUTHORIZATION_FAILED,
                     RESOURCE_GROUP: Errors.GROUP_AUTHORIZATION_FAILED}
@@ -278,18 +284,30 @@ class AdminApis:
         for dup in dict.fromkeys(n for n in names if names.count(n) > 1):
             results.append({"name": dup, "errorCode": int(Errors.INVALID_REQUEST),
                             "errorMessage": "Duplicate topic name."})
+        checked = []
         for t in body["topics"]:
             if names.count(t["name"]) > 1:
                 continue
             res = {"name": t["name"], "errorCode": 0, "errorMessage": None}
             results.append(res)
             try:
-                self._create_partitions(t, body["validateOnly"])
+                checked.append((t, self._create_partitions(t, True)))
             except ApiError as e:
                 res["errorCode"], res["errorMessage"] = int(e.error), e.message
+        if sum(n for _, n in checked) > MAX_RECORDS_PER_USER_OP:
+            # a PartitionRecord per new partition overflows the controller's BoundedList:
+            # the whole request fails (CreatePartitionsRequest.getErrorResponse)
+            return {"throttleTimeMs": 0, "results": [
+                {"name": n, "errorCode": int(Errors.POLICY_VIOLATION),
+                 "errorMessage": EXCESSIVE_BATCH_MESSAGE} for n in dict.fromkeys(names)]}
+        if not body["validateOnly"]:
+            for t, _ in checked:
+                self._create_partitions(t, False)
         return {"throttleTimeMs": 0, "results": results}
 
-    def _create_partitions(self, t: dict, validate_only: bool) -> None:
+    def _create_partitions(self, t: dict, validate_only: bool) -> int:
+        """One topic of CreatePartitions: its checks, then (unless ``validate_only``) the
+        new partitions. Returns how many partitions it adds."""
         if self.options.read_only:  # ControllerApis: unauthorized after the duplicates
             raise ApiError(READ_ONLY_ERROR, READ_ONLY_MESSAGE)
         topic = self.catalog.topics.get(t["name"])
@@ -315,6 +333,7 @@ class AdminApis:
         if not validate_only:
             self.catalog.add_partitions(topic, count)
             log.info("topic %s: %d -> %d partitions", topic.name, have, count)
+        return additional
 
     def _check_assignment(self, broker_ids: list[int]) -> None:
         """ReplicationControlManager.validateManualPartitionAssignment (replication factor

@@ -45,7 +45,12 @@ from ..schema.record_batch import ATTRIBUTES_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD
 from ..storage.files import validate_topic_name
 from . import configs as cfgs
 from . import reads
-from .admin import CLUSTER_AUTHORIZED_OPERATIONS, AdminApis
+from .admin import (
+    CLUSTER_AUTHORIZED_OPERATIONS,
+    EXCESSIVE_BATCH_MESSAGE,
+    MAX_RECORDS_PER_USER_OP,
+    AdminApis,
+)
 from .catalog import LogDirCatalog, Topic, is_internal
 from .group_apis import GroupApis
 from .metrics import BrokerTopicStats
@@ -541,6 +546,7 @@ class KafkaApis:
         body = req.body
         names = [t["name"] for t in body["topics"]]
         results = []
+        checked = []
         for t in body["topics"]:
             name = t["name"]
             res = {"name": name, "topicId": ZERO_UUID, "errorCode": 0, "errorMessage": None,
@@ -554,6 +560,18 @@ class KafkaApis:
                 continue
             n = t["numPartitions"] if t["numPartitions"] != -1 else (
                 len(t["assignments"]) or self.options.num_partitions)
+            checked.append((t, res, n, overrides))
+        if sum(1 + n + len(o or ()) for _, _, n, o in checked) > MAX_RECORDS_PER_USER_OP:
+            # a TopicRecord, a PartitionRecord per partition and a ConfigRecord per config
+            # overflow the controller's BoundedList: the whole request fails
+            # (CreateTopicsRequest.getErrorResponse)
+            for res in results:
+                res.update(errorCode=int(Errors.POLICY_VIOLATION),
+                           errorMessage=EXCESSIVE_BATCH_MESSAGE, topicId=ZERO_UUID,
+                           numPartitions=-1, replicationFactor=-1, configs=[])
+            return Reply({"throttleTimeMs": 0, "topics": results})
+        for t, res, n, overrides in checked:
+            name = t["name"]
             if not body.get("validateOnly"):
                 topic = self.catalog.create_topic(name, n, overrides)
                 res["topicId"] = topic.topic_id

@@ -89,6 +89,45 @@ def test_create_partitions_errors_and_directories(log_dir, raw):
     assert res[0]["errorCode"] == 0 and not (log_dir / "t-4").exists()
 
 
+def test_a_request_creating_more_than_10000_records_fails_whole(log_dir, raw):
+    """QuorumController.MAX_RECORDS_PER_USER_OP: the records one CreateTopics or
+    CreatePartitions request would create (a TopicRecord, a PartitionRecord per partition, a
+    ConfigRecord per config) overflow the controller's BoundedList past 10,000 and every
+    topic of the request gets POLICY_VIOLATION with EventHandlerExceptionInfo's message;
+    nothing is created. Found by the fuzz harness: a drawn CreatePartitions for 36,650
+    partitions kept serve busy for minutes."""
+    c = raw()
+    create_topic(c, "t", 1)
+    big = "Unable to perform excessively large batch operation."
+    res = _create_partitions(c, [("t", 5001, None), ("gone", 2, None), ("t2", 5001, None)],
+                             validate_only=True)
+    # "gone" and "t2" fail on their own; t (5,000 new partitions) alone is allowed
+    assert {r["name"]: r["errorCode"] for r in res} == {
+        "t": 0, "gone": Errors.UNKNOWN_TOPIC_OR_PARTITION, "t2": Errors.UNKNOWN_TOPIC_OR_PARTITION}
+    create_topic(c, "u", 1)
+    res = _create_partitions(c, [("u", 5001, None), ("t", 10_002, None)], validate_only=True)
+    assert [(r["name"], r["errorCode"], r["errorMessage"]) for r in res] == [
+        ("u", Errors.POLICY_VIOLATION, big), ("t", Errors.POLICY_VIOLATION, big)]
+
+    def create(topics, validate_only):
+        return c.request(19, 7, {"topics": [
+            {"name": n, "numPartitions": k, "replicationFactor": 1, "assignments": [],
+             "configs": [{"name": "cleanup.policy", "value": "compact"}] * cfg}
+            for n, k, cfg in topics], "timeoutMs": 1000,
+            "validateOnly": validate_only})["topics"]
+
+    # 1 + 9,998 + 1 = 10,000 records: allowed (validateOnly: nothing written)
+    res = create([("v", 9998, 1)], True)
+    assert (res[0]["errorCode"], res[0]["numPartitions"]) == (0, 9998)
+    res = create([("v", 9998, 1), ("w", 1, 0)], True)
+    assert [(r["name"], r["errorCode"], r["errorMessage"], r["numPartitions"]) for r in res] == [
+        ("v", Errors.POLICY_VIOLATION, big, -1), ("w", Errors.POLICY_VIOLATION, big, -1)]
+    res = create([("w", 10_000, 0)], False)
+    assert res[0]["errorCode"] == Errors.POLICY_VIOLATION
+    assert not (log_dir / "w-0").exists()
+    assert sorted(p.name for p in log_dir.iterdir() if p.name.startswith("t-"))[:1] == ["t-0"]
+
+
 def test_create_partitions_with_every_admin_client(log_dir):
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewPartitions
