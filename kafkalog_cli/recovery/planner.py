@@ -47,7 +47,12 @@ from ..schema.producer_snapshot import build_snapshot, parse_snapshot
 from ..schema.txn_index import parse_txn_index
 from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
 from ..storage.dir_files import format_partition_metadata, read_partition_metadata
-from ..storage.files import filename_prefix_from_offset, parse_partition_dir_name
+from ..storage.files import (
+    filename_prefix_from_offset,
+    leading_offset,
+    offset_prefix,
+    parse_partition_dir_name,
+)
 from ..storage.log import topic_ids_on_disk
 from ..storage.offset_index import OffsetIndex
 from ..storage.recovery_scan import ScanResult, next_offset, scan_log, walk_log
@@ -61,15 +66,13 @@ _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
 
 def file_offset(name: str) -> int | None:
-    """LogFileUtils.offsetFromFile: the number before the first '.', or None."""
-    i = name.find(".")
-    head = name[:i] if i >= 0 else name
-    return int(head) if i > 0 and head.isdigit() else None
+    """LogFileUtils.offsetFromFile: the number before the first '.', or None (see
+    :func:`~kafkalog_cli.storage.files.leading_offset`)."""
+    return leading_offset(name)
 
 
 def _is_segment_file(name: str, suffix: str) -> bool:
-    return (len(name) == 20 + len(suffix) and name.endswith(suffix)
-            and name[:20].isdigit())
+    return offset_prefix(name, suffix) is not None
 
 
 _SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")

@@ -42,6 +42,7 @@ from ..storage.files import (
     find_partition_dirs,
     is_live_partition_dir_name,
     is_segment_file_name,
+    offset_prefix,
     parse_partition_dir_name,
 )
 from ..storage.segment import LogSegment
@@ -514,8 +515,8 @@ def last_stable_offset(pd: PartitionDir) -> int | None:
     from ..schema.producer_snapshot import parse_snapshot
 
     try:
-        snaps = sorted(int(n[:-9]) for n in os.listdir(pd.directory)
-                       if n.endswith(".snapshot") and n[:-9].isdigit())
+        snaps = sorted(o for o in (offset_prefix(n, ".snapshot")
+                                   for n in os.listdir(pd.directory)) if o is not None)
     except OSError:
         snaps = []
     if snaps and pd.bases and snaps[-1] >= pd.bases[0]:

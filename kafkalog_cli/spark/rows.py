@@ -62,6 +62,7 @@ from ..format.records import (
     batch_records_into,
     decode_records_into,
 )
+from ..storage.files import offset_prefix
 from ..storage.segment import LogSegment, open_view
 from . import fastdecode as _fast
 from .plan import DataLossError, ReadOptions, Slice
@@ -444,8 +445,9 @@ def _later_segments(s: Slice) -> list[str]:
         names = sorted(n for n in os.listdir(s.directory) if n.endswith(LOG_FILE_SUFFIX))
     except OSError:
         return []
-    return [os.path.join(s.directory, n) for n in names
-            if n[:20].isdigit() and int(n[:20]) > s.base_offset]
+    offsets = [(n, offset_prefix(n, LOG_FILE_SUFFIX)) for n in names]
+    return [os.path.join(s.directory, n) for n, off in offsets
+            if off is not None and off > s.base_offset]
 
 
 def _aborted_positions(s: Slice, view, batches: Iterable) -> set[int]:

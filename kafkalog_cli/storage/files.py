@@ -17,6 +17,7 @@ from ..constants import (
     CHECKPOINT_FILE_SUFFIX,
     FILENAME_DIGITS,
     INDEX_FILE_SUFFIX,
+    INT64_MAX,
     LEADER_EPOCH_CHECKPOINT,
     LOG_FILE_SUFFIX,
     META_PROPERTIES_FILE_NAME,
@@ -26,9 +27,13 @@ from ..constants import (
 )
 from ..errors import InvalidArgumentError, NotAKafkaFileError, UnreadableError
 
-_OFFSET_NAME = re.compile(r"^(\d{" + str(FILENAME_DIGITS) + r"})(\.[a-z]+)(\.(?:deleted|cleaned|swap))?$")
+# Names are matched as Kafka writes them: ASCII digits only (``\d`` would take any Unicode
+# digit, "\uff10" too, and then the file opened by its offset would be another one), and
+# to the very end (``$`` would also match before a trailing newline)
+_OFFSET_NAME = re.compile(r"([0-9]{" + str(FILENAME_DIGITS) + r"})(\.[a-z]+)(\.(?:deleted|cleaned|swap))?\Z")
 _PARTITION_DIR = re.compile(
-    r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<uid>[0-9a-f]{32})-(?P<kind>delete|future|stray))?$")
+    r"(?P<topic>.+)-(?P<partition>[0-9]+)(?:\.(?P<uid>[0-9a-f]{32})-(?P<kind>delete|future|stray))?\Z")
+_ASCII_DIGITS = re.compile(r"[0-9]+\Z")
 _TOPIC_LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_NAME_LENGTH = 249
 
@@ -62,7 +67,7 @@ def offset_from_file_name(path) -> int:
     """
     name = os.path.basename(os.fspath(path))
     m = _OFFSET_NAME.match(name)
-    if not m:
+    if not m or int(m.group(1)) > INT64_MAX:  # Long.parseLong throws
         raise NotAKafkaFileError(
             "file name is not a 20-digit zero-padded base offset followed by a Kafka suffix "
             "(e.g. 00000000000000000000.log)", file=path)
@@ -70,7 +75,33 @@ def offset_from_file_name(path) -> int:
 
 
 def is_segment_file_name(name: str) -> bool:
-    return _OFFSET_NAME.match(name) is not None
+    """A name :func:`offset_from_file_name` takes: 20 ASCII digits (an offset within
+    int64), a suffix, maybe ``.deleted``/``.cleaned``/``.swap``."""
+    m = _OFFSET_NAME.match(name)
+    return m is not None and int(m.group(1)) <= INT64_MAX
+
+
+def offset_prefix(name: str, suffix: str) -> int | None:
+    """The offset of a file named ``<20 ASCII digits><suffix>`` as the broker names it
+    (``LogFileUtils.filenamePrefixFromOffset`` + suffix: segment files, producer
+    snapshots), else None."""
+    if len(name) != FILENAME_DIGITS + len(suffix) or not name.endswith(suffix):
+        return None
+    head = name[:FILENAME_DIGITS]
+    if not _ASCII_DIGITS.match(head) or int(head) > INT64_MAX:
+        return None
+    return int(head)
+
+
+def leading_offset(name: str) -> int | None:
+    """``LogFileUtils.offsetFromFileName``: the number before the first ``.`` of a name
+    (any length of ASCII digits, as leftovers such as ``.swap`` and ``.deleted`` files
+    keep their segment's prefix), else None."""
+    i = name.find(".")
+    head = name[:i] if i > 0 else ""
+    if not head or not _ASCII_DIGITS.match(head) or len(head) > 20 or int(head) > INT64_MAX:
+        return None
+    return int(head)
 
 
 def validate_topic_name(topic: str) -> None:
@@ -250,4 +281,5 @@ def find_partition_dirs(path, *, live_only: bool = False) -> list[tuple[Path, Pa
 
 def is_snapshot_checkpoint_name(name: str) -> bool:
     """KRaft metadata snapshots: ``<20-digit offset>-<10-digit epoch>.checkpoint``."""
-    return re.match(r"^\d{20}-\d{10}" + re.escape(CHECKPOINT_FILE_SUFFIX) + "$", name) is not None
+    return re.match(r"[0-9]{20}-[0-9]{10}" + re.escape(CHECKPOINT_FILE_SUFFIX) + r"\Z",
+                    name) is not None
