@@ -43,7 +43,7 @@ import re
 import threading
 from pathlib import Path
 
-from ..constants import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
+from ..constants import INT64_MAX, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from ..errors import CorruptCheckpointError, IllegalStateError, KafkalogError, UnsafePathError
 from ..ops.paths import partition_dirs
 from ..protocol.errors import Errors
@@ -169,7 +169,11 @@ class LogDirCatalog:
         self.cluster_id = meta.get("cluster.id") or random_kafka_uuid()
         state = self._read_state()
         self._topic_overrides = {t: dict(c) for t, c in state.get("topicConfigs", {}).items()}
-        starts = read_offset_checkpoint(self.log_dir / LOG_START_OFFSET_CHECKPOINT) or {}
+        try:
+            starts = read_offset_checkpoint(self.log_dir / LOG_START_OFFSET_CHECKPOINT) or {}
+        except CorruptCheckpointError as e:  # LogManager.loadLogs: read as empty
+            log.warning("%s; log start offsets are the first segments' base offsets", e)
+            starts = {}
         by_topic: dict[str, list[tuple[int, Path]]] = {}
         for d in partition_dirs(self.log_dir):
             if _MOVED.search(d.name):
@@ -181,7 +185,13 @@ class LogDirCatalog:
         for name, parts in by_topic.items():
             topic = Topic(name, self._topic_id(parts), self._topic_overrides.get(name))
             for p, d in parts:
-                topic.partitions[p] = ReadOnlyPartition(d, starts.get(TopicPartition(name, p)))
+                try:
+                    topic.partitions[p] = ReadOnlyPartition(d, starts.get(TopicPartition(name,
+                                                                                         p)))
+                except CorruptCheckpointError as e:
+                    # as when serving it writable: this partition is offline, not the node
+                    topic.offline[p] = str(e)
+                    log.error("partition %s-%d is offline: %s", name, p, e)
             self._add(topic)
         return self
 
@@ -211,14 +221,36 @@ class LogDirCatalog:
     # -- state file ----------------------------------------------------------------------
 
     def _read_state(self) -> dict:
+        """``kafkalog-serve.json``, keeping what has the documented shape (a
+        ``nextProducerIdBlock`` that is a producer id, ``topicConfigs`` mapping names to
+        ``{config: value}`` strings); the rest is ignored with a warning."""
+        path = self.log_dir / STATE_FILE
         try:
-            return json.loads((self.log_dir / STATE_FILE).read_text(encoding="utf-8"))
+            state = json.loads(path.read_bytes().decode("utf-8"))
         except FileNotFoundError:
             return {}
-        except ValueError:
-            log.warning("%s is not JSON; starting producer ids after the snapshots",
-                        self.log_dir / STATE_FILE)
+        except ValueError:  # UnicodeDecodeError too
+            log.warning("%s is not JSON; starting producer ids after the snapshots", path)
             return {}
+        if not isinstance(state, dict):
+            log.warning("%s is not a JSON object; ignored", path)
+            return {}
+        out = {}
+        block = state.get("nextProducerIdBlock")
+        if isinstance(block, int) and not isinstance(block, bool) and \
+                0 <= block <= INT64_MAX - PRODUCER_ID_BLOCK:
+            out["nextProducerIdBlock"] = block
+        elif block is not None:
+            log.warning("%s: nextProducerIdBlock %r is not a producer id; ignored", path, block)
+        configs_ = state.get("topicConfigs", {})
+        if isinstance(configs_, dict) and all(
+                isinstance(t, str) and isinstance(c, dict)
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in c.items())
+                for t, c in configs_.items()):
+            out["topicConfigs"] = configs_
+        else:
+            log.warning("%s: topicConfigs is not {topic: {config: value}}; ignored", path)
+        return out
 
     def _write_state(self) -> None:
         data = {"version": 1, "nextProducerIdBlock": self._block_end,
