@@ -322,11 +322,13 @@ def next_offset(scan: ScanResult, base_offset: int) -> int:
     return base_offset if scan.last_offset is None else scan.last_offset + 1
 
 
-def walk_log(view, start: int = 0) -> ScanResult:
+def walk_log(view, start: int = 0, base_offset: int = 0) -> ScanResult:
     """A shallow walk of the batch headers from ``start`` (no CRC, no index): the last
     offset, the leader epochs and the producer batches of a segment recovery does not
     scan. Stops where the broker's iterator stops (a size below 14, a partial batch), and
-    at a batch whose offsets overflow int64.
+    at a batch whose offsets overflow int64 or start below the segment's ``base_offset``
+    (kafkalog's stricter checks, as :func:`scan_log`: the broker would take such a
+    header's offsets, negative ones too, for the log end offset).
     ``valid_bytes`` is where it stopped; ``batches`` counts what it walked."""
     out = ScanResult(size=len(view))
     end = len(view)
@@ -344,10 +346,12 @@ def walk_log(view, start: int = 0) -> ScanResult:
         nxt = pos + 12 + size
         if nxt > end:
             break
+        if offset < base_offset:
+            break  # below the segment: not one of its batches (see scan_log)
         if view[pos + 16] == 2 and size >= _MIN_V2_SIZE:
             (_, _, epoch, _, _, _, delta, _, _, pid) = v2_unpack(view, pos)
-            if offset + delta >= INT64_MAX:
-                break  # offsets past int64: not a batch (see scan_log)
+            if offset + delta >= INT64_MAX or delta < 0:
+                break  # offsets past int64 or going back: not a batch (see scan_log)
             last = offset + delta
             if epoch > epoch_hi:
                 out.epochs.append((epoch, offset))
