@@ -160,7 +160,23 @@ def _snappy_decompress(data, max_bytes: int) -> bytes:
     return b"".join(out)
 
 
+#: Snappy's largest expansion: a 3-byte copy (2-byte offset) of 64 bytes; no element of
+#: the raw format yields more per byte (a literal 1, a 1-byte-offset copy 5.5, a 4-byte-
+#: offset copy 12.8)
+SNAPPY_MAX_RATIO = 64 / 3
+
+
 def _snappy_raw(mv, max_bytes: int) -> bytes:
+    """:func:`_snappy_raw_buffer` as bytes."""
+    return bytes(_snappy_raw_buffer(mv, max_bytes))
+
+
+def _snappy_raw_buffer(mv, max_bytes: int):
+    """One raw snappy block, whole (the format has no streaming form: its copies may reach
+    back anywhere before them, and snappy-java's SnappyInputStream reads an unframed
+    block whole too). Its length preamble is checked first: above ``max_bytes``, or more
+    than the block's bytes can expand to (:data:`SNAPPY_MAX_RATIO`), nothing is
+    allocated."""
     import cramjam
 
     # The raw format starts with the uncompressed length as an unsigned varint.
@@ -173,7 +189,10 @@ def _snappy_raw(mv, max_bytes: int) -> bytes:
         shift += 7
     if length > max_bytes:
         raise _too_large(max_bytes)
-    return bytes(cramjam.snappy.decompress_raw(mv))
+    if length > SNAPPY_MAX_RATIO * len(mv):
+        raise CorruptRecordError(f"snappy block of {len(mv)} bytes declares {length} bytes "
+                                 "decompressed, more than snappy can expand it to")
+    return cramjam.snappy.decompress_raw(mv)
 
 
 def _lz4_decompress(data, magic: int, max_bytes: int) -> bytes:
@@ -264,10 +283,11 @@ def decompress_chunks(codec: int, data, *, magic: int = 2,
                       chunk_bytes: int = DECODE_CHUNK_BYTES) -> Iterator[bytes]:
     """Decompress one batch's records block in pieces, lazily.
 
-    Yields non-empty ``bytes`` of at most ``chunk_bytes`` each (a raw, unframed snappy
-    block, which has no streaming form, comes whole, still bounded by ``max_bytes``);
-    their concatenation is what :func:`decompress` returns. A block that fits in one
-    chunk comes as one piece.
+    Yields non-empty ``bytes`` of at most ``chunk_bytes`` each (but for an LZ4 block of
+    a magic-0 frame, up to 4 MiB); their concatenation is what :func:`decompress`
+    returns. A block that fits in one chunk comes as one piece. A raw, unframed snappy
+    block, which has no streaming form, is decompressed whole (at most
+    :data:`SNAPPY_MAX_RATIO` times its size, and ``max_bytes``) and yielded in pieces.
 
     Raises (when the piece concerned is reached):
         UnsupportedCompressionError: ``codec`` is not 1-4.
@@ -373,12 +393,25 @@ def _zstd_chunks(data, chunk_bytes: int) -> Iterator[bytes]:
                                                         write_size=chunk_bytes)
 
 
+def _slices(block, chunk_bytes: int) -> Iterator[bytes]:
+    """``block`` (bytes or a buffer) as bytes of at most ``chunk_bytes``."""
+    mv = memoryview(block)
+    if len(mv) <= chunk_bytes:
+        yield bytes(mv)
+        return
+    for i in range(0, len(mv), chunk_bytes):
+        yield bytes(mv[i:i + chunk_bytes])
+
+
 def _snappy_chunks(data, max_bytes: int, chunk_bytes: int) -> Iterator[bytes]:
     """xerial blocks (32 KiB each as SnappyOutputStream writes them) grouped into pieces
-    of up to ``chunk_bytes``; a raw block whole."""
+    of up to ``chunk_bytes``. A raw block, or a xerial block larger than a piece, is
+    decompressed whole (at most :data:`SNAPPY_MAX_RATIO` times its size, and
+    ``max_bytes``) and handed on in pieces of ``chunk_bytes``, so what is decoded from
+    it is still a piece at a time."""
     mv = memoryview(data)
     if bytes(mv[:8]) != XERIAL_MAGIC:
-        yield _snappy_raw(mv, max_bytes)
+        yield from _slices(_snappy_raw_buffer(mv, max_bytes), chunk_bytes)
         return
     pos = _XERIAL_HEADER
     out: list[bytes] = []
@@ -393,7 +426,7 @@ def _snappy_chunks(data, max_bytes: int, chunk_bytes: int) -> Iterator[bytes]:
         if n < 0 or pos + n > end:
             raise CorruptRecordError(f"xerial snappy block of {n} bytes overruns the data")
         try:
-            block = _snappy_raw(mv[pos:pos + n], max_bytes - total)
+            block = _snappy_raw_buffer(mv[pos:pos + n], max_bytes - total)
         except DecompressedSizeError:
             raise _too_large(max_bytes) from None
         total += len(block)
@@ -402,6 +435,10 @@ def _snappy_chunks(data, max_bytes: int, chunk_bytes: int) -> Iterator[bytes]:
             yield out[0] if len(out) == 1 else b"".join(out)
             out = []
             held = 0
+        if len(block) > chunk_bytes:
+            yield from _slices(block, chunk_bytes)
+            continue
+        block = bytes(block)
         out.append(block)
         held += len(block)
     if out:

@@ -780,3 +780,11 @@ def edit_name(name: str, op: tuple) -> str:
         name = (head[1:] if n == 0 else "0" + head if n == 1 else head + "0") + tail
     name = name.replace("/", "_").replace("\x00", "_")
     return name if name not in ("", ".", "..") else name + "x"
+
+
+def raw_snappy_bomb(n_records: int) -> bytes:
+    """:func:`bomb_batch` with the records in one raw snappy block (no xerial framing,
+    as librdkafka writes snappy): a block that has no streaming form."""
+    import cramjam
+    return v2_batch(bytes(cramjam.snappy.compress_raw(SEVEN * n_records)), codec=2,
+                    count=n_records)
