@@ -445,6 +445,101 @@ def _snappy_chunks(data, max_bytes: int, chunk_bytes: int) -> Iterator[bytes]:
         yield out[0] if len(out) == 1 else b"".join(out)
 
 
+class Compressor:
+    """:func:`compress` fed a piece at a time (as Kafka's producer writes records into a
+    compressing ``OutputStream``): ``compress(piece)`` returns what is ready,
+    ``flush()`` the rest. The concatenation equals :func:`compress` of the concatenated
+    pieces, byte for byte, however the input is cut, so a block never has to be held
+    uncompressed.
+
+    Raises:
+        UnsupportedCompressionError: ``codec`` is not 1-4.
+    """
+
+    def __init__(self, codec: int, *, level: int | None = None):
+        self.codec = codec
+        self._held = b""  # snappy: input short of a 32 KiB block; gzip: the header
+        if codec == CODEC_GZIP:
+            self._obj = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
+            self._header_done = False
+        elif codec == CODEC_SNAPPY:
+            self._started = False
+        elif codec == CODEC_LZ4:
+            import lz4.frame
+
+            lvl = LZ4_DEFAULT_LEVEL if level is None else level
+            self._obj = lz4.frame.LZ4FrameCompressor(
+                block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
+                content_checksum=False, block_checksum=False,
+                compression_level=0 if lvl == LZ4_DEFAULT_LEVEL else lvl)
+            self._held = self._obj.begin()  # the frame header, handed out first
+        elif codec == CODEC_ZSTD:
+            lvl = 3 if level is None else level
+            compressors = _zstd_compressors()
+            c = compressors.get(lvl)
+            if c is None:
+                import zstandard
+
+                c = compressors[lvl] = zstandard.ZstdCompressor(
+                    level=lvl, write_content_size=False)
+            self._obj = c.compressobj()
+        else:
+            raise UnsupportedCompressionError(f"unknown compression codec id {codec}")
+
+    def compress(self, data) -> bytes:
+        codec = self.codec
+        if codec == CODEC_GZIP:
+            return self._gzip(self._obj.compress(data))
+        if codec == CODEC_SNAPPY:
+            return self._snappy(data, final=False)
+        if codec == CODEC_LZ4:
+            out = self._obj.compress(data)
+            if self._held:
+                out, self._held = self._held + out, b""
+            return out
+        return self._obj.compress(data)
+
+    def flush(self) -> bytes:
+        codec = self.codec
+        if codec == CODEC_GZIP:
+            return self._gzip(self._obj.flush())
+        if codec == CODEC_SNAPPY:
+            return self._snappy(b"", final=True)
+        if codec == CODEC_LZ4:
+            out, self._held = self._held + self._obj.flush(), b""
+            return out
+        return self._obj.flush()
+
+    def _gzip(self, out: bytes) -> bytes:
+        # zlib's member header says XFL by level and OS 3 (Unix); Java's GZIPOutputStream
+        # writes XFL 0 and OS 255 (see compress): patched in its first 10 bytes
+        if self._header_done:
+            return out
+        self._held += out
+        if len(self._held) < 10:
+            return b""
+        self._header_done = True
+        out, self._held = _GZIP_JAVA_HEADER + self._held[10:], b""
+        return out
+
+    def _snappy(self, data, final: bool) -> bytes:
+        import cramjam
+
+        parts = []
+        if not self._started:
+            self._started = True
+            parts += [XERIAL_MAGIC, _BE_INT32.pack(1), _BE_INT32.pack(1)]
+        held = self._held + bytes(data) if self._held else bytes(data)
+        block = 32 * 1024
+        whole = len(held) if final else len(held) - len(held) % block
+        mv = memoryview(held)
+        for i in range(0, whole, block):
+            b = bytes(cramjam.snappy.compress_raw(mv[i:i + block]))
+            parts += [_BE_INT32.pack(len(b)), b]
+        self._held = held[whole:]
+        return b"".join(parts)
+
+
 def compress(codec: int, data, *, level: int | None = None, magic: int = 2) -> bytes:
     """Compress a records block as Kafka's Java producer does for ``codec``.
 

@@ -252,7 +252,11 @@ def test_segment_names_are_ascii_digits_within_int64(name):
     recover); ``$`` matched before a trailing newline; an offset above 2^63 - 1
     (Long.parseLong throws) was taken as a base offset."""
     from kafkalog_cli.errors import NotAKafkaFileError
-    from kafkalog_cli.storage.files import is_segment_file_name, offset_from_file_name, offset_prefix
+    from kafkalog_cli.storage.files import (
+        is_segment_file_name,
+        offset_from_file_name,
+        offset_prefix,
+    )
 
     assert not is_segment_file_name(name)
     assert offset_prefix(name, ".log") is None and offset_prefix(name, ".snapshot") is None
