@@ -210,9 +210,7 @@ def _checked_position(seg: LogSegment, view, oidx, offset: int) -> int:
     if oidx is None or oidx.entries == 0:
         return 0
     pos = oidx.lookup(offset).position
-    if pos == 0:
-        return 0
-    if pos >= len(view):
+    if pos <= 0 or pos >= len(view):  # the start, or an entry outside the log
         return 0
     for b in FileRecords(view, pos, None, file=seg.log_path).batches():
         first = b[2] if type(b) is RecordBatch else b.last_offset

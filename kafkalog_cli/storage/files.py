@@ -17,6 +17,7 @@ from ..constants import (
     CHECKPOINT_FILE_SUFFIX,
     FILENAME_DIGITS,
     INDEX_FILE_SUFFIX,
+    INT32_MAX,
     INT64_MAX,
     LEADER_EPOCH_CHECKPOINT,
     LOG_FILE_SUFFIX,
@@ -135,9 +136,18 @@ class TopicPartition:
         return f"{self.topic}-{self.partition}"
 
 
-def parse_partition_dir_name(name: str) -> TopicPartition | None:
-    """LocalLog.parseTopicPartitionName, or None when ``name`` is not a partition dir."""
+def _partition_match(name: str):
     m = _PARTITION_DIR.match(name)
+    # Integer.parseInt: a partition number beyond int32 is not one (the broker throws)
+    if not m or len(m.group("partition")) > 10 or int(m.group("partition")) > INT32_MAX:
+        return None
+    return m
+
+
+def parse_partition_dir_name(name: str) -> TopicPartition | None:
+    """LocalLog.parseTopicPartitionName, or None when ``name`` is not a partition dir
+    (no ``-<partition>``, or a partition number that is not an int32)."""
+    m = _partition_match(name)
     if not m:
         return None
     return TopicPartition(m.group("topic"), int(m.group("partition")))
@@ -159,7 +169,7 @@ def is_live_partition_dir_name(name: str) -> bool:
     deleting (``LocalLog.DeleteDirSuffix``, ``-delete``), copying to another log dir
     (``FutureDirSuffix``, ``-future``: the replica is not live until it is renamed) or
     has set aside (``StrayDirSuffix``, ``-stray``). No consumer reads those."""
-    m = _PARTITION_DIR.match(name)
+    m = _partition_match(name)
     return m is not None and m.group("kind") is None
 
 

@@ -174,7 +174,9 @@ class LogSegment:
         tidx, oidx = self.time_index, self.offset_index
         if tidx is not None and oidx is not None:
             ts_off = tidx.lookup(timestamp)
-            pos = oidx.lookup(max(ts_off.offset, start)).position
+            # a corrupt entry's negative position: from the start (LogSegment.translateOffset
+            # clamps its lookup the same way; Kafka's searchForTimestamp would throw)
+            pos = max(0, oidx.lookup(max(ts_off.offset, start)).position)
         for batch in self.records(pos).batches():
             if batch.max_timestamp >= timestamp:
                 for rec in batch.iter_records():  # lazily: stops at the record found

@@ -262,3 +262,18 @@ def test_segment_names_are_ascii_digits_within_int64(name):
     assert offset_prefix(name, ".log") is None and offset_prefix(name, ".snapshot") is None
     with pytest.raises(NotAKafkaFileError):
         offset_from_file_name(name)
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("t-2147483647", TopicPartition("t", 2147483647)), ("t-2147483648", None),
+    ("t-" + "9" * 30, None), ("t-0\n", None), ("t-\u0663", None),
+    ("t-0.0123456789abcdef0123456789abcdef-delete", TopicPartition("t", 0)),
+])
+def test_partition_numbers_are_int32(name, expected):
+    """LocalLog.parseTopicPartitionName reads the partition with Integer.parseInt: a
+    directory 'corrupt-crc-999...9' (30 digits) was a partition, and export died with
+    OverflowError writing it into Arrow's int32 column. ASCII digits only, to the end."""
+    from kafkalog_cli.storage.files import is_live_partition_dir_name
+
+    assert parse_partition_dir_name(name) == expected
+    assert is_live_partition_dir_name(name) == (expected is not None and "delete" not in name)
