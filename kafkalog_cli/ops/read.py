@@ -149,14 +149,19 @@ def open_partition(path, topic: str | None = None, partition: int | None = None)
     Raises:
         InvalidArgumentError: topic/partition missing, ambiguous or contradicting the
             partition directory's name.
-        NotAKafkaFileError / UnreadableError: no such partition directory.
+        NotAKafkaFileError / UnreadableError: no such partition directory, or ``path`` is
+            neither a partition nor a log directory.
     """
-    from ..storage.files import PARTITION, classify_dir, partition_dirs_of
+    from ..storage.files import OTHER, PARTITION, classify_dir, partition_dirs_of
 
     p = check_exists(path)
     if p.is_file():
         raise NotAKafkaFileError("expected a log directory or a partition directory", file=p)
-    if classify_dir(p) == PARTITION:
+    kind = classify_dir(p)
+    if kind == OTHER:
+        raise NotAKafkaFileError("neither a partition directory (no segment files) nor a log "
+                                 "directory", file=p)
+    if kind == PARTITION:
         tp = parse_partition_dir_name(p.name)
         if tp is not None:
             if topic is not None and topic != tp.topic:

@@ -9,6 +9,7 @@ or a request frame); the answer gives, per target, the outcome:
 
 * ``ok`` - it returned; ``typed`` - it raised a :class:`~kafkalog_cli.errors.KafkalogError`
   (for serve: the request was answered, or the connection closed as the broker does);
+* ``usage`` - an InvalidArgumentError (exit 2, a usage error) for bad input;
 * ``bug`` - any other exception; ``memory`` - MemoryError (the address space is capped);
 * ``wrote`` - a read-side target changed a byte, a name or a mode of its input;
 
@@ -346,30 +347,36 @@ READ_TARGETS = {
 # -- targets: the write side ----------------------------------------------------------------------
 
 def t_recover_truncate(log_dir: Path, params: dict) -> dict:
-    """recover --truncate, then verify-index over what it left, then --undo of every
-    session it made; returns what the parent compares: the tree before, after recovery
-    (with verify's verdict) and after undo."""
+    """recover --truncate (``params["all"]``: --all), verify-index over what it left, then
+    --undo of every session it made, newest first. Returns what the parent compares: the
+    tree before, after recovery (with verify's verdict) and after undo; or, when recover
+    refused with a KafkalogError, its message and the tree after (which must be the tree
+    before)."""
+    from kafkalog_cli.errors import KafkalogError
     from kafkalog_cli.ops.verify import verify_index
     from kafkalog_cli.recovery.quarantine import undo
     from kafkalog_cli.recovery.runner import recover
 
+    def files(tree):
+        return {k: v[1:] for k, v in tree.items()
+                if ".kafkalog-quarantine" not in k and k != ".lock" and v[2] is not None}
+
     before = tree_state(log_dir)
-    r = recover([log_dir], truncate=True, all_segments=params.get("all", False))
+    try:
+        r = recover([log_dir], truncate=True, all_segments=params.get("all", False))
+    except KafkalogError as e:
+        return {"refused": str(e), "before": files(before), "after": files(tree_state(log_dir))}
     _json(r.to_dict())
     v = verify_index([log_dir])
-    verdict = {"ok": v.ok, "problems": [f"{s.to_dict().get('file')}: {p}"
-                                        for s in v.segments for p in
-                                        s.to_dict().get("problems", [])]}
+    problems = [f"{p.file}: {p.kind}: {p.message}" for s in v.segments for p in s.problems]
     after = tree_state(log_dir)
+    again = recover([log_dir], truncate=False)
     sessions = sorted(log_dir.glob("*/.kafkalog-quarantine/*"))
-    undone = []
-    for s in reversed(sessions):
-        u = undo(s)
-        undone.append(u.to_dict())
-    restored = {k: v for k, v in tree_state(log_dir).items()
-                if ".kafkalog-quarantine" not in k and k != ".lock"}
-    return {"before": before, "after": after, "verify": verdict, "restored": restored,
-            "undo": undone, "sessions": len(sessions)}
+    undone = [undo(s).to_dict() for s in reversed(sessions)]
+    return {"before": files(before), "after": files(after), "verify": problems,
+            "again": [a for p in again.to_dict()["partitions"] for a in p["actions"]]
+            if again.work_needed else [],
+            "restored": files(tree_state(log_dir)), "undo": undone, "sessions": len(sessions)}
 
 
 WRITE_TARGETS = {"recover_truncate": t_recover_truncate}
@@ -486,10 +493,15 @@ class Serve:
 # -- the loop ----------------------------------------------------------------------------------------
 
 def _classify(e: BaseException) -> str:
-    from kafkalog_cli.errors import KafkalogError
+    """How a target's exception counts: ``typed`` for a KafkalogError, but ``usage`` for an
+    InvalidArgumentError (the CLI's exit 2, a usage error: the targets are called with
+    valid arguments, so it would misname bad input), ``memory``, else ``bug``."""
+    from kafkalog_cli.errors import InvalidArgumentError, KafkalogError, RefusedError
 
     if isinstance(e, MemoryError):
         return "memory"
+    if isinstance(e, InvalidArgumentError) and not isinstance(e, RefusedError):
+        return "usage"
     if isinstance(e, KafkalogError):
         return "typed"
     return "bug"

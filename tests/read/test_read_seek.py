@@ -229,3 +229,17 @@ def test_seeks_through_an_index_with_negative_positions(negative_positions, fixt
         return [e["offset"] for e in dump([path], opts) if e["type"] == "record"]
 
     assert dumped(negative_positions) == dumped(good) == list(range(40, 46))
+
+
+def test_a_directory_that_is_neither_partition_nor_log_dir(tmp_path):
+    """Found by the fuzz harness: a partition directory whose only .log was renamed to a
+    name that is not a segment's (a fullwidth digit) was called "a log directory: name
+    the partition with --topic and --partition" - a usage error (exit 2) for what is
+    not Kafka's (exit 3)."""
+    from kafkalog_cli.errors import NotAKafkaFileError
+
+    d = tmp_path / "orders-0"
+    d.mkdir()
+    (d / "\uff100000000000000000000.log").write_bytes(b"")
+    with pytest.raises(NotAKafkaFileError, match="neither a partition directory"):
+        read(d)
