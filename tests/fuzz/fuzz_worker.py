@@ -402,7 +402,8 @@ def t_decoders(case: dict, params: dict) -> None:
         _json(d.key_json())
         _json(d.value_json())
         d.kafka_text(case.get("offset", 0))
-        format_text(d)
+        if isinstance(dec, TransactionLogDecoder):
+            format_text(d)  # the transaction log's own text form
 
 
 def t_records(case: dict, params: dict) -> None:
