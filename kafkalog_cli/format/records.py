@@ -937,6 +937,8 @@ class LegacyRecordBatch(tuple):
         """
         if not self[6] & COMPRESSION_CODEC_MASK:
             return iter((self,))
+        if self.__class__ is _FieldsOverrunEntry:  # its compressed value cannot be read
+            raise self.fields_error()
         if self[9] is None:
             raise InvalidRecordError("compressed wrapper message has a null value",
                                      position=self[1])
@@ -978,9 +980,11 @@ class LegacyRecordBatch(tuple):
                     raise InvalidRecordError(
                         f"Inner message offset overflows int64: wrapper offset {self[2]} - "
                         f"last relative offset + relative offset {e[2]}", position=self[1])
-                e = _tuple_new(LegacyRecordBatch, (view, p, off, size, e[4], e[5], e[6],
-                                                   e[7] if lat_ts is None else lat_ts, e[8],
-                                                   e[9]))
+                e = _tuple_new(e.__class__, (view, p, off, size, e[4], e[5], e[6],
+                                             e[7] if lat_ts is None else lat_ts, e[8],
+                                             e[9]) + e[10:])
+            if e.__class__ is _FieldsOverrunEntry:  # a position in the file: the wrapper's
+                e = _tuple_new(_FieldsOverrunEntry, e[:10] + (self[1], e[11]))
             if e[6] & COMPRESSION_CODEC_MASK:
                 raise InvalidRecordError("Compressed message has a nested compressed message",
                                          position=self[1])
@@ -1010,6 +1014,8 @@ class LegacyRecordBatch(tuple):
                      ) -> Iterator[Record]:
         """The records lazily (:meth:`iter_inner` as :class:`Record` s)."""
         for e in self.iter_inner(max_bytes):
+            if e.__class__ is _FieldsOverrunEntry:
+                raise e.fields_error()
             yield _tuple_new(Record, (e[2], e[7], e[8], e[9], ()))
 
     def records(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> list[Record]:
@@ -1022,6 +1028,13 @@ class LegacyRecordBatch(tuple):
 
 
 def _legacy_entry(view, pos: int, offset: int, size: int) -> LegacyRecordBatch:
+    """The v0/v1 entry of ``size`` bytes (after its offset and size) at ``pos`` of ``view``.
+
+    Raises CorruptRecordError for a size below the v0 overhead (FileLogInputStream's
+    check) or, for v1, below the v1 overhead. A key or value length that overruns the
+    message does not: the entry is whole, as the broker's framing and
+    ``LegacyRecord.ensureValid`` (the size and the CRC) see it, and only reading its
+    key or value fails (:class:`_FieldsOverrunEntry`)."""
     if size < LEGACY_RECORD_OVERHEAD_V0:
         raise CorruptRecordError(f"Found record size {size} smaller than minimum record "
                                  f"overhead ({LEGACY_RECORD_OVERHEAD_V0})", position=pos)
@@ -1039,20 +1052,52 @@ def _legacy_entry(view, pos: int, offset: int, size: int) -> LegacyRecordBatch:
     p += 4
     key = None
     if n >= 0:
+        if p + n + 4 > end:  # the key overruns the message (and maybe the buffer)
+            return _overrun_entry(view, pos, offset, size, crc, magic, attributes, timestamp,
+                                  f"key size {n}")
         key = bytes(view[p:p + n])
         p += n
-    if p + 4 > end:  # a key length that overruns the message (and maybe the buffer)
-        raise CorruptRecordError("legacy message fields overrun its size", position=pos)
     (n,) = _INT32.unpack_from(view, p)
     p += 4
     value = None
     if n >= 0:
+        if p + n > end:
+            return _overrun_entry(view, pos, offset, size, crc, magic, attributes, timestamp,
+                                  f"value size {n}")
         value = bytes(view[p:p + n])
-        p += n
-    if p > end:
-        raise CorruptRecordError("legacy message fields overrun its size", position=pos)
     return _tuple_new(LegacyRecordBatch,
                       (view, pos, offset, size, crc, magic, attributes, timestamp, key, value))
+
+
+class _FieldsOverrunEntry(LegacyRecordBatch):
+    """A legacy entry whose key or value length runs past the end of the message: ``(view,
+    position, offset, size, crc, magic, attributes, timestamp, None, None, errorPosition,
+    what)``. Its framing, CRC, offset and timestamp are as for any entry (the broker's
+    FileLogInputStream, ``ensureValid`` and LogSegment.recover keep it); reading its key
+    or value raises CorruptRecordError at ``errorPosition`` (the entry's position; for an
+    inner message, its wrapper's), where Kafka's ``LegacyRecord.key()``/``value()`` fail
+    (``Utils.sizeDelimited``: a limit past the buffer) and kafka-dump-log.sh with it."""
+
+    __slots__ = ()
+
+    def fields_error(self) -> CorruptRecordError:
+        return CorruptRecordError(
+            f"Record is corrupt: the {self[11]} of the v{self[5]} message at offset {self[2]} "
+            f"runs past its end ({self[3] + LOG_OVERHEAD} bytes)", position=self[10])
+
+    @property
+    def key(self):
+        raise self.fields_error()
+
+    @property
+    def value(self):
+        raise self.fields_error()
+
+
+def _overrun_entry(view, pos, offset, size, crc, magic, attributes, timestamp, what
+                   ) -> _FieldsOverrunEntry:
+    return _tuple_new(_FieldsOverrunEntry, (view, pos, offset, size, crc, magic, attributes,
+                                            timestamp, None, None, pos, what))
 
 
 def _legacy_spans(pieces) -> Iterator[tuple[memoryview, int, int, int]]:

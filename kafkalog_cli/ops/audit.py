@@ -246,10 +246,12 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
                         n = b.records_count
                         first = b.base_offset
                     else:
+                        # records, keys and values, as a consumer reads them: a message
+                        # whose key or value overruns it is whole but does not decode
                         n = 0
-                        for e in b.iter_inner(max_decompressed_bytes):
+                        for r in b.iter_records(max_decompressed_bytes):
                             if not n:
-                                first = e[2]
+                                first = r[0]
                             n += 1
                 except KafkalogError as e:
                     a.corrupt_batches += 1
