@@ -5,7 +5,7 @@ Run modes (``KAFKALOG_FUZZ_EXAMPLES``):
 * unset: the short run of CI. Every property runs a fixed small number of examples with
   ``derandomize=True`` (the same examples every run), so a failure reproduces.
 * ``KAFKALOG_FUZZ_EXAMPLES=N``: the long run, N examples per property, random seeds
-  (``KAFKALOG_FUZZ_SEED`` fixes them: ``pytest --hypothesis-seed`` works too).
+  (``pytest --hypothesis-seed=S`` fixes them).
 
 Everything a property feeds to kafkalog is made here with code independent of kafkalog's
 own: batches are walked with ``struct``, CRCs computed with ``crc32c``/``zlib``, records
