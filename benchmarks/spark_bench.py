@@ -245,7 +245,7 @@ def run_local() -> dict:
                 w.write_batch(rb)
         plain = time.perf_counter() - t
         prof = decode_share(log / "bench-0")
-        from kafkalog_cli.spark import fastdecode
+        from kafkalog_cli.format import vectorized as fastdecode
 
         return {**prof, "numpy": fastdecode.AVAILABLE, "export_rows": best.rows, "export_s": round(best.seconds, 3),
                 "export_rows_per_s": round(best.records_per_second),
@@ -257,7 +257,7 @@ def run_local() -> dict:
 
 def decode_share(part_dir: Path) -> dict:
     """Share of the local read's CPU time spent decoding records (the rows layer's group
-    path, ``spark/fastdecode.py``, or its list path, ``decode_records_into``), measured
+    path, ``format/vectorized.py``, or its list path, ``decode_records_into``), measured
     with cProfile on one partition."""
     import cProfile
     import pstats
@@ -277,8 +277,10 @@ def decode_share(part_dir: Path) -> dict:
     total = st.total_tt
     # cumulative time of the decode entry points (none calls another): the group path's
     # length scan and vectorised decode, the list path's loop, legacy/control records()
-    entry = {("fastdecode.py", "scan_lengths"), ("fastdecode.py", "decode_group"),
-             ("records.py", "_decode_block_into"), ("records.py", "records")}
+    # (the record loop is rendered from format/records.py's template, under its own name)
+    entry = {("vectorized.py", "scan_lengths"), ("vectorized.py", "decode_group"),
+             ("<kafkalog_cli.format.records._DECODE_LOOP:_decode_block_into>",
+              "_decode_block_into"), ("records.py", "records")}
     decode = sum(v[3] for k, v in st.stats.items()
                  if (os.path.basename(k[0]), k[2]) in entry)
     return {"decode_share": round(decode / total, 3) if total else 0.0}
@@ -366,7 +368,7 @@ local[1]/local[2] pair of processes, run one after the other: {', '.join(f'{x:.2
 | plain pyarrow `ParquetWriter` of the same rows already in memory | {local['plain_rows_per_s']:,} | {local['plain_write_s']} s |
 
 Where the local read's CPU time goes (cProfile, one partition): **{local['decode_share']:.0%}**
-decoding records: the rows layer's group path (`spark/fastdecode.py`: a Python walk of
+decoding records: the rows layer's group path (`format/vectorized.py`: a Python walk of
 the record lengths, then numpy over the whole group and pyarrow `take` for keys and
 values), or its list path (`format/records.py` `decode_records_into`) for batches not in
 the common shape (headers, varints of 3+ bytes, legacy, corrupt). The rest is CRC checks,

@@ -39,17 +39,8 @@ CREATE_TIME = "CreateTime"
 LOG_APPEND_TIME = "LogAppendTime"
 
 # -- sizes ----------------------------------------------------------------------------------
-#: Bytes before the records of a v2 batch (DefaultRecordBatch.RECORD_BATCH_OVERHEAD).
-RECORD_BATCH_OVERHEAD = 61
-#: baseOffset + batchLength, the prefix every format shares (Records.LOG_OVERHEAD).
-LOG_OVERHEAD = 12
-#: offset of the magic byte in every format (Records.MAGIC_OFFSET).
-MAGIC_OFFSET = 16
-#: Smallest legal entry (Records.HEADER_SIZE_UP_TO_MAGIC + LegacyRecord v0 overhead).
-HEADER_SIZE_UP_TO_MAGIC = 17
-#: LegacyRecord.RECORD_OVERHEAD_V0 (crc+magic+attrs+keylen+vallen).
-LEGACY_RECORD_OVERHEAD_V0 = 14
-LEGACY_RECORD_OVERHEAD_V1 = 22
+# The layout of a batch (RECORD_BATCH_OVERHEAD, LOG_OVERHEAD, every field's offset) is
+# derived from its declaration: kafkalog_cli.schema.record_batch and schema.legacy.
 #: Offset index entry (relative offset i32, position i32) and time index entry sizes.
 OFFSET_INDEX_ENTRY_SIZE = 8
 TIME_INDEX_ENTRY_SIZE = 12

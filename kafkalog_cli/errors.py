@@ -136,6 +136,26 @@ class InvalidConfigError(InvalidArgumentError):
         self.value = value
 
 
+class UnknownTopicConfigError(InvalidConfigError):
+    """A name that is not a topic config (``LogConfig.validateNames``)."""
+
+    def __init__(self, name: str):
+        InvalidArgumentError.__init__(self, f"Unknown topic config name: {name}")
+        self.key = name
+        self.value = None
+
+
+class GroupConfigError(InvalidConfigError):
+    """A group config set ``GroupConfig.validate`` refuses, with Kafka's message (its
+    InvalidConfigurationException: an unknown name, a value outside the broker's
+    bounds)."""
+
+    def __init__(self, name: str, value, message: str):
+        InvalidArgumentError.__init__(self, message)
+        self.key = name
+        self.value = value
+
+
 class NotAKafkaFileError(KafkalogError):
     """A path that is not a Kafka log, index or partition directory."""
 
@@ -159,6 +179,18 @@ class RefusedError(KafkalogError):
     ``.lock``, a malformed input record. What was done before it stands (and is reported);
     the input is neither unusable nor was the command misused, so the CLI reports it as a
     finding (exit 1)."""
+
+
+class ApiError(KafkalogError):
+    """One part of a request refused with a protocol error code (Kafka's ApiException
+    subclasses, as the admin handlers answer them): ``error`` is a
+    :class:`kafkalog_cli.protocol.errors.Errors` member, ``message`` the response's
+    errorMessage (None for Kafka's default text)."""
+
+    def __init__(self, error, message: str | None = None):
+        super().__init__(message if message is not None else getattr(error, "name", str(error)))
+        self.error = error
+        self.message = message
 
 
 class FencedLeaderEpochError(RefusedError):
@@ -205,3 +237,165 @@ class LogDirLockedError(RefusedError):
         super().__init__(
             f"Failed to acquire lock on file .lock in {os.fspath(log_dir)}. A Kafka instance in "
             "another process or thread is using this directory.", file=log_dir)
+
+
+# -- bad bytes, found by a reader ---------------------------------------------------
+
+class DataLossError(CorruptRecordError):
+    """Data that a read wants is gone or corrupt while ``failOnDataLoss`` is true."""
+
+    def __str__(self) -> str:
+        return ("kafkalog: data loss: " + super().__str__()
+                + " (failOnDataLoss=false, or --skip-corrupt, skips corrupt batches)")
+
+
+class MetadataObjectError(KafkalogError, ValueError):
+    """The exception the constructor of a remote log metadata object throws; ``message``
+    is its ``getMessage()`` (``"null"`` for a bare ``Objects.requireNonNull``)."""
+
+
+# -- bad arguments ------------------------------------------------------------------
+
+class UnknownConfigError(InvalidConfigError):
+    """A key that is not a topic config (Kafka's InvalidConfigurationException);
+    ``hint`` says what replaced a key Kafka removed."""
+
+    def __init__(self, key: str, hint: str | None = None):
+        InvalidArgumentError.__init__(
+            self, f"Unknown topic config name: {key}" + (f" ({hint})" if hint else ""))
+        self.key = key
+        self.value = None
+
+
+class OffsetOutOfRangeError(InvalidArgumentError):
+    """An offset below the log start offset or above the log end offset (the broker's
+    OFFSET_OUT_OF_RANGE)."""
+
+    def __init__(self, offset: int, start: int, end: int, *, file=None):
+        super().__init__(f"offset {offset} is out of range: the log holds offsets {start} "
+                         f"(log start offset) to {end} (log end offset)", file=file)
+        self.offset = offset
+        self.log_start_offset = start
+        self.log_end_offset = end
+
+
+class MissingDependencyError(InvalidArgumentError):
+    """An optional dependency (pyspark, pyarrow) is not installed. Exits 2."""
+
+
+# -- refused appends and input ------------------------------------------------------
+
+class InputError(InvalidArgumentError, RefusedError):
+    """Malformed input; ``line`` is the 1-based line number (None for a raw file). A
+    refusal (exit 1 from the CLI): the records before it were read."""
+
+    def __init__(self, message: str, *, source: str, line: int | None = None):
+        where = f"{source}:{line}: " if line is not None else f"{source}: "
+        super().__init__(where + message)
+        self.source = source
+        self.line = line
+
+
+class ProducerStateError(RefusedError):
+    """An append the producer state rejects."""
+
+
+class OutOfOrderSequenceError(ProducerStateError):
+    """OutOfOrderSequenceException."""
+
+
+class InvalidProducerEpochError(ProducerStateError):
+    """InvalidProducerEpochException (an epoch below the last one seen)."""
+
+
+class InvalidTxnStateError(ProducerStateError):
+    """InvalidTxnStateException (a non-transactional write inside a transaction)."""
+
+
+class RecordTooLargeError(InvalidRecordError, RefusedError):
+    """A batch larger than max.message.bytes (RecordTooLargeException): not appended."""
+
+
+class RecordBatchTooLargeError(InvalidRecordError, RefusedError):
+    """An append larger than segment.bytes (RecordBatchTooLargeException): not appended."""
+
+
+class InvalidTimestampError(InvalidRecordError, RefusedError):
+    """A timestamp the topic does not accept (Errors.INVALID_TIMESTAMP): not appended."""
+
+
+class RejectedRecordError(InvalidRecordError, RefusedError):
+    """Records an append refuses (LogValidator.processRecordErrors' InvalidRecordException,
+    e.g. a compacted topic's record without a key): not appended."""
+
+
+# -- a run that stopped, a Spark job that failed ------------------------------------
+
+class ProduceError(KafkalogError):
+    """A run that stopped early; ``result`` says what was written, ``cause`` why."""
+
+    def __init__(self, cause: KafkalogError, result):
+        super().__init__(str(cause))
+        self.cause = cause
+        self.result = result
+
+
+class SparkJobError(KafkalogError):
+    """A Spark job's failure, reduced to one line (the CLI prints it): a kafkalog error
+    raised in a task about the input (unreadable or corrupt data, exit 3)."""
+
+
+class SparkJobUsageError(SparkJobError, InvalidArgumentError):
+    """A task's kafkalog error about an option or a missing dependency (exit 2)."""
+
+
+class SparkJobFailedError(SparkJobError, RefusedError):
+    """A Spark job that failed for a reason of Spark's own (exit 1)."""
+
+
+# -- serve: the wire and the broker's answers ---------------------------------------
+
+class InvalidRequest(KafkalogError):
+    """A frame the broker answers by closing the connection."""
+
+
+class IncompleteFrame(KafkalogError, EOFError):
+    """The stream ended inside a frame: ``received`` of ``expected`` bytes."""
+
+    def __init__(self, received: int, expected: int):
+        super().__init__(f"connection closed inside a frame ({received} of {expected} bytes)")
+        self.received = received
+        self.expected = expected
+
+
+class CloseConnection(KafkalogError):
+    """Close the client's connection instead of answering (acks=0 produce errors)."""
+
+    def __init__(self, message: str = "the connection is closed instead of answered"):
+        super().__init__(message)
+
+
+class AppendError(KafkalogError):
+    """An append the broker refuses, as ``serve`` answers it.
+
+    Attributes:
+        error: the Kafka error code to answer (``protocol.errors.Errors``).
+        record_errors: ``[(batchIndex, message)]`` (``RecordValidationException``).
+        error_message: the ProduceResponse's ``errorMessage`` (None unless the broker sets
+            one: only for record validation errors).
+        failed_record: the broker's ``processFailedRecord`` path: the response carries
+            the log start offset and ``FailedProduceRequestsPerSec`` counts it (not for
+            unknown partitions, corrupt or too-large batches, nor storage errors).
+    """
+
+    #: the errors ``processFailedRecord`` does not see (by name: ``Errors`` is protocol's)
+    NOT_FAILED_RECORDS = ("UNKNOWN_TOPIC_OR_PARTITION", "CORRUPT_MESSAGE",
+                          "MESSAGE_TOO_LARGE", "RECORD_LIST_TOO_LARGE", "KAFKA_STORAGE_ERROR")
+
+    def __init__(self, error, message: str, *, record_errors=(),
+                 error_message: str | None = None):
+        super().__init__(message)
+        self.error = error
+        self.record_errors = list(record_errors)
+        self.error_message = error_message
+        self.failed_record = getattr(error, "name", None) not in self.NOT_FAILED_RECORDS

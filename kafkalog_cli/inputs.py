@@ -47,21 +47,13 @@ from itertools import repeat
 from typing import NamedTuple
 
 from .constants import INT32_MAX, INT64_MAX, NO_TIMESTAMP
-from .errors import InvalidArgumentError, RefusedError
+from .errors import (
+    InputError,
+    InvalidArgumentError,
+)
 
 # 1 MiB: 4 MiB buffers cost page faults and cache misses (read + split ~2x slower)
 CHUNK_BYTES = 1 << 20
-
-
-class InputError(InvalidArgumentError, RefusedError):
-    """Malformed input; ``line`` is the 1-based line number (None for a raw file). A
-    refusal (exit 1 from the CLI): the records before it were read."""
-
-    def __init__(self, message: str, *, source: str, line: int | None = None):
-        where = f"{source}:{line}: " if line is not None else f"{source}: "
-        super().__init__(where + message)
-        self.source = source
-        self.line = line
 
 
 class ValuesChunk(list):
@@ -318,17 +310,13 @@ def console_lines_records(stream, source: str, cfg: LineReaderConfig
         yield out
 
 
-class _EncodingError(ValueError):
-    """A string that cannot become the record's bytes (bad base64, a lone surrogate)."""
-
-
 def _utf8(s: str, what: str) -> bytes:
     try:
         return s.encode("utf-8")
     except UnicodeEncodeError as e:
         # JSON allows "\ud800"; UTF-8 (and Kafka's StringSerializer) has no lone surrogates
         bad = s[e.start]
-        raise _EncodingError(f"{what} holds a lone surrogate \\u{ord(bad):04x}, which "
+        raise ValueError(f"{what} holds a lone surrogate \\u{ord(bad):04x}, which "
                              "cannot be encoded as UTF-8") from None
 
 
@@ -344,17 +332,17 @@ def _enc(value, encoding: str, what: str):
             try:
                 return base64.b64decode(value, validate=True)
             except ValueError as e:
-                raise _EncodingError(f"{what} is not valid base64: {e}") from None
+                raise ValueError(f"{what} is not valid base64: {e}") from None
         if encoding == "hex":
             try:
                 return bytes.fromhex(value)
             except ValueError as e:
-                raise _EncodingError(f"{what} is not valid hex: {e}") from None
+                raise ValueError(f"{what} is not valid hex: {e}") from None
         return _utf8(value, what)
     try:
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except ValueError:  # 1.5e400 parses as inf; JSON (and Jackson's output) has no Infinity
-        raise _EncodingError(f"{what} holds a number out of the range of a 64-bit float "
+        raise ValueError(f"{what} holds a number out of the range of a 64-bit float "
                              "(it would be written as Infinity, which is not JSON)") from None
     return _utf8(text, what)
 

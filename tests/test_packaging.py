@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 from kafkalog_testkit import REPO
@@ -46,9 +47,22 @@ def test_wheel_contains_man_pages_and_schemas(tmp_path):
     venv.create(env_dir, with_pip=True, symlinks=True)
     py = env_dir / "bin" / "python"
     r = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index",
-                        str(wheel)], capture_output=True, text=True, timeout=300)
+                        str(wheel)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
-    page = env_dir / "share" / "man" / "man1" / "kafkalog-dump-segment.1"
+    # where this venv's pip put the page: the installed distribution's RECORD says, and the
+    # venv's own sysconfig says where data files belong (<venv>/share on most schemes,
+    # <venv>/local/share on Debian's posix_local)
+    r = subprocess.run([str(py), "-c",
+                        "import importlib.metadata as m, sysconfig\n"
+                        "print(sysconfig.get_path('data'))\n"
+                        "print(*[f.locate() for f in m.distribution('kafkalog').files"
+                        " if f.name == 'kafkalog-dump-segment.1'], sep='\\n')"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    data, *located = r.stdout.split("\n")[:-1]
+    assert len(located) == 1, r.stdout
+    page = Path(located[0]).resolve()
+    assert page == (Path(data) / "share" / "man" / "man1" / page.name).resolve()
     assert page.read_text() == (REPO / "man" / page.name).read_text()
     man = shutil.which("man")
     if man is not None:
@@ -56,5 +70,5 @@ def test_wheel_contains_man_pages_and_schemas(tmp_path):
 
         r = subprocess.run([man, "-w", "kafkalog-dump-segment"], capture_output=True,
                            text=True, env=dict(os.environ,
-                                               MANPATH=str(env_dir / "share" / "man")))
-        assert r.stdout.strip() == str(page)
+                                               MANPATH=str(page.parent.parent)))
+        assert Path(r.stdout.strip()).resolve() == page

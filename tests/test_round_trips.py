@@ -151,7 +151,7 @@ def test_decoded_internal_records_refused(tmp_path, fixtures_root):
     line = json.dumps({"topic": "__consumer_offsets", "partition": 0, "offset": 0,
                        "timestamp": T0, "timestampType": "CreateTime", "leaderEpoch": None,
                        "key": {"group": "g"}, "value": None, "keyType": 2, "headers": []})
-    from kafkalog_cli.inputs import InputError
+    from kafkalog_cli.errors import InputError
 
     with pytest.raises(InputError, match="decoded record .* --no-decode"):
         list(_records(line))

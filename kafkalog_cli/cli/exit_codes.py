@@ -27,12 +27,9 @@ def for_error(error: BaseException) -> int:
     ``KafkalogError`` or an ``OSError`` (unreadable or corrupt input) -> 3; Ctrl-C -> 130.
     A produce run that stopped part-way (``ProduceError``) exits as its cause.
     """
-    import sys
+    from ..errors import IllegalStateError, InvalidArgumentError, ProduceError, RefusedError
 
-    from ..errors import IllegalStateError, InvalidArgumentError, RefusedError
-
-    produce = sys.modules.get("kafkalog_cli.ops.produce")  # loaded if it could have raised
-    if produce is not None and isinstance(error, produce.ProduceError):
+    if isinstance(error, ProduceError):
         error = error.cause
     if isinstance(error, KeyboardInterrupt):
         return INTERRUPTED

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import base64
 
+from ..errors import (
+    MetadataObjectError,
+)
 from . import remote_messages as rmm
 from .cluster_metadata import FramedMetadataDecoder
 from .decoded import DecodedRecord
@@ -23,11 +26,6 @@ from .decoded import DecodedRecord
 #: ``org.apache.kafka.common.record.Record``).
 NULL_VALUE_MESSAGE = ('Cannot invoke "java.nio.ByteBuffer.remaining()" because the return '
                       'value of "org.apache.kafka.common.record.Record.value()" is null')
-
-
-class MetadataObjectError(ValueError):
-    """The exception the constructor of a remote log metadata object throws; ``message``
-    is its ``getMessage()`` (``"null"`` for a bare ``Objects.requireNonNull``)."""
 
 
 def _topic_id_partition(tip: dict) -> str:

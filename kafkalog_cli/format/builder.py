@@ -20,7 +20,6 @@ from ..constants import (
     CODEC_NONE,
     CONTROL_FLAG_MASK,
     DELETE_HORIZON_FLAG_MASK,
-    LOG_OVERHEAD,
     MAGIC_V0,
     MAGIC_V2,
     NO_PARTITION_LEADER_EPOCH,
@@ -28,13 +27,21 @@ from ..constants import (
     NO_PRODUCER_ID,
     NO_SEQUENCE,
     NO_TIMESTAMP,
-    RECORD_BATCH_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
 from ..errors import InvalidArgumentError
+from ..schema.record_batch import (
+    ATTRIBUTES_OFFSET,
+    BASE_OFFSET_OFFSET,
+    CRC_OFFSET,
+    MIN_BATCH_LENGTH,
+    PARTITION_LEADER_EPOCH_OFFSET,
+    RECORD_BATCH_OVERHEAD,
+)
 from . import compression
 from .records import HEADER
+from .varint import varint_bytes
 
 _crc = _crc32c.crc32c
 _INT32 = struct.Struct(">i")
@@ -42,62 +49,22 @@ _CONTROL_KEY = struct.Struct(">hh")
 _END_TXN_VALUE = struct.Struct(">hi")
 
 
-def _varint_bytes(value: int, bits: int = 32) -> bytes:
-    v = ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)
-    if v < 0x80:
-        return bytes((v,))
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
 # varints of -64..16383 (lengths, deltas: the common cases) are precomputed; zigzag of
 # a small value is the same in 32 and 64 bits
 _VT_LO = -64
-_VT = [_varint_bytes(i) for i in range(_VT_LO, 16384)]
+_VT = [varint_bytes(i) for i in range(_VT_LO, 16384)]
 
 
 def _vi(value: int) -> bytes:
     if -64 <= value < 16384:
         return _VT[value + 64]
-    return _varint_bytes(value)
+    return varint_bytes(value)
 
 
 def _vl(value: int) -> bytes:
     if -64 <= value < 16384:
         return _VT[value + 64]
-    return _varint_bytes(value, 64)
-
-
-def encode_record(offset_delta: int, timestamp_delta: int, key, value,
-                  headers: Sequence = ()) -> bytes:
-    """One DefaultRecord (length-prefixed), as DefaultRecord.writeTo."""
-    parts = [b"\x00", _vl(timestamp_delta), _vi(offset_delta)]
-    if key is None:
-        parts.append(b"\x01")
-    else:
-        parts.append(_vi(len(key)))
-        parts.append(key)
-    if value is None:
-        parts.append(b"\x01")
-    else:
-        parts.append(_vi(len(value)))
-        parts.append(value)
-    parts.append(_vi(len(headers)))
-    for hk, hv in headers:
-        hkb = hk.encode("utf-8") if isinstance(hk, str) else bytes(hk)
-        parts.append(_vi(len(hkb)))
-        parts.append(hkb)
-        if hv is None:
-            parts.append(b"\x01")
-        else:
-            parts.append(_vi(len(hv)))
-            parts.append(hv)
-    body = b"".join(parts)
-    return _vi(len(body)) + body
+    return varint_bytes(value, 64)
 
 
 # varints of -1..16383 (record lengths, key/value lengths, offset deltas), precomputed
@@ -449,10 +416,11 @@ def _pack_header(buf: bytearray, *, base_offset: int, partition_leader_epoch: in
                  max_timestamp: int, producer_id: int, producer_epoch: int,
                  base_sequence: int, records_count: int) -> None:
     """Write the 61-byte header into ``buf`` (header + records block), CRC last."""
-    HEADER.pack_into(buf, 0, base_offset, len(buf) - LOG_OVERHEAD, partition_leader_epoch,
-                     MAGIC_V2, 0, attributes, last_offset_delta, base_timestamp,
-                     max_timestamp, producer_id, producer_epoch, base_sequence, records_count)
-    struct.pack_into(">I", buf, 17, _crc(memoryview(buf)[21:]))
+    HEADER.pack_into(buf, 0, base_offset, MIN_BATCH_LENGTH + len(buf) - RECORD_BATCH_OVERHEAD,
+                     partition_leader_epoch, MAGIC_V2, 0, attributes, last_offset_delta,
+                     base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence,
+                     records_count)
+    struct.pack_into(">I", buf, CRC_OFFSET, _crc(memoryview(buf)[ATTRIBUTES_OFFSET:]))
 
 
 def assemble_batch(block: bytes, *, base_offset: int, partition_leader_epoch: int,
@@ -487,12 +455,12 @@ def build_control_batch(control_type: int, *, base_offset: int = 0, timestamp: i
 
 def set_base_offset(batch: bytearray | memoryview, base_offset: int) -> None:
     """Assign the batch's baseOffset in place (outside the CRC, as the broker does)."""
-    struct.pack_into(">q", batch, 0, base_offset)
+    struct.pack_into(">q", batch, BASE_OFFSET_OFFSET, base_offset)
 
 
 def set_partition_leader_epoch(batch, epoch: int) -> None:
     """Assign partitionLeaderEpoch in place (outside the CRC)."""
-    struct.pack_into(">i", batch, 12, epoch)
+    struct.pack_into(">i", batch, PARTITION_LEADER_EPOCH_OFFSET, epoch)
 
 
 # -- legacy v0/v1 (read-only formats; built for fixtures and tests) ------------------------

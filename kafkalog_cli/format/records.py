@@ -32,18 +32,13 @@ from ..constants import (
     DECODE_CHUNK_BYTES,
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DELETE_HORIZON_FLAG_MASK,
-    HEADER_SIZE_UP_TO_MAGIC,
     INT32_MAX,
     INT64_MAX,
-    LEGACY_RECORD_OVERHEAD_V0,
-    LEGACY_RECORD_OVERHEAD_V1,
     LOG_APPEND_TIME,
-    LOG_OVERHEAD,
     MAGIC_V2,
     NO_SEQUENCE,
     NO_TIMESTAMP,
     NO_TIMESTAMP_TYPE,
-    RECORD_BATCH_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
@@ -53,8 +48,25 @@ from ..errors import (
     InvalidArgumentError,
     InvalidRecordError,
 )
+from ..schema.legacy import ATTRIBUTES_OFFSET as LEGACY_ATTRIBUTES_OFFSET
+from ..schema.legacy import CRC_OFFSET as LEGACY_CRC_OFFSET
+from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC
+from ..schema.legacy import MAGIC_OFFSET as LEGACY_MAGIC_OFFSET
+from ..schema.legacy import RECORD_OVERHEAD_V0 as LEGACY_RECORD_OVERHEAD_V0
+from ..schema.legacy import RECORD_OVERHEAD_V1 as LEGACY_RECORD_OVERHEAD_V1
+from ..schema.legacy import TIMESTAMP_OFFSET as LEGACY_TIMESTAMP_OFFSET
+from ..schema.record_batch import (
+    ATTRIBUTES_OFFSET,
+    HEADER_FIELDS,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MIN_BATCH_LENGTH,
+    RECORD_BATCH_OVERHEAD,
+    RECORDS_OFFSET,
+    header_format,
+)
+from ..schema.utf8 import java_utf8
 from . import compression
-from .utf8 import java_utf8
 from .varint import read_varint
 
 
@@ -77,13 +89,17 @@ def crc32c(data, *args, **kwargs) -> int:
 
 _crc32c_fn = None
 
-#: baseOffset, length, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
-#: baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordsCount
-HEADER = struct.Struct(">qiibIhiqqqhii")
+#: The one v2 header reader, in the schema's field order (:data:`~kafkalog_cli.schema
+#: .record_batch.HEADER_FIELDS`): baseOffset, length, partitionLeaderEpoch, magic, crc,
+#: attributes, lastOffsetDelta, baseTimestamp, maxTimestamp, producerId, producerEpoch,
+#: baseSequence, recordsCount.
+HEADER = struct.Struct(header_format(*(name for name, _, _ in HEADER_FIELDS)))
 assert HEADER.size == RECORD_BATCH_OVERHEAD
-_OFFSET_SIZE = struct.Struct(">qi")
+#: baseOffset (or a legacy entry's offset) and length: the prefix every format shares
+_OFFSET_SIZE = struct.Struct(header_format("base_offset", "length"))
 #: LegacyRecord after offset+size: crc, magic, attributes
 _LEGACY_PREFIX = struct.Struct(">Ibb")
+assert LEGACY_CRC_OFFSET + _LEGACY_PREFIX.size == LEGACY_ATTRIBUTES_OFFSET + 1
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
 
@@ -92,7 +108,8 @@ _tuple_new = tuple.__new__
 #: Zigzag-decoded values of the 14 payload bits of a one- or two-byte varint, indexed by
 #: ``b0 & 0x7F | b1 << 7`` (a one-byte varint is its own index): a list lookup is ~3x faster
 #: than the shift/xor arithmetic in the interpreter. 16384 small ints, built in ~1 ms.
-_ZIGZAG14 = [(v >> 1) ^ -(v & 1) for v in range(1 << 14)]
+ZIGZAG14 = [(v >> 1) ^ -(v & 1) for v in range(1 << 14)]
+_ZIGZAG14 = ZIGZAG14
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
@@ -151,119 +168,9 @@ def decode_records(data, count: int, base_offset: int, base_timestamp: int,
     """
     if data.__class__ is not bytes:
         data = bytes(data)
-    out = _decode_block(data, count, base_offset, base_timestamp)
+    out = _decode_block(data, count, base_offset, base_timestamp, 0)
     if log_append_time is not None:
         out = [_tuple_new(Record, (r[0], log_append_time, r[2], r[3], r[4])) for r in out]
-    return out
-
-
-def _decode_block(data: bytes, count: int, base_offset: int, base_timestamp: int,
-                  _at: int = 0, _new=_tuple_new, _Record=Record, _zz=_ZIGZAG14,
-                  _one=(None,)) -> list[Record]:
-    """:func:`decode_records` on ``bytes``, without LogAppendTime (the hot loop). ``_at``
-    is the position of ``data`` in its records block (for error messages only: a
-    streamed block is decoded a piece at a time)."""
-    # Varints of one and two bytes (values -8192..8191: every length and delta below
-    # 8 KiB) are decoded inline through the _ZIGZAG14 table, longer ones by read_varint
-    # (which enforces the 5/10-byte caps). Defaults bind globals as fast locals; a
-    # one-record batch iterates a 1-tuple, cheaper than creating a range. Each choice was
-    # measured with benchmarks/read_bench.py.
-    out: list[Record] = []
-    append = out.append
-    pos = 0
-    end = len(data)
-    try:
-        for _ in (_one if count == 1 else range(count)):
-            # length (varint)
-            b = data[pos]
-            if b < 0x80:
-                length = _zz[b]
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    length = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 2
-                else:
-                    length, pos = read_varint(data, pos)
-            rec_end = pos + length
-            if length < 0 or rec_end > end:
-                raise InvalidRecordError(f"Invalid record size {length} at byte {_at + pos} "
-                                         f"of the records block ({_at + end} bytes)")
-            # attributes (int8, unused), then timestampDelta (varlong)
-            b = data[pos + 1]
-            if b < 0x80:
-                ts_delta = _zz[b]
-                pos += 2
-            else:
-                c = data[pos + 2]
-                if c < 0x80:
-                    ts_delta = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 3
-                else:
-                    ts_delta, pos = read_varint(data, pos + 1, 10)
-            # offsetDelta (varint)
-            b = data[pos]
-            if b < 0x80:
-                offset_delta = _zz[b]
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    offset_delta = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 2
-                else:
-                    offset_delta, pos = read_varint(data, pos)
-            # key
-            b = data[pos]
-            if b < 0x80:
-                n = _zz[b]
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    n = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 2
-                else:
-                    n, pos = read_varint(data, pos)
-            if n < 0:
-                key = None
-            else:
-                key = data[pos:pos + n]
-                pos += n
-            # value
-            b = data[pos]
-            if b < 0x80:
-                n = _zz[b]
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    n = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 2
-                else:
-                    n, pos = read_varint(data, pos)
-            if n < 0:
-                value = None
-            else:
-                value = data[pos:pos + n]
-                pos += n
-            # headers: a count of 0 is the single byte 0
-            if data[pos] == 0:
-                pos += 1
-                headers = ()
-            else:
-                headers, pos = _decode_headers(data, pos)
-            if pos != rec_end:
-                raise InvalidRecordError(
-                    f"Invalid record size: expected to read {length} bytes in record payload, "
-                    f"but instead read {length + pos - rec_end}")
-            append(_new(_Record, (base_offset + offset_delta, base_timestamp + ts_delta,
-                                  key, value, headers)))
-    except IndexError:
-        raise InvalidRecordError("Incorrect declared batch size, premature EOF reached") from None
-    if pos != end:
-        raise InvalidRecordError("Incorrect declared batch size, records still remaining in file")
     return out
 
 
@@ -303,6 +210,132 @@ def _decode_headers(data: bytes, pos: int) -> tuple[tuple, int]:
             pos += n
         append((hkey, hval))
     return tuple(headers), pos
+
+
+# -- the record decode loop --------------------------------------------------------------------
+#
+# DefaultRecord.readFrom for a block of records, written once: _DECODE_LOOP is rendered
+# at import into its two consumers, _decode_block (a list of Record tuples) and
+# _decode_block_into (caller-owned columns), which differ only in what each record
+# becomes ({emit}). A template rather than a shared function keeps every step inline (a
+# call per record or per field costs more than the decode itself: measured with
+# benchmarks/read_bench.py and spark_bench.py).
+#
+# Varints of one and two bytes (values -8192..8191: every length and delta below 8 KiB)
+# are decoded inline through the _ZIGZAG14 table, longer ones by read_varint (which
+# enforces the 5/10-byte caps). Defaults bind globals as fast locals; a one-record batch
+# iterates a 1-tuple, cheaper than creating a range. ``_at`` is the position of ``data``
+# in its records block (for error messages only: a streamed block is decoded a piece at a
+# time).
+
+def _inline_varint(name: str, skip: int = 0, cap: str = "", indent: int = 12) -> str:
+    """The source of one varint read inline at ``pos`` (after ``skip`` bytes) into
+    ``name``: one- and two-byte varints through the zigzag table ``_zz``, longer ones by
+    ``read_varint`` (``cap`` its byte-cap argument, ``", 10"`` for a varlong)."""
+    def at(k: int) -> str:
+        return "pos" if k == 0 else f"pos + {k}"
+
+    lines = [f"b = data[{at(skip)}]", "if b < 0x80:", f"    {name} = _zz[b]",
+             f"    pos += {skip + 1}", "else:", f"    c = data[{at(skip + 1)}]",
+             "    if c < 0x80:", f"        {name} = _zz[(b & 0x7F) | (c << 7)]",
+             f"        pos += {skip + 2}", "    else:",
+             f"        {name}, pos = read_varint(data, {at(skip)}{cap})"]
+    return "\n".join(" " * indent + line for line in lines).lstrip()
+
+
+_DECODE_LOOP = """
+def {name}(data, count, base_offset, base_timestamp, _at{args}, _zz=_ZIGZAG14, _one=(None,),
+        _empty=(), _new=_tuple_new, _Record=Record):
+    {prologue}
+    pos = 0
+    end = len(data)
+    try:
+        for _ in (_one if count == 1 else range(count)):
+            # length (varint)
+            {read_length}
+            rec_end = pos + length
+            if length < 0 or rec_end > end:
+                raise InvalidRecordError(f"Invalid record size {{length}} at byte "
+                                         f"{{_at + pos}} of the records block "
+                                         f"({{_at + end}} bytes)")
+            # attributes (int8, unused), then timestampDelta (varlong)
+            {read_ts_delta}
+            # offsetDelta (varint)
+            {read_offset_delta}
+            # key
+            {read_key_length}
+            if n < 0:
+                key = None
+            else:
+                key = data[pos:pos + n]
+                pos += n
+            # value
+            {read_value_length}
+            if n < 0:
+                value = None
+            else:
+                value = data[pos:pos + n]
+                pos += n
+            # headers: a count of 0 is the single byte 0
+            if data[pos] == 0:
+                pos += 1
+                headers = _empty
+            else:
+                headers, pos = _decode_headers(data, pos)
+            if pos != rec_end:
+                raise InvalidRecordError(
+                    f"Invalid record size: expected to read {{length}} bytes in record "
+                    f"payload, but instead read {{length + pos - rec_end}}")
+            {emit}
+    except IndexError:
+        raise InvalidRecordError("Incorrect declared batch size, premature EOF reached") \\
+            from None
+    if pos != end:
+        raise InvalidRecordError("Incorrect declared batch size, records still remaining "
+                                 "in file")
+    {epilogue}
+"""
+
+#: The consumers of the loop: ``name -> (extra arguments, prologue, emit, epilogue)``.
+_DECODE_CONSUMERS = {
+    # a list of Record tuples
+    "_decode_block": (
+        "", "out = []; append = out.append",
+        "append(_new(_Record, (base_offset + offset_delta, base_timestamp + ts_delta, "
+        "key, value, headers)))",
+        "return out"),
+    # each field appended to its column
+    "_decode_block_into": (
+        ", off_append, ts_append, key_append, value_append, hdr_append", "pass",
+        "off_append(base_offset + offset_delta); ts_append(base_timestamp + ts_delta); "
+        "key_append(key); value_append(value)\n"
+        "            if hdr_append is not None:\n"
+        "                hdr_append(headers)",
+        "return None"),
+}
+
+
+def _render_decode_loops() -> tuple:
+    """The consumers of :data:`_DECODE_LOOP`, in :data:`_DECODE_CONSUMERS`' order."""
+    namespace = {"_ZIGZAG14": _ZIGZAG14, "_tuple_new": _tuple_new, "Record": Record,
+                 "read_varint": read_varint, "_decode_headers": _decode_headers,
+                 "InvalidRecordError": InvalidRecordError}
+    for name, (args, prologue, emit, epilogue) in _DECODE_CONSUMERS.items():
+        src = _DECODE_LOOP.format(
+            name=name, args=args, prologue=prologue, emit=emit, epilogue=epilogue,
+            read_length=_inline_varint("length"),
+            read_ts_delta=_inline_varint("ts_delta", skip=1, cap=", 10"),
+            read_offset_delta=_inline_varint("offset_delta"),
+            read_key_length=_inline_varint("n"), read_value_length=_inline_varint("n"))
+        exec(compile(src, f"<kafkalog_cli.format.records._DECODE_LOOP:{name}>", "exec"),
+             namespace)
+    return tuple(namespace[name] for name in _DECODE_CONSUMERS)
+
+
+#: DefaultRecord.readFrom over a block: ``(data, count, base_offset, base_timestamp, at)``
+#: -> a list of :class:`Record`; ``_decode_block_into`` takes the columns' ``append``
+#: methods after ``at`` (``hdr_append`` None drops the headers once checked).
+_decode_block, _decode_block_into = _render_decode_loops()
 
 
 # -- streamed blocks -------------------------------------------------------------------------
@@ -454,7 +487,7 @@ def decode_records_into(data, count: int, base_offset: int, base_timestamp: int,
         offsets, timestamps, keys, values, headers)
     lens = [len(c) for c in cols]
     try:
-        _decode_block_into(data, count, base_offset, base_timestamp, offsets.append,
+        _decode_block_into(data, count, base_offset, base_timestamp, 0, offsets.append,
                            timestamps.append, keys.append, values.append,
                            None if headers is None else headers.append)
     except BaseException:
@@ -465,110 +498,6 @@ def decode_records_into(data, count: int, base_offset: int, base_timestamp: int,
         del timestamps[n0:]
         timestamps.extend([log_append_time] * count)
     return count
-
-
-def _decode_block_into(data: bytes, count: int, base_offset: int, base_timestamp: int,
-                       off_append, ts_append, key_append, value_append, hdr_append,
-                       _zz=_ZIGZAG14, _one=(None,), _empty=()) -> None:
-    """The loop of :func:`_decode_block`, appending each field to its column (the
-    varints, checks and messages are the same; keep them in step)."""
-    pos = 0
-    end = len(data)
-    try:
-        for _ in (_one if count == 1 else range(count)):
-            # length (varint)
-            b = data[pos]
-            if b < 0x80:
-                length = _zz[b]
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    length = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 2
-                else:
-                    length, pos = read_varint(data, pos)
-            rec_end = pos + length
-            if length < 0 or rec_end > end:
-                raise InvalidRecordError(f"Invalid record size {length} at byte {pos} of the "
-                                         f"records block ({end} bytes)")
-            # attributes (int8, unused), then timestampDelta (varlong)
-            b = data[pos + 1]
-            if b < 0x80:
-                ts_append(base_timestamp + _zz[b])
-                pos += 2
-            else:
-                c = data[pos + 2]
-                if c < 0x80:
-                    ts_append(base_timestamp + _zz[(b & 0x7F) | (c << 7)])
-                    pos += 3
-                else:
-                    ts_delta, pos = read_varint(data, pos + 1, 10)
-                    ts_append(base_timestamp + ts_delta)
-            # offsetDelta (varint)
-            b = data[pos]
-            if b < 0x80:
-                off_append(base_offset + _zz[b])
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    off_append(base_offset + _zz[(b & 0x7F) | (c << 7)])
-                    pos += 2
-                else:
-                    offset_delta, pos = read_varint(data, pos)
-                    off_append(base_offset + offset_delta)
-            # key
-            b = data[pos]
-            if b < 0x80:
-                n = _zz[b]
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    n = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 2
-                else:
-                    n, pos = read_varint(data, pos)
-            if n < 0:
-                key_append(None)
-            else:
-                key_append(data[pos:pos + n])
-                pos += n
-            # value
-            b = data[pos]
-            if b < 0x80:
-                n = _zz[b]
-                pos += 1
-            else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    n = _zz[(b & 0x7F) | (c << 7)]
-                    pos += 2
-                else:
-                    n, pos = read_varint(data, pos)
-            if n < 0:
-                value_append(None)
-            else:
-                value_append(data[pos:pos + n])
-                pos += n
-            # headers: a count of 0 is the single byte 0
-            if data[pos] == 0:
-                pos += 1
-                if hdr_append is not None:
-                    hdr_append(_empty)
-            else:
-                hdrs, pos = _decode_headers(data, pos)
-                if hdr_append is not None:
-                    hdr_append(hdrs)
-            if pos != rec_end:
-                raise InvalidRecordError(
-                    f"Invalid record size: expected to read {length} bytes in record payload, "
-                    f"but instead read {length + pos - rec_end}")
-    except IndexError:
-        raise InvalidRecordError("Incorrect declared batch size, premature EOF reached") from None
-    if pos != end:
-        raise InvalidRecordError("Incorrect declared batch size, records still remaining in file")
 
 
 def batch_records_into(batch, offsets, timestamps, keys: list, values: list,
@@ -593,18 +522,43 @@ def batch_records_into(batch, offsets, timestamps, keys: list, values: list,
     if count < 0:
         raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch")
     if attributes & 7:  # COMPRESSION_CODEC_MASK
-        data = compression.decompress(attributes & 7, view[p + 61:p + length + 12],
+        data = compression.decompress(attributes & 7, view[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD],
                                       magic=MAGIC_V2, max_bytes=max_bytes)
     else:
-        data = bytes(view[p + 61:p + length + 12])
+        data = bytes(view[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD])
     return decode_records_into(data, count, base_offset, base_ts,
                                max_ts if attributes & 8 else None,  # LogAppendTime
                                offsets, timestamps, keys, values, headers)
 
 
-# -- v2 batches ------------------------------------------------------------------------------
+# -- batches ---------------------------------------------------------------------------------
 
-class RecordBatch(tuple):
+class _BatchEntry(tuple):
+    """What every batch tuple shares: ``(view, position, <offset>, <size field>, ...)``,
+    the size field counting the bytes after the LOG_OVERHEAD prefix (``length`` of a v2
+    batch, ``MessageSize`` of a legacy entry)."""
+
+    __slots__ = ()
+
+    view = property(itemgetter(0))
+    position = property(itemgetter(1))
+
+    @property
+    def size(self) -> int:
+        """Bytes of the whole batch (sizeInBytes = size field + LOG_OVERHEAD)."""
+        return self[3] + LOG_OVERHEAD
+
+    @property
+    def next_position(self) -> int:
+        return self[1] + self[3] + LOG_OVERHEAD
+
+    def raw(self) -> bytes:
+        """The batch's bytes."""
+        p = self[1]
+        return bytes(self[0][p:p + self[3] + LOG_OVERHEAD])
+
+
+class RecordBatch(_BatchEntry):
     """A RecordBatch v2 in a buffer: ``(view, position, baseOffset, length,
     partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta, baseTimestamp,
     maxTimestamp, producerId, producerEpoch, baseSequence, recordsCount)``.
@@ -615,8 +569,6 @@ class RecordBatch(tuple):
 
     __slots__ = ()
 
-    view = property(itemgetter(0))
-    position = property(itemgetter(1))
     base_offset = property(itemgetter(2))
     length = property(itemgetter(3))
     partition_leader_epoch = property(itemgetter(4))
@@ -630,15 +582,6 @@ class RecordBatch(tuple):
     producer_epoch = property(itemgetter(12))
     base_sequence = property(itemgetter(13))
     records_count = property(itemgetter(14))
-
-    @property
-    def size(self) -> int:
-        """Bytes of the whole batch (sizeInBytes = length + 12)."""
-        return self[3] + LOG_OVERHEAD
-
-    @property
-    def next_position(self) -> int:
-        return self[1] + self[3] + LOG_OVERHEAD
 
     @property
     def last_offset(self) -> int:
@@ -700,13 +643,13 @@ class RecordBatch(tuple):
     def compute_crc(self) -> int:
         """CRC-32C over attributes..end of the batch."""
         p = self[1]
-        return (_crc32c_fn or _load_crc32c())(self[0][p + 21:p + self[3] + LOG_OVERHEAD])
+        return (_crc32c_fn or _load_crc32c())(self[0][p + ATTRIBUTES_OFFSET:p + self[3] + LOG_OVERHEAD])
 
     @property
     def is_valid(self) -> bool:
         """DefaultRecordBatch.isValid: size >= 61 and the CRC matches."""
         p = self[1]
-        return (_crc32c_fn or _load_crc32c())(self[0][p + 21:p + self[3] + 12]) == self[6]
+        return (_crc32c_fn or _load_crc32c())(self[0][p + ATTRIBUTES_OFFSET:p + self[3] + LOG_OVERHEAD]) == self[6]
 
     def ensure_valid(self, file=None) -> None:
         """Raise :class:`CrcMismatchError` unless :attr:`is_valid` (ensureValid)."""
@@ -714,16 +657,11 @@ class RecordBatch(tuple):
         if computed != self[6]:
             raise CrcMismatchError(self[6], computed, file=file, position=self[1])
 
-    def raw(self) -> bytes:
-        """The batch's bytes."""
-        p = self[1]
-        return bytes(self[0][p:p + self[3] + LOG_OVERHEAD])
-
     def records_block(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes:
         """The records block after the 61-byte header, decompressed (whole: its size is
         bounded by ``max_bytes``, not by the batch; :meth:`block_pieces` streams it)."""
         p = self[1]
-        data = self[0][p + RECORD_BATCH_OVERHEAD:p + self[3] + LOG_OVERHEAD]
+        data = self[0][p + RECORDS_OFFSET:p + self[3] + LOG_OVERHEAD]
         codec = self[7] & COMPRESSION_CODEC_MASK
         if codec:
             return compression.decompress(codec, data, magic=MAGIC_V2, max_bytes=max_bytes)
@@ -739,9 +677,9 @@ class RecordBatch(tuple):
         """
         view, p, length, attributes = self[0], self[1], self[3], self[7]
         if attributes & 7:  # COMPRESSION_CODEC_MASK
-            return compression.decompress_chunks(attributes & 7, view[p + 61:p + length + 12],
+            return compression.decompress_chunks(attributes & 7, view[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD],
                                                  magic=MAGIC_V2, max_bytes=max_bytes)
-        return _view_pieces(view, p + 61, p + length + 12)
+        return _view_pieces(view, p + RECORDS_OFFSET, p + length + LOG_OVERHEAD)
 
     def small_block(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes | None:
         """The decompressed records block when it holds at most
@@ -754,7 +692,7 @@ class RecordBatch(tuple):
         """
         view, p, length, attributes = self[0], self[1], self[3], self[7]
         if not attributes & 7:
-            return bytes(view[p + 61:p + length + 12]) if length - 49 <= DECODE_CHUNK_BYTES \
+            return bytes(view[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD]) if length - MIN_BATCH_LENGTH <= DECODE_CHUNK_BYTES \
                 else None
         first, pieces = _peek_pieces(self.block_pieces(max_bytes))
         return first if pieces is None else None
@@ -802,14 +740,14 @@ class RecordBatch(tuple):
         if count < 0:
             raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch")
         lat = max_ts if attributes & 8 else None  # TIMESTAMP_TYPE_MASK: LogAppendTime
-        if attributes & 7 or length - 49 > DECODE_CHUNK_BYTES:
+        if attributes & 7 or length - MIN_BATCH_LENGTH > DECODE_CHUNK_BYTES:
             first, pieces = _peek_pieces(self.block_pieces(max_bytes))
             if pieces is None:
                 recs = _decode_piece(first, count, base_offset, base_ts, lat, 0)
             else:
                 recs = _stream_records(pieces, count, base_offset, base_ts, lat)
         else:
-            recs = _decode_piece(bytes(view[p + 61:p + length + 12]), count, base_offset,
+            recs = _decode_piece(bytes(view[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD]), count, base_offset,
                                  base_ts, lat, 0)
         if base_offset > _OFFSETS_UNCHECKED_MAX:
             return _checked_offsets(recs, base_offset)
@@ -824,14 +762,14 @@ class RecordBatch(tuple):
         """
         view, p, base_offset, length, _, _, _, attributes, _, base_ts, max_ts, _, _, _, count \
             = self
-        if (attributes & 7 or count < 0 or length - 49 > DECODE_CHUNK_BYTES
+        if (attributes & 7 or count < 0 or length - MIN_BATCH_LENGTH > DECODE_CHUNK_BYTES
                 or base_offset > _OFFSETS_UNCHECKED_MAX):
             recs = self.iter_records(max_bytes)
             return recs if recs.__class__ is list else list(recs)
-        data = bytes(view[p + 61:p + length + 12])
+        data = bytes(view[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD])
         if attributes & 8:  # TIMESTAMP_TYPE_MASK: LogAppendTime
             return decode_records(data, count, base_offset, base_ts, max_ts)
-        return _decode_block(data, count, base_offset, base_ts)
+        return _decode_block(data, count, base_offset, base_ts, 0)
 
     def __repr__(self) -> str:
         return (f"RecordBatch(position={self[1]}, baseOffset={self[2]}, "
@@ -840,7 +778,7 @@ class RecordBatch(tuple):
 
 # -- legacy v0/v1 ----------------------------------------------------------------------------
 
-class LegacyRecordBatch(tuple):
+class LegacyRecordBatch(_BatchEntry):
     """A v0/v1 log entry: ``(view, position, offset, size, crc, magic, attributes,
     timestamp, key, value)``; ``offset`` is the entry's offset (for a compressed v1 wrapper
     the last inner offset). Follows AbstractLegacyRecordBatch.
@@ -848,8 +786,6 @@ class LegacyRecordBatch(tuple):
 
     __slots__ = ()
 
-    view = property(itemgetter(0))
-    position = property(itemgetter(1))
     offset = property(itemgetter(2))
     last_offset = property(itemgetter(2))
     crc = property(itemgetter(4))
@@ -869,14 +805,6 @@ class LegacyRecordBatch(tuple):
     is_control = False
     has_delete_horizon = False
     delete_horizon_ms = None
-
-    @property
-    def size(self) -> int:
-        return self[3] + LOG_OVERHEAD
-
-    @property
-    def next_position(self) -> int:
-        return self[1] + self[3] + LOG_OVERHEAD
 
     @property
     def next_offset(self) -> int:
@@ -899,7 +827,7 @@ class LegacyRecordBatch(tuple):
 
     def compute_crc(self) -> int:
         p = self[1]
-        return zlib.crc32(self[0][p + 16:p + self[3] + LOG_OVERHEAD])
+        return zlib.crc32(self[0][p + LEGACY_MAGIC_OFFSET:p + self[3] + LOG_OVERHEAD])
 
     @property
     def is_valid(self) -> bool:
@@ -910,10 +838,6 @@ class LegacyRecordBatch(tuple):
         computed = self.compute_crc()
         if computed != self[4]:
             raise CrcMismatchError(self[4], computed, file=file, position=self[1])
-
-    def raw(self) -> bytes:
-        p = self[1]
-        return bytes(self[0][p:p + self[3] + LOG_OVERHEAD])
 
     def _inner_pieces(self, max_bytes: int) -> Iterator[bytes]:
         return compression.decompress_chunks(self[6] & COMPRESSION_CODEC_MASK, self[9],
@@ -1038,9 +962,9 @@ def _legacy_entry(view, pos: int, offset: int, size: int) -> LegacyRecordBatch:
     if size < LEGACY_RECORD_OVERHEAD_V0:
         raise CorruptRecordError(f"Found record size {size} smaller than minimum record "
                                  f"overhead ({LEGACY_RECORD_OVERHEAD_V0})", position=pos)
-    crc, magic, attributes = _LEGACY_PREFIX.unpack_from(view, pos + 12)
-    p = pos + 18
-    end = pos + 12 + size
+    crc, magic, attributes = _LEGACY_PREFIX.unpack_from(view, pos + LEGACY_CRC_OFFSET)
+    p = pos + LEGACY_TIMESTAMP_OFFSET
+    end = pos + LOG_OVERHEAD + size
     timestamp = NO_TIMESTAMP
     if magic != 0:  # LegacyRecord: every magic but 0 (-1 too) has the v1 layout
         if size < LEGACY_RECORD_OVERHEAD_V1:
@@ -1132,18 +1056,6 @@ def _legacy_spans(pieces) -> Iterator[tuple[memoryview, int, int, int]]:
         size = len(rest)
 
 
-def iter_legacy_entries(view) -> Iterator[LegacyRecordBatch]:
-    """Entries of an inner (decompressed) v0/v1 message set."""
-    pos = 0
-    end = len(view)
-    while pos + LOG_OVERHEAD <= end:
-        offset, size = _OFFSET_SIZE.unpack_from(view, pos)
-        if pos + LOG_OVERHEAD + size > end:
-            break
-        yield _legacy_entry(view, pos, offset, size)
-        pos += LOG_OVERHEAD + size
-
-
 # -- batches of a buffer ---------------------------------------------------------------------
 
 def offset_overflow(base_offset: int, last_offset_delta: int, file, position: int
@@ -1204,15 +1116,18 @@ class FileRecords:
         # a base offset at or below this cannot overflow with an int32 lastOffsetDelta;
         # above it, the slow path checks the sum (one compare with a local per batch)
         safe_base = _OFFSETS_UNCHECKED_MAX
+        # the layout as fast locals (the loop runs once per batch)
+        log_overhead, magic_v2, min_length = LOG_OVERHEAD, MAGIC_V2, MIN_BATCH_LENGTH
         try:
             while pos < limit:
                 if pos <= v2_limit:
                     # Fast path: unpack the 61-byte v2 header at once; a legacy entry or a
                     # bad size falls through to the checks below, which reread the prefix.
                     h = unpack(view, pos)
-                    nxt = pos + 12 + h[1]
+                    nxt = pos + log_overhead + h[1]
                     # MAGIC_V2, 61 - 12, whole, and a base offset that cannot overflow
-                    if h[3] >= 2 and h[1] >= 49 and nxt <= end and h[0] <= safe_base:
+                    if h[3] >= magic_v2 and h[1] >= min_length and nxt <= end and \
+                            h[0] <= safe_base:
                         yield tnew(RecordBatch, (view, pos) + h)
                         pos = nxt
                         continue
@@ -1225,11 +1140,11 @@ class FileRecords:
                 nxt = pos + LOG_OVERHEAD + size
                 if nxt > end:
                     break
-                magic = view[pos + 16]
+                magic = view[pos + MAGIC_OFFSET]
                 if magic > 127:  # a signed byte, as FileLogInputStream reads it
                     magic -= 256
                 if magic >= MAGIC_V2:
-                    if size < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD:
+                    if size < MIN_BATCH_LENGTH:
                         self.stop_error = CorruptRecordError(
                             f"Record batch is corrupt (the size {size + LOG_OVERHEAD} is "
                             f"smaller than the minimum allowed overhead {RECORD_BATCH_OVERHEAD})",
@@ -1264,6 +1179,13 @@ def batch_at(view, position: int) -> RecordBatch | LegacyRecordBatch | None:
     for batch in fr.batches():
         return batch
     return None
+
+
+def v2_batch_at(view, position: int) -> RecordBatch:
+    """The v2 batch whose 61-byte header starts at ``position`` of ``view``, read without
+    any check: for positions a scan has already found to be whole v2 batches (the
+    producer batches of a recovery scan)."""
+    return _tuple_new(RecordBatch, (view, position) + HEADER.unpack_from(view, position))
 
 
 # -- scanning without batch objects ------------------------------------------------------------
@@ -1328,6 +1250,9 @@ def scan_batches(view, start: int = 0, end: int | None = None, file=None) -> Bat
     safe_base = _OFFSETS_UNCHECKED_MAX  # above it, FileRecords checks the offsets
     unpack = HEADER.unpack_from
     v2_limit = end - RECORD_BATCH_OVERHEAD
+    # the layout as fast locals (the loop runs once per batch)
+    log_overhead, magic_v2, min_length, crc_from = (LOG_OVERHEAD, MAGIC_V2, MIN_BATCH_LENGTH,
+                                                    ATTRIBUTES_OFFSET)
     pos = start
     nb = nrec = legacy = 0
     invalid: list[int] = []
@@ -1336,11 +1261,11 @@ def scan_batches(view, start: int = 0, end: int | None = None, file=None) -> Bat
     while True:
         while pos <= v2_limit:
             h = unpack(mv, pos)
-            nxt = pos + 12 + h[1]
+            nxt = pos + log_overhead + h[1]
             # not MAGIC_V2, undersized, partial, or offsets that may pass int64
-            if h[3] < 2 or h[1] < 49 or nxt > end or h[0] > safe_base:
+            if h[3] < magic_v2 or h[1] < min_length or nxt > end or h[0] > safe_base:
                 break
-            if crc(mv[pos + 21:nxt]) != h[4]:
+            if crc(mv[pos + crc_from:nxt]) != h[4]:
                 invalid.append(pos)
             nrec += h[12]
             last_pos = pos

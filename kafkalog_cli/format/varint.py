@@ -7,6 +7,7 @@ The hot decoders inline the one-byte case and call :func:`read_varint` for the r
 from __future__ import annotations
 
 from ..errors import InvalidRecordError
+from ..schema.primitives import encode_unsigned_varint, zigzag
 
 
 def read_varint(data, pos: int, max_bytes: int = 5) -> tuple[int, int]:
@@ -42,18 +43,20 @@ def read_varlong(data, pos: int) -> tuple[int, int]:
     return read_varint(data, pos, 10)
 
 
+def varint_bytes(value: int, bits: int = 32) -> bytes:
+    """``value`` zigzag-encoded (ByteUtils.writeVarint for ``bits`` 32, writeVarlong for
+    64): the one varint writer (the record builder keeps a table of the small ones)."""
+    return encode_unsigned_varint(zigzag(value, bits))
+
+
 def write_varint(value: int, out: bytearray, bits: int = 32) -> None:
     """Append ``value`` zigzag-encoded to ``out`` (bits 32 for varint, 64 for varlong)."""
-    v = ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
+    out += varint_bytes(value, bits)
 
 
 def size_of_varint(value: int, bits: int = 32) -> int:
     """Bytes :func:`write_varint` uses for ``value`` (ByteUtils.sizeOfVarint)."""
-    v = ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)
+    v = zigzag(value, bits)
     n = 1
     while v >= 0x80:
         v >>= 7

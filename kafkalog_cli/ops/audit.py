@@ -28,6 +28,7 @@ from ..constants import DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, NO_TIMESTAMP
 from ..errors import InvalidRecordError, KafkalogError
 from ..format.records import FileRecords, decode_records_into
 from ..storage.dir_files import log_dir_file_problems, partition_file_problems
+from ..storage.files import segment_bases
 from ..storage.segment import LogSegment
 from .verify import INVALID_BYTES, NO_WHOLE_BATCH, verify_segment
 
@@ -123,16 +124,16 @@ class _RecordsCheck:
     does not decompress, or fewer or more records than ``recordsCount`` declares.
 
     Blocks are queued and decoded a group at a time by
-    :func:`~kafkalog_cli.spark.fastdecode.decode_group` (numpy; no Python per record); a
+    :func:`~kafkalog_cli.format.vectorized.decode_group` (numpy; no Python per record); a
     group it refuses (a longer varint, headers, a malformed record) and any block outside
     its shape is decoded by ``decode_records_into``, whose errors are the reference.
     ``failed`` collects ``(batch, records, message)`` of the batches that do not decode.
     """
 
     def __init__(self):
-        from ..spark import fastdecode
+        from ..format import vectorized
 
-        self.fast = fastdecode if fastdecode.AVAILABLE else None
+        self.fast = vectorized if vectorized.AVAILABLE else None
         self.failed: list[tuple] = []
         self._clear()
 
@@ -187,7 +188,7 @@ def _check_v2(b, check: _RecordsCheck, max_bytes: int) -> None:
     if data is not None:
         check.add(b, data)
         return
-    from ..spark.fastdecode import check_block
+    from ..format.vectorized import check_block
 
     for data, k, _ in b.record_pieces(max_bytes):
         check_block(data, k)
@@ -207,8 +208,6 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
         a.problems += [str(e) for e in log_dir_file_problems(log_dir)]
     a.problems += [str(e) for e in partition_file_problems(directory)]
     if bases is None:
-        from ..ops.paths import segment_bases
-
         bases = segment_bases(directory, (".log",))
     codecs: set[str] = set()
     magics: set[int] = set()

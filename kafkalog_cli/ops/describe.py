@@ -55,7 +55,7 @@ from ..constants import (
     TXN_INDEX_FILE_SUFFIX,
 )
 from ..decoders.summary import summary_for_topic
-from ..errors import KafkalogError, NotAKafkaFileError
+from ..errors import KafkalogError, NotAKafkaFileError, UnreadableError
 from ..format.records import FileRecords, RecordBatch
 from ..storage.checkpoints import java_int, read_leader_epoch_checkpoint, read_offset_checkpoint
 from ..storage.dir_files import (
@@ -69,18 +69,18 @@ from ..storage.files import (
     LOG_DIR,
     PARTITION,
     TopicPartition,
+    check_exists,
     classify_dir,
     find_log_dirs,
     is_segment_file_name,
     is_snapshot_checkpoint_name,
     offset_prefix,
     parse_partition_dir_name,
+    partition_dirs_of,
     partition_log_bytes,
 )
 from ..storage.lock import is_locked
 from ..storage.segment import open_view, release_view
-from .paths import check_exists
-from .paths import partition_dirs as list_partition_dirs
 
 _PARTITION_DIR_STATES = ("delete", "future", "stray")
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
@@ -364,8 +364,6 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
     try:
         names = os.listdir(d)
     except OSError as e:
-        from ..errors import UnreadableError
-
         raise UnreadableError(e.strerror or str(e), file=d) from e
     bases = sorted(int(n[:20]) for n in names
                    if n.endswith(LOG_FILE_SUFFIX) and is_segment_file_name(n))
@@ -494,7 +492,7 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None, *,
     rp = _checkpoint(d, RECOVERY_POINT_CHECKPOINT, errs)
     hw = _checkpoint(d, REPLICATION_OFFSET_CHECKPOINT, errs)
     cl = _checkpoint(d, CLEANER_OFFSET_CHECKPOINT, errs)
-    parts = list_partition_dirs(d) if partition_dirs is None else partition_dirs
+    parts = partition_dirs_of(d) if partition_dirs is None else partition_dirs
     topics: dict[str, TopicInfo] = {}
     for p in parts:
         pi = describe_partition(p, log_start_checkpoint=lso, recovery_checkpoint=rp,
@@ -546,7 +544,7 @@ def describe(paths, *, progress=None) -> DescribeResult:
     advance = None
     if progress is not None:
         total = sum(partition_log_bytes(p) for ld, parts in groups.items()
-                    for p in (parts if parts is not None else list_partition_dirs(ld)))
+                    for p in (parts if parts is not None else partition_dirs_of(ld)))
         done = 0
 
         def advance(n: int) -> None:

@@ -80,10 +80,13 @@ from ..errors import (
     UnreadableError,
 )
 from ..format.records import FileRecords, LegacyRecordBatch
+from ..schema.control import control_type_name
+from ..schema.producer_snapshot import parse_snapshot
+from ..schema.txn_index import parse_txn_index
+from ..storage.files import SEGMENT_SUFFIXES, check_exists
 from ..storage.offset_index import OffsetIndex
-from ..storage.segment import LogSegment, open_view
+from ..storage.segment import LogSegment, open_view, resolve_segments
 from ..storage.time_index import TimeIndex
-from .paths import SEGMENT_SUFFIXES, check_exists, resolve_segments
 
 #: Decoder names as the Kafka tool's flags spell them (``--offsets-decoder``: ``offsets``).
 DECODERS = tuple(DECODER_NAMES)
@@ -242,7 +245,6 @@ def _add_control(ev: dict, key, value) -> None:
     """Control record fields, as DumpLogSegments.printControlRecord: markers' type and
     coordinator epoch, KRaft control values decoded."""
     from ..decoders import control_text, decode_control_record
-    from ..schema.control import control_type_name
 
     d = decode_control_record(None, key, value)
     type_id = d.key.get("type") if isinstance(d.key, dict) and "type" in d.key else -1
@@ -505,8 +507,6 @@ def _read_bytes(path: Path) -> bytes:
 def dump_producer_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:
     """Events for a producer-state ``.snapshot``, as DumpLogSegments.dumpProducerIdSnapshot:
     one entry per producer, or a diagnostic with the CorruptSnapshotException message."""
-    from ..schema.producer_snapshot import parse_snapshot
-
     file = str(path)
     yield {"type": "file", "file": file, "kind": "producer_snapshot"}
     try:
@@ -541,8 +541,6 @@ def dump_txn_index(path: Path, opts: DumpOptions) -> Iterator[dict]:
     """Events for a ``.txnindex``, as DumpLogSegments.dumpTxnIndex (a partial entry at the
     end is ignored; an entry of an unknown version is a diagnostic, as Kafka's
     TransactionIndex refuses it, and then nothing of the file is printed)."""
-    from ..schema.txn_index import parse_txn_index
-
     file = str(path)
     yield {"type": "file", "file": file, "kind": "txnindex"}
     entries = parse_txn_index(_read_bytes(path))

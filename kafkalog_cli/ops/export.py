@@ -44,7 +44,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InvalidArgumentError, KafkalogError, RefusedError
+from ..errors import (
+    InvalidArgumentError,
+    SparkJobError,
+    SparkJobFailedError,
+    SparkJobUsageError,
+)
 from .audit import choose_engine
 
 FORMATS = ("parquet", "jsonl")
@@ -304,19 +309,6 @@ def _unwrap_spark_error(e: Exception) -> Exception:
             usage = any(w in name for w in ("InvalidArgument", "InvalidConfig", "Missing"))
             return (SparkJobUsageError if usage else SparkJobError)(msg)
     return SparkJobFailedError("Spark job failed: " + (lines[0] if lines else repr(e)))
-
-
-class SparkJobError(KafkalogError):
-    """A Spark job's failure, reduced to one line (the CLI prints it): a kafkalog error
-    raised in a task about the input (unreadable or corrupt data, exit 3)."""
-
-
-class SparkJobUsageError(SparkJobError, InvalidArgumentError):
-    """A task's kafkalog error about an option or a missing dependency (exit 2)."""
-
-
-class SparkJobFailedError(SparkJobError, RefusedError):
-    """A Spark job that failed for a reason of Spark's own (exit 1)."""
 
 
 def count_output(out: Path, fmt: str) -> tuple[int, int, int]:

@@ -31,19 +31,32 @@ from operator import itemgetter
 from pathlib import Path
 
 from .. import inputs
-from ..constants import CODEC_IDS, CODEC_NONE, INT32_MAX, INT64_MAX, NO_TIMESTAMP
+from ..constants import (
+    CODEC_IDS,
+    CODEC_NONE,
+    INT32_MAX,
+    INT64_MAX,
+    LEADER_EPOCH_CHECKPOINT,
+    NO_TIMESTAMP,
+)
 from ..errors import (
     FencedLeaderEpochError,
+    IllegalStateError,
+    InputError,
     InvalidArgumentError,
     KafkalogError,
+    ProduceError,
     UnreadableError,
 )
 from ..format import compression
 from ..format.builder import assemble_batch, encode_columns, encode_records, encode_values
-from ..inputs import ENCODINGS, InputError, LineReaderConfig, ValuesChunk
+from ..inputs import ENCODINGS, LineReaderConfig, ValuesChunk
+from ..storage.checkpoints import read_leader_epoch_checkpoint
 from ..storage.clock import SYSTEM, Clock
-from ..storage.config import LogConfig
-from ..storage.log import LogManager, UnifiedLog
+from ..storage.config import LogConfig, topic_config
+from ..storage.dir_files import kafka_string_to_uuid, uuid_to_kafka_string
+from ..storage.files import validate_topic_name
+from ..storage.log import LogManager, UnifiedLog, topic_id_on_disk
 from ..storage.validator import RecordsSummary
 
 _PARTITION_OF = itemgetter(5)  # InputRecord.partition
@@ -110,11 +123,31 @@ class ProduceOptions:
     cluster_id: str | None = None
     node_id: int = 1
 
+    @classmethod
+    def assemble(cls, topic: str, *, properties=(), parse_key: bool = False,
+                 key_separator: str = "\t", config_file=None, config_overrides=(),
+                 **options) -> ProduceOptions:
+        """The options of a produce from what its user gives: kafka-console-producer's
+        reader ``--property`` settings over ``parse_key`` / ``key_separator``
+        (:meth:`~kafkalog_cli.inputs.LineReaderConfig.from_properties`), the topic's
+        LogConfig from a server.properties-style ``config_file`` and ``--config
+        key=value`` ``config_overrides`` (:func:`~kafkalog_cli.storage.config
+        .topic_config`); ``options`` are the other fields.
+
+        Raises:
+            InvalidArgumentError: an unknown reader property or bad separators.
+            UnknownConfigError / InvalidConfigError: an unknown config key or a bad value.
+            UnreadableError: ``config_file`` cannot be read.
+        """
+        line_reader = LineReaderConfig.from_properties(
+            list(properties), parse_key=parse_key, key_separator=key_separator)
+        return cls(topic, parse_key=line_reader.parse_key,
+                   key_separator=line_reader.key_separator, line_reader=line_reader,
+                   config=topic_config(config_file, list(config_overrides)), **options)
+
     def check(self) -> None:
         """Raises InvalidArgumentError for inconsistent options (called before anything is
         created on disk)."""
-        from ..storage.files import validate_topic_name
-
         validate_topic_name(self.topic)
         if self.topic_id is not None:
             _check_topic_id(self.topic_id)
@@ -149,8 +182,6 @@ class ProduceOptions:
 def _check_topic_id(s: str) -> None:
     """A topic id as Kafka's Uuid.fromString reads it: 22 URL-safe base64 characters of 16
     bytes."""
-    from ..storage.dir_files import kafka_string_to_uuid, uuid_to_kafka_string
-
     try:
         u = kafka_string_to_uuid(s)
         ok = uuid_to_kafka_string(u) == s
@@ -230,15 +261,6 @@ class ProduceResult:
             "error": self.error,
             "partitions": [p.to_dict() for _, p in sorted(self.partitions.items())],
         }
-
-
-class ProduceError(KafkalogError):
-    """A run that stopped early; ``result`` says what was written, ``cause`` why."""
-
-    def __init__(self, cause: KafkalogError, result: ProduceResult):
-        super().__init__(str(cause))
-        self.cause = cause
-        self.result = result
 
 
 _HEADER_ESTIMATES: dict = {(): 0}
@@ -399,8 +421,6 @@ class _Batcher:
     def _append_compressed(self, block: bytes, n: int, base_ts: int, max_ts: int,
                            summary: RecordsSummary) -> None:
         if self.failed:
-            from ..errors import IllegalStateError
-
             raise IllegalStateError("append after a failed append")
         opts = self.opts
         pid, epoch, seq = -1, -1, -1
@@ -663,9 +683,6 @@ def _check_leader_epoch_on_disk(log_dir: Path, opts: ProduceOptions) -> None:
     Raises:
         InvalidArgumentError: it is (exit 2).
     """
-    from ..constants import LEADER_EPOCH_CHECKPOINT
-    from ..storage.checkpoints import read_leader_epoch_checkpoint
-
     if opts.leader_epoch is None:
         return
     d = log_dir / f"{opts.topic}-{opts.partition}"
@@ -682,8 +699,6 @@ def _check_topic_id_on_disk(log_dir: Path, opts: ProduceOptions) -> None:
     Raises:
         InvalidArgumentError: it differs, or the existing partitions disagree.
     """
-    from ..storage.log import topic_id_on_disk
-
     existing = topic_id_on_disk(log_dir, opts.topic)
     if opts.topic_id is not None and existing is not None and existing != opts.topic_id:
         raise InvalidArgumentError(

@@ -1,6 +1,8 @@
 """``read``: a partition as a consumer sees it, read straight from the segment files.
 
-The read path follows the broker and the consumer:
+The reading itself is storage's (:class:`~kafkalog_cli.storage.log.Log`, shared with
+``serve`` and the Spark source); this module positions the consumer and presents what
+the log returns. The read path follows the broker and the consumer:
 
 * **seek by offset** (``UnifiedLog.read`` / ``LogSegment.translateOffset``): the segment
   is the floor entry of the segment map; inside it the offset index gives the largest
@@ -16,10 +18,10 @@ The read path follows the broker and the consumer:
 * **isolation** (the consumer's ``CompletedFetch``): control records are never returned.
   Under ``read_committed`` the records of aborted transactions are dropped and the read
   stops at the last stable offset (the first offset of the earliest transaction still
-  open at the end of the log). Aborted transactions and the LSO come from one pass over
-  the batch headers from the log start: the ABORT/COMMIT markers themselves, the same
-  source the broker's ``.txnindex`` is built from, so a missing or stale ``.txnindex``
-  does not matter.
+  open at the end of the log). Both come from the producer state replayed over the log
+  from its start (:meth:`~kafkalog_cli.storage.log.Log.replay_producer_state`: the
+  ABORT/COMMIT markers themselves, from which recovery rebuilds the ``.txnindex``), so a
+  missing or stale ``.txnindex`` does not matter.
 * **internal topics** (``__consumer_offsets``, ``__transaction_state``,
   ``__share_group_state``, ``__cluster_metadata``, ``__remote_log_metadata``): each record is also decoded with dump-segment's decoders
   (:mod:`kafkalog_cli.decoders`), picked by the topic name or forced with ``decode``; the
@@ -30,9 +32,7 @@ The read never writes: files are opened read-only.
 
 from __future__ import annotations
 
-import os
 import re
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -41,47 +41,36 @@ from typing import Any
 from ..constants import (
     CONTROL_FLAG_MASK,
     DEFAULT_MAX_DECOMPRESSED_BYTES,
-    LOG_START_OFFSET_CHECKPOINT,
     TRANSACTIONAL_FLAG_MASK,
 )
 from ..decoders import DECODER_NAMES
 from ..errors import (
-    CorruptRecordError,
     InvalidArgumentError,
-    KafkalogError,
     NotAKafkaFileError,
+    OffsetOutOfRangeError,
 )
-from ..format.records import FileRecords, Record, RecordBatch
-from ..storage.checkpoints import read_offset_checkpoint
-from ..storage.files import TopicPartition, parse_partition_dir_name
+from ..format.records import RecordBatch
+from ..storage.files import (
+    OTHER,
+    PARTITION,
+    check_exists,
+    classify_dir,
+    parse_partition_dir_name,
+    partition_dirs_of,
+)
 from ..storage.log import Log
-from ..storage.segment import LogSegment
-from .paths import check_exists
+from ..storage.segment import iter_records_of
+from .encoding import encode_bytes
 
 READ_UNCOMMITTED = "read_uncommitted"
 READ_COMMITTED = "read_committed"
 ISOLATION_LEVELS = (READ_UNCOMMITTED, READ_COMMITTED)
-
-_CONTROL_KEY = struct.Struct(">hh")
-_ABORT, _COMMIT = 0, 1
 
 #: ``decode`` values of :func:`read`: pick by topic name, never, or force one decoder
 #: (dump-segment's names: ``offsets``, ``transaction-log``, ``cluster-metadata``,
 #: ``remote-log-metadata``, ``share-group-state``: the keys of :data:`DECODER_TOPICS`).
 DECODE_AUTO, DECODE_NONE = "auto", "none"
 DECODER_TOPICS = DECODER_NAMES
-
-
-class OffsetOutOfRangeError(InvalidArgumentError):
-    """An offset below the log start offset or above the log end offset (the broker's
-    OFFSET_OUT_OF_RANGE)."""
-
-    def __init__(self, offset: int, start: int, end: int, *, file=None):
-        super().__init__(f"offset {offset} is out of range: the log holds offsets {start} "
-                         f"(log start offset) to {end} (log end offset)", file=file)
-        self.offset = offset
-        self.log_start_offset = start
-        self.log_end_offset = end
 
 
 @dataclass(frozen=True)
@@ -110,8 +99,6 @@ class ConsumerRecord:
         record has its key and value as the decoders' JSON objects instead (null for a
         missing key or a tombstone), ``keyType`` and, when something stayed raw,
         ``decodeWarnings``."""
-        from ..render.encoding import encode_bytes
-
         o = {"topic": self.topic, "partition": self.partition, "offset": self.offset,
              "timestamp": self.timestamp, "timestampType": self.timestamp_type,
              "leaderEpoch": self.leader_epoch}
@@ -152,8 +139,6 @@ def open_partition(path, topic: str | None = None, partition: int | None = None)
         NotAKafkaFileError / UnreadableError: no such partition directory, or ``path`` is
             neither a partition nor a log directory.
     """
-    from ..storage.files import OTHER, PARTITION, classify_dir, partition_dirs_of
-
     p = check_exists(path)
     if p.is_file():
         raise NotAKafkaFileError("expected a log directory or a partition directory", file=p)
@@ -190,206 +175,39 @@ def open_partition(path, topic: str | None = None, partition: int | None = None)
     return Log.open(d)
 
 
-# -- index helpers (read-only, in memory) --------------------------------------------------
-
-def _indexes(seg: LogSegment):
-    """The segment's offset and time indexes with a preallocated zero tail dropped (only
-    in memory), each None when its file is missing or unreadable."""
-    out = []
-    for getter in ("offset_index", "time_index"):
-        try:
-            idx = getattr(seg, getter)
-        except KafkalogError:
-            idx = None
-        if idx is not None and idx.zero_tail:
-            idx.truncate_to_entries(idx.entries - idx.zero_tail)
-            idx.zero_tail = 0
-        out.append(idx)
-    return out[0], out[1]
-
-
-def _checked_position(seg: LogSegment, view, oidx, offset: int) -> int:
-    """The offset index's position for ``offset``, or 0 when the index is missing or its
-    entry does not land on a batch start holding offsets <= ``offset`` (a stale index is
-    not trusted: the scan then starts at the segment's start)."""
-    if oidx is None or oidx.entries == 0:
-        return 0
-    pos = oidx.lookup(offset).position
-    if pos <= 0 or pos >= len(view):  # the start, or an entry outside the log
-        return 0
-    for b in FileRecords(view, pos, None, file=seg.log_path).batches():
-        first = b[2] if type(b) is RecordBatch else b.last_offset
-        return pos if (type(b) is not RecordBatch or first <= offset) else 0
-    return 0
-
-
-def segment_next_offset(seg: LogSegment) -> int | None:
-    """The offset after the segment's last batch (``readNextOffset``), scanning from the
-    last offset-index entry; None when the segment holds no batch."""
-    view = seg.view
-    if not len(view):
-        return None
-    oidx, _ = _indexes(seg)
-    pos = 0
-    if oidx is not None and oidx.entries:
-        pos = _checked_position(seg, view, oidx, oidx.entry(oidx.entries - 1).offset)
-    for start in ((pos, 0) if pos else (0,)):
-        last = None
-        for b in FileRecords(view, start, None, file=seg.log_path).batches():
-            last = b
-        if last is not None:
-            return last.next_offset
-    return None
-
+# -- offsets and seeks (storage's: Log) ---------------------------------------------------
 
 def log_start_offset(log: Log, problems: list[str] | None = None) -> int:
-    """``max(log-start-offset-checkpoint entry, first segment's base offset)``, as the
-    broker's LogLoader computes it (0 for a partition without segments). A checkpoint that
-    does not parse counts as empty, as ``LogManager.loadLogs`` resets it; the error (file
-    and line) is appended to ``problems``."""
-    ckpt = 0
-    tp = log.topic_partition
-    if tp is not None:
-        try:
-            entries = read_offset_checkpoint(log.directory.parent / LOG_START_OFFSET_CHECKPOINT)
-        except KafkalogError as e:
-            entries = None
-            if problems is not None:
-                problems.append(f"{e}; the log start offset is the first segment's base "
-                                "offset, as the broker resets it")
-        if entries:
-            ckpt = entries.get(TopicPartition(tp.topic, tp.partition), 0)
-    first = log.segments[0].base_offset if log.segments else 0
-    return max(ckpt, first)
+    """:attr:`Log.log_start_offset <kafkalog_cli.storage.log.Log.log_start_offset>`; what
+    it could not use (a checkpoint that does not parse) is added to ``problems``."""
+    lso = log.log_start_offset
+    if problems is not None:
+        problems.extend(p for p in log.problems if p not in problems)
+    return lso
 
 
 def log_end_offset(log: Log) -> int:
-    """The next offset after the last batch of the last segment, or that segment's base
-    offset when it is empty (0 without segments)."""
-    if not log.segments:
-        return 0
-    last = log.segments[-1]
-    nxt = segment_next_offset(last)
-    return last.base_offset if nxt is None else nxt
-
-
-# -- seek ---------------------------------------------------------------------------------
-
-def _segment_index_for(log: Log, offset: int) -> int:
-    i = 0
-    for j, seg in enumerate(log.segments):
-        if seg.base_offset <= offset:
-            i = j
-        else:
-            break
-    return i
-
-
-def batches_from(log: Log, offset: int, *, check_crcs: bool = False) -> Iterator[RecordBatch]:
-    """Every batch from the one holding ``offset`` (or the first after it) to the end of
-    the log, the first found through the offset index of the floor segment.
-
-    With ``check_crcs`` each batch's CRC is checked first, as a consumer with
-    ``check.crcs=true`` does.
-
-    Raises:
-        CrcMismatchError: (``check_crcs``) a batch whose stored CRC differs, naming the
-            file and byte position.
-    """
-    for _, b in _segment_batches_from(log, offset, check_crcs=check_crcs):
-        yield b
-
-
-def _segment_batches_from(log: Log, offset: int, *, check_crcs: bool = False,
-                          problems: list | None = None
-                          ) -> Iterator[tuple[LogSegment, RecordBatch]]:
-    """:func:`batches_from`, each batch with its segment. With ``problems``, each segment
-    whose scan reaches bytes after its last whole batch adds one line for them (file,
-    position, length: a broker would truncate them at recovery, so no consumer ever
-    receives what they hold)."""
-    segs = log.segments
-    if not segs:
-        return
-    for seg in segs[_segment_index_for(log, offset):]:
-        view = seg.view
-        if not len(view):
-            continue
-        pos = 0
-        if offset > seg.base_offset:
-            oidx, _ = _indexes(seg)
-            pos = _checked_position(seg, view, oidx, offset)
-        fr = FileRecords(view, pos, None, file=seg.log_path)
-        for b in fr.batches():
-            if b.last_offset >= offset:
-                if check_crcs:
-                    b.ensure_valid(seg.log_path)
-                yield seg, b
-        if fr.invalid_bytes and problems is not None:
-            why = f" ({fr.stop_error.message})" if fr.stop_error is not None else ""
-            problems.append(str(CorruptRecordError(
-                f"{fr.invalid_bytes} invalid bytes after the last whole batch{why}",
-                file=seg.log_path, position=fr.valid_end)))
-
-
-def _records(batch, file, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
-             ) -> Iterator[Record]:
-    """``batch.iter_records()``, lazily (a batch of any size costs memory for a piece of
-    it, and stopping early decodes no further); a record-level error (a count the
-    records do not match, a codec that does not decompress, ...) names ``file`` and the
-    batch's byte position."""
-    try:
-        yield from batch.iter_records(max_bytes)
-    except KafkalogError as e:
-        # a position inside decompressed bytes means nothing in the file: the batch's
-        e.file = os.fspath(file) if e.file is None else e.file
-        e.position = batch.position
-        raise
-
-
-def _segment_largest_timestamp(seg: LogSegment, tidx) -> int | None:
-    """The largest timestamp a closed segment's time index records (its last entry,
-    appended when the segment was rolled), None when unknown."""
-    if tidx is None or tidx.entries == 0:
-        return None
-    return tidx.last_entry.timestamp
+    """:attr:`Log.log_end_offset <kafkalog_cli.storage.log.Log.log_end_offset>`."""
+    return log.log_end_offset
 
 
 def offset_for_timestamp(log: Log, timestamp: int, start_offset: int | None = None
                          ) -> tuple[int, int] | None:
     """ListOffsets for ``timestamp``: ``(timestamp, offset)`` of the first record (in
     offset order, control records included, offsets >= ``start_offset``, default the log
-    start offset) whose timestamp is >= ``timestamp``; None when there is none."""
-    if start_offset is None:
-        start_offset = log_start_offset(log)
-    segs = log.segments
-    for i, seg in enumerate(segs):
-        if i + 1 < len(segs) and segs[i + 1].base_offset <= start_offset:
-            continue
-        view = seg.view
-        if not len(view):
-            continue
-        oidx, tidx = _indexes(seg)
-        if i + 1 < len(segs):
-            largest = _segment_largest_timestamp(seg, tidx)
-            if largest is not None and largest < timestamp:
-                continue
-        target = start_offset
-        if tidx is not None and tidx.entries:
-            target = max(tidx.lookup(timestamp).offset, start_offset)
-        pos = _checked_position(seg, view, oidx, target) if target > seg.base_offset else 0
-        for b in FileRecords(view, pos, None, file=seg.log_path).batches():
-            if b.max_timestamp >= timestamp and b.last_offset >= start_offset:
-                for r in _records(b, seg.log_path):
-                    if r[1] >= timestamp and r[0] >= start_offset:
-                        return r[1], r[0]
-    return None
+    start offset) whose timestamp is >= ``timestamp``; None when there is none
+    (:meth:`Log.fetch_offset_by_timestamp <kafkalog_cli.storage.log.Log
+    .fetch_offset_by_timestamp>`)."""
+    found = log.fetch_offset_by_timestamp(timestamp, start_offset)
+    return None if found is None else (found.timestamp, found.offset)
 
 
 # -- transactions ------------------------------------------------------------------------
 
 @dataclass
 class TxnState:
-    """What one header pass over the log learns about transactions.
+    """What a replay of the log's producer state says about transactions (the aborted
+    transactions a consumer is told of, the last stable offset).
 
     Attributes:
         aborted: ``{producer id: [(first offset, ABORT marker offset)]}``.
@@ -409,41 +227,19 @@ class TxnState:
         return False
 
 
-def _marker_type(batch, file) -> int | None:
-    """ControlRecordType of a control batch's first record (its only one)."""
-    rec = next(_records(batch, file), None)
-    if rec is None or rec[2] is None or len(rec[2]) < 4:
-        return None
-    return _CONTROL_KEY.unpack_from(rec[2])[1]
-
-
 def scan_transactions(log: Log, end_offset: int | None = None) -> TxnState:
-    """Aborted transactions and the last stable offset, from the batch headers and the
-    ABORT/COMMIT markers of the whole log (as the broker's producer state and
-    ``.txnindex`` record them)."""
+    """Aborted transactions and the last stable offset, from the producer state replayed
+    over the whole log (:meth:`Log.replay_producer_state <kafkalog_cli.storage.log.Log
+    .replay_producer_state>`: the ABORT/COMMIT markers themselves, the source recovery
+    rebuilds ``.txnindex`` from, so a missing or stale ``.txnindex`` does not matter)."""
+    indexes: dict = {}
+    state = log.replay_producer_state(txn_indexes=indexes)
     st = TxnState()
-    open_txns = st.open_transactions
-    leo = 0
-    for seg in log.segments:
-        view = seg.view
-        if not len(view):
-            leo = max(leo, seg.base_offset)
-            continue
-        for b in FileRecords(view, 0, None, file=seg.log_path).batches():
-            leo = b.next_offset
-            if type(b) is not RecordBatch:
-                continue
-            attrs = b[7]
-            if not attrs & TRANSACTIONAL_FLAG_MASK:
-                continue
-            pid = b[11]
-            if attrs & CONTROL_FLAG_MASK:
-                first = open_txns.pop(pid, None)
-                if first is not None and _marker_type(b, seg.log_path) == _ABORT:
-                    st.aborted.setdefault(pid, []).append((first, b.last_offset))
-            elif pid not in open_txns:
-                open_txns[pid] = b[2]
-    st.last_stable_offset = min(open_txns.values()) if open_txns else leo
+    for t in log.collect_aborted_transactions(0, state.last_map_offset, indexes):
+        st.aborted.setdefault(t.producer_id, []).append((t.first_offset, t.last_offset))
+    st.open_transactions = {pid: first for first, pid in sorted(state.ongoing.items())}
+    fuo = state.first_unstable_offset
+    st.last_stable_offset = state.last_map_offset if fuo is None else fuo
     if end_offset is not None:
         st.last_stable_offset = min(st.last_stable_offset, end_offset)
     return st
@@ -483,8 +279,7 @@ def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMIT
     topic = tp.topic if tp else log.directory.name
     part = tp.partition if tp else -1
     n = 0
-    for seg, b in _segment_batches_from(log, start_offset, check_crcs=check_crcs,
-                                        problems=problems):
+    for seg, b in log.batches_from(start_offset, check_crcs=check_crcs, problems=problems):
         if lso is not None and b.base_offset >= lso:
             return
         if type(b) is RecordBatch:
@@ -498,7 +293,7 @@ def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMIT
         else:
             ts_type = b.timestamp_type
             epoch = None
-        for r in _records(b, seg.log_path, max_decompressed_bytes):
+        for r in iter_records_of(b, seg.log_path, max_decompressed_bytes):
             off = r[0]
             if off < start_offset:
                 continue
@@ -706,6 +501,7 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
     if isolation_level == READ_COMMITTED:
         txn = scan_transactions(log, leo)
         res.last_stable_offset = txn.last_stable_offset
+        res.problems.extend(p for p in log.problems if p not in res.problems)
     if res.start_offset is not None:
         res.records = consume(log, res.start_offset, isolation_level=isolation_level,
                               max_records=max_records, txn=txn, check_crcs=check_crcs,

@@ -57,10 +57,9 @@ from ..constants import INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX
 from ..errors import CorruptIndexError, KafkalogError
 from ..format.records import FileRecords
 from ..storage.offset_index import OffsetIndex
-from ..storage.segment import LogSegment
+from ..storage.segment import LogSegment, resolve_segments
 from ..storage.time_index import TimeIndex
 from ..storage.txn_index import TransactionIndex
-from .paths import resolve_segments
 
 #: Finding kinds about the ``.log`` itself.
 INVALID_BYTES = "invalid-bytes"

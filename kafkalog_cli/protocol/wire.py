@@ -25,6 +25,10 @@ import mmap
 import struct
 from dataclasses import dataclass
 
+from ..errors import (
+    IncompleteFrame,
+    InvalidRequest,
+)
 from ..schema import flexible as fx
 from ..schema.messages import PARSE_ERRORS
 from .apis import APIS, Api, ApiKeys
@@ -38,16 +42,14 @@ _CORRELATION = struct.Struct(">i")
 DEFAULT_MAX_REQUEST_SIZE = 100 * 1024 * 1024
 
 
-class InvalidRequest(Exception):
-    """A frame the broker answers by closing the connection."""
-
-
 @dataclass
 class Request:
     """A parsed request: header fields, its :class:`Api`, and the body as a dict.
 
     ``unsupported_version`` is set for an ApiVersions request at a version the server does
-    not serve (its body is not parsed: it is answered as v0).
+    not serve (its body is not parsed: it is answered as v0). ``client_host`` is the
+    peer's address as ``RequestContext.clientAddress`` prints it (``/127.0.0.1``), set by
+    the server.
     """
 
     api: Api
@@ -57,19 +59,11 @@ class Request:
     body: dict
     size: int
     unsupported_version: bool = False
+    client_host: str = ""
 
     @property
     def api_key(self) -> ApiKeys:
         return self.api.key
-
-
-class IncompleteFrame(EOFError):
-    """The stream ended inside a frame: ``received`` of ``expected`` bytes."""
-
-    def __init__(self, received: int, expected: int):
-        super().__init__(f"connection closed inside a frame ({received} of {expected} bytes)")
-        self.received = received
-        self.expected = expected
 
 
 async def read_frame_size(reader: asyncio.StreamReader,

@@ -38,13 +38,12 @@ segment is recovered (the broker before KAFKA-7283 did the same).
 from __future__ import annotations
 
 import os
-import struct
 from pathlib import Path
 
 from ..constants import LEADER_EPOCH_CHECKPOINT, MAGIC_V2, PARTITION_METADATA_FILE
 from ..errors import CorruptIndexError, KafkalogError, UnreadableError, UnsafePathError
-from ..format.records import batch_at
-from ..schema.producer_snapshot import build_snapshot, parse_snapshot
+from ..format.records import batch_at, v2_batch_at
+from ..schema.producer_snapshot import parse_snapshot
 from ..schema.txn_index import parse_txn_index
 from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
 from ..storage.dir_files import format_partition_metadata, read_partition_metadata
@@ -54,13 +53,14 @@ from ..storage.files import (
     offset_prefix,
     parse_partition_dir_name,
 )
+from ..storage.leader_epoch import LeaderEpochCache
 from ..storage.log import topic_ids_on_disk
 from ..storage.offset_index import OffsetIndex
+from ..storage.producer_state import ProducerStateManager
 from ..storage.recovery_scan import ScanResult, next_offset, scan_log, walk_log
 from ..storage.segment import open_view, release_view
 from ..storage.time_index import TimeIndex
 from ..storage.txn_index import TransactionIndex
-from . import derived
 from .model import DELETE, RENAME, TRUNCATE, WRITE, Action, PartitionReport, SegmentReport
 
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
@@ -289,7 +289,7 @@ def _txn_index_insane(vd: _VirtualDir, base: int) -> str | None:
     return None
 
 
-_OFF = struct.Struct(">ii")
+_OFF = OffsetIndex.ENTRY
 
 
 class _Seg:
@@ -476,7 +476,7 @@ def _leo_unscanned(vd: _VirtualDir, seg: _Seg) -> int:
         while n > 0 and data[(n - 1) * 8:n * 8] == bytes(8):
             n -= 1
         if n:
-            pos = _OFF.unpack_from(data, (n - 1) * 8)[1]
+            pos = _OFF.unpack_from(data, (n - 1) * _OFF.size)[1]
             if 0 <= pos < seg.report.size:
                 start = pos
     view = open_view(seg.view_path)
@@ -604,13 +604,16 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
     else:
         entries = list(existing)
         sources = [s.scan.epochs for s in remaining if s.scan is not None]
+    cache = LeaderEpochCache(entries)
     for eps in sources:
         for epoch, start in eps:
-            latest = entries[-1][0] if entries else -1
-            if epoch > latest:
-                derived.epoch_assign(entries, epoch, start)
-    derived.epoch_truncate_from_end(entries, leo)
-    derived.epoch_truncate_from_start(entries, log_start_offset or 0)
+            # LogSegment.recover: assign an epoch >= 0 above the cache's latest
+            latest = cache.latest_epoch
+            if epoch > (-1 if latest is None else latest) and start >= 0:
+                cache.assign(epoch, start)
+    cache.truncate_from_end(leo)
+    cache.truncate_from_start(log_start_offset or 0)
+    entries = cache.epochs
     if entries != (existing or []) or corrupt:
         if entries or existing is not None or corrupt:
             vd.actions.append(Action(WRITE, str(ckpt), "leader epochs rebuilt from the log",
@@ -643,9 +646,12 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
         candidates.append(txn_segs[0].base)
     want = min(candidates)
     start_snap = max((o for o in snaps if o <= want), default=None)
-    builder = derived.ProducerStateBuilder(snaps[start_snap] if start_snap is not None else [])
+    state = ProducerStateManager()  # in memory: the plan writes nothing
+    if start_snap is not None:
+        state.load_entries(snaps[start_snap], start_snap)
     start = start_snap if start_snap is not None else -1
-    per_seg: dict[int, list] = {}
+    rebuilt = {s.base: TransactionIndex(vd.path(filename_prefix_from_offset(s.base) +
+                                                 ".txnindex"), s.base) for s in txn_segs}
     for s in remaining:
         w = _walk(s)
         if w.last_offset is not None and w.last_offset < start:
@@ -653,15 +659,16 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
         positions = w.producer_batches
         if not positions:
             continue
+        txn_index = rebuilt.get(s.base)
         view = open_view(s.view_path)
         try:
-            before = len(builder.aborted)
             for pos in positions:
-                base = struct.unpack_from(">q", view, pos)[0]
-                if base < start or base >= leo:
+                batch = v2_batch_at(view, pos)
+                if batch.base_offset < start or batch.base_offset >= leo:
                     continue
-                builder.apply(view, pos)
-            per_seg[s.base] = builder.aborted[before:]
+                aborted = state.replay_batch(batch)
+                if aborted is not None and txn_index is not None:
+                    txn_index.append(aborted)
         finally:
             release_view(view)
     if need_snapshot:
@@ -670,12 +677,12 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
                                  "producer state at the log end offset" +
                                  (f" (replayed from snapshot {start_snap})"
                                   if start_snap is not None else " (replayed from the log)"),
-                                 data=build_snapshot(builder.entries())))
+                                 data=state.snapshot_bytes()))
     for s in txn_segs:
         if start_snap is not None and s.base < start_snap:
             continue
         name = filename_prefix_from_offset(s.base) + ".txnindex"
-        data = derived.txn_index_bytes(per_seg.get(s.base, []))
+        data = rebuilt[s.base].to_bytes()
         old = _read(vd.real(name)) if name in vd.files else None
         if old is None and not data:
             continue

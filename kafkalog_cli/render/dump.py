@@ -7,7 +7,9 @@ import os
 import sys
 from collections.abc import Iterable
 
-from .encoding import encode_bytes, java_string
+from ..errors import KafkalogError
+from ..ops.encoding import encode_bytes
+from .encoding import java_string
 
 _INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded", "controlValue")
 
@@ -310,7 +312,6 @@ def report_findings(findings) -> None:
     DumpFindings`): the first batch failing its CRC check, then the invalid bytes at the
     end of a log (a log without any whole batch said so). The diagnostics of corrupt
     data were already printed, one line each, as the dump went."""
-    from ..errors import KafkalogError
     from .consoles import error
 
     for file, positions in findings.bad_crc.items():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..errors import KafkalogError
+from ..ops.verify import NO_WHOLE_BATCH
 from .consoles import stdout_console
 
 
@@ -39,8 +41,6 @@ def render_verify(result, console=None) -> None:
 def render_unreadable(result) -> None:
     """One line on stderr per ``.log`` holding no whole batch (the run exits 3), naming
     the file and byte position, as dump-segment reports it."""
-    from ..errors import KafkalogError
-    from ..ops.verify import NO_WHOLE_BATCH
     from .consoles import error
 
     for s in result.segments:

@@ -32,6 +32,7 @@ import struct
 
 import construct as c
 
+from .primitives import encode_unsigned_varint
 from .utf8 import java_utf8
 
 # -- errors as Kafka's generated readers word them ------------------------------------------
@@ -118,16 +119,6 @@ class UnsignedVarint(c.Construct):
 
 def _write(stream, data: bytes, path) -> None:
     c.stream_write(stream, data, len(data), path)
-
-
-def encode_unsigned_varint(value: int) -> bytes:
-    """The LEB128 bytes of ``value`` (0 <= value < 2**32), as ByteUtils.writeUnsignedVarint."""
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 unsigned_varint = UnsignedVarint()

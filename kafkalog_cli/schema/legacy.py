@@ -46,3 +46,18 @@ LegacyLogEntry = c.Struct(
 
 #: A whole v0/v1 message set.
 LegacyMessageSet = c.GreedyRange(LegacyLogEntry)
+
+# Byte offsets in a log entry, derived from the declarations above (Records.LOG_OVERHEAD,
+# then LegacyRecord's CRC_OFFSET, MAGIC_OFFSET, ATTRIBUTES_OFFSET, TIMESTAMP_OFFSET):
+#: Offset => Int64, MessageSize => Int32 (Records.LOG_OVERHEAD); every format starts so
+LOG_OVERHEAD = c.Int64sb.sizeof() + c.Int32sb.sizeof()                  # 12
+CRC_OFFSET = LOG_OVERHEAD                                               # 12
+MAGIC_OFFSET = CRC_OFFSET + c.Int32ub.sizeof()                          # 16
+ATTRIBUTES_OFFSET = MAGIC_OFFSET + c.Int8sb.sizeof()                    # 17
+TIMESTAMP_OFFSET = ATTRIBUTES_OFFSET + c.Int8sb.sizeof()                # 18 (v1)
+#: Records.HEADER_SIZE_UP_TO_MAGIC: the bytes an iterator needs to see the magic
+HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + c.Int8sb.sizeof()              # 17
+#: LegacyRecord.RECORD_OVERHEAD_V0 / _V1: crc, magic, attributes, [timestamp,] key and
+#: value lengths (the smallest MessageSize)
+RECORD_OVERHEAD_V0 = (TIMESTAMP_OFFSET - CRC_OFFSET) + 2 * c.Int32sb.sizeof()  # 14
+RECORD_OVERHEAD_V1 = RECORD_OVERHEAD_V0 + c.Int64sb.sizeof()                   # 22

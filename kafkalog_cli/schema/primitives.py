@@ -12,6 +12,23 @@ from __future__ import annotations
 import construct as c
 
 
+def encode_unsigned_varint(value: int) -> bytes:
+    """The LEB128 bytes of ``value`` (>= 0): ByteUtils.writeUnsignedVarint, and the bytes
+    of every varint kafkalog writes (zigzag-encoded first for the signed ones)."""
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def zigzag(value: int, bits: int = 32) -> int:
+    """ByteUtils' zigzag encoding of a signed ``bits``-bit ``value`` (32: varint, 64:
+    varlong), ready for :func:`encode_unsigned_varint`."""
+    return ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)
+
+
 class KafkaVarint(c.Construct):
     """A zigzag varint capped at ``max_bytes`` bytes, as Kafka's ByteUtils reads it.
 
@@ -45,13 +62,8 @@ class KafkaVarint(c.Construct):
         lo, hi = -(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1
         if not lo <= obj <= hi:
             raise c.IntegerError(f"{obj} does not fit a {self.bits}-bit varint", path=path)
-        v = ((obj << 1) ^ (obj >> (self.bits - 1))) & ((1 << self.bits) - 1)
-        out = bytearray()
-        while v >= 0x80:
-            out.append((v & 0x7F) | 0x80)
-            v >>= 7
-        out.append(v)
-        c.stream_write(stream, bytes(out), len(out), path)
+        out = encode_unsigned_varint(zigzag(obj, self.bits))
+        c.stream_write(stream, out, len(out), path)
         return obj
 
     def _sizeof(self, context, path):

@@ -30,8 +30,9 @@ offsets and epochs without recomputing it.
 
 from __future__ import annotations
 
+import struct
+
 import construct as c
-import crc32c
 
 Attributes = c.BitStruct(
     "unused" / c.BitsInteger(9),
@@ -69,10 +70,61 @@ RecordBatchHeader = c.Struct(
     "header" / BatchCrcCoveredHeader,
 )
 
-#: Derived offsets, as DefaultRecordBatch derives each _OFFSET from the previous one.
-CRC_OFFSET = BatchPrefix.sizeof()                              # 17
-ATTRIBUTES_OFFSET = CRC_OFFSET + c.Int32ub.sizeof()            # 21
-RECORD_BATCH_OVERHEAD = ATTRIBUTES_OFFSET + BatchCrcCoveredHeader.sizeof()  # 61
+def _derive_fields() -> tuple[tuple[str, str, int], ...]:
+    out = []
+    at = 0
+    for part in (BatchPrefix.subcons, [c.Renamed(c.Int32ub, newname="crc")],
+                 BatchCrcCoveredHeader.subcons):
+        for sc in part:
+            code = getattr(sc.subcon, "fmtstr", ">h")[1:]  # a BitStruct: Int16
+            out.append((sc.name, code, at))
+            at += sc.subcon.sizeof()
+    return tuple(out)
+
+
+#: ``(name, struct code, offset)`` of each header field in order, derived from the
+#: declarations above: each offset is the previous one plus its size, as DefaultRecordBatch
+#: derives each ``_OFFSET`` from the previous ``_OFFSET`` and ``_LENGTH``. (Attributes is
+#: read as Kafka's Int16.)
+HEADER_FIELDS: tuple[tuple[str, str, int], ...] = _derive_fields()
+# DefaultRecordBatch's _OFFSET constants: 0, 8, 12, 16, 17, 21, 23, 27, 35, 43, 51, 53, 57
+(BASE_OFFSET_OFFSET, LENGTH_OFFSET, PARTITION_LEADER_EPOCH_OFFSET, MAGIC_OFFSET, CRC_OFFSET,
+ ATTRIBUTES_OFFSET, LAST_OFFSET_DELTA_OFFSET, BASE_TIMESTAMP_OFFSET, MAX_TIMESTAMP_OFFSET,
+ PRODUCER_ID_OFFSET, PRODUCER_EPOCH_OFFSET, BASE_SEQUENCE_OFFSET, RECORDS_COUNT_OFFSET) = (
+    at for _, _, at in HEADER_FIELDS)
+#: Records.LOG_OVERHEAD: baseOffset and length, before what ``length`` counts.
+LOG_OVERHEAD = PARTITION_LEADER_EPOCH_OFFSET                         # 12
+RECORDS_OFFSET = RECORD_BATCH_OVERHEAD = ATTRIBUTES_OFFSET + BatchCrcCoveredHeader.sizeof()  # 61
+assert RECORD_BATCH_OVERHEAD == RecordBatchHeader.sizeof()
+#: The smallest ``length`` of a v2 batch (a header without records).
+MIN_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD              # 49
+
+
+def header_format(*names: str) -> str:
+    """A ``struct`` format reading the named header fields (in header order), skipping
+    the others with pad bytes and stopping after the last one named: the one layout
+    every fast header reader unpacks (``format.records.HEADER``, the recovery scan's).
+
+    Raises:
+        ValueError: an unknown name, or names out of header order.
+    """
+    want = list(names)
+    fmt = ">"
+    at = 0
+    for name, code, offset in HEADER_FIELDS:
+        if not want:
+            break
+        if name != want[0]:
+            continue
+        if offset > at:
+            fmt += f"{offset - at}x"
+        fmt += code
+        at = offset + struct.calcsize(">" + code)
+        want.pop(0)
+    if want:
+        raise ValueError(f"not header fields in header order: {want}")
+    return fmt
+
 
 #: A whole batch with its CRC checked: parses only when CRC-32C(attributes..end) matches.
 RecordBatch = c.Struct(
@@ -82,7 +134,15 @@ RecordBatch = c.Struct(
     "crc" / c.Int32ub,
     "covered" / c.RawCopy(c.Struct(
         "header" / BatchCrcCoveredHeader,
-        "records" / c.Bytes(c.this._.prefix.length - (RECORD_BATCH_OVERHEAD - 12)),
+        "records" / c.Bytes(c.this._.prefix.length - MIN_BATCH_LENGTH),
     )),
-    c.Check(lambda ctx: crc32c.crc32c(ctx.covered.data) == ctx.crc),
+    c.Check(lambda ctx: _crc32c(ctx.covered.data) == ctx.crc),
 )
+
+
+def _crc32c(data) -> int:
+    """CRC-32C, the ``crc32c`` package imported on first use (its import costs ~25 ms,
+    which the readers that only derive this layout should not pay)."""
+    from crc32c import crc32c
+
+    return crc32c(data)

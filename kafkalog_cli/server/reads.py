@@ -1,6 +1,6 @@
-"""Fetch and ListOffsets over the segment read path (``LogSegment.translate_offset`` for
-offsets, the time index for timestamps), after ``LocalLog.read``, ``LogSegment.read`` and
-``UnifiedLog.fetchOffsetByTimestamp``.
+"""Fetch and ListOffsets over the log's read side (:class:`kafkalog_cli.storage.log.Log`:
+``read``, ``collect_aborted_transactions``, ``fetch_offset_by_timestamp``), after
+``ReplicaManager.readFromLocalLog`` and ``Partition.fetchOffsetForTimestamp``.
 
 A single node is its own ISR: the high watermark is the log end offset. The last stable
 offset is the log end offset too: the server writes no transactional data (it does not
@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import UnreadableError
 from ..format.records import FileRecords
 from ..protocol.errors import Errors
-from ..storage.txn_index import TransactionIndex
+from ..storage.leader_epoch import LeaderEpochCache
 from .storage_adapter import PartitionView
 
 EARLIEST_TIMESTAMP = -2
@@ -51,7 +50,10 @@ class ReadResult:
 
 def read(part: PartitionView, fetch_offset: int, max_bytes: int, min_one_message: bool,
          read_committed: bool) -> ReadResult:
-    """LocalLog.read at the high watermark (= the log end offset)."""
+    """LocalLog.read at the high watermark (= the log end offset): the log's
+    :meth:`~kafkalog_cli.storage.log.Log.read`, and under read_committed its
+    :meth:`~kafkalog_cli.storage.log.Log.collect_aborted_transactions` up to the offset
+    after the last whole batch returned."""
     leo = part.log_end_offset
     lso = part.log_start_offset
     if fetch_offset < lso or fetch_offset > leo:
@@ -61,30 +63,16 @@ def read(part: PartitionView, fetch_offset: int, max_bytes: int, min_one_message
                      aborted=[] if read_committed else None)
     if fetch_offset == leo:
         return out
-    segments = part.segments
-    i = 0
-    for j, seg in enumerate(segments):
-        if seg.base_offset <= fetch_offset:
-            i = j
-        else:
-            break
-    for seg in segments[i:]:
-        batch = seg.translate_offset(fetch_offset)
-        if batch is None:
-            continue
-        start = batch.position
-        size = batch.size
-        adjusted = max(max_bytes, size) if min_one_message else max_bytes
-        if adjusted <= 0:
-            return out
-        view = seg.view
-        fetch_size = min(len(view) - start, adjusted)
-        out.records = bytes(view[start:start + fetch_size])
-        out.first_offset = batch.base_offset
-        if read_committed:
-            out.aborted = _aborted(part, segments, seg, fetch_offset,
-                                   _upper_bound(out.records, leo))
+    info = part.log.read(fetch_offset, max_bytes, min_one_message=min_one_message)
+    if info is None or not info.records:
         return out
+    out.records = info.records
+    out.first_offset = info.first_offset
+    if read_committed:
+        out.aborted = [{"producerId": t.producer_id, "firstOffset": t.first_offset}
+                       for t in part.log.collect_aborted_transactions(
+                           fetch_offset, _upper_bound(out.records, leo),
+                           from_segment=info.segment)]
     return out
 
 
@@ -98,38 +86,6 @@ def _upper_bound(records: bytes, leo: int) -> int:
     return nxt
 
 
-def _aborted(part, segments, seg, fetch_offset: int, upper: int) -> list[dict]:
-    """LocalLog.collectAbortedTransactions from the segment read: each segment's
-    ``TransactionIndex.collectAbortedTxns``, going on to the next segments until the
-    search is complete (an aborted transaction is indexed in the segment of its ABORT
-    marker, which may come after the records fetched). The active segment's index is the
-    one in memory (entries not yet flushed included)."""
-    out = []
-    for s in segments[segments.index(seg):]:
-        idx = getattr(s, "txn_index", None)
-        if idx is None:
-            try:
-                idx = TransactionIndex.load(s.txn_index_path, s.base_offset)
-            except UnreadableError:
-                continue
-        found, complete = idx.collect_aborted(fetch_offset, upper)
-        out += [{"producerId": t.producer_id, "firstOffset": t.first_offset} for t in found]
-        if complete:
-            break
-    return out
-
-
-def epoch_for_offset(epochs: list[tuple[int, int]], offset: int) -> int:
-    """LeaderEpochFileCache.epochForOffset, -1 when unknown."""
-    found = -1
-    for epoch, start in epochs:
-        if start <= offset:
-            found = epoch
-        else:
-            break
-    return found
-
-
 def offset_for_timestamp(part: PartitionView, timestamp: int) -> tuple[int, int, int] | None:
     """``(timestamp, offset, leaderEpoch)`` as Partition.fetchOffsetForTimestamp returns it
     for a consumer (READ_UNCOMMITTED/COMMITTED: bounded by the high watermark), or None
@@ -139,34 +95,25 @@ def offset_for_timestamp(part: PartitionView, timestamp: int) -> tuple[int, int,
     if timestamp == LATEST_TIMESTAMP:
         return -1, leo, part.leader_epoch
     if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+        # without remote storage the earliest local offset is the log start offset, and
+        # its epoch the earliest cached one when it starts at or below it
         start = part.log_start_offset
         if timestamp == EARLIEST_TIMESTAMP:
             epoch = epochs[0][0] if epochs and epochs[0][1] <= start else -1
         else:
-            epoch = epoch_for_offset(epochs, start)
+            epoch = LeaderEpochCache(epochs).epoch_for_offset(start)
         return -1, start, epoch
+    if timestamp == LATEST_TIERED_TIMESTAMP:
+        # no remote storage: nothing is tiered
+        return -1, -1, -1
     if timestamp == MAX_TIMESTAMP:
-        best = None
-        for seg in part.segments:
-            for b in seg.records().batches():
-                if best is None or b.max_timestamp > best.max_timestamp:
-                    best = b
-        if best is None or best.max_timestamp < 0:
-            return None
-        off = next((r.offset for r in best.iter_records() if r.timestamp == best.max_timestamp),
-                   best.last_offset)
-        epoch = best.partition_leader_epoch
-        return best.max_timestamp, off, epoch if epoch >= 0 else -1
-    if timestamp < 0:
+        found = part.log.max_timestamp_and_offset()
+    elif timestamp < 0:
         return None
-    for seg in part.segments:
-        found = seg.find_offset_by_timestamp(timestamp, part.log_start_offset)
-        if found is None:
-            continue
-        ts, off = found
-        if off >= leo:
+    else:
+        found = part.log.fetch_offset_by_timestamp(timestamp, part.log_start_offset)
+        if found is not None and found.offset >= leo:
             return None
-        batch = seg.translate_offset(off)
-        epoch = batch.partition_leader_epoch if batch is not None else -1
-        return ts, off, epoch if epoch >= 0 else -1
-    return None
+    if found is None:
+        return None
+    return found.timestamp, found.offset, part.log.leader_epoch_of(found.offset)

@@ -26,18 +26,23 @@ from typing import Protocol
 
 from ..constants import LEADER_EPOCH_CHECKPOINT
 from ..errors import (
+    AppendError,
     CorruptRecordError,
     IllegalStateError,
+    InvalidProducerEpochError,
     InvalidRecordError,
+    InvalidTimestampError,
+    InvalidTxnStateError,
     KafkalogError,
     OffsetOverflowError,
+    OutOfOrderSequenceError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
     TransactionCoordinatorFencedError,
 )
 from ..protocol.errors import Errors
-from ..storage import producer_state as ps
-from ..storage import validator as v
 from ..storage.checkpoints import read_leader_epoch_checkpoint
-from ..storage.log import Log, UnifiedLog, last_offset_of
+from ..storage.log import Log, UnifiedLog
 from ..storage.segment import LogSegment
 
 log = logging.getLogger("kafkalog.serve")
@@ -66,41 +71,16 @@ class AppendInfo:
     duplicate: bool = False
 
 
-class AppendError(Exception):
-    """An append the broker refuses.
-
-    Attributes:
-        error: the Kafka error code to answer.
-        record_errors: ``[(batchIndex, message)]`` (``RecordValidationException``).
-        error_message: the ProduceResponse's ``errorMessage`` (None unless the broker sets
-            one: only for record validation errors).
-        failed_record: the broker's ``processFailedRecord`` path: the response carries
-            the log start offset and ``FailedProduceRequestsPerSec`` counts it (not for
-            unknown partitions, corrupt or too-large batches, nor storage errors).
-    """
-
-    def __init__(self, error: Errors, message: str, *, record_errors=(),
-                 error_message: str | None = None):
-        super().__init__(message)
-        self.error = error
-        self.record_errors = list(record_errors)
-        self.error_message = error_message
-        self.failed_record = error not in (Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                                           Errors.CORRUPT_MESSAGE, Errors.MESSAGE_TOO_LARGE,
-                                           Errors.RECORD_LIST_TOO_LARGE,
-                                           Errors.KAFKA_STORAGE_ERROR)
-
-
 def append_error(exc: BaseException) -> AppendError:
     """The Kafka error of an engine exception (``Errors.forException`` of what the broker
     throws for the same condition)."""
     msg = str(exc)
     record_errors = getattr(exc, "record_errors", ())
-    if isinstance(exc, v.RecordTooLargeError):
+    if isinstance(exc, RecordTooLargeError):
         return AppendError(Errors.MESSAGE_TOO_LARGE, msg)
-    if isinstance(exc, v.RecordBatchTooLargeError):
+    if isinstance(exc, RecordBatchTooLargeError):
         return AppendError(Errors.RECORD_LIST_TOO_LARGE, msg)
-    if isinstance(exc, v.InvalidTimestampError):
+    if isinstance(exc, InvalidTimestampError):
         # LogValidator.processRecordErrors
         return AppendError(Errors.INVALID_TIMESTAMP, msg, record_errors=record_errors,
                            error_message="One or more records have been rejected due to "
@@ -117,11 +97,11 @@ def append_error(exc: BaseException) -> AppendError:
                            error_message=text)
     if isinstance(exc, CorruptRecordError):  # CRC mismatch, undecodable records or codec
         return AppendError(Errors.CORRUPT_MESSAGE, msg)
-    if isinstance(exc, ps.OutOfOrderSequenceError):
+    if isinstance(exc, OutOfOrderSequenceError):
         return AppendError(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, msg)
-    if isinstance(exc, ps.InvalidProducerEpochError):
+    if isinstance(exc, InvalidProducerEpochError):
         return AppendError(Errors.INVALID_PRODUCER_EPOCH, msg)
-    if isinstance(exc, ps.InvalidTxnStateError):
+    if isinstance(exc, InvalidTxnStateError):
         return AppendError(Errors.INVALID_TXN_STATE, msg)
     if isinstance(exc, TransactionCoordinatorFencedError):
         return AppendError(Errors.TRANSACTION_COORDINATOR_FENCED, msg)
@@ -135,6 +115,7 @@ def append_error(exc: BaseException) -> AppendError:
 class PartitionView(Protocol):
     """What the read path (``reads``) needs of a partition."""
 
+    log: Log  # its read side: read, fetch_offset_by_timestamp, collect_aborted_transactions
     segments: list[LogSegment]
     log_start_offset: int
     log_end_offset: int
@@ -247,10 +228,7 @@ class ReadOnlyPartition:
     def __init__(self, directory, log_start_checkpoint: int | None = None):
         self.log = Log.open(directory)
         segs = self.log.segments
-        end = 0
-        if segs:
-            last = last_offset_of(segs[-1])
-            end = segs[-1].base_offset if last is None else last + 1
+        end = self.log.log_end_offset
         first = segs[0].base_offset if segs else 0
         self.log_end_offset = end
         self.log_start_offset = min(max(log_start_checkpoint or 0, first), end)

@@ -12,13 +12,9 @@ Importing this package needs neither pyspark nor pyarrow; the modules that do
 
 from __future__ import annotations
 
-from ..errors import InvalidArgumentError
+from ..errors import MissingDependencyError
 
 INSTALL_HINT = "pip install 'kafkalog[spark]'"
-
-
-class MissingDependencyError(InvalidArgumentError):
-    """An optional dependency (pyspark, pyarrow) is not installed. Exits 2."""
 
 
 def require(*modules: str) -> None:

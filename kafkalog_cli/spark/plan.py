@@ -30,21 +30,24 @@ from pathlib import Path
 from ..constants import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     LOG_FILE_SUFFIX,
-    LOG_START_OFFSET_CHECKPOINT,
     MAGIC_V2,
 )
-from ..errors import CorruptRecordError, InvalidArgumentError, KafkalogError, NotAKafkaFileError
+from ..errors import (
+    DataLossError,
+    InvalidArgumentError,
+    KafkalogError,
+    NotAKafkaFileError,
+)
 from ..format.records import FileRecords
-from ..ops.paths import check_exists, partition_dirs
-from ..storage.checkpoints import read_offset_checkpoint
 from ..storage.files import (
-    TopicPartition,
+    check_exists,
     find_partition_dirs,
     is_live_partition_dir_name,
     is_segment_file_name,
-    offset_prefix,
     parse_partition_dir_name,
+    partition_dirs_of,
 )
+from ..storage.log import Log
 from ..storage.segment import LogSegment
 
 log = logging.getLogger("kafkalog.spark")
@@ -101,14 +104,6 @@ class Slice:
     @property
     def size(self) -> int:
         return self.end - self.start
-
-
-class DataLossError(CorruptRecordError):
-    """Data that a read wants is gone or corrupt while ``failOnDataLoss`` is true."""
-
-    def __str__(self) -> str:
-        return ("kafkalog: data loss: " + super().__str__()
-                + " (failOnDataLoss=false, or --skip-corrupt, skips corrupt batches)")
 
 
 @dataclass
@@ -374,7 +369,7 @@ def discover(paths) -> list[PartitionDir]:
             # a glob keeps what is Kafka-like among its matches (live partitions only:
             # a -delete/-future/-stray directory is not one a consumer reads)
             expanded = [p for p in expanded if p.is_dir() and (
-                is_live_partition_dir_name(p.name) or partition_dirs(p, live_only=True))]
+                is_live_partition_dir_name(p.name) or partition_dirs_of(p, live_only=True))]
             if not expanded:
                 raise NotAKafkaFileError("the glob matches no partition or log directory",
                                          file=raw)
@@ -402,33 +397,28 @@ def discover(paths) -> list[PartitionDir]:
 # -- offsets -------------------------------------------------------------------------------
 
 def offset_for_timestamp(pd: PartitionDir, timestamp: int) -> int | None:
-    """The offset of the first record with timestamp >= ``timestamp`` (ListOffsets by
-    timestamp), or None when the partition has none."""
-    for base in pd.bases:
-        with LogSegment(pd.directory, base) as seg:
-            if seg.size == 0:
-                continue
-            hit = seg.find_offset_by_timestamp(timestamp)
-            if hit is not None:
-                return hit[1]
-    return None
+    """The offset of the first record with timestamp >= ``timestamp`` at or after the log
+    start offset (ListOffsets by timestamp: :meth:`Log.fetch_offset_by_timestamp
+    <kafkalog_cli.storage.log.Log.fetch_offset_by_timestamp>`), or None when the
+    partition has none."""
+    plog = Log.open(pd.directory)
+    try:
+        found = plog.fetch_offset_by_timestamp(timestamp, log_start_offset(pd))
+    finally:
+        plog.close()
+    return None if found is None else found.offset
 
 
 def log_start_offset(pd: PartitionDir) -> int:
     """``max(log-start-offset-checkpoint entry, first segment's base offset)``, as the
-    broker's LogLoader computes the log start offset."""
-    ckpt = 0
-    try:
-        entries = read_offset_checkpoint(os.path.join(pd.log_dir,
-                                                      LOG_START_OFFSET_CHECKPOINT))
-    except (KafkalogError, OSError) as e:
-        # LogManager.loadLogs: an unreadable checkpoint is reset (the first segment's base)
-        log.warning("kafkalog: %s; the log start offset of %s-%d is its first segment's "
-                    "base offset, as the broker resets it", e, pd.topic, pd.partition)
-        entries = None
-    if entries:
-        ckpt = entries.get(TopicPartition(pd.topic, pd.partition), 0)
-    return max(ckpt, pd.bases[0] if pd.bases else 0)
+    broker's LogLoader computes the log start offset (:attr:`Log.log_start_offset
+    <kafkalog_cli.storage.log.Log.log_start_offset>`); a checkpoint that does not parse is
+    read as empty, with a warning."""
+    plog = Log.open(pd.directory)
+    start = plog.log_start_offset
+    for problem in plog.problems:
+        log.warning("kafkalog: %s-%d: %s", pd.topic, pd.partition, problem)
+    return start
 
 
 def _check_log_start(pd: PartitionDir, start: int, opts: ReadOptions) -> int:
@@ -504,70 +494,18 @@ def offset_range(pd: PartitionDir, opts: ReadOptions) -> tuple[int | None, int |
 def last_stable_offset(pd: PartitionDir) -> int | None:
     """Where a ``read_committed`` consumer stops in this partition: the first offset of
     the earliest transaction still open at the end of the log (ProducerStateManager
-    .firstUnstableOffset), or None when no transaction is open.
-
-    As the broker loads its producer state: from the latest ``<offset>.snapshot`` (its
-    entries' ``currentTxnFirstOffset``), then the batch headers from that offset on (the
-    active segment, since a snapshot is written at every roll); a transaction ends at a
-    control batch of its producer. Without a usable snapshot (none, unreadable, or above
-    the log end offset), the headers of every segment. Corrupt data ends the walk (the
-    read itself reports it)."""
-    from ..schema.producer_snapshot import parse_snapshot
-
+    .firstUnstableOffset), or None when no transaction is open: the producer state as the
+    broker loads it (:meth:`Log.load_producer_state <kafkalog_cli.storage.log.Log
+    .load_producer_state>`: the newest usable ``<offset>.snapshot``, then the batches
+    after it). A ``.log`` that cannot be read ends the replay (the read itself reports
+    it)."""
+    plog = Log.open(pd.directory)
     try:
-        snaps = sorted(o for o in (offset_prefix(n, ".snapshot")
-                                   for n in os.listdir(pd.directory)) if o is not None)
-    except OSError:
-        snaps = []
-    if snaps and pd.bases and snaps[-1] >= pd.bases[0]:
-        path = os.path.join(pd.directory, f"{snaps[-1]:020d}.snapshot")
-        try:
-            with open(path, "rb") as f:
-                entries = parse_snapshot(f.read(), file=path)
-        except (OSError, KafkalogError):
-            entries = None
-        if entries is not None:
-            open_txns = {e.producer_id: e.current_txn_first_offset for e in entries
-                         if e.current_txn_first_offset >= 0}
-            if _walk_transactions(pd, open_txns, snaps[-1]) >= snaps[-1]:
-                return min(open_txns.values()) if open_txns else None
-    open_txns = {}
-    _walk_transactions(pd, open_txns, 0)
-    return min(open_txns.values()) if open_txns else None
-
-
-def _walk_transactions(pd: PartitionDir, open_txns: dict[int, int], start: int) -> int:
-    """Update ``open_txns`` (``{producer id: first offset}``) from the headers of the
-    batches ending at or after ``start``; returns the log end offset seen."""
-    from ..format.records import RecordBatch
-    from ..storage.segment import open_view, release_view
-
-    leo = 0
-    for i, base in enumerate(pd.bases):
-        if i + 1 < len(pd.bases) and pd.bases[i + 1] <= start:
-            continue  # wholly below ``start``
-        leo = max(leo, base)
-        path = os.path.join(pd.directory, f"{base:020d}{LOG_FILE_SUFFIX}")
-        try:
-            view = open_view(path)
-        except KafkalogError:
-            break
-        try:
-            for b in FileRecords(view, file=path).batches():
-                leo = b.next_offset
-                if type(b) is not RecordBatch or b.last_offset < start or \
-                        not b.is_transactional:
-                    continue
-                pid = b.producer_id
-                if b.is_control:
-                    open_txns.pop(pid, None)
-                elif pid not in open_txns:
-                    open_txns[pid] = b.base_offset
-        except KafkalogError:
-            return leo
-        finally:
-            release_view(view)
-    return leo
+        return plog.load_producer_state().first_unstable_offset
+    except KafkalogError:
+        return None
+    finally:
+        plog.close()
 
 
 # -- splits --------------------------------------------------------------------------------

@@ -28,11 +28,13 @@ Anywhere else, bytes that are not whole batches are data loss.
 
 Isolation: with ``read_committed``, records of aborted transactions are dropped. The fate
 of a transactional batch is the first ABORT/COMMIT marker of its producer id after it in
-the partition (markers in the log are authoritative; ``.txnindex`` files are not needed).
-When a slice ends before that marker, the task scans ahead, headers only, through the rest
-of the partition. A transaction with no marker at all (still open when the files were
-copied) is treated as not committed, but records after it are still returned, unlike a
-live consumer that stops at the last stable offset.
+the partition (markers in the log are authoritative; ``.txnindex`` files are not needed),
+found by replaying the producer state from the slice on
+(``ProducerStateManager.replay_batch``, as every replay: a control batch whose marker does
+not parse is passed over). When a slice ends before that marker, the task scans ahead,
+headers only, through the rest of the partition. A transaction with no marker at all
+(still open when the files were copied) is treated as not committed; the planner ends
+the read at the last stable offset, as a live consumer stops there.
 """
 
 from __future__ import annotations
@@ -55,17 +57,19 @@ except ImportError:  # pragma: no cover
     np = None
 
 from ..constants import INT32_MAX, LOG_FILE_SUFFIX
-from ..errors import CorruptRecordError, KafkalogError
+from ..errors import CorruptRecordError, DataLossError, KafkalogError
+from ..format import vectorized as _fast
 from ..format.records import (
     FileRecords,
     RecordBatch,
     batch_records_into,
     decode_records_into,
 )
+from ..schema.record_batch import LENGTH_OFFSET
 from ..storage.files import offset_prefix
+from ..storage.producer_state import ProducerStateManager
 from ..storage.segment import LogSegment, open_view
-from . import fastdecode as _fast
-from .plan import DataLossError, ReadOptions, Slice
+from .plan import ReadOptions, Slice
 
 log = logging.getLogger("kafkalog.spark")
 
@@ -96,7 +100,6 @@ METADATA_FIELDS = [
 ]
 TIMESTAMP_TYPE_IDS = {"CreateTime": 0, "LogAppendTime": 1, "NoTimestampType": -1}
 BATCH_ROWS = 65536
-_CONTROL_KEY = struct.Struct(">hh")
 
 
 def schema_ddl(include_headers: bool = False, include_batch_metadata: bool = False) -> str:
@@ -152,8 +155,8 @@ class _Columns:
 
     v2 batches wait in a *group* (when numpy is there): their decompressed records
     blocks, the position of each record
-    (:func:`~kafkalog_cli.spark.fastdecode.scan_lengths`) and one entry per batch; the
-    group is decoded at once by :func:`~kafkalog_cli.spark.fastdecode.decode_group`,
+    (:func:`~kafkalog_cli.format.vectorized.scan_lengths`) and one entry per batch; the
+    group is decoded at once by :func:`~kafkalog_cli.format.vectorized.decode_group`,
     which takes the common shape only (short varints, no headers); the offset range is
     applied to the group's rows as the list path applies it.
     Other batches are decoded by ``batch_records_into`` into column lists. Either kind
@@ -429,17 +432,6 @@ _GROUP_BYTES = 64 << 20
 _TS_LIMIT = 1 << 62
 
 
-def _control_type(batch) -> int | None:
-    """ControlRecordType of a control batch's first record (0 ABORT, 1 COMMIT)."""
-    try:
-        rec = next(iter(batch.iter_records()), None)
-    except KafkalogError:
-        return None
-    if rec is None or rec[2] is None or len(rec[2]) < 4:
-        return None
-    return _CONTROL_KEY.unpack_from(rec[2])[1]
-
-
 def _later_segments(s: Slice) -> list[str]:
     try:
         names = sorted(n for n in os.listdir(s.directory) if n.endswith(LOG_FILE_SUFFIX))
@@ -452,19 +444,23 @@ def _later_segments(s: Slice) -> list[str]:
 
 def _aborted_positions(s: Slice, view, batches: Iterable) -> set[int]:
     """Positions (in this slice's segment) of transactional batches whose transaction was
-    aborted or never ended."""
+    aborted or never ended: the producer state replayed from the slice's first batch
+    (``ProducerStateManager.replay_batch``, the one per-batch step of every replay), then
+    ahead, headers and markers only, until each transaction the slice holds has ended."""
+    state = ProducerStateManager()
     pending: dict[int, list[int]] = {}
     dropped: set[int] = set()
 
     def feed(batch, own: bool) -> None:
-        if not batch.is_transactional:
-            return
         pid = batch.producer_id
-        if batch.is_control:
-            waiting = pending.pop(pid, None)
-            if waiting and _control_type(batch) != 1:  # not COMMIT: ABORT (or unknown)
+        if pid < 0:
+            return
+        aborted = state.replay_batch(batch)
+        if state.producers[pid].current_txn_first_offset is None:
+            waiting = pending.pop(pid, None)  # its transaction ended here
+            if waiting and aborted is not None:
                 dropped.update(waiting)
-        elif own:
+        elif own and batch.is_transactional and not batch.is_control:
             pending.setdefault(pid, []).append(batch.position)
 
     for b in batches:
@@ -510,11 +506,11 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
         start = s.start
         lo, hi = s.start_offset, s.end_offset
         if lo is not None and lo > s.base_offset:
-            idx = seg.offset_index
-            if idx is not None:
-                pos = idx.lookup(lo).position
-                if start < pos < end and _batch_ok(view, pos):
-                    start = pos
+            # the offset index's entry for lo (LogSegment.index_position: one that does
+            # not land on a batch holding offsets <= lo is not used), checked whole
+            pos = seg.index_position(lo)
+            if start < pos < end and _batch_ok(view, pos):
+                start = pos
         # two passes over the headers rather than a list of every batch of the slice
         dropped = _aborted_positions(s, view, FileRecords(view, start, end).batches()) \
             if opts.read_committed else ()
@@ -621,7 +617,7 @@ def _not_batches(view, pos: int, end: int, path: str) -> CorruptRecordError:
              else "the next split's first batch")
     n = end - pos
     if n >= 12:
-        size = struct.unpack_from(">i", view, pos + 8)[0]
+        size = struct.unpack_from(">i", view, pos + LENGTH_OFFSET)[0]
         what = f"a batch size of {size} runs past byte {end}, {where}"
     else:
         what = f"too short for a batch header before {where}"

@@ -22,9 +22,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..constants import RECORD_BATCH_OVERHEAD
 from ..errors import InvalidArgumentError
 from ..format.builder import build_batch
+from ..schema.record_batch import RECORD_BATCH_OVERHEAD
+from ..storage.config import LogConfig
+from ..storage.files import parse_partition_dir_name
+from ..storage.log import LogManager
 
 BATCH_MAX_RECORDS = 1000
 BATCH_MAX_BYTES = 1024 * 1024
@@ -109,9 +112,6 @@ def append_records(log_dir, topic: str, partition: int, records: Iterable, *,
         LogDirLockedError: a broker (or another kafkalog) holds the log directory.
         CorruptRecordError: the last segment ends with invalid bytes (run recovery first).
     """
-    from ..storage.config import LogConfig
-    from ..storage.log import LogManager
-
     config = None
     if segment_bytes is not None:
         config = LogConfig.from_properties({"segment.bytes": segment_bytes})
@@ -167,8 +167,6 @@ def default_partition(key: bytes | None, num_partitions: int) -> int:
 
 def partition_count(log_dir, topic: str) -> int:
     """Partition directories of ``topic`` in ``log_dir`` (the highest number + 1)."""
-    from ..storage.files import parse_partition_dir_name
-
     best = -1
     for n in os.listdir(log_dir):
         tp = parse_partition_dir_name(n)
@@ -272,7 +270,6 @@ def append_staged(log_dir, files: list[str], *, segment_bytes: int | None = None
                 part = default_partition(key, n)
             hdrs = tuple((h["key"], h["value"]) for h in headers) if headers else ()
             groups.setdefault((topic, part), []).append((ts, key, value, hdrs))
-    from ..storage.log import LogManager
 
     results = []
     with LogManager.open(Path(log_dir)) as mgr:

@@ -38,7 +38,12 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from ..constants import CODEC_GZIP, CODEC_IDS, CODEC_LZ4, CODEC_NONE, CODEC_ZSTD, INT64_MAX
-from ..errors import InvalidArgumentError, InvalidConfigError, UnreadableError
+from ..errors import (
+    InvalidArgumentError,
+    InvalidConfigError,
+    UnknownConfigError,
+    UnreadableError,
+)
 
 LONG_MAX = INT64_MAX
 INT_MAX = 2**31 - 1
@@ -90,17 +95,6 @@ _LZ4_LEVELS = range(1, 18)
 _ZSTD_LEVELS = range(-131072, 23)
 
 
-class UnknownConfigError(InvalidConfigError):
-    """A key that is not a topic config (Kafka's InvalidConfigurationException)."""
-
-    def __init__(self, key: str):
-        hint = REMOVED_TOPIC_KEYS.get(key)
-        InvalidArgumentError.__init__(
-            self, f"Unknown topic config name: {key}" + (f" ({hint})" if hint else ""))
-        self.key = key
-        self.value = None
-
-
 def check_topic_config_names(props) -> None:
     """Refuse keys that are neither a topic config Kafka defines nor a mapped broker key
     (``log.segment.bytes``, ``log.roll.hours``, ...).
@@ -111,7 +105,7 @@ def check_topic_config_names(props) -> None:
     for k in props:
         if not (k in LogConfig.KEYS or k in IGNORED_TOPIC_KEYS or k in BROKER_KEYS
                 or k in _HOUR_KEYS or k in _FALLBACK_BROKER_KEYS or k in BROKER_EXTRA_KEYS):
-            raise UnknownConfigError(k)
+            raise UnknownConfigError(k, REMOVED_TOPIC_KEYS.get(k))
 
 
 def _int(key: str, value, lo: int, hi: int) -> int:
@@ -407,8 +401,6 @@ def _load_convert(s: str, file) -> str:
         if c == "u":
             digits = s[i:i + 4]
             if len(digits) < 4 or not set(digits) <= _HEX:
-                from ..errors import InvalidArgumentError
-
                 raise InvalidArgumentError("Malformed \\uxxxx encoding.", file=file)
             out.append(chr(int(digits, 16)))
             i += 4

@@ -165,16 +165,6 @@ def _properties(path) -> dict[str, tuple[str, int]] | None:
     return out
 
 
-def read_properties(path) -> dict[str, str] | None:
-    """A java.util.Properties file (the subset Kafka writes), None if absent.
-
-    Raises:
-        UnreadableError: it cannot be read.
-    """
-    props = _properties(path)
-    return None if props is None else {k: v for k, (v, _) in props.items()}
-
-
 def read_meta_properties(log_dir, *, validate: bool = False) -> dict[str, str] | None:
     """``meta.properties`` of a log directory as a dict, None if absent. With
     ``validate``, checked as ``MetaProperties.Builder`` reads it: ``version`` 0 or 1

@@ -45,18 +45,22 @@ def filename_prefix_from_offset(offset: int) -> str:
 
 
 def log_file(directory, offset: int) -> Path:
+    """LogFileUtils.logFile."""
     return Path(directory) / (filename_prefix_from_offset(offset) + LOG_FILE_SUFFIX)
 
 
 def index_file(directory, offset: int) -> Path:
+    """LogFileUtils.offsetIndexFile."""
     return Path(directory) / (filename_prefix_from_offset(offset) + INDEX_FILE_SUFFIX)
 
 
 def time_index_file(directory, offset: int) -> Path:
+    """LogFileUtils.timeIndexFile."""
     return Path(directory) / (filename_prefix_from_offset(offset) + TIME_INDEX_FILE_SUFFIX)
 
 
 def txn_index_file(directory, offset: int) -> Path:
+    """LogFileUtils.transactionIndexFile."""
     return Path(directory) / (filename_prefix_from_offset(offset) + TXN_INDEX_FILE_SUFFIX)
 
 
@@ -174,6 +178,62 @@ def is_live_partition_dir_name(name: str) -> bool:
 
 
 # -- finding partitions under a path: the one rule of every command -----------------------
+
+#: The files of a segment a command may name by itself.
+SEGMENT_SUFFIXES = (LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX)
+
+
+def check_exists(path) -> Path:
+    """``path`` as a Path, once it exists and is readable.
+
+    Raises:
+        UnreadableError: naming ``path`` when it is missing or unreadable.
+    """
+    p = Path(path)
+    try:
+        os.stat(p)
+    except FileNotFoundError:
+        raise UnreadableError("No such file or directory", file=p) from None
+    except OSError as e:
+        raise UnreadableError(e.strerror or str(e), file=p) from e
+    if not os.access(p, os.R_OK):
+        raise UnreadableError("Permission denied", file=p)
+    return p
+
+
+def segment_bases(directory, suffixes=SEGMENT_SUFFIXES) -> list[int]:
+    """Base offsets of the segments of a partition directory that have a file with one of
+    ``suffixes``, ascending.
+
+    Raises:
+        UnreadableError: the directory cannot be listed.
+    """
+    try:
+        names = os.listdir(directory)
+    except OSError as e:
+        raise UnreadableError(e.strerror or str(e), file=directory) from e
+    bases = set()
+    for n in names:
+        if is_segment_file_name(n) and os.path.splitext(n)[1] in suffixes:
+            bases.add(int(n[:FILENAME_DIGITS]))
+    return sorted(bases)
+
+
+def log_bytes(paths) -> int:
+    """Bytes of the ``.log`` files under ``paths`` (a file counts itself), for progress
+    totals; paths that cannot be read count 0 (the command itself reports them)."""
+    total = 0
+    for raw in paths:
+        p = Path(raw)
+        try:
+            if p.is_file():
+                total += p.stat().st_size
+                continue
+            for _, d in find_partition_dirs(p):
+                total += partition_log_bytes(d)
+        except (OSError, NotAKafkaFileError, UnreadableError):
+            continue
+    return total
 
 PARTITION, LOG_DIR, OTHER = "partition", "logDir", "other"
 

@@ -97,10 +97,6 @@ class AbstractIndex:
     def is_full(self) -> bool:
         return self.entries >= self.max_entries
 
-    @property
-    def size_in_bytes(self) -> int:
-        return self.entries * self.ENTRY.size
-
     def raw_entry(self, n: int) -> tuple:
         """The n-th entry as stored (relative offsets unresolved)."""
         return self.ENTRY.unpack_from(self._buf, n * self.ENTRY.size)
@@ -135,21 +131,6 @@ class AbstractIndex:
                 lo = mid
             else:
                 return mid
-        return lo
-
-    def smallest_upper_bound_slot(self, target: int) -> int:
-        """Slot of the smallest key >= ``target``, or -1 when every key is smaller."""
-        n = self.entries
-        if n == 0 or self._key(n - 1) < target:
-            return -1
-        lo, hi = 0, n - 1
-        key = self._key
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if key(mid) < target:
-                lo = mid + 1
-            else:
-                hi = mid
         return lo
 
     # -- writing (used by the append engine and recovery, never by read-side commands) ----

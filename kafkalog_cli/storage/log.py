@@ -1,20 +1,66 @@
 """A partition's log, after ``LocalLog``/``UnifiedLog``: the segments of one partition
 directory, keyed by base offset (``LogSegments``).
 
-Read side here; the append engine extends it with append and roll.
+:class:`Log` is the read side, the one home of reading a partition for ``read``,
+``serve`` (Fetch, ListOffsets) and the Spark source: the log start and end offsets, a
+read by offset (``UnifiedLog.read`` / ``LocalLog.read``) and by timestamp
+(``fetchOffsetByTimestamp``), the aborted transactions of a range
+(``collectAbortedTransactions``) and the producer state replayed from the log (hence the
+last stable offset). :class:`UnifiedLog` extends it with appending and rolling.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from functools import cached_property
 from pathlib import Path
 
-from ..constants import LOG_FILE_SUFFIX
-from ..errors import InvalidRecordError, KafkalogError, NotAKafkaFileError, UnreadableError
-from .files import TopicPartition, is_segment_file_name, parse_partition_dir_name
-from .roll import RollParams, roll_reasons
-from .segment import LogSegment
-from .validator import _NO_KEY_MSG, RecordBatchTooLargeError, validate
+from ..constants import (
+    CLEAN_SHUTDOWN_FILE_NAME,
+    LOG_FILE_SUFFIX,
+    LOG_START_OFFSET_CHECKPOINT,
+    META_PROPERTIES_FILE_NAME,
+    RECOVERY_POINT_CHECKPOINT,
+)
+from ..errors import (
+    CorruptRecordError,
+    IllegalStateError,
+    InvalidArgumentError,
+    InvalidRecordError,
+    KafkalogError,
+    NotAKafkaFileError,
+    RecordBatchTooLargeError,
+    UnreadableError,
+)
+from ..format.builder import build_control_batch
+from ..format.records import batch_at
+from ..schema.txn_index import AbortedTxn
+from .checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
+from .clock import SYSTEM
+from .config import LogConfig
+from .dir_files import (
+    random_kafka_uuid,
+    read_partition_metadata,
+    write_clean_shutdown,
+    write_meta_properties,
+    write_partition_metadata,
+)
+from .files import (
+    TopicPartition,
+    is_live_partition_dir_name,
+    is_segment_file_name,
+    log_delete_dir_name,
+    parse_partition_dir_name,
+    validate_topic_name,
+)
+from .leader_epoch import LeaderEpochFileCache
+from .lock import LogDirLock
+from .producer_state import ProducerStateManager
+from .roll import RollParams, random_segment_jitter, roll_reasons
+from .segment import FetchDataInfo, LogSegment, TimestampAndOffset, WritableLogSegment
+from .txn_index import TransactionIndex
+from .validator import _NO_KEY_MSG, validate
 
 logger = logging.getLogger("kafkalog")
 
@@ -32,6 +78,9 @@ class Log:
         self.directory = Path(directory)
         self.topic_partition: TopicPartition | None = parse_partition_dir_name(self.directory.name)
         self.segments: list[LogSegment] = []
+        #: what opening the log could not use, one line each naming the file (a
+        #: log-start-offset-checkpoint that does not parse, read as empty)
+        self.problems: list[str] = []
 
     @classmethod
     def open(cls, directory) -> Log:
@@ -71,6 +120,244 @@ class Log:
             else:
                 break
         return found
+
+    # -- offsets (read from the files; UnifiedLog keeps them as it appends) -----------------
+
+    @cached_property
+    def log_end_offset(self) -> int:
+        """The offset after the last batch of the last segment (``readNextOffset``), that
+        segment's base offset when it holds no batch, 0 without segments."""
+        if not self.segments:
+            return 0
+        last = self.segments[-1]
+        nxt = last.read_next_offset()
+        return last.base_offset if nxt is None else nxt
+
+    @cached_property
+    def log_start_offset(self) -> int:
+        """``max(log-start-offset-checkpoint entry, first segment's base offset)``, as the
+        broker's LogLoader computes it (0 without segments). A checkpoint that does not
+        parse counts as empty, as ``LogManager.loadLogs`` resets it; the error (file and
+        line) goes to :attr:`problems`."""
+        ckpt = 0
+        tp = self.topic_partition
+        if tp is not None:
+            try:
+                entries = read_offset_checkpoint(self.directory.parent /
+                                                 LOG_START_OFFSET_CHECKPOINT)
+            except KafkalogError as e:
+                entries = None
+                self.problems.append(f"{e}; the log start offset is the first segment's base "
+                                     "offset, as the broker resets it")
+            if entries:
+                ckpt = entries.get(TopicPartition(tp.topic, tp.partition), 0)
+        first = self.segments[0].base_offset if self.segments else 0
+        return max(ckpt, first)
+
+    def segment_index_for(self, offset: int) -> int:
+        """The index in :attr:`segments` of the floor segment of ``offset`` (0 when every
+        segment starts above it)."""
+        i = 0
+        for j, seg in enumerate(self.segments):
+            if seg.base_offset <= offset:
+                i = j
+            else:
+                break
+        return i
+
+    # -- reading by offset (UnifiedLog.read / LocalLog.read) ---------------------------------
+
+    def batches_from(self, offset: int, *, check_crcs: bool = False,
+                     problems: list | None = None) -> Iterator[tuple[LogSegment, object]]:
+        """Every batch from the one holding ``offset`` (absolute; or the first after it) to
+        the end of the log, with its segment: the floor segment's offset index gives the
+        start (:meth:`LogSegment.batches_from`), so at most one index interval is scanned
+        before it.
+
+        With ``check_crcs`` each batch's CRC is checked first, as a consumer with
+        ``check.crcs=true`` does. With ``problems`` (a list), each segment whose scan
+        reaches bytes after its last whole batch adds one line for them (file, position,
+        length: a broker would truncate them at recovery, so no consumer ever receives
+        what they hold).
+
+        Raises:
+            CrcMismatchError: (``check_crcs``) a batch whose stored CRC differs, naming
+                the file and byte position.
+        """
+        segs = self.segments
+        if not segs:
+            return
+        for seg in segs[self.segment_index_for(offset):]:
+            if not len(seg.view):
+                continue
+            fr = seg.batches_from(offset)
+            for b in fr.batches():
+                if b.last_offset >= offset:
+                    if check_crcs:
+                        b.ensure_valid(seg.log_path)
+                    yield seg, b
+            if fr.invalid_bytes and problems is not None:
+                why = f" ({fr.stop_error.message})" if fr.stop_error is not None else ""
+                problems.append(str(CorruptRecordError(
+                    f"{fr.invalid_bytes} invalid bytes after the last whole batch{why}",
+                    file=seg.log_path, position=fr.valid_end)))
+
+    def read(self, fetch_offset: int, max_bytes: int, *,
+             min_one_message: bool = True) -> FetchDataInfo | None:
+        """LocalLog.read: the bytes of whole batches from the one holding ``fetch_offset``
+        (absolute), at most ``max_bytes`` (the first batch whole with
+        ``min_one_message``), from the floor segment on (a segment without such a batch
+        passes the read to the next). None when no batch holds the offset or a later one.
+        The caller checks ``fetch_offset`` against the log start and end offsets."""
+        segs = self.segments
+        for seg in segs[self.segment_index_for(fetch_offset):]:
+            info = seg.read(fetch_offset, max_bytes, min_one_message=min_one_message)
+            if info is not None:
+                return info
+        return None
+
+    # -- reading by timestamp (UnifiedLog.fetchOffsetByTimestamp) ----------------------------
+
+    def fetch_offset_by_timestamp(self, timestamp: int, start_offset: int | None = None
+                                  ) -> TimestampAndOffset | None:
+        """The first record (in offset order, control records included) whose timestamp is
+        >= ``timestamp`` (ms, >= 0) and offset >= ``start_offset`` (default the log start
+        offset): the first segment that may hold it (a rolled segment whose time index says
+        its largest timestamp is below ``timestamp`` is passed over), searched with
+        :meth:`LogSegment.find_offset_by_timestamp`. None when there is none.
+
+        Raises:
+            CorruptRecordError: a batch to decode does not (naming file and position).
+        """
+        if start_offset is None:
+            start_offset = self.log_start_offset
+        segs = self.segments
+        for i, seg in enumerate(segs):
+            if i + 1 < len(segs) and segs[i + 1].base_offset <= start_offset:
+                continue
+            if i + 1 < len(segs):
+                largest = seg.largest_timestamp_in_index()
+                if largest is not None and largest < timestamp:
+                    continue
+            found = seg.find_offset_by_timestamp(timestamp, start_offset)
+            if found is not None:
+                return found
+        return None
+
+    def max_timestamp_and_offset(self) -> TimestampAndOffset | None:
+        """ListOffsets' MAX_TIMESTAMP (``fetchOffsetByTimestamp``): the record holding the
+        largest timestamp of the log (the first batch holding it, its first record with
+        that timestamp, else the batch's last offset); None when no batch has a timestamp
+        >= 0."""
+        best = None
+        for seg in self.segments:
+            for b in seg.records().batches():
+                if best is None or b.max_timestamp > best.max_timestamp:
+                    best = b
+        if best is None or best.max_timestamp < 0:
+            return None
+        off = next((r.offset for r in best.iter_records() if r.timestamp == best.max_timestamp),
+                   best.last_offset)
+        return TimestampAndOffset(best.max_timestamp, off)
+
+    def leader_epoch_of(self, offset: int) -> int:
+        """The partition leader epoch stamped on the batch holding ``offset`` (absolute;
+        the first batch after it in a compaction gap), -1 when unknown (no such batch, a
+        legacy batch, or no epoch stamped)."""
+        seg = self.segment_for(offset)
+        batch = None if seg is None else seg.translate_offset(offset)
+        epoch = -1 if batch is None else batch.partition_leader_epoch
+        return epoch if epoch >= 0 else -1
+
+    # -- transactions ------------------------------------------------------------------------
+
+    def replay_producer_state(self, state: ProducerStateManager | None = None,
+                              start_offset: int = 0, *, txn_indexes: dict | None = None
+                              ) -> ProducerStateManager:
+        """Replay the batches ending at or after ``start_offset`` through ``state`` (a
+        fresh in-memory :class:`~.producer_state.ProducerStateManager` by default):
+        ``ProducerStateManager.replay_batch``, the one per-batch step of the engine, of
+        recovery and of the readers. Each segment's batches are read up to its first
+        bytes that are not a whole batch. With ``txn_indexes`` (a dict), each segment's
+        aborted transactions go to ``txn_indexes[base offset]``, an in-memory
+        :class:`~.txn_index.TransactionIndex` (what recovery would write to its
+        ``.txnindex``). A segment holding control batches the replay skips (no
+        end-transaction marker parses) adds one line to :attr:`problems`. Returns
+        ``state``."""
+        if state is None:
+            state = ProducerStateManager()
+        segs = self.segments
+        for i, seg in enumerate(segs):
+            if i + 1 < len(segs) and segs[i + 1].base_offset <= start_offset:
+                continue
+            idx = None
+            if txn_indexes is not None:
+                idx = txn_indexes[seg.base_offset] = TransactionIndex(seg.txn_index_path,
+                                                                      seg.base_offset)
+            replay = state.replay_batch
+            skipped, state.first_skipped_marker = state.skipped_markers, None
+            for b in seg.records().batches():
+                if b.last_offset >= start_offset:
+                    aborted = replay(b)
+                    if aborted is not None and idx is not None:
+                        idx.append(aborted, check=False)
+            if state.skipped_markers > skipped:
+                e = state.first_skipped_marker
+                self.problems.append(str(CorruptRecordError(
+                    f"{state.skipped_markers - skipped} control batch(es) without an "
+                    f"end-transaction marker that parses, the first: {e.message}; their "
+                    "transactions stay open", file=seg.log_path, position=e.position)))
+        return state
+
+    def load_producer_state(self) -> ProducerStateManager:
+        """The producer state as the broker loads it (``LogLoader`` /
+        ``ProducerStateManager.truncateAndReload``), writing nothing: the newest snapshot
+        between the log start offset (exclusive) and the log end offset that parses
+        (:meth:`~.producer_state.ProducerStateManager.load_readable`), then the batches
+        after it replayed (:meth:`replay_producer_state`); its ``first_unstable_offset``
+        is where a read_committed consumer stops.
+
+        Raises:
+            UnreadableError: a ``.log`` cannot be read.
+        """
+        state = ProducerStateManager(self.directory)
+        start = state.load_readable(self.log_start_offset, self.log_end_offset)
+        return self.replay_producer_state(state, start)
+
+    def collect_aborted_transactions(self, start_offset: int, upper_bound: int,
+                                     txn_indexes: dict | None = None, *,
+                                     from_segment: LogSegment | None = None
+                                     ) -> list[AbortedTxn]:
+        """LocalLog.collectAbortedTransactions: the aborted transactions overlapping
+        ``[start_offset, upper_bound)`` (absolute offsets), from the transaction index of
+        ``from_segment`` (the segment a read returned, as ``LocalLog.read`` passes it;
+        default the floor segment of ``start_offset``) on, until one says the search is
+        complete
+        (``TransactionIndex.collectAbortedTxns``: an aborted transaction is indexed in the
+        segment of its ABORT marker, which may come after the records read).
+
+        The indexes are ``txn_indexes`` (base offset -> :class:`~.txn_index
+        .TransactionIndex`, e.g. rebuilt by :meth:`replay_producer_state`) when given,
+        else each segment's own (the ``.txnindex`` file; the active segment's in memory);
+        a segment whose file cannot be read has none."""
+        out: list[AbortedTxn] = []
+        first = (self.segment_index_for(start_offset) if from_segment is None
+                 else self.segments.index(from_segment))
+        for seg in self.segments[first:]:
+            if txn_indexes is not None:
+                idx = txn_indexes.get(seg.base_offset)
+            else:
+                try:
+                    idx = seg.txn_index
+                except UnreadableError:
+                    idx = None
+            if idx is None:
+                continue
+            found, complete = idx.collect_aborted(start_offset, upper_bound)
+            out += found
+            if complete:
+                break
+        return out
 
     def close(self) -> None:
         for s in self.segments:
@@ -166,22 +453,11 @@ class UnifiedLog(Log):
             CorruptRecordError: the last segment ends in invalid bytes (run recovery).
             UnsafePathError: the active segment's files are symbolic links.
         """
-        from .clock import SYSTEM
-        from .config import LogConfig
-        from .dir_files import random_kafka_uuid, read_partition_metadata, write_partition_metadata
-        from .files import validate_topic_name
-        from .leader_epoch import LeaderEpochFileCache
-        from .producer_state import ProducerStateManager
-        from .roll import random_segment_jitter
-        from .segment import WritableLogSegment
-
         config = config or LogConfig()
         clock = clock or SYSTEM
         d = Path(directory)
         tp = parse_partition_dir_name(d.name)
         if tp is None:
-            from ..errors import InvalidArgumentError
-
             raise InvalidArgumentError(f"{d.name!r} is not a <topic>-<partition> directory name")
         validate_topic_name(tp.topic)
         d.mkdir(parents=True, exist_ok=True)
@@ -193,8 +469,6 @@ class UnifiedLog(Log):
         if meta is None:
             write_partition_metadata(d, topic_id or random_kafka_uuid())
         elif topic_id is not None and meta.get("topic_id") != topic_id:
-            from ..errors import InvalidArgumentError
-
             raise InvalidArgumentError(
                 f"Tried to assign topic ID {topic_id} to log for topic partition {tp}, but "
                 f"log already contained topic ID {meta.get('topic_id')}")
@@ -206,7 +480,7 @@ class UnifiedLog(Log):
         if bases:
             prev_last = None
             if len(bases) > 1:
-                prev_last = last_offset_of(ro.segments[-2])
+                prev_last = _last_offset_of(ro.segments[-2])
             active = WritableLogSegment.open_for_append(
                 d, bases[-1], config, clock, roll_jitter_ms=jitter, fsync=fsync,
                 previous_last_offset=prev_last)
@@ -282,8 +556,6 @@ class UnifiedLog(Log):
             compacted topic the message names the topic partition, as LogValidator's.
         """
         if self.closed:
-            from ..errors import IllegalStateError
-
             raise IllegalStateError("append to a closed log", file=self.directory)
         try:
             return validate(records, offset=self.log_end_offset,
@@ -306,8 +578,6 @@ class UnifiedLog(Log):
             the producer-state errors (nothing is written).
         """
         if self.closed or info.first_offset != self.log_end_offset:
-            from ..errors import IllegalStateError
-
             raise IllegalStateError(
                 "append to a closed log" if self.closed else
                 f"stale validation: offsets assigned from {info.first_offset}, the log end "
@@ -327,12 +597,8 @@ class UnifiedLog(Log):
             if info.is_control:
                 # UnifiedLog.analyzeAndValidateProducerState (appendEndTxnMarker's checks)
                 # runs before localLog.append: a fenced marker must not reach the log
-                marker = _read_marker(info.batch)
-                if marker is not None:
-                    ctype, coord = marker
-                    pending, completed = ps.prepare_end_txn_marker(
-                        pid, info.producer_epoch, ctype, coord, info.last_offset,
-                        info.max_timestamp)
+                pending, completed = ps.prepare_control_batch(
+                    batch_at(memoryview(info.batch), 0))
             else:
                 dup = ps.find_duplicate(pid, info.producer_epoch, info.base_sequence,
                                         info.last_sequence)
@@ -379,8 +645,6 @@ class UnifiedLog(Log):
             TransactionCoordinatorFencedError: ``coordinator_epoch`` is below the one of
                 the producer's last marker (nothing is written).
         """
-        from ..format.builder import build_control_batch
-
         batch = build_control_batch(1 if commit else 0, timestamp=self.clock.milliseconds(),
                                     producer_id=producer_id, producer_epoch=producer_epoch,
                                     coordinator_epoch=coordinator_epoch)
@@ -419,10 +683,6 @@ class UnifiedLog(Log):
         """UnifiedLog.roll / LocalLog.roll: close the active segment (final time entry,
         trimmed indexes, fsync), create the next one at ``max(expected, log end offset)``,
         snapshot the producer state at that offset, advance the recovery point."""
-        from ..errors import IllegalStateError
-        from .roll import random_segment_jitter
-        from .segment import WritableLogSegment
-
         new_offset = max(expected_next_offset or 0, self.log_end_offset)
         old = self.active
         if new_offset <= old.base_offset and old.size:
@@ -444,6 +704,41 @@ class UnifiedLog(Log):
         self.producer_state.update_map_end_offset(self.log_end_offset)
         self.recovery_point = max(self.recovery_point, new_offset)
         return new
+
+    # -- log start offset and config ----------------------------------------------------------
+
+    def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
+        """UnifiedLog.maybeIncrementLogStartOffset (reason ClientRecordDeletion): move the
+        log start offset up to ``new_log_start_offset`` (absolute offset; records below it
+        are no longer served), trimming the leader epoch cache from the start and telling
+        the producer state. The high watermark is the log end offset here. Segments
+        wholly below the new start stay on disk until a retention pass deletes them (the
+        broker's ``deleteLogStartOffsetBreachedSegments``); the offset reaches
+        ``log-start-offset-checkpoint`` with :meth:`LogManager.checkpoint`.
+
+        Returns:
+            True when the log start offset moved.
+
+        Raises:
+            OffsetOutOfRangeError: the offset is above the high watermark.
+        """
+        from ..errors import OffsetOutOfRangeError
+
+        if new_log_start_offset > self.log_end_offset:
+            raise OffsetOutOfRangeError(new_log_start_offset, self.log_start_offset,
+                                        self.log_end_offset, file=self.directory)
+        if new_log_start_offset <= self.log_start_offset:
+            return False
+        self.log_start_offset = new_log_start_offset
+        self.leader_epoch_cache.truncate_from_start(new_log_start_offset)
+        self.producer_state.on_log_start_offset_incremented(new_log_start_offset)
+        return True
+
+    def update_config(self, config) -> None:
+        """UnifiedLog.updateConfig: later appends, rolls and flushes follow ``config``; the
+        active segment keeps the index size and interval it was created with (a broker
+        sizes a segment's indexes when it opens them)."""
+        self.config = config
 
     # -- flushing and closing ---------------------------------------------------------------
 
@@ -486,7 +781,7 @@ def _name_topic_partition(exc: InvalidRecordError, tp) -> None:
     exc.record_errors = tuple((i, f"{m} {tp}" if m == _NO_KEY_MSG else m) for i, m in errors)
 
 
-def last_offset_of(segment: LogSegment) -> int | None:
+def _last_offset_of(segment: LogSegment) -> int | None:
     """The last offset of the segment's last whole batch (None when it holds none),
     reading every batch header; the segment's files are released after."""
     last = None
@@ -494,22 +789,6 @@ def last_offset_of(segment: LogSegment) -> int | None:
         last = b.last_offset
     segment.close()
     return last
-
-
-def _read_marker(batch) -> tuple[int, int] | None:
-    """``(control type, coordinator epoch)`` of a control batch's single record."""
-    from ..format.records import FileRecords
-
-    for b in FileRecords(memoryview(batch)).batches():
-        rec = next(iter(b.iter_records()), None)  # the marker is the first (only) record
-        if rec is None or rec.key is None or len(rec.key) < 4:
-            return None
-        ctype = int.from_bytes(rec.key[2:4], "big", signed=True)
-        coord = -1
-        if rec.value is not None and len(rec.value) >= 6:
-            coord = int.from_bytes(rec.value[2:6], "big", signed=True)
-        return (ctype, coord) if ctype in (0, 1) else None
-    return None
 
 
 class LogManager:
@@ -528,8 +807,6 @@ class LogManager:
     """
 
     def __init__(self, log_dir, *, clock=None, fsync: bool = True, rng=None):
-        from .clock import SYSTEM
-
         self.log_dir = Path(log_dir)
         self.clock = clock or SYSTEM
         self.fsync = fsync
@@ -556,10 +833,6 @@ class LogManager:
             LogDirLockedError: the lock is held.
             NotAKafkaFileError: ``log_dir`` is missing and ``create`` is False.
         """
-        from ..constants import CLEAN_SHUTDOWN_FILE_NAME, META_PROPERTIES_FILE_NAME
-        from .dir_files import random_kafka_uuid, write_meta_properties
-        from .lock import LogDirLock
-
         m = cls(log_dir, clock=clock, fsync=fsync, rng=rng)
         d = m.log_dir
         if not d.exists():
@@ -588,8 +861,6 @@ class LogManager:
         ``LogManager.loadLogs`` resets it (the recovery point to 0, the log start offset
         to the first segment's base), with a one-line warning; the next checkpoint
         rewrites it."""
-        from .checkpoints import read_offset_checkpoint
-
         try:
             return read_offset_checkpoint(self.log_dir / name) or {}
         except KafkalogError as e:
@@ -605,10 +876,6 @@ class LogManager:
         Raises:
             InvalidArgumentError: an illegal topic name or negative partition.
         """
-        from ..constants import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
-        from ..errors import InvalidArgumentError
-        from .files import validate_topic_name
-
         validate_topic_name(topic)
         if partition < 0:
             raise InvalidArgumentError(f"partition must be >= 0, got {partition}")
@@ -638,8 +905,6 @@ class LogManager:
         Raises:
             InvalidArgumentError: the existing partitions disagree about the id.
         """
-        from .dir_files import random_kafka_uuid
-
         tid = self._topic_ids.get(topic)
         if tid is None:
             tid = topic_id_on_disk(self.log_dir, topic) or random_kafka_uuid()
@@ -653,7 +918,6 @@ class LogManager:
         remove it, and drop the partition from the checkpoints written next."""
         import shutil
 
-        from .files import log_delete_dir_name
 
         tp = TopicPartition(topic, partition)
         log = self.logs.pop(tp, None)
@@ -681,9 +945,6 @@ class LogManager:
         """Take the offsets of :meth:`checkpoint` now; returns a function without arguments
         that writes the two files (it touches no log, so it may run on another thread, as
         the broker's scheduler writes checkpoints off the request path)."""
-        from ..constants import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
-        from .checkpoints import format_offset_checkpoint, write_atomically
-
         deleted = set(self._deleted)
         taken = []
         for tp, log in self.logs.items():
@@ -718,7 +979,6 @@ class LogManager:
         docstring), release the lock."""
         if self.closed:
             return
-        from .dir_files import write_clean_shutdown
 
         try:
             for log in self.logs.values():
@@ -753,9 +1013,6 @@ def topic_ids_on_disk(log_dir, topic: str) -> dict[int, str]:
     """Partition -> the topic id in partition.metadata of each live ``<topic>-<N>``
     directory of ``log_dir`` (directories without the file, or whose file does not parse,
     are left out: a corrupt file concerns its own partition only, which refuses to open)."""
-    from .dir_files import read_partition_metadata
-    from .files import is_live_partition_dir_name
-
     out: dict[int, str] = {}
     d = Path(log_dir)
     if not d.is_dir():
@@ -786,8 +1043,6 @@ def topic_id_on_disk(log_dir, topic: str) -> str | None:
     ids = topic_ids_on_disk(log_dir, topic)
     distinct = sorted(set(ids.values()))
     if len(distinct) > 1:
-        from ..errors import InvalidArgumentError
-
         listing = ", ".join(f"{topic}-{p}: {i}" for p, i in sorted(ids.items()))
         raise InvalidArgumentError(
             f"the partitions of topic {topic} in {log_dir} have different topic ids "

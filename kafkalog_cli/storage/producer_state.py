@@ -29,29 +29,22 @@ from ..constants import (
     NO_SEQUENCE,
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
 )
-from ..errors import RefusedError, TransactionCoordinatorFencedError
+from ..errors import (
+    IllegalStateError,
+    InvalidProducerEpochError,
+    InvalidTxnStateError,
+    KafkalogError,
+    OutOfOrderSequenceError,
+    TransactionCoordinatorFencedError,
+)
+from ..format.control import read_end_txn_marker
 from ..schema.producer_snapshot import ProducerStateEntry as SnapshotEntry
 from ..schema.producer_snapshot import build_snapshot, parse_snapshot
+from ..schema.txn_index import AbortedTxn
 from .checkpoints import write_atomically
 from .files import filename_prefix_from_offset, offset_prefix
 
 NUM_BATCHES_TO_RETAIN = 5
-
-
-class ProducerStateError(RefusedError):
-    """An append the producer state rejects."""
-
-
-class OutOfOrderSequenceError(ProducerStateError):
-    """OutOfOrderSequenceException."""
-
-
-class InvalidProducerEpochError(ProducerStateError):
-    """InvalidProducerEpochException (an epoch below the last one seen)."""
-
-
-class InvalidTxnStateError(ProducerStateError):
-    """InvalidTxnStateException (a non-transactional write inside a transaction)."""
 
 
 @dataclass
@@ -178,27 +171,55 @@ def list_snapshots(partition_dir) -> list[int]:
 class ProducerStateManager:
     """Producer ids -> :class:`ProducerEntry`, ongoing transactions, snapshots.
 
+    The one implementation of the producer state, for appends (:meth:`prepare_data_batch`,
+    :meth:`prepare_end_txn_marker`, :meth:`update`: origin CLIENT / COORDINATOR, every
+    check) and for rebuilding it from the log (:meth:`replay_batch`: origin REPLICATION,
+    no check), which the append engine, ``kafkalog recover``, ``read`` and the Spark
+    source all use. The state itself is in memory (a manager without a ``directory``
+    never touches a file); :meth:`load` and :meth:`take_snapshot` are the persist step,
+    reading and writing ``<offset>.snapshot`` files.
+
     Attributes:
-        directory: the partition directory.
+        directory: the partition directory (None: in memory only).
         producers: producer id -> entry.
         ongoing: first offset of each open transaction -> producer id.
         last_map_offset: the offset up to which the state is current (exclusive).
         last_snap_offset: offset of the newest snapshot written or loaded.
     """
 
-    def __init__(self, directory, *, fsync: bool = True):
-        self.directory = Path(directory)
+    def __init__(self, directory=None, *, fsync: bool = True):
+        self.directory = None if directory is None else Path(directory)
         self.producers: dict[int, ProducerEntry] = {}
         self.ongoing: dict[int, int] = {}
         self.last_map_offset = 0
         self.last_snap_offset = 0
         self.fsync = fsync
+        #: control batches :meth:`replay_batch` skipped (no end-transaction marker parses),
+        #: and why the first of them was (its position is the batch's)
+        self.skipped_markers = 0
+        self.first_skipped_marker: KafkalogError | None = None
 
     # -- loading ----------------------------------------------------------------------------
 
+    def load_entries(self, entries, offset: int) -> None:
+        """Make the state that of a snapshot taken at ``offset`` holding ``entries``
+        (:class:`~kafkalog_cli.schema.producer_snapshot.ProducerStateEntry` s), as
+        ``ProducerStateManager.loadFromSnapshot`` does after ``readSnapshot`` (an entry
+        whose last offset is negative keeps no batch metadata). Producers are not
+        expired (the broker expires them by wall-clock time; keeping them keeps a rerun
+        deterministic)."""
+        self.producers.clear()
+        self.ongoing.clear()
+        for e in entries:
+            entry = ProducerEntry.from_snapshot(e)
+            self.producers[e.producer_id] = entry
+            if entry.current_txn_first_offset is not None:
+                self.ongoing[entry.current_txn_first_offset] = e.producer_id
+        self.last_map_offset = self.last_snap_offset = offset
+
     def load(self, log_end_offset: int) -> int:
-        """Load the newest snapshot at or below ``log_end_offset``; returns its offset (0
-        when none). Snapshots above the log end offset are stray (the log tail they saw
+        """Load the newest snapshot file at or below ``log_end_offset``; returns its offset
+        (0 when none). Snapshots above the log end offset are stray (the log tail they saw
         is gone) and are deleted, as ``ProducerStateManager.truncateAndReload`` does, so
         a later load cannot pick one up; the caller replays batches from the returned
         offset to the log end (:meth:`replay_batch`).
@@ -206,7 +227,9 @@ class ProducerStateManager:
         Raises:
             CorruptSnapshotError: the chosen snapshot fails its CRC or schema.
             OSError: a stray snapshot cannot be deleted.
+            IllegalStateError: the manager has no directory.
         """
+        self._require_directory()
         offs = []
         for o in list_snapshots(self.directory):
             if o > log_end_offset:
@@ -214,50 +237,109 @@ class ProducerStateManager:
                 snapshot_path(self.directory, o).unlink(missing_ok=True)
             else:
                 offs.append(o)
-        self.producers.clear()
-        self.ongoing.clear()
         if not offs:
-            self.last_map_offset = self.last_snap_offset = 0
+            self.load_entries((), 0)
             return 0
         off = offs[-1]
         path = snapshot_path(self.directory, off)
-        for e in parse_snapshot(path.read_bytes(), file=path):
-            entry = ProducerEntry.from_snapshot(e)
-            self.producers[e.producer_id] = entry
-            if entry.current_txn_first_offset is not None:
-                self.ongoing[entry.current_txn_first_offset] = e.producer_id
-        self.last_map_offset = self.last_snap_offset = off
+        self.load_entries(parse_snapshot(path.read_bytes(), file=path), off)
         return off
 
-    def replay_batch(self, batch) -> CompletedTxn | None:
-        """Rebuild state from a batch already in the log (LogLoader's producer-state
-        rebuild, origin REPLICATION: no sequence checks)."""
+    def load_readable(self, log_start_offset: int, log_end_offset: int) -> int:
+        """:meth:`load` for a reader, writing nothing: the newest snapshot file above
+        ``log_start_offset`` and at or below ``log_end_offset`` that parses (the ones
+        ``truncateAndReload`` keeps; a corrupt one is passed over for the next older, as
+        ``loadFromSnapshot`` does after deleting it); returns its offset, or
+        ``log_start_offset`` when none is usable (the state is then empty). The caller
+        replays the batches from the returned offset (:meth:`replay_batch`).
+
+        Raises:
+            IllegalStateError: the manager has no directory.
+        """
+        self._require_directory()
+        for off in reversed(list_snapshots(self.directory)):
+            if not log_start_offset < off <= log_end_offset:
+                continue
+            path = snapshot_path(self.directory, off)
+            try:
+                entries = parse_snapshot(path.read_bytes(), file=path)
+            except (OSError, KafkalogError):
+                continue
+            self.load_entries(entries, off)
+            return off
+        self.load_entries((), log_start_offset)
+        return log_start_offset
+
+    def replay_batch(self, batch) -> AbortedTxn | None:
+        """Apply a batch already in the log (``LogSegment.updateProducerState``: origin
+        REPLICATION, so nothing is checked): a data batch sets its producer's epoch, last
+        sequence, last offset, offset delta and timestamp (its max timestamp) and opens a
+        transaction when transactional; an end-transaction marker (the control batch's
+        first record, read by :func:`~kafkalog_cli.format.control.read_end_txn_marker`)
+        sets the epoch, coordinator epoch and timestamp (the marker record's), and
+        completes the open transaction, ended at the batch's base offset. The map end
+        offset moves past the batch. Every batch with a producer id creates its
+        producer's entry, as ``prepareUpdate`` + ``update`` do.
+
+        A control batch whose marker does not parse (undecodable records, a key or value
+        that is not an ABORT / COMMIT marker) is skipped: the broker's loader would stop
+        there (``EndTransactionMarker.deserialize`` throws); kafkalog's rule keeps the
+        transaction open, and counts it in :attr:`skipped_markers`. An empty control batch (its transaction cleaned away) changes
+        nothing, as in Kafka.
+
+        Returns:
+            the :class:`~kafkalog_cli.schema.txn_index.AbortedTxn` for the segment's
+            transaction index when the batch completes an aborted transaction (its last
+            stable offset as ``lastStableOffset(completedTxn)``: the first offset of
+            another open transaction, else the marker's offset + 1), else None.
+        """
         pid = batch.producer_id
         if pid < 0:
             self.last_map_offset = batch.last_offset + 1
             return None
-        completed = None
+        entry = self.producers.get(pid)
+        if entry is None:
+            entry = self.producers[pid] = ProducerEntry(pid)
+        aborted = None
         if batch.is_control:
-            rec = next(iter(batch.iter_records()), None)  # the marker: the first record
-            if rec is not None and rec.key is not None and len(rec.key) >= 4:
-                ctype = int.from_bytes(rec.key[2:4], "big", signed=True)
-                coord = -1
-                if rec.value is not None and len(rec.value) >= 6:
-                    coord = int.from_bytes(rec.value[2:6], "big", signed=True)
-                if ctype in (0, 1):
-                    completed = self.append_end_txn_marker(
-                        pid, batch.producer_epoch, ctype, coord, batch.last_offset,
-                        batch.max_timestamp, check=False)
-                    if completed is not None:
-                        self.complete_txn(completed)
+            try:
+                marker = read_end_txn_marker(batch)
+            except KafkalogError as e:
+                marker = None  # not an end-transaction marker: skipped (see above)
+                self.skipped_markers += 1
+                if self.first_skipped_marker is None:
+                    e.position = batch.position
+                    self.first_skipped_marker = e
+            if marker is not None:
+                first = entry.current_txn_first_offset
+                offset = batch.base_offset
+                entry.maybe_update_epoch(batch.producer_epoch)
+                entry.coordinator_epoch = marker.coordinator_epoch
+                entry.last_timestamp = marker.timestamp
+                entry.current_txn_first_offset = None
+                if first is not None:
+                    if marker.is_abort:
+                        aborted = AbortedTxn(pid, first, offset, self._lso(pid, offset))
+                    self.ongoing.pop(first, None)
         else:
-            entry = self.prepare_data_batch(
-                pid, batch.producer_epoch, batch.base_sequence, batch.last_sequence,
-                batch.max_timestamp, batch.base_offset, batch.last_offset,
-                batch.is_transactional, check=False)
-            self.update(entry)
+            base = batch.base_offset
+            last = batch.last_offset
+            entry.add_batch(batch.producer_epoch, batch.last_sequence, last, last - base,
+                            batch.max_timestamp)
+            if entry.current_txn_first_offset is None and batch.is_transactional:
+                entry.current_txn_first_offset = base
+                self.ongoing.setdefault(base, pid)
         self.last_map_offset = batch.last_offset + 1
-        return completed
+        return aborted
+
+    def _require_directory(self) -> None:
+        if self.directory is None:
+            raise IllegalStateError("this producer state is in memory only: it has no "
+                                    "partition directory for snapshot files")
+
+    def _lso(self, producer_id: int, marker_offset: int) -> int:
+        others = [o for o, pid in self.ongoing.items() if pid != producer_id]
+        return min(others) if others else marker_offset + 1
 
     # -- appends ----------------------------------------------------------------------------
 
@@ -362,6 +444,26 @@ class ProducerStateManager:
         updated.current_txn_first_offset = None
         return updated, completed
 
+    def prepare_control_batch(self, batch) -> tuple[ProducerEntry, CompletedTxn | None]:
+        """ProducerAppendInfo.append for a control ``batch`` being appended (origin
+        COORDINATOR): its end-transaction marker (the first record) through
+        :meth:`prepare_end_txn_marker`, at the batch's base offset with the record's
+        timestamp. An empty control batch leaves the producer's entry as it is.
+
+        Raises:
+            InvalidRecordError: the batch's first record is not an ABORT / COMMIT marker
+                (``EndTransactionMarker.deserialize``).
+            as :meth:`prepare_end_txn_marker`.
+        """
+        marker = read_end_txn_marker(batch)
+        pid = batch.producer_id
+        if marker is None:
+            current = self.producers.get(pid)
+            return (current.copy() if current else ProducerEntry(pid)), None
+        return self.prepare_end_txn_marker(pid, batch.producer_epoch, marker.control_type,
+                                           marker.coordinator_epoch, batch.base_offset,
+                                           marker.timestamp)
+
     def append_end_txn_marker(self, producer_id: int, epoch: int, control_type: int,
                               coordinator_epoch: int, offset: int, timestamp: int, *,
                               check: bool = True) -> CompletedTxn | None:
@@ -384,9 +486,9 @@ class ProducerStateManager:
             self.ongoing.setdefault(entry.current_txn_first_offset, entry.producer_id)
 
     def last_stable_offset(self, completed: CompletedTxn) -> int:
-        """The first offset of another open transaction, else ``completed.last_offset + 1``."""
-        others = [o for o, pid in self.ongoing.items() if pid != completed.producer_id]
-        return min(others) if others else completed.last_offset + 1
+        """ProducerStateManager.lastStableOffset: the first offset of another open
+        transaction, else ``completed.last_offset + 1``."""
+        return self._lso(completed.producer_id, completed.last_offset)
 
     def complete_txn(self, completed: CompletedTxn) -> None:
         self.ongoing.pop(completed.first_offset, None)
@@ -397,18 +499,39 @@ class ProducerStateManager:
 
     # -- snapshots --------------------------------------------------------------------------
 
+    def on_log_start_offset_incremented(self, log_start_offset: int) -> None:
+        """ProducerStateManager.onLogStartOffsetIncremented: the state is current at least
+        from the new log start offset; the last snapshot is the newest on disk (else the
+        log start offset). Open transactions stay (the engine keeps no completed,
+        unreplicated ones, which the broker forgets here)."""
+        if self.last_map_offset < log_start_offset:
+            self.last_map_offset = log_start_offset
+        snaps = list_snapshots(self.directory)
+        self.last_snap_offset = snaps[-1] if snaps else log_start_offset
+
     def update_map_end_offset(self, offset: int) -> None:
         self.last_map_offset = offset
 
+    def entries(self) -> list[SnapshotEntry]:
+        """The snapshot entries of the current state, in producer-id order
+        (``ProducerStateManager.writeSnapshot``)."""
+        return [self.producers[p].to_snapshot() for p in sorted(self.producers)]
+
     def snapshot_bytes(self) -> bytes:
         """The snapshot of the current state (entries in producer-id order)."""
-        return build_snapshot([self.producers[p].to_snapshot() for p in sorted(self.producers)])
+        return build_snapshot(self.entries())
 
     def take_snapshot(self) -> Path | None:
         """ProducerStateManager.takeSnapshot: write ``<last_map_offset>.snapshot`` unless a
-        snapshot at that offset or later was already taken (``lastMapOffset > lastSnapOffset``). Returns the path written."""
+        snapshot at that offset or later was already taken (``lastMapOffset > lastSnapOffset``).
+        Returns the path written.
+
+        Raises:
+            IllegalStateError: the manager has no directory.
+        """
         if self.last_map_offset <= self.last_snap_offset:
             return None
+        self._require_directory()
         path = snapshot_path(self.directory, self.last_map_offset)
         write_atomically(path, self.snapshot_bytes(), fsync=self.fsync)
         self.last_snap_offset = self.last_map_offset

@@ -13,25 +13,46 @@ from __future__ import annotations
 
 import mmap
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import NamedTuple
 
 from ..constants import (
-    INDEX_FILE_SUFFIX,
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
     INT32_MAX,
     LOG_FILE_SUFFIX,
-    MAGIC_V2,
     NO_TIMESTAMP,
-    TIME_INDEX_FILE_SUFFIX,
-    TXN_INDEX_FILE_SUFFIX,
 )
-from ..errors import CorruptRecordError, CrcMismatchError, UnreadableError, UnsafePathError
-from ..format.records import FileRecords
+from ..errors import (
+    CorruptRecordError,
+    CrcMismatchError,
+    IllegalStateError,
+    KafkalogError,
+    NotAKafkaFileError,
+    OffsetOverflowError,
+    UnreadableError,
+    UnsafePathError,
+)
+from ..format.records import FileRecords, RecordBatch
+from ..schema.txn_index import AbortedTxn
 from .fileio import open_for_write
-from .files import offset_from_file_name
+from .files import (
+    SEGMENT_SUFFIXES,
+    check_exists,
+    find_partition_dirs,
+    index_file,
+    log_file,
+    offset_from_file_name,
+    segment_bases,
+    time_index_file,
+    txn_index_file,
+)
 from .offset_index import OffsetIndex, OffsetPosition
 from .recovery_scan import ScanResult, scan_log
 from .time_index import TimeIndex, TimestampOffset
+from .txn_index import TransactionIndex
 
 _OFF_ENTRY = OffsetIndex.ENTRY
 _TIME_ENTRY = TimeIndex.ENTRY
@@ -75,6 +96,66 @@ def release_view(view: memoryview) -> None:
             pass
 
 
+def resolve_segments(paths) -> Iterator[tuple[LogSegment, str | None]]:
+    """Yield ``(segment, only)`` for every segment under ``paths``: a segment file, or
+    every segment of the partitions under a directory (:func:`~.files
+    .find_partition_dirs`, the rule every command follows); ``only`` is the suffix when a
+    single file of the segment was named (``.log``, ``.index``, ``.timeindex``), else
+    None.
+
+    Raises:
+        UnreadableError: a path is missing or unreadable.
+        NotAKafkaFileError: a path is neither a segment file nor a directory holding
+            partition or log directories.
+    """
+    for raw in paths:
+        p = check_exists(raw)
+        if p.is_file():
+            suffix = p.suffix
+            if suffix not in SEGMENT_SUFFIXES:
+                raise NotAKafkaFileError(
+                    "not a Kafka segment file (expected .log, .index or .timeindex)", file=p)
+            base = offset_from_file_name(p)
+            yield LogSegment(p.parent, base), suffix
+            continue
+        for _, d in find_partition_dirs(p):
+            for b in segment_bases(d):
+                yield LogSegment(d, b), None
+
+
+class TimestampAndOffset(NamedTuple):
+    """A record found by timestamp (FileRecords.TimestampAndOffset, without the leader
+    epoch: :meth:`LogSegment.translate_offset` gives the batch holding it): its timestamp
+    (ms) and offset (absolute)."""
+
+    timestamp: int
+    offset: int
+
+
+class FetchDataInfo(NamedTuple):
+    """What a read by offset returns (FetchDataInfo): ``records``, bytes of whole batches
+    (the last may be cut by the size bound, as the broker's are); ``first_offset``, the
+    base offset of the first batch (absolute); ``segment``, the segment read."""
+
+    records: bytes
+    first_offset: int
+    segment: LogSegment
+
+
+def iter_records_of(batch, file, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES):
+    """``batch.iter_records()``, lazily (a batch of any size costs memory for a piece of
+    it, and stopping early decodes no further); a record-level error (a count the
+    records do not match, a codec that does not decompress, ...) names ``file`` and the
+    batch's byte position (a position inside decompressed bytes means nothing in the
+    file)."""
+    try:
+        yield from batch.iter_records(max_bytes)
+    except KafkalogError as e:
+        e.file = os.fspath(file) if e.file is None else e.file
+        e.position = batch.position
+        raise
+
+
 class LogSegment:
     """A segment of a partition directory, opened read-only.
 
@@ -85,15 +166,12 @@ class LogSegment:
     """
 
     def __init__(self, directory, base_offset: int, *, log_path=None):
-        from .files import filename_prefix_from_offset
-
         self.directory = Path(directory)
         self.base_offset = base_offset
-        prefix = filename_prefix_from_offset(base_offset)
-        self.log_path = Path(log_path) if log_path else self.directory / (prefix + LOG_FILE_SUFFIX)
-        self.index_path = self.directory / (prefix + INDEX_FILE_SUFFIX)
-        self.time_index_path = self.directory / (prefix + TIME_INDEX_FILE_SUFFIX)
-        self.txn_index_path = self.directory / (prefix + TXN_INDEX_FILE_SUFFIX)
+        self.log_path = Path(log_path) if log_path else log_file(directory, base_offset)
+        self.index_path = index_file(directory, base_offset)
+        self.time_index_path = time_index_file(directory, base_offset)
+        self.txn_index_path = txn_index_file(directory, base_offset)
         self._view: memoryview | None = None
         self._offset_index: OffsetIndex | None = None
         self._time_index: TimeIndex | None = None
@@ -148,7 +226,89 @@ class LogSegment:
             self._time_index = TimeIndex.load(self.time_index_path, self.base_offset)
         return self._time_index
 
-    # -- the read path (LogSegment.translateOffset / findOffsetByTimestamp) --------------
+    @cached_property
+    def txn_index(self) -> TransactionIndex:
+        """The segment's transaction index, loaded from its ``.txnindex`` (empty when the
+        file is absent).
+
+        Raises:
+            UnreadableError: the file exists but cannot be read.
+        """
+        return TransactionIndex.load(self.txn_index_path, self.base_offset)
+
+    # -- the read path (LogSegment.translateOffset / findOffsetByTimestamp / read) ----------
+
+    def usable_indexes(self) -> tuple[OffsetIndex | None, TimeIndex | None]:
+        """The offset and time indexes as the read path uses them: a preallocated
+        zero-filled tail dropped (in memory only), each None when its file is missing or
+        does not load. (The indexes are hints: every position taken from them is checked,
+        see :meth:`index_position`.)"""
+        out = []
+        for getter in ("offset_index", "time_index"):
+            try:
+                idx = getattr(self, getter)
+            except KafkalogError:
+                idx = None
+            if idx is not None and idx.zero_tail:
+                idx.truncate_to_entries(idx.entries - idx.zero_tail)
+                idx.zero_tail = 0
+            out.append(idx)
+        return out[0], out[1]
+
+    def index_position(self, offset: int) -> int:
+        """The offset index's position for ``offset`` (absolute): its largest entry at or
+        below it (``OffsetIndex.lookup``), or 0 when the index is missing or that entry
+        does not land on the start of a batch holding offsets <= ``offset`` (a stale index
+        is not trusted: the scan then starts at the segment's start)."""
+        oidx = self.usable_indexes()[0]
+        if oidx is None or oidx.entries == 0:
+            return 0
+        pos = oidx.lookup(offset).position
+        view = self.view
+        # the start, or an entry outside the log (a corrupt entry's negative position:
+        # LogSegment.translateOffset clamps its lookup with max(position, 0))
+        if pos <= 0 or pos >= len(view):
+            return 0
+        for b in FileRecords(view, pos, None, file=self.log_path).batches():
+            if b.__class__ is RecordBatch:
+                return pos if b[2] <= offset else 0
+            return pos
+        return 0
+
+    def read_next_offset(self) -> int | None:
+        """LogSegment.readNextOffset: the offset after the segment's last batch, scanning
+        from the last offset-index entry (from the start when that entry is not usable);
+        None when the segment holds no batch."""
+        view = self.view
+        if not len(view):
+            return None
+        oidx = self.usable_indexes()[0]
+        pos = 0
+        if oidx is not None and oidx.entries:
+            pos = self.index_position(oidx.entry(oidx.entries - 1).offset)
+        for start in ((pos, 0) if pos else (0,)):
+            last = None
+            for b in FileRecords(view, start, None, file=self.log_path).batches():
+                last = b
+            if last is not None:
+                return last.next_offset
+        return None
+
+    def largest_timestamp_in_index(self) -> int | None:
+        """The largest timestamp the time index records (its last entry: a rolled
+        segment's largest timestamp, ``LogSegment.largestTimestamp``), None when unknown."""
+        tidx = self.usable_indexes()[1]
+        if tidx is None or tidx.entries == 0:
+            return None
+        return tidx.last_entry.timestamp
+
+    def batches_from(self, offset: int, *, check_crcs: bool = False):
+        """The :class:`~kafkalog_cli.format.records.FileRecords` of the batches from the
+        one holding ``offset`` (absolute) to the end of the segment, the start found
+        through the offset index (:meth:`index_position`): iterate its ``batches()``,
+        skipping those whose last offset is below ``offset``."""
+        pos = self.index_position(offset) if offset > self.base_offset else 0
+        return FileRecords(self.view, pos, None, file=self.log_path)
 
     def translate_offset(self, offset: int, starting_position: int = 0):
         """The first batch whose last offset is >= ``offset``, found by an index lookup then
@@ -156,44 +316,67 @@ class LogSegment:
 
         Each lookup scans at most the bytes between two index entries plus one batch.
         """
-        idx = self.offset_index
         pos = starting_position
-        if idx is not None:
-            pos = max(pos, idx.lookup(offset).position)
+        if offset > self.base_offset:
+            pos = max(pos, self.index_position(offset))
         for batch in self.records(pos).batches():
             if batch.last_offset >= offset:
                 return batch
         return None
 
-    def find_offset_by_timestamp(self, timestamp: int, starting_offset: int | None = None):
-        """The first record with timestamp >= ``timestamp`` (LogSegment.findOffsetByTimestamp):
-        time index lookup, offset index lookup, then a scan. Returns
-        ``(timestamp, offset)`` of that record, or None when the segment has none."""
+    def find_offset_by_timestamp(self, timestamp: int, starting_offset: int | None = None
+                                 ) -> TimestampAndOffset | None:
+        """LogSegment.findOffsetByTimestamp: the first record (in offset order, control
+        records included) whose timestamp is >= ``timestamp`` (ms) and offset >=
+        ``starting_offset`` (default the base offset): the time index gives the largest
+        entry at or below ``timestamp``, the offset index the position for it, then a
+        forward scan decodes only the batches whose max timestamp reaches ``timestamp``.
+        None when the segment holds no such record.
+
+        Raises:
+            CorruptRecordError: a batch to decode does not (naming the file and the
+                batch's byte position).
+        """
         start = self.base_offset if starting_offset is None else starting_offset
-        pos = 0
-        tidx, oidx = self.time_index, self.offset_index
-        if tidx is not None and oidx is not None:
-            ts_off = tidx.lookup(timestamp)
-            # a corrupt entry's negative position: from the start (LogSegment.translateOffset
-            # clamps its lookup the same way; Kafka's searchForTimestamp would throw)
-            pos = max(0, oidx.lookup(max(ts_off.offset, start)).position)
-        for batch in self.records(pos).batches():
-            if batch.max_timestamp >= timestamp:
-                for rec in batch.iter_records():  # lazily: stops at the record found
-                    if rec.timestamp >= timestamp and rec.offset >= start:
-                        return rec.timestamp, rec.offset
+        view = self.view
+        if not len(view):
+            return None
+        tidx = self.usable_indexes()[1]
+        target = start
+        if tidx is not None and tidx.entries:
+            target = max(tidx.lookup(timestamp).offset, start)
+        pos = self.index_position(target) if target > self.base_offset else 0
+        for b in FileRecords(view, pos, None, file=self.log_path).batches():
+            if b.max_timestamp >= timestamp and b.last_offset >= start:
+                for r in iter_records_of(b, self.log_path):
+                    if r[1] >= timestamp and r[0] >= start:
+                        return TimestampAndOffset(r[1], r[0])
         return None
 
+    def read(self, start_offset: int, max_size: int, *, max_position: int | None = None,
+             min_one_message: bool = False) -> FetchDataInfo | None:
+        """LogSegment.read: the bytes of whole batches from the one holding
+        ``start_offset`` (absolute): at most ``max_size`` bytes, or the first batch whole
+        when ``min_one_message`` and it is larger; never past ``max_position`` (bytes in
+        the ``.log``, default its end). None when no batch holds ``start_offset`` or
+        beyond; a :class:`FetchDataInfo` with no records when ``max_size`` is 0."""
+        batch = self.translate_offset(start_offset)
+        if batch is None:
+            return None
+        start = batch.position
+        adjusted = max(max_size, batch.size) if min_one_message else max_size
+        if adjusted <= 0:
+            return FetchDataInfo(b"", batch.base_offset, self)
+        view = self.view
+        end = len(view) if max_position is None else min(max_position, len(view))
+        fetch_size = min(end - start, adjusted)
+        return FetchDataInfo(bytes(view[start:start + fetch_size]), batch.base_offset, self)
+
     def close(self) -> None:
+        """Release the ``.log``'s memory map (see :func:`release_view`)."""
         if self._view is not None:
-            obj = self._view.obj
-            self._view.release()
-            self._view = None
-            if isinstance(obj, mmap.mmap):
-                try:
-                    obj.close()
-                except BufferError:  # batches still reference it; the GC closes it
-                    pass
+            view, self._view = self._view, None
+            release_view(view)
 
     def __enter__(self):
         return self
@@ -239,21 +422,29 @@ class RebuiltIndexes:
     base_offset: int | None = field(default=None, repr=False, compare=False)
 
     def offset_index_bytes(self, base_offset: int) -> bytes:
-        # the scan's packed bytes when they still describe offset_entries
-        s = self.scan
-        if s is not None and base_offset == self.base_offset and \
-                len(s.offset_index) == 8 * len(self.offset_entries):
-            return s.offset_index
+        """The ``.index`` of :attr:`offset_entries` relative to ``base_offset``."""
+        packed = self._scanned("offset_index", base_offset, OffsetIndex, self.offset_entries)
+        if packed is not None:
+            return packed
         pack = OffsetIndex.ENTRY.pack
         return b"".join(pack(e.offset - base_offset, e.position) for e in self.offset_entries)
 
     def time_index_bytes(self, base_offset: int) -> bytes:
-        s = self.scan
-        if s is not None and base_offset == self.base_offset and \
-                len(s.time_index) == 12 * len(self.time_entries):
-            return s.time_index
+        """The ``.timeindex`` of :attr:`time_entries` relative to ``base_offset``."""
+        packed = self._scanned("time_index", base_offset, TimeIndex, self.time_entries)
+        if packed is not None:
+            return packed
         pack = TimeIndex.ENTRY.pack
         return b"".join(pack(e.timestamp, e.offset - base_offset) for e in self.time_entries)
+
+    def _scanned(self, name: str, base_offset: int, index, entries) -> bytes | None:
+        """The scan's packed bytes of index ``name`` while they still describe
+        ``entries`` (same base offset, same number of entries), else None."""
+        s = self.scan
+        if s is None or base_offset != self.base_offset:
+            return None
+        packed = getattr(s, name)
+        return packed if len(packed) == index.ENTRY.size * len(entries) else None
 
 
 def rebuild_indexes(view, base_offset: int,
@@ -302,27 +493,6 @@ def rebuild_indexes(view, base_offset: int,
 
 # -- the append side -------------------------------------------------------------------------
 
-def _segment_create(cls, directory, base_offset: int, config, clock, *, roll_jitter_ms: int = 0,
-                    fsync: bool = True):
-    """LogSegment.open for a new segment: see :meth:`WritableLogSegment.create`."""
-    return WritableLogSegment.create(directory, base_offset, config, clock,
-                                     roll_jitter_ms=roll_jitter_ms, fsync=fsync)
-
-
-def _segment_open_for_append(cls, directory, base_offset: int, config, clock, *,
-                             roll_jitter_ms: int = 0, fsync: bool = True,
-                             previous_last_offset: int | None = None):
-    """Reopen an existing segment for appending: see
-    :meth:`WritableLogSegment.open_for_append`."""
-    return WritableLogSegment.open_for_append(
-        directory, base_offset, config, clock, roll_jitter_ms=roll_jitter_ms, fsync=fsync,
-        previous_last_offset=previous_last_offset)
-
-
-LogSegment.create = classmethod(_segment_create)
-LogSegment.open_for_append = classmethod(_segment_open_for_append)
-
-
 class WritableLogSegment(LogSegment):
     """A segment being appended to, after ``LogSegment.append`` / ``flush`` /
     ``onBecomeInactiveSegment`` / ``close`` (Kafka 4.x, per-batch indexing of KAFKA-806).
@@ -354,8 +524,6 @@ class WritableLogSegment(LogSegment):
 
     def __init__(self, directory, base_offset: int, config, clock, *, roll_jitter_ms: int = 0,
                  fsync: bool = True):
-        from .txn_index import TransactionIndex
-
         super().__init__(directory, base_offset)
         self.config = config
         self.clock = clock
@@ -467,8 +635,6 @@ class WritableLogSegment(LogSegment):
         seg.bytes_since_last_index_entry = valid - last_pos
         oidx.write(preallocate=True, fsync=False)
         tidx.write(preallocate=True, fsync=False)
-        from .txn_index import TransactionIndex
-
         seg.txn_index = TransactionIndex.load(seg.txn_index_path, base_offset)
         return seg
 
@@ -517,12 +683,8 @@ class WritableLogSegment(LogSegment):
         if n == 0:
             return
         if self._fd is None:
-            from ..errors import IllegalStateError
-
             raise IllegalStateError("append to a closed segment", file=self.log_path)
         if not self.can_convert_to_relative_offset(largest_offset):
-            from ..errors import OffsetOverflowError
-
             raise OffsetOverflowError(self.base_offset, largest_offset, file=self.log_path)
         if batches is None:
             batches = _batch_summaries(records)
@@ -566,8 +728,6 @@ class WritableLogSegment(LogSegment):
     def update_txn_index(self, completed, last_stable_offset: int) -> None:
         """LogSegment.updateTxnIndex: record an aborted transaction."""
         if completed.is_aborted:
-            from ..schema.txn_index import AbortedTxn
-
             self.txn_index.append(AbortedTxn(completed.producer_id, completed.first_offset,
                                              completed.last_offset, last_stable_offset))
 
@@ -616,29 +776,9 @@ class WritableLogSegment(LogSegment):
                 f"size={self._size})")
 
 
-_HEAD = __import__("struct").Struct(">qi")
-_MAXTS = __import__("struct").Struct(">q")
-_LOD = __import__("struct").Struct(">i")
-
-
 def _batch_summaries(records) -> list[tuple[int, int, int]]:
     """``[(size, last offset, max timestamp)]`` of whole batches in ``records``."""
-    out = []
-    pos = 0
-    n = len(records)
-    while pos + 12 <= n:
-        base, length = _HEAD.unpack_from(records, pos)
-        size = length + 12
-        magic = records[pos + 16]
-        if MAGIC_V2 <= magic < 128:  # a signed byte: 0x80..0xFF are legacy, as in Kafka
-            last = base + _LOD.unpack_from(records, pos + 23)[0]
-            max_ts = _MAXTS.unpack_from(records, pos + 35)[0]
-        else:
-            last = base
-            max_ts = _MAXTS.unpack_from(records, pos + 18)[0] if magic else -1
-        out.append((size, last, max_ts))
-        pos += size
-    return out
+    return [(b.size, b.last_offset, b.max_timestamp) for b in FileRecords(records).batches()]
 
 
 def _write_fully(fd: int, data, position: int) -> None:

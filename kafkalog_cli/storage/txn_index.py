@@ -18,7 +18,9 @@ from .fileio import open_for_write
 
 
 class TransactionIndex:
-    """Aborted transactions of one segment.
+    """Aborted transactions of one segment: the entries in memory; :meth:`load` and
+    :meth:`flush` are the persist step (an index built in memory, as recovery plans
+    one, never touches its file: :meth:`to_bytes` gives its bytes).
 
     Attributes:
         path: the ``.txnindex`` file.
@@ -55,20 +57,26 @@ class TransactionIndex:
     def last_offset(self) -> int | None:
         return self.entries[-1].last_offset if self.entries else None
 
-    def append(self, txn: AbortedTxn) -> None:
-        """TransactionIndex.append.
+    def append(self, txn: AbortedTxn, *, check: bool = True) -> None:
+        """TransactionIndex.append (``check`` False: an index rebuilt in memory from a log
+        whose offsets need not grow, as a reader replays one, takes every entry).
 
         Raises:
-            InvalidArgumentError: ``txn.last_offset`` is not above the last entry's.
+            InvalidArgumentError: (``check``) ``txn.last_offset`` is not above the last
+                entry's.
         """
         last = self.last_offset
-        if last is not None and last >= txn.last_offset:
+        if check and last is not None and last >= txn.last_offset:
             raise InvalidArgumentError(
                 f"The last offset of appended transactions must increase sequentially, but "
                 f"{txn.last_offset} is not greater than current last offset {last} of index "
                 f"{self.path}")
         self.entries.append(txn)
         self._dirty = True
+
+    def to_bytes(self) -> bytes:
+        """The ``.txnindex`` bytes of every entry."""
+        return b"".join(e.to_bytes() for e in self.entries)
 
     def flush(self, fsync: bool = True) -> None:
         """Append the new entries to the file (creating it), fsync."""

@@ -63,16 +63,34 @@ from ..constants import (
     CONTROL_FLAG_MASK,
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DELETE_HORIZON_FLAG_MASK,
-    LOG_OVERHEAD,
     MAGIC_V2,
     NO_PRODUCER_ID,
     NO_TIMESTAMP,
-    RECORD_BATCH_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
-from ..errors import CrcMismatchError, DecompressedSizeError, InvalidRecordError, RefusedError
-from ..format.records import HEADER, RecordBatch
+from ..errors import (
+    CrcMismatchError,
+    DecompressedSizeError,
+    InvalidRecordError,
+    InvalidTimestampError,
+    RecordTooLargeError,
+    RejectedRecordError,
+)
+from ..format.builder import build_batch
+from ..format.records import HEADER, RecordBatch, increment_sequence
+from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC
+from ..schema.record_batch import (
+    ATTRIBUTES_OFFSET,
+    BASE_OFFSET_OFFSET,
+    CRC_OFFSET,
+    LENGTH_OFFSET,
+    LOG_OVERHEAD,
+    MAX_TIMESTAMP_OFFSET,
+    MIN_BATCH_LENGTH,
+    PARTITION_LEADER_EPOCH_OFFSET,
+    RECORD_BATCH_OVERHEAD,
+)
 from .config import LogConfig
 
 _crc = _crc32c.crc32c
@@ -83,23 +101,6 @@ _U = struct.Struct(">I")
 
 CLIENT = "client"
 COORDINATOR = "coordinator"
-
-
-class RecordTooLargeError(InvalidRecordError, RefusedError):
-    """A batch larger than max.message.bytes (RecordTooLargeException): not appended."""
-
-
-class RecordBatchTooLargeError(InvalidRecordError, RefusedError):
-    """An append larger than segment.bytes (RecordBatchTooLargeException): not appended."""
-
-
-class InvalidTimestampError(InvalidRecordError, RefusedError):
-    """A timestamp the topic does not accept (Errors.INVALID_TIMESTAMP): not appended."""
-
-
-class RejectedRecordError(InvalidRecordError, RefusedError):
-    """Records an append refuses (LogValidator.processRecordErrors' InvalidRecordException,
-    e.g. a compacted topic's record without a key): not appended."""
 
 
 @dataclass(frozen=True)
@@ -164,8 +165,6 @@ class ValidationResult:
 
     @property
     def last_sequence(self) -> int:
-        from ..format.records import increment_sequence
-
         if self.base_sequence < 0:
             return self.base_sequence
         return increment_sequence(self.base_sequence, self.last_offset - self.first_offset)
@@ -192,18 +191,18 @@ def analyze(records, config: LogConfig, *, ignore_record_size: bool = False) -> 
     if hdr[3] != MAGIC_V2:
         raise InvalidRecordError(
             f"Unsupported magic {hdr[3]}: Kafka 4 brokers accept only magic v2 from producers")
-    if hdr[1] < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD or size > n:
+    if hdr[1] < MIN_BATCH_LENGTH or size > n:
         raise InvalidRecordError("Record batch has no batches at all")
-    if n - size >= LOG_OVERHEAD and n - size >= 17:
+    if n - size >= HEADER_SIZE_UP_TO_MAGIC:
         # a second whole (or partial with a header) batch follows
-        nxt = _I.unpack_from(mv, size + 8)[0]
+        nxt = _I.unpack_from(mv, size + LENGTH_OFFSET)[0]
         if size + LOG_OVERHEAD + nxt <= n:
             raise InvalidRecordError("Compressed outer record has more than one batch")
     if not ignore_record_size and size > config.max_message_bytes:
         raise RecordTooLargeError(
             f"The record batch size in the append is {size} bytes which exceeds the maximum "
             f"configured value of {config.max_message_bytes}.")
-    computed = _crc(mv[21:size])
+    computed = _crc(mv[ATTRIBUTES_OFFSET:size])
     if computed != hdr[4]:
         raise CrcMismatchError(hdr[4], computed)
     return hdr
@@ -297,8 +296,6 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
     last = offset + last_delta
     append_time = now if log_append else NO_TIMESTAMP
     if rebuild:
-        from ..format.builder import build_batch
-
         out = build_batch(
             ((r[1], r[2], r[3], r[4]) for r in decoded()), base_offset=first,
             partition_leader_epoch=partition_leader_epoch, compression_type=target_codec, log_append_time=now if log_append else None,
@@ -316,17 +313,17 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
     # -- in place: setLastOffset, setPartitionLeaderEpoch, setMaxTimestamp --
     buf = bytearray(records[:size]) if not isinstance(records, bytearray) or \
         len(records) != size else records
-    _Q.pack_into(buf, 0, first)
-    _I.pack_into(buf, 12, partition_leader_epoch)
+    _Q.pack_into(buf, BASE_OFFSET_OFFSET, first)
+    _I.pack_into(buf, PARTITION_LEADER_EPOCH_OFFSET, partition_leader_epoch)
     if log_append:
         new_attrs, new_max = attributes | TIMESTAMP_TYPE_MASK, now
     else:
         # setMaxTimestamp(CreateTime, max): a client's LogAppendTime attribute is cleared
         new_attrs, new_max = attributes & ~TIMESTAMP_TYPE_MASK, summary.max_timestamp
     if new_attrs != attributes or new_max != max_ts:
-        _H.pack_into(buf, 21, new_attrs)
-        _Q.pack_into(buf, 35, new_max)
-        _U.pack_into(buf, 17, _crc(memoryview(buf)[21:]))
+        _H.pack_into(buf, ATTRIBUTES_OFFSET, new_attrs)
+        _Q.pack_into(buf, MAX_TIMESTAMP_OFFSET, new_max)
+        _U.pack_into(buf, CRC_OFFSET, _crc(memoryview(buf)[ATTRIBUTES_OFFSET:]))
     return ValidationResult(buf, first, last, count, new_max, last, append_time, False,
                             source_codec, target_codec, pid, pepoch, base_seq, is_txn,
                             is_control, partition_leader_epoch)

@@ -93,13 +93,15 @@ def test_exit_statuses_come_from_one_mapping():
         CorruptRecordError,
         FencedLeaderEpochError,
         IllegalStateError,
+        InputError,
         InvalidArgumentError,
         LogDirLockedError,
+        ProduceError,
+        RecordTooLargeError,
+        RejectedRecordError,
         UnreadableError,
     )
-    from kafkalog_cli.inputs import InputError
-    from kafkalog_cli.ops.produce import ProduceError, ProduceResult
-    from kafkalog_cli.storage.validator import RecordTooLargeError, RejectedRecordError
+    from kafkalog_cli.ops.produce import ProduceResult
 
     assert for_error(InvalidArgumentError("x")) == 2
     assert for_error(UnreadableError("x")) == 3 and for_error(CorruptRecordError("x")) == 3

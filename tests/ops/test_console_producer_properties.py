@@ -9,8 +9,8 @@ import io
 import pytest
 from kafka.record import MemoryRecords
 
-from kafkalog_cli.errors import InvalidArgumentError
-from kafkalog_cli.inputs import InputError, LineReaderConfig, console_lines_records
+from kafkalog_cli.errors import InputError, InvalidArgumentError
+from kafkalog_cli.inputs import LineReaderConfig, console_lines_records
 
 DEFAULT = ["parse.key=true", "parse.headers=true"]  # LineMessageReaderTest.defaultTestProps
 

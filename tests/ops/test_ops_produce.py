@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from kafkalog_cli.cli.exit_codes import for_error
+from kafkalog_cli.errors import InputError, ProduceError
 from kafkalog_cli.format.records import FileRecords
-from kafkalog_cli.inputs import InputError, jsonl_records, lines_records
-from kafkalog_cli.ops.produce import ProduceError, ProduceOptions, iter_inputs, produce
+from kafkalog_cli.inputs import jsonl_records, lines_records
+from kafkalog_cli.ops.produce import ProduceOptions, iter_inputs, produce
 from kafkalog_cli.ops.verify import verify_index
 from kafkalog_cli.storage.clock import ManualClock
 from kafkalog_cli.storage.config import LogConfig

@@ -5,7 +5,8 @@ import io
 import pytest
 
 from kafkalog_cli.cli.app import main
-from kafkalog_cli.inputs import InputError, jsonl_records
+from kafkalog_cli.errors import InputError
+from kafkalog_cli.inputs import jsonl_records
 
 
 def records(text: bytes, **kw) -> list:

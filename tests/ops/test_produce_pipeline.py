@@ -7,8 +7,9 @@ import random
 
 import pytest
 
+from kafkalog_cli.errors import ProduceError
 from kafkalog_cli.format.records import FileRecords
-from kafkalog_cli.ops.produce import ProduceError, ProduceOptions, iter_inputs, produce
+from kafkalog_cli.ops.produce import ProduceOptions, iter_inputs, produce
 from kafkalog_cli.ops.verify import verify_index
 from kafkalog_cli.storage.clock import ManualClock
 from kafkalog_cli.storage.config import LogConfig

@@ -11,10 +11,11 @@ import pytest
 from kafkalog_read_testkit import CORPUS, brute_records, random_batches, write_partition
 
 import kafkalog_cli.ops.read as read_mod
+import kafkalog_cli.storage.segment as segment_mod
+from kafkalog_cli.errors import OffsetOutOfRangeError
 from kafkalog_cli.format.records import FileRecords
 from kafkalog_cli.ops.describe import describe
 from kafkalog_cli.ops.read import (
-    OffsetOutOfRangeError,
     offset_for_timestamp,
     open_partition,
     parse_timestamp,
@@ -83,10 +84,10 @@ def test_offset_seek_scans_one_interval(multi, monkeypatch):
     recs = brute_records(multi)
     for target in rng.sample([r[0] for r in recs], 200):
         res = read(multi, offset=target, max_records=1)
-        monkeypatch.setattr(read_mod, "FileRecords", Counting)
+        monkeypatch.setattr(segment_mod, "FileRecords", Counting)
         scanned.clear()
         (rec,) = list(res.records)
-        monkeypatch.setattr(read_mod, "FileRecords", FileRecords)
+        monkeypatch.setattr(segment_mod, "FileRecords", FileRecords)
         assert rec.offset == target
         # the first batch read validates the index entry; the rest is the scan
         assert sum(scanned[1:]) <= INTERVAL + 2 * max_batch, (target, scanned)

@@ -21,6 +21,31 @@ def test_derived_offsets_match_default_record_batch():
     assert record_batch.RecordBatchHeader.sizeof() == 61
 
 
+def test_every_header_offset_is_default_record_batchs():
+    """DefaultRecordBatch's _OFFSET constants, each the previous plus its _LENGTH; the one
+    struct layout every fast reader unpacks comes from the same declaration."""
+    want = {"base_offset": 0, "length": 8, "partition_leader_epoch": 12, "magic": 16,
+            "crc": 17, "attributes": 21, "last_offset_delta": 23, "base_timestamp": 27,
+            "max_timestamp": 35, "producer_id": 43, "producer_epoch": 51,
+            "base_sequence": 53, "records_count": 57}
+    assert {n: at for n, _, at in record_batch.HEADER_FIELDS} == want
+    assert (record_batch.LOG_OVERHEAD, record_batch.MAX_TIMESTAMP_OFFSET,
+            record_batch.RECORDS_OFFSET, record_batch.MIN_BATCH_LENGTH) == (12, 35, 61, 49)
+    full = struct.Struct(record_batch.header_format(*want))
+    raw = _header_bytes()
+    assert full.unpack(raw) == struct.unpack(">qiibIhiqqqhii", raw)
+    picked = struct.Struct(record_batch.header_format("length", "crc", "max_timestamp"))
+    assert picked.unpack_from(raw) == (49, 0xDEADBEEF, 1005)
+    with pytest.raises(ValueError):
+        record_batch.header_format("crc", "length")
+    # LegacyRecord: CRC_OFFSET 0, MAGIC_OFFSET 4, ATTRIBUTES_OFFSET 5, TIMESTAMP_OFFSET 6
+    # after Records.LOG_OVERHEAD; RECORD_OVERHEAD_V0 14, _V1 22; HEADER_SIZE_UP_TO_MAGIC 17
+    assert (legacy.CRC_OFFSET, legacy.MAGIC_OFFSET, legacy.ATTRIBUTES_OFFSET,
+            legacy.TIMESTAMP_OFFSET) == (12, 16, 17, 18)
+    assert (legacy.RECORD_OVERHEAD_V0, legacy.RECORD_OVERHEAD_V1,
+            legacy.HEADER_SIZE_UP_TO_MAGIC) == (14, 22, 17)
+
+
 def _header_bytes(**over) -> bytes:
     f = dict(base_offset=42, length=49, epoch=3, magic=2, crc=0xDEADBEEF, attributes=0x0033,
              last_delta=4, base_ts=1000, max_ts=1005, pid=77, pepoch=2, seq=9, count=5)

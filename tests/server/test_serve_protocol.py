@@ -8,9 +8,10 @@ import struct
 import pytest
 from serve_testkit import RawClient
 
+from kafkalog_cli.errors import InvalidRequest
 from kafkalog_cli.protocol.apis import APIS, ApiKeys, api_versions_table
 from kafkalog_cli.protocol.errors import Errors
-from kafkalog_cli.protocol.wire import InvalidRequest, encode_request, parse_request
+from kafkalog_cli.protocol.wire import encode_request, parse_request
 
 
 def _sample(field, version):
@@ -39,9 +40,11 @@ def test_every_declared_version_round_trips(api):
 
 def test_api_versions_table_matches_served_ranges():
     table = {e["apiKey"]: (e["minVersion"], e["maxVersion"]) for e in api_versions_table()}
-    assert table == {0: (3, 11), 1: (4, 16), 2: (1, 8), 3: (0, 12), 8: (0, 8), 9: (1, 8),
-                     10: (0, 4), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 18: (0, 4),
-                     19: (2, 7), 20: (1, 6), 22: (0, 4), 32: (0, 4)}
+    assert table == {0: (3, 11), 1: (4, 16), 2: (1, 9), 3: (0, 12), 8: (0, 8), 9: (1, 8),
+                     10: (0, 4), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5),
+                     16: (0, 5), 18: (0, 4), 19: (2, 7), 20: (1, 6), 21: (0, 2), 22: (0, 4),
+                     32: (0, 4), 33: (0, 2), 35: (0, 4), 37: (0, 3), 42: (0, 2), 44: (0, 1),
+                     47: (0, 0), 60: (0, 1)}
 
 
 @pytest.mark.parametrize("version", range(0, 5))

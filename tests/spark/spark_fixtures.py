@@ -117,8 +117,7 @@ def build_txn_partition(d: Path) -> None:
 def reference_rows(part_dirs) -> list[tuple]:
     """``(topic, partition, offset, timestamp ms, key, value, headers)`` of every non-control
     record, decoded with FileRecords/.records() directly."""
-    from kafkalog_cli.ops.paths import segment_bases
-    from kafkalog_cli.storage.files import parse_partition_dir_name
+    from kafkalog_cli.storage.files import parse_partition_dir_name, segment_bases
 
     rows = []
     for d in part_dirs:

@@ -1,4 +1,4 @@
-"""The rows layer's vectorised group path (spark/fastdecode.py) gives exactly the rows,
+"""The rows layer's vectorised group path (format/vectorized.py) gives exactly the rows,
 statistics and errors of the list path (decode_records_into, the reference), on
 generated data, the fixtures and the real corpus. No Spark session: read_slices runs in
 this process, once as shipped and once with the group path turned off."""
@@ -16,9 +16,10 @@ np = pytest.importorskip("numpy")
 
 from kafkalog_cli.constants import CODEC_GZIP, CODEC_LZ4, CODEC_NONE, CODEC_ZSTD  # noqa: E402
 from kafkalog_cli.errors import KafkalogError  # noqa: E402
+from kafkalog_cli.format import vectorized as fastdecode  # noqa: E402
 from kafkalog_cli.format.builder import build_batch  # noqa: E402
 from kafkalog_cli.format.records import FileRecords, decode_records_into  # noqa: E402
-from kafkalog_cli.spark import fastdecode, plan, rows  # noqa: E402
+from kafkalog_cli.spark import plan, rows  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / ".." / "shared" / "corpus" / "real"

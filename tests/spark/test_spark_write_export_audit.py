@@ -159,8 +159,9 @@ def test_audit_finds_corruption(log_dir_copy):
 
 
 def test_export_spark_data_loss_is_one_line(spark, log_dir_copy, tmp_path):
+    from kafkalog_cli.errors import SparkJobError
     from kafkalog_cli.format.records import FileRecords
-    from kafkalog_cli.ops.export import SparkJobError, export
+    from kafkalog_cli.ops.export import export
 
     log = sorted((log_dir_copy / "orders-0").glob("*.log"))[2]
     data = bytearray(log.read_bytes())
@@ -181,9 +182,9 @@ def test_append_records_splits_batches_before_max_message_bytes(tmp_path):
     """Two 600,000-byte values fit max.message.bytes (1048588) one per batch, as a
     producer's accumulator puts them; together they would not. A record larger than the
     limit alone is refused by the engine (RecordTooLarge), as the broker refuses it."""
+    from kafkalog_cli.errors import RecordTooLargeError
     from kafkalog_cli.format.records import FileRecords
     from kafkalog_cli.spark.writer import append_records
-    from kafkalog_cli.storage.validator import RecordTooLargeError
 
     big = [(T0, b"k%d" % i, bytes([65 + i]) * 600_000, ()) for i in range(2)]
     res = append_records(tmp_path / "logs", "big", 0, big)

@@ -67,7 +67,7 @@ def test_target_codec():
 
 
 def test_strict_refuses_unknown_topic_keys_with_kafkas_wording():
-    from kafkalog_cli.storage.config import UnknownConfigError
+    from kafkalog_cli.errors import UnknownConfigError
 
     with pytest.raises(UnknownConfigError) as e:
         LogConfig.from_properties({"segment.bytes": "100", "nosuch.key": "1"}, strict=True)

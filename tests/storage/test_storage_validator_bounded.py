@@ -15,11 +15,11 @@ import pytest
 import zstandard
 from kafkalog_testkit import raw_batch, raw_record, zstd_bomb_batch
 
+from kafkalog_cli.errors import RecordTooLargeError
 from kafkalog_cli.format.builder import build_batch
 from kafkalog_cli.storage.clock import ManualClock
 from kafkalog_cli.storage.config import LogConfig
 from kafkalog_cli.storage.log import LogManager
-from kafkalog_cli.storage.validator import RecordTooLargeError
 
 T0 = 1_700_000_000_000
 

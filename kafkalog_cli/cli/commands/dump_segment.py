@@ -101,9 +101,9 @@ def dump_segment(
     """
     from ...errors import InvalidArgumentError
     from ...ops.dump import DumpFindings, DumpOptions, check_decoder_class, dump
-    from ...ops.paths import log_bytes
     from ...render import dump as render
     from ...render.progress import byte_progress
+    from ...storage.files import log_bytes
     from ..output import finish
 
     if start_offset is not None and end_offset is not None and end_offset < start_offset:

@@ -132,27 +132,24 @@ def produce(
       2  usage error (an option, topic name, --config key or value); nothing written
       3  an input file that cannot be read, or a partition that needs recovery
     """
-    from ...inputs import LineReaderConfig
-    from ...ops.produce import ProduceError, ProduceOptions, iter_inputs
+    from ...errors import ProduceError
+    from ...ops.produce import ProduceOptions, iter_inputs
     from ...ops.produce import produce as run
     from ...render.produce import render_produce
     from ...render.progress import record_counter
-    from ...storage.config import topic_config
     from ..output import emit
 
-    line_reader = LineReaderConfig.from_properties(
-        prop or [], parse_key=parse_key, key_separator=key_separator)
     if prop and fmt in (InputFormat.jsonl, InputFormat.raw):
         raise typer.BadParameter(f"--property applies to lines input, not {fmt.value}")
-    opts = ProduceOptions(
-        topic=topic, partition=partition, input_format=fmt.value if fmt else None,
-        parse_key=line_reader.parse_key, key_separator=line_reader.key_separator,
-        line_reader=line_reader, value_encoding=value_encoding.value,
+    opts = ProduceOptions.assemble(
+        topic, properties=prop or [], parse_key=parse_key, key_separator=key_separator,
+        config_file=config_file, config_overrides=config or [], partition=partition,
+        input_format=fmt.value if fmt else None, value_encoding=value_encoding.value,
         keep_partition=keep_partition, atomic=atomic, batch_size=batch_size,
         batch_bytes=batch_bytes, compression=(compression or Codec.none).value,
-        config=topic_config(config_file, config or []), timestamp=timestamp,
-        producer_id=producer_id, producer_epoch=producer_epoch, transactional=transactional,
-        end_txn=end_txn, leader_epoch=leader_epoch, topic_id=topic_id)
+        timestamp=timestamp, producer_id=producer_id, producer_epoch=producer_epoch,
+        transactional=transactional, end_txn=end_txn, leader_epoch=leader_epoch,
+        topic_id=topic_id)
     paths = [str(f) for f in (files or [])]
     try:
         with record_counter("produce") as count:

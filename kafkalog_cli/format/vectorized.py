@@ -1,5 +1,6 @@
-"""Vectorised decode of many v2 records blocks at once (numpy + pyarrow), for the rows
-layer (:mod:`kafkalog_cli.spark.rows`).
+"""Vectorised decode of many v2 records blocks at once (numpy + pyarrow), for the readers
+that take whole blocks (the Spark rows layer, :mod:`kafkalog_cli.spark.rows`, and
+``audit``): a format decoder, beside :mod:`.records` whose loop is its reference.
 
 The per-record Python loop of :func:`~kafkalog_cli.format.records.decode_records_into`
 costs ~1 us a record. Here Python only walks the chain of record lengths
@@ -22,7 +23,7 @@ list path only.
 
 from __future__ import annotations
 
-from ..format.records import _ZIGZAG14, decode_records_into
+from .records import ZIGZAG14, decode_records_into
 
 try:
     import numpy as np
@@ -46,9 +47,9 @@ def _skip_table() -> list[int]:
         for b0 in range(256):
             for b1 in range(256):
                 if b0 < 0x80:
-                    n, w = _ZIGZAG14[b0], 1
+                    n, w = ZIGZAG14[b0], 1
                 elif b1 < 0x80:
-                    n, w = _ZIGZAG14[(b0 & 0x7F) | (b1 << 7)], 2
+                    n, w = ZIGZAG14[(b0 & 0x7F) | (b1 << 7)], 2
                 else:
                     continue
                 if n >= 0:
