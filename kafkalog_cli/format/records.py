@@ -228,10 +228,12 @@ def _decode_headers(data: bytes, pos: int) -> tuple[tuple, int]:
 # in its records block (for error messages only: a streamed block is decoded a piece at a
 # time).
 
-def _inline_varint(name: str, skip: int = 0, cap: str = "", indent: int = 12) -> str:
+def _inline_varint(name: str, skip: int = 0, cap: str = "", indent: int = 12,
+                   long_tail: tuple[str, ...] = ()) -> str:
     """The source of one varint read inline at ``pos`` (after ``skip`` bytes) into
     ``name``: one- and two-byte varints through the zigzag table ``_zz``, longer ones by
-    ``read_varint`` (``cap`` its byte-cap argument, ``", 10"`` for a varlong)."""
+    ``read_varint`` (``cap`` its byte-cap argument, ``", 10"`` for a varlong), followed by
+    the lines ``long_tail`` (only for those)."""
     def at(k: int) -> str:
         return "pos" if k == 0 else f"pos + {k}"
 
@@ -240,12 +242,49 @@ def _inline_varint(name: str, skip: int = 0, cap: str = "", indent: int = 12) ->
              "    if c < 0x80:", f"        {name} = _zz[(b & 0x7F) | (c << 7)]",
              f"        pos += {skip + 2}", "    else:",
              f"        {name}, pos = read_varint(data, {at(skip)}{cap})"]
+    lines += [f"        {line}" for line in long_tail]
     return "\n".join(" " * indent + line for line in lines).lstrip()
+
+
+# A record's timestamp is baseTimestamp + timestampDelta in a Java long, which wraps
+# (DefaultRecord.readFrom); both are int64 but their sum may not be. With |baseTimestamp|
+# <= 2^62 (checked once per block: else the block goes through _decode_block*_edge) only
+# a delta above 2^62 in magnitude (a varlong of 9 or 10 bytes, read by read_varint) can
+# make the sum leave int64: only that branch checks.
+_TS_DELTA_WRAP = (
+    "if ts_delta > 0x3FFFFFFFFFFFFFFF or ts_delta < -0x4000000000000000:",
+    "    ts_delta = (((base_timestamp + ts_delta + 0x8000000000000000) & "
+    "0xFFFFFFFFFFFFFFFF) - 0x8000000000000000 - base_timestamp)",
+)
+
+
+def java_long(value: int) -> int:
+    """``value`` wrapped to a Java long (two's complement int64), as Java's long
+    arithmetic leaves a sum that overflows."""
+    return ((value + 0x8000000000000000) & 0xFFFFFFFFFFFFFFFF) - 0x8000000000000000
+
+
+def _decode_block_edge(data, count, base_offset, base_timestamp, _at):
+    """_decode_block for a base timestamp beyond +-2^62: decoded against 0, then each
+    timestamp is baseTimestamp + delta wrapped as a Java long."""
+    out = _decode_block(data, count, base_offset, 0, _at)
+    return [_tuple_new(Record, (r[0], java_long(base_timestamp + r[1]), r[2], r[3], r[4]))
+            for r in out]
+
+
+def _decode_block_into_edge(data, count, base_offset, base_timestamp, _at, off_append,
+                            ts_append, key_append, value_append, hdr_append):
+    """_decode_block_into for a base timestamp beyond +-2^62 (see _decode_block_edge)."""
+    return _decode_block_into(data, count, base_offset, 0, _at, off_append,
+                              lambda d: ts_append(java_long(base_timestamp + d)),
+                              key_append, value_append, hdr_append)
 
 
 _DECODE_LOOP = """
 def {name}(data, count, base_offset, base_timestamp, _at{args}, _zz=_ZIGZAG14, _one=(None,),
         _empty=(), _new=_tuple_new, _Record=Record):
+    if base_timestamp > 0x4000000000000000 or base_timestamp < -0x4000000000000000:
+        return {name}_edge(data, count, base_offset, base_timestamp, _at{args})
     {prologue}
     pos = 0
     end = len(data)
@@ -319,12 +358,15 @@ def _render_decode_loops() -> tuple:
     """The consumers of :data:`_DECODE_LOOP`, in :data:`_DECODE_CONSUMERS`' order."""
     namespace = {"_ZIGZAG14": _ZIGZAG14, "_tuple_new": _tuple_new, "Record": Record,
                  "read_varint": read_varint, "_decode_headers": _decode_headers,
-                 "InvalidRecordError": InvalidRecordError}
+                 "InvalidRecordError": InvalidRecordError,
+                 "_decode_block_edge": _decode_block_edge,
+                 "_decode_block_into_edge": _decode_block_into_edge}
     for name, (args, prologue, emit, epilogue) in _DECODE_CONSUMERS.items():
         src = _DECODE_LOOP.format(
             name=name, args=args, prologue=prologue, emit=emit, epilogue=epilogue,
             read_length=_inline_varint("length"),
-            read_ts_delta=_inline_varint("ts_delta", skip=1, cap=", 10"),
+            read_ts_delta=_inline_varint("ts_delta", skip=1, cap=", 10",
+                                         long_tail=_TS_DELTA_WRAP),
             read_offset_delta=_inline_varint("offset_delta"),
             read_key_length=_inline_varint("n"), read_value_length=_inline_varint("n"))
         exec(compile(src, f"<kafkalog_cli.format.records._DECODE_LOOP:{name}>", "exec"),
