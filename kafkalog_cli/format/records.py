@@ -997,10 +997,10 @@ def _legacy_entry(view, pos: int, offset: int, size: int) -> LegacyRecordBatch:
     """The v0/v1 entry of ``size`` bytes (after its offset and size) at ``pos`` of ``view``.
 
     Raises CorruptRecordError for a size below the v0 overhead (FileLogInputStream's
-    check) or, for v1, below the v1 overhead. A key or value length that overruns the
-    message does not: the entry is whole, as the broker's framing and
-    ``LegacyRecord.ensureValid`` (the size and the CRC) see it, and only reading its
-    key or value fails (:class:`_FieldsOverrunEntry`)."""
+    check). A key or value length that overruns the message does not, nor a v1 message
+    too short for its key and value size fields (14 to 21 bytes): the entry is whole, as
+    the broker's framing and ``LegacyRecord.ensureValid`` (the v0 overhead and the CRC)
+    see it, and only reading its key or value fails (:class:`_FieldsOverrunEntry`)."""
     if size < LEGACY_RECORD_OVERHEAD_V0:
         raise CorruptRecordError(f"Found record size {size} smaller than minimum record "
                                  f"overhead ({LEGACY_RECORD_OVERHEAD_V0})", position=pos)
@@ -1009,18 +1009,18 @@ def _legacy_entry(view, pos: int, offset: int, size: int) -> LegacyRecordBatch:
     end = pos + LOG_OVERHEAD + size
     timestamp = NO_TIMESTAMP
     if magic != 0:  # LegacyRecord: every magic but 0 (-1 too) has the v1 layout
-        if size < LEGACY_RECORD_OVERHEAD_V1:
-            raise CorruptRecordError(f"Found record size {size} smaller than the v1 record "
-                                     f"overhead ({LEGACY_RECORD_OVERHEAD_V1})", position=pos)
-        (timestamp,) = _INT64.unpack_from(view, p)
+        (timestamp,) = _INT64.unpack_from(view, p)  # size >= 14: inside the message
         p += 8
+        if size < LEGACY_RECORD_OVERHEAD_V1:  # whole for ensureValid (v0 overhead, CRC)
+            return _overrun_entry(view, pos, offset, size, crc, magic, attributes, timestamp,
+                                  "key and value size fields")
     (n,) = _INT32.unpack_from(view, p)
     p += 4
     key = None
     if n >= 0:
         if p + n + 4 > end:  # the key overruns the message (and maybe the buffer)
             return _overrun_entry(view, pos, offset, size, crc, magic, attributes, timestamp,
-                                  f"key size {n}")
+                                  f"key of {n} bytes")
         key = bytes(view[p:p + n])
         p += n
     (n,) = _INT32.unpack_from(view, p)
@@ -1029,7 +1029,7 @@ def _legacy_entry(view, pos: int, offset: int, size: int) -> LegacyRecordBatch:
     if n >= 0:
         if p + n > end:
             return _overrun_entry(view, pos, offset, size, crc, magic, attributes, timestamp,
-                                  f"value size {n}")
+                                  f"value of {n} bytes")
         value = bytes(view[p:p + n])
     return _tuple_new(LegacyRecordBatch,
                       (view, pos, offset, size, crc, magic, attributes, timestamp, key, value))
@@ -1048,8 +1048,9 @@ class _FieldsOverrunEntry(LegacyRecordBatch):
 
     def fields_error(self) -> CorruptRecordError:
         return CorruptRecordError(
-            f"Record is corrupt: the {self[11]} of the v{self[5]} message at offset {self[2]} "
-            f"runs past its end ({self[3] + LOG_OVERHEAD} bytes)", position=self[10])
+            f"Record is corrupt: the v{self[5]} message at offset {self[2]} "
+            f"({self[3] + LOG_OVERHEAD} bytes) is too short for its {self[11]}",
+            position=self[10])
 
     @property
     def key(self):

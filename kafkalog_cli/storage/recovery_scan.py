@@ -42,7 +42,7 @@ import crc32c as _crc32c
 from ..constants import INT32_MAX, INT64_MAX, NO_TIMESTAMP
 from ..format.records import offset_overflow
 from ..schema.legacy import CRC_OFFSET as LEGACY_CRC_OFFSET
-from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC, RECORD_OVERHEAD_V0, RECORD_OVERHEAD_V1
+from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC, RECORD_OVERHEAD_V0
 from ..schema.legacy import MAGIC_OFFSET as LEGACY_MAGIC_OFFSET
 from ..schema.legacy import TIMESTAMP_OFFSET as LEGACY_TIMESTAMP_OFFSET
 from ..schema.record_batch import (
@@ -264,11 +264,9 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
                 break
             last = offset + delta
         elif 0 <= magic < 2 or magic < 0 and not strict:
-            # (LegacyRecord reads every magic but 0 with the v1 layout)
-            if magic != 0 and size < RECORD_OVERHEAD_V1:
-                error = (f"Record is corrupt (size {size} below the v1 overhead "
-                         f"{RECORD_OVERHEAD_V1})")
-                break
+            # (LegacyRecord reads every magic but 0 with the v1 layout; ensureValid checks
+            # only the v0 overhead and the CRC: a v1 message too short for its key and
+            # value size fields is kept, as LogSegment.recover keeps it)
             (crc,) = _LEGACY_CRC.unpack_from(mv, pos + LEGACY_CRC_OFFSET)
             computed = crc32(mv[pos + LEGACY_MAGIC_OFFSET:nxt])
             if computed != crc:

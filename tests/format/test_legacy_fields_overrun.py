@@ -1,4 +1,6 @@
-"""A v0/v1 message whose key or value length runs past its end, CRC intact.
+"""A v0/v1 message whose key or value length runs past its end, CRC intact; a v1
+message too short for its key and value size fields (14 to 21 bytes after the log
+overhead: ensureValid's minimum is the v0 overhead, 14).
 
 Kafka's framing does not look inside a legacy message: FileLogInputStream.nextBatch reads
 its offset, size and magic, ``LegacyRecord.ensureValid`` checks only size >= the v0
@@ -39,6 +41,13 @@ def _message(offset: int, key: bytes | None, value: bytes | None, *, magic: int 
     return struct.pack(">qiI", offset, len(body) + 4, crc) + bytes(body)
 
 
+def _short_v1(offset: int, tail: bytes) -> bytes:
+    """A v1 message holding CRC, magic, attributes, timestamp and ``tail`` only (size 14
+    + len(tail)), its CRC-32 computed."""
+    body = bytes((1, 0)) + struct.pack(">q", 1_479_457_300_602) + tail
+    return struct.pack(">qiI", offset, len(body) + 4, zlib.crc32(body)) + body
+
+
 def _log(bad: bytes) -> bytes:
     """Message 0, the ``bad`` one at offset 1 (at byte 36, after a 36-byte v1 message), message 2."""
     return _message(0, b"a", b"x") + bad + _message(2, b"c", b"z")
@@ -53,6 +62,9 @@ BAD = {
     "v1 key into value": (_message(1, b"b", b"y", key_size=5), True),
     "v1 value": (_message(1, b"b", b"y", value_size=0x7FFFFFF0), False),
     "v0 key into value": (_message(1, b"b", b"y", magic=0, key_size=2), False),
+    "v1 size 14": (_short_v1(1, b""), True),
+    "v1 size 18, null key": (_short_v1(1, b"\xff\xff\xff\xff"), True),
+    "v1 size 21": (_short_v1(1, b"\x00\x00\x00\x00\x00\x00\x00"), True),
 }
 
 
@@ -126,9 +138,9 @@ def test_wrapper_whose_value_overruns_is_whole_and_does_not_decode():
     assert w.last_offset == 0  # what LogSegment.recover indexes: the wrapper's offset
 
 
-@pytest.fixture()
-def partition(tmp_path):
-    return write_partition(tmp_path, "foo-0", _log(BAD["v1 key"][0]))
+@pytest.fixture(params=["v1 key", "v1 size 14"])
+def partition(request, tmp_path):
+    return write_partition(tmp_path, "foo-0", _log(BAD[request.param][0]))
 
 
 def test_cli_framing_commands_accept_it(partition):
@@ -142,8 +154,9 @@ def test_cli_framing_commands_accept_it(partition):
     assert r.returncode == 1, r.stderr  # a dry run with work: the indexes are missing
     out = json.loads(r.stdout)
     (seg,) = out["partitions"][0]["segments"]
+    size = (partition / "00000000000000000000.log").stat().st_size
     assert (seg["validBytes"], seg["invalidBytes"], seg["batches"], seg["lastValidOffset"]) \
-        == (len(_log(BAD["v1 key"][0])), 0, 3, 2)
+        == (size, 0, 3, 2)
     assert out["summary"]["segmentsTruncated"] == 0
     r = run_cli_inprocess("describe", str(partition))
     (p,) = json.loads(r.stdout)["logDirs"][0]["topics"][0]["partitions"]
