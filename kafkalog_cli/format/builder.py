@@ -12,7 +12,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterable, Sequence
-from itertools import chain
+from itertools import chain, islice
 
 import crc32c as _crc32c
 
@@ -76,8 +76,11 @@ _PREFIX0 = [b"\x00\x00" + _VI_TABLE[i + 1] for i in range(4096)]
 _PREFIX0_LEN = list(map(len, _PREFIX0))
 
 
-def encode_records(records: Iterable, base_timestamp: int) -> tuple[bytes, int, int, int]:
-    """Encode ``(timestamp, key, value, headers)`` records (DefaultRecord.writeTo each).
+def encode_records(records: Iterable, base_timestamp: int, start: int = 0
+                   ) -> tuple[bytes, int, int, int]:
+    """Encode ``(timestamp, key, value, headers)`` records (DefaultRecord.writeTo each),
+    the first with offset delta ``start`` (the records of a batch may be encoded a run at
+    a time).
 
     Returns:
         (records block, count, max timestamp, offset delta of the first record holding the
@@ -87,11 +90,11 @@ def encode_records(records: Iterable, base_timestamp: int) -> tuple[bytes, int, 
     extend = out.extend
     max_ts = NO_TIMESTAMP
     max_delta = -1
-    i = -1
+    i = start - 1
     table = _VI_TABLE
     tlen = _VI_LEN
     prefix0 = _PREFIX0
-    for i, (ts, key, value, headers) in enumerate(records):
+    for i, (ts, key, value, headers) in enumerate(records, start):
         if ts > max_ts:
             max_ts = ts
             max_delta = i
@@ -143,7 +146,7 @@ def encode_records(records: Iterable, base_timestamp: int) -> tuple[bytes, int, 
         length = len(prefix) + kl + vl + 1
         extend((table[length + 1] if length < 16383 else _vi(length), prefix, klb, key, vlb,
                 value, b"\x00"))
-    return b"".join(out), i + 1, max_ts, max_delta
+    return b"".join(out), i + 1 - start, max_ts, max_delta
 
 
 # encoded header sections (count + entries) of recently seen header tuples
@@ -346,11 +349,15 @@ def build_batch(records: Iterable, *, base_offset: int = 0,
                 compression_level: int | None = None) -> bytes:
     """Build one RecordBatch v2 (MemoryRecordsBuilder.build).
 
-    ``records`` (any iterable, consumed once: a generator keeps only the encoded block in
-    memory) are ``(timestamp, key, value, headers)``; baseTimestamp is the first
-    record's timestamp (or the delete horizon when given), maxTimestamp the largest (or
-    ``log_append_time``, which also sets the LogAppendTime attribute). The CRC-32C is
-    computed last.
+    ``records`` (any iterable, consumed once) are ``(timestamp, key, value, headers)``;
+    baseTimestamp is the first record's timestamp (or the delete horizon when given),
+    maxTimestamp the largest (or ``log_append_time``, which also sets the LogAppendTime
+    attribute). The CRC-32C is computed last.
+
+    Memory: records are encoded a run of :data:`ENCODE_RUN` at a time into the batch
+    (compressed as they come, :class:`~.compression.Compressor`, as MemoryRecordsBuilder
+    writes through a compressing stream), so a generator of records costs the batch
+    built and a run, never an object per record nor the uncompressed block.
 
     Raises:
         InvalidArgumentError: more records than fit an int32 delta.
@@ -363,9 +370,25 @@ def build_batch(records: Iterable, *, base_offset: int = 0,
         base_ts = delete_horizon_ms
     else:
         base_ts = NO_TIMESTAMP if first is None else first[0]
-    block, count, max_ts, _ = encode_records(it, base_ts)
-    if count > 2**31 - 1:
-        raise InvalidArgumentError("too many records for one batch")
+    comp = compression.Compressor(compression_type, level=compression_level) \
+        if compression_type != CODEC_NONE else None
+    buf = bytearray(RECORD_BATCH_OVERHEAD)
+    count = 0
+    max_ts = NO_TIMESTAMP
+    while True:
+        run = list(islice(it, ENCODE_RUN))
+        if not run:
+            break
+        block, n, run_max, _ = encode_records(run, base_ts, count)
+        del run
+        count += n
+        if count > 2**31 - 1:
+            raise InvalidArgumentError("too many records for one batch")
+        if run_max > max_ts:
+            max_ts = run_max
+        buf += comp.compress(block) if comp is not None else block
+    if comp is not None:
+        buf += comp.flush()
     attributes = compression_type
     if log_append_time is not None:
         attributes |= TIMESTAMP_TYPE_MASK
@@ -376,14 +399,28 @@ def build_batch(records: Iterable, *, base_offset: int = 0,
         attributes |= CONTROL_FLAG_MASK
     if delete_horizon_ms is not None:
         attributes |= DELETE_HORIZON_FLAG_MASK
-    if compression_type != CODEC_NONE:
-        block = compression.compress(compression_type, block, level=compression_level)
-    return assemble_batch(block, base_offset=base_offset,
-                          partition_leader_epoch=partition_leader_epoch, attributes=attributes,
-                          last_offset_delta=max(count - 1, 0), base_timestamp=base_ts,
-                          max_timestamp=max_ts, producer_id=producer_id,
-                          producer_epoch=producer_epoch, base_sequence=base_sequence,
-                          records_count=count)
+    _pack_header(buf, base_offset=base_offset, partition_leader_epoch=partition_leader_epoch,
+                 attributes=attributes, last_offset_delta=max(count - 1, 0),
+                 base_timestamp=base_ts, max_timestamp=max_ts, producer_id=producer_id,
+                 producer_epoch=producer_epoch, base_sequence=base_sequence,
+                 records_count=count)
+    return bytes(buf)
+
+
+#: records encoded at a time by :func:`build_batch`
+ENCODE_RUN = 16384
+
+
+def _pack_header(buf: bytearray, *, base_offset: int, partition_leader_epoch: int,
+                 attributes: int, last_offset_delta: int, base_timestamp: int,
+                 max_timestamp: int, producer_id: int, producer_epoch: int,
+                 base_sequence: int, records_count: int) -> None:
+    """Write the 61-byte header into ``buf`` (header + records block), CRC last."""
+    HEADER.pack_into(buf, 0, base_offset, MIN_BATCH_LENGTH + len(buf) - RECORD_BATCH_OVERHEAD,
+                     partition_leader_epoch, MAGIC_V2, 0, attributes, last_offset_delta,
+                     base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence,
+                     records_count)
+    struct.pack_into(">I", buf, CRC_OFFSET, _crc(memoryview(buf)[ATTRIBUTES_OFFSET:]))
 
 
 def assemble_batch(block: bytes, *, base_offset: int, partition_leader_epoch: int,
@@ -392,12 +429,12 @@ def assemble_batch(block: bytes, *, base_offset: int, partition_leader_epoch: in
                    base_sequence: int, records_count: int) -> bytes:
     """Prefix a (possibly compressed) records block with the 61-byte header and CRC."""
     buf = bytearray(RECORD_BATCH_OVERHEAD + len(block))
-    HEADER.pack_into(buf, 0, base_offset, MIN_BATCH_LENGTH + len(block),
-                     partition_leader_epoch, MAGIC_V2, 0, attributes, last_offset_delta,
-                     base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence,
-                     records_count)
     buf[RECORD_BATCH_OVERHEAD:] = block
-    struct.pack_into(">I", buf, CRC_OFFSET, _crc(memoryview(buf)[ATTRIBUTES_OFFSET:]))
+    _pack_header(buf, base_offset=base_offset, partition_leader_epoch=partition_leader_epoch,
+                 attributes=attributes, last_offset_delta=last_offset_delta,
+                 base_timestamp=base_timestamp, max_timestamp=max_timestamp,
+                 producer_id=producer_id, producer_epoch=producer_epoch,
+                 base_sequence=base_sequence, records_count=records_count)
     return bytes(buf)
 
 

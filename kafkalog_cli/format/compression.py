@@ -160,7 +160,23 @@ def _snappy_decompress(data, max_bytes: int) -> bytes:
     return b"".join(out)
 
 
+#: Snappy's largest expansion: a 3-byte copy (2-byte offset) of 64 bytes; no element of
+#: the raw format yields more per byte (a literal 1, a 1-byte-offset copy 5.5, a 4-byte-
+#: offset copy 12.8)
+SNAPPY_MAX_RATIO = 64 / 3
+
+
 def _snappy_raw(mv, max_bytes: int) -> bytes:
+    """:func:`_snappy_raw_buffer` as bytes."""
+    return bytes(_snappy_raw_buffer(mv, max_bytes))
+
+
+def _snappy_raw_buffer(mv, max_bytes: int):
+    """One raw snappy block, whole (the format has no streaming form: its copies may reach
+    back anywhere before them, and snappy-java's SnappyInputStream reads an unframed
+    block whole too). Its length preamble is checked first: above ``max_bytes``, or more
+    than the block's bytes can expand to (:data:`SNAPPY_MAX_RATIO`), nothing is
+    allocated."""
     import cramjam
 
     # The raw format starts with the uncompressed length as an unsigned varint.
@@ -173,7 +189,10 @@ def _snappy_raw(mv, max_bytes: int) -> bytes:
         shift += 7
     if length > max_bytes:
         raise _too_large(max_bytes)
-    return bytes(cramjam.snappy.decompress_raw(mv))
+    if length > SNAPPY_MAX_RATIO * len(mv):
+        raise CorruptRecordError(f"snappy block of {len(mv)} bytes declares {length} bytes "
+                                 "decompressed, more than snappy can expand it to")
+    return cramjam.snappy.decompress_raw(mv)
 
 
 def _lz4_decompress(data, magic: int, max_bytes: int) -> bytes:
@@ -264,10 +283,11 @@ def decompress_chunks(codec: int, data, *, magic: int = 2,
                       chunk_bytes: int = DECODE_CHUNK_BYTES) -> Iterator[bytes]:
     """Decompress one batch's records block in pieces, lazily.
 
-    Yields non-empty ``bytes`` of at most ``chunk_bytes`` each (a raw, unframed snappy
-    block, which has no streaming form, comes whole, still bounded by ``max_bytes``);
-    their concatenation is what :func:`decompress` returns. A block that fits in one
-    chunk comes as one piece.
+    Yields non-empty ``bytes`` of at most ``chunk_bytes`` each (but for an LZ4 block of
+    a magic-0 frame, up to 4 MiB); their concatenation is what :func:`decompress`
+    returns. A block that fits in one chunk comes as one piece. A raw, unframed snappy
+    block, which has no streaming form, is decompressed whole (at most
+    :data:`SNAPPY_MAX_RATIO` times its size, and ``max_bytes``) and yielded in pieces.
 
     Raises (when the piece concerned is reached):
         UnsupportedCompressionError: ``codec`` is not 1-4.
@@ -373,12 +393,25 @@ def _zstd_chunks(data, chunk_bytes: int) -> Iterator[bytes]:
                                                         write_size=chunk_bytes)
 
 
+def _slices(block, chunk_bytes: int) -> Iterator[bytes]:
+    """``block`` (bytes or a buffer) as bytes of at most ``chunk_bytes``."""
+    mv = memoryview(block)
+    if len(mv) <= chunk_bytes:
+        yield bytes(mv)
+        return
+    for i in range(0, len(mv), chunk_bytes):
+        yield bytes(mv[i:i + chunk_bytes])
+
+
 def _snappy_chunks(data, max_bytes: int, chunk_bytes: int) -> Iterator[bytes]:
     """xerial blocks (32 KiB each as SnappyOutputStream writes them) grouped into pieces
-    of up to ``chunk_bytes``; a raw block whole."""
+    of up to ``chunk_bytes``. A raw block, or a xerial block larger than a piece, is
+    decompressed whole (at most :data:`SNAPPY_MAX_RATIO` times its size, and
+    ``max_bytes``) and handed on in pieces of ``chunk_bytes``, so what is decoded from
+    it is still a piece at a time."""
     mv = memoryview(data)
     if bytes(mv[:8]) != XERIAL_MAGIC:
-        yield _snappy_raw(mv, max_bytes)
+        yield from _slices(_snappy_raw_buffer(mv, max_bytes), chunk_bytes)
         return
     pos = _XERIAL_HEADER
     out: list[bytes] = []
@@ -393,7 +426,7 @@ def _snappy_chunks(data, max_bytes: int, chunk_bytes: int) -> Iterator[bytes]:
         if n < 0 or pos + n > end:
             raise CorruptRecordError(f"xerial snappy block of {n} bytes overruns the data")
         try:
-            block = _snappy_raw(mv[pos:pos + n], max_bytes - total)
+            block = _snappy_raw_buffer(mv[pos:pos + n], max_bytes - total)
         except DecompressedSizeError:
             raise _too_large(max_bytes) from None
         total += len(block)
@@ -402,10 +435,109 @@ def _snappy_chunks(data, max_bytes: int, chunk_bytes: int) -> Iterator[bytes]:
             yield out[0] if len(out) == 1 else b"".join(out)
             out = []
             held = 0
+        if len(block) > chunk_bytes:
+            yield from _slices(block, chunk_bytes)
+            continue
+        block = bytes(block)
         out.append(block)
         held += len(block)
     if out:
         yield out[0] if len(out) == 1 else b"".join(out)
+
+
+class Compressor:
+    """:func:`compress` fed a piece at a time (as Kafka's producer writes records into a
+    compressing ``OutputStream``): ``compress(piece)`` returns what is ready,
+    ``flush()`` the rest. The concatenation equals :func:`compress` of the concatenated
+    pieces, byte for byte, however the input is cut, so a block never has to be held
+    uncompressed.
+
+    Raises:
+        UnsupportedCompressionError: ``codec`` is not 1-4.
+    """
+
+    def __init__(self, codec: int, *, level: int | None = None):
+        self.codec = codec
+        self._held = b""  # snappy: input short of a 32 KiB block; gzip: the header
+        if codec == CODEC_GZIP:
+            self._obj = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
+            self._header_done = False
+        elif codec == CODEC_SNAPPY:
+            self._started = False
+        elif codec == CODEC_LZ4:
+            import lz4.frame
+
+            lvl = LZ4_DEFAULT_LEVEL if level is None else level
+            self._obj = lz4.frame.LZ4FrameCompressor(
+                block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
+                content_checksum=False, block_checksum=False,
+                compression_level=0 if lvl == LZ4_DEFAULT_LEVEL else lvl)
+            self._held = self._obj.begin()  # the frame header, handed out first
+        elif codec == CODEC_ZSTD:
+            lvl = 3 if level is None else level
+            compressors = _zstd_compressors()
+            c = compressors.get(lvl)
+            if c is None:
+                import zstandard
+
+                c = compressors[lvl] = zstandard.ZstdCompressor(
+                    level=lvl, write_content_size=False)
+            self._obj = c.compressobj()
+        else:
+            raise UnsupportedCompressionError(f"unknown compression codec id {codec}")
+
+    def compress(self, data) -> bytes:
+        codec = self.codec
+        if codec == CODEC_GZIP:
+            return self._gzip(self._obj.compress(data))
+        if codec == CODEC_SNAPPY:
+            return self._snappy(data, final=False)
+        if codec == CODEC_LZ4:
+            out = self._obj.compress(data)
+            if self._held:
+                out, self._held = self._held + out, b""
+            return out
+        return self._obj.compress(data)
+
+    def flush(self) -> bytes:
+        codec = self.codec
+        if codec == CODEC_GZIP:
+            return self._gzip(self._obj.flush())
+        if codec == CODEC_SNAPPY:
+            return self._snappy(b"", final=True)
+        if codec == CODEC_LZ4:
+            out, self._held = self._held + self._obj.flush(), b""
+            return out
+        return self._obj.flush()
+
+    def _gzip(self, out: bytes) -> bytes:
+        # zlib's member header says XFL by level and OS 3 (Unix); Java's GZIPOutputStream
+        # writes XFL 0 and OS 255 (see compress): patched in its first 10 bytes
+        if self._header_done:
+            return out
+        self._held += out
+        if len(self._held) < 10:
+            return b""
+        self._header_done = True
+        out, self._held = _GZIP_JAVA_HEADER + self._held[10:], b""
+        return out
+
+    def _snappy(self, data, final: bool) -> bytes:
+        import cramjam
+
+        parts = []
+        if not self._started:
+            self._started = True
+            parts += [XERIAL_MAGIC, _BE_INT32.pack(1), _BE_INT32.pack(1)]
+        held = self._held + bytes(data) if self._held else bytes(data)
+        block = 32 * 1024
+        whole = len(held) if final else len(held) - len(held) % block
+        mv = memoryview(held)
+        for i in range(0, whole, block):
+            b = bytes(cramjam.snappy.compress_raw(mv[i:i + block]))
+            parts += [_BE_INT32.pack(len(b)), b]
+        self._held = held[whole:]
+        return b"".join(parts)
 
 
 def compress(codec: int, data, *, level: int | None = None, magic: int = 2) -> bytes:

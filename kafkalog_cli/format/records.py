@@ -228,10 +228,12 @@ def _decode_headers(data: bytes, pos: int) -> tuple[tuple, int]:
 # in its records block (for error messages only: a streamed block is decoded a piece at a
 # time).
 
-def _inline_varint(name: str, skip: int = 0, cap: str = "", indent: int = 12) -> str:
+def _inline_varint(name: str, skip: int = 0, cap: str = "", indent: int = 12,
+                   long_tail: tuple[str, ...] = ()) -> str:
     """The source of one varint read inline at ``pos`` (after ``skip`` bytes) into
     ``name``: one- and two-byte varints through the zigzag table ``_zz``, longer ones by
-    ``read_varint`` (``cap`` its byte-cap argument, ``", 10"`` for a varlong)."""
+    ``read_varint`` (``cap`` its byte-cap argument, ``", 10"`` for a varlong), followed by
+    the lines ``long_tail`` (only for those)."""
     def at(k: int) -> str:
         return "pos" if k == 0 else f"pos + {k}"
 
@@ -240,12 +242,49 @@ def _inline_varint(name: str, skip: int = 0, cap: str = "", indent: int = 12) ->
              "    if c < 0x80:", f"        {name} = _zz[(b & 0x7F) | (c << 7)]",
              f"        pos += {skip + 2}", "    else:",
              f"        {name}, pos = read_varint(data, {at(skip)}{cap})"]
+    lines += [f"        {line}" for line in long_tail]
     return "\n".join(" " * indent + line for line in lines).lstrip()
+
+
+# A record's timestamp is baseTimestamp + timestampDelta in a Java long, which wraps
+# (DefaultRecord.readFrom); both are int64 but their sum may not be. With |baseTimestamp|
+# <= 2^62 (checked once per block: else the block goes through _decode_block*_edge) only
+# a delta above 2^62 in magnitude (a varlong of 9 or 10 bytes, read by read_varint) can
+# make the sum leave int64: only that branch checks.
+_TS_DELTA_WRAP = (
+    "if ts_delta > 0x3FFFFFFFFFFFFFFF or ts_delta < -0x4000000000000000:",
+    "    ts_delta = (((base_timestamp + ts_delta + 0x8000000000000000) & "
+    "0xFFFFFFFFFFFFFFFF) - 0x8000000000000000 - base_timestamp)",
+)
+
+
+def java_long(value: int) -> int:
+    """``value`` wrapped to a Java long (two's complement int64), as Java's long
+    arithmetic leaves a sum that overflows."""
+    return ((value + 0x8000000000000000) & 0xFFFFFFFFFFFFFFFF) - 0x8000000000000000
+
+
+def _decode_block_edge(data, count, base_offset, base_timestamp, _at):
+    """_decode_block for a base timestamp beyond +-2^62: decoded against 0, then each
+    timestamp is baseTimestamp + delta wrapped as a Java long."""
+    out = _decode_block(data, count, base_offset, 0, _at)
+    return [_tuple_new(Record, (r[0], java_long(base_timestamp + r[1]), r[2], r[3], r[4]))
+            for r in out]
+
+
+def _decode_block_into_edge(data, count, base_offset, base_timestamp, _at, off_append,
+                            ts_append, key_append, value_append, hdr_append):
+    """_decode_block_into for a base timestamp beyond +-2^62 (see _decode_block_edge)."""
+    return _decode_block_into(data, count, base_offset, 0, _at, off_append,
+                              lambda d: ts_append(java_long(base_timestamp + d)),
+                              key_append, value_append, hdr_append)
 
 
 _DECODE_LOOP = """
 def {name}(data, count, base_offset, base_timestamp, _at{args}, _zz=_ZIGZAG14, _one=(None,),
         _empty=(), _new=_tuple_new, _Record=Record):
+    if base_timestamp > 0x4000000000000000 or base_timestamp < -0x4000000000000000:
+        return {name}_edge(data, count, base_offset, base_timestamp, _at{args})
     {prologue}
     pos = 0
     end = len(data)
@@ -319,12 +358,15 @@ def _render_decode_loops() -> tuple:
     """The consumers of :data:`_DECODE_LOOP`, in :data:`_DECODE_CONSUMERS`' order."""
     namespace = {"_ZIGZAG14": _ZIGZAG14, "_tuple_new": _tuple_new, "Record": Record,
                  "read_varint": read_varint, "_decode_headers": _decode_headers,
-                 "InvalidRecordError": InvalidRecordError}
+                 "InvalidRecordError": InvalidRecordError,
+                 "_decode_block_edge": _decode_block_edge,
+                 "_decode_block_into_edge": _decode_block_into_edge}
     for name, (args, prologue, emit, epilogue) in _DECODE_CONSUMERS.items():
         src = _DECODE_LOOP.format(
             name=name, args=args, prologue=prologue, emit=emit, epilogue=epilogue,
             read_length=_inline_varint("length"),
-            read_ts_delta=_inline_varint("ts_delta", skip=1, cap=", 10"),
+            read_ts_delta=_inline_varint("ts_delta", skip=1, cap=", 10",
+                                         long_tail=_TS_DELTA_WRAP),
             read_offset_delta=_inline_varint("offset_delta"),
             read_key_length=_inline_varint("n"), read_value_length=_inline_varint("n"))
         exec(compile(src, f"<kafkalog_cli.format.records._DECODE_LOOP:{name}>", "exec"),
@@ -861,6 +903,8 @@ class LegacyRecordBatch(_BatchEntry):
         """
         if not self[6] & COMPRESSION_CODEC_MASK:
             return iter((self,))
+        if self.__class__ is _FieldsOverrunEntry:  # its compressed value cannot be read
+            raise self.fields_error()
         if self[9] is None:
             raise InvalidRecordError("compressed wrapper message has a null value",
                                      position=self[1])
@@ -902,9 +946,11 @@ class LegacyRecordBatch(_BatchEntry):
                     raise InvalidRecordError(
                         f"Inner message offset overflows int64: wrapper offset {self[2]} - "
                         f"last relative offset + relative offset {e[2]}", position=self[1])
-                e = _tuple_new(LegacyRecordBatch, (view, p, off, size, e[4], e[5], e[6],
-                                                   e[7] if lat_ts is None else lat_ts, e[8],
-                                                   e[9]))
+                e = _tuple_new(e.__class__, (view, p, off, size, e[4], e[5], e[6],
+                                             e[7] if lat_ts is None else lat_ts, e[8],
+                                             e[9]) + e[10:])
+            if e.__class__ is _FieldsOverrunEntry:  # a position in the file: the wrapper's
+                e = _tuple_new(_FieldsOverrunEntry, e[:10] + (self[1], e[11]))
             if e[6] & COMPRESSION_CODEC_MASK:
                 raise InvalidRecordError("Compressed message has a nested compressed message",
                                          position=self[1])
@@ -934,6 +980,8 @@ class LegacyRecordBatch(_BatchEntry):
                      ) -> Iterator[Record]:
         """The records lazily (:meth:`iter_inner` as :class:`Record` s)."""
         for e in self.iter_inner(max_bytes):
+            if e.__class__ is _FieldsOverrunEntry:
+                raise e.fields_error()
             yield _tuple_new(Record, (e[2], e[7], e[8], e[9], ()))
 
     def records(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> list[Record]:
@@ -946,6 +994,13 @@ class LegacyRecordBatch(_BatchEntry):
 
 
 def _legacy_entry(view, pos: int, offset: int, size: int) -> LegacyRecordBatch:
+    """The v0/v1 entry of ``size`` bytes (after its offset and size) at ``pos`` of ``view``.
+
+    Raises CorruptRecordError for a size below the v0 overhead (FileLogInputStream's
+    check). A key or value length that overruns the message does not, nor a v1 message
+    too short for its key and value size fields (14 to 21 bytes): the entry is whole, as
+    the broker's framing and ``LegacyRecord.ensureValid`` (the v0 overhead and the CRC)
+    see it, and only reading its key or value fails (:class:`_FieldsOverrunEntry`)."""
     if size < LEGACY_RECORD_OVERHEAD_V0:
         raise CorruptRecordError(f"Found record size {size} smaller than minimum record "
                                  f"overhead ({LEGACY_RECORD_OVERHEAD_V0})", position=pos)
@@ -954,29 +1009,62 @@ def _legacy_entry(view, pos: int, offset: int, size: int) -> LegacyRecordBatch:
     end = pos + LOG_OVERHEAD + size
     timestamp = NO_TIMESTAMP
     if magic != 0:  # LegacyRecord: every magic but 0 (-1 too) has the v1 layout
-        if size < LEGACY_RECORD_OVERHEAD_V1:
-            raise CorruptRecordError(f"Found record size {size} smaller than the v1 record "
-                                     f"overhead ({LEGACY_RECORD_OVERHEAD_V1})", position=pos)
-        (timestamp,) = _INT64.unpack_from(view, p)
+        (timestamp,) = _INT64.unpack_from(view, p)  # size >= 14: inside the message
         p += 8
+        if size < LEGACY_RECORD_OVERHEAD_V1:  # whole for ensureValid (v0 overhead, CRC)
+            return _overrun_entry(view, pos, offset, size, crc, magic, attributes, timestamp,
+                                  "key and value size fields")
     (n,) = _INT32.unpack_from(view, p)
     p += 4
     key = None
     if n >= 0:
+        if p + n + 4 > end:  # the key overruns the message (and maybe the buffer)
+            return _overrun_entry(view, pos, offset, size, crc, magic, attributes, timestamp,
+                                  f"key of {n} bytes")
         key = bytes(view[p:p + n])
         p += n
-    if p + 4 > end:  # a key length that overruns the message (and maybe the buffer)
-        raise CorruptRecordError("legacy message fields overrun its size", position=pos)
     (n,) = _INT32.unpack_from(view, p)
     p += 4
     value = None
     if n >= 0:
+        if p + n > end:
+            return _overrun_entry(view, pos, offset, size, crc, magic, attributes, timestamp,
+                                  f"value of {n} bytes")
         value = bytes(view[p:p + n])
-        p += n
-    if p > end:
-        raise CorruptRecordError("legacy message fields overrun its size", position=pos)
     return _tuple_new(LegacyRecordBatch,
                       (view, pos, offset, size, crc, magic, attributes, timestamp, key, value))
+
+
+class _FieldsOverrunEntry(LegacyRecordBatch):
+    """A legacy entry whose key or value length runs past the end of the message: ``(view,
+    position, offset, size, crc, magic, attributes, timestamp, None, None, errorPosition,
+    what)``. Its framing, CRC, offset and timestamp are as for any entry (the broker's
+    FileLogInputStream, ``ensureValid`` and LogSegment.recover keep it); reading its key
+    or value raises CorruptRecordError at ``errorPosition`` (the entry's position; for an
+    inner message, its wrapper's), where Kafka's ``LegacyRecord.key()``/``value()`` fail
+    (``Utils.sizeDelimited``: a limit past the buffer) and kafka-dump-log.sh with it."""
+
+    __slots__ = ()
+
+    def fields_error(self) -> CorruptRecordError:
+        return CorruptRecordError(
+            f"Record is corrupt: the v{self[5]} message at offset {self[2]} "
+            f"({self[3] + LOG_OVERHEAD} bytes) is too short for its {self[11]}",
+            position=self[10])
+
+    @property
+    def key(self):
+        raise self.fields_error()
+
+    @property
+    def value(self):
+        raise self.fields_error()
+
+
+def _overrun_entry(view, pos, offset, size, crc, magic, attributes, timestamp, what
+                   ) -> _FieldsOverrunEntry:
+    return _tuple_new(_FieldsOverrunEntry, (view, pos, offset, size, crc, magic, attributes,
+                                            timestamp, None, None, pos, what))
 
 
 def _legacy_spans(pieces) -> Iterator[tuple[memoryview, int, int, int]]:

@@ -110,8 +110,12 @@ def _first_ts(b) -> int:
     return b.max_timestamp
 
 
-#: A group of records blocks is decoded once it holds this many bytes.
+#: A group of records blocks is decoded once it holds this many bytes or this many
+#: batches: each queued batch costs ~600 bytes besides its block (the batch tuple, the
+#: block's bytes object, its record positions), so a segment of small batches would
+#: otherwise queue them all (1 GB for 1.64 M one-record batches)
 _GROUP_BYTES = 64 << 20
+_GROUP_BATCHES = 8192
 
 
 class _RecordsCheck:
@@ -145,7 +149,7 @@ class _RecordsCheck:
                 data, count, self.positions):
             self.group.append((b, data))
             self.size += len(data)
-            if self.size > _GROUP_BYTES:
+            if self.size > _GROUP_BYTES or len(self.group) >= _GROUP_BATCHES:
                 self.flush()
         else:
             self._decode(b, data)
@@ -241,10 +245,12 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
                         n = b.records_count
                         first = b.base_offset
                     else:
+                        # records, keys and values, as a consumer reads them: a message
+                        # whose key or value overruns it is whole but does not decode
                         n = 0
-                        for e in b.iter_inner(max_decompressed_bytes):
+                        for r in b.iter_records(max_decompressed_bytes):
                             if not n:
-                                first = e[2]
+                                first = r[0]
                             n += 1
                 except KafkalogError as e:
                     a.corrupt_batches += 1

@@ -56,7 +56,7 @@ from ..constants import (
 from ..decoders.summary import summary_for_topic
 from ..errors import KafkalogError, NotAKafkaFileError, UnreadableError
 from ..format.records import FileRecords, RecordBatch
-from ..storage.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
+from ..storage.checkpoints import java_int, read_leader_epoch_checkpoint, read_offset_checkpoint
 from ..storage.dir_files import (
     QUORUM_STATE_FILE_NAME,
     read_clean_shutdown,
@@ -73,6 +73,7 @@ from ..storage.files import (
     find_log_dirs,
     is_segment_file_name,
     is_snapshot_checkpoint_name,
+    offset_prefix,
     parse_partition_dir_name,
     partition_dirs_of,
     partition_log_bytes,
@@ -368,8 +369,8 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
     bases = sorted(int(n[:20]) for n in names
                    if n.endswith(LOG_FILE_SUFFIX) and is_segment_file_name(n))
     info.segments = len(bases)
-    info.producer_snapshots = sum(1 for n in names if n.endswith(PRODUCER_SNAPSHOT_FILE_SUFFIX)
-                                  and n[:-len(PRODUCER_SNAPSHOT_FILE_SUFFIX)].isdigit())
+    info.producer_snapshots = sum(1 for n in names if offset_prefix(
+        n, PRODUCER_SNAPSHOT_FILE_SUFFIX) is not None)
     for n in names:
         if n.endswith(TXN_INDEX_FILE_SUFFIX) and is_segment_file_name(n):
             try:
@@ -479,10 +480,10 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None, *,
     if meta:
         info.cluster_id = meta.get("cluster.id")
         nid = meta.get("node.id", meta.get("broker.id"))
-        info.node_id = int(nid) if nid is not None and nid.lstrip("-").isdigit() else None
+        info.node_id = java_int(nid.strip()) if nid is not None else None
         info.directory_id = meta.get("directory.id")
         v = meta.get("version")
-        info.meta_version = int(v) if v is not None and v.isdigit() else None
+        info.meta_version = java_int(v.strip()) if v is not None else None
     cs = read_clean_shutdown(d) if (d / CLEAN_SHUTDOWN_FILE_NAME).exists() else None
     info.clean_shutdown = cs is not None
     if cs:

@@ -296,7 +296,7 @@ def dump_log(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
         idx = segment.offset_index
         if idx is not None:
             start_pos = idx.lookup(opts.start_offset).position
-            if start_pos > end:
+            if not 0 <= start_pos <= end:  # a corrupt entry: scan from the start
                 start_pos = 0
     decoder = _decoder_for(segment.directory.name, opts) if opts.print_data_log else None
     # the segment's records from start_pos: a remote .log is fetched by ranges as the

@@ -51,6 +51,7 @@ from ..errors import (
 )
 from ..format.records import RecordBatch
 from ..storage.files import (
+    OTHER,
     PARTITION,
     check_exists,
     classify_dir,
@@ -135,12 +136,17 @@ def open_partition(path, topic: str | None = None, partition: int | None = None)
     Raises:
         InvalidArgumentError: topic/partition missing, ambiguous or contradicting the
             partition directory's name.
-        NotAKafkaFileError / UnreadableError: no such partition directory.
+        NotAKafkaFileError / UnreadableError: no such partition directory, or ``path`` is
+            neither a partition nor a log directory.
     """
     p = check_exists(path)
     if p.is_file():
         raise NotAKafkaFileError("expected a log directory or a partition directory", file=p)
-    if classify_dir(p) == PARTITION:
+    kind = classify_dir(p)
+    if kind == OTHER:
+        raise NotAKafkaFileError("neither a partition directory (no segment files) nor a log "
+                                 "directory", file=p)
+    if kind == PARTITION:
         tp = parse_partition_dir_name(p.name)
         if tp is not None:
             if topic is not None and topic != tp.topic:

@@ -28,6 +28,13 @@ Kafka versions differ in what they index, and all of these layouts are accepted:
 
 A missing index file is reported as a warning: the broker rebuilds it at start-up.
 
+One pass: the entries of both indexes are matched against the batches as the log is
+scanned (a broker's indexes are in offset and position order, as its log is), so memory
+is a batch and the index files, whatever the number of batches. An entry out of order
+(a position or an offset going back) is reported as such and not checked against the log;
+in a log whose batch offsets go back (a corrupt log: ``recover`` cuts it there), a
+time-index offset is looked for in the first batch whose last offset reaches it.
+
 Bytes after the last whole batch of a ``.log`` (a partial batch, a zero-filled tail,
 garbage, a batch whose offsets overflow int64) are a problem (``invalid-bytes``, with
 their ``position`` and length in ``bytes``): the broker's recovery truncates them, so no
@@ -43,14 +50,12 @@ segment even after a clean shutdown.
 
 from __future__ import annotations
 
-import bisect
-from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..constants import INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX
 from ..errors import CorruptIndexError, KafkalogError
-from ..format.records import FileRecords, batch_at
+from ..format.records import FileRecords
 from ..storage.offset_index import OffsetIndex
 from ..storage.segment import LogSegment, resolve_segments
 from ..storage.time_index import TimeIndex
@@ -143,94 +148,287 @@ class VerifyResult:
         return {"ok": self.ok, "segments": [s.to_dict() for s in self.segments]}
 
 
-class _LogMap:
-    """Batch boundaries of a .log as compact arrays (positions, first/last offsets, max
-    timestamps, running max)."""
-
-    def __init__(self, segment: LogSegment):
-        self.view = segment.view
-        self.positions = array("q")
-        self.first = array("q")   # -1 = unknown (legacy compressed: decompress on demand)
-        self.last = array("q")
-        self.max_ts = array("q")
-        fr = FileRecords(self.view, file=segment.log_path)
-        for b in fr.batches():
-            self.positions.append(b.position)
-            self.last.append(b.last_offset)
-            self.max_ts.append(b.max_timestamp)
-            if b.magic >= 2 or not b.compression:
-                self.first.append(b.base_offset)
-            else:
-                self.first.append(-1)
-        self.valid_end = fr.valid_end
-        self.invalid_bytes = fr.invalid_bytes
-        self.stop_error = fr.stop_error
-        self.size = len(self.view)
-        self.running_max = array("q")
-        m = -1
-        for t in self.max_ts:
-            if t > m:
-                m = t
-            self.running_max.append(m)
-        self._slot_of_position = None
-
-    def slot_at(self, position: int) -> int:
-        """The batch starting exactly at ``position``, or -1."""
-        i = bisect.bisect_left(self.positions, position)
-        if i < len(self.positions) and self.positions[i] == position:
-            return i
-        return -1
-
-    def first_offset(self, slot: int) -> int:
-        f = self.first[slot]
-        if f == -1:
-            f = batch_at(self.view, self.positions[slot]).base_offset
-            self.first[slot] = f
-        return f
-
-    def slot_containing(self, offset: int) -> int:
-        """The batch whose offsets cover ``offset``, or -1."""
-        i = bisect.bisect_left(self.last, offset)
-        if i < len(self.last) and self.first_offset(i) <= offset:
-            return i
-        return -1
-
-
 def verify_segment(segment: LogSegment, *, check_offset_index: bool = True,
                    check_time_index: bool = True,
                    check_txn_index: bool = True) -> SegmentVerdict:
     """Verify one segment's indexes against its log (and the sanity of its ``.txnindex``).
     Never raises for bad index or log bytes: they become findings. Raises
-    :class:`~kafkalog_cli.errors.UnreadableError` when a file cannot be read."""
+    :class:`~kafkalog_cli.errors.UnreadableError` when a file cannot be read.
+
+    One pass over the log: the index entries are matched against the batches as they
+    are scanned (both are in offset and position order in a broker's files), so memory
+    is a batch and an index file, whatever the number of batches. An entry out of order
+    is reported as such and not checked against the log (the walk does not go back)."""
     v = SegmentVerdict(log=str(segment.log_path), base_offset=segment.base_offset)
-    if not segment.log_path.exists():
+    has_log = segment.log_path.exists()
+    if not has_log:
         v.warnings.append(Finding(str(segment.log_path), "missing-log",
                                   "no .log for this index; only its sanity was checked"))
-        log = None
-    else:
-        log = _LogMap(segment)
-        v.batches = len(log.positions)
-        if log.invalid_bytes:
-            why = f" ({log.stop_error.message})" if log.stop_error else ""
-            if log.valid_end == 0:
-                v.problems.append(Finding(
-                    str(segment.log_path), NO_WHOLE_BATCH,
-                    f"no whole record batch: {log.invalid_bytes} bytes are truncated or not "
-                    f"a Kafka log{why}", position=0, bytes=log.invalid_bytes))
-            else:
-                v.problems.append(Finding(
-                    str(segment.log_path), INVALID_BYTES,
-                    f"Found {log.invalid_bytes} invalid bytes at the end of "
-                    f"{segment.log_path.name}, from byte {log.valid_end}{why} (a broker "
-                    "truncates them at recovery)", position=log.valid_end,
-                    bytes=log.invalid_bytes))
+    size = len(segment.view) if has_log else None
+    offsets = times = None
     if check_offset_index:
-        _verify_offset_index(segment, log, v)
+        idx, n = _open_index(OffsetIndex, segment.index_path, segment.base_offset, v, "Index")
+        if idx is not None:
+            v.index_entries = n
+            _sanity(idx, str(segment.index_path), v)
+            offsets = _OffsetEntries(idx, n, segment, size)
     if check_time_index:
-        _verify_time_index(segment, log, v)
+        idx, n = _open_index(TimeIndex, segment.time_index_path, segment.base_offset, v,
+                             "Time index")
+        if idx is not None:
+            v.time_index_entries = n
+            _sanity(idx, str(segment.time_index_path), v)
+            times = _TimeEntries(idx, n, segment, size)
+    log_findings: list[Finding] = []
+    running = -1  # the largest batch max timestamp so far
+    if has_log:
+        fr = FileRecords(segment.view, file=segment.log_path)
+        for b in fr.batches():
+            v.batches += 1
+            ts = b.max_timestamp  # a legacy entry's timestamp
+            if ts > running:
+                running = ts
+            if offsets is not None:
+                offsets.batch(b)
+            if times is not None:
+                times.batch(b, running)
+        if fr.invalid_bytes:
+            why = f" ({fr.stop_error.message})" if fr.stop_error else ""
+            if fr.valid_end == 0:
+                log_findings.append(Finding(
+                    str(segment.log_path), NO_WHOLE_BATCH,
+                    f"no whole record batch: {fr.invalid_bytes} bytes are truncated or not "
+                    f"a Kafka log{why}", position=0, bytes=fr.invalid_bytes))
+            else:
+                log_findings.append(Finding(
+                    str(segment.log_path), INVALID_BYTES,
+                    f"Found {fr.invalid_bytes} invalid bytes at the end of "
+                    f"{segment.log_path.name}, from byte {fr.valid_end}{why} (a broker "
+                    "truncates them at recovery)", position=fr.valid_end,
+                    bytes=fr.invalid_bytes))
+    # findings in the order a reader expects them: the log's, then each index's by entry
+    problems = log_findings + v.problems
+    if offsets is not None:
+        problems += offsets.finish()
+        v.layouts = sorted(offsets.layouts)
+    if times is not None:
+        problems += times.finish()
+        if has_log and v.batches and running >= 0 and times.last_timestamp != running:
+            v.warnings.append(Finding(
+                str(segment.time_index_path), "no-final-entry",
+                f"the time index has no entry for the segment's largest timestamp {running} "
+                "(normal for an active segment or after an unclean shutdown)"))
+    v.problems = problems
     if check_txn_index:
         _verify_txn_index(segment, v)
     return v
+
+
+def _first_offset(b) -> int | None:
+    """A batch's first offset; None when a legacy wrapper's records do not decode (its
+    first offset is its first inner message's)."""
+    if b.magic >= 2 or not b.compression:
+        return b.base_offset
+    try:
+        return b.base_offset
+    except KafkalogError:
+        return None
+
+
+class _OffsetEntries:
+    """The ``.index`` entries of a segment, checked in order against its batches as they
+    are scanned (:meth:`batch`, then :meth:`finish`): each position must be the start of a
+    batch, and its offset one the broker indexes there (a layout of the module
+    docstring). Holds one pending entry."""
+
+    def __init__(self, idx: OffsetIndex, n: int, segment: LogSegment, size: int | None):
+        self.idx, self.n, self.base, self.size = idx, n, segment.base_offset, size
+        self.file = str(segment.index_path)
+        self.findings: list[Finding] = []
+        self.layouts: set[str] = set()
+        self.i = -1
+        self.prev: tuple[int, int] | None = None
+        self.last_position = -1
+        self.cur: tuple[int, int, int, int] | None = None  # entry, offset, position, next
+        self.seek: tuple | None = None  # an entry whose offset is a later batch's
+        self._advance()
+
+    def _entry(self, i: int) -> tuple[int, int]:
+        rel, pos = self.idx.raw_entry(i)
+        return self.base + rel, pos
+
+    def _problem(self, kind: str, i: int, message: str) -> None:
+        self.findings.append(Finding(self.file, kind, f"entry {i}: {message}", i))
+
+    def _advance(self) -> None:
+        """Move to the next entry to check against the log, reporting what the entries
+        alone show (below the base offset, out of order, past the end of the log)."""
+        self.cur = None
+        while True:
+            self.i += 1
+            i = self.i
+            if i >= self.n:
+                return
+            off, pos = self._entry(i)
+            if off < self.base:
+                self._problem("below-base", i, f"offset {off} is below the base offset "
+                              f"{self.base}")
+                continue
+            if self.prev is not None:
+                if off <= self.prev[0]:
+                    self._problem("offset-order", i, f"offset {off} does not follow "
+                                  f"{self.prev[0]}")
+                if pos <= self.prev[1]:
+                    self._problem("position-order", i, f"position {pos} does not follow "
+                                  f"{self.prev[1]}")
+            self.prev = (off, pos)
+            if self.size is None:
+                continue
+            if pos >= self.size:
+                self._problem("past-end", i, f"position {pos} is past the end of the log "
+                              f"({self.size} bytes)")
+                continue
+            if pos <= self.last_position:
+                continue  # out of order (reported above): the walk does not go back
+            nxt = self._entry(i + 1)[1] if i + 1 < self.n else self.size + 1
+            self.last_position = pos
+            self.cur = (i, off, pos, nxt)
+            return
+
+    def _mismatch(self, i: int, off: int, pos: int, first, last: int) -> None:
+        self._problem("offset-mismatch", i, f"offset {off} at position {pos} is not what a "
+                      f"broker indexes there (batch offsets {first}..{last})")
+
+    def batch(self, b) -> None:
+        while True:
+            if self.seek is not None:
+                # append-last-offset: a batch before the next entry's position whose last
+                # offset is the entry's (lasts increase: the first at or above it decides)
+                i, off, pos, nxt, first, last = self.seek
+                if b.position < nxt:
+                    if b.last_offset < off:
+                        return
+                    if b.last_offset == off:
+                        self.layouts.add("append-last-offset")
+                    else:
+                        self._mismatch(i, off, pos, first, last)
+                else:
+                    self._mismatch(i, off, pos, first, last)
+                self.seek = None
+                self._advance()
+                continue
+            cur = self.cur
+            if cur is None:
+                return
+            i, off, pos, nxt = cur
+            if b.position < pos:
+                return
+            if b.position > pos:
+                self._problem("not-batch-start", i, f"position {pos} is not the start of a "
+                              "batch")
+                self._advance()
+                continue
+            last = b.last_offset
+            first = None
+            if off == last:
+                self.layouts.add("batch-last-offset")
+            elif off == (first := _first_offset(b)):
+                self.layouts.add("first-offset")
+            elif off > last:
+                self.seek = (i, off, pos, nxt, first, last)
+                return
+            else:
+                self._mismatch(i, off, pos, first, last)
+            self._advance()
+
+    def finish(self) -> list[Finding]:
+        """The findings, by entry, once every batch has been seen."""
+        if self.seek is not None:
+            i, off, pos, _, first, last = self.seek
+            self._mismatch(i, off, pos, first, last)
+            self.seek = None
+            self._advance()
+        while self.cur is not None:
+            i, _, pos, _ = self.cur
+            self._problem("not-batch-start", i, f"position {pos} is not the start of a batch")
+            self._advance()
+        self.findings.sort(key=lambda f: f.entry)
+        return self.findings
+
+
+class _TimeEntries:
+    """The ``.timeindex`` entries of a segment, checked in order against its batches as
+    they are scanned: each offset must lie in a batch whose max timestamp is the entry's
+    and the largest so far. Holds one pending entry."""
+
+    def __init__(self, idx: TimeIndex, n: int, segment: LogSegment, size: int | None):
+        self.idx, self.n, self.base, self.size = idx, n, segment.base_offset, size
+        self.file = str(segment.time_index_path)
+        self.findings: list[Finding] = []
+        self.i = -1
+        self.prev: tuple[int, int] | None = None
+        self.last_offset = None  # offset of the last entry checked against the log
+        self.cur: tuple[int, int, int] | None = None  # entry, timestamp, offset
+        self.last_timestamp = self.idx.entry(n - 1).timestamp if n else None
+        self._advance()
+
+    def _problem(self, kind: str, i: int, message: str) -> None:
+        self.findings.append(Finding(self.file, kind, f"entry {i}: {message}", i))
+
+    def _advance(self) -> None:
+        self.cur = None
+        while True:
+            self.i += 1
+            i = self.i
+            if i >= self.n:
+                return
+            ts, rel = self.idx.raw_entry(i)
+            off = self.base + rel
+            if off < self.base:
+                self._problem("below-base", i, f"offset {off} is below the base offset "
+                              f"{self.base}")
+                continue
+            if self.prev is not None:
+                if ts <= self.prev[0]:
+                    self._problem("timestamp-order", i, f"timestamp {ts} does not follow "
+                                  f"{self.prev[0]}")
+                if off < self.prev[1]:
+                    self._problem("offset-order", i, f"offset {off} goes back from "
+                                  f"{self.prev[1]}")
+            self.prev = (ts, off)
+            if self.size is None:
+                continue
+            if self.last_offset is not None and off < self.last_offset:
+                continue  # goes back (reported above): the walk does not go back
+            self.last_offset = off
+            self.cur = (i, ts, off)
+            return
+
+    def batch(self, b, running: int) -> None:
+        """``running``: the largest max timestamp up to and including ``b``."""
+        while self.cur is not None:
+            i, ts, off = self.cur
+            last = b.last_offset
+            if off > last:
+                return
+            first = _first_offset(b)
+            if first is not None and first > off:
+                self._problem("offset-not-found", i, f"indexed offset {off} is not found in "
+                              "the log")
+            elif b.max_timestamp != ts or running != ts:
+                self._problem("timestamp-mismatch", i, f"timestamp {ts} at offset {off}, but "
+                              f"the log's batch there has max timestamp {b.max_timestamp} and "
+                              f"the largest timestamp up to it is {running}")
+            self._advance()
+
+    def finish(self) -> list[Finding]:
+        while self.cur is not None:
+            i, _, off = self.cur
+            self._problem("offset-not-found", i, f"indexed offset {off} is not found in the "
+                          "log")
+            self._advance()
+        self.findings.sort(key=lambda f: f.entry)
+        return self.findings
 
 
 def _verify_txn_index(segment: LogSegment, v: SegmentVerdict) -> None:
@@ -282,110 +480,6 @@ def _sanity(idx, f: str, v: SegmentVerdict) -> None:
     except CorruptIndexError as e:
         if idx.file_length % idx.entry_size == 0:
             v.problems.append(Finding(f, "sanity", e.message))
-
-
-def _verify_offset_index(segment: LogSegment, log: _LogMap | None, v: SegmentVerdict) -> None:
-    path = segment.index_path
-    idx, n = _open_index(OffsetIndex, path, segment.base_offset, v, "Index")
-    if idx is None:
-        return
-    f = str(path)
-    v.index_entries = n
-    _sanity(idx, f, v)
-    entries = idx.entries_list()[:n]
-    layouts = set()
-    prev = None
-    for i, e in enumerate(entries):
-        if e.offset < segment.base_offset:
-            v.problems.append(Finding(f, "below-base", f"entry {i}: offset {e.offset} is below "
-                                      f"the base offset {segment.base_offset}", i))
-            continue
-        if prev is not None:
-            if e.offset <= prev.offset:
-                v.problems.append(Finding(f, "offset-order", f"entry {i}: offset {e.offset} "
-                                          f"does not follow {prev.offset}", i))
-            if e.position <= prev.position:
-                v.problems.append(Finding(f, "position-order", f"entry {i}: position "
-                                          f"{e.position} does not follow {prev.position}", i))
-        prev = e
-        if log is None:
-            continue
-        if e.position >= log.size:
-            v.problems.append(Finding(f, "past-end", f"entry {i}: position {e.position} is "
-                                      f"past the end of the log ({log.size} bytes)", i))
-            continue
-        slot = log.slot_at(e.position)
-        if slot < 0:
-            v.problems.append(Finding(f, "not-batch-start", f"entry {i}: position {e.position} "
-                                      "is not the start of a batch", i))
-            continue
-        layout = _offset_layout(log, slot, e.offset, entries[i + 1].position
-                                if i + 1 < n else log.size + 1)
-        if layout is None:
-            v.problems.append(Finding(
-                f, "offset-mismatch",
-                f"entry {i}: offset {e.offset} at position {e.position} is not what a broker "
-                f"indexes there (batch offsets {log.first_offset(slot)}..{log.last[slot]})", i))
-        else:
-            layouts.add(layout)
-    v.layouts = sorted(layouts)
-
-
-def _offset_layout(log: _LogMap, slot: int, offset: int, next_position: int) -> str | None:
-    if offset == log.last[slot]:
-        return "batch-last-offset"
-    if offset == log.first_offset(slot):
-        return "first-offset"
-    if offset > log.last[slot]:
-        j = bisect.bisect_left(log.last, offset)
-        if j < len(log.last) and log.last[j] == offset and log.positions[j] < next_position:
-            return "append-last-offset"
-    return None
-
-
-def _verify_time_index(segment: LogSegment, log: _LogMap | None, v: SegmentVerdict) -> None:
-    path = segment.time_index_path
-    idx, n = _open_index(TimeIndex, path, segment.base_offset, v, "Time index")
-    if idx is None:
-        return
-    f = str(path)
-    v.time_index_entries = n
-    _sanity(idx, f, v)
-    entries = idx.entries_list()[:n]
-    prev = None
-    for i, e in enumerate(entries):
-        if e.offset < segment.base_offset:
-            v.problems.append(Finding(f, "below-base", f"entry {i}: offset {e.offset} is below "
-                                      f"the base offset {segment.base_offset}", i))
-            continue
-        if prev is not None:
-            if e.timestamp <= prev.timestamp:
-                v.problems.append(Finding(f, "timestamp-order", f"entry {i}: timestamp "
-                                          f"{e.timestamp} does not follow {prev.timestamp}", i))
-            if e.offset < prev.offset:
-                v.problems.append(Finding(f, "offset-order", f"entry {i}: offset {e.offset} "
-                                          f"goes back from {prev.offset}", i))
-        prev = e
-        if log is None:
-            continue
-        slot = log.slot_containing(e.offset)
-        if slot < 0:
-            v.problems.append(Finding(f, "offset-not-found", f"entry {i}: indexed offset "
-                                      f"{e.offset} is not found in the log", i))
-            continue
-        if log.max_ts[slot] != e.timestamp or log.running_max[slot] != e.timestamp:
-            v.problems.append(Finding(
-                f, "timestamp-mismatch",
-                f"entry {i}: timestamp {e.timestamp} at offset {e.offset}, but the log's "
-                f"batch there has max timestamp {log.max_ts[slot]} and the largest timestamp "
-                f"up to it is {log.running_max[slot]}", i))
-    if log is not None and log.running_max and log.running_max[-1] >= 0:
-        final = log.running_max[-1]
-        if not entries or entries[-1].timestamp != final:
-            v.warnings.append(Finding(
-                f, "no-final-entry",
-                f"the time index has no entry for the segment's largest timestamp {final} "
-                "(normal for an active segment or after an unclean shutdown)"))
 
 
 def verify_index(paths, *, check_offset_index: bool = True,

@@ -40,14 +40,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..constants import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA_FILE
+from ..constants import LEADER_EPOCH_CHECKPOINT, MAGIC_V2, PARTITION_METADATA_FILE
 from ..errors import CorruptIndexError, KafkalogError, UnreadableError, UnsafePathError
-from ..format.records import v2_batch_at
+from ..format.records import batch_at, v2_batch_at
 from ..schema.producer_snapshot import parse_snapshot
 from ..schema.txn_index import parse_txn_index
 from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
 from ..storage.dir_files import format_partition_metadata, read_partition_metadata
-from ..storage.files import filename_prefix_from_offset, parse_partition_dir_name
+from ..storage.files import (
+    filename_prefix_from_offset,
+    leading_offset,
+    offset_prefix,
+    parse_partition_dir_name,
+)
 from ..storage.leader_epoch import LeaderEpochCache
 from ..storage.log import topic_ids_on_disk
 from ..storage.offset_index import OffsetIndex
@@ -62,15 +67,13 @@ _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
 
 def file_offset(name: str) -> int | None:
-    """LogFileUtils.offsetFromFile: the number before the first '.', or None."""
-    i = name.find(".")
-    head = name[:i] if i >= 0 else name
-    return int(head) if i > 0 and head.isdigit() else None
+    """LogFileUtils.offsetFromFile: the number before the first '.', or None (see
+    :func:`~kafkalog_cli.storage.files.leading_offset`)."""
+    return leading_offset(name)
 
 
 def _is_segment_file(name: str, suffix: str) -> bool:
-    return (len(name) == 20 + len(suffix) and name.endswith(suffix)
-            and name[:20].isdigit())
+    return offset_prefix(name, suffix) is not None
 
 
 _SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
@@ -239,6 +242,40 @@ def _index_sane(cls, path: Path, base: int, log_size: int) -> bool:
     return True
 
 
+def _last_entry_plausible(path: Path, seg: _Seg) -> bool:
+    """The last offset-index entry of a segment recovery does not scan points at a whole
+    batch with a valid CRC that holds its offset (one batch read): where
+    ``LogSegment.readNextOffset`` starts to find the log end offset. A position inside
+    the log that is not a batch start (the log edited after the index was written) would
+    make the broker read a header out of record bytes and take its offsets for the log
+    end offset, negative ones too; kafkalog recovers that segment instead (a stricter
+    check, like the rest of :func:`_index_sane`)."""
+    data = _read(path)
+    if not data or len(data) % 8:
+        return True  # no entry (or _index_sane's business): readNextOffset walks from 0
+    n = len(data) // 8
+    while n > 0 and data[(n - 1) * 8:n * 8] == bytes(8):
+        n -= 1
+    if not n:
+        return True
+    rel, pos = _OFF.unpack_from(data, (n - 1) * 8)
+    view = open_view(seg.view_path)
+    try:
+        if pos < 0:
+            return False
+        try:
+            batch = batch_at(view, pos)
+        except KafkalogError:  # offsets past int64: not a batch
+            return False
+        if batch is None or batch.magic > MAGIC_V2 or not batch.is_valid:
+            return False
+        first = batch.base_offset if batch.magic == MAGIC_V2 or not batch.compression \
+            else batch.last_offset  # a legacy wrapper's first offset needs its records
+        return seg.base <= first and seg.base + rel <= batch.last_offset
+    finally:
+        release_view(view)
+
+
 def _txn_index_insane(vd: _VirtualDir, base: int) -> str | None:
     """Why the segment's ``.txnindex`` fails ``TransactionIndex.sanityCheck`` (an entry
     whose last offset is below the base offset), or None (sane, or absent)."""
@@ -272,7 +309,7 @@ def _walk(seg: _Seg) -> ScanResult:
     if seg.walk is None:
         view = open_view(seg.view_path)
         try:
-            seg.walk = walk_log(view)
+            seg.walk = walk_log(view, 0, seg.base)
         finally:
             release_view(view)
     return seg.walk
@@ -362,6 +399,9 @@ def plan_partition(directory, *, recovery_point: int | None = None,
             if not _index_sane(cls, vd.real(name), s.base, s.report.size):
                 why = f"{suf} fails the sanity check"
                 break
+            if cls is OffsetIndex and not _last_entry_plausible(vd.real(name), s):
+                why = ".index's last entry is not the start of a batch holding its offset"
+                break
         if why:
             to_scan.add(s.base)
             s.report.notes.append(why + ": recovering the segment and rebuilding its indexes")
@@ -441,9 +481,9 @@ def _leo_unscanned(vd: _VirtualDir, seg: _Seg) -> int:
                 start = pos
     view = open_view(seg.view_path)
     try:
-        w = walk_log(view, start)
+        w = walk_log(view, start, seg.base)
         if w.last_offset is None and start:
-            w = walk_log(view, 0)
+            w = walk_log(view, 0, seg.base)
     finally:
         release_view(view)
     return seg.base if w.last_offset is None else w.last_offset + 1
@@ -483,7 +523,7 @@ def _plan_leftovers(vd: _VirtualDir, rep: PartitionReport) -> None:
         base = file_offset(name)
         view = open_view(vd.real(name))
         try:
-            w = walk_log(view)
+            w = walk_log(view, 0, base)
         finally:
             release_view(view)
         nxt = base if w.last_offset is None else w.last_offset + 1

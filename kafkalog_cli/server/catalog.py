@@ -52,7 +52,7 @@ import re
 import threading
 from pathlib import Path
 
-from ..constants import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
+from ..constants import INT64_MAX, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from ..errors import CorruptCheckpointError, IllegalStateError, KafkalogError, UnsafePathError
 from ..protocol.errors import Errors
 from ..storage.checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
@@ -193,7 +193,11 @@ class LogDirCatalog:
         meta = read_meta_properties(self.log_dir) or {}
         self.cluster_id = meta.get("cluster.id") or random_kafka_uuid()
         self._load_configs()
-        starts = read_offset_checkpoint(self.log_dir / LOG_START_OFFSET_CHECKPOINT) or {}
+        try:
+            starts = read_offset_checkpoint(self.log_dir / LOG_START_OFFSET_CHECKPOINT) or {}
+        except CorruptCheckpointError as e:  # LogManager.loadLogs: read as empty
+            log.warning("%s; log start offsets are the first segments' base offsets", e)
+            starts = {}
         by_topic: dict[str, list[tuple[int, Path]]] = {}
         for d in partition_dirs_of(self.log_dir):
             if _MOVED.search(d.name):
@@ -205,7 +209,13 @@ class LogDirCatalog:
         for name, parts in by_topic.items():
             topic = Topic(name, self._topic_id(parts), self._topic_overrides.get(name))
             for p, d in parts:
-                topic.partitions[p] = ReadOnlyPartition(d, starts.get(TopicPartition(name, p)))
+                try:
+                    topic.partitions[p] = ReadOnlyPartition(d, starts.get(TopicPartition(name,
+                                                                                         p)))
+                except CorruptCheckpointError as e:
+                    # as when serving it writable: this partition is offline, not the node
+                    topic.offline[p] = str(e)
+                    log.error("partition %s-%d is offline: %s", name, p, e)
             self._add(topic)
         return self
 
@@ -235,14 +245,39 @@ class LogDirCatalog:
     # -- state file ----------------------------------------------------------------------
 
     def _read_state(self) -> dict:
+        """``kafkalog-serve.json``, keeping what has the documented shape (a
+        ``nextProducerIdBlock`` that is a producer id; ``topicConfigs``, ``groupConfigs``
+        and ``brokerConfigs`` mapping names to ``{config: value}`` strings); the rest is
+        ignored with a warning."""
+        path = self.log_dir / STATE_FILE
         try:
-            return json.loads((self.log_dir / STATE_FILE).read_text(encoding="utf-8"))
+            state = json.loads(path.read_bytes().decode("utf-8"))
         except FileNotFoundError:
             return {}
-        except ValueError:
-            log.warning("%s is not JSON; starting producer ids after the snapshots",
-                        self.log_dir / STATE_FILE)
+        except ValueError:  # UnicodeDecodeError too
+            log.warning("%s is not JSON; starting producer ids after the snapshots", path)
             return {}
+        if not isinstance(state, dict):
+            log.warning("%s is not a JSON object; ignored", path)
+            return {}
+        out = {}
+        block = state.get("nextProducerIdBlock")
+        if isinstance(block, int) and not isinstance(block, bool) and \
+                0 <= block <= INT64_MAX - PRODUCER_ID_BLOCK:
+            out["nextProducerIdBlock"] = block
+        elif block is not None:
+            log.warning("%s: nextProducerIdBlock %r is not a producer id; ignored", path, block)
+        for key, what in (("topicConfigs", "topic"), ("groupConfigs", "group"),
+                          ("brokerConfigs", "broker")):
+            configs_ = state.get(key, {})
+            if isinstance(configs_, dict) and all(
+                    isinstance(t, str) and isinstance(c, dict)
+                    and all(isinstance(k, str) and isinstance(v, str) for k, v in c.items())
+                    for t, c in configs_.items()):
+                out[key] = configs_
+            else:
+                log.warning("%s: %s is not {%s: {config: value}}; ignored", path, key, what)
+        return out
 
     def _load_configs(self) -> dict:
         """The state file's config layers (topic overrides, dynamic broker configs of this

@@ -176,6 +176,17 @@ class KafkaApis:
         include_ops = body.get("includeTopicAuthorizedOperations", False)
         requested = body["topics"]
         topics = []
+        if requested and v < 12 and any(r.get("name") is None or r.get("topicId", ZERO_UUID)
+                                        != ZERO_UUID for r in requested):
+            # KafkaApis.handleTopicMetadataRequest: topic ids are not supported (and names
+            # not null) below v12: InvalidRequestException, answered by
+            # MetadataRequest.getErrorResponse (a null name as "")
+            return Reply({"throttleTimeMs": 0, "brokers": [], "clusterId": None,
+                          "controllerId": -1, "topics": [
+                              {"errorCode": int(Errors.INVALID_REQUEST),
+                               "name": "" if r.get("name") is None else r["name"],
+                               "topicId": r.get("topicId", ZERO_UUID), "isInternal": False,
+                               "partitions": []} for r in requested]})
         if requested is None or (v == 0 and not requested):
             topics = [self._topic_metadata(t, v, include_ops)
                       for _, t in sorted(self.catalog.topics.items())]

@@ -76,9 +76,18 @@ def java_split(pattern: re.Pattern, line: str) -> list[str]:
 
 def java_int(text: str, bounds: tuple[int, int] = INT32) -> int | None:
     """``Integer.parseInt`` / ``Long.parseLong`` (``bounds`` INT64): an optional sign and
-    decimal digits, nothing else (no spaces, no ``_``), within range; None otherwise."""
+    decimal digits, nothing else (no spaces, no ``_``), within range; None otherwise.
+    Leading zeros are accepted however many (Python's ``int`` refuses a string of more
+    than 4300 digits with ValueError: a number that long is out of range unless it is
+    zeros first)."""
     if not _JAVA_INT.fullmatch(text):
         return None
+    if len(text) > 24:
+        sign = text[0] if text[0] in "+-" else ""
+        digits = text[len(sign):].lstrip("0") or "0"
+        if len(digits) > 20:
+            return None
+        text = sign + digits
     v = int(text)
     return v if bounds[0] <= v <= bounds[1] else None
 

@@ -37,6 +37,7 @@ from ..constants import (
 from ..errors import CorruptCheckpointError, InvalidArgumentError, KafkalogError, UnreadableError
 from .checkpoints import (
     INT32,
+    INT64,
     java_int,
     java_split,
     read_leader_epoch_checkpoint,
@@ -252,15 +253,37 @@ def write_meta_properties(log_dir, *, cluster_id: str, node_id: int,
 
 
 def read_clean_shutdown(log_dir) -> dict | None:
+    """``.kafka_cleanshutdown`` as ``CleanShutdownFileHandler.read`` reads it: None when
+    absent; else ``{"version": int, "brokerEpoch": int}`` (the fields that parse), or
+    ``{}`` for content that does not parse (not UTF-8, not JSON, not an object, fields
+    that are not an int and a long): the broker then has no broker epoch, and the file's
+    presence alone says the shutdown was clean.
+
+    Raises:
+        UnreadableError: it exists but cannot be read.
+    """
     p = as_path(log_dir) / CLEAN_SHUTDOWN_FILE_NAME
     try:
-        text = p.read_text(encoding="utf-8")
+        raw = p.read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as e:
+        raise UnreadableError(e.strerror or str(e), file=p) from e
     try:
-        return json.loads(text) if text.strip() else {}
-    except ValueError:
+        obj = json.loads(raw.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError too
         return {}
+    if not isinstance(obj, dict):
+        return {}
+    out = {}
+    for key, bounds in (("version", INT32), ("brokerEpoch", INT64)):
+        v = obj.get(key)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int) or not bounds[0] <= v <= bounds[1]:
+            return {}  # Jackson cannot bind it: read() returns empty
+        out[key] = v
+    return out
 
 
 def write_clean_shutdown(log_dir, broker_epoch: int = -1) -> None:

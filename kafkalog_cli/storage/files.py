@@ -17,6 +17,8 @@ from ..constants import (
     CHECKPOINT_FILE_SUFFIX,
     FILENAME_DIGITS,
     INDEX_FILE_SUFFIX,
+    INT32_MAX,
+    INT64_MAX,
     LEADER_EPOCH_CHECKPOINT,
     LOG_FILE_SUFFIX,
     META_PROPERTIES_FILE_NAME,
@@ -27,9 +29,13 @@ from ..constants import (
 from ..errors import InvalidArgumentError, KafkalogError, NotAKafkaFileError, UnreadableError
 from .location import RemotePath, as_path, listdir, walk
 
-_OFFSET_NAME = re.compile(r"^(\d{" + str(FILENAME_DIGITS) + r"})(\.[a-z]+)(\.(?:deleted|cleaned|swap))?$")
+# Names are matched as Kafka writes them: ASCII digits only (``\d`` would take any Unicode
+# digit, "\uff10" too, and then the file opened by its offset would be another one), and
+# to the very end (``$`` would also match before a trailing newline)
+_OFFSET_NAME = re.compile(r"([0-9]{" + str(FILENAME_DIGITS) + r"})(\.[a-z]+)(\.(?:deleted|cleaned|swap))?\Z")
 _PARTITION_DIR = re.compile(
-    r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<uid>[0-9a-f]{32})-(?P<kind>delete|future|stray))?$")
+    r"(?P<topic>.+)-(?P<partition>[0-9]+)(?:\.(?P<uid>[0-9a-f]{32})-(?P<kind>delete|future|stray))?\Z")
+_ASCII_DIGITS = re.compile(r"[0-9]+\Z")
 _TOPIC_LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_NAME_LENGTH = 249
 
@@ -67,7 +73,7 @@ def offset_from_file_name(path) -> int:
     """
     name = path.name if isinstance(path, RemotePath) else os.path.basename(os.fspath(path))
     m = _OFFSET_NAME.match(name)
-    if not m:
+    if not m or int(m.group(1)) > INT64_MAX:  # Long.parseLong throws
         raise NotAKafkaFileError(
             "file name is not a 20-digit zero-padded base offset followed by a Kafka suffix "
             "(e.g. 00000000000000000000.log)", file=path)
@@ -75,7 +81,33 @@ def offset_from_file_name(path) -> int:
 
 
 def is_segment_file_name(name: str) -> bool:
-    return _OFFSET_NAME.match(name) is not None
+    """A name :func:`offset_from_file_name` takes: 20 ASCII digits (an offset within
+    int64), a suffix, maybe ``.deleted``/``.cleaned``/``.swap``."""
+    m = _OFFSET_NAME.match(name)
+    return m is not None and int(m.group(1)) <= INT64_MAX
+
+
+def offset_prefix(name: str, suffix: str) -> int | None:
+    """The offset of a file named ``<20 ASCII digits><suffix>`` as the broker names it
+    (``LogFileUtils.filenamePrefixFromOffset`` + suffix: segment files, producer
+    snapshots), else None."""
+    if len(name) != FILENAME_DIGITS + len(suffix) or not name.endswith(suffix):
+        return None
+    head = name[:FILENAME_DIGITS]
+    if not _ASCII_DIGITS.match(head) or int(head) > INT64_MAX:
+        return None
+    return int(head)
+
+
+def leading_offset(name: str) -> int | None:
+    """``LogFileUtils.offsetFromFileName``: the number before the first ``.`` of a name
+    (any length of ASCII digits, as leftovers such as ``.swap`` and ``.deleted`` files
+    keep their segment's prefix), else None."""
+    i = name.find(".")
+    head = name[:i] if i > 0 else ""
+    if not head or not _ASCII_DIGITS.match(head) or len(head) > 20 or int(head) > INT64_MAX:
+        return None
+    return int(head)
 
 
 def validate_topic_name(topic: str) -> None:
@@ -109,9 +141,18 @@ class TopicPartition:
         return f"{self.topic}-{self.partition}"
 
 
-def parse_partition_dir_name(name: str) -> TopicPartition | None:
-    """LocalLog.parseTopicPartitionName, or None when ``name`` is not a partition dir."""
+def _partition_match(name: str):
     m = _PARTITION_DIR.match(name)
+    # Integer.parseInt: a partition number beyond int32 is not one (the broker throws)
+    if not m or len(m.group("partition")) > 10 or int(m.group("partition")) > INT32_MAX:
+        return None
+    return m
+
+
+def parse_partition_dir_name(name: str) -> TopicPartition | None:
+    """LocalLog.parseTopicPartitionName, or None when ``name`` is not a partition dir
+    (no ``-<partition>``, or a partition number that is not an int32)."""
+    m = _partition_match(name)
     if not m:
         return None
     return TopicPartition(m.group("topic"), int(m.group("partition")))
@@ -133,7 +174,7 @@ def is_live_partition_dir_name(name: str) -> bool:
     deleting (``LocalLog.DeleteDirSuffix``, ``-delete``), copying to another log dir
     (``FutureDirSuffix``, ``-future``: the replica is not live until it is renamed) or
     has set aside (``StrayDirSuffix``, ``-stray``). No consumer reads those."""
-    m = _PARTITION_DIR.match(name)
+    m = _partition_match(name)
     return m is not None and m.group("kind") is None
 
 
@@ -324,4 +365,5 @@ def find_partition_dirs(path, *, live_only: bool = False) -> list[tuple[Path, Pa
 
 def is_snapshot_checkpoint_name(name: str) -> bool:
     """KRaft metadata snapshots: ``<20-digit offset>-<10-digit epoch>.checkpoint``."""
-    return re.match(r"^\d{20}-\d{10}" + re.escape(CHECKPOINT_FILE_SUFFIX) + "$", name) is not None
+    return re.match(r"[0-9]{20}-[0-9]{10}" + re.escape(CHECKPOINT_FILE_SUFFIX) + r"\Z",
+                    name) is not None

@@ -97,6 +97,10 @@ class AbstractIndex:
     def is_full(self) -> bool:
         return self.entries >= self.max_entries
 
+    def raw_entry(self, n: int) -> tuple:
+        """The n-th entry as stored (relative offsets unresolved)."""
+        return self.ENTRY.unpack_from(self._buf, n * self.ENTRY.size)
+
     def raw_entries(self) -> list[tuple]:
         size = self.ENTRY.size
         return list(self.ENTRY.iter_unpack(bytes(self._buf[:self.entries * size])))

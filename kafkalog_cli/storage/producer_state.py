@@ -41,7 +41,7 @@ from ..schema.producer_snapshot import ProducerStateEntry as SnapshotEntry
 from ..schema.producer_snapshot import build_snapshot, parse_snapshot
 from ..schema.txn_index import AbortedTxn
 from .checkpoints import write_atomically
-from .files import filename_prefix_from_offset
+from .files import filename_prefix_from_offset, offset_prefix
 from .location import as_path, listdir
 
 NUM_BATCHES_TO_RETAIN = 5
@@ -163,8 +163,9 @@ def list_snapshots(partition_dir) -> list[int]:
     except FileNotFoundError:
         return []
     for n in names:
-        if n.endswith(PRODUCER_SNAPSHOT_FILE_SUFFIX) and len(n) == 29 and n[:20].isdigit():
-            out.append(int(n[:20]))
+        off = offset_prefix(n, PRODUCER_SNAPSHOT_FILE_SUFFIX)
+        if off is not None:
+            out.append(off)
     return sorted(out)
 
 

@@ -42,7 +42,7 @@ import crc32c as _crc32c
 from ..constants import INT32_MAX, INT64_MAX, NO_TIMESTAMP
 from ..format.records import offset_overflow
 from ..schema.legacy import CRC_OFFSET as LEGACY_CRC_OFFSET
-from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC, RECORD_OVERHEAD_V0, RECORD_OVERHEAD_V1
+from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC, RECORD_OVERHEAD_V0
 from ..schema.legacy import MAGIC_OFFSET as LEGACY_MAGIC_OFFSET
 from ..schema.legacy import TIMESTAMP_OFFSET as LEGACY_TIMESTAMP_OFFSET
 from ..schema.record_batch import (
@@ -264,11 +264,9 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
                 break
             last = offset + delta
         elif 0 <= magic < 2 or magic < 0 and not strict:
-            # (LegacyRecord reads every magic but 0 with the v1 layout)
-            if magic != 0 and size < RECORD_OVERHEAD_V1:
-                error = (f"Record is corrupt (size {size} below the v1 overhead "
-                         f"{RECORD_OVERHEAD_V1})")
-                break
+            # (LegacyRecord reads every magic but 0 with the v1 layout; ensureValid checks
+            # only the v0 overhead and the CRC: a v1 message too short for its key and
+            # value size fields is kept, as LogSegment.recover keeps it)
             (crc,) = _LEGACY_CRC.unpack_from(mv, pos + LEGACY_CRC_OFFSET)
             computed = crc32(mv[pos + LEGACY_MAGIC_OFFSET:nxt])
             if computed != crc:
@@ -338,11 +336,13 @@ def next_offset(scan: ScanResult, base_offset: int) -> int:
     return base_offset if scan.last_offset is None else scan.last_offset + 1
 
 
-def walk_log(view, start: int = 0) -> ScanResult:
+def walk_log(view, start: int = 0, base_offset: int = 0) -> ScanResult:
     """A shallow walk of the batch headers from ``start`` (no CRC, no index): the last
     offset, the leader epochs and the producer batches of a segment recovery does not
     scan. Stops where the broker's iterator stops (a size below 14, a partial batch), and
-    at a batch whose offsets overflow int64.
+    at a batch whose offsets overflow int64 or start below the segment's ``base_offset``
+    (kafkalog's stricter checks, as :func:`scan_log`: the broker would take such a
+    header's offsets, negative ones too, for the log end offset).
     ``valid_bytes`` is where it stopped; ``batches`` counts what it walked."""
     out = ScanResult(size=len(view))
     end = len(view)
@@ -360,10 +360,12 @@ def walk_log(view, start: int = 0) -> ScanResult:
         nxt = pos + LOG_OVERHEAD + size
         if nxt > end:
             break
+        if offset < base_offset:
+            break  # below the segment: not one of its batches (see scan_log)
         if view[pos + MAGIC_OFFSET] == 2 and size >= _MIN_V2_SIZE:
             (_, _, epoch, _, _, _, delta, _, _, pid) = v2_unpack(view, pos)
-            if offset + delta >= INT64_MAX:
-                break  # offsets past int64: not a batch (see scan_log)
+            if offset + delta >= INT64_MAX or delta < 0:
+                break  # offsets past int64 or going back: not a batch (see scan_log)
             last = offset + delta
             if epoch > epoch_hi:
                 out.epochs.append((epoch, offset))

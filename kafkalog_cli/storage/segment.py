@@ -301,7 +301,9 @@ class LogSegment:
         if oidx is None or oidx.entries == 0:
             return 0
         pos = oidx.lookup(offset).position
-        if pos == 0 or pos >= self.size:
+        # the start, or an entry outside the log (a corrupt entry's negative position:
+        # LogSegment.translateOffset clamps its lookup with max(position, 0))
+        if pos <= 0 or pos >= self.size:
             return 0
         for b in self.records(pos).batches():
             if b.__class__ is RecordBatch:

@@ -381,3 +381,60 @@ def test_crc_still_covers_what_it_covers():
     data = _with_base(raw_batch(0, [raw_record(0, 0, b"k", b"v")]), 123)
     (b,) = list(FileRecords(data).batches())
     assert b.is_valid and crc32c.crc32c(data[21:]) == b.crc
+
+
+# -- snappy blocks larger than a piece (found by the fuzz harness) ------------------------------
+
+def _raw_snappy_bomb(n: int) -> RecordBatch:
+    """``n`` seven-byte records in one raw snappy block (no xerial framing, as librdkafka
+    writes it), snappy compressed by cramjam."""
+    import cramjam
+
+    block = bytes(cramjam.snappy.compress_raw(bytes.fromhex("0c000000010100") * n))
+    return _batch(raw_batch(0, [block], attrs=2, count=n, last_delta=n - 1))
+
+
+@pytest.mark.parametrize("framing", ["raw", "one xerial block"])
+def test_a_snappy_block_larger_than_a_piece_is_decoded_a_piece_at_a_time(framing):
+    """A raw snappy block (or one xerial block) has no streaming form: it is decompressed
+    whole, as snappy-java's SnappyInputStream does. It was also handed on whole, so the
+    records of a 64 MiB block were all decoded at once: read --max-records 2 and audit
+    died with MemoryError (1.2 GB) under the fuzz harness's 1.5 GiB address space. Now it
+    comes in pieces of DECODE_CHUNK_BYTES, so two records cost a piece."""
+    import cramjam
+
+    n = 3 * DECODE_CHUNK_BYTES // 7 + 5
+    plain = bytes.fromhex("0c000000010100") * n
+    block = bytes(cramjam.snappy.compress_raw(plain))
+    if framing != "raw":
+        block = b"\x82SNAPPY\x00" + struct.pack(">iii", 1, 1, len(block)) + block
+    pieces = list(compression.decompress_chunks(2, block))
+    assert b"".join(pieces) == plain
+    assert all(0 < len(p) <= DECODE_CHUNK_BYTES for p in pieces) and len(pieces) == 4
+
+
+def test_two_records_of_a_raw_snappy_bomb_cost_a_piece():
+    b = _raw_snappy_bomb(700_000)
+    tracemalloc.start()
+    it = iter(b.iter_records())
+    first = [next(it), next(it)]
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert [r.offset for r in first] == [0, 0]
+    assert peak < 40 << 20, peak  # ~100 MB before (the 700,000 records of the block)
+
+
+@pytest.mark.parametrize("claimed", [100 << 20, (1 << 32) - 1])
+def test_a_snappy_length_preamble_beyond_what_the_block_can_hold(claimed):
+    """Snappy expands at most 64/3 times (a 3-byte copy of 64 bytes): a raw block whose
+    preamble claims more than that is corrupt before anything is allocated for it."""
+    pre = bytearray()
+    v = claimed
+    while True:
+        pre.append((v & 0x7F) | (0x80 if v >> 7 else 0))
+        v >>= 7
+        if not v:
+            break
+    with pytest.raises(CorruptRecordError, match="more than snappy can expand it to"):
+        list(compression.decompress_chunks(2, bytes(pre) + b"\x00" * 100,
+                                           max_bytes=1 << 33))

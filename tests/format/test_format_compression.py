@@ -10,6 +10,8 @@ import lz4.frame
 import pytest
 import snappy
 import zstandard
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kafka.codec import snappy_encode
 
 from kafkalog_cli.constants import CODEC_GZIP, CODEC_LZ4, CODEC_SNAPPY, CODEC_ZSTD
@@ -210,3 +212,23 @@ def test_unknown_codec():
         compression.decompress(5, b"x")
     with pytest.raises(UnsupportedCompressionError):
         compression.compress(7, b"x")
+
+
+# -- compressing a piece at a time (build_batch streams its records into the codec) ---------
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([(1, None), (1, 1), (2, None), (3, None), (3, 10), (4, None), (4, 9)]),
+       st.integers(0, 300_000), st.lists(st.integers(0, 300_000), max_size=6))
+def test_compressor_equals_compress_however_the_input_is_cut(codec_level, size, cuts):
+    """compression.Compressor fed pieces gives compress()'s bytes: gzip's member with
+    Java's header, xerial snappy's 32 KiB blocks, LZ4's independent 64 KiB blocks, zstd's
+    frame - whatever the cuts (an empty input too)."""
+    codec, level = codec_level
+    data = b"".join(b"rec-%06d|" % i + bytes([i % 251]) * (i % 29) for i in range(size // 20))
+    data = data[:size]
+    points = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
+    c = compression.Compressor(codec, level=level)
+    got = b"".join(c.compress(data[a:b]) for a, b in zip(points, points[1:], strict=False))
+    got += c.flush()
+    assert got == compression.compress(codec, data, level=level)
+    assert compression.decompress(codec, got) == data

@@ -189,3 +189,58 @@ def test_negative_timestamp_is_a_usage_error():
     assert parse_timestamp("0") == 0
     with pytest.raises(InvalidArgumentError):
         parse_timestamp("-1")
+
+
+# -- found by the fuzz harness: an index entry with a negative position -------------------------
+
+@pytest.fixture
+def negative_positions(fixtures_copy):
+    """multi-0 with every .index position of its first segment set to -5 (a corrupt
+    index: LogSegment.translateOffset clamps a lookup to the segment's start)."""
+    import struct
+
+    p = fixtures_copy / "multi-0" / "00000000000000000000.index"
+    data = bytearray(p.read_bytes())
+    for i in range(0, len(data), 8):
+        struct.pack_into(">i", data, i + 4, -5)
+    p.write_bytes(bytes(data))
+    return fixtures_copy / "multi-0"
+
+
+def test_seeks_through_an_index_with_negative_positions(negative_positions, fixtures_root):
+    """read --offset / --timestamp and dump-segment --start-offset raised
+    InvalidArgumentError ("Invalid start position -5": a usage error, exit 2) when the
+    index entry looked up had a negative position; now the lookup falls back to the
+    segment's start and the records are those of the intact partition."""
+    from kafkalog_cli.ops.dump import DumpOptions, dump
+
+    def records(path, **kw):
+        r = read(path, max_records=5, **kw)
+        try:
+            return [(x.offset, x.timestamp) for x in r.records]
+        finally:
+            r.close()
+
+    good = fixtures_root / "multi-0"
+    for kw in ({"offset": 40}, {"offset": 87}, {"timestamp": 1_700_000_000_000 + 30}):
+        assert records(negative_positions, **kw) == records(good, **kw)
+
+    def dumped(path):
+        opts = DumpOptions(deep_iteration=True, start_offset=40, end_offset=45)
+        return [e["offset"] for e in dump([path], opts) if e["type"] == "record"]
+
+    assert dumped(negative_positions) == dumped(good) == list(range(40, 46))
+
+
+def test_a_directory_that_is_neither_partition_nor_log_dir(tmp_path):
+    """Found by the fuzz harness: a partition directory whose only .log was renamed to a
+    name that is not a segment's (a fullwidth digit) was called "a log directory: name
+    the partition with --topic and --partition" - a usage error (exit 2) for what is
+    not Kafka's (exit 3)."""
+    from kafkalog_cli.errors import NotAKafkaFileError
+
+    d = tmp_path / "orders-0"
+    d.mkdir()
+    (d / "\uff100000000000000000000.log").write_bytes(b"")
+    with pytest.raises(NotAKafkaFileError, match="neither a partition directory"):
+        read(d)

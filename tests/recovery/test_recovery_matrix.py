@@ -403,3 +403,33 @@ def test_corpus_corruption_matrix(tmp_path, rel):
     def cleaned(pdir):
         (pdir / (mid_log.name + ".cleaned")).write_bytes(b"x" * 100)
     case(cleaned)
+
+
+# -- found by the fuzz harness (tests/fuzz) ------------------------------------------------------
+
+def test_index_pointing_inside_a_batch_below_the_recovery_point(tmp_path):
+    """A clean shutdown, the recovery point at the log end: the broker recovers nothing
+    and finds the log end offset from the last offset-index entry (readNextOffset). The
+    log's first batch was rewritten 4 bytes longer (a valid batch, CRC and all) after
+    the index was written, so that entry points 4 bytes inside a batch: the header read
+    there is record bytes, and kafkalog took its offsets for the log end offset
+    (-8815280599624318975 on a corpus partition) and planned a producer snapshot named
+    ``-8815280599624318975.snapshot``. Now that segment is recovered (its last index
+    entry is not the start of a batch holding its offset)."""
+    from recovery_helpers import make_batches, write_partition
+
+    from kafkalog_cli.format.builder import build_batch
+
+    batches = make_batches(0, 40, value_size=200)
+    pdir = write_partition(tmp_path, [batches], interval=1024)
+    log = pdir / "00000000000000000000.log"
+    longer = build_batch([(1_700_000_000_000, b"k0", b"A" * 204, ())], base_offset=0)
+    assert len(longer) == len(batches[0]) + 4
+    log.write_bytes(longer + b"".join(batches[1:]))
+    (tmp_path / ".kafka_cleanshutdown").write_bytes(b"")
+    (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n1\ntopic 0 40\n")
+    rep = recover([pdir]).partitions[0]
+    assert rep.log_end_offset == 40
+    assert all(not os.path.basename(a.path).startswith("-") for a in rep.actions)
+    assert any(a.path == str(pdir / "00000000000000000000.index") for a in rep.actions)
+    check_recovery(tmp_path, pdir, all_segments=False, interval=1024)

@@ -150,3 +150,24 @@ def test_verify_and_recover_never_cut_numbers(width, fixtures_root, tmp_path):
     _whole(out, [s.valid_bytes for s in segs] + [s.last_valid_offset for s in segs]
            + [s.base_offset for s in segs])
     assert "not\nscanned" not in out and "scann\n" not in out
+
+
+def test_escaping_a_large_value_costs_the_escaped_text():
+    """Found by the fuzz harness: a 64 MiB value of zero bytes read on a terminal died
+    with MemoryError under a 1.5 GiB address space - the escapes were made by ``re.sub``
+    with a function, which keeps one string per match (~67 bytes per byte). Now the
+    escaped text (4 bytes per zero byte) and little else."""
+    import tracemalloc
+
+    from kafkalog_cli.render.text import safe_bytes
+
+    n = 1 << 20
+    data = b"\x00\x1b\x9b" * (n // 3)
+    tracemalloc.start()
+    try:
+        text = safe_bytes(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert text == "\\x00\\x1b\\x9b" * (n // 3)
+    assert peak < 8 * n, peak

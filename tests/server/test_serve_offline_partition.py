@@ -163,3 +163,70 @@ def test_the_cli_starts_with_an_offline_partition(log_dir, tmp_path):
         proc.terminate()
         proc.wait(timeout=30)
     shutil.rmtree(log_dir)
+
+
+# -- found by the fuzz harness (tests/fuzz) --------------------------------------------------
+
+@pytest.mark.parametrize("name, data", [
+    ("leader-epoch-checkpoint", b"0\n1\n\xff\xfe 0\n"),
+    ("leader-epoch-checkpoint", b"0\n1\n0\x00\x00 0\n"),
+])
+def test_read_only_serve_takes_only_the_partition_offline(log_dir, caplog, name, data):
+    """``serve --read-only`` did not start at all (CorruptCheckpointError for the whole
+    directory) when one partition's leader-epoch-checkpoint did not parse; now the
+    partition is offline as when serving writable, every other partition served."""
+    _populate(log_dir)
+    (log_dir / "t-1" / name).write_bytes(data)
+    before = {p.name: p.read_bytes() for p in (log_dir / "t-1").iterdir()}
+    with caplog.at_level(logging.ERROR, logger="kafkalog.serve"), \
+            ServerThread(log_dir, ServerOptions(port=0, read_only=True)) as s:
+        c = RawClient(s.port)
+        md = c.request(3, 12, {"topics": None, "allowAutoTopicCreation": False,
+                                "includeTopicAuthorizedOperations": False})
+        parts = {p["partitionIndex"]: p for t in md["topics"] if t["name"] == "t"
+                 for p in t["partitions"]}
+        assert parts[0]["errorCode"] == 0 and parts[1]["errorCode"] == 5
+        assert fetch(c, "t", 0, partition=1)["responses"][0]["partitions"][0][
+            "errorCode"] == 56
+        f = fetch(c, "t", 0, partition=0)["responses"][0]["partitions"][0]
+        assert f["errorCode"] == 0 and f["highWatermark"] == 3
+        c.close()
+    assert any("t-1" in r.getMessage() and "offline" in r.getMessage()
+               for r in caplog.records)
+    assert {p.name: p.read_bytes() for p in (log_dir / "t-1").iterdir()} == before
+
+
+def test_read_only_serve_resets_a_corrupt_log_start_checkpoint(log_dir):
+    """LogManager.loadLogs reads a log-start-offset-checkpoint that does not parse as
+    empty; read-only serve refused to start instead."""
+    _populate(log_dir)
+    (log_dir / "log-start-offset-checkpoint").write_bytes(b"0\n9\nt 0 1\n")
+    with ServerThread(log_dir, ServerOptions(port=0, read_only=True)) as s:
+        c = RawClient(s.port)
+        f = fetch(c, "t", 0, partition=0)["responses"][0]["partitions"][0]
+        assert f["errorCode"] == 0 and f["logStartOffset"] == 0
+        c.close()
+
+
+@pytest.mark.parametrize("state", [b"[1]", b'{"nextProducerIdBlock": "x"}',
+                                   b'{"nextProducerIdBlock": 1e30}',
+                                   b'{"topicConfigs": {"t": 5}}', b'{"topicConfigs": []}',
+                                   b"\xff"])
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_malformed_state_file_is_ignored(log_dir, caplog, state, read_only):
+    """kafkalog-serve.json is a file of the directory, hostile like any other: a JSON
+    value of another shape gave AttributeError / ValueError / TypeError at start-up.
+    What does not have the documented shape is ignored, with a warning."""
+    _populate(log_dir)
+    (log_dir / "kafkalog-serve.json").write_bytes(state)
+    with caplog.at_level(logging.WARNING, logger="kafkalog.serve"), \
+            ServerThread(log_dir, ServerOptions(port=0, read_only=read_only)) as s:
+        c = RawClient(s.port)
+        f = fetch(c, "t", 0, partition=0)["responses"][0]["partitions"][0]
+        assert f["errorCode"] == 0 and f["highWatermark"] == 3
+        if not read_only:
+            pid = c.request(22, 4, {"transactionalId": None, "transactionTimeoutMs": 1000,
+                                    "producerId": -1, "producerEpoch": -1})
+            assert pid["errorCode"] == 0 and pid["producerId"] >= 0
+        c.close()
+    assert "kafkalog-serve.json" in caplog.text

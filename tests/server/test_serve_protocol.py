@@ -176,3 +176,27 @@ def test_metadata_all_versions(server, raw):
                             "allowAutoTopicCreation": True})
     assert [t["errorCode"] for t in res["topics"]] == [Errors.UNKNOWN_TOPIC_OR_PARTITION,
                                                        Errors.INVALID_TOPIC_EXCEPTION]
+
+
+@pytest.mark.parametrize("version", [10, 11])
+@pytest.mark.parametrize("topic", [{"name": None, "topicId": "AAAAAAAAAAAAAAAAAAAAAA"},
+                                   {"name": "meta-t", "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"}])
+def test_metadata_topic_ids_below_v12_are_an_invalid_request(server, raw, version, topic):
+    """Found by the fuzz harness: a Metadata v10/v11 request naming a topic by id (a null
+    name) was answered with a null name, which v10/v11 cannot encode: the connection
+    closed on an unexpected ValidationError. KafkaApis.handleTopicMetadataRequest throws
+    InvalidRequestException, answered by MetadataRequest.getErrorResponse: every
+    requested topic with INVALID_REQUEST, a null name as ""."""
+    from serve_testkit import create_topic
+
+    c = raw()
+    create_topic(c, "meta-t", 1)
+    res = c.request(3, version, {"topics": [topic, {"name": "meta-t",
+                                                    "topicId": "AAAAAAAAAAAAAAAAAAAAAA"}],
+                                 "allowAutoTopicCreation": False,
+                                 "includeTopicAuthorizedOperations": False})
+    assert [(t["name"], t["errorCode"], t["partitions"]) for t in res["topics"]] == [
+        (topic["name"] or "", Errors.INVALID_REQUEST, []), ("meta-t", Errors.INVALID_REQUEST, [])]
+    assert res["brokers"] == [] and res["controllerId"] == -1
+    assert c.request(18, 3, {"clientSoftwareName": "a", "clientSoftwareVersion": "1"})[
+        "errorCode"] == 0  # the connection stays open

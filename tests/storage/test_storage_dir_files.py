@@ -180,3 +180,100 @@ def test_every_file_of_the_real_corpus_parses(corpus_root):
             problems += log_dir_file_problems(d.parent)
     assert partitions > 100 and log_dirs > 10
     assert problems == []
+
+
+# -- found by the fuzz harness (tests/fuzz) -----------------------------------------------------
+
+@pytest.mark.parametrize("data, expected", [
+    (b'{"version":0,"brokerEpoch":42}', {"version": 0, "brokerEpoch": 42}),
+    (b"", {}), (b"\x80", {}), (b"[1]", {}), (b"7", {}), (b'{"brokerEpoch":"x"}', {}),
+    (b'{"brokerEpoch":9223372036854775808}', {}), (b'{"version":true}', {}),
+    (b'{"brokerEpoch":-1,"other":1}', {"brokerEpoch": -1}),
+])
+def test_clean_shutdown_file_read_as_kafka_reads_it(tmp_path, data, expected):
+    """CleanShutdownFileHandler.read: content that Jackson cannot bind to {int version,
+    Long brokerEpoch} gives no broker epoch; the file's presence alone still says the
+    shutdown was clean. A byte that is not UTF-8 (``\\x80``) raised UnicodeDecodeError
+    in describe, a JSON list AttributeError."""
+    from kafkalog_cli.ops.describe import describe
+    from kafkalog_cli.storage.dir_files import read_clean_shutdown
+
+    _write(tmp_path, ".kafka_cleanshutdown", data)
+    assert read_clean_shutdown(tmp_path) == expected
+    (tmp_path / "t-0").mkdir()
+    (tmp_path / "t-0" / "00000000000000000000.log").write_bytes(b"")
+    (info,) = describe([tmp_path]).log_dirs
+    assert info.clean_shutdown and info.broker_epoch == expected.get("brokerEpoch")
+
+
+@pytest.mark.parametrize("text, value", [
+    ("0" * 5000 + "7", 7), ("-" + "0" * 5000 + "7", -7), ("9" * 5000, None),
+    ("2147483647", 2147483647), ("2147483648", None), ("\u0663", 3), ("\u00b2", None),
+], ids=["zeros-7", "minus-zeros-7", "nines", "int-max", "int-max+1", "arabic-3", "superscript"])
+def test_java_int_of_long_digit_runs(text, value):
+    """Integer.parseInt takes any number of leading zeros; Python's int() refuses a
+    string of more than 4300 digits with ValueError (which escaped every checkpoint
+    reader). Unicode decimal digits parse in both (Character.digit, int)."""
+    from kafkalog_cli.storage.checkpoints import java_int
+
+    assert java_int(text) == value
+
+
+def test_a_checkpoint_line_of_5000_digits_is_corrupt_not_a_crash(tmp_path):
+    p = _write(tmp_path, "recovery-point-offset-checkpoint", b"0\n1\nt 0 " + b"9" * 5000 + b"\n")
+    with pytest.raises(CorruptCheckpointError):
+        read_offset_checkpoint(p)
+    p = _write(tmp_path, "leader-epoch-checkpoint", b"0\n1\n" + b"0" * 5000 + b"3 5\n")
+    assert read_leader_epoch_checkpoint(p) == [(3, 5)]
+
+
+@pytest.mark.parametrize("version, node, expected", [
+    ("\u00b2", "1", (None, 1)), ("1", "--5", (1, None)), ("1", "\u00b2", (1, None)),
+    ("0", " -5 ", (0, -5))])
+def test_describe_meta_properties_numbers_that_are_not_ints(tmp_path, version, node, expected):
+    """describe read ``version`` and ``node.id`` with ``str.isdigit`` then ``int()``:
+    '\\u00b2' is a digit to the first and not to the second (ValueError), and '--5'
+    passed ``lstrip('-')``. Now as MetaProperties parses them: not a number -> null."""
+    from kafkalog_cli.ops.describe import describe
+
+    _write(tmp_path, "meta.properties", f"version={version}\nnode.id={node}\n".encode())
+    (tmp_path / "t-0").mkdir()
+    (tmp_path / "t-0" / "00000000000000000000.log").write_bytes(b"")
+    (info,) = describe([tmp_path]).log_dirs
+    assert (info.meta_version, info.node_id) == expected
+
+
+@pytest.mark.parametrize("name", ["\uff10" + "0" * 19 + ".log", "0" * 20 + ".log\n",
+                                  "99999999999999999999.log", "\u0660" * 20 + ".snapshot"])
+def test_segment_names_are_ascii_digits_within_int64(name):
+    """Kafka writes file names with filenamePrefixFromOffset: 20 ASCII digits. A regex's
+    ``\\d`` took a fullwidth or Arabic-Indic digit, ``int()`` read it, and the file then
+    opened by its offset was another one (FileNotFoundError in describe, KeyError in
+    recover); ``$`` matched before a trailing newline; an offset above 2^63 - 1
+    (Long.parseLong throws) was taken as a base offset."""
+    from kafkalog_cli.errors import NotAKafkaFileError
+    from kafkalog_cli.storage.files import (
+        is_segment_file_name,
+        offset_from_file_name,
+        offset_prefix,
+    )
+
+    assert not is_segment_file_name(name)
+    assert offset_prefix(name, ".log") is None and offset_prefix(name, ".snapshot") is None
+    with pytest.raises(NotAKafkaFileError):
+        offset_from_file_name(name)
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("t-2147483647", TopicPartition("t", 2147483647)), ("t-2147483648", None),
+    ("t-" + "9" * 30, None), ("t-0\n", None), ("t-\u0663", None),
+    ("t-0.0123456789abcdef0123456789abcdef-delete", TopicPartition("t", 0)),
+])
+def test_partition_numbers_are_int32(name, expected):
+    """LocalLog.parseTopicPartitionName reads the partition with Integer.parseInt: a
+    directory 'corrupt-crc-999...9' (30 digits) was a partition, and export died with
+    OverflowError writing it into Arrow's int32 column. ASCII digits only, to the end."""
+    from kafkalog_cli.storage.files import is_live_partition_dir_name
+
+    assert parse_partition_dir_name(name) == expected
+    assert is_live_partition_dir_name(name) == (expected is not None and "delete" not in name)

@@ -115,3 +115,43 @@ def test_in_order_compressed_batch_stays_in_place(tmp_path):
     m.close()
     assert _on_disk(tmp_path)[61:] == batch[61:]  # the compressed records as the producer sent them
     assert [r[1:] for r in _written(tmp_path)] == [r[:3] for r in recs]
+
+
+_REBUILD = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (384 << 20, 384 << 20))
+from kafkalog_testkit import zstd_bomb_batch
+from kafkalog_cli.storage.clock import ManualClock
+from kafkalog_cli.storage.config import LogConfig
+from kafkalog_cli.storage.log import LogManager
+m = LogManager.open(sys.argv[1], clock=ManualClock(1_700_000_000_000), fsync=False)
+log = m.get_or_create_log("t", 0, LogConfig.from_properties({"max.message.bytes": "%d" % (512 << 20)}))
+info = log.append_as_leader(zstd_bomb_batch(int(sys.argv[2])))
+m.close()
+print(info.first_offset, info.last_offset)
+"""
+
+
+@pytest.mark.slow
+def test_a_rebuilt_bomb_costs_the_output_batch_not_its_records(tmp_path):
+    """With max.message.bytes raised, a bomb whose records all have offsetDelta 0 is
+    rebuilt (LogValidator), and format.builder.encode_records kept an object or more per
+    record until the end: the issue's 38 M-record batch under max.message.bytes 512 MiB
+    died with MemoryError at 1.47 GB under a 1.5 GiB address space. Records are now
+    encoded a run at a time and compressed as they come (MemoryRecordsBuilder writes
+    through a compressing stream). Here 5 M records in a 384 MiB address space (main:
+    MemoryError); kafka-python reads the offsets back."""
+    import subprocess
+    import sys
+
+    from kafkalog_testkit import REPO
+
+    n = 5_000_000
+    r = subprocess.run([sys.executable, "-c", _REBUILD, str(tmp_path / "d"), str(n)],
+                       capture_output=True, text=True, timeout=600, cwd=REPO,
+                       env={"PYTHONPATH": f"{REPO}:{REPO / 'tests'}", "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0 and r.stdout.split() == ["0", str(n - 1)], r.stderr[-2000:]
+    from kafka.record.memory_records import MemoryRecords
+    b = MemoryRecords(_on_disk(tmp_path)).next_batch()
+    assert b.compression_type == 4 and b.base_offset == 0 and b.last_offset_delta == n - 1
+    assert sum(1 for r in b if r.offset == 0) == 1
