@@ -61,6 +61,7 @@ from pathlib import Path
 
 from ..constants import (
     CHECKPOINT_FILE_SUFFIX,
+    DECODER_NAMES,
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DUMP_MAX_MESSAGE_SIZE,
     INDEX_FILE_SUFFIX,
@@ -71,7 +72,6 @@ from ..constants import (
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
 )
-from ..decoders import DECODER_NAMES
 from ..errors import (
     CorruptIndexError,
     CorruptSnapshotError,
@@ -188,10 +188,12 @@ def batch_event(batch, file: str) -> dict:
 
 def _decoder_for(partition_dir_name: str, opts: DumpOptions):
     """The internal-topic decoder for a partition directory under ``opts.decoder``."""
-    from ..decoders import decoder_for_name, decoder_for_topic
-
     if opts.decoder == "none":
         return None
+    if opts.decoder == "auto" and not partition_dir_name.startswith("__"):
+        return None  # not an internal topic: the decoders are not even imported
+    from ..decoders import decoder_for_name, decoder_for_topic
+
     if opts.decoder == "auto":
         return decoder_for_topic(partition_dir_name)
     return decoder_for_name(opts.decoder)
