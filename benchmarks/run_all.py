@@ -243,9 +243,10 @@ def build_rows(n: int, min_time: float) -> list[Row]:
 
 
 def _peer_produce(path: Path, out: Path, fmt: str, codec: int, builder: str):
-    """A plain script's produce: parse the file, build 100-record batches with the peer's
-    builder (offsets assigned, as a broker does), append them to one file, fsync."""
-    import orjson
+    """A plain script's produce: parse the file (JSON with the json module), build
+    100-record batches with the peer's builder (offsets assigned, as a broker does),
+    append them to one file, fsync."""
+    import json
 
     if builder == "kafka-python":
         from kafka.record.default_records import DefaultRecordBatchBuilder as KP
@@ -278,7 +279,7 @@ def _peer_produce(path: Path, out: Path, fmt: str, codec: int, builder: str):
         else:
             recs = []
             for ln in lines:
-                o = orjson.loads(ln)
+                o = json.loads(ln)
                 recs.append((o["key"].encode(), o["value"].encode(),
                              [(hk, hv.encode()) for hk, hv in o["headers"].items()]))
         base = 0
