@@ -55,7 +55,10 @@ DATA = HERE / "data" / "run_all"
 RESULTS = HERE / "results"
 TS = read_bench.BASE_TS
 BATCH = 100
-ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+#: children run as an installed package does: with bytecode (pip compiles it; a checkout
+#: writes __pycache__ on first import unless PYTHONDONTWRITEBYTECODE is set)
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+       "PYTHONPATH": str(ROOT)}
 PY = sys.executable
 
 
@@ -570,6 +573,8 @@ def main(argv=None) -> int:
     out = Path(args.out) if args.out else RESULTS / ("run_all-quick.md" if args.quick
                                                      else "run_all.md")
     only = set(args.only.split(","))
+    subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "kafkalog_cli")], env=ENV,
+                   stdout=subprocess.DEVNULL, check=False)
     tmp = Path(tempfile.mkdtemp(prefix="kl-run-all-"))
     t0 = time.time()
     load0 = os.getloadavg()[0]
