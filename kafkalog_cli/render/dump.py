@@ -128,10 +128,18 @@ def kafka_record_lines(ev: dict, skip_metadata: bool, with_data: bool) -> str:
             prefix = " "
         if with_data:
             if key is not None:
-                line += f"{prefix}key: {text(key)}"
+                try:  # well-formed UTF-8 reads the same in Python and Java
+                    k = key.decode()
+                except UnicodeDecodeError:
+                    k = text(key)
+                line += f"{prefix}key: {k}"
                 prefix = " "
             if value is not None:
-                line += f"{prefix}payload: {text(value)}"
+                try:
+                    v = value.decode()
+                except UnicodeDecodeError:
+                    v = text(value)
+                line += f"{prefix}payload: {v}"
         put(line)
     put("")
     return "\n".join(out)
@@ -278,6 +286,7 @@ def json_record_lines(ev: dict, encoding: str, with_data: bool) -> str:
     out = []
     put = out.append
     estr = _encode_basestring
+    utf8 = encoding == "utf8"
     for i, (off, ts, key, value, headers) in enumerate(records):
         head = (f'{{"type":"record","offset":{off},"timestamp":{ts},'
                 f'"keySize":{-1 if key is None else len(key)},'
@@ -287,8 +296,15 @@ def json_record_lines(ev: dict, encoding: str, with_data: bool) -> str:
         if not with_data:
             put(head + "}")
             continue
-        ktext, klabel = _json_bytes(key, encoding)
-        vtext, vlabel = _json_bytes(value, encoding)
+        klabel = vlabel = None
+        try:
+            if not utf8:
+                raise UnicodeDecodeError("", b"", 0, 0, "")
+            ktext = "null" if key is None else estr(key.decode())
+            vtext = "null" if value is None else estr(value.decode())
+        except UnicodeDecodeError:
+            ktext, klabel = _json_bytes(key, encoding)
+            vtext, vlabel = _json_bytes(value, encoding)
         if headers:
             hs = []
             for hk, hv in headers:
