@@ -425,22 +425,24 @@ while True:
 
 
 def dump_rows(n: int, tmp: Path) -> list[Row]:
-    log = segment(f"h-{n}", n // 100, 100, 0, 2)
-    rel = str(log.relative_to(ROOT))
     rows = []
-    for mode, script in (("kafka", KP_DUMP_KAFKA), ("json", KP_DUMP_JSON)):
-        sp = tmp / f"kp_dump_{mode}.py"
-        sp.write_text(script)
-        kl_cmd = [PY, "-m", "kafkalog_cli", "dump-segment", "--print-data-log", "-o", mode, rel]
-        kp_cmd = [PY, str(sp), rel]
-        a = subprocess.run(kl_cmd, capture_output=True, cwd=ROOT, env=ENV).stdout
-        b = subprocess.run(kp_cmd, capture_output=True, cwd=ROOT, env=ENV).stdout
-        same = a == b
-        rows.append(Row("dump", f"dump-segment --print-data-log -o {mode} ({n:,} records, "
-                                f"2 headers each)",
-                        Impl("kafkalog", child(kl_cmd)),
-                        [Impl("kafka-python script", child(kp_cmd))], ("kafka-python script", 5.0),
-                        "same output" if same else "OUTPUT DIFFERS from the script's"))
+    for shape, headers in (("b", 0), ("h", 2)):
+        log = segment(f"{shape}-{n}", n // 100, 100, 0, headers)
+        rel = str(log.relative_to(ROOT))
+        what = f"{n:,} records" + (f", {headers} headers each" if headers else ", no headers")
+        for mode, script in (("kafka", KP_DUMP_KAFKA), ("json", KP_DUMP_JSON)):
+            sp = tmp / f"kp_dump_{mode}.py"
+            sp.write_text(script)
+            kl_cmd = [PY, "-m", "kafkalog_cli", "dump-segment", "--print-data-log", "-o", mode,
+                      rel]
+            kp_cmd = [PY, str(sp), rel]
+            a = subprocess.run(kl_cmd, capture_output=True, cwd=ROOT, env=ENV).stdout
+            b = subprocess.run(kp_cmd, capture_output=True, cwd=ROOT, env=ENV).stdout
+            rows.append(Row("dump", f"dump-segment --print-data-log -o {mode} ({what})",
+                            Impl("kafkalog", child(kl_cmd)),
+                            [Impl("kafka-python script", child(kp_cmd))],
+                            ("kafka-python script", 5.0),
+                            "same output" if a == b else "OUTPUT DIFFERS from the script's"))
     return rows
 
 
