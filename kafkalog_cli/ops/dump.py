@@ -65,7 +65,6 @@ from ..constants import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DUMP_MAX_MESSAGE_SIZE,
     INDEX_FILE_SUFFIX,
-    INT64_MAX,
     LOG_FILE_SUFFIX,
     MAGIC_V2,
     NO_TIMESTAMP,
@@ -280,10 +279,13 @@ def _record_blocks(batch, opts: DumpOptions, file: str) -> Iterator[dict]:
             return
 
 
+_INF = float("inf")
+
+
 def _records_event(batch, file: str, chunk: list, start, end) -> dict:
     if start is not None or end is not None:
-        lo = -1 if start is None else start
-        hi = INT64_MAX if end is None else end
+        lo = -_INF if start is None else start  # hostile offsets may be negative
+        hi = _INF if end is None else end
         chunk = [r for r in chunk if lo <= r[0] <= hi]
     return {"type": "records", "file": file, "batch": batch, "records": chunk}
 

@@ -87,3 +87,25 @@ def test_the_fast_path_is_taken_and_blocks_are_bounded(tmp_path):
            if ev["type"] == "record"]
     assert expanded == ref
     assert all(len(ev["records"]) <= dump_mod.RECORD_BLOCK for ev in blocks)
+
+
+@pytest.mark.parametrize("kw", [dict(print_data_log=True), dict(deep_iteration=True),
+                                dict(print_data_log=True, end_offset=3),
+                                dict(print_data_log=True, start_offset=0)],
+                         ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+@pytest.mark.parametrize("mode", ["kafka", "json"])
+def test_fast_path_is_the_reference_on_hostile_offsets(tmp_path, mode, kw):
+    """Negative and out-of-order offsets, a sequence wrapping past INT32_MAX, bytes that
+    are not UTF-8: the same lines (and the same non-consecutive offsets report)."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    recs = [raw_record(d, 0, k, v, h) for d, k, v, h in (
+        (0, b"k", b"\xff\xfe", ()), (-5, None, b"v", ((b"h", b"\xc3"),)),
+        (2, b"\xe2\x82", None, ((b"a", None), (b"\xff", b"x"))), (1, b"", b"", ()))]
+    log = tmp_path / "t-0" / "00000000000000000000.log"
+    log.parent.mkdir()
+    log.write_bytes(raw_batch(-3, recs, base_seq=2**31 - 2, pid=7, epoch=0, last_delta=3)
+                    + raw_batch(10, recs[:2]))
+    for enc in (("utf8", "base64") if mode == "json" else ("utf8",)):
+        ref, fast = _both([log], mode, enc, **kw)
+        assert fast == ref
