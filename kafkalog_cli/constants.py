@@ -83,3 +83,15 @@ DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024
 #: size is decoded in one go; a larger one is streamed, so memory stays a few chunks (plus
 #: the one record being read) whatever the block's size.
 DECODE_CHUNK_BYTES = 1024 * 1024
+
+#: ``{decoder name: topic}``: the names of DumpLogSegments' decoder flags
+#: (``--offsets-decoder`` is ``"offsets"``), in the order Kafka's tool prefers them when
+#: several are given. (Here, not in :mod:`~kafkalog_cli.decoders`, so that commands can
+#: validate the names without importing every decoder.)
+DECODER_NAMES = {
+    "offsets": "__consumer_offsets",
+    "transaction-log": "__transaction_state",
+    "cluster-metadata": "__cluster_metadata",
+    "remote-log-metadata": "__remote_log_metadata",
+    "share-group-state": "__share_group_state",
+}

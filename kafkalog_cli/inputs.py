@@ -44,6 +44,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import repeat
+from operator import itemgetter
 from typing import NamedTuple
 
 from .constants import INT32_MAX, INT64_MAX, NO_TIMESTAMP
@@ -51,6 +52,8 @@ from .errors import (
     InputError,
     InvalidArgumentError,
 )
+
+_FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 
 # 1 MiB: 4 MiB buffers cost page faults and cache misses (read + split ~2x slower)
 CHUNK_BYTES = 1 << 20
@@ -74,6 +77,58 @@ class InputRecord(NamedTuple):
     value: bytes | None
     headers: tuple
     partition: int | None
+
+
+class ColumnsChunk:
+    r"""A chunk of records as columns, one list per :class:`InputRecord` field: the
+    columnar path of keyed lines and of JSON Lines with keys, headers or timestamps
+    (batches are sized and encoded column by column, with no tuple per record). A column
+    that is None holds the field's default for every record: no timestamp of its own, no
+    key, no headers (``()``), no partition of its own. As a sequence it reads as the
+    :class:`InputRecord`\ s it holds.
+
+    Attributes:
+        lines: the input line number of each record (a list or a ``range``).
+        timestamps: ms (or None entries), or None.
+        keys / values: bytes or None entries (``values`` is always a list).
+        headers: tuples of ``(str, bytes | None)`` pairs, or None.
+        partitions: partition ids (or None entries), or None.
+    """
+
+    __slots__ = ("lines", "timestamps", "keys", "values", "headers", "partitions")
+
+    def __init__(self, lines, values: list, *, keys=None, timestamps=None, headers=None,
+                 partitions=None):
+        self.lines = lines
+        self.values = values
+        self.keys = keys
+        self.timestamps = timestamps
+        self.headers = headers
+        self.partitions = partitions
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def records(self) -> list[InputRecord]:
+        """The chunk as :class:`InputRecord` tuples."""
+        n = len(self.values)
+        return list(map(tuple.__new__, repeat(InputRecord), zip(
+            self.lines, self.timestamps or repeat(None, n), self.keys or repeat(None, n),
+            self.values, self.headers or repeat((), n), self.partitions or repeat(None, n),
+            strict=False)))
+
+    def __iter__(self):
+        return iter(self.records())
+
+    def __getitem__(self, i):
+        return self.records()[i]
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, ColumnsChunk):
+            other = other.records()
+        return isinstance(other, list) and self.records() == other
+
+    __hash__ = None
 
 
 def read_chunks(stream, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, list[bytes]]]:
@@ -111,13 +166,14 @@ def lines_records(stream, source: str, *, parse_key: bool = False,
         if not parse_key:
             yield ValuesChunk(lines, first)
             continue
-        # column by column: partition every line, then one zip into records
-        keys, seps, vals = zip(*map(bytes.partition, lines, repeat(key_separator)),
-                               strict=True)
+        # column by column: partition every line, then pick each part with C-level maps
+        parts = list(map(bytes.partition, lines, repeat(key_separator)))
+        seps = list(map(_SECOND, parts))
         bad = seps.index(b"") if b"" in seps else len(lines)
-        yield list(map(tuple.__new__, repeat(InputRecord),
-                       zip(range(first, first + bad), repeat(None), keys, vals, repeat(()),
-                           repeat(None), strict=False)))
+        if bad < len(lines):
+            parts = parts[:bad]
+        yield ColumnsChunk(range(first, first + bad), list(map(_THIRD, parts)),
+                           keys=list(map(_FIRST, parts)))
         if bad < len(lines):
             ln = lines[bad]
             raise InputError(f"No key separator found on line number {first + bad}: "
@@ -427,8 +483,8 @@ def _in_range(col: list, lo: int, hi: int) -> bool:
     return not col or (lo <= min(col) and max(col) <= hi)
 
 
-def _columnar(objs: list, lines, keep_partition: bool) -> list | None:
-    """The records of parsed JSON objects column by column (C-level maps), when every
+def _columnar(objs: list, lines, keep_partition: bool) -> ColumnsChunk | None:
+    """The records of parsed JSON objects as columns (C-level maps), when every
     field is of the usual type: strings or null for key/value, an object of strings or
     nulls for headers, integers or null for timestamp/partition, no encodings and nothing
     to skip. None otherwise: the caller then goes record by record (and names a bad
@@ -451,16 +507,16 @@ def _columnar(objs: list, lines, keep_partition: bool) -> list | None:
             (ts is not None and not _in_range(ts, 0, INT64_MAX)):
         return None  # the record path names the line (or takes NO_TIMESTAMP)
     try:
-        ks = repeat(None, n) if ks is None else _utf8_column(ks)
-        vs = repeat(None, n) if vs is None else _utf8_column(vs)
-        hs = repeat((), n) if hs is None else _headers_column(hs)
+        ks = None if ks is None else _utf8_column(ks)
+        vs = [None] * n if vs is None else _utf8_column(vs)
+        if hs is not None:
+            hs = _headers_column(hs)
+            if hs is None:
+                return None
     except ValueError:  # not encodable (lone surrogates)
         return None
-    if hs is None:
-        return None
-    return list(map(tuple.__new__, repeat(InputRecord),
-                    zip(lines, ts or repeat(None), ks, vs, hs, ps or repeat(None),
-                        strict=False)))
+    return ColumnsChunk(lines if type(lines) is range else list(lines), vs, keys=ks,
+                        timestamps=ts, headers=hs, partitions=ps)
 
 
 def _encoding_of(obj: dict, name: str, default: str) -> str:
@@ -622,7 +678,8 @@ def jsonl_records(stream, source: str, *, value_encoding: str = "utf8",
                     yield ValuesChunk(encoded, first)
                     continue
         if objs is not None and value_encoding == "utf8":
-            recs = _columnar(objs, map(first.__add__, idx), keep_partition)
+            recs = _columnar(objs, range(first, first + len(idx)) if type(idx) is range
+                             else map(first.__add__, idx), keep_partition)
             if recs is not None:
                 yield recs
                 continue

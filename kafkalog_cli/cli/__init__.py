@@ -1,9 +1,35 @@
 """The command line. :func:`main` is the console script: ``kafkalog --version`` answers
-without importing Typer or any command (it is the one call scripts make in a loop)."""
+without importing Typer or any command (it is the one call scripts make in a loop), and a
+command line naming a command imports that command's module only (its options; the
+library it calls is imported when it runs). Anything else (``--help``, no command, an
+unknown one, completion) loads every command."""
 
 from __future__ import annotations
 
 import sys
+
+#: command name -> its module under ``commands/`` (a test keeps this equal to the commands
+#: :mod:`.app` registers)
+COMMANDS = {
+    "audit": "audit",
+    "describe": "describe",
+    "dump-segment": "dump_segment",
+    "export": "export",
+    "produce": "produce",
+    "read": "read",
+    "recover": "recover",
+    "serve": "serve",
+    "verify-index": "verify_index",
+}
+
+
+def _named_command(args: list[str]) -> str | None:
+    """The command the arguments name, when it comes first (after ``--debug``)."""
+    for a in args:
+        if a == "--debug":
+            continue
+        return COMMANDS.get(a)
+    return None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -20,6 +46,12 @@ def main(argv: list[str] | None = None) -> None:
 
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
-    from .app import main as app_main
+    module = _named_command(args)
+    if module is None:
+        from .app import main as app_main
+    else:
+        from importlib import import_module
 
+        import_module(f".commands.{module}", __name__)
+        from .root import main as app_main
     app_main(argv)

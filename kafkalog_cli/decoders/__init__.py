@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from ..constants import DECODER_NAMES
 from ..schema.messages import Field, Message
 from .cluster_metadata import ClusterMetadataDecoder, control_text, decode_control_record
 from .consumer_offsets import ConsumerOffsetsDecoder
@@ -53,17 +54,6 @@ __all__ = [
 _DECODERS = {cls.topic: cls for cls in (
     ConsumerOffsetsDecoder, TransactionLogDecoder, ShareGroupStateDecoder,
     ClusterMetadataDecoder, RemoteLogMetadataDecoder)}
-
-#: ``{decoder name: topic}``: the names of DumpLogSegments' decoder flags
-#: (``--offsets-decoder`` is ``"offsets"``), in the order Kafka's tool prefers them when
-#: several are given.
-DECODER_NAMES = {
-    "offsets": "__consumer_offsets",
-    "transaction-log": "__transaction_state",
-    "cluster-metadata": "__cluster_metadata",
-    "remote-log-metadata": "__remote_log_metadata",
-    "share-group-state": "__share_group_state",
-}
 
 _PARTITION_SUFFIX = re.compile(r"-\d+$")
 

@@ -13,6 +13,7 @@ import struct
 import zlib
 from collections.abc import Iterable, Sequence
 from itertools import chain, islice
+from operator import add as _add
 
 import crc32c as _crc32c
 
@@ -74,6 +75,7 @@ _VI_LEN = [len(b) for b in _VI_TABLE]
 # "attributes 0, timestampDelta 0, offsetDelta i" prefixes for the common same-ms case
 _PREFIX0 = [b"\x00\x00" + _VI_TABLE[i + 1] for i in range(4096)]
 _PREFIX0_LEN = list(map(len, _PREFIX0))
+_PREFIX0_LEN1 = [n + 1 for n in _PREFIX0_LEN]  # and a record's empty header count
 
 
 def encode_records(records: Iterable, base_timestamp: int, start: int = 0
@@ -165,32 +167,52 @@ def _header_section(headers) -> bytes:
     return b"".join(parts)
 
 
-def encode_columns(timestamps: Sequence, keys: Sequence, values: Sequence,
-                   headers: Sequence, base_timestamp: int) -> tuple[bytes, int, int, int]:
+def encode_columns(timestamps: Sequence, keys: Sequence | None, values: Sequence,
+                   headers: Sequence | None, base_timestamp: int
+                   ) -> tuple[bytes, int, int, int]:
     """:func:`encode_records` of records given as columns (same bytes, same result),
-    computed column by column with C-level maps: the hot path of keyed records and records
-    with headers. Headers must be tuples of ``(str, bytes | None)`` pairs (hashable: their
-    encoding is cached)."""
-    n = len(keys)
+    computed column by column with C-level maps, no Python code per record: the hot path
+    of keyed records and records with headers. Headers must be tuples of
+    ``(str, bytes | None)`` pairs (hashable: their encoding is cached). ``keys`` None:
+    every key is null; ``headers`` None: no record has headers."""
+    n = len(values)
+    if keys is None:
+        keys = [None] * n
+    no_headers = headers is None
+    if no_headers:
+        headers = [()] * n
     if n == 0 or n > 4096:
         return encode_records(zip(timestamps, keys, values, headers, strict=True),
                               base_timestamp)
+    if no_headers and timestamps.count(base_timestamp) == n:
+        block = _encode_keyed_cached(keys, values, n)
+        if block is not None:
+            if base_timestamp <= NO_TIMESTAMP:
+                return block, n, NO_TIMESTAMP, -1
+            return block, n, base_timestamp, 0
     col = _null_column(keys)
     col2 = _null_column(values) if col is not None else None
-    hb = _header_column(headers) if col2 is not None else None
-    if hb is None:
+    hb = None
+    if col2 is not None and not no_headers:
+        hb = _header_column(headers)
+        if hb is None:  # unhashable headers
+            col2 = None
+    if col2 is None:
         return encode_records(zip(timestamps, keys, values, headers, strict=True),
                               base_timestamp)
-    klb, kfield, klen = col
-    vlb, vfield, vlen = col2
+    klb, kfield, ksize = col
+    vlb, vfield, vsize = col2
     if timestamps.count(base_timestamp) == n:
         prefix = _PREFIX0[:n]
-        plen = _PREFIX0_LEN[:n]
+        plen = _PREFIX0_LEN1[:n] if hb is None else _PREFIX0_LEN[:n]
     else:
         prefix = [b"\x00" + _vl(t - base_timestamp) + _vi(i) for i, t in enumerate(timestamps)]
-        plen = list(map(len, prefix))
-    lengths = list(map(sum, zip(plen, map(len, klb), klen, map(len, vlb), vlen, map(len, hb),
-                                strict=True)))
+        plen = [len(p) + (hb is None) for p in prefix]
+    # body length: prefix + key field + value field + header section (1 byte when there
+    # are none, counted in plen), in C-level adds
+    lengths = list(map(_add, map(_add, plen, ksize), vsize))
+    if hb is not None:
+        lengths = list(map(_add, lengths, map(len, hb)))
     if max(lengths) >= 16384:
         return encode_records(zip(timestamps, keys, values, headers, strict=True),
                               base_timestamp)
@@ -201,11 +223,15 @@ def encode_columns(timestamps: Sequence, keys: Sequence, values: Sequence,
     out[3::7] = kfield
     out[4::7] = vlb
     out[5::7] = vfield
-    out[6::7] = hb
+    out[6::7] = hb if hb is not None else _ZEROS[:n]
     max_ts = max(timestamps)
     if max_ts <= NO_TIMESTAMP:
         return b"".join(out), n, NO_TIMESTAMP, -1
     return b"".join(out), n, max_ts, timestamps.index(max_ts)
+
+
+#: b"\x00" (a record's empty header count) n times
+_ZEROS = [b"\x00"] * 4096
 
 
 def _header_column(headers: Sequence) -> list | None:
@@ -231,19 +257,28 @@ def _header_column(headers: Sequence) -> list | None:
 
 
 def _null_column(col: Sequence) -> tuple[list, Sequence, list] | None:
-    """(varint length prefixes, fields with null as b"", their byte counts) of a key or
-    value column; None when a field is too large for the precomputed varints."""
+    """(varint length prefixes, fields with null as b"", the bytes of each prefix and
+    field together) of a key or value column; None when a field is too large for the
+    precomputed varints."""
     if None in col:
         lens = [-1 if x is None else len(x) for x in col]
-        col = [b"" if x is None else x for x in col]
         if max(lens) >= 16000:
             return None
-        return (list(map(_VT.__getitem__, map((64).__add__, lens))), col,
-                [0 if x < 0 else x for x in lens])
+        col = [b"" if x is None else x for x in col]
+        idx = list(map((64).__add__, lens))
+        return list(map(_VT.__getitem__, idx)), col, list(map(_VF.__getitem__, idx))
     lens = list(map(len, col))
     if max(lens) >= 16000:
         return None
-    return list(map(_VT.__getitem__, map((64).__add__, lens))), col, lens
+    return list(map(_VTN.__getitem__, lens)), col, list(map(_VFN.__getitem__, lens))
+
+
+#: bytes of a length-prefixed field of n bytes (varint(n) + n), indexed by n + 64; a null
+#: field (n = -1) is its one varint byte
+_VF = [len(_VT[i]) + max(i + _VT_LO, 0) for i in range(len(_VT))]
+#: the same two tables indexed by n >= 0 itself
+_VTN = _VT[-_VT_LO:]
+_VFN = _VF[-_VT_LO:]
 
 
 # Record i of a keyless, header-less batch at timestamp delta 0 with an n-byte value is
@@ -310,6 +345,55 @@ def _encode_values_cached(values: Sequence, n: int) -> bytes | None:
     out: list = [None] * (2 * n)
     out[0::2] = heads
     out[1::2] = values
+    out[0] = heads[0][1:]
+    out.append(b"\x00")
+    return b"".join(out)
+
+
+# The same for keyed, header-less records at timestamp delta 0: record i is
+# ``varint(length) 00 00 varint(i) varint(k) <key> varint(n) <value> 00``, and all before
+# the key depends only on (i, k, n). Heads (with the previous record's trailing 00 in
+# front) are cached per (key length, value length), bounded as _HEADS.
+_KHEADS: dict[int, list[bytes]] = {}
+_kheads_cached = 0
+
+
+def _build_kheads(k: int, n: int, count: int) -> list[bytes]:
+    kl, vl = _VI_TABLE[k + 1], _VI_TABLE[n + 1]
+    rest = len(kl) + k + len(vl) + n + 1
+    return [_Z_VI[len(p) + rest] + p + kl for p in _PREFIX0[:count]]
+
+
+def _encode_keyed_cached(keys: Sequence, values: Sequence, n: int) -> bytes | None:
+    """The records block of non-null keys and values, no headers, one timestamp; None
+    when the cache cannot serve it (nulls, long fields, too many new length pairs)."""
+    global _kheads_cached
+    try:
+        klens = list(map(len, keys))
+        vlens = list(map(len, values))
+    except TypeError:  # a null
+        return None
+    if max(klens) >= _HEADS_MAX_LEN or max(vlens) >= _HEADS_MAX_LEN:
+        return None
+    pairs = list(map(_add, map((1 << 16).__mul__, klens), vlens))
+    try:
+        heads = list(map(list.__getitem__, map(_KHEADS.__getitem__, pairs), range(n)))
+    except (KeyError, IndexError):
+        count = 128
+        while count < n:
+            count <<= 1
+        todo = [p for p in set(pairs) if len(_KHEADS.get(p, ())) < n]
+        if len(todo) > _HEADS_NEW or _kheads_cached + count * len(todo) > _HEADS_MAX:
+            return None
+        for p in todo:
+            _KHEADS[p] = _build_kheads(p >> 16, p & 0xFFFF, count)
+            _kheads_cached += count
+        heads = list(map(list.__getitem__, map(_KHEADS.__getitem__, pairs), range(n)))
+    out: list = [None] * (4 * n)
+    out[0::4] = heads
+    out[1::4] = keys
+    out[2::4] = map(_VTN.__getitem__, vlens)
+    out[3::4] = values
     out[0] = heads[0][1:]
     out.append(b"\x00")
     return b"".join(out)

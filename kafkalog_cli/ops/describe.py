@@ -53,7 +53,6 @@ from ..constants import (
     TXN_INDEX_ENTRY_SIZE,
     TXN_INDEX_FILE_SUFFIX,
 )
-from ..decoders.summary import summary_for_topic
 from ..errors import KafkalogError, NotAKafkaFileError, UnreadableError
 from ..format.records import FileRecords, RecordBatch
 from ..storage.checkpoints import java_int, read_leader_epoch_checkpoint, read_offset_checkpoint
@@ -378,7 +377,11 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
             except OSError:
                 pass
     next_offset = None
-    summary = summary_for_topic(tp.topic)
+    summary = None
+    if tp.topic.startswith("__"):  # Kafka's internal topics; the decoders load only for them
+        from ..decoders.summary import summary_for_topic
+
+        summary = summary_for_topic(tp.topic)
     for base in bases:
         path = kids[f"{base:020d}{LOG_FILE_SUFFIX}"]
         try:

@@ -50,7 +50,7 @@ from ..errors import (
 )
 from ..format import compression
 from ..format.builder import assemble_batch, encode_columns, encode_records, encode_values
-from ..inputs import ENCODINGS, LineReaderConfig, ValuesChunk
+from ..inputs import ENCODINGS, ColumnsChunk, LineReaderConfig, ValuesChunk
 from ..storage.checkpoints import read_leader_epoch_checkpoint
 from ..storage.clock import SYSTEM, Clock
 from ..storage.config import LogConfig, topic_config
@@ -287,6 +287,64 @@ def _header_estimates(hdrs) -> list[int]:
     return out
 
 
+def _field_sizes(col) -> list[int]:
+    """Byte counts of a key or value column, 0 for null."""
+    try:
+        return list(map(len, col))
+    except TypeError:  # a null
+        return [0 if x is None else len(x) for x in col]
+
+
+_NO_HEADERS = [()] * 4096
+
+
+class _ColumnsView:
+    """A ColumnsChunk as :meth:`_Batcher._split` slices it: ``view[a:b]`` is the span."""
+
+    __slots__ = ("chunk",)
+
+    def __init__(self, chunk: ColumnsChunk):
+        self.chunk = chunk
+
+    def __len__(self) -> int:
+        return len(self.chunk)
+
+    def __getitem__(self, span: slice):
+        return self.chunk, span
+
+
+class _PendingColumns:
+    """The pending batch of the columnar path: spans of chunks, concatenated column by
+    column (``len`` counts records)."""
+
+    __slots__ = ("timestamps", "keys", "values", "headers")
+
+    def __init__(self):
+        self.values: list = []
+        self.timestamps: list | None = None
+        self.keys: list | None = None
+        self.headers: list | None = None
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def extend(self, item) -> None:
+        chunk, span = item
+        before = len(self.values)
+        self.values += chunk.values[span]
+        for name in ("timestamps", "keys", "headers"):
+            col = getattr(chunk, name)
+            mine = getattr(self, name)
+            if col is None:
+                if mine is not None:
+                    mine += [() if name == "headers" else None] * (len(self.values) - before)
+                continue
+            if mine is None:
+                mine = [() if name == "headers" else None] * before
+                setattr(self, name, mine)
+            mine += col[span]
+
+
 class _Batcher:
     """Accumulates one partition's records and appends them batch by batch: each batch
     is built, compressed, assembled (producer sequence, CRC) and appended before the next
@@ -309,6 +367,17 @@ class _Batcher:
         self.failed_records = 0  # records of the batch whose append raised
         self.created = False  # this run created the partition directory
         self.leader_epoch = _leader_epoch_for(log, opts)
+
+    def _pending_for(self, *, columns: bool, values: bool) -> None:
+        """Flush a pending batch of another kind (values, records, columns) and start
+        the kind asked for."""
+        pending = self.pending
+        if pending and (isinstance(pending, _PendingColumns) != columns
+                        or self.pending_values != values):
+            self.flush()
+        self.pending_values = values
+        if not self.pending:
+            self.pending = _PendingColumns() if columns else []
 
     def _split(self, items: list, acc: list, flush: Callable[[], None]) -> None:
         """Greedy batching as the Java producer's accumulator: ``items`` go into the
@@ -339,9 +408,7 @@ class _Batcher:
         """Plain values (a ValuesChunk): batch boundaries found with C-level sums."""
         from itertools import accumulate
 
-        if self.pending and not self.pending_values:
-            self.flush()
-        self.pending_values = True
+        self._pending_for(columns=False, values=True)
         acc = list(accumulate(map(_RECORD_OVERHEAD.__add__, map(len, values)), initial=0))
         self._split(values, acc, self.flush_values)
 
@@ -352,14 +419,28 @@ class _Batcher:
         if vals:
             self.append_values(vals)
 
+    def add_columns(self, chunk: ColumnsChunk) -> None:
+        """Records as columns (a ColumnsChunk without partitions of its own): sized,
+        batched and encoded column by column, with no tuple per record."""
+        from itertools import accumulate
+
+        if not chunk:
+            return
+        self._pending_for(columns=True, values=False)
+        sizes = _field_sizes(chunk.values)
+        if chunk.keys is not None:
+            sizes = list(map(int.__add__, sizes, _field_sizes(chunk.keys)))
+        if chunk.headers is not None and any(chunk.headers):
+            sizes = list(map(int.__add__, sizes, _header_estimates(chunk.headers)))
+        acc = list(accumulate(map(_RECORD_OVERHEAD.__add__, sizes), initial=0))
+        self._split(_ColumnsView(chunk), acc, self.flush)
+
     def add(self, recs: list) -> None:
         from itertools import accumulate
 
         if not recs:
             return
-        if self.pending_values and self.pending:
-            self.flush_values()
-        self.pending_values = False
+        self._pending_for(columns=False, values=False)
         _, _, keys, vals, hdrs, _ = zip(*recs, strict=True)
         sizes = [_RECORD_OVERHEAD + (0 if k is None else len(k)) + (0 if v is None else len(v))
                  for k, v in zip(keys, vals, strict=True)]
@@ -374,9 +455,12 @@ class _Batcher:
         recs = self.pending
         if not recs:
             return
-        self.pending = []
+        self.pending = _PendingColumns() if isinstance(recs, _PendingColumns) else []
         self.pending_bytes = 0
-        self.append(recs)
+        if isinstance(recs, _PendingColumns):
+            self.append_columns(recs.timestamps, recs.keys, recs.values, recs.headers)
+        else:
+            self.append(recs)
 
     def append_values(self, values: list) -> None:
         now = self.clock.milliseconds()
@@ -385,13 +469,25 @@ class _Batcher:
                            RecordsSummary(ts, ts, 0, False))
 
     def append(self, recs: list) -> None:
+        _, tss, keys, vals, hdrs, _ = zip(*recs, strict=True)
+        self.append_columns(tss, keys, vals, hdrs)
+
+    def append_columns(self, tss, keys, vals, hdrs) -> None:
+        """Append one batch of records given as columns: timestamps (None entries: the
+        default; the column None: all default), keys (None: all null), values, headers
+        (None: none)."""
         opts = self.opts
         now = self.clock.milliseconds()
         default_ts = opts.timestamp if opts.timestamp is not None else now
-        n = len(recs)
-        _, tss, keys, vals, hdrs, _ = zip(*recs, strict=True)
-        if None in tss:
+        n = len(vals)
+        if tss is None:
+            tss = [default_ts] * n
+        elif None in tss:
             tss = [default_ts if t is None else t for t in tss]
+        if keys is None:
+            keys = [None] * n
+        if hdrs is None:
+            hdrs = _NO_HEADERS[:n] if n <= len(_NO_HEADERS) else [()] * n
         ts = tss[0]
         if ts < 0 and max(tss) - ts > INT64_MAX:
             # --timestamp -1 next to a record at Long.MAX: the delta overflows the varlong
@@ -597,7 +693,10 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
         for chunk in chain((first,), chunks):
             if isinstance(chunk, ValuesChunk):
                 batcher(opts.partition).add_values(chunk)
-            elif list(map(_PARTITION_OF, chunk)).count(None) != len(chunk):
+            elif isinstance(chunk, ColumnsChunk) and (
+                    chunk.partitions is None or chunk.partitions.count(None) == len(chunk)):
+                batcher(opts.partition).add_columns(chunk)
+            elif list(map(_PARTITION_OF, chunk := _records(chunk))).count(None) != len(chunk):
                 groups: dict[int, list] = {}
                 for r in chunk:
                     groups.setdefault(opts.partition if r[5] is None else r[5], []).append(r)
@@ -652,6 +751,11 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
             failure.result = result
         raise failure
     return result
+
+
+def _records(chunk) -> list:
+    """A chunk as a list of InputRecords (a ColumnsChunk with partitions of its own)."""
+    return chunk.records() if isinstance(chunk, ColumnsChunk) else chunk
 
 
 def _leader_epoch_for(log: UnifiedLog, opts: ProduceOptions) -> int:

@@ -40,10 +40,10 @@ from typing import Any
 
 from ..constants import (
     CONTROL_FLAG_MASK,
+    DECODER_NAMES,
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     TRANSACTIONAL_FLAG_MASK,
 )
-from ..decoders import DECODER_NAMES
 from ..errors import (
     InvalidArgumentError,
     NotAKafkaFileError,
@@ -318,11 +318,13 @@ def decoder_for(topic: str, decode: str = DECODE_AUTO):
     Raises:
         InvalidArgumentError: an unknown ``decode`` value.
     """
-    from ..decoders import decoder_for_name, decoder_for_topic
-
     _check_decode(decode)
     if decode == DECODE_NONE:
         return None
+    if decode == DECODE_AUTO and not topic.startswith("__"):
+        return None  # not an internal topic: the decoders are not even imported
+    from ..decoders import decoder_for_name, decoder_for_topic
+
     if decode == DECODE_AUTO:
         return decoder_for_topic(topic)
     return decoder_for_name(decode)

@@ -93,6 +93,58 @@ def kafka_record_line(ev: dict, skip_metadata: bool, text=_value_text) -> str:
     return "".join(parts)
 
 
+def _sequences(batch, records) -> list | None:
+    """Each record's sequence (DefaultRecord.sequence), or None when the batch has none
+    (every record's is -1)."""
+    base_seq = batch.base_sequence
+    if base_seq < 0:
+        return None
+    base = batch.base_offset
+    seq = batch.record_sequence
+    return [seq(r[0] - base) for r in records]
+
+
+def kafka_record_lines(ev: dict, skip_metadata: bool, with_data: bool) -> str:
+    """The record lines of a ``records`` event (several records of one v2 batch, no
+    control records, no decoder), each as :func:`kafka_record_line` writes it, joined
+    with their newlines: one string per block, formatted without a dict per record."""
+    batch = ev["batch"]
+    records = ev["records"]
+    seqs = _sequences(batch, records)
+    ts_type = batch.timestamp_type
+    text = java_string
+    out = []
+    put = out.append
+    for i, (off, ts, key, value, headers) in enumerate(records):
+        if skip_metadata:
+            line = ""
+            prefix = "| "
+        else:
+            line = (f"| offset: {off} {ts_type}: {ts} "
+                    f"keySize: {-1 if key is None else len(key)} "
+                    f"valueSize: {-1 if value is None else len(value)} "
+                    f"sequence: {-1 if seqs is None else seqs[i]} "
+                    f"headerKeys: [{','.join([h[0] for h in headers]) if headers else ''}]")
+            prefix = " "
+        if with_data:
+            if key is not None:
+                try:  # well-formed UTF-8 reads the same in Python and Java
+                    k = key.decode()
+                except UnicodeDecodeError:
+                    k = text(key)
+                line += f"{prefix}key: {k}"
+                prefix = " "
+            if value is not None:
+                try:
+                    v = value.decode()
+                except UnicodeDecodeError:
+                    v = text(value)
+                line += f"{prefix}payload: {v}"
+        put(line)
+    put("")
+    return "\n".join(out)
+
+
 def _optional_long(v) -> str:
     """A Java OptionalLong's toString."""
     return "OptionalLong.empty" if v is None else f"OptionalLong[{v}]"
@@ -120,15 +172,19 @@ def kafka_txn_index_line(ev: dict) -> str:
 
 
 def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
-                out=None, err=None) -> int:
-    """Write the Kafka tool's text; returns the number of diagnostics written to stderr."""
+                with_data: bool = False, out=None, err=None) -> int:
+    """Write the Kafka tool's text; returns the number of diagnostics written to stderr.
+    ``with_data``: the dump printed data (``--print-data-log``), for ``records`` events
+    (``record`` events carry it themselves)."""
     out = out or sys.stdout
     err = err or sys.stderr
     w = out.write
     n_diag = 0
     for ev in events:
         t = ev["type"]
-        if t == "record":
+        if t == "records":
+            w(kafka_record_lines(ev, skip_record_metadata, with_data))
+        elif t == "record":
             w(kafka_record_line(ev, skip_record_metadata) + "\n")
         elif t == "batch":
             w(kafka_batch_line(ev) + "\n")
@@ -209,14 +265,78 @@ def json_event(ev: dict, encoding: str) -> dict:
     return o
 
 
-def write_json(events: Iterable[dict], *, encoding: str = "utf8", out=None, err=None) -> int:
-    """Write JSON Lines (diagnostics go to stderr as text); returns diagnostics count."""
+_encode_basestring = json.encoder.encode_basestring  # what ensure_ascii=False writes
+
+
+def _json_bytes(data, encoding: str) -> tuple[str, str | None]:
+    """A key, value or header value as JSON text and its ``...Encoding`` label."""
+    if data is None:
+        return "null", None
+    text, label = encode_bytes(data, encoding)
+    return _encode_basestring(text), label
+
+
+def json_record_lines(ev: dict, encoding: str, with_data: bool) -> str:
+    """The JSON Lines of a ``records`` event, each the text ``json_event`` gives for the
+    record (same keys in the same order), built from per-field templates with no dict
+    per record; joined with their newlines."""
+    batch = ev["batch"]
+    records = ev["records"]
+    seqs = _sequences(batch, records)
+    out = []
+    put = out.append
+    estr = _encode_basestring
+    utf8 = encoding == "utf8"
+    for i, (off, ts, key, value, headers) in enumerate(records):
+        head = (f'{{"type":"record","offset":{off},"timestamp":{ts},'
+                f'"keySize":{-1 if key is None else len(key)},'
+                f'"valueSize":{-1 if value is None else len(value)},'
+                f'"sequence":{-1 if seqs is None else seqs[i]},"headerKeys":'
+                f'[{",".join([estr(h[0]) for h in headers]) if headers else ""}]')
+        if not with_data:
+            put(head + "}")
+            continue
+        klabel = vlabel = None
+        try:
+            if not utf8:
+                raise UnicodeDecodeError("", b"", 0, 0, "")
+            ktext = "null" if key is None else estr(key.decode())
+            vtext = "null" if value is None else estr(value.decode())
+        except UnicodeDecodeError:
+            ktext, klabel = _json_bytes(key, encoding)
+            vtext, vlabel = _json_bytes(value, encoding)
+        if headers:
+            hs = []
+            for hk, hv in headers:
+                htext, hlabel = _json_bytes(hv, encoding)
+                hs.append(f'{{"key":{estr(hk)},"value":{htext}'
+                          + (f',"valueEncoding":"{hlabel}"}}' if hlabel else "}"))
+            htext = "[" + ",".join(hs) + "]"
+        else:
+            htext = "[]"
+        line = f'{head},"key":{ktext},"value":{vtext},"headers":{htext}'
+        if klabel:
+            line += f',"keyEncoding":"{klabel}"'
+        if vlabel:
+            line += f',"valueEncoding":"{vlabel}"'
+        put(line + "}")
+    put("")
+    return "\n".join(out)
+
+
+def write_json(events: Iterable[dict], *, encoding: str = "utf8", with_data: bool = False,
+               out=None, err=None) -> int:
+    """Write JSON Lines (diagnostics go to stderr as text); returns diagnostics count.
+    ``with_data``: as :func:`write_kafka`'s."""
     out = out or sys.stdout
     err = err or sys.stderr
     w = out.write
     dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
     n_diag = 0
     for ev in events:
+        if ev["type"] == "records":
+            w(json_record_lines(ev, encoding, with_data))
+            continue
         if ev["type"] == "diagnostic":
             out.flush()
             err.write(ev["message"] + "\n")

@@ -161,22 +161,91 @@ def write_console(records: Iterable, cfg: FormatterConfig, out=None, *,
     n = 0
     if escape:
         records = map(escaped, records)
-    for rec in records:
-        w(format_record(rec, cfg))
-        n += 1
+    block: list[bytes] = []
+    try:
+        for rec in records:
+            block.append(format_record(rec, cfg))
+            n += 1
+            if len(block) >= _BLOCK:  # one write per block of lines
+                w(b"".join(block))
+                block = []
+    finally:  # the records before an error are written, as one by one
+        if block:
+            w(b"".join(block))
     out.flush()
     return n
 
 
+def _json_bytes(data, encoding: str, estr) -> tuple[str, str | None]:
+    from ..ops.encoding import encode_bytes
+
+    if data is None:
+        return "null", None
+    text, label = encode_bytes(data, encoding)
+    return estr(text), label
+
+
+def json_line(rec, encoding: str = "utf8") -> str:
+    """``rec.to_dict(encoding)`` as compact JSON text (no newline), built from per-field
+    templates with json's own string encoder: the same keys in the same order, no dict
+    (a decoded record goes through ``to_dict``)."""
+    if rec.decoded is not None:
+        return _DUMPS(rec.to_dict(encoding))
+    estr = _ESTR
+    key, value = rec.key, rec.value
+    klabel = vlabel = None
+    try:
+        if encoding != "utf8":
+            raise UnicodeDecodeError("", b"", 0, 0, "")
+        ktext = "null" if key is None else estr(key.decode())
+        vtext = "null" if value is None else estr(value.decode())
+    except UnicodeDecodeError:
+        ktext, klabel = _json_bytes(key, encoding, estr)
+        vtext, vlabel = _json_bytes(value, encoding, estr)
+    epoch = rec.leader_epoch
+    line = (f'{{"topic":{estr(rec.topic)},"partition":{rec.partition},'
+            f'"offset":{rec.offset},"timestamp":{rec.timestamp},'
+            f'"timestampType":{estr(rec.timestamp_type)},'
+            f'"leaderEpoch":{"null" if epoch is None else epoch},"key":{ktext}')
+    if klabel:
+        line += f',"keyEncoding":"{klabel}"'
+    line += f',"value":{vtext}'
+    if vlabel:
+        line += f',"valueEncoding":"{vlabel}"'
+    if rec.headers:
+        hs = []
+        for hk, hv in rec.headers:
+            htext, hlabel = _json_bytes(hv, encoding, estr)
+            hs.append(f'{{"key":{estr(hk)},"value":{htext}'
+                      + (f',"valueEncoding":"{hlabel}"}}' if hlabel else "}"))
+        return line + ',"headers":[' + ",".join(hs) + "]}"
+    return line + ',"headers":[]}'
+
+
+_DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_ESTR = json.encoder.encode_basestring  # what ensure_ascii=False writes
+#: records written per call: one write per block of lines
+_BLOCK = 1024
+
+
 def write_json(records: Iterable, *, encoding: str = "utf8", out=None) -> int:
-    """JSON Lines, one object per record (see ConsumerRecord.to_dict); returns the
-    count."""
+    """JSON Lines, one object per record (see ConsumerRecord.to_dict, :func:`json_line`),
+    written a block of lines at a time; returns the count."""
     out = out or sys.stdout
-    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
     w = out.write
     n = 0
-    for rec in records:
-        w(dumps(rec.to_dict(encoding)) + "\n")
-        n += 1
+    lines: list[str] = []
+    try:
+        for rec in records:
+            lines.append(json_line(rec, encoding))
+            n += 1
+            if len(lines) >= _BLOCK:
+                lines.append("")
+                w("\n".join(lines))
+                lines = []
+    finally:  # the records before an error are written, as one by one
+        if lines:
+            lines.append("")
+            w("\n".join(lines))
     out.flush()
     return n

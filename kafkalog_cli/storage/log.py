@@ -32,7 +32,6 @@ from ..errors import (
     RecordBatchTooLargeError,
     UnreadableError,
 )
-from ..format.builder import build_control_batch
 from ..format.records import batch_at
 from ..schema.txn_index import AbortedTxn
 from .checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
@@ -60,7 +59,6 @@ from .producer_state import ProducerStateManager
 from .roll import RollParams, random_segment_jitter, roll_reasons
 from .segment import FetchDataInfo, LogSegment, TimestampAndOffset, WritableLogSegment
 from .txn_index import TransactionIndex
-from .validator import validate
 
 logger = logging.getLogger("kafkalog")
 
@@ -557,6 +555,9 @@ class UnifiedLog(Log):
         """
         if self.closed:
             raise IllegalStateError("append to a closed log", file=self.directory)
+        # imported on the first append: crc32c and the builder cost readers ~50 ms
+        from .validator import validate
+
         return validate(records, offset=self.log_end_offset,
                         now=self.clock.milliseconds(), config=self.config,
                         partition_leader_epoch=leader_epoch, origin=origin,
@@ -643,6 +644,9 @@ class UnifiedLog(Log):
             TransactionCoordinatorFencedError: ``coordinator_epoch`` is below the one of
                 the producer's last marker (nothing is written).
         """
+        # imported here: the builder's tables cost readers ~30 ms of start-up
+        from ..format.builder import build_control_batch
+
         batch = build_control_batch(1 if commit else 0, timestamp=self.clock.milliseconds(),
                                     producer_id=producer_id, producer_epoch=producer_epoch,
                                     coordinator_epoch=coordinator_epoch)

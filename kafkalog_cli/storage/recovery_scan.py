@@ -37,8 +37,6 @@ import zlib
 from dataclasses import dataclass, field
 from itertools import count
 
-import crc32c as _crc32c
-
 from ..constants import INT32_MAX, INT64_MAX, NO_TIMESTAMP
 from ..format.records import offset_overflow
 from ..schema.legacy import CRC_OFFSET as LEGACY_CRC_OFFSET
@@ -187,7 +185,7 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
     producers = out.producer_batches
     os_unpack = _OFFSET_SIZE.unpack_from
     fast_unpack = _V2_FAST.unpack_from
-    crc32c = _crc32c.crc32c
+    from crc32c import crc32c  # on first use: its import costs ~25 ms at start-up
     crc32 = zlib.crc32
     off_pack = _OFF_ENTRY.pack
     time_pack = _TIME_ENTRY.pack

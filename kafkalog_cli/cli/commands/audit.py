@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from ..app import app
 from ..options import MAX_DECOMPRESSED_DEFAULT, MaxDecompressedOpt, OutputOpt, Paths
 from ..output import emit_and_exit
+from ..root import app
 from .export import Engine, EngineOpt, MasterOpt, VerboseOpt
 
 

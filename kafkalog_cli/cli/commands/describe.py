@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..app import app
 from ..options import OutputOpt, Paths
 from ..output import emit_and_exit
+from ..root import app
 
 
 @app.command("describe")

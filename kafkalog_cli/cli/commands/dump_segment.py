@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from ..app import app
 from ..options import (
     MAX_DECOMPRESSED_DEFAULT,
     ClusterMetadataDecoderOpt,
@@ -20,6 +19,7 @@ from ..options import (
     TransactionLogDecoderOpt,
     chosen_decoder,
 )
+from ..root import app
 
 
 @app.command("dump-segment")
@@ -134,15 +134,19 @@ def dump_segment(
     findings = DumpFindings()
     if output is None:
         output = DumpOutput.text if sys.stdout.isatty() else DumpOutput.kafka
+    # kafka text and JSON Lines take a batch's records as blocks (no dict per record)
+    opts.record_blocks = output is not DumpOutput.text
     with byte_progress("dump-segment", lambda: log_bytes(targets),
                        streams_stdout=True) as advance:
         events = findings.watch(dump(targets, opts))
         if advance is not None:
             events = _advancing(events, advance)
         if output is DumpOutput.json:
-            render.write_json(events, encoding=data_encoding.value)
+            render.write_json(events, encoding=data_encoding.value,
+                              with_data=opts.print_data_log)
         elif output is DumpOutput.kafka:
-            render.write_kafka(events, skip_record_metadata=skip_record_metadata)
+            render.write_kafka(events, skip_record_metadata=skip_record_metadata,
+                               with_data=opts.print_data_log)
         else:
             render.write_rich(events, skip_record_metadata=skip_record_metadata)
     render.report_findings(findings)

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from ..app import app
 from ..options import (
     MAX_DECOMPRESSED_DEFAULT,
     IsolationLevel,
@@ -16,6 +15,7 @@ from ..options import (
     Paths,
 )
 from ..output import emit_and_exit
+from ..root import app
 
 
 class ExportFormat(str, Enum):

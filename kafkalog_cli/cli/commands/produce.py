@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from ..app import app
 from ..options import DataEncoding, OutputOpt
+from ..root import app
 
 
 class InputFormat(str, Enum):

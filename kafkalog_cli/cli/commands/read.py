@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from ..app import app
 from ..options import (
     MAX_DECOMPRESSED_DEFAULT,
     ClusterMetadataDecoderOpt,
@@ -21,6 +20,7 @@ from ..options import (
     TransactionLogDecoderOpt,
     chosen_decoder,
 )
+from ..root import app
 
 
 @app.command("read")

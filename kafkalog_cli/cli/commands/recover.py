@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from ..app import app
 from ..options import OutputOpt
 from ..output import emit_and_exit
+from ..root import app
 
 
 @app.command("recover")

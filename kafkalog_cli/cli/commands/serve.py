@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..app import app
+from ..root import app
 
 
 @app.command("serve")

@@ -1,0 +1,609 @@
+"""Every benchmark against its peers, interleaved in one run, in one table of CPU-time ratios.
+
+Each row is one job done by kafkalog and by its peers on the same data: kafka-python (pure
+Python), aiokafka's C reader and builder (``aiokafka.record._crecords``), and pyarrow
+scripts. Every round runs every implementation of every row once, in turn, so load on the
+shared machine hits them alike; the best round counts. Times are CPU seconds
+(``time.process_time`` in process; the children's user + system time from ``getrusage``
+for subprocesses: interpreter start-up included, as a user pays it). The ratio is the
+peer's CPU time over kafkalog's: above 1, kafkalog is faster.
+
+Rows (the data is built by kafka-python's builder, deterministic, into
+``benchmarks/data/``, gitignored):
+
+* ``decode``/``scan`` of 1-record and 100-record batches, uncompressed and per codec
+  (the operations of ``read_bench.py``);
+* building 100-record batches, values only and compressed (``produce_bench.py``'s
+  builders);
+* ``produce`` into a fresh log directory, in process: lines, ``--parse-key`` lines, JSONL
+  with keys and headers, and lines per codec, against a kafka-python script (and one on
+  aiokafka's C builder for the codecs) that parses the same file, builds the same batches
+  and writes them to a file with an fsync;
+* ``dump-segment --print-data-log`` with ``-o kafka`` and ``-o json`` (subprocesses, stdout
+  to /dev/null) against a kafka-python script printing the same lines (checked byte for
+  byte before timing);
+* ``export --engine local`` to Parquet against kafka-python / aiokafka[C] + pyarrow;
+* every command's start on a tiny fixture against ``python -c pass``.
+
+Writes ``benchmarks/results/run_all.md`` (``run_all-quick.md`` with ``--quick``).
+
+    python benchmarks/run_all.py            # full data (200,000 records a row), ~15 min
+    python benchmarks/run_all.py --quick    # 40,000 records a row, a few minutes
+    python benchmarks/run_all.py --only dump,startup
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+import read_bench  # noqa: E402
+
+DATA = HERE / "data" / "run_all"
+RESULTS = HERE / "results"
+TS = read_bench.BASE_TS
+BATCH = 100
+#: children run as an installed package does: with bytecode (pip compiles it; a checkout
+#: writes __pycache__ on first import unless PYTHONDONTWRITEBYTECODE is set)
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+       "PYTHONPATH": str(ROOT)}
+PY = sys.executable
+
+
+# -- timing ----------------------------------------------------------------------------------
+
+class Impl:
+    """One implementation of a row: ``run()`` does the job once and returns its CPU
+    seconds."""
+
+    def __init__(self, name: str, run):
+        self.name = name
+        self.run = run
+
+
+def in_process(fn, min_time: float = 0.0):
+    """CPU seconds of ``fn()`` in this process (looped until ``min_time`` is reached, the
+    mean of the loops)."""
+    def run():
+        loops = 0
+        c0 = time.process_time()
+        while True:
+            fn()
+            loops += 1
+            spent = time.process_time() - c0
+            if spent >= min_time:
+                return spent / loops
+    return run
+
+
+def child(cmd: list[str], stdin: Path | None = None, cwd: Path = ROOT, before=None):
+    """CPU seconds (user + system) of a subprocess, stdout to /dev/null."""
+    def run():
+        if before is not None:
+            before()
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        with open(os.devnull, "wb") as out, \
+                (open(stdin, "rb") if stdin else open(os.devnull, "rb")) as inp:
+            p = subprocess.run(cmd, stdin=inp, stdout=out, stderr=subprocess.PIPE, cwd=cwd,
+                               env=ENV)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if p.returncode not in (0, 1):
+            raise RuntimeError(f"{cmd}: exit {p.returncode}: {p.stderr.decode()[-500:]}")
+        return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return run
+
+
+class Row:
+    def __init__(self, group: str, name: str, kafkalog: Impl, peers: list[Impl],
+                 target: tuple[str, float] | None = None, note: str = ""):
+        self.group, self.name, self.kafkalog, self.peers = group, name, kafkalog, peers
+        #: (peer name, minimum ratio) the issue sets, or None
+        self.target = target
+        self.note = note
+        self.best: dict[str, float] = {}
+
+    def impls(self):
+        return [self.kafkalog, *self.peers]
+
+
+def run_rounds(rows: list[Row], repeat: int) -> None:
+    for impl_row in rows:  # warm-up: imports, codec contexts, page cache
+        for impl in impl_row.impls():
+            impl.run()
+    for r in range(repeat):
+        print(f"# round {r + 1}/{repeat}", file=sys.stderr)
+        for row in rows:
+            for impl in row.impls():
+                t = impl.run()
+                row.best[impl.name] = min(row.best.get(impl.name, float("inf")), t)
+
+
+# -- data ------------------------------------------------------------------------------------
+
+def segment(name: str, nbatches: int, nrec: int, codec: int = 0, headers: int = 0) -> Path:
+    """A .log of kafka-python-built batches, in a partition directory of its own."""
+    pdir = DATA / f"{name}-0"
+    log = pdir / "00000000000000000000.log"
+    if not log.exists():
+        pdir.mkdir(parents=True, exist_ok=True)
+        print(f"# building {log.relative_to(ROOT)}", file=sys.stderr)
+        read_bench.build(log, nbatches, nrec, codec, headers)
+    return log
+
+
+def values(n: int) -> list[bytes]:
+    return [(b"%06d-" % i) + b"v" * 93 for i in range(n)]
+
+
+def input_files(n: int) -> dict[str, Path]:
+    d = DATA / f"inputs-{n}"
+    d.mkdir(parents=True, exist_ok=True)
+    vals = values(n)
+    files = {"lines": d / "in.txt", "keyed": d / "in-keyed.txt", "jsonl-kh": d / "in-kh.jsonl"}
+    if not files["lines"].exists():
+        files["lines"].write_bytes(b"\n".join(vals) + b"\n")
+        files["keyed"].write_bytes(b"".join(b"k%d\t%s\n" % (i % 1000, v)
+                                            for i, v in enumerate(vals)))
+        files["jsonl-kh"].write_bytes(b"".join(
+            b'{"key": "k%d", "value": "%s", "headers": {"h": "x"}}\n' % (i % 1000, v)
+            for i, v in enumerate(vals)))
+    return files
+
+
+# -- rows: read ------------------------------------------------------------------------------
+
+def read_rows(n: int, min_time: float) -> list[Row]:
+    from kafkalog_cli.format.records import FileRecords  # noqa: F401
+
+    rows = []
+    shapes = {"1-record batches": (n, 1, 0), "100-record batches": (n // 100, 100, 0)}
+    for codec, cid in read_bench.CODECS.items():
+        shapes[f"100-record batches, {codec}"] = (n // 100, 100, cid)
+    peers = read_bench.readers({"kafka-python", "aiokafka"})
+    for label, (nb, nr, cid) in shapes.items():
+        name = "a" if nr == 1 else ("b" if not cid else f"c_{label.rsplit(' ', 1)[1]}")
+        data = segment(f"{name}-{n}", nb, nr, cid).read_bytes()
+        ref = read_bench.kafkalog_decode(data)
+        for op in ("decode", "scan") if not cid else ("decode",):
+            ps = []
+            for pname, ops in peers.items():
+                if op == "decode":
+                    got = ops["decode"](data)
+                    assert tuple(got) == tuple(ref), (pname, label, got, ref)
+                ps.append(Impl(pname, in_process(lambda f=ops[op], d=data: f(d), min_time)))
+            kfn = read_bench.kafkalog_decode if op == "decode" else read_bench.kafkalog_scan
+            target = None
+            if op == "decode" and not cid:
+                target = ("aiokafka[C]", 1.0 if nr == 1 else 1.5)
+            rows.append(Row("read", f"{op}, {label} ({n:,} records)",
+                            Impl("kafkalog", in_process(lambda f=kfn, d=data: f(d), min_time)),
+                            ps, target,
+                            "target with the compiled core (part B)" if target else ""))
+    return rows
+
+
+# -- rows: build and produce -----------------------------------------------------------------
+
+def build_rows(n: int, min_time: float) -> list[Row]:
+    from kafka.record.default_records import DefaultRecordBatchBuilder as KP
+
+    from kafkalog_cli.format import compression
+    from kafkalog_cli.format.builder import assemble_batch, encode_values
+
+    vals = values(n)
+    batches = [vals[i:i + BATCH] for i in range(0, n, BATCH)]
+    rows = []
+    for cname, codec in {"none": 0, **read_bench.CODECS}.items():
+        def kp(codec=codec):
+            for b in batches:
+                bb = KP(magic=2, compression_type=codec, is_transactional=False,
+                        producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                        batch_size=1 << 20)
+                for i, v in enumerate(b):
+                    bb.append(i, timestamp=TS, key=None, value=v, headers=[])
+                bb.build()
+
+        def kl(codec=codec):
+            for b in batches:
+                block = encode_values(b)
+                if codec:
+                    block = compression.compress(codec, block)
+                assemble_batch(block, base_offset=0, partition_leader_epoch=-1,
+                               attributes=codec, last_offset_delta=len(b) - 1,
+                               base_timestamp=TS, max_timestamp=TS, producer_id=-1,
+                               producer_epoch=-1, base_sequence=-1, records_count=len(b))
+
+        peers = [Impl("kafka-python", in_process(kp, min_time))]
+        try:
+            from aiokafka.record._crecords import DefaultRecordBatchBuilder as AC
+
+            def ac(codec=codec):
+                for b in batches:
+                    bb = AC(2, codec, 0, -1, -1, -1, 1 << 20)
+                    for i, v in enumerate(b):
+                        bb.append(i, TS, None, v, [])
+                    bb.build()
+
+            peers.append(Impl("aiokafka[C]", in_process(ac, min_time)))
+        except ImportError:
+            pass
+        rows.append(Row("build", f"build 100-record batches, values only, {cname} "
+                                 f"({n:,} records)",
+                        Impl("kafkalog", in_process(kl, min_time)), peers))
+    return rows
+
+
+def _peer_produce(path: Path, out: Path, fmt: str, codec: int, builder: str):
+    """A plain script's produce: parse the file (JSON with the json module), build
+    100-record batches with the peer's builder (offsets assigned, as a broker does),
+    append them to one file, fsync."""
+    import json
+
+    if builder == "kafka-python":
+        from kafka.record.default_records import DefaultRecordBatchBuilder as KP
+
+        def new():
+            return KP(magic=2, compression_type=codec, is_transactional=False,
+                      producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                      batch_size=1 << 30)
+
+        def add(bb, i, k, v, h):
+            bb.append(i, timestamp=TS, key=k, value=v, headers=h)
+    else:
+        from aiokafka.record._crecords import DefaultRecordBatchBuilder as AC
+
+        def new():
+            return AC(2, codec, 0, -1, -1, -1, 1 << 30)
+
+        def add(bb, i, k, v, h):
+            bb.append(i, TS, k, v, h)
+
+    def once():
+        data = path.read_bytes()
+        lines = data.split(b"\n")
+        if lines and not lines[-1]:
+            lines.pop()
+        if fmt == "lines":
+            recs = [(None, v, []) for v in lines]
+        elif fmt == "keyed":
+            recs = [(k, v, []) for k, v in (ln.split(b"\t", 1) for ln in lines)]
+        else:
+            recs = []
+            for ln in lines:
+                o = json.loads(ln)
+                recs.append((o["key"].encode(), o["value"].encode(),
+                             [(hk, hv.encode()) for hk, hv in o["headers"].items()]))
+        base = 0
+        with open(out, "wb") as f:
+            for s in range(0, len(recs), BATCH):
+                bb = new()
+                for i, (k, v, h) in enumerate(recs[s:s + BATCH]):
+                    add(bb, i, k, v, h)
+                buf = bytearray(bb.build())
+                buf[0:8] = base.to_bytes(8, "big")
+                base += min(BATCH, len(recs) - s)
+                f.write(buf)
+            f.flush()
+            os.fsync(f.fileno())
+    return once
+
+
+def produce_rows(n: int, min_time: float, tmp: Path) -> list[Row]:
+    from kafkalog_cli.ops.produce import ProduceOptions, iter_inputs, produce
+
+    files = input_files(n)
+
+    def kafkalog(path: Path, fmt: str, codec: str, **extra):
+        def once():
+            d = tmp / "kl-logdir"
+            shutil.rmtree(d, ignore_errors=True)
+            opts = ProduceOptions(topic="bench", input_format=fmt, batch_size=BATCH,
+                                  batch_bytes=1 << 30, compression=codec, timestamp=TS,
+                                  **extra)
+            res = produce(d, opts, iter_inputs([str(path)], opts), fsync=True)
+            assert res.records == n, res.records
+        return once
+
+    rows = []
+    cases = [("lines, values only", files["lines"], "lines", "none", {}, "lines"),
+             ("lines, --parse-key", files["keyed"], "lines", "none",
+              {"parse_key": True}, "keyed"),
+             ("JSONL, keys and headers", files["jsonl-kh"], "jsonl", "none", {}, "jsonl")]
+    for cname in read_bench.CODECS:
+        cases.append((f"lines, {cname}", files["lines"], "lines", cname, {}, "lines"))
+    for label, path, fmt, codec, extra, peer_fmt in cases:
+        cid = read_bench.CODECS.get(codec, 0)
+        peers = [Impl("kafka-python", in_process(
+            _peer_produce(path, tmp / "kp.log", peer_fmt, cid, "kafka-python"), min_time))]
+        if codec != "none":
+            peers.append(Impl("aiokafka[C]", in_process(
+                _peer_produce(path, tmp / "ac.log", peer_fmt, cid, "aiokafka"), min_time)))
+        target = ("kafka-python", 3.0) if codec == "none" else ("kafka-python", 2.0)
+        rows.append(Row("produce", f"produce {label} ({n:,} records)",
+                        Impl("kafkalog", in_process(kafkalog(path, fmt, codec, **extra),
+                                                    min_time)),
+                        peers, target,
+                        "" if codec == "none" else "and >= 1x aiokafka[C]"))
+    return rows
+
+
+# -- rows: dump ------------------------------------------------------------------------------
+
+KP_DUMP_KAFKA = r'''
+import sys
+from kafka.record.memory_records import MemoryRecords
+path = sys.argv[1]
+data = open(path, "rb").read()
+out = sys.stdout.write
+out(f"Dumping {path}\n")
+out("Log starting offset: 0\n")
+mr = MemoryRecords(data)
+pos = 0
+while True:
+    b = mr.next_batch()
+    if b is None:
+        break
+    size = b.size_in_bytes
+    ok = b.validate_crc()
+    codec = ("none", "gzip", "snappy", "lz4", "zstd")[b.compression_type]
+    last = b.base_offset + b.last_offset_delta
+    bseq = b.base_sequence
+    lseq = b.last_sequence
+    out(f"baseOffset: {b.base_offset} lastOffset: {last} count: {b.records_count} "
+        f"baseSequence: {bseq} lastSequence: {lseq} producerId: {b.producer_id} "
+        f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.leader_epoch} "
+        f"isTransactional: {str(b.is_transactional).lower()} "
+        f"isControl: {str(b.is_control_batch).lower()} deleteHorizonMs: OptionalLong.empty "
+        f"position: {pos} CreateTime: {b.max_timestamp} size: {size} magic: {b.magic} "
+        f"compresscodec: {codec} crc: {b.crc} isvalid: {str(ok).lower()}\n")
+    for r in b:
+        k, v = r.key, r.value
+        seq = -1 if bseq == -1 else bseq + (r.offset - b.base_offset)
+        hk = ",".join(h[0] for h in r.headers)
+        out(f"| offset: {r.offset} CreateTime: {r.timestamp} "
+            f"keySize: {-1 if k is None else len(k)} valueSize: {-1 if v is None else len(v)} "
+            f"sequence: {seq} headerKeys: [{hk}] "
+            f"key: {'null' if k is None else k.decode('utf-8', 'replace')} "
+            f"payload: {'null' if v is None else v.decode('utf-8', 'replace')}\n")
+    pos += size
+'''
+
+KP_DUMP_JSON = r'''
+import json, sys
+from kafka.record.memory_records import MemoryRecords
+path = sys.argv[1]
+data = open(path, "rb").read()
+out = sys.stdout.write
+dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+out(dumps({"type": "file", "file": path, "kind": "log", "startOffset": 0}) + "\n")
+mr = MemoryRecords(data)
+pos = 0
+while True:
+    b = mr.next_batch()
+    if b is None:
+        break
+    size = b.size_in_bytes
+    bseq = b.base_sequence
+    out(dumps({"type": "batch", "file": path, "position": pos, "baseOffset": b.base_offset,
+               "lastOffset": b.base_offset + b.last_offset_delta, "count": b.records_count,
+               "magic": b.magic, "crc": b.crc, "isValid": b.validate_crc(), "size": size,
+               "compresscodec": ("none", "gzip", "snappy", "lz4", "zstd")[b.compression_type],
+               "timestampType": "LogAppendTime" if b.timestamp_type else "CreateTime",
+               "baseTimestamp": b.first_timestamp, "maxTimestamp": b.max_timestamp,
+               "producerId": b.producer_id, "producerEpoch": b.producer_epoch,
+               "baseSequence": bseq, "lastSequence": b.last_sequence,
+               "partitionLeaderEpoch": b.leader_epoch, "isTransactional": b.is_transactional,
+               "isControl": b.is_control_batch, "deleteHorizonMs": None}) + "\n")
+    lines = []
+    for r in b:
+        k, v = r.key, r.value
+        hs = r.headers
+        lines.append(dumps({
+            "type": "record", "offset": r.offset, "timestamp": r.timestamp,
+            "keySize": -1 if k is None else len(k), "valueSize": -1 if v is None else len(v),
+            "sequence": -1 if bseq == -1 else bseq + (r.offset - b.base_offset),
+            "headerKeys": [h[0] for h in hs],
+            "key": None if k is None else k.decode("utf-8", "replace"),
+            "value": None if v is None else v.decode("utf-8", "replace"),
+            "headers": [{"key": h[0], "value": None if h[1] is None
+                         else h[1].decode("utf-8", "replace")} for h in hs]}))
+    out("\n".join(lines) + "\n" if lines else "")
+    pos += size
+'''
+
+
+def dump_rows(n: int, tmp: Path) -> list[Row]:
+    rows = []
+    for shape, headers in (("b", 0), ("h", 2)):
+        log = segment(f"{shape}-{n}", n // 100, 100, 0, headers)
+        rel = str(log.relative_to(ROOT))
+        what = f"{n:,} records" + (f", {headers} headers each" if headers else ", no headers")
+        for mode, script in (("kafka", KP_DUMP_KAFKA), ("json", KP_DUMP_JSON)):
+            sp = tmp / f"kp_dump_{mode}.py"
+            sp.write_text(script)
+            kl_cmd = [PY, "-m", "kafkalog_cli", "dump-segment", "--print-data-log", "-o", mode,
+                      rel]
+            kp_cmd = [PY, str(sp), rel]
+            a = subprocess.run(kl_cmd, capture_output=True, cwd=ROOT, env=ENV).stdout
+            b = subprocess.run(kp_cmd, capture_output=True, cwd=ROOT, env=ENV).stdout
+            rows.append(Row("dump", f"dump-segment --print-data-log -o {mode} ({what})",
+                            Impl("kafkalog", child(kl_cmd)),
+                            [Impl("kafka-python script", child(kp_cmd))],
+                            ("kafka-python script", 5.0),
+                            "same output" if a == b else "OUTPUT DIFFERS from the script's"))
+    return rows
+
+
+# -- rows: export ----------------------------------------------------------------------------
+
+PEER_EXPORT = r'''
+import sys
+import pyarrow as pa, pyarrow.parquet as pq
+if sys.argv[3] == "aiokafka":
+    from aiokafka.record.memory_records import MemoryRecords
+else:
+    from kafka.record.memory_records import MemoryRecords
+data = open(sys.argv[1], "rb").read()
+cols = {n: [] for n in ("offset", "timestamp", "key", "value")}
+mr = MemoryRecords(data)
+while True:
+    b = mr.next_batch()
+    if b is None:
+        break
+    for r in b:
+        cols["offset"].append(r.offset); cols["timestamp"].append(r.timestamp)
+        cols["key"].append(r.key); cols["value"].append(r.value)
+t = pa.table({"offset": pa.array(cols["offset"], pa.int64()),
+              "timestamp": pa.array(cols["timestamp"], pa.int64()),
+              "key": pa.array(cols["key"], pa.binary()),
+              "value": pa.array(cols["value"], pa.binary())})
+pq.write_table(t, sys.argv[2])
+'''
+
+
+def export_rows(n: int, tmp: Path) -> list[Row]:
+    log = segment(f"b-{n}", n // 100, 100)
+    sp = tmp / "peer_export.py"
+    sp.write_text(PEER_EXPORT)
+    out = tmp / "export-out"
+
+    def clean():
+        shutil.rmtree(out, ignore_errors=True)
+
+    kl = [PY, "-m", "kafkalog_cli", "export", "--engine", "local", "--format", "parquet",
+          "--to", str(out), str(log.parent), "-o", "json"]
+    peers = [Impl("kafka-python + pyarrow",
+                  child([PY, str(sp), str(log), str(tmp / "kp.parquet"), "kafka-python"])),
+             Impl("aiokafka[C] + pyarrow",
+                  child([PY, str(sp), str(log), str(tmp / "ac.parquet"), "aiokafka"]))]
+    return [Row("export", f"export --engine local to Parquet ({n:,} records)",
+                Impl("kafkalog", child(kl, before=clean)), peers,
+                ("aiokafka[C] + pyarrow", 2.0), "target with the compiled core (part B)")]
+
+
+# -- rows: start-up --------------------------------------------------------------------------
+
+def startup_rows(tmp: Path) -> list[Row]:
+    plain = ROOT / "fixtures/logs/plain-0"
+    seg = plain / "00000000000000000000.log"
+    lines = tmp / "startup-in.txt"
+    lines.write_bytes(b"a\nb\n")
+    pdir = tmp / "startup-produce"
+
+    def clean():
+        shutil.rmtree(pdir, ignore_errors=True)
+
+    k = [PY, "-m", "kafkalog_cli"]
+    cmds = {
+        "--version": (k + ["--version"], None),
+        "verify-index": (k + ["verify-index", "-o", "json", str(plain)], None),
+        "dump-segment": (k + ["dump-segment", "-o", "kafka", str(seg)], None),
+        "dump-segment --print-data-log -o json": (
+            k + ["dump-segment", "--print-data-log", "-o", "json", str(seg)], None),
+        "describe": (k + ["describe", "-o", "json", str(plain)], None),
+        "read": (k + ["read", "-o", "json", str(plain)], None),
+        "audit": (k + ["audit", "-o", "json", str(plain)], None),
+        "recover (dry run)": (k + ["recover", "-o", "json", str(plain)], None),
+        "produce": (k + ["produce", "--log-dir", str(pdir), "--topic", "t", str(lines),
+                         "-o", "json"], clean),
+    }
+    base = Impl("python -c pass", child([PY, "-c", "pass"]))
+    rows = []
+    for name, (cmd, before) in cmds.items():
+        rows.append(Row("startup", f"start-up: {name} (tiny fixture)",
+                        Impl("kafkalog", child(cmd, before=before)), [base],
+                        ("python -c pass", 1 / 3.0),
+                        "ratio = python -c pass / kafkalog; target <= 3x, i.e. >= 0.33"))
+    return rows
+
+
+# -- report ----------------------------------------------------------------------------------
+
+def table(rows: list[Row], args, load: tuple[float, float], seconds: float) -> str:
+    md = ["# All benchmarks, one run" + (" (--quick)" if args.quick else ""), "",
+          *(f"{ln}  " for ln in read_bench.env_lines()),
+          f"Load average (1 min) {load[0]:.2f} at the start, {load[1]:.2f} at the end; "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {seconds / 60:.1f} min.  ",
+          f"Best of {args.repeat} interleaved rounds after a warm-up, CPU seconds. "
+          "Ratio = peer's CPU time / kafkalog's (above 1: kafkalog is faster).", "",
+          "| group | benchmark | kafkalog CPU s | peer | peer CPU s | ratio | target | met | note |",
+          "|---|---|--:|---|--:|--:|--:|---|---|"]
+    for row in rows:
+        kl = row.best[row.kafkalog.name]
+        for p in row.peers:
+            pt = row.best[p.name]
+            ratio = pt / kl
+            tgt = met = ""
+            if row.target and row.target[0] == p.name:
+                want = row.target[1]
+                tgt = f">= {want:.2f}x"
+                met = "yes" if ratio >= want else "no"
+            md.append(f"| {row.group} | {row.name} | {kl:.3f} | {p.name} | {pt:.3f} | "
+                      f"{ratio:.2f}x | {tgt} | {met} | {row.note} |")
+    md.append("")
+    return "\n".join(md)
+
+
+GROUPS = ("startup", "read", "build", "produce", "dump", "export")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="40,000 records a row, 2 rounds")
+    ap.add_argument("--records", type=int, help="records a row (default 200,000)")
+    ap.add_argument("--repeat", type=int, help="timed rounds (default 3; 2 with --quick)")
+    ap.add_argument("--min-time", type=float, default=0.2,
+                    help="in-process jobs shorter than this are looped (CPU seconds)")
+    ap.add_argument("--only", default=",".join(GROUPS), help="comma list of " +
+                    ",".join(GROUPS))
+    ap.add_argument("--out", help="markdown file (default benchmarks/results/run_all.md)")
+    args = ap.parse_args(argv)
+    n = args.records or (40_000 if args.quick else 200_000)
+    args.repeat = args.repeat or (2 if args.quick else 3)
+    out = Path(args.out) if args.out else RESULTS / ("run_all-quick.md" if args.quick
+                                                     else "run_all.md")
+    only = set(args.only.split(","))
+    subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "kafkalog_cli")], env=ENV,
+                   stdout=subprocess.DEVNULL, check=False)
+    tmp = Path(tempfile.mkdtemp(prefix="kl-run-all-"))
+    t0 = time.time()
+    load0 = os.getloadavg()[0]
+    try:
+        rows: list[Row] = []
+        if "startup" in only:
+            rows += startup_rows(tmp)
+        if "read" in only:
+            rows += read_rows(n, args.min_time)
+        if "build" in only:
+            rows += build_rows(n, args.min_time)
+        if "produce" in only:
+            rows += produce_rows(n, args.min_time, tmp)
+        if "dump" in only:
+            rows += dump_rows(n, tmp)
+        if "export" in only:
+            rows += export_rows(n, tmp)
+        run_rounds(rows, args.repeat)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    text = table(rows, args, (load0, os.getloadavg()[0]), time.time() - t0)
+    if out.name:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

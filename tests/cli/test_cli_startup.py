@@ -1,0 +1,139 @@
+"""Start-up: a command imports what it uses and nothing heavy besides.
+
+Behaviour, not timing: a command run on a tiny fixture in a fresh interpreter must leave
+pydantic (Typer's value converter), rich (terminal views), pyarrow, pyspark, numpy, the
+compression codecs, the internal-topic decoders and the other commands' modules out of
+``sys.modules``. And the pydantic-free option converter (``cli/coercion.py``) must give
+every option of every command the value, or the error, Typer's own converter gives.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from kafkalog_cli.cli import COMMANDS
+from kafkalog_cli.cli.app import app
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAIN = "fixtures/logs/plain-0"
+SEGMENT = f"{PLAIN}/00000000000000000000.log"
+
+HEAVY = ("pydantic", "pydantic_core", "rich", "pyarrow", "pyspark", "numpy", "zstandard",
+         "lz4", "cramjam", "snappy", "typer._adapters", "kafkalog_cli.decoders",
+         "kafkalog_cli.cli.app")
+
+PROBE = """
+import contextlib, io, json, sys
+from kafkalog_cli.cli import main
+out = io.StringIO()
+code = 0
+try:
+    with contextlib.redirect_stdout(out):
+        main(sys.argv[1:])
+except SystemExit as e:
+    code = e.code or 0
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def _modules_after(*args: str) -> tuple[int, set[str]]:
+    p = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
+                       cwd=ROOT, check=True)
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    return got["code"], set(got["modules"])
+
+
+@pytest.mark.parametrize("args", [
+    ("verify-index", "-o", "json", PLAIN),
+    ("dump-segment", "-o", "json", SEGMENT),
+    ("dump-segment", "--print-data-log", "-o", "kafka", SEGMENT),
+    ("dump-segment", "--print-data-log", "-o", "json", SEGMENT),
+    ("describe", "-o", "json", PLAIN),
+    ("read", "-o", "json", PLAIN),
+    ("recover", "-o", "json", PLAIN),
+], ids=lambda a: " ".join(a[:3]))
+def test_a_command_on_a_tiny_fixture_imports_nothing_heavy(args):
+    code, modules = _modules_after(*args)
+    assert code in (0, 1)
+    heavy = sorted(m for m in modules for h in HEAVY if m == h or m.startswith(h + "."))
+    assert heavy == []
+    # only the command that runs is registered
+    others = {f"kafkalog_cli.cli.commands.{m}" for n, m in COMMANDS.items() if n != args[0]}
+    if args[0] != "audit":  # audit shares export's options
+        assert not others & modules
+
+
+def test_produce_imports_nothing_heavy(tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("a\nb\n")
+    code, modules = _modules_after("produce", "--log-dir", str(tmp_path / "d"), "--topic",
+                                   "t", str(src), "-o", "json")
+    assert code == 0
+    assert not [m for m in modules for h in HEAVY if m == h or m.startswith(h + ".")]
+
+
+def test_the_dispatch_table_names_every_command():
+    assert set(COMMANDS) == set(typer.main.get_command(app).commands)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_command_module_registers_its_command(name):
+    code = ("import sys, typer.main\n"
+            "from importlib import import_module\n"
+            "from kafkalog_cli.cli import COMMANDS\n"
+            "from kafkalog_cli.cli.root import app\n"
+            f"import_module('kafkalog_cli.cli.commands.' + COMMANDS[{name!r}])\n"
+            "print(' '.join(typer.main.get_command(app).commands))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=ROOT, check=True)
+    assert name in p.stdout.split()
+
+
+# -- the pydantic-free converter gives Typer's values and errors ----------------------------
+
+SAMPLES = ["0", "1", "-1", "+5", "012", "1_000", " 7", "7 ", "1.5", "1e3", "", "x", "-",
+           "2147483647", "2147483648", "9223372036854775807", "9223372036854775808",
+           "json", "JSON", "text", "kafka", "none", "gzip", "utf8", "base64", "earliest",
+           "a/b/", "./x", "read_committed", "local", "auto", "parquet"]
+
+
+def _outcome(runtime, value, param, ctx):
+    try:
+        got = runtime._coerce_value(value, param=param, ctx=ctx)
+    except Exception as e:  # noqa: BLE001 - the error itself is compared
+        return ("error", type(e).__name__, str(e))
+    return ("value", type(got).__name__, got)
+
+
+def _params():
+    cmd = typer.main.get_command(app)
+    for name, sub in sorted(cmd.commands.items()):
+        for p in sub.params:
+            if hasattr(p, "type_descriptor"):
+                yield name, sub, p
+
+
+@pytest.mark.skipif(not hasattr(typer.main, "get_command"), reason="no Typer command model")
+def test_plain_converter_matches_typers_on_every_option():
+    _coercion = pytest.importorskip("typer._coercion")
+    if not hasattr(_coercion, "build_runtime_param"):
+        pytest.skip("this Typer converts through click (no pydantic)")
+    checked = 0
+    for name, sub, p in _params():
+        ctx = sub.make_context(name, [], resilient_parsing=True)
+        p._runtime_param = None
+        ours = p.get_runtime_param()
+        theirs = _coercion.build_runtime_param(p.type_descriptor)
+        multi = p.multiple or p.nargs == -1
+        for s in SAMPLES:
+            value = (s,) if multi else s
+            assert _outcome(ours, value, p, ctx) == _outcome(theirs, value, p, ctx), \
+                (name, p.name, s)
+            checked += 1
+    assert checked > 500
