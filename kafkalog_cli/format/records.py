@@ -18,6 +18,7 @@ Shapes:
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 from collections.abc import Iterable, Iterator
@@ -68,6 +69,46 @@ from ..schema.record_batch import (
 from ..schema.utf8 import java_utf8
 from . import compression
 from .varint import read_varint
+
+
+def _import_speedups():
+    """The optional compiled core (``_speedups.c``, built by ``setup.py`` when a compiler
+    is present), or None: when it was not built, or ``KAFKALOG_PURE_PYTHON=1`` forces the
+    pure-Python loops (the reference; same values and errors)."""
+    if os.environ.get("KAFKALOG_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from . import _speedups
+    except ImportError:
+        return None
+    return _speedups
+
+
+_c = _import_speedups()
+#: True when the compiled core is in use (False: the pure-Python loops).
+SPEEDUPS = _c is not None
+
+
+def load_pure_python():
+    """A second instance of this module running the pure-Python loops only, beside this one:
+    for the tests that compare both implementations and the benchmarks that time both in
+    one process. Its classes are its own (``Record``, ``RecordBatch``); its errors are
+    :mod:`kafkalog_cli.errors`'."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"{__package__}._records_pure_python",
+                                                  __file__)
+    mod = importlib.util.module_from_spec(spec)
+    saved = os.environ.get("KAFKALOG_PURE_PYTHON")
+    os.environ["KAFKALOG_PURE_PYTHON"] = "1"
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        if saved is None:
+            del os.environ["KAFKALOG_PURE_PYTHON"]
+        else:
+            os.environ["KAFKALOG_PURE_PYTHON"] = saved
+    return mod
 
 
 def _load_crc32c():
@@ -335,7 +376,10 @@ def _render_decode_loops() -> tuple:
 #: DefaultRecord.readFrom over a block: ``(data, count, base_offset, base_timestamp, at)``
 #: -> a list of :class:`Record`; ``_decode_block_into`` takes the columns' ``append``
 #: methods after ``at`` (``hdr_append`` None drops the headers once checked).
-_decode_block, _decode_block_into = _render_decode_loops()
+_py_decode_block, _py_decode_block_into = _render_decode_loops()
+#: the loops in use: the compiled core's twins (same arguments, values and errors) or these
+_decode_block, _decode_block_into = ((_c.decode_block, _c.decode_block_into) if _c is not None
+                                     else (_py_decode_block, _py_decode_block_into))
 
 
 # -- streamed blocks -------------------------------------------------------------------------
@@ -645,11 +689,13 @@ class RecordBatch(_BatchEntry):
         p = self[1]
         return (_crc32c_fn or _load_crc32c())(self[0][p + ATTRIBUTES_OFFSET:p + self[3] + LOG_OVERHEAD])
 
-    @property
-    def is_valid(self) -> bool:
-        """DefaultRecordBatch.isValid: size >= 61 and the CRC matches."""
+    def _is_valid(self) -> bool:
         p = self[1]
         return (_crc32c_fn or _load_crc32c())(self[0][p + ATTRIBUTES_OFFSET:p + self[3] + LOG_OVERHEAD]) == self[6]
+
+    #: DefaultRecordBatch.isValid: size >= 61 and the CRC matches (the compiled core
+    #: computes the CRC-32C itself, without a slice of the view).
+    is_valid = property(_is_valid if _c is None else _c.batch_is_valid)
 
     def ensure_valid(self, file=None) -> None:
         """Raise :class:`CrcMismatchError` unless :attr:`is_valid` (ensureValid)."""
@@ -760,6 +806,10 @@ class RecordBatch(_BatchEntry):
         Raises:
             InvalidRecordError / CorruptRecordError: as :meth:`iter_records`.
         """
+        if _c is not None:  # the compiled core's fast path (None: not for it)
+            recs = _c.batch_records(self)
+            if recs is not None:
+                return recs
         view, p, base_offset, length, _, _, _, attributes, _, base_ts, max_ts, _, _, _, count \
             = self
         if (attributes & 7 or count < 0 or length - MIN_BATCH_LENGTH > DECODE_CHUNK_BYTES
@@ -1026,6 +1076,10 @@ def offset_overflow(base_offset: int, last_offset_delta: int, file, position: in
                               file=None if file is None else str(file), position=position)
 
 
+#: v2 batches the compiled walk reads ahead (header tuples only: the bytes stay in the view)
+_WALK_CHUNK = 64
+
+
 class FileRecords:
     """Batches of a buffer, iterated as ``FileLogInputStream.nextBatch`` does.
 
@@ -1073,9 +1127,19 @@ class FileRecords:
         safe_base = _OFFSETS_UNCHECKED_MAX
         # the layout as fast locals (the loop runs once per batch)
         log_overhead, magic_v2, min_length = LOG_OVERHEAD, MAGIC_V2, MIN_BATCH_LENGTH
+        walk = None if _c is None else _c.walk
         try:
             while pos < limit:
-                if pos <= v2_limit:
+                if pos <= v2_limit and walk is not None:
+                    # the compiled fast path: the same batches, _WALK_CHUNK at a time
+                    chunk, nxt = walk(view, pos, end, _WALK_CHUNK)
+                    if chunk:
+                        for h in chunk:
+                            pos = h[1]
+                            yield h
+                        pos = nxt
+                        continue
+                elif pos <= v2_limit:
                     # Fast path: unpack the 61-byte v2 header at once; a legacy entry or a
                     # bad size falls through to the checks below, which reread the prefix.
                     h = unpack(view, pos)
@@ -1214,6 +1278,12 @@ def scan_batches(view, start: int = 0, end: int | None = None, file=None) -> Bat
     last_pos = -1
     stop_error = None
     while True:
+        if _c is not None:  # the same loop, compiled
+            pos, k, r, lp = _c.scan_v2(mv, pos, end, invalid)
+            if k:
+                nb += k
+                nrec += r
+                last_pos = lp
         while pos <= v2_limit:
             h = unpack(mv, pos)
             nxt = pos + log_overhead + h[1]
@@ -1250,3 +1320,13 @@ def scan_batches(view, start: int = 0, end: int | None = None, file=None) -> Bat
         last_offset = batch_at(mv, last_pos).last_offset
     return BatchScan(start, end, nb, nrec, legacy, invalid, first_offset, last_offset, pos,
                      stop_error)
+
+
+if _c is not None:
+    # the layout compiled into the C is the schema's (header_format's 61 bytes)
+    assert (_c.LOG_OVERHEAD, _c.RECORD_BATCH_OVERHEAD, _c.MIN_BATCH_LENGTH, _c.ATTRIBUTES_OFFSET,
+            _c.RECORDS_OFFSET, _c.MAGIC_V2) == (LOG_OVERHEAD, RECORD_BATCH_OVERHEAD,
+                                                MIN_BATCH_LENGTH, ATTRIBUTES_OFFSET,
+                                                RECORDS_OFFSET, MAGIC_V2)
+    _c.setup(InvalidRecordError, Record, RecordBatch, java_utf8, DECODE_CHUNK_BYTES,
+             _py_decode_block, _py_decode_block_into, RecordBatch._is_valid)
