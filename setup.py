@@ -44,9 +44,7 @@ class OptionalBuildExt(build_ext):
               file=sys.stderr)
 
 
-flags = ["-O2"]
-if STRICT:
-    flags += ["-Wall", "-Wextra", "-Werror"]
+flags = ["-Wall", "-Wextra", "-Werror"] if STRICT else []
 
 setup(
     ext_modules=[Extension("kafkalog_cli.format._speedups",
