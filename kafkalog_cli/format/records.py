@@ -799,17 +799,14 @@ class RecordBatch(_BatchEntry):
             return _checked_offsets(recs, base_offset)
         return recs
 
-    def records(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> list[Record]:
+    def _records(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> list[Record]:
         """Every record, as a list (:meth:`iter_records` streams them instead: a list
-        costs memory in proportion to ``recordsCount``).
+        costs memory in proportion to ``recordsCount``). The compiled core takes the
+        uncompressed fast path below and calls this for the rest.
 
         Raises:
             InvalidRecordError / CorruptRecordError: as :meth:`iter_records`.
         """
-        if _c is not None:  # the compiled core's fast path (None: not for it)
-            recs = _c.batch_records(self)
-            if recs is not None:
-                return recs
         view, p, base_offset, length, _, _, _, attributes, _, base_ts, max_ts, _, _, _, count \
             = self
         if (attributes & 7 or count < 0 or length - MIN_BATCH_LENGTH > DECODE_CHUNK_BYTES
@@ -820,6 +817,8 @@ class RecordBatch(_BatchEntry):
         if attributes & 8:  # TIMESTAMP_TYPE_MASK: LogAppendTime
             return decode_records(data, count, base_offset, base_ts, max_ts)
         return _decode_block(data, count, base_offset, base_ts, 0)
+
+    records = _records if _c is None else _c.instancemethod(_c.records)
 
     def __repr__(self) -> str:
         return (f"RecordBatch(position={self[1]}, baseOffset={self[2]}, "
@@ -1329,4 +1328,5 @@ if _c is not None:
                                                 MIN_BATCH_LENGTH, ATTRIBUTES_OFFSET,
                                                 RECORDS_OFFSET, MAGIC_V2)
     _c.setup(InvalidRecordError, Record, RecordBatch, java_utf8, DECODE_CHUNK_BYTES,
-             _py_decode_block, _py_decode_block_into, RecordBatch._is_valid)
+             _py_decode_block, _py_decode_block_into, RecordBatch._is_valid,
+             RecordBatch._records, _load_crc32c)

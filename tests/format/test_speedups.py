@@ -240,6 +240,16 @@ def test_is_valid_on_odd_tuples_takes_the_python_property():
     assert C._c.crc32c(b"123456789") == 0xE3069283  # the CRC-32C check value
 
 
+@pytest.mark.parametrize("size", [4000, 4096 - 61 + 21, 5000, 70000])
+def test_crc_of_large_batches(size):
+    """From 4 KiB on the core hands the CRC to the crc32c package: same verdicts."""
+    batch = bytearray(raw_batch(7, [raw_record(0, 0, b"k", b"v" * size)]))
+    assert batches_both(bytes(batch))[0][0][1] is True
+    batch[-1] ^= 1
+    got = batches_both(bytes(batch))
+    assert got[0][0][1] is False and got[3][1][3] == [0]
+
+
 def _compare_files(paths):
     n = 0
     for path in paths:
