@@ -862,6 +862,261 @@ static PyObject *sp_scan_v2(PyObject *self, PyObject *args)
     return Py_BuildValue("(nnLn)", pos, nb, nrec, last);
 }
 
+/* -- vectorized.py's group decode (the Spark rows layer and audit) ------------------------- */
+
+/*
+ * vectorized.scan_lengths(data, count, positions) -> bool: append the position of each of
+ * the ``count`` records of ``data`` while each length is a one- or two-byte varint >= 0
+ * (read as the Python reads it: two bytes looked up at once, so both must exist) and the
+ * records end exactly at the end of ``data``; False, and nothing appended, otherwise.
+ */
+static PyObject *sp_scan_lengths(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer buf;
+    Py_ssize_t count;
+    PyObject *positions;
+    if (!PyArg_ParseTuple(args, "y*nO!", &buf, &count, &PyList_Type, &positions))
+        return NULL;
+    const uint8_t *d = (const uint8_t *)buf.buf;
+    Py_ssize_t n = buf.len, pos = 0, k = 0;
+    int ok = count > 0;  /* each step moves on by a byte or more: at most n steps */
+    while (ok && k < count) {
+        if (pos + 1 >= n) {
+            ok = 0;
+            break;
+        }
+        uint32_t b0 = d[pos], b1 = d[pos + 1], raw;
+        Py_ssize_t w;
+        if (b0 < 0x80) {
+            raw = b0;
+            w = 1;
+        } else if (b1 < 0x80) {
+            raw = (b0 & 0x7F) | (b1 << 7);
+            w = 2;
+        } else {
+            ok = 0;
+            break;
+        }
+        int64_t len = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+        if (len < 0) {
+            ok = 0;
+            break;
+        }
+        k++;
+        pos += w + len;
+    }
+    if (ok && pos == n) {
+        /* the positions again, now appended (nothing is appended on failure) */
+        Py_ssize_t q = 0;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            PyObject *v = PyLong_FromSsize_t(q);
+            if (v == NULL || PyList_Append(positions, v) < 0) {
+                Py_XDECREF(v);
+                PyBuffer_Release(&buf);
+                return NULL;
+            }
+            Py_DECREF(v);
+            uint32_t b0 = d[q], raw = b0 < 0x80 ? b0 : ((b0 & 0x7F) | ((uint32_t)d[q + 1] << 7));
+            q += (b0 < 0x80 ? 1 : 2) + (Py_ssize_t)(raw >> 1);
+        }
+        PyBuffer_Release(&buf);
+        Py_RETURN_TRUE;
+    }
+    PyBuffer_Release(&buf);
+    Py_RETURN_FALSE;
+}
+
+/* a one- or two-byte zigzag varint at *p, inside the record ending at e (vectorized.py's
+ * varint()): 0 when it is not one */
+static inline int short_varint(const uint8_t *a, Py_ssize_t e, Py_ssize_t *p, int64_t *out)
+{
+    Py_ssize_t q = *p;
+    if (q >= e)
+        return 0;
+    uint32_t b0 = a[q], raw;
+    if (b0 < 0x80) {
+        raw = b0;
+        *p = q + 1;
+    } else {
+        if (q + 1 >= e || a[q + 1] >= 0x80)
+            return 0;
+        raw = (b0 & 0x7F) | ((uint32_t)a[q + 1] << 7);
+        *p = q + 2;
+    }
+    *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+    return 1;
+}
+
+/* a growable byte buffer that becomes a bytes object */
+typedef struct {
+    PyObject *b;
+    Py_ssize_t len;
+} outbuf;
+
+static int ob_put(outbuf *o, const void *src, Py_ssize_t n)
+{
+    Py_ssize_t cap = o->b == NULL ? 0 : PyBytes_GET_SIZE(o->b);
+    if (o->len + n > cap) {
+        Py_ssize_t want = cap * 2 > o->len + n ? cap * 2 : o->len + n + 64;
+        if (o->b == NULL) {
+            o->b = PyBytes_FromStringAndSize(NULL, want);
+            if (o->b == NULL)
+                return -1;
+        } else if (_PyBytes_Resize(&o->b, want) < 0) {
+            return -1;
+        }
+    }
+    memcpy(PyBytes_AS_STRING(o->b) + o->len, src, (size_t)n);
+    o->len += n;
+    return 0;
+}
+
+static PyObject *ob_finish(outbuf *o)
+{
+    if (o->b == NULL)
+        return PyBytes_FromStringAndSize(NULL, 0);
+    if (_PyBytes_Resize(&o->b, o->len) < 0)
+        return NULL;
+    PyObject *r = o->b;
+    o->b = NULL;
+    return r;
+}
+
+/*
+ * vectorized.decode_group(buf, positions, bases, counts) in C, as Arrow buffers: the
+ * records of the blocks joined in ``buf`` (block j at bases[j], counts[j] records at
+ * ``positions``) when every one has the common shape (one- or two-byte varints for the
+ * deltas and lengths, no headers, consumed exactly), else None. -> (timestampDeltas,
+ * offsetDeltas: int64 native-order bytes; keyOffsets, valueOffsets: int32 Arrow offsets
+ * (n + 1); keyData, valueData; keyValidity, valueValidity: Arrow bitmaps, bit set = not
+ * null; keyNulls, valueNulls: counts).
+ */
+static PyObject *sp_decode_group(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer buf;
+    PyObject *positions, *bases, *counts, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*O!O!O!", &buf, &PyList_Type, &positions, &PyList_Type, &bases,
+                          &PyList_Type, &counts))
+        return NULL;
+    const uint8_t *a = (const uint8_t *)buf.buf;
+    Py_ssize_t len = buf.len, n = PyList_GET_SIZE(positions);
+    outbuf ts = {0}, od = {0}, koff = {0}, voff = {0}, kdata = {0}, vdata = {0}, kval = {0},
+           vval = {0};
+    uint8_t *kbits = NULL, *vbits = NULL;
+    Py_ssize_t *starts = NULL;
+    Py_ssize_t knulls = 0, vnulls = 0, r = 0;
+    int32_t zero = 0;
+    if (len == 0 || n == 0 || len >= INT32_MAX)
+        goto none;
+    kbits = PyMem_Calloc((size_t)(n + 7) / 8, 1);
+    vbits = PyMem_Calloc((size_t)(n + 7) / 8, 1);
+    if (kbits == NULL || vbits == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (ob_put(&koff, &zero, 4) < 0 || ob_put(&voff, &zero, 4) < 0)
+        goto fail;
+    /* every record's position in buf (positions + each block's base), as numpy's v */
+    starts = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    if (starts == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(bases) && j < PyList_GET_SIZE(counts); j++) {
+        Py_ssize_t base = PyLong_AsSsize_t(PyList_GET_ITEM(bases, j));
+        Py_ssize_t cnt = PyLong_AsSsize_t(PyList_GET_ITEM(counts, j));
+        if ((base == -1 || cnt == -1) && PyErr_Occurred())
+            goto fail;
+        for (Py_ssize_t i = 0; i < cnt; i++, r++) {
+            if (r >= n)
+                goto none;
+            Py_ssize_t v = PyLong_AsSsize_t(PyList_GET_ITEM(positions, r));
+            if (v == -1 && PyErr_Occurred())
+                goto fail;
+            starts[r] = v + base;
+        }
+    }
+    if (r != n)
+        goto none;
+    starts[n] = len;  /* a record ends where the next one starts; the last at the end */
+    for (r = 0; r < n; r++) {
+        Py_ssize_t v = starts[r], e = starts[r + 1];
+        if (v < 0 || v >= len || e > len || e < v)
+            goto none;
+        Py_ssize_t p = v + 1 + (a[v] >= 0x80) + 1;  /* after the length and attributes */
+        int64_t tsd, odl, klen, vlen;
+        if (!short_varint(a, e, &p, &tsd) || !short_varint(a, e, &p, &odl) ||
+            !short_varint(a, e, &p, &klen))
+            goto none;
+        Py_ssize_t kpos = p;
+        p += klen > 0 ? klen : 0;
+        if (!short_varint(a, e, &p, &vlen))
+            goto none;
+        Py_ssize_t vpos = p;
+        p += vlen > 0 ? vlen : 0;
+        if (p + 1 != e || a[p] != 0)
+            goto none;
+        if (ob_put(&ts, &tsd, 8) < 0 || ob_put(&od, &odl, 8) < 0)
+            goto fail;
+        if (klen >= 0) {
+            kbits[r >> 3] |= (uint8_t)(1u << (r & 7));
+            if (ob_put(&kdata, a + kpos, klen) < 0)
+                goto fail;
+        } else {
+            knulls++;
+        }
+        if (vlen >= 0) {
+            vbits[r >> 3] |= (uint8_t)(1u << (r & 7));
+            if (ob_put(&vdata, a + vpos, vlen) < 0)
+                goto fail;
+        } else {
+            vnulls++;
+        }
+        int32_t ko = (int32_t)kdata.len, vo = (int32_t)vdata.len;
+        if (ob_put(&koff, &ko, 4) < 0 || ob_put(&voff, &vo, 4) < 0)
+            goto fail;
+    }
+    if (ob_put(&kval, kbits, (n + 7) / 8) < 0 || ob_put(&vval, vbits, (n + 7) / 8) < 0)
+        goto fail;
+    {
+        PyObject *parts[8];
+        outbuf *obs[8] = {&ts, &od, &koff, &voff, &kdata, &vdata, &kval, &vval};
+        for (int i = 0; i < 8; i++) {
+            parts[i] = ob_finish(obs[i]);
+            if (parts[i] == NULL) {
+                for (int k = 0; k < i; k++)
+                    Py_DECREF(parts[k]);
+                goto fail;
+            }
+        }
+        result = Py_BuildValue("(NNNNNNNNnn)", parts[0], parts[1], parts[2], parts[3], parts[4],
+                               parts[5], parts[6], parts[7], knulls, vnulls);
+    }
+    goto done;
+none:
+    result = Py_None;
+    Py_INCREF(result);
+    goto done;
+fail:
+    result = NULL;
+done:
+    Py_XDECREF(ts.b);
+    Py_XDECREF(od.b);
+    Py_XDECREF(koff.b);
+    Py_XDECREF(voff.b);
+    Py_XDECREF(kdata.b);
+    Py_XDECREF(vdata.b);
+    Py_XDECREF(kval.b);
+    Py_XDECREF(vval.b);
+    PyMem_Free(kbits);
+    PyMem_Free(vbits);
+    PyMem_Free(starts);
+    PyBuffer_Release(&buf);
+    return result;
+}
+
 static PyObject *sp_crc32c(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -915,6 +1170,9 @@ static PyMethodDef methods[] = {
     {"instancemethod", sp_instancemethod, METH_O, "instancemethod(f): f as a method"},
     {"walk", sp_walk, METH_VARARGS, "FileRecords.batches()' v2 fast path, a chunk at a time"},
     {"scan_v2", sp_scan_v2, METH_VARARGS, "scan_batches()' v2 loop"},
+    {"scan_lengths", sp_scan_lengths, METH_VARARGS, "vectorized.scan_lengths"},
+    {"decode_group", sp_decode_group, METH_VARARGS,
+     "vectorized.decode_group's records as Arrow buffers, or None"},
     {"crc32c", sp_crc32c, METH_VARARGS, "crc32c(data, value=0): CRC-32C (Castagnoli)"},
     {NULL, NULL, 0, NULL},
 };

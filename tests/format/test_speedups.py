@@ -161,6 +161,54 @@ def test_decode_edge_cases(block, count):
     into_both(block, count, 5, 1000, True, False)
 
 
+# -- the group decode of format/vectorized.py (Arrow buffers) -------------------------------
+
+def group_both(blocks_counts):
+    """scan_lengths of each block, then decode_group of the blocks joined, both ways."""
+    from kafkalog_cli.format import vectorized as V
+
+    out = []
+    for scan, group in ((V.scan_lengths, V.decode_group),
+                        (V._py_scan_lengths, V._py_decode_group)):
+        positions, bases, counts, joined, oks = [], [], [], [], []
+        size = 0
+        for data, count in blocks_counts:
+            n0 = len(positions)
+            ok = scan(data, count, positions)
+            oks.append((ok, positions[n0:]))
+            if ok:
+                bases.append(size)
+                counts.append(count)
+                joined.append(data)
+                size += len(data)
+        got = group(b"".join(joined), positions, bases, counts) if positions else None
+        if got is not None:
+            got = (got[0].tolist(), got[1].tolist(), got[2].to_pylist(), got[3].to_pylist())
+        out.append((oks, got))
+    assert out[0] == out[1]
+    return out[0]
+
+
+@SETTINGS
+@given(st.data(), st.lists(blocks(), min_size=1, max_size=4))
+def test_group_decode_on_blocks_and_mutations(data, bl):
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("numpy")
+    group_both([(raw, count) for raw, count, _, _ in bl])
+    group_both([(mutate(data.draw, raw), count + data.draw(st.integers(-1, 1)))
+                for raw, count, _, _ in bl])
+
+
+def test_group_decode_takes_the_common_shape():
+    pytest.importorskip("pyarrow")
+    recs = [raw_record(i, i * 3, None if i == 2 else b"k%d" % i, None if i == 3 else b"v" * i)
+            for i in range(6)]
+    oks, got = group_both([(b"".join(recs[:4]), 4), (b"".join(recs[4:]), 2)])
+    assert got == ([0, 3, 6, 9, 12, 15], [0, 1, 2, 3, 4, 5],
+                   [b"k0", b"k1", None, b"k3", b"k4", b"k5"],
+                   [b"", b"v", b"vv", None, b"vvvv", b"vvvvv"])
+
+
 # -- batches: the walk, the CRC, records() ---------------------------------------------------
 
 def _scan(mod, buf, start, end):
