@@ -136,6 +136,26 @@ class InvalidConfigError(InvalidArgumentError):
         self.value = value
 
 
+class UnknownTopicConfigError(InvalidConfigError):
+    """A name that is not a topic config (``LogConfig.validateNames``)."""
+
+    def __init__(self, name: str):
+        InvalidArgumentError.__init__(self, f"Unknown topic config name: {name}")
+        self.key = name
+        self.value = None
+
+
+class GroupConfigError(InvalidConfigError):
+    """A group config set ``GroupConfig.validate`` refuses, with Kafka's message (its
+    InvalidConfigurationException: an unknown name, a value outside the broker's
+    bounds)."""
+
+    def __init__(self, name: str, value, message: str):
+        InvalidArgumentError.__init__(self, message)
+        self.key = name
+        self.value = value
+
+
 class NotAKafkaFileError(KafkalogError):
     """A path that is not a Kafka log, index or partition directory."""
 
@@ -159,6 +179,18 @@ class RefusedError(KafkalogError):
     ``.lock``, a malformed input record. What was done before it stands (and is reported);
     the input is neither unusable nor was the command misused, so the CLI reports it as a
     finding (exit 1)."""
+
+
+class ApiError(KafkalogError):
+    """One part of a request refused with a protocol error code (Kafka's ApiException
+    subclasses, as the admin handlers answer them): ``error`` is a
+    :class:`kafkalog_cli.protocol.errors.Errors` member, ``message`` the response's
+    errorMessage (None for Kafka's default text)."""
+
+    def __init__(self, error, message: str | None = None):
+        super().__init__(message if message is not None else getattr(error, "name", str(error)))
+        self.error = error
+        self.message = message
 
 
 class FencedLeaderEpochError(RefusedError):

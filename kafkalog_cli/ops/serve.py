@@ -37,30 +37,36 @@ def is_loopback(host: str) -> bool:
 
 
 def parse_configs(items) -> tuple[dict[str, str], dict[str, str]]:
-    """``--config KEY=VALUE`` items -> (topic config defaults, broker configs).
+    """``--config KEY=VALUE`` items -> (the static broker configs the catalog layers,
+    the socket server configs). A key is a topic config name (a default for every topic)
+    or a broker config name (``group.initial.rebalance.delay.ms``, ``log.roll.hours``,
+    ``socket.request.max.bytes``, ...), checked as
+    :func:`~kafkalog_cli.server.configs.static_broker_configs` checks them; the socket
+    server's (``socket.request.max.bytes``, ``queued.max.request.bytes``,
+    ``connections.max.idle.ms``) are in both, the second for the server to obey.
 
     Raises:
         InvalidArgumentError: not KEY=VALUE, an unknown key or a bad value.
     """
-    topic: dict[str, str] = {}
-    broker: dict[str, str] = {}
+    static: dict[str, str] = {}
+    sockets: dict[str, str] = {}
     for item in items or ():
         key, sep, value = item.partition("=")
         if not sep:
             raise InvalidArgumentError(f"--config must be KEY=VALUE, got {item!r}")
         key = key.strip()
         try:
-            if cfgs.is_broker_config(key):
-                broker[key] = str(cfgs.validate_broker(key, value))
-            else:
-                topic[key] = cfgs.validate(key, value)
+            cfgs.static_broker_configs({key: value})
+            if cfgs.is_socket_config(key):
+                sockets[key] = str(cfgs.socket_config_value(key, value))
         except InvalidArgumentError as e:
             raise InvalidArgumentError(f"--config {item}: {e.message}") from None
+        static[key] = value
     try:
-        cfgs.broker_configs(broker)
+        cfgs.broker_configs(sockets)
     except InvalidArgumentError as e:
         raise InvalidArgumentError(f"--config: {e.message}") from None
-    return topic, broker
+    return static, sockets
 
 
 def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,

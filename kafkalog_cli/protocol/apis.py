@@ -29,11 +29,21 @@ class ApiKeys(IntEnum):
     HEARTBEAT = 12
     LEAVE_GROUP = 13
     SYNC_GROUP = 14
+    DESCRIBE_GROUPS = 15
+    LIST_GROUPS = 16
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
+    DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     DESCRIBE_CONFIGS = 32
+    ALTER_CONFIGS = 33
+    DESCRIBE_LOG_DIRS = 35
+    CREATE_PARTITIONS = 37
+    DELETE_GROUPS = 42
+    INCREMENTAL_ALTER_CONFIGS = 44
+    OFFSET_DELETE = 47
+    DESCRIBE_CLUSTER = 60
 
 
 @dataclass(frozen=True)
@@ -65,7 +75,7 @@ class Api:
 APIS: dict[int, Api] = {a.key: a for a in (
     Api(ApiKeys.PRODUCE, s.ProduceRequest, s.ProduceResponse, 3, 11),
     Api(ApiKeys.FETCH, s.FetchRequest, s.FetchResponse, 4, 16),
-    Api(ApiKeys.LIST_OFFSETS, s.ListOffsetsRequest, s.ListOffsetsResponse, 1, 8),
+    Api(ApiKeys.LIST_OFFSETS, s.ListOffsetsRequest, s.ListOffsetsResponse, 1, 9),
     Api(ApiKeys.METADATA, s.MetadataRequest, s.MetadataResponse, 0, 12),
     Api(ApiKeys.OFFSET_COMMIT, s.OffsetCommitRequest, s.OffsetCommitResponse, 0, 8),
     Api(ApiKeys.OFFSET_FETCH, s.OffsetFetchRequest, s.OffsetFetchResponse, 1, 8),
@@ -79,6 +89,18 @@ APIS: dict[int, Api] = {a.key: a for a in (
     Api(ApiKeys.DELETE_TOPICS, s.DeleteTopicsRequest, s.DeleteTopicsResponse, 1, 6),
     Api(ApiKeys.INIT_PRODUCER_ID, s.InitProducerIdRequest, s.InitProducerIdResponse, 0, 4),
     Api(ApiKeys.DESCRIBE_CONFIGS, s.DescribeConfigsRequest, s.DescribeConfigsResponse, 0, 4),
+    Api(ApiKeys.DESCRIBE_GROUPS, s.DescribeGroupsRequest, s.DescribeGroupsResponse, 0, 5),
+    Api(ApiKeys.LIST_GROUPS, s.ListGroupsRequest, s.ListGroupsResponse, 0, 5),
+    Api(ApiKeys.DELETE_RECORDS, s.DeleteRecordsRequest, s.DeleteRecordsResponse, 0, 2),
+    Api(ApiKeys.ALTER_CONFIGS, s.AlterConfigsRequest, s.AlterConfigsResponse, 0, 2),
+    Api(ApiKeys.DESCRIBE_LOG_DIRS, s.DescribeLogDirsRequest, s.DescribeLogDirsResponse, 0, 4),
+    Api(ApiKeys.CREATE_PARTITIONS, s.CreatePartitionsRequest, s.CreatePartitionsResponse,
+        0, 3),
+    Api(ApiKeys.DELETE_GROUPS, s.DeleteGroupsRequest, s.DeleteGroupsResponse, 0, 2),
+    Api(ApiKeys.INCREMENTAL_ALTER_CONFIGS, s.IncrementalAlterConfigsRequest,
+        s.IncrementalAlterConfigsResponse, 0, 1),
+    Api(ApiKeys.OFFSET_DELETE, s.OffsetDeleteRequest, s.OffsetDeleteResponse, 0, 0),
+    Api(ApiKeys.DESCRIBE_CLUSTER, s.DescribeClusterRequest, s.DescribeClusterResponse, 0, 1),
 )}
 
 

@@ -534,6 +534,229 @@ OffsetFetchResponse = Message("OffsetFetchResponse", valid="0-9", flexible="6+",
     ]),
 ])
 
+# -- admin: CreatePartitions (37), AlterConfigs (33), IncrementalAlterConfigs (44),
+# DescribeCluster (60), DescribeLogDirs (35), DeleteRecords (21) --------------------------
+
+CreatePartitionsRequest = Message("CreatePartitionsRequest", valid="0-3", flexible="2+",
+                                  fields=[
+    F("topics", "[]CreatePartitionsTopic", "0+", fields=[
+        F("name", "string", "0+"),
+        F("count", "int32", "0+"),
+        F("assignments", "[]CreatePartitionsAssignment", "0+", nullable="0+", fields=[
+            F("brokerIds", "[]int32", "0+"),
+        ]),
+    ]),
+    F("timeoutMs", "int32", "0+"),
+    F("validateOnly", "bool", "0+"),
+])
+
+CreatePartitionsResponse = Message("CreatePartitionsResponse", valid="0-3", flexible="2+",
+                                   fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("results", "[]CreatePartitionsTopicResult", "0+", fields=[
+        F("name", "string", "0+"),
+        F("errorCode", "int16", "0+"),
+        F("errorMessage", "string", "0+", nullable="0+", default=None),
+    ]),
+])
+
+_ALTER_CONFIGS_RESOURCE_RESPONSE = [
+    F("errorCode", "int16", "0+"),
+    F("errorMessage", "string", "0+", nullable="0+"),
+    F("resourceType", "int8", "0+"),
+    F("resourceName", "string", "0+"),
+]
+
+AlterConfigsRequest = Message("AlterConfigsRequest", valid="0-2", flexible="2+", fields=[
+    F("resources", "[]AlterConfigsResource", "0+", fields=[
+        F("resourceType", "int8", "0+"),
+        F("resourceName", "string", "0+"),
+        F("configs", "[]AlterableConfig", "0+", fields=[
+            F("name", "string", "0+"),
+            F("value", "string", "0+", nullable="0+"),
+        ]),
+    ]),
+    F("validateOnly", "bool", "0+"),
+])
+
+AlterConfigsResponse = Message("AlterConfigsResponse", valid="0-2", flexible="2+", fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("responses", "[]AlterConfigsResourceResponse", "0+",
+      fields=_ALTER_CONFIGS_RESOURCE_RESPONSE),
+])
+
+IncrementalAlterConfigsRequest = Message("IncrementalAlterConfigsRequest", valid="0-1",
+                                         flexible="1+", fields=[
+    F("resources", "[]AlterConfigsResource", "0+", fields=[
+        F("resourceType", "int8", "0+"),
+        F("resourceName", "string", "0+"),
+        F("configs", "[]AlterableConfig", "0+", fields=[
+            F("name", "string", "0+"),
+            F("configOperation", "int8", "0+"),
+            F("value", "string", "0+", nullable="0+"),
+        ]),
+    ]),
+    F("validateOnly", "bool", "0+"),
+])
+
+IncrementalAlterConfigsResponse = Message("IncrementalAlterConfigsResponse", valid="0-1",
+                                          flexible="1+", fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("responses", "[]AlterConfigsResourceResponse", "0+",
+      fields=_ALTER_CONFIGS_RESOURCE_RESPONSE),
+])
+
+DescribeClusterRequest = Message("DescribeClusterRequest", valid="0-1", flexible="0+", fields=[
+    F("includeClusterAuthorizedOperations", "bool", "0+"),
+    F("endpointType", "int8", "1+", default=1),
+])
+
+DescribeClusterResponse = Message("DescribeClusterResponse", valid="0-1", flexible="0+",
+                                  fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("errorCode", "int16", "0+"),
+    F("errorMessage", "string", "0+", nullable="0+", default=None),
+    F("endpointType", "int8", "1+", default=1),
+    F("clusterId", "string", "0+"),
+    F("controllerId", "int32", "0+", default=-1),
+    F("brokers", "[]DescribeClusterBroker", "0+", fields=[
+        F("brokerId", "int32", "0+"),
+        F("host", "string", "0+"),
+        F("port", "int32", "0+"),
+        F("rack", "string", "0+", nullable="0+", default=None),
+    ]),
+    F("clusterAuthorizedOperations", "int32", "0+", default=-2147483648),
+])
+
+DescribeLogDirsRequest = Message("DescribeLogDirsRequest", valid="0-4", flexible="2+", fields=[
+    F("topics", "[]DescribableLogDirTopic", "0+", nullable="0+", fields=[
+        F("topic", "string", "0+"),
+        F("partitions", "[]int32", "0+"),
+    ]),
+])
+
+DescribeLogDirsResponse = Message("DescribeLogDirsResponse", valid="0-4", flexible="2+",
+                                  fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("errorCode", "int16", "3+"),
+    F("results", "[]DescribeLogDirsResult", "0+", fields=[
+        F("errorCode", "int16", "0+"),
+        F("logDir", "string", "0+"),
+        F("topics", "[]DescribeLogDirsTopic", "0+", fields=[
+            F("name", "string", "0+"),
+            F("partitions", "[]DescribeLogDirsPartition", "0+", fields=[
+                F("partitionIndex", "int32", "0+"),
+                F("partitionSize", "int64", "0+"),
+                F("offsetLag", "int64", "0+"),
+                F("isFutureKey", "bool", "0+"),
+            ]),
+        ]),
+        F("totalBytes", "int64", "4+", default=-1),
+        F("usableBytes", "int64", "4+", default=-1),
+    ]),
+])
+
+DeleteRecordsRequest = Message("DeleteRecordsRequest", valid="0-2", flexible="2+", fields=[
+    F("topics", "[]DeleteRecordsTopic", "0+", fields=[
+        F("name", "string", "0+"),
+        F("partitions", "[]DeleteRecordsPartition", "0+", fields=[
+            F("partitionIndex", "int32", "0+"),
+            F("offset", "int64", "0+"),
+        ]),
+    ]),
+    F("timeoutMs", "int32", "0+"),
+])
+
+DeleteRecordsResponse = Message("DeleteRecordsResponse", valid="0-2", flexible="2+", fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("topics", "[]DeleteRecordsTopicResult", "0+", fields=[
+        F("name", "string", "0+"),
+        F("partitions", "[]DeleteRecordsPartitionResult", "0+", fields=[
+            F("partitionIndex", "int32", "0+"),
+            F("lowWatermark", "int64", "0+"),
+            F("errorCode", "int16", "0+"),
+        ]),
+    ]),
+])
+
+# -- group admin: ListGroups (16), DescribeGroups (15), DeleteGroups (42),
+# OffsetDelete (47) ----------------------------------------------------------------------
+
+ListGroupsRequest = Message("ListGroupsRequest", valid="0-5", flexible="3+", fields=[
+    F("statesFilter", "[]string", "4+"),
+    F("typesFilter", "[]string", "5+"),
+])
+
+ListGroupsResponse = Message("ListGroupsResponse", valid="0-5", flexible="3+", fields=[
+    F("throttleTimeMs", "int32", "1+"),
+    F("errorCode", "int16", "0+"),
+    F("groups", "[]ListedGroup", "0+", fields=[
+        F("groupId", "string", "0+"),
+        F("protocolType", "string", "0+"),
+        F("groupState", "string", "4+"),
+        F("groupType", "string", "5+"),
+    ]),
+])
+
+DescribeGroupsRequest = Message("DescribeGroupsRequest", valid="0-5", flexible="5+", fields=[
+    F("groups", "[]string", "0+"),
+    F("includeAuthorizedOperations", "bool", "3+"),
+])
+
+DescribeGroupsResponse = Message("DescribeGroupsResponse", valid="0-5", flexible="5+", fields=[
+    F("throttleTimeMs", "int32", "1+"),
+    F("groups", "[]DescribedGroup", "0+", fields=[
+        F("errorCode", "int16", "0+"),
+        F("groupId", "string", "0+"),
+        F("groupState", "string", "0+"),
+        F("protocolType", "string", "0+"),
+        F("protocolData", "string", "0+"),
+        F("members", "[]DescribedGroupMember", "0+", fields=[
+            F("memberId", "string", "0+"),
+            F("groupInstanceId", "string", "4+", nullable="4+", default=None),
+            F("clientId", "string", "0+"),
+            F("clientHost", "string", "0+"),
+            F("memberMetadata", "bytes", "0+"),
+            F("memberAssignment", "bytes", "0+"),
+        ]),
+        F("authorizedOperations", "int32", "3+", default=-2147483648),
+    ]),
+])
+
+DeleteGroupsRequest = Message("DeleteGroupsRequest", valid="0-2", flexible="2+", fields=[
+    F("groupsNames", "[]string", "0+"),
+])
+
+DeleteGroupsResponse = Message("DeleteGroupsResponse", valid="0-2", flexible="2+", fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("results", "[]DeletableGroupResult", "0+", fields=[
+        F("groupId", "string", "0+"),
+        F("errorCode", "int16", "0+"),
+    ]),
+])
+
+OffsetDeleteRequest = Message("OffsetDeleteRequest", valid="0", flexible="none", fields=[
+    F("groupId", "string", "0+"),
+    F("topics", "[]OffsetDeleteRequestTopic", "0+", fields=[
+        F("name", "string", "0+"),
+        F("partitions", "[]OffsetDeleteRequestPartition", "0+", fields=[
+            F("partitionIndex", "int32", "0+"),
+        ]),
+    ]),
+])
+
+OffsetDeleteResponse = Message("OffsetDeleteResponse", valid="0", flexible="none", fields=[
+    F("errorCode", "int16", "0+"),
+    F("throttleTimeMs", "int32", "0+"),
+    F("topics", "[]OffsetDeleteResponseTopic", "0+", fields=[
+        F("name", "string", "0+"),
+        F("partitions", "[]OffsetDeleteResponsePartition", "0+", fields=[
+            F("partitionIndex", "int32", "0+"),
+            F("errorCode", "int16", "0+"),
+        ]),
+    ]),
+])
+
 # -- headers ---------------------------------------------------------------------------------
 
 #: RequestHeader v0-v2. ``clientId`` has flexibleVersions "none" in Kafka's JSON (an int16

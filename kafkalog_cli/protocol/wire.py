@@ -47,7 +47,9 @@ class Request:
     """A parsed request: header fields, its :class:`Api`, and the body as a dict.
 
     ``unsupported_version`` is set for an ApiVersions request at a version the server does
-    not serve (its body is not parsed: it is answered as v0).
+    not serve (its body is not parsed: it is answered as v0). ``client_host`` is the
+    peer's address as ``RequestContext.clientAddress`` prints it (``/127.0.0.1``), set by
+    the server.
     """
 
     api: Api
@@ -57,6 +59,7 @@ class Request:
     body: dict
     size: int
     unsupported_version: bool = False
+    client_host: str = ""
 
     @property
     def api_key(self) -> ApiKeys:

@@ -122,9 +122,9 @@ class _Connection:
 class KafkaServer:
     """Serve ``catalog`` on ``options.host:options.port`` (port 0: an ephemeral port).
 
-    ``broker_configs``: :data:`~.configs.BROKER_CONFIGS` overrides (name -> value):
+    ``broker_configs``: :data:`~.configs.SOCKET_CONFIGS` overrides (name -> value):
     ``socket.request.max.bytes``, ``queued.max.request.bytes``,
-    ``connections.max.idle.ms``.
+    ``connections.max.idle.ms`` (DescribeConfigs reports them as static broker configs).
 
     Raises:
         InvalidConfigError: a broker config out of range.
@@ -141,6 +141,7 @@ class KafkaServer:
         self.apis = KafkaApis(catalog, options, self.stats)
         self.metrics_interval = metrics_interval
         self.configs = cfgs.broker_configs(broker_configs)
+        catalog.broker_configs.static.update({k: str(v) for k, v in (broker_configs or {}).items()})
         self.max_request_size = self.configs[cfgs.SOCKET_REQUEST_MAX_BYTES]
         self.memory_pool = RequestMemoryPool(self.configs[cfgs.QUEUED_MAX_REQUEST_BYTES])
         idle_ms = self.configs[cfgs.CONNECTIONS_MAX_IDLE_MS]
@@ -231,6 +232,8 @@ class KafkaServer:
         loop = asyncio.get_running_loop()
         conn = self._connections[task] = _Connection(writer, loop.time())
         where = _peer(writer)
+        peer = writer.get_extra_info("peername")
+        client_host = f"/{peer[0]}" if isinstance(peer, tuple) else ""  # clientAddress
         pool = self.memory_pool
 
         def touch():
@@ -248,6 +251,7 @@ class KafkaServer:
                     frame = await read_frame_body(reader, size, touch)
                     conn.busy = True
                     request = parse_request(frame)
+                    request.client_host = client_host
                     del frame
                     result = await self.apis.handle(request)
                     request.body = None  # the records: given back with the bytes

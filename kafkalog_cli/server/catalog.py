@@ -16,9 +16,18 @@ controller would: ``replication-offset-checkpoint`` (the high watermarks) and
 * The cluster id comes from ``meta.properties`` (LogManager writes one, with this node's
   id, into a new empty directory); without one, a random id is used for this run.
 * ``kafkalog-serve.json`` (a file of the log directory; brokers ignore files there) keeps
-  the next producer id block and the topic config overrides given to CreateTopics::
+  the next producer id block, the topic config overrides (CreateTopics, AlterConfigs,
+  IncrementalAlterConfigs: what a KRaft controller keeps as ``ConfigRecord``s), the
+  dynamic broker configs (AlterConfigs on the BROKER resource ``""`` or ``"<node id>"``)
+  and the GROUP resource configs::
 
-      {"version": 1, "nextProducerIdBlock": 2000, "topicConfigs": {"t": {"k": "v"}}}
+      {"version": 1, "nextProducerIdBlock": 2000, "topicConfigs": {"t": {"k": "v"}},
+       "brokerConfigs": {"": {"log.retention.ms": "1000"}, "0": {}},
+       "groupConfigs": {"g": {"consumer.session.timeout.ms": "50000"}}}
+
+  It is rewritten (tmp + fsync + rename) before a config change is acknowledged, and the
+  change is applied to the served logs at once (``LogManager.updateTopicConfig`` /
+  ``DynamicLogConfig``: the next append, roll and flush follow it).
 
   Producer ids are handed out from blocks of 1000 (as ``ProducerIdManager``), and the next
   block start is persisted before the first id of a block is used, so no id is reused
@@ -91,6 +100,12 @@ class Topic:
         self.offline: dict[int, str] = {}
 
 
+def partition_count(topic: Topic) -> int:
+    """The topic's partition count: one more than its highest partition, served or offline
+    (a log directory holding only some partitions of a topic still numbers them from 0)."""
+    return max(topic.partitions.keys() | topic.offline.keys(), default=-1) + 1
+
+
 class LogDirCatalog:
     """The served state of one log directory (call :meth:`open`, then :meth:`close`).
 
@@ -108,7 +123,12 @@ class LogDirCatalog:
         self.log_dir = Path(log_dir)
         self.read_only = read_only
         self.node_id = node_id
-        self.server_configs = dict(server_configs or {})
+        #: the broker-level config layers; ``server_configs`` (``--config``) is the static
+        #: one (topic config names stand for their broker synonym)
+        self.broker_configs = configs.BrokerConfigLayers(
+            static=configs.static_broker_configs(dict(server_configs or {})))
+        self.broker_configs.static.update({"node.id": str(node_id), "broker.id": str(node_id),
+                                           "log.dirs": str(self.log_dir.absolute())})
         self.fsync = fsync
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[str, Topic] = {}
@@ -117,6 +137,9 @@ class LogDirCatalog:
         self._next_pid = 0
         self._block_end = 0
         self._topic_overrides: dict[str, dict[str, str]] = {}
+        #: GROUP resource configs (KIP-848 groups' settings; stored and described only)
+        self.group_configs: dict[str, dict[str, str]] = {}
+        self._other_brokers: dict[str, dict[str, str]] = {}
         self._deleted: set[TopicPartition] = set()
         self._files = threading.Lock()  # checkpoint files: worker thread vs close
 
@@ -132,8 +155,7 @@ class LogDirCatalog:
             # a broker does not start on a log dir whose meta.properties it cannot read
             meta = read_meta_properties(self.log_dir, validate=True) or {}
             self.cluster_id = meta.get("cluster.id") or random_kafka_uuid()
-            state = self._read_state()
-            self._topic_overrides = {t: dict(c) for t, c in state.get("topicConfigs", {}).items()}
+            state = self._load_configs()
             by_topic: dict[str, list[tuple[int, Path]]] = {}
             for d in partition_dirs_of(self.log_dir):
                 if _MOVED.search(d.name):
@@ -170,8 +192,7 @@ class LogDirCatalog:
                         "may show batches being written", self.log_dir)
         meta = read_meta_properties(self.log_dir) or {}
         self.cluster_id = meta.get("cluster.id") or random_kafka_uuid()
-        state = self._read_state()
-        self._topic_overrides = {t: dict(c) for t, c in state.get("topicConfigs", {}).items()}
+        self._load_configs()
         starts = read_offset_checkpoint(self.log_dir / LOG_START_OFFSET_CHECKPOINT) or {}
         by_topic: dict[str, list[tuple[int, Path]]] = {}
         for d in partition_dirs_of(self.log_dir):
@@ -223,9 +244,28 @@ class LogDirCatalog:
                         self.log_dir / STATE_FILE)
             return {}
 
+    def _load_configs(self) -> dict:
+        """The state file's config layers (topic overrides, dynamic broker configs of this
+        node and the cluster, group configs); returns the whole state."""
+        state = self._read_state()
+        self._topic_overrides = {t: dict(c) for t, c in state.get("topicConfigs", {}).items()}
+        self.group_configs = {g: dict(c) for g, c in state.get("groupConfigs", {}).items()}
+        dynamic = state.get("brokerConfigs", {})
+        self.broker_configs.dynamic_default = dict(dynamic.get("", {}))
+        self.broker_configs.dynamic_broker = dict(dynamic.get(str(self.node_id), {}))
+        self._other_brokers = {k: v for k, v in dynamic.items()
+                               if k not in ("", str(self.node_id))}
+        return state
+
     def _write_state(self) -> None:
+        brokers = dict(self._other_brokers)
+        if self.broker_configs.dynamic_default:
+            brokers[""] = self.broker_configs.dynamic_default
+        if self.broker_configs.dynamic_broker:
+            brokers[str(self.node_id)] = self.broker_configs.dynamic_broker
         data = {"version": 1, "nextProducerIdBlock": self._block_end,
-                "topicConfigs": self._topic_overrides}
+                "topicConfigs": self._topic_overrides, "brokerConfigs": brokers,
+                "groupConfigs": self.group_configs}
         write_atomically(self.log_dir / STATE_FILE, json.dumps(data, indent=1, sort_keys=True),
                          fsync=self.fsync)
 
@@ -248,7 +288,59 @@ class LogDirCatalog:
     # -- topics ----------------------------------------------------------------------------
 
     def effective_configs(self, topic: Topic) -> dict[str, str]:
-        return configs.effective(self.server_configs, topic.overrides)
+        """Every topic config of ``topic`` (see :mod:`.configs` for the layers)."""
+        return configs.effective(self.broker_configs.topic_defaults(), topic.overrides)
+
+    def set_topic_configs(self, topic: Topic, overrides: dict[str, str]) -> None:
+        """Replace ``topic``'s overrides (validated by the caller): persisted, then applied
+        to its logs (``LogManager.updateTopicConfig``).
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        self._check_writable()
+        topic.overrides = dict(overrides)
+        if overrides:
+            self._topic_overrides[topic.name] = dict(overrides)
+        else:
+            self._topic_overrides.pop(topic.name, None)
+        self._write_state()
+        self._apply(topic)
+
+    def set_group_configs(self, group_id: str, values: dict[str, str]) -> None:
+        """Replace a group's GROUP resource configs (validated by the caller): persisted.
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        self._check_writable()
+        if values:
+            self.group_configs[group_id] = dict(values)
+        else:
+            self.group_configs.pop(group_id, None)
+        self._write_state()
+
+    def set_broker_configs(self, per_broker: bool, values: dict[str, str]) -> None:
+        """Replace the dynamic broker configs of this node (``per_broker``) or the
+        cluster-wide ones: persisted, then every topic's logs follow the new defaults
+        (``DynamicLogConfig.reconfigure``).
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        self._check_writable()
+        if per_broker:
+            self.broker_configs.dynamic_broker = dict(values)
+        else:
+            self.broker_configs.dynamic_default = dict(values)
+        self._write_state()
+        for topic in self.topics.values():
+            self._apply(topic)
+
+    def _apply(self, topic: Topic) -> None:
+        cfg = configs.log_config(self.effective_configs(topic))
+        for part in topic.partitions.values():
+            part.log.update_config(cfg)
 
     def partition(self, topic: str, partition: int) -> ServedPartition | None:
         """The served partition (None: unknown, or offline)."""
@@ -289,6 +381,20 @@ class LogDirCatalog:
             self._write_state()
         self._add(topic)
         return topic
+
+    def add_partitions(self, topic: Topic, count: int) -> None:
+        """CreatePartitions: partitions ``partition_count(topic)..count-1``, created
+        through the engine with the topic's id and config (partition.metadata, an empty
+        first segment), as a broker creates the logs of new partitions it leads.
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        self._check_writable()
+        cfg = configs.log_config(self.effective_configs(topic))
+        for p in range(partition_count(topic), count):
+            topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
+                topic.name, p, cfg, topic_id=topic.topic_id))
 
     def delete_topic(self, topic: Topic) -> None:
         """Rename each partition directory ``<tp>.<uuid>-delete`` (as the broker marks it)

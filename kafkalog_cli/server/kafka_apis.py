@@ -2,10 +2,13 @@
 ``Partition`` and the controller a single node needs).
 
 Each ``handle_*`` takes a parsed :class:`~kafkalog_cli.protocol.wire.Request` and returns a
-:class:`Reply` (a response body, maybe at another version), :data:`NO_RESPONSE`, or raises
-:class:`CloseConnection`. Handlers run on the event-loop thread; Produce awaits the
-validation of its batches on worker threads (:mod:`.workers`), Fetch the delayed fetch of
-``minBytes``/``maxWaitMs``, JoinGroup/SyncGroup the group.
+:class:`Reply` (a response body, maybe at another version), a response body dict,
+:data:`NO_RESPONSE`, or raises :class:`CloseConnection`. The admin APIs are in
+:mod:`.admin`, the group APIs in :mod:`.group_apis`; :meth:`KafkaApis.handle` dispatches
+to all. Handlers run on the event-loop thread; Produce awaits the validation of its
+batches on worker threads (:mod:`.workers`), Fetch the delayed fetch of
+``minBytes``/``maxWaitMs``, JoinGroup / SyncGroup the group, DeleteRecords its
+checkpoint write.
 """
 
 from __future__ import annotations
@@ -42,8 +45,9 @@ from ..schema.record_batch import ATTRIBUTES_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD
 from ..storage.files import validate_topic_name
 from . import configs as cfgs
 from . import reads
+from .admin import CLUSTER_AUTHORIZED_OPERATIONS, AdminApis
 from .catalog import LogDirCatalog, Topic, is_internal
-from .groups import MAX_METADATA_SIZE, GroupCoordinator
+from .group_apis import GroupApis
 from .metrics import BrokerTopicStats
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 from .workers import WorkerPool
@@ -54,9 +58,6 @@ ADMIN_CLIENT_ID = "__admin_client"
 #: AclOperation codes a topic supports (READ..ALTER_CONFIGS), as a 32-bit field: what the
 #: broker reports without an authorizer.
 TOPIC_AUTHORIZED_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
-# ConfigSource of DescribeConfigs
-DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
-RESOURCE_TOPIC, RESOURCE_BROKER = 2, 4
 _INT32 = struct.Struct(">i")
 _INT8 = struct.Struct(">b")
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
@@ -97,7 +98,10 @@ class KafkaApis:
         self._appended = asyncio.Event()
         #: validates Produce batches off the event loop (closed by :meth:`close`)
         self.workers = WorkerPool()
-        self.groups = GroupCoordinator()
+        self.admin = AdminApis(catalog, options)
+        self.group_apis = GroupApis(catalog, options)
+        #: the group coordinator (server/groups.py)
+        self.groups = self.group_apis.groups
         self.handlers = {
             ApiKeys.PRODUCE: self.handle_produce,
             ApiKeys.FETCH: self.handle_fetch,
@@ -107,15 +111,10 @@ class KafkaApis:
             ApiKeys.CREATE_TOPICS: self.handle_create_topics,
             ApiKeys.DELETE_TOPICS: self.handle_delete_topics,
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id,
-            ApiKeys.DESCRIBE_CONFIGS: self.handle_describe_configs,
-            ApiKeys.FIND_COORDINATOR: self.handle_find_coordinator,
-            ApiKeys.JOIN_GROUP: self.handle_join_group,
-            ApiKeys.SYNC_GROUP: self.handle_sync_group,
-            ApiKeys.HEARTBEAT: self.handle_heartbeat,
-            ApiKeys.LEAVE_GROUP: self.handle_leave_group,
-            ApiKeys.OFFSET_COMMIT: self.handle_offset_commit,
-            ApiKeys.OFFSET_FETCH: self.handle_offset_fetch,
         }
+        self.handlers.update(self.admin.handlers())
+        self.handlers.update(self.group_apis.handlers())
+        self._awaiting = _AWAITING | AdminApis.AWAITING | GroupApis.AWAITING
 
     def close(self) -> None:
         """Release the worker threads (a validation under way is abandoned)."""
@@ -123,9 +122,8 @@ class KafkaApis:
 
     async def handle(self, request: Request):
         h = self.handlers[request.api_key]
-        if request.api_key in _AWAITING:
-            return await h(request)
-        return h(request)
+        result = await h(request) if request.api_key in self._awaiting else h(request)
+        return Reply(result) if isinstance(result, dict) else result
 
     def _notify_append(self) -> None:
         self._appended.set()
@@ -212,6 +210,9 @@ class KafkaApis:
                         continue
                 topics.append(self._topic_metadata(t, v, include_ops))
         node = self.options.node_id
+        # v8-10: the cluster's authorized operations when asked (all: no authorizer)
+        cluster_ops = CLUSTER_AUTHORIZED_OPERATIONS if 8 <= v <= 10 and body.get(
+            "includeClusterAuthorizedOperations") else -2**31
         return Reply({
             "throttleTimeMs": 0,
             "brokers": [{"nodeId": node, "host": self.options.host, "port": self.options.port,
@@ -219,6 +220,7 @@ class KafkaApis:
             "clusterId": self.catalog.cluster_id,
             "controllerId": node,
             "topics": topics,
+            "clusterAuthorizedOperations": cluster_ops,
         })
 
     def _collides(self, name: str) -> bool:
@@ -556,10 +558,10 @@ class KafkaApis:
                 topic = self.catalog.create_topic(name, n, overrides)
                 res["topicId"] = topic.topic_id
             res["numPartitions"], res["replicationFactor"] = n, 1
-            eff = cfgs.effective(self.catalog.server_configs, overrides)
-            res["configs"] = [{"name": k, "value": eff[k], "readOnly": False,
-                               "configSource": self._source(k, overrides),
-                               "isSensitive": False} for k in sorted(eff)]
+            res["configs"] = [
+                {k: e[k] for k in ("name", "value", "readOnly", "configSource", "isSensitive")}
+                for e in cfgs.describe_topic(self.catalog.broker_configs, overrides, None,
+                                             False)]
         return Reply({"throttleTimeMs": 0, "topics": results})
 
     def _check_create(self, t: dict, names: list[str]):
@@ -597,10 +599,10 @@ class KafkaApis:
                     f"Unable to replicate the partition {rf} time(s): The target replication "
                     f"factor of {rf} cannot be reached because only 1 broker(s) are "
                     "registered.", None)
-        overrides = {}
         try:
-            for c in t["configs"]:
-                overrides[c["name"]] = cfgs.validate(c["name"], c["value"])
+            overrides = cfgs.validate_topic_configs(
+                {c["name"]: c["value"] for c in t["configs"]},
+                self.catalog.broker_configs.topic_defaults())
         except InvalidConfigError as e:
             return Errors.INVALID_CONFIG, e.message, None
         return Errors.NONE, None, overrides
@@ -632,171 +634,14 @@ class KafkaApis:
                 res["errorCode"], res["errorMessage"] = int(READ_ONLY_ERROR), READ_ONLY_MESSAGE
                 continue
             self.catalog.delete_topic(t)
+            self.groups.on_topic_deleted(t.name)
             log.info("deleted topic %s", t.name)
         return Reply({"throttleTimeMs": 0, "responses": results})
 
-    # -- DescribeConfigs ----------------------------------------------------------------
-
-    def _source(self, key: str, overrides: dict) -> int:
-        if key in overrides:
-            return DYNAMIC_TOPIC_CONFIG
-        if key in self.catalog.server_configs:
-            return STATIC_BROKER_CONFIG
-        return DEFAULT_CONFIG
-
-    def handle_describe_configs(self, req: Request) -> Reply:
-        body = req.body
-        synonyms = body.get("includeSynonyms", False)
-        results = []
-        for r in body["resources"]:
-            rtype, rname = r["resourceType"], r["resourceName"]
-            res = {"errorCode": 0, "errorMessage": None, "resourceType": rtype,
-                   "resourceName": rname, "configs": []}
-            results.append(res)
-            if rtype == RESOURCE_BROKER:
-                if rname not in ("", str(self.options.node_id)):
-                    res["errorCode"] = int(Errors.INVALID_REQUEST)
-                    res["errorMessage"] = (f"Unexpected broker id, expected "
-                                           f"{self.options.node_id} or empty string, but "
-                                           f"received {rname}")
-                continue
-            if rtype != RESOURCE_TOPIC:
-                res["errorCode"] = int(Errors.INVALID_REQUEST)
-                res["errorMessage"] = f"Unsupported resource type {rtype}"
-                continue
-            t = self.catalog.topics.get(rname)
-            if t is None:
-                res["errorCode"] = int(Errors.UNKNOWN_TOPIC_OR_PARTITION)
-                res["errorMessage"] = f"Topic {rname} does not exist"
-                continue
-            eff = self.catalog.effective_configs(t)
-            keys = r["configurationKeys"]
-            for k in sorted(eff):
-                if keys is not None and k not in keys:
-                    continue
-                source = self._source(k, t.overrides)
-                entry = {"name": k, "value": eff[k], "readOnly": False,
-                         "isDefault": source == DEFAULT_CONFIG, "configSource": source,
-                         "isSensitive": False, "synonyms": [],
-                         "configType": cfgs.TOPIC_CONFIGS[k][1], "documentation": None}
-                if synonyms:
-                    if k in t.overrides:
-                        entry["synonyms"].append({"name": k, "value": t.overrides[k],
-                                                  "source": DYNAMIC_TOPIC_CONFIG})
-                    if k in self.catalog.server_configs:
-                        entry["synonyms"].append({"name": k,
-                                                  "value": self.catalog.server_configs[k],
-                                                  "source": STATIC_BROKER_CONFIG})
-                    entry["synonyms"].append({"name": k, "value": cfgs.TOPIC_CONFIGS[k][0],
-                                              "source": DEFAULT_CONFIG})
-                res["configs"].append(entry)
-        return Reply({"throttleTimeMs": 0, "results": results})
-
-
-    # -- consumer groups (server/groups.py) ---------------------------------------------
-
-    def handle_find_coordinator(self, req: Request) -> Reply:
-        v = req.api_version
-        body = req.body
-        keys = body["coordinatorKeys"] if v >= 4 else [body["key"]]
-        node = self.options.node_id
-        out = []
-        for key in keys:
-            c = {"key": key, "nodeId": node, "host": self.options.host,
-                 "port": self.options.port, "errorCode": 0, "errorMessage": None}
-            if body.get("keyType", 0) != 0:
-                # transactions (1) and share groups (2) have no coordinator here
-                c.update(nodeId=-1, host="", port=-1,
-                         errorCode=int(Errors.COORDINATOR_NOT_AVAILABLE),
-                         errorMessage="this server has no transaction or share coordinator")
-            elif not key:
-                c.update(nodeId=-1, host="", port=-1, errorCode=int(Errors.INVALID_REQUEST),
-                         errorMessage="the group id is empty")
-            out.append(c)
-        if v >= 4:
-            return Reply({"throttleTimeMs": 0, "coordinators": out})
-        c = out[0]
-        return Reply({"throttleTimeMs": 0, "errorCode": c["errorCode"],
-                      "errorMessage": c["errorMessage"], "nodeId": c["nodeId"],
-                      "host": c["host"], "port": c["port"]})
-
-    async def handle_join_group(self, req: Request) -> Reply:
-        return Reply(await self.groups.join(req.body, req.api_version, req.client_id))
-
-    async def handle_sync_group(self, req: Request) -> Reply:
-        return Reply(await self.groups.sync(req.body, req.api_version))
-
-    def handle_heartbeat(self, req: Request) -> Reply:
-        return Reply({"throttleTimeMs": 0, "errorCode": int(self.groups.heartbeat(req.body))})
-
-    def handle_leave_group(self, req: Request) -> Reply:
-        body = req.body
-        if req.api_version < 3:
-            (e,) = self.groups.leave(body["groupId"], [body["memberId"]])
-            return Reply({"throttleTimeMs": 0, "errorCode": int(e)})
-        members = body["members"]
-        errors = self.groups.leave(body["groupId"], [m["memberId"] for m in members])
-        return Reply({"throttleTimeMs": 0, "errorCode": 0, "members": [
-            {"memberId": m["memberId"], "groupInstanceId": m["groupInstanceId"],
-             "errorCode": int(e)} for m, e in zip(members, errors, strict=True)]})
-
-    def handle_offset_commit(self, req: Request) -> Reply:
-        body = req.body
-        error = self.groups.commit_check(body, req.api_version)
-        topics = []
-        for t in body["topics"]:
-            parts = []
-            topics.append({"name": t["name"], "partitions": parts})
-            for p in t["partitions"]:
-                idx = p["partitionIndex"]
-                e = error
-                if e is Errors.NONE:
-                    if not self.catalog.exists(t["name"], idx):
-                        e = Errors.UNKNOWN_TOPIC_OR_PARTITION
-                    elif len(p["committedMetadata"] or "") > MAX_METADATA_SIZE:
-                        e = Errors.OFFSET_METADATA_TOO_LARGE
-                    else:
-                        self.groups.store_offset(body["groupId"], t["name"], idx,
-                                                 p["committedOffset"],
-                                                 p.get("committedLeaderEpoch", -1),
-                                                 p["committedMetadata"])
-                parts.append({"partitionIndex": idx, "errorCode": int(e)})
-        return Reply({"throttleTimeMs": 0, "topics": topics})
-
-    def handle_offset_fetch(self, req: Request) -> Reply:
-        v = req.api_version
-        body = req.body
-        if v < 8:
-            topics = self._offsets_of(body["groupId"], body["topics"])
-            return Reply({"throttleTimeMs": 0, "topics": topics, "errorCode": 0})
-        return Reply({"throttleTimeMs": 0, "groups": [
-            {"groupId": g["groupId"], "topics": self._offsets_of(g["groupId"], g["topics"]),
-             "errorCode": 0} for g in body["groups"]]})
-
-    def _offsets_of(self, group_id: str, requested: list | None) -> list[dict]:
-        """The committed offsets; -1 and "" where none was committed; ``None``: all."""
-        committed = self.groups.committed(group_id)
-        if requested is None:
-            by_topic: dict[str, list[int]] = {}
-            for name, idx in sorted(committed):
-                by_topic.setdefault(name, []).append(idx)
-            requested = [{"name": n, "partitionIndexes": ps} for n, ps in by_topic.items()]
-        out = []
-        for t in requested:
-            parts = []
-            for idx in t["partitionIndexes"]:
-                offset, epoch, meta = committed.get((t["name"], idx), (-1, -1, ""))
-                parts.append({"partitionIndex": idx, "committedOffset": offset,
-                              "committedLeaderEpoch": epoch, "metadata": meta,
-                              "errorCode": 0})
-            out.append({"name": t["name"], "partitions": parts})
-        return out
-
 
 #: handlers that await (Produce's validation on a worker thread, Fetch's delayed read;
-#: JoinGroup / SyncGroup wait for the group)
-_AWAITING = frozenset({ApiKeys.PRODUCE, ApiKeys.FETCH, ApiKeys.JOIN_GROUP,
-                       ApiKeys.SYNC_GROUP})
+#: the admin and group handlers name theirs)
+_AWAITING = frozenset({ApiKeys.PRODUCE, ApiKeys.FETCH})
 
 
 def _validate_name(name: str) -> None:

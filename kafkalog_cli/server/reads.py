@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from ..format.records import FileRecords
 from ..protocol.errors import Errors
-from ..storage.leader_epoch import LeaderEpochCache
 from .storage_adapter import PartitionView
 
 EARLIEST_TIMESTAMP = -2
@@ -95,12 +94,14 @@ def offset_for_timestamp(part: PartitionView, timestamp: int) -> tuple[int, int,
     if timestamp == LATEST_TIMESTAMP:
         return -1, leo, part.leader_epoch
     if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+        # without remote storage the earliest local offset is the log start offset, and
+        # its epoch the earliest cached one when it starts at or below it
         start = part.log_start_offset
-        if timestamp == EARLIEST_TIMESTAMP:
-            epoch = epochs[0][0] if epochs and epochs[0][1] <= start else -1
-        else:
-            epoch = LeaderEpochCache(epochs).epoch_for_offset(start)
+        epoch = epochs[0][0] if epochs and epochs[0][1] <= start else -1
         return -1, start, epoch
+    if timestamp == LATEST_TIERED_TIMESTAMP:
+        # no remote storage: nothing is tiered
+        return -1, -1, -1
     if timestamp == MAX_TIMESTAMP:
         found = part.log.max_timestamp_and_offset()
     elif timestamp < 0:

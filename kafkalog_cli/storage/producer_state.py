@@ -498,6 +498,16 @@ class ProducerStateManager:
 
     # -- snapshots --------------------------------------------------------------------------
 
+    def on_log_start_offset_incremented(self, log_start_offset: int) -> None:
+        """ProducerStateManager.onLogStartOffsetIncremented: the state is current at least
+        from the new log start offset; the last snapshot is the newest on disk (else the
+        log start offset). Open transactions stay (the engine keeps no completed,
+        unreplicated ones, which the broker forgets here)."""
+        if self.last_map_offset < log_start_offset:
+            self.last_map_offset = log_start_offset
+        snaps = list_snapshots(self.directory)
+        self.last_snap_offset = snaps[-1] if snaps else log_start_offset
+
     def update_map_end_offset(self, offset: int) -> None:
         self.last_map_offset = offset
 

@@ -92,9 +92,14 @@ def log_dir(tmp_path):
     return d
 
 
+#: Kafka's test brokers start groups at once (TestUtils.createBrokerConfig sets
+#: group.initial.rebalance.delay.ms=0); tests of the delay itself use the default
+NO_GROUP_DELAY = {"group.initial.rebalance.delay.ms": "0"}
+
+
 @pytest.fixture
 def server(log_dir):
-    with ServerThread(log_dir, ServerOptions(port=0)) as s:
+    with ServerThread(log_dir, ServerOptions(port=0), server_configs=NO_GROUP_DELAY) as s:
         yield s
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import threading
 import time
 
-from serve_testkit import create_topic
+from serve_testkit import NO_GROUP_DELAY, RawClient, create_topic
 
 from kafkalog_cli.protocol.errors import Errors
-from kafkalog_cli.server import groups
+from kafkalog_cli.server.broker import ServerThread
+from kafkalog_cli.server.kafka_apis import ServerOptions
 
 FIND, JOIN, HEARTBEAT, LEAVE, SYNC, COMMIT, OFFSET_FETCH = 10, 11, 12, 13, 14, 8, 9
 
@@ -132,10 +133,8 @@ def test_second_member_triggers_rebalance(server, raw):
 def test_kafka_python_group_consumer_commits(log_dir):
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-    from kafkalog_cli.server.broker import ServerThread
-    from kafkalog_cli.server.kafka_apis import ServerOptions
-
-    with ServerThread(log_dir, ServerOptions(port=0, auto_create_topics=True)) as s:
+    with ServerThread(log_dir, ServerOptions(port=0, auto_create_topics=True),
+                      server_configs=NO_GROUP_DELAY) as s:
         p = KafkaProducer(bootstrap_servers=s.bootstrap)
         for i in range(20):
             p.send("grp", b"v%d" % i, partition=0)
@@ -234,12 +233,17 @@ def test_follower_sync_ends_when_leader_never_syncs(server, raw):
     assert (r["errorCode"], r["generationId"], r["leader"]) == (0, 3, mb)
 
 
-def test_silent_member_expires_while_others_heartbeat(server, raw, monkeypatch):
+def test_silent_member_expires_while_others_heartbeat(log_dir):
     """expireClassicGroupMemberHeartbeat: a member not heard from within its session
     timeout is removed by its session timer, though the group only sees heartbeats; the
     survivor gets REBALANCE_IN_PROGRESS and forms the next generation alone."""
-    monkeypatch.setattr(groups, "MIN_SESSION_TIMEOUT_MS", 100)
-    a, b = raw(), raw()
+    configs = dict(NO_GROUP_DELAY, **{"group.min.session.timeout.ms": "100"})
+    with ServerThread(log_dir, ServerOptions(port=0), server_configs=configs) as s:
+        a, b = RawClient(s.port), RawClient(s.port)
+        _silent_member_expires(a, b)
+
+
+def _silent_member_expires(a, b):
     ma = _stable_single(a, session=3000, rebalance=2000)
     result = {}
     t = threading.Thread(target=lambda: result.update(b=_join(b, 3, session=800)))

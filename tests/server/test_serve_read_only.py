@@ -107,6 +107,51 @@ def test_raw_writes_refused(served):
         c.close()
 
 
+def test_admin_writes_refused_reads_answered(served):
+    """CreatePartitions, DeleteRecords and config changes are refused with the
+    authorization error of their resource; DescribeConfigs, DescribeLogDirs and the
+    in-memory group APIs work (the fixture checks that no file changed)."""
+    from confluent_kafka import KafkaError, KafkaException, TopicPartition
+    from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, ResourceType
+    from serve_testkit import RawClient
+
+    s, d = served
+    a = AdminClient({"bootstrap.servers": s.bootstrap, "log_level": 3})
+    for futures in (a.create_partitions([NewPartitions("plain", 3)]),
+                    a.delete_records([TopicPartition("plain", 0, 1)])):
+        (f,) = futures.values()
+        with pytest.raises(KafkaException) as e:
+            f.result(10)
+        assert e.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    c = RawClient(s.port)
+    try:
+        res = c.request(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 1, {"resources": [
+            {"resourceType": t, "resourceName": n, "configs": [
+                {"name": k, "configOperation": 0, "value": "1000"}]}
+            for t, n, k in ((2, "plain", "retention.ms"), (4, "0", "log.retention.ms"),
+                            (32, "g", "consumer.session.timeout.ms"))],
+            "validateOnly": True})
+        assert [r["errorCode"] for r in res["responses"]] == [
+            Errors.TOPIC_AUTHORIZATION_FAILED, Errors.CLUSTER_AUTHORIZATION_FAILED,
+            Errors.GROUP_AUTHORIZATION_FAILED]
+        res = c.request(ApiKeys.DESCRIBE_LOG_DIRS, 4, {"topics": None})
+        sizes = {(t["name"], p["partitionIndex"]): p["partitionSize"]
+                 for t in res["results"][0]["topics"] for p in t["partitions"]}
+        assert sizes[("plain", 0)] == sum(f.stat().st_size for f in (d / "plain-0").glob("*.log"))
+        # a standalone commit lives in memory only
+        res = c.request(ApiKeys.OFFSET_COMMIT, 8, {
+            "groupId": "g", "generationIdOrMemberEpoch": -1, "memberId": "",
+            "groupInstanceId": None, "topics": [{"name": "plain", "partitions": [
+                {"partitionIndex": 0, "committedOffset": 1, "committedLeaderEpoch": -1,
+                 "committedMetadata": ""}]}]})
+        assert res["topics"][0]["partitions"][0]["errorCode"] == 0
+    finally:
+        c.close()
+    [cfg] = [f.result(10) for f in a.describe_configs(
+        [ConfigResource(ResourceType.TOPIC, "plain")]).values()]
+    assert cfg["retention.ms"].value == "604800000"
+
+
 def test_cli_refuses_read_only_with_auto_create(tmp_path):
     from kafkalog_testkit import run_cli
 

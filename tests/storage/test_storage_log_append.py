@@ -531,3 +531,53 @@ def test_delete_log_with_longest_topic_name(tmp_path):
     m.delete_log(topic, 0)
     assert sorted(p.name for p in (tmp_path / "d").iterdir() if p.is_dir()) == []
     m.close()
+
+
+def test_log_start_offset_increment_truncates_epochs_and_checkpoints(tmp_path):
+    """UnifiedLog.maybeIncrementLogStartOffset: refused above the high watermark (the log
+    end offset), a no-op at or below the current start; LeaderEpochFileCache.
+    truncateFromStart keeps the epoch of the new start; the checkpoint keeps the offset
+    (LogManager.checkpointLogStartOffsets, above the first segment's base only) and a
+    reopened log starts there."""
+    from kafkalog_cli.errors import OffsetOutOfRangeError
+    from kafkalog_cli.storage.files import TopicPartition
+
+    d = tmp_path / "logs"
+    with LogManager.open(d) as m:
+        lg = m.get_or_create_log("t", 0)
+        for epoch in (0, 2, 5):
+            lg.append_as_leader(build_batch([(1000 + i, None, b"v", ()) for i in range(4)]),
+                                leader_epoch=epoch)
+        with pytest.raises(OffsetOutOfRangeError):
+            lg.maybe_increment_log_start_offset(13)
+        assert lg.maybe_increment_log_start_offset(6) is True
+        assert lg.maybe_increment_log_start_offset(6) is False
+        assert lg.maybe_increment_log_start_offset(2) is False
+        assert lg.log_start_offset == 6
+        # (2, 4) becomes (2, 6); (5, 8) stays; (0, 0) is gone - in memory and on disk
+        assert lg.leader_epoch_cache.epochs == [(2, 6), (5, 8)]
+        assert read_leader_epoch_checkpoint(d / "t-0" / "leader-epoch-checkpoint") == [
+            (2, 6), (5, 8)]
+        m.checkpoint()
+        assert read_offset_checkpoint(d / "log-start-offset-checkpoint") == {
+            TopicPartition("t", 0): 6}
+        assert lg.maybe_increment_log_start_offset(12) is True  # the log end offset itself
+    with LogManager.open(d) as m:
+        lg = m.get_or_create_log("t", 0)
+        assert (lg.log_start_offset, lg.log_end_offset) == (12, 12)
+        # LogLoader's truncateFromEnd(log end offset) drops an entry starting at the end
+        assert lg.leader_epoch_cache.epochs == []
+
+
+def test_update_config_applies_to_later_appends(tmp_path):
+    """UnifiedLog.updateConfig: the next append rolls and validates by the new config."""
+    with LogManager.open(tmp_path / "logs") as m:
+        lg = m.get_or_create_log("t", 0)
+        big = build_batch([(1000, b"k", b"v" * 300, ())])
+        lg.append_as_leader(big)
+        lg.update_config(LogConfig(segment_bytes=400, max_message_bytes=1000))
+        lg.append_as_leader(big)
+        assert [s.base_offset for s in lg.segments] == [0, 1]
+        lg.update_config(LogConfig(max_message_bytes=100))
+        with pytest.raises(RecordTooLargeError):
+            lg.append_as_leader(big)

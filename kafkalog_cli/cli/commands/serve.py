@@ -30,9 +30,12 @@ def serve(
         "--num-partitions", metavar="N", help="Partitions of auto-created topics (and CreateTopics "
         "with -1).")] = 1,
     config: Annotated[list[str] | None, typer.Option(
-        "--config", metavar="KEY=VALUE", help="Default topic config KEY=VALUE (repeatable), "
-        "e.g. min.insync.replicas=2; or a limit of the socket server: "
-        "socket.request.max.bytes, queued.max.request.bytes, connections.max.idle.ms.",
+        "--config", metavar="KEY=VALUE", help="A broker config (repeatable): a topic config "
+        "name is that config's default for every topic (min.insync.replicas=2, "
+        "segment.bytes=4096); group.initial.rebalance.delay.ms, "
+        "group.min.session.timeout.ms, log.roll.hours, the socket server's "
+        "socket.request.max.bytes, queued.max.request.bytes, connections.max.idle.ms ... "
+        "are the broker's own.",
         show_default=False)] = None,
     metrics: Annotated[bool, typer.Option(
         "--metrics", help="Log per-topic BrokerTopicStats rates periodically.")] = False,
@@ -46,12 +49,14 @@ def serve(
 ) -> None:
     """Serve a log directory to Kafka clients: one node, leader of every partition.
 
-    Speaks ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId,
-    CreateTopics, DeleteTopics, DescribeConfigs and the consumer-group APIs (groups held
-    in memory). Holds the directory's .lock while serving and writes as a broker does
-    (partition.metadata for topics without a topic id, indexes, producer snapshots,
-    checkpoints, the clean-shutdown marker at exit; docs/serve.md); --read-only writes
-    nothing. SIGTERM or SIGINT closes it cleanly. There is no authentication.
+    Speaks ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId, the
+    admin APIs (CreateTopics, DeleteTopics, CreatePartitions, DeleteRecords,
+    DescribeConfigs, AlterConfigs, IncrementalAlterConfigs, DescribeCluster,
+    DescribeLogDirs) and the consumer-group APIs (groups held in memory). Holds the
+    directory's .lock while serving and writes as a broker does (partition.metadata for
+    topics without a topic id, indexes, producer snapshots, checkpoints, the
+    clean-shutdown marker at exit; docs/serve.md); --read-only writes nothing. SIGTERM or
+    SIGINT closes it cleanly. There is no authentication.
 
     \b
     Examples:
