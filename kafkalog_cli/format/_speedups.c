@@ -65,6 +65,107 @@ static PyObject *crc32c_lib = NULL;
 static Py_ssize_t decode_chunk_bytes = 1024 * 1024;
 static PyCFunction list_append_meth = NULL;  /* list.append's C function */
 
+/* -- free lists of Record and RecordBatch tuples --------------------------------------------
+ *
+ * Record (5 items) and RecordBatch (15) are tuple subclasses defined in Python, so
+ * CPython allocates each with PyType_GenericAlloc (malloc, memset, GC link) and frees it
+ * through subtype_dealloc: the largest cost of decoding small records (perf). setup()
+ * gives both types a dealloc that keeps up to FL_MAX freed objects of exactly that type
+ * and size, and the loops here take them back (tuple's own free list, for these types).
+ * Anything else (another size, once the list is full) goes to the type's own dealloc.
+ * Not used on free-threaded builds.
+ */
+#define FL_MAX 4096
+
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t size;
+    PyObject *head;
+    int n;
+} freelist;
+
+static freelist fl_record, fl_batch;
+
+static void fl_dealloc(freelist *fl, PyObject *op)
+{
+    if (Py_TYPE(op) != fl->type || Py_SIZE(op) != fl->size || fl->n >= FL_MAX) {
+        /* what subtype_dealloc does for these types (no __dict__, no weakrefs, no
+         * finalizer): tuple's dealloc (whose trashcan stays off: the object's
+         * tp_dealloc is not tuple's), then the instance's reference to its type. A
+         * Python subclass's subtype_dealloc calls this as its base's dealloc and
+         * leaves that reference to it too. */
+        PyTypeObject *type = Py_TYPE(op);
+        PyTuple_Type.tp_dealloc(op);
+        Py_DECREF(type);
+        return;
+    }
+    PyObject_GC_UnTrack(op);
+    PyObject **items = ((PyTupleObject *)op)->ob_item;
+    for (Py_ssize_t i = 0; i < fl->size; i++)
+        Py_CLEAR(items[i]);
+    items[0] = fl->head;
+    fl->head = op;
+    fl->n++;
+    Py_DECREF(fl->type);  /* an instance of a heap type holds a reference to it */
+}
+
+static void record_dealloc(PyObject *op) { fl_dealloc(&fl_record, op); }
+static void batch_dealloc(PyObject *op) { fl_dealloc(&fl_batch, op); }
+
+/* a new object of the free list's type and size, its items NULL; fill them, then
+ * fl_done() */
+static inline PyObject *fl_alloc(freelist *fl)
+{
+    PyObject *op = fl->head;
+    if (op == NULL)
+        return fl->type->tp_alloc(fl->type, fl->size);
+    PyObject **items = ((PyTupleObject *)op)->ob_item;
+    fl->head = items[0];
+    items[0] = NULL;
+    fl->n--;
+    Py_INCREF(fl->type);
+    _Py_NewReference(op);
+    return op;
+}
+
+static inline void fl_done(PyObject *op)
+{
+    if (!PyObject_GC_IsTracked(op))
+        PyObject_GC_Track(op);
+}
+
+static void fl_install(freelist *fl, PyObject *type, Py_ssize_t size)
+{
+#ifndef Py_GIL_DISABLED
+    PyTypeObject *t = (PyTypeObject *)type;
+    if (fl->type == t)
+        return;
+    if (t->tp_dealloc == record_dealloc || t->tp_dealloc == batch_dealloc)
+        return;
+    fl->type = t;
+    fl->size = size;
+    t->tp_dealloc = fl == &fl_record ? record_dealloc : batch_dealloc;
+#else
+    (void)fl;
+    (void)type;
+    (void)size;
+#endif
+}
+
+static inline PyObject *new_record(void)
+{
+    if (fl_record.type != NULL)
+        return fl_alloc(&fl_record);
+    return ((PyTypeObject *)RecordType)->tp_alloc((PyTypeObject *)RecordType, 5);
+}
+
+static inline PyObject *new_batch(void)
+{
+    if (fl_batch.type != NULL)
+        return fl_alloc(&fl_batch);
+    return ((PyTypeObject *)RecordBatchType)->tp_alloc((PyTypeObject *)RecordBatchType, 15);
+}
+
 /* -- CRC-32C ------------------------------------------------------------------------- */
 
 static uint32_t crc_table[8][256];
@@ -357,7 +458,7 @@ static int emit(consumer *c, int64_t base_offset, int64_t base_ts, int64_t offse
     if (off == NULL || ts == NULL)
         goto fail;
     if (c->out != NULL) {
-        PyObject *rec = ((PyTypeObject *)RecordType)->tp_alloc((PyTypeObject *)RecordType, 5);
+        PyObject *rec = new_record();
         if (rec == NULL)
             goto fail;
         PyTuple_SET_ITEM(rec, 0, off);
@@ -365,6 +466,7 @@ static int emit(consumer *c, int64_t base_offset, int64_t base_ts, int64_t offse
         PyTuple_SET_ITEM(rec, 2, key);
         PyTuple_SET_ITEM(rec, 3, value);
         PyTuple_SET_ITEM(rec, 4, headers);
+        fl_done(rec);
         if (c->filled >= 0 && c->filled < PyList_GET_SIZE(c->out)) {
             PyList_SET_ITEM(c->out, c->filled, rec);  /* steals rec */
             c->filled++;
@@ -730,7 +832,7 @@ static PyObject *sp_instancemethod(PyObject *self, PyObject *f)
 /* the 13 header fields of the v2 batch at h, after (view, pos), into a RecordBatch */
 static PyObject *make_batch(PyObject *view, Py_ssize_t pos, const uint8_t *h)
 {
-    PyObject *t = ((PyTypeObject *)RecordBatchType)->tp_alloc((PyTypeObject *)RecordBatchType, 15);
+    PyObject *t = new_batch();
     if (t == NULL)
         return NULL;
     PyObject *items[15];
@@ -754,8 +856,9 @@ static PyObject *make_batch(PyObject *view, Py_ssize_t pos, const uint8_t *h)
     for (int i = 0; i < 15; i++) {
         if (items[i] == NULL)
             bad = 1;
-        PyTuple_SET_ITEM(t, i, items[i]);  /* NULL items are skipped by tuple dealloc */
+        PyTuple_SET_ITEM(t, i, items[i]);  /* NULL items are skipped by the deallocs */
     }
+    fl_done(t);
     if (bad) {
         Py_DECREF(t);
         return NULL;
@@ -1151,6 +1254,8 @@ static PyObject *sp_setup(PyObject *self, PyObject *args)
         Py_XSETREF(*slots[i], values[i]);
     }
     decode_chunk_bytes = chunk;
+    fl_install(&fl_record, rec, 5);
+    fl_install(&fl_batch, rb, 15);
     Py_RETURN_NONE;
 }
 

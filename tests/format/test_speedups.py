@@ -298,6 +298,36 @@ def test_crc_of_large_batches(size):
     assert got[0][0][1] is False and got[3][1][3] == [0]
 
 
+def test_free_lists_keep_the_types_reference_counts():
+    """The core recycles Record and RecordBatch tuples; every other tuple of those types
+    (another size, a Python subclass with a __dict__ in a cycle) is freed as CPython
+    frees it, and the types' reference counts end where they started."""
+    import gc
+    import sys
+
+    class SubBatch(C.RecordBatch):
+        pass
+
+    class SubRecord(C.Record):
+        pass
+
+    buf = b"".join(raw_batch(i, [raw_record(0, 0, b"k", b"v")]) for i in range(5000))
+    gc.collect()
+    before = (sys.getrefcount(C.RecordBatch), sys.getrefcount(C.Record))
+    for _ in range(3):
+        bs = list(C.FileRecords(buf).batches())
+        rs = [b.records() for b in bs]
+        subs = [tuple.__new__(SubBatch, tuple(b)) for b in bs[:100]]
+        srs = [tuple.__new__(SubRecord, tuple(r[0])) for r in rs[:100]]
+        for x in srs:
+            x.me = x  # a cycle through the instance's __dict__
+        odd = [tuple.__new__(C.Record, (1, 2)) for _ in range(100)]
+        assert rs[7][0] == (7, 1000, b"k", b"v", ()) and subs[3][2] == 3 and srs[5].me is srs[5]
+        del bs, rs, subs, srs, odd, x
+        gc.collect()
+    assert (sys.getrefcount(C.RecordBatch), sys.getrefcount(C.Record)) == before
+
+
 def _compare_files(paths):
     n = 0
     for path in paths:
