@@ -17,8 +17,10 @@
  *       path (compressed, negative count, a block over DECODE_CHUNK_BYTES, a base offset
  *       that may overflow)                      RecordBatch.records()'s fast path
  *   batch_is_valid(batch) -> bool               RecordBatch.is_valid
- *   walk(view, pos, end, max_batches) -> (list of RecordBatch, next position)
- *                                               FileRecords.batches()' v2 fast path
+ *   BatchIterator(file_records, view, start, end)
+ *                                               FileRecords.batches()
+ *   scan_lengths(data, count, positions), decode_group(buf, positions, bases, counts)
+ *                                               vectorized.py's group decode
  *   scan_v2(view, pos, end, invalid) -> (pos, batches, records, last_pos)
  *                                               scan_batches()' v2 loop
  *   crc32c(data, value=0) -> int                CRC-32C (Castagnoli), as crc32c.crc32c
@@ -880,45 +882,169 @@ static inline int v2_whole(const uint8_t *h, Py_ssize_t pos, Py_ssize_t end, Py_
 }
 
 /*
- * FileRecords.batches()' fast path, up to ``max_batches`` at a time: the whole v2 batches
- * from ``pos`` while each is MAGIC_V2 or above, at least MIN_BATCH_LENGTH, inside ``end``
- * and with a base offset that cannot overflow. -> (list of RecordBatch, position after
- * them); the list is empty when the batch at ``pos`` is not one of those.
+ * FileRecords.batches() as an iterator type: the fast path above one batch per step, and
+ * FileRecords._step(pos) (Python) for whatever it does not take (legacy entries, a bad or
+ * partial batch at the end). Ends as the generator ended: ``valid_end`` is set when it is
+ * exhausted, fails, is closed or dropped (then to the position of the batch last handed
+ * out, as the generator's ``finally`` saw it), ``stop_error`` by _step.
  */
-static PyObject *sp_walk(PyObject *self, PyObject *args)
-{
-    (void)self;
+typedef struct {
+    PyObject_HEAD
+    PyObject *records;   /* the FileRecords */
     PyObject *view;
-    Py_ssize_t pos, end, max_batches;
-    if (!PyArg_ParseTuple(args, "Onnn", &view, &pos, &end, &max_batches))
+    Py_ssize_t pos, end, next;
+    int pending;         /* a batch was handed out; ``next`` is the position after it */
+    int done;
+} BatchIter;
+
+static PyObject *str_valid_end, *str_step;
+
+static int bi_finish(BatchIter *it, Py_ssize_t pos)
+{
+    it->done = 1;
+    PyObject *v = PyLong_FromSsize_t(pos);
+    if (v == NULL)
+        return -1;
+    int rc = PyObject_SetAttr(it->records, str_valid_end, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+static PyObject *bi_next(BatchIter *it)
+{
+    if (it->done)
         return NULL;
-    Py_buffer buf;
-    if (PyObject_GetBuffer(view, &buf, PyBUF_SIMPLE) < 0)
-        return NULL;
-    PyObject *out = PyList_New(0);
-    if (out == NULL) {
-        PyBuffer_Release(&buf);
+    if (it->pending) {
+        it->pos = it->next;
+        it->pending = 0;
+    }
+    Py_ssize_t pos = it->pos, end = it->end, nxt;
+    if (pos >= end - 17) {  /* HEADER_SIZE_UP_TO_MAGIC: not even a magic byte left */
+        bi_finish(it, pos);
         return NULL;
     }
-    if (end > buf.len)
-        end = buf.len;
-    const uint8_t *d = (const uint8_t *)buf.buf;
-    Py_ssize_t nxt;
-    while (pos >= 0 && pos <= end - RECORD_BATCH_OVERHEAD && PyList_GET_SIZE(out) < max_batches &&
-           v2_whole(d + pos, pos, end, &nxt)) {
-        PyObject *b = make_batch(view, pos, d + pos);
-        if (b == NULL || PyList_Append(out, b) < 0) {
-            Py_XDECREF(b);
-            Py_DECREF(out);
-            PyBuffer_Release(&buf);
+    if (pos >= 0 && pos <= end - RECORD_BATCH_OVERHEAD) {
+        Py_buffer buf;
+        if (PyObject_GetBuffer(it->view, &buf, PyBUF_SIMPLE) < 0) {
+            bi_finish(it, pos);
             return NULL;
         }
-        Py_DECREF(b);
-        pos = nxt;
+        PyObject *b = NULL;
+        if (end <= buf.len && v2_whole((const uint8_t *)buf.buf + pos, pos, end, &nxt))
+            b = make_batch(it->view, pos, (const uint8_t *)buf.buf + pos);
+        PyBuffer_Release(&buf);
+        if (b != NULL) {
+            it->next = nxt;
+            it->pending = 1;
+            return b;
+        }
+        if (PyErr_Occurred()) {
+            bi_finish(it, pos);
+            return NULL;
+        }
     }
-    PyBuffer_Release(&buf);
-    return Py_BuildValue("(Nn)", out, pos);
+    PyObject *arg = PyLong_FromSsize_t(pos);
+    PyObject *r = arg == NULL ? NULL : PyObject_CallMethodOneArg(it->records, str_step, arg);
+    Py_XDECREF(arg);
+    if (r == NULL || r == Py_None || !PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) {
+        if (r != NULL && r != Py_None)
+            PyErr_SetString(PyExc_TypeError, "FileRecords._step must return (batch, next) or None");
+        Py_XDECREF(r);
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        bi_finish(it, pos);
+        PyErr_Restore(et, ev, tb);
+        return NULL;
+    }
+    nxt = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
+    if (nxt == -1 && PyErr_Occurred()) {
+        Py_DECREF(r);
+        bi_finish(it, pos);
+        return NULL;
+    }
+    PyObject *b = PyTuple_GET_ITEM(r, 0);
+    Py_INCREF(b);
+    Py_DECREF(r);
+    it->next = nxt;
+    it->pending = 1;
+    return b;
 }
+
+/* close(): as a generator's, valid_end where the generator's finally would have put it */
+static PyObject *bi_close(BatchIter *it, PyObject *Py_UNUSED(ignored))
+{
+    if (!it->done && bi_finish(it, it->pos) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static void bi_dealloc(BatchIter *it)
+{
+    PyObject_GC_UnTrack(it);
+    if (!it->done && it->records != NULL) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        if (bi_finish(it, it->pos) < 0)
+            PyErr_WriteUnraisable((PyObject *)it);
+        PyErr_Restore(et, ev, tb);
+    }
+    Py_CLEAR(it->records);
+    Py_CLEAR(it->view);
+    PyObject_GC_Del(it);
+}
+
+static int bi_traverse(BatchIter *it, visitproc visit, void *arg)
+{
+    Py_VISIT(it->records);
+    Py_VISIT(it->view);
+    return 0;
+}
+
+static PyObject *bi_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *records;
+    Py_ssize_t start, end;
+    if (kwds != NULL && PyDict_GET_SIZE(kwds)) {
+        PyErr_SetString(PyExc_TypeError, "BatchIterator takes no keyword arguments");
+        return NULL;
+    }
+    PyObject *view;
+    if (!PyArg_ParseTuple(args, "OOnn", &records, &view, &start, &end))
+        return NULL;
+    BatchIter *it = PyObject_GC_New(BatchIter, type);
+    if (it == NULL)
+        return NULL;
+    Py_INCREF(records);
+    it->records = records;
+    Py_INCREF(view);
+    it->view = view;
+    it->pos = start;
+    it->end = end;
+    it->next = start;
+    it->pending = 0;
+    it->done = 0;
+    PyObject_GC_Track(it);
+    return (PyObject *)it;
+}
+
+static PyMethodDef bi_methods[] = {
+    {"close", (PyCFunction)bi_close, METH_NOARGS, "end the iteration (valid_end is set)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject BatchIterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kafkalog_cli.format._speedups.BatchIterator",
+    .tp_basicsize = sizeof(BatchIter),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "BatchIterator(file_records, view, start, end): FileRecords.batches()",
+    .tp_dealloc = (destructor)bi_dealloc,
+    .tp_traverse = (traverseproc)bi_traverse,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)bi_next,
+    .tp_methods = bi_methods,
+    .tp_new = bi_new,
+};
 
 /*
  * scan_batches()' v2 loop: from ``pos``, every batch FileRecords' fast path takes, its CRC
@@ -1273,7 +1399,6 @@ static PyMethodDef methods[] = {
     {"records", (PyCFunction)(void (*)(void))sp_records, METH_FASTCALL | METH_KEYWORDS,
      "records(batch, max_bytes=...): RecordBatch.records"},
     {"instancemethod", sp_instancemethod, METH_O, "instancemethod(f): f as a method"},
-    {"walk", sp_walk, METH_VARARGS, "FileRecords.batches()' v2 fast path, a chunk at a time"},
     {"scan_v2", sp_scan_v2, METH_VARARGS, "scan_batches()' v2 loop"},
     {"scan_lengths", sp_scan_lengths, METH_VARARGS, "vectorized.scan_lengths"},
     {"decode_group", sp_decode_group, METH_VARARGS,
@@ -1304,6 +1429,13 @@ PyMODINIT_FUNC PyInit__speedups(void)
         Py_DECREF(l);
     }
     PyErr_Clear();
+    str_valid_end = PyUnicode_InternFromString("valid_end");
+    str_step = PyUnicode_InternFromString("_step");
+    if (str_valid_end == NULL || str_step == NULL || PyType_Ready(&BatchIterType) < 0 ||
+        PyModule_AddObjectRef(m, "BatchIterator", (PyObject *)&BatchIterType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     /* the layout compiled in, for records.py to check against the schema's */
     if (PyModule_AddIntConstant(m, "LOG_OVERHEAD", LOG_OVERHEAD) < 0 ||
         PyModule_AddIntConstant(m, "RECORD_BATCH_OVERHEAD", RECORD_BATCH_OVERHEAD) < 0 ||

@@ -1075,10 +1075,6 @@ def offset_overflow(base_offset: int, last_offset_delta: int, file, position: in
                               file=None if file is None else str(file), position=position)
 
 
-#: v2 batches the compiled walk reads ahead (header tuples only: the bytes stay in the view)
-_WALK_CHUNK = 64
-
-
 class FileRecords:
     """Batches of a buffer, iterated as ``FileLogInputStream.nextBatch`` does.
 
@@ -1113,7 +1109,57 @@ class FileRecords:
         return self.end - self.valid_end
 
     def batches(self) -> Iterator[RecordBatch | LegacyRecordBatch]:
-        """Yield each whole batch from ``start`` to ``end``, shallowly (no CRC check)."""
+        """Each whole batch from ``start`` to ``end``, shallowly (no CRC check): an
+        iterator with ``close()``, whose end (exhausted, closed or dropped) sets
+        :attr:`valid_end`, as a generator's ``finally`` would (the compiled core's
+        iterator, or :meth:`_batches`)."""
+        if _c is not None:
+            return _c.BatchIterator(self, self.view, self.start, self.end)
+        return self._batches()
+
+    def _step(self, pos: int):
+        """For the compiled iterator: the batch at ``pos`` that its v2 fast path did not
+        take, read as :meth:`_batches` reads it, as ``(batch, next position)``; None
+        where iteration ends (:attr:`stop_error` set for a bad size or offset, or a
+        legacy entry that does not parse)."""
+        view, end = self.view, self.end
+        try:
+            offset, size = _OFFSET_SIZE.unpack_from(view, pos)
+            if size < LEGACY_RECORD_OVERHEAD_V0:
+                self.stop_error = CorruptRecordError(
+                    f"Found record size {size} smaller than minimum record overhead "
+                    f"({LEGACY_RECORD_OVERHEAD_V0})", file=self.file, position=pos)
+                return None
+            nxt = pos + LOG_OVERHEAD + size
+            if nxt > end:
+                return None
+            magic = view[pos + MAGIC_OFFSET]
+            if magic > 127:  # a signed byte, as FileLogInputStream reads it
+                magic -= 256
+            if magic >= MAGIC_V2:
+                if size < MIN_BATCH_LENGTH:
+                    self.stop_error = CorruptRecordError(
+                        f"Record batch is corrupt (the size {size + LOG_OVERHEAD} is "
+                        f"smaller than the minimum allowed overhead {RECORD_BATCH_OVERHEAD})",
+                        file=self.file, position=pos)
+                    return None
+                h = HEADER.unpack_from(view, pos)
+                if h[0] + h[6] >= INT64_MAX:
+                    self.stop_error = offset_overflow(h[0], h[6], self.file, pos)
+                    return None
+                return _tuple_new(RecordBatch, (view, pos) + h), nxt
+            if offset >= INT64_MAX:
+                self.stop_error = offset_overflow(offset, 0, self.file, pos)
+                return None
+            return _legacy_entry(view, pos, offset, size), nxt
+        except CorruptRecordError as e:
+            e.file = e.file or (None if self.file is None else str(self.file))
+            e.position = pos if e.position is None else e.position
+            self.stop_error = e
+            return None
+
+    def _batches(self) -> Iterator[RecordBatch | LegacyRecordBatch]:
+        """:meth:`batches` in Python (the reference; :meth:`_step` is its slow path)."""
         view = self.view
         pos = self.start
         end = self.end
@@ -1126,19 +1172,9 @@ class FileRecords:
         safe_base = _OFFSETS_UNCHECKED_MAX
         # the layout as fast locals (the loop runs once per batch)
         log_overhead, magic_v2, min_length = LOG_OVERHEAD, MAGIC_V2, MIN_BATCH_LENGTH
-        walk = None if _c is None else _c.walk
         try:
             while pos < limit:
-                if pos <= v2_limit and walk is not None:
-                    # the compiled fast path: the same batches, _WALK_CHUNK at a time
-                    chunk, nxt = walk(view, pos, end, _WALK_CHUNK)
-                    if chunk:
-                        for h in chunk:
-                            pos = h[1]
-                            yield h
-                        pos = nxt
-                        continue
-                elif pos <= v2_limit:
+                if pos <= v2_limit:
                     # Fast path: unpack the 61-byte v2 header at once; a legacy entry or a
                     # bad size falls through to the checks below, which reread the prefix.
                     h = unpack(view, pos)
@@ -1149,40 +1185,13 @@ class FileRecords:
                         yield tnew(RecordBatch, (view, pos) + h)
                         pos = nxt
                         continue
-                offset, size = _OFFSET_SIZE.unpack_from(view, pos)
-                if size < LEGACY_RECORD_OVERHEAD_V0:
-                    self.stop_error = CorruptRecordError(
-                        f"Found record size {size} smaller than minimum record overhead "
-                        f"({LEGACY_RECORD_OVERHEAD_V0})", file=self.file, position=pos)
+                # anything else, one step the slow way (None: iteration ends here)
+                step = self._step(pos)
+                if step is None:
                     break
-                nxt = pos + LOG_OVERHEAD + size
-                if nxt > end:
-                    break
-                magic = view[pos + MAGIC_OFFSET]
-                if magic > 127:  # a signed byte, as FileLogInputStream reads it
-                    magic -= 256
-                if magic >= MAGIC_V2:
-                    if size < MIN_BATCH_LENGTH:
-                        self.stop_error = CorruptRecordError(
-                            f"Record batch is corrupt (the size {size + LOG_OVERHEAD} is "
-                            f"smaller than the minimum allowed overhead {RECORD_BATCH_OVERHEAD})",
-                            file=self.file, position=pos)
-                        break
-                    h = unpack(view, pos)
-                    if h[0] + h[6] >= INT64_MAX:
-                        self.stop_error = offset_overflow(h[0], h[6], self.file, pos)
-                        break
-                    yield tnew(RecordBatch, (view, pos) + h)
-                else:
-                    if offset >= INT64_MAX:
-                        self.stop_error = offset_overflow(offset, 0, self.file, pos)
-                        break
-                    yield _legacy_entry(view, pos, offset, size)
+                batch, nxt = step
+                yield batch
                 pos = nxt
-        except CorruptRecordError as e:
-            e.file = e.file or (None if self.file is None else str(self.file))
-            e.position = pos if e.position is None else e.position
-            self.stop_error = e
         finally:
             self.valid_end = pos
 

@@ -266,19 +266,33 @@ def test_walk_and_scan_on_random_bytes(buf, start):
     batches_both(head + buf, 0, len(head) + len(buf) // 2)
 
 
-def test_walk_reads_ahead_and_stops_where_python_stops():
+@pytest.mark.parametrize("legacy", [False, True])
+@pytest.mark.parametrize("how", ["close", "drop", "exhaust", "unstarted"])
+def test_batch_iterator_ends_where_the_generator_ends(legacy, how):
+    """valid_end after a consumer stops early (close(), or dropping the iterator), runs
+    to the end, or never starts: as the Python generator's ``finally`` sets it."""
+    from kafkalog_cli.format.builder import build_legacy_message
+
     recs = [raw_record(0, 0, b"k", b"v")]
-    buf = b"".join(raw_batch(i, recs) for i in range(200))  # over _WALK_CHUNK batches
-    got = batches_both(buf)
-    assert len(got[0]) == 200 and got[1] == len(buf)
-    # a consumer that stops early: valid_end is the batch being looked at, as in Python
+    parts = [build_legacy_message(i, b"k", b"v") if legacy and i % 3 == 1 else raw_batch(i, recs)
+             for i in range(200)]
+    buf = b"".join(parts) + b"\x00" * 30  # a partial tail
+    got = []
     for mod in (C, P):
-        fr = mod.FileRecords(buf)
+        fr = mod.FileRecords(buf, file="x.log")
         it = fr.batches()
-        for _ in range(70):
-            b = next(it)
-        it.close()
-        assert fr.valid_end == b.position
+        b = None
+        if how != "unstarted":
+            for b in it:
+                if how != "exhaust" and b.position > len(buf) // 2:
+                    break
+        if how == "close":
+            it.close()
+        del it
+        err = fr.stop_error
+        got.append((fr.valid_end, None if b is None else b.position,
+                    None if err is None else (type(err), str(err), err.position)))
+    assert got[0] == got[1]
 
 
 def test_is_valid_on_odd_tuples_takes_the_python_property():
