@@ -1185,6 +1185,8 @@ typedef struct {
 
 static int ob_put(outbuf *o, const void *src, Py_ssize_t n)
 {
+    if (n == 0)  /* nothing to copy (and o->b may still be NULL) */
+        return 0;
     Py_ssize_t cap = o->b == NULL ? 0 : PyBytes_GET_SIZE(o->b);
     if (o->len + n > cap) {
         Py_ssize_t want = cap * 2 > o->len + n ? cap * 2 : o->len + n + 64;
