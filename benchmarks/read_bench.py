@@ -19,7 +19,7 @@ offsets, no headers unless said):
 
 Every reader's result (batches, records, sum of offsets, sum of timestamps, key+value
 bytes, header count) is checked against kafkalog's before any number is reported.
-Timing: one warm-up each, then ``--repeat`` (3) rounds in which every reader runs
+Timing (CPU time of the process): one warm-up each, then ``--repeat`` (3) rounds in which every reader runs
 once in turn (so a shared machine's load hits all alike); the best round counts.
 
 Usage::
@@ -104,8 +104,10 @@ def ensure_data(shapes: list[str], regen: bool = False) -> dict[str, Path]:
 # -- readers ---------------------------------------------------------------------------------
 # Each returns (batches, records, offset_sum, timestamp_sum, kv_bytes, headers).
 
-def kafkalog_scan(data):
-    from kafkalog_cli.format.records import FileRecords
+def kafkalog_scan(data, _records=None):
+    if _records is None:
+        from kafkalog_cli.format import records as _records
+    FileRecords = _records.FileRecords
 
     n = 0
     for batch in FileRecords(data).batches():
@@ -115,17 +117,20 @@ def kafkalog_scan(data):
     return n
 
 
-def kafkalog_scan_fast(data):
-    from kafkalog_cli.format.records import scan_batches
+def kafkalog_scan_fast(data, _records=None):
+    if _records is None:
+        from kafkalog_cli.format import records as _records
 
-    s = scan_batches(data)
+    s = _records.scan_batches(data)
     if s.invalid:
         raise AssertionError("crc")
     return s.batches
 
 
-def kafkalog_decode(data):
-    from kafkalog_cli.format.records import FileRecords
+def kafkalog_decode(data, _records=None):
+    if _records is None:
+        from kafkalog_cli.format import records as _records
+    FileRecords = _records.FileRecords
 
     nb = nr = osum = tsum = kv = nh = 0
     for batch in FileRecords(data).batches():
@@ -190,6 +195,15 @@ def readers(selected: set[str]) -> dict[str, dict]:
             out["kafkalog"]["scan_batches"] = kafkalog_scan_fast
         except ImportError:
             pass
+        from kafkalog_cli.format import records
+
+        if records.SPEEDUPS:
+            # the compiled core is in use: time the pure-Python loops beside it
+            pure = records.load_pure_python()
+            out["kafkalog[py]"] = {
+                "scan": lambda d: kafkalog_scan(d, pure),
+                "scan_batches": lambda d: kafkalog_scan_fast(d, pure),
+                "decode": lambda d: kafkalog_decode(d, pure)}
     if "kafka-python" in selected:
         try:
             from kafka.record import MemoryRecords as KpMemoryRecords
@@ -223,6 +237,8 @@ CLOCK = time.perf_counter
 
 
 def time_round(fn, data, loops: int) -> float:
+    """Seconds of one call by ``CLOCK`` (process time with ``--cpu``: a shared machine's
+    other work is not counted)."""
     gc.collect()
     t = CLOCK()
     for _ in range(loops):
@@ -347,6 +363,7 @@ def main(argv=None) -> int:
                    f"| {fmt_mb(nbytes / best / 1e6)} | {best:.4f} | {(worst - best) / best:.0%} |")
     out += ["", "Ratios (kafkalog records/s divided by the peer's, same op and data):", ""]
     peers = [r for r in rds if r != "kafkalog"]
+    # (kafkalog[py], when present, is kafkalog's own pure-Python fallback)
     if "kafkalog" in rds and peers:
         out.append("| op | data | " + " | ".join(f"vs {p}" for p in peers) + " |")
         out.append("|---|---|" + "--:|" * len(peers))

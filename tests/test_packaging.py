@@ -19,11 +19,12 @@ def test_wheel_contains_man_pages_and_schemas(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     # a copy of what the build reads: building in the checkout would write build/ there
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(REPO / name, src / name)
     shutil.copytree(REPO / "man", src / "man")
+    # (without an in-place build of the C core: the wheel's build compiles its own)
     shutil.copytree(REPO / "kafkalog_cli", src / "kafkalog_cli",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+                    ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"))
     out = tmp_path / "wheels"
     # pip's own build isolation: the build-system requirements of pyproject.toml
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(out),

@@ -18,6 +18,7 @@ Shapes:
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 from collections.abc import Iterable, Iterator
@@ -68,6 +69,46 @@ from ..schema.record_batch import (
 from ..schema.utf8 import java_utf8
 from . import compression
 from .varint import read_varint
+
+
+def _import_speedups():
+    """The optional compiled core (``_speedups.c``, built by ``setup.py`` when a compiler
+    is present), or None: when it was not built, or ``KAFKALOG_PURE_PYTHON=1`` forces the
+    pure-Python loops (the reference; same values and errors)."""
+    if os.environ.get("KAFKALOG_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from . import _speedups
+    except ImportError:
+        return None
+    return _speedups
+
+
+_c = _import_speedups()
+#: True when the compiled core is in use (False: the pure-Python loops).
+SPEEDUPS = _c is not None
+
+
+def load_pure_python():
+    """A second instance of this module running the pure-Python loops only, beside this one:
+    for the tests that compare both implementations and the benchmarks that time both in
+    one process. Its classes are its own (``Record``, ``RecordBatch``); its errors are
+    :mod:`kafkalog_cli.errors`'."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"{__package__}._records_pure_python",
+                                                  __file__)
+    mod = importlib.util.module_from_spec(spec)
+    saved = os.environ.get("KAFKALOG_PURE_PYTHON")
+    os.environ["KAFKALOG_PURE_PYTHON"] = "1"
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        if saved is None:
+            del os.environ["KAFKALOG_PURE_PYTHON"]
+        else:
+            os.environ["KAFKALOG_PURE_PYTHON"] = saved
+    return mod
 
 
 def _load_crc32c():
@@ -377,7 +418,10 @@ def _render_decode_loops() -> tuple:
 #: DefaultRecord.readFrom over a block: ``(data, count, base_offset, base_timestamp, at)``
 #: -> a list of :class:`Record`; ``_decode_block_into`` takes the columns' ``append``
 #: methods after ``at`` (``hdr_append`` None drops the headers once checked).
-_decode_block, _decode_block_into = _render_decode_loops()
+_py_decode_block, _py_decode_block_into = _render_decode_loops()
+#: the loops in use: the compiled core's twins (same arguments, values and errors) or these
+_decode_block, _decode_block_into = ((_c.decode_block, _c.decode_block_into) if _c is not None
+                                     else (_py_decode_block, _py_decode_block_into))
 
 
 # -- streamed blocks -------------------------------------------------------------------------
@@ -687,11 +731,13 @@ class RecordBatch(_BatchEntry):
         p = self[1]
         return (_crc32c_fn or _load_crc32c())(self[0][p + ATTRIBUTES_OFFSET:p + self[3] + LOG_OVERHEAD])
 
-    @property
-    def is_valid(self) -> bool:
-        """DefaultRecordBatch.isValid: size >= 61 and the CRC matches."""
+    def _is_valid(self) -> bool:
         p = self[1]
         return (_crc32c_fn or _load_crc32c())(self[0][p + ATTRIBUTES_OFFSET:p + self[3] + LOG_OVERHEAD]) == self[6]
+
+    #: DefaultRecordBatch.isValid: size >= 61 and the CRC matches (the compiled core
+    #: computes the CRC-32C itself, without a slice of the view).
+    is_valid = property(_is_valid if _c is None else _c.batch_is_valid)
 
     def ensure_valid(self, file=None) -> None:
         """Raise :class:`CrcMismatchError` unless :attr:`is_valid` (ensureValid)."""
@@ -795,9 +841,10 @@ class RecordBatch(_BatchEntry):
             return _checked_offsets(recs, base_offset)
         return recs
 
-    def records(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> list[Record]:
+    def _records(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> list[Record]:
         """Every record, as a list (:meth:`iter_records` streams them instead: a list
-        costs memory in proportion to ``recordsCount``).
+        costs memory in proportion to ``recordsCount``). The compiled core takes the
+        uncompressed fast path below and calls this for the rest.
 
         Raises:
             InvalidRecordError / CorruptRecordError: as :meth:`iter_records`.
@@ -812,6 +859,8 @@ class RecordBatch(_BatchEntry):
         if attributes & 8:  # TIMESTAMP_TYPE_MASK: LogAppendTime
             return decode_records(data, count, base_offset, base_ts, max_ts)
         return _decode_block(data, count, base_offset, base_ts, 0)
+
+    records = _records if _c is None else _c.instancemethod(_c.records)
 
     def __repr__(self) -> str:
         return (f"RecordBatch(position={self[1]}, baseOffset={self[2]}, "
@@ -1148,7 +1197,57 @@ class FileRecords:
         return self.end - self.valid_end
 
     def batches(self) -> Iterator[RecordBatch | LegacyRecordBatch]:
-        """Yield each whole batch from ``start`` to ``end``, shallowly (no CRC check)."""
+        """Each whole batch from ``start`` to ``end``, shallowly (no CRC check): an
+        iterator with ``close()``, whose end (exhausted, closed or dropped) sets
+        :attr:`valid_end`, as a generator's ``finally`` would (the compiled core's
+        iterator, or :meth:`_batches`)."""
+        if _c is not None:
+            return _c.BatchIterator(self, self.view, self.start, self.end)
+        return self._batches()
+
+    def _step(self, pos: int):
+        """For the compiled iterator: the batch at ``pos`` that its v2 fast path did not
+        take, read as :meth:`_batches` reads it, as ``(batch, next position)``; None
+        where iteration ends (:attr:`stop_error` set for a bad size or offset, or a
+        legacy entry that does not parse)."""
+        view, end = self.view, self.end
+        try:
+            offset, size = _OFFSET_SIZE.unpack_from(view, pos)
+            if size < LEGACY_RECORD_OVERHEAD_V0:
+                self.stop_error = CorruptRecordError(
+                    f"Found record size {size} smaller than minimum record overhead "
+                    f"({LEGACY_RECORD_OVERHEAD_V0})", file=self.file, position=pos)
+                return None
+            nxt = pos + LOG_OVERHEAD + size
+            if nxt > end:
+                return None
+            magic = view[pos + MAGIC_OFFSET]
+            if magic > 127:  # a signed byte, as FileLogInputStream reads it
+                magic -= 256
+            if magic >= MAGIC_V2:
+                if size < MIN_BATCH_LENGTH:
+                    self.stop_error = CorruptRecordError(
+                        f"Record batch is corrupt (the size {size + LOG_OVERHEAD} is "
+                        f"smaller than the minimum allowed overhead {RECORD_BATCH_OVERHEAD})",
+                        file=self.file, position=pos)
+                    return None
+                h = HEADER.unpack_from(view, pos)
+                if h[0] + h[6] >= INT64_MAX:
+                    self.stop_error = offset_overflow(h[0], h[6], self.file, pos)
+                    return None
+                return _tuple_new(RecordBatch, (view, pos) + h), nxt
+            if offset >= INT64_MAX:
+                self.stop_error = offset_overflow(offset, 0, self.file, pos)
+                return None
+            return _legacy_entry(view, pos, offset, size), nxt
+        except CorruptRecordError as e:
+            e.file = e.file or (None if self.file is None else str(self.file))
+            e.position = pos if e.position is None else e.position
+            self.stop_error = e
+            return None
+
+    def _batches(self) -> Iterator[RecordBatch | LegacyRecordBatch]:
+        """:meth:`batches` in Python (the reference; :meth:`_step` is its slow path)."""
         view = self.view
         pos = self.start
         end = self.end
@@ -1174,40 +1273,13 @@ class FileRecords:
                         yield tnew(RecordBatch, (view, pos) + h)
                         pos = nxt
                         continue
-                offset, size = _OFFSET_SIZE.unpack_from(view, pos)
-                if size < LEGACY_RECORD_OVERHEAD_V0:
-                    self.stop_error = CorruptRecordError(
-                        f"Found record size {size} smaller than minimum record overhead "
-                        f"({LEGACY_RECORD_OVERHEAD_V0})", file=self.file, position=pos)
+                # anything else, one step the slow way (None: iteration ends here)
+                step = self._step(pos)
+                if step is None:
                     break
-                nxt = pos + LOG_OVERHEAD + size
-                if nxt > end:
-                    break
-                magic = view[pos + MAGIC_OFFSET]
-                if magic > 127:  # a signed byte, as FileLogInputStream reads it
-                    magic -= 256
-                if magic >= MAGIC_V2:
-                    if size < MIN_BATCH_LENGTH:
-                        self.stop_error = CorruptRecordError(
-                            f"Record batch is corrupt (the size {size + LOG_OVERHEAD} is "
-                            f"smaller than the minimum allowed overhead {RECORD_BATCH_OVERHEAD})",
-                            file=self.file, position=pos)
-                        break
-                    h = unpack(view, pos)
-                    if h[0] + h[6] >= INT64_MAX:
-                        self.stop_error = offset_overflow(h[0], h[6], self.file, pos)
-                        break
-                    yield tnew(RecordBatch, (view, pos) + h)
-                else:
-                    if offset >= INT64_MAX:
-                        self.stop_error = offset_overflow(offset, 0, self.file, pos)
-                        break
-                    yield _legacy_entry(view, pos, offset, size)
+                batch, nxt = step
+                yield batch
                 pos = nxt
-        except CorruptRecordError as e:
-            e.file = e.file or (None if self.file is None else str(self.file))
-            e.position = pos if e.position is None else e.position
-            self.stop_error = e
         finally:
             self.valid_end = pos
 
@@ -1302,6 +1374,12 @@ def scan_batches(view, start: int = 0, end: int | None = None, file=None) -> Bat
     last_pos = -1
     stop_error = None
     while True:
+        if _c is not None:  # the same loop, compiled
+            pos, k, r, lp = _c.scan_v2(mv, pos, end, invalid)
+            if k:
+                nb += k
+                nrec += r
+                last_pos = lp
         while pos <= v2_limit:
             h = unpack(mv, pos)
             nxt = pos + log_overhead + h[1]
@@ -1338,3 +1416,14 @@ def scan_batches(view, start: int = 0, end: int | None = None, file=None) -> Bat
         last_offset = batch_at(mv, last_pos).last_offset
     return BatchScan(start, end, nb, nrec, legacy, invalid, first_offset, last_offset, pos,
                      stop_error)
+
+
+if _c is not None:
+    # the layout compiled into the C is the schema's (header_format's 61 bytes)
+    assert (_c.LOG_OVERHEAD, _c.RECORD_BATCH_OVERHEAD, _c.MIN_BATCH_LENGTH, _c.ATTRIBUTES_OFFSET,
+            _c.RECORDS_OFFSET, _c.MAGIC_V2) == (LOG_OVERHEAD, RECORD_BATCH_OVERHEAD,
+                                                MIN_BATCH_LENGTH, ATTRIBUTES_OFFSET,
+                                                RECORDS_OFFSET, MAGIC_V2)
+    _c.setup(InvalidRecordError, Record, RecordBatch, java_utf8, DECODE_CHUNK_BYTES,
+             _py_decode_block, _py_decode_block_into, RecordBatch._is_valid,
+             RecordBatch._records, _load_crc32c)

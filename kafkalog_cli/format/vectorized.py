@@ -24,6 +24,7 @@ list path only.
 from __future__ import annotations
 
 from .records import ZIGZAG14, decode_records_into
+from .records import _c as _core
 
 try:
     import numpy as np
@@ -58,7 +59,7 @@ def _skip_table() -> list[int]:
     return _SKIP
 
 
-def scan_lengths(data: bytes, count: int, positions: list) -> bool:
+def _py_scan_lengths(data: bytes, count: int, positions: list) -> bool:
     """Append the position in ``data`` of each of the ``count`` records of a records block
     (where its length varint starts). False (and nothing appended) unless each length is
     a one- or two-byte varint >= 0 and the records end exactly at the end of ``data``."""
@@ -78,7 +79,7 @@ def scan_lengths(data: bytes, count: int, positions: list) -> bool:
     return False
 
 
-def decode_group(buf: bytes, positions: list, bases: list, counts: list):
+def _py_decode_group(buf: bytes, positions: list, bases: list, counts: list):
     """Decode the records of the blocks joined in ``buf``: block j starts at
     ``bases[j]`` and holds ``counts[j]`` records, whose positions in the block
     :func:`scan_lengths` listed in ``positions``.
@@ -142,6 +143,40 @@ def decode_group(buf: bytes, positions: list, bases: list, counts: list):
     keys = _with_nulls(spans.take(pa.array(np.arange(0, 4 * n, 4))), klen, pa)
     values = _with_nulls(spans.take(pa.array(np.arange(2, 4 * n, 4))), vlen, pa)
     return ts, od, keys, values
+
+
+def _core_decode_group(buf: bytes, positions: list, bases: list, counts: list):
+    """:func:`_py_decode_group` by the compiled core: the same records accepted, the same
+    values, built from the Arrow buffers it fills (int32 offsets, validity bitmaps)
+    without numpy's passes over the group."""
+    got = _core.decode_group(buf, positions, bases, counts)
+    if got is None:
+        return None
+    import pyarrow as pa
+
+    ts, od, koff, voff, kdata, vdata, kvalid, vvalid, knulls, vnulls = got
+    n = len(positions)
+    keys = pa.Array.from_buffers(pa.binary(), n, [pa.py_buffer(kvalid) if knulls else None,
+                                                  pa.py_buffer(koff), pa.py_buffer(kdata)],
+                                 null_count=knulls)
+    values = pa.Array.from_buffers(pa.binary(), n, [pa.py_buffer(vvalid) if vnulls else None,
+                                                    pa.py_buffer(voff), pa.py_buffer(vdata)],
+                                   null_count=vnulls)
+    return np.frombuffer(ts, np.int64), np.frombuffer(od, np.int64), keys, values
+
+
+#: scan_lengths(data, count, positions) -> bool: append the position in ``data`` of each of
+#: the ``count`` records of a records block (where its length varint starts); False (and
+#: nothing appended) unless each length is a one- or two-byte varint >= 0 and the records
+#: end exactly at the end of ``data``. The compiled core's twin when it is in use.
+scan_lengths = _py_scan_lengths if _core is None else _core.scan_lengths
+
+#: decode_group(buf, positions, bases, counts): decode the records of the blocks joined in
+#: ``buf`` (block j starts at ``bases[j]`` and holds ``counts[j]`` records, whose
+#: positions :func:`scan_lengths` listed in ``positions``) -> ``(timestamp_deltas,
+#: offset_deltas, keys, values)`` (int64 arrays, pyarrow binary arrays), or None when a
+#: record is not in the fast shape (see the module).
+decode_group = _py_decode_group if _core is None else _core_decode_group
 
 
 def _with_nulls(arr, lengths, pa):

@@ -1,0 +1,1453 @@
+/*
+ * kafkalog_cli.format._speedups: the hot loops of kafkalog_cli/format/records.py in C.
+ *
+ * Optional: records.py imports this module when it was built (setup.py, when a compiler
+ * and Python's headers are present) and KAFKALOG_PURE_PYTHON is not set, and otherwise
+ * runs its own Python loops, which stay the reference. Every function here takes the
+ * arguments of the Python function it replaces and gives the same values and the same
+ * exceptions (class and message; tests/format/test_speedups.py compares both on random
+ * bytes, mutated batches, the fixtures and the real corpus):
+ *
+ *   decode_block(data, count, base_offset, base_timestamp, at)
+ *       -> list of Record                       records._decode_block
+ *   decode_block_into(data, count, base_offset, base_timestamp, at,
+ *                     off_append, ts_append, key_append, value_append, hdr_append)
+ *                                               records._decode_block_into
+ *   batch_records(batch) -> list of Record, or None when the batch is not for the fast
+ *       path (compressed, negative count, a block over DECODE_CHUNK_BYTES, a base offset
+ *       that may overflow)                      RecordBatch.records()'s fast path
+ *   batch_is_valid(batch) -> bool               RecordBatch.is_valid
+ *   BatchIterator(file_records, view, start, end)
+ *                                               FileRecords.batches()
+ *   scan_lengths(data, count, positions), decode_group(buf, positions, bases, counts)
+ *                                               vectorized.py's group decode
+ *   scan_v2(view, pos, end, invalid) -> (pos, batches, records, last_pos)
+ *                                               scan_batches()' v2 loop
+ *   crc32c(data, value=0) -> int                CRC-32C (Castagnoli), as crc32c.crc32c
+ *
+ * Kafka's rules followed: DefaultRecord.readFrom (zigzag varints of ByteUtils, the exact
+ * body length, null key/value at length -1, header keys as Utils.utf8) and
+ * DefaultRecordBatch (the 61-byte header, CRC-32C from attributes to the end).
+ *
+ * Bounds: every byte read is checked against the end of its buffer; slices are clamped
+ * as Python's are; memory is the records of one block (each record consumes at least one
+ * byte of the block, each header two), as in the Python loop.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <nmmintrin.h>
+#define KL_HAVE_SSE42 1
+#endif
+
+/* DefaultRecordBatch layout (schema/record_batch.py declares it; records.py asserts the
+ * values it passes to setup() match these). */
+#define LOG_OVERHEAD 12
+#define RECORD_BATCH_OVERHEAD 61
+#define MIN_BATCH_LENGTH 49           /* RECORD_BATCH_OVERHEAD - LOG_OVERHEAD */
+#define ATTRIBUTES_OFFSET 21
+#define RECORDS_OFFSET 61
+#define MAGIC_V2 2
+#define OFFSETS_UNCHECKED_MAX (INT64_MAX - INT32_MAX)
+
+/* set once by setup() */
+static PyObject *InvalidRecordError = NULL;
+static PyObject *RecordType = NULL;       /* records.Record */
+static PyObject *RecordBatchType = NULL;  /* records.RecordBatch */
+static PyObject *java_utf8 = NULL;        /* schema.utf8.java_utf8 */
+static PyObject *py_decode_block = NULL;  /* the Python loops, for arguments out of int64 */
+static PyObject *py_decode_block_into = NULL;
+static PyObject *py_is_valid = NULL;      /* RecordBatch.is_valid in Python, for odd tuples */
+static PyObject *py_records = NULL;       /* RecordBatch.records in Python, off the fast path */
+static PyObject *crc32c_loader = NULL;    /* records._load_crc32c: the crc32c package's function */
+static PyObject *crc32c_lib = NULL;
+static Py_ssize_t decode_chunk_bytes = 1024 * 1024;
+static PyCFunction list_append_meth = NULL;  /* list.append's C function */
+
+/* -- free lists of Record and RecordBatch tuples --------------------------------------------
+ *
+ * Record (5 items) and RecordBatch (15) are tuple subclasses defined in Python, so
+ * CPython allocates each with PyType_GenericAlloc (malloc, memset, GC link) and frees it
+ * through subtype_dealloc: the largest cost of decoding small records (perf). setup()
+ * gives both types a dealloc that keeps up to FL_MAX freed objects of exactly that type
+ * and size, and the loops here take them back (tuple's own free list, for these types).
+ * Anything else (another size, once the list is full) goes to the type's own dealloc.
+ * Not used on free-threaded builds.
+ */
+#define FL_MAX 4096
+
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t size;
+    PyObject *head;
+    int n;
+} freelist;
+
+static freelist fl_record, fl_batch;
+
+static void fl_dealloc(freelist *fl, PyObject *op)
+{
+    if (Py_TYPE(op) != fl->type || Py_SIZE(op) != fl->size || fl->n >= FL_MAX) {
+        /* what subtype_dealloc does for these types (no __dict__, no weakrefs, no
+         * finalizer): tuple's dealloc (whose trashcan stays off: the object's
+         * tp_dealloc is not tuple's), then the instance's reference to its type. A
+         * Python subclass's subtype_dealloc calls this as its base's dealloc and
+         * leaves that reference to it too. */
+        PyTypeObject *type = Py_TYPE(op);
+        PyTuple_Type.tp_dealloc(op);
+        Py_DECREF(type);
+        return;
+    }
+    PyObject_GC_UnTrack(op);
+    PyObject **items = ((PyTupleObject *)op)->ob_item;
+    for (Py_ssize_t i = 0; i < fl->size; i++)
+        Py_CLEAR(items[i]);
+    items[0] = fl->head;
+    fl->head = op;
+    fl->n++;
+    Py_DECREF(fl->type);  /* an instance of a heap type holds a reference to it */
+}
+
+static void record_dealloc(PyObject *op) { fl_dealloc(&fl_record, op); }
+static void batch_dealloc(PyObject *op) { fl_dealloc(&fl_batch, op); }
+
+/* a new object of the free list's type and size, its items NULL; fill them, then
+ * fl_done() */
+static inline PyObject *fl_alloc(freelist *fl)
+{
+    PyObject *op = fl->head;
+    if (op == NULL)
+        return fl->type->tp_alloc(fl->type, fl->size);
+    PyObject **items = ((PyTupleObject *)op)->ob_item;
+    fl->head = items[0];
+    items[0] = NULL;
+    fl->n--;
+    Py_INCREF(fl->type);
+    _Py_NewReference(op);
+    return op;
+}
+
+static inline void fl_done(PyObject *op)
+{
+    if (!PyObject_GC_IsTracked(op))
+        PyObject_GC_Track(op);
+}
+
+static void fl_install(freelist *fl, PyObject *type, Py_ssize_t size)
+{
+#ifndef Py_GIL_DISABLED
+    PyTypeObject *t = (PyTypeObject *)type;
+    if (fl->type == t)
+        return;
+    if (t->tp_dealloc == record_dealloc || t->tp_dealloc == batch_dealloc)
+        return;
+    fl->type = t;
+    fl->size = size;
+    t->tp_dealloc = fl == &fl_record ? record_dealloc : batch_dealloc;
+#else
+    (void)fl;
+    (void)type;
+    (void)size;
+#endif
+}
+
+static inline PyObject *new_record(void)
+{
+    if (fl_record.type != NULL)
+        return fl_alloc(&fl_record);
+    return ((PyTypeObject *)RecordType)->tp_alloc((PyTypeObject *)RecordType, 5);
+}
+
+static inline PyObject *new_batch(void)
+{
+    if (fl_batch.type != NULL)
+        return fl_alloc(&fl_batch);
+    return ((PyTypeObject *)RecordBatchType)->tp_alloc((PyTypeObject *)RecordBatchType, 15);
+}
+
+/* -- CRC-32C ------------------------------------------------------------------------- */
+
+static uint32_t crc_table[8][256];
+static int have_sse42 = 0;
+
+static void crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+        crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xFF];
+#ifdef KL_HAVE_SSE42
+    __builtin_cpu_init();
+    have_sse42 = __builtin_cpu_supports("sse4.2") != 0;
+#endif
+}
+
+static uint32_t crc_sw(uint32_t crc, const uint8_t *p, size_t n)
+{
+    while (n >= 8) {
+        uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                             (uint32_t)p[3] << 24);
+        crc = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^
+              crc_table[5][(lo >> 16) & 0xFF] ^ crc_table[4][lo >> 24] ^
+              crc_table[3][p[4]] ^ crc_table[2][p[5]] ^ crc_table[1][p[6]] ^ crc_table[0][p[7]];
+        p += 8;
+        n -= 8;
+    }
+    while (n--)
+        crc = (crc >> 8) ^ crc_table[0][(crc ^ *p++) & 0xFF];
+    return crc;
+}
+
+#ifdef KL_HAVE_SSE42
+__attribute__((target("sse4.2")))
+static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t n)
+{
+    uint64_t c = crc;
+    while (n >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        c = _mm_crc32_u64(c, v);
+        p += 8;
+        n -= 8;
+    }
+    uint32_t c32 = (uint32_t)c;
+    while (n--)
+        c32 = _mm_crc32_u8(c32, *p++);
+    return c32;
+}
+#endif
+
+/* CRC-32C of p[0:n], continuing from ``value`` (0 to start), as crc32c.crc32c(data, value) */
+static uint32_t crc32c_update(uint32_t value, const uint8_t *p, size_t n)
+{
+    uint32_t crc = ~value;
+#ifdef KL_HAVE_SSE42
+    if (have_sse42)
+        return ~crc_hw(crc, p, n);
+#endif
+    return ~crc_sw(crc, p, n);
+}
+
+/*
+ * CRC-32C of a whole batch. From LARGE_CRC bytes on, the crc32c package's function (three
+ * interleaved streams: 2.9x this single-stream loop on 1 MiB, measured; below it the
+ * call costs more than it saves). -1 with an error set when the package fails.
+ */
+#define LARGE_CRC 4096
+
+static int64_t batch_crc(const uint8_t *p, Py_ssize_t n)
+{
+    if (n < LARGE_CRC || crc32c_loader == NULL)
+        return crc32c_update(0, p, (size_t)n);
+    if (crc32c_lib == NULL) {
+        crc32c_lib = PyObject_CallNoArgs(crc32c_loader);
+        if (crc32c_lib == NULL)
+            return -1;
+    }
+    PyObject *mv = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
+    if (mv == NULL)
+        return -1;
+    PyObject *r = PyObject_CallOneArg(crc32c_lib, mv);
+    Py_DECREF(mv);
+    if (r == NULL)
+        return -1;
+    unsigned long v = PyLong_AsUnsignedLong(r);
+    Py_DECREF(r);
+    if (v == (unsigned long)-1 && PyErr_Occurred())
+        return -1;
+    return (int64_t)v;
+}
+
+/* -- errors ---------------------------------------------------------------------------- */
+
+static void err_eof(void)
+{
+    PyErr_SetString(InvalidRecordError, "Incorrect declared batch size, premature EOF reached");
+}
+
+/* -- varints (format/varint.py read_varint, and the template's inline reads) ------------ */
+
+/*
+ * A zigzag varint (max_bytes 5) or varlong (10) at *pos of d[0:end]. ``inline_bytes`` is
+ * how many of its first bytes the Python code reads by indexing (data[pos]: IndexError,
+ * "premature EOF") before handing over to read_varint (which says the varint "runs past
+ * the end"): 2 in the record loop, 1 in the headers.
+ */
+static inline int read_varint(const uint8_t *d, Py_ssize_t end, Py_ssize_t *pos,
+                              int max_bytes, int inline_bytes, int64_t *out)
+{
+    Py_ssize_t p = *pos;
+    if (p < end && d[p] < 0x80) {  /* one byte: the common case */
+        uint32_t v = d[p];
+        *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+        *pos = p + 1;
+        return 0;
+    }
+    uint64_t value = 0;
+    int shift = 0;
+    for (int i = 0; i < max_bytes; i++) {
+        if (p >= end) {
+            if (i < inline_bytes)
+                err_eof();
+            else
+                PyErr_SetString(InvalidRecordError, "varint runs past the end of the record data");
+            return -1;
+        }
+        uint8_t b = d[p++];
+        value |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80) {
+            if (max_bytes == 5) {
+                uint32_t v = (uint32_t)value;
+                *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+            } else {
+                *out = (int64_t)((value >> 1) ^ (0 - (value & 1)));
+            }
+            *pos = p;
+            return 0;
+        }
+        shift += 7;
+    }
+    if (max_bytes == 5)
+        PyErr_SetString(InvalidRecordError,
+                        "Varint is too long, the most significant bit in the 5th byte is set");
+    else
+        PyErr_SetString(InvalidRecordError,
+                        "Varlong is too long, the most significant bit in the 10th byte is set");
+    return -1;
+}
+
+/* data[start:start+n] as bytes, clamped to d[0:end] as a Python slice is */
+static inline PyObject *slice_bytes(const uint8_t *d, Py_ssize_t end, Py_ssize_t start, int64_t n)
+{
+    Py_ssize_t a = start < end ? start : end;
+    Py_ssize_t b = (int64_t)start + n < (int64_t)end ? (Py_ssize_t)(start + n) : end;
+    if (b < a)
+        b = a;
+    return PyBytes_FromStringAndSize((const char *)d + a, b - a);
+}
+
+/* records._decode_headers: the headers at *pos (the count varint) as a tuple */
+static PyObject *decode_headers(const uint8_t *d, Py_ssize_t end, Py_ssize_t *pos)
+{
+    int64_t count, n;
+    if (read_varint(d, end, pos, 5, 1, &count) < 0)
+        return NULL;
+    if (count < 0) {
+        PyErr_Format(InvalidRecordError, "Found invalid number of record headers %lld",
+                     (long long)count);
+        return NULL;
+    }
+    PyObject *list = PyList_New(0);
+    if (list == NULL)
+        return NULL;
+    for (int64_t i = 0; i < count; i++) {
+        if (read_varint(d, end, pos, 5, 1, &n) < 0)
+            goto fail;
+        if (n < 0) {
+            PyErr_Format(InvalidRecordError, "Invalid negative header key size %lld",
+                         (long long)n);
+            goto fail;
+        }
+        Py_ssize_t a = *pos < end ? *pos : end;
+        Py_ssize_t b = *pos + n < end ? (Py_ssize_t)(*pos + n) : end;
+        if (b < a)
+            b = a;
+        PyObject *hkey = PyUnicode_DecodeUTF8((const char *)d + a, b - a, NULL);
+        if (hkey == NULL) {
+            /* not well-formed: Java's replacement rules (Utils.utf8) */
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                goto fail;
+            PyErr_Clear();
+            PyObject *raw = PyBytes_FromStringAndSize((const char *)d + a, b - a);
+            if (raw == NULL)
+                goto fail;
+            hkey = PyObject_CallOneArg(java_utf8, raw);
+            Py_DECREF(raw);
+            if (hkey == NULL)
+                goto fail;
+        }
+        *pos += n;
+        if (read_varint(d, end, pos, 5, 1, &n) < 0) {
+            Py_DECREF(hkey);
+            goto fail;
+        }
+        PyObject *hval;
+        if (n < 0) {
+            hval = Py_None;
+            Py_INCREF(hval);
+        } else {
+            hval = slice_bytes(d, end, *pos, n);
+            if (hval == NULL) {
+                Py_DECREF(hkey);
+                goto fail;
+            }
+            *pos += n;
+        }
+        PyObject *pair = PyTuple_New(2);
+        if (pair == NULL) {
+            Py_DECREF(hkey);
+            Py_DECREF(hval);
+            goto fail;
+        }
+        PyTuple_SET_ITEM(pair, 0, hkey);
+        PyTuple_SET_ITEM(pair, 1, hval);
+        int rc = PyList_Append(list, pair);
+        Py_DECREF(pair);
+        if (rc < 0)
+            goto fail;
+    }
+    PyObject *t = PyList_AsTuple(list);
+    Py_DECREF(list);
+    return t;
+fail:
+    Py_DECREF(list);
+    return NULL;
+}
+
+/* base + delta as a Python int, past int64 when the sum is (as Python adds) */
+static inline PyObject *add_int(int64_t base, int64_t delta)
+{
+    int64_t r;
+    if (!__builtin_add_overflow(base, delta, &r))
+        return PyLong_FromLongLong(r);
+    PyObject *a = PyLong_FromLongLong(base), *b = PyLong_FromLongLong(delta), *s = NULL;
+    if (a != NULL && b != NULL)
+        s = PyNumber_Add(a, b);
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return s;
+}
+
+/* one of the column appends: list.append directly, anything else called */
+static inline int call_append(PyObject *fn, PyObject *item)
+{
+    if (list_append_meth != NULL && PyCFunction_Check(fn) &&
+        PyCFunction_GET_FUNCTION(fn) == list_append_meth) {
+        PyObject *self = PyCFunction_GET_SELF(fn);
+        if (self != NULL && PyList_CheckExact(self))
+            return PyList_Append(self, item);
+    }
+    PyObject *r = PyObject_CallOneArg(fn, item);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* the consumers of the loop */
+typedef struct {
+    PyObject *out;           /* list of Record (tuple consumer), or NULL */
+    Py_ssize_t filled;       /* records set in ``out`` when it was preallocated, else -1 */
+    PyObject *appends[5];    /* off, ts, key, value, hdr (column consumer); hdr may be None */
+    int lat;                 /* LogAppendTime: every timestamp is lat_ts */
+    int64_t lat_ts;
+} consumer;
+
+static int emit(consumer *c, int64_t base_offset, int64_t base_ts, int64_t offset_delta,
+                int64_t ts_delta, PyObject *key, PyObject *value, PyObject *headers)
+{
+    /* steals key, value, headers */
+    PyObject *off = add_int(base_offset, offset_delta);
+    PyObject *ts = c->lat ? PyLong_FromLongLong(c->lat_ts) : add_int(base_ts, ts_delta);
+    if (off == NULL || ts == NULL)
+        goto fail;
+    if (c->out != NULL) {
+        PyObject *rec = new_record();
+        if (rec == NULL)
+            goto fail;
+        PyTuple_SET_ITEM(rec, 0, off);
+        PyTuple_SET_ITEM(rec, 1, ts);
+        PyTuple_SET_ITEM(rec, 2, key);
+        PyTuple_SET_ITEM(rec, 3, value);
+        PyTuple_SET_ITEM(rec, 4, headers);
+        fl_done(rec);
+        if (c->filled >= 0 && c->filled < PyList_GET_SIZE(c->out)) {
+            PyList_SET_ITEM(c->out, c->filled, rec);  /* steals rec */
+            c->filled++;
+            return 0;
+        }
+        int rc = PyList_Append(c->out, rec);
+        Py_DECREF(rec);
+        return rc;
+    }
+    int rc = -1;
+    if (call_append(c->appends[0], off) < 0 || call_append(c->appends[1], ts) < 0 ||
+        call_append(c->appends[2], key) < 0 || call_append(c->appends[3], value) < 0)
+        goto done;
+    if (c->appends[4] != Py_None && call_append(c->appends[4], headers) < 0)
+        goto done;
+    rc = 0;
+done:
+    Py_DECREF(off);
+    Py_DECREF(ts);
+    Py_DECREF(key);
+    Py_DECREF(value);
+    Py_DECREF(headers);
+    return rc;
+fail:
+    Py_XDECREF(off);
+    Py_XDECREF(ts);
+    Py_DECREF(key);
+    Py_DECREF(value);
+    Py_DECREF(headers);
+    return -1;
+}
+
+/*
+ * records._DECODE_LOOP: DefaultRecord.readFrom over a block of ``count`` records, every
+ * step and every error as the Python template's.
+ */
+static int decode_loop(const uint8_t *d, Py_ssize_t end, Py_ssize_t count, int64_t base_offset,
+                       int64_t base_ts, long long at, consumer *c)
+{
+    Py_ssize_t pos = 0;
+    int64_t length, ts_delta, offset_delta, n;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (read_varint(d, end, &pos, 5, 2, &length) < 0)
+            return -1;
+        int64_t rec_end = (int64_t)pos + length;
+        if (length < 0 || rec_end > end) {
+            PyErr_Format(InvalidRecordError,
+                         "Invalid record size %lld at byte %lld of the records block "
+                         "(%lld bytes)", (long long)length, at + (long long)pos,
+                         at + (long long)end);
+            return -1;
+        }
+        /* attributes (int8, unused: never read), then timestampDelta (varlong) */
+        pos += 1;
+        if (read_varint(d, end, &pos, 10, 2, &ts_delta) < 0)
+            return -1;
+        if (read_varint(d, end, &pos, 5, 2, &offset_delta) < 0)
+            return -1;
+        /* key */
+        if (read_varint(d, end, &pos, 5, 2, &n) < 0)
+            return -1;
+        PyObject *key, *value, *headers;
+        if (n < 0) {
+            key = Py_None;
+            Py_INCREF(key);
+        } else {
+            key = slice_bytes(d, end, pos, n);
+            if (key == NULL)
+                return -1;
+            pos += n;
+        }
+        /* value */
+        if (read_varint(d, end, &pos, 5, 2, &n) < 0) {
+            Py_DECREF(key);
+            return -1;
+        }
+        if (n < 0) {
+            value = Py_None;
+            Py_INCREF(value);
+        } else {
+            value = slice_bytes(d, end, pos, n);
+            if (value == NULL) {
+                Py_DECREF(key);
+                return -1;
+            }
+            pos += n;
+        }
+        /* headers: a count of 0 is the single byte 0 */
+        if (pos >= end) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            err_eof();
+            return -1;
+        }
+        if (d[pos] == 0) {
+            pos += 1;
+            headers = PyTuple_New(0);
+        } else {
+            headers = decode_headers(d, end, &pos);
+        }
+        if (headers == NULL) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            return -1;
+        }
+        if (pos != rec_end) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            Py_DECREF(headers);
+            PyErr_Format(InvalidRecordError,
+                         "Invalid record size: expected to read %lld bytes in record payload, "
+                         "but instead read %lld", (long long)length,
+                         (long long)(length + pos - rec_end));
+            return -1;
+        }
+        if (emit(c, base_offset, base_ts, offset_delta, ts_delta, key, value, headers) < 0)
+            return -1;
+    }
+    if (pos != end) {
+        PyErr_SetString(InvalidRecordError,
+                        "Incorrect declared batch size, records still remaining in file");
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * The tuple consumer's list: preallocated for ``count`` records when the block can hold
+ * them (a record takes at least 7 bytes: its length and six one-byte fields), so memory
+ * stays within the block's size; else grown record by record (the loop then fails).
+ * A failed decode drops the list (its unset items are NULL, which list_dealloc skips).
+ */
+static int consumer_list(consumer *c, Py_ssize_t count, Py_ssize_t block_len)
+{
+    if (count > 0 && count <= block_len / 7) {
+        c->out = PyList_New(count);
+        c->filled = 0;
+    } else {
+        c->out = PyList_New(0);
+        c->filled = -1;
+    }
+    return c->out == NULL ? -1 : 0;
+}
+
+/* an int argument as int64; 0 with *ok = 0 when it is an int out of range */
+static int as_int64(PyObject *o, int64_t *out, int *ok)
+{
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    *ok = !overflow;
+    *out = v;
+    return 0;
+}
+
+static PyObject *sp_decode_block(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "decode_block takes 5 arguments");
+        return NULL;
+    }
+    int64_t base_offset, base_ts;
+    int ok1, ok2;
+    if (!PyBytes_Check(args[0]) || !PyLong_Check(args[1]) || !PyLong_Check(args[4]) ||
+        as_int64(args[2], &base_offset, &ok1) < 0 || as_int64(args[3], &base_ts, &ok2) < 0) {
+        PyErr_Clear();
+        return PyObject_Vectorcall(py_decode_block, args, nargs, NULL);
+    }
+    Py_ssize_t count = PyLong_AsSsize_t(args[1]);
+    long long at = PyLong_AsLongLong(args[4]);
+    if (!ok1 || !ok2 || ((count == -1 || at == -1) && PyErr_Occurred())) {
+        PyErr_Clear();
+        return PyObject_Vectorcall(py_decode_block, args, nargs, NULL);
+    }
+    consumer c = {0};
+    if (consumer_list(&c, count, PyBytes_GET_SIZE(args[0])) < 0)
+        return NULL;
+    if (decode_loop((const uint8_t *)PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]),
+                    count, base_offset, base_ts, at, &c) < 0) {
+        Py_DECREF(c.out);
+        return NULL;
+    }
+    return c.out;
+}
+
+static PyObject *sp_decode_block_into(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "decode_block_into takes 10 arguments");
+        return NULL;
+    }
+    int64_t base_offset, base_ts;
+    int ok1, ok2;
+    if (!PyBytes_Check(args[0]) || !PyLong_Check(args[1]) || !PyLong_Check(args[4]) ||
+        as_int64(args[2], &base_offset, &ok1) < 0 || as_int64(args[3], &base_ts, &ok2) < 0) {
+        PyErr_Clear();
+        return PyObject_Vectorcall(py_decode_block_into, args, nargs, NULL);
+    }
+    Py_ssize_t count = PyLong_AsSsize_t(args[1]);
+    long long at = PyLong_AsLongLong(args[4]);
+    if (!ok1 || !ok2 || ((count == -1 || at == -1) && PyErr_Occurred())) {
+        PyErr_Clear();
+        return PyObject_Vectorcall(py_decode_block_into, args, nargs, NULL);
+    }
+    consumer c = {0};
+    for (int i = 0; i < 5; i++)
+        c.appends[i] = args[5 + i];
+    if (decode_loop((const uint8_t *)PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]),
+                    count, base_offset, base_ts, at, &c) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* -- batches ------------------------------------------------------------------------- */
+
+static inline int64_t be64(const uint8_t *p)
+{
+    return (int64_t)((uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 |
+                     (uint64_t)p[3] << 32 | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 |
+                     (uint64_t)p[6] << 8 | (uint64_t)p[7]);
+}
+
+static inline uint32_t be32u(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+static inline int32_t be32(const uint8_t *p) { return (int32_t)be32u(p); }
+static inline int16_t be16(const uint8_t *p) { return (int16_t)((uint16_t)p[0] << 8 | p[1]); }
+
+/* the item ``i`` of a batch tuple as int64; -1 with an error set unless it is an int64 */
+static int item_int64(PyObject *batch, Py_ssize_t i, int64_t *out)
+{
+    PyObject *o = PyTuple_GET_ITEM(batch, i);
+    if (!PyLong_Check(o))
+        return -1;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* view[start:stop] bounds as Python clamps them, for a buffer of ``len`` bytes */
+static void clamp(Py_ssize_t len, int64_t start, int64_t stop, Py_ssize_t *a, Py_ssize_t *b)
+{
+    Py_ssize_t s = start > PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (start < -PY_SSIZE_T_MAX ? -PY_SSIZE_T_MAX : (Py_ssize_t)start);
+    Py_ssize_t e = stop > PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (stop < -PY_SSIZE_T_MAX ? -PY_SSIZE_T_MAX : (Py_ssize_t)stop);
+    PySlice_AdjustIndices(len, &s, &e, 1);
+    *a = s;
+    *b = e < s ? s : e;
+}
+
+/* RecordBatch.is_valid: crc32c(view[p + 21:p + length + 12]) == crc (a batch tuple that
+ * does not hold int64 positions, or whose view is not a buffer, goes to the Python property) */
+static PyObject *sp_batch_is_valid(PyObject *self, PyObject *batch)
+{
+    (void)self;
+    int64_t p, length;
+    Py_buffer buf;
+    if (!PyTuple_Check(batch) || PyTuple_GET_SIZE(batch) != 15 || item_int64(batch, 1, &p) < 0 ||
+        item_int64(batch, 3, &length) < 0 || p > ((int64_t)1 << 60) || p < -((int64_t)1 << 60) ||
+        length > INT32_MAX || length < INT32_MIN)
+        return PyObject_CallOneArg(py_is_valid, batch);
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM(batch, 0), &buf, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        return PyObject_CallOneArg(py_is_valid, batch);
+    }
+    Py_ssize_t a, b;
+    clamp(buf.len, p + ATTRIBUTES_OFFSET, p + length + LOG_OVERHEAD, &a, &b);
+    int64_t c = batch_crc((const uint8_t *)buf.buf + a, b - a);
+    PyBuffer_Release(&buf);
+    if (c < 0)
+        return NULL;
+    PyObject *crc = PyTuple_GET_ITEM(batch, 6);
+    if (PyLong_CheckExact(crc)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(crc, &overflow);
+        if (!overflow && !(v == -1 && PyErr_Occurred()))
+            return PyBool_FromLong(v == (long long)c);
+        PyErr_Clear();
+    }
+    PyObject *computed = PyLong_FromUnsignedLong(c);
+    if (computed == NULL)
+        return NULL;
+    PyObject *r = PyObject_RichCompare(computed, crc, Py_EQ);
+    Py_DECREF(computed);
+    return r;
+}
+
+/*
+ * RecordBatch.records()' fast path: an uncompressed batch with a count >= 0, a block of
+ * at most DECODE_CHUNK_BYTES and a base offset whose record offsets cannot pass int64;
+ * None for any other (the Python method then takes its own paths).
+ */
+static PyObject *sp_batch_records(PyObject *self, PyObject *batch)
+{
+    (void)self;
+    int64_t p, base_offset, length, attributes, base_ts, max_ts, count;
+    if (!PyTuple_Check(batch) || PyTuple_GET_SIZE(batch) != 15 || item_int64(batch, 1, &p) < 0 ||
+        item_int64(batch, 2, &base_offset) < 0 || item_int64(batch, 3, &length) < 0 ||
+        item_int64(batch, 7, &attributes) < 0 || item_int64(batch, 9, &base_ts) < 0 ||
+        item_int64(batch, 10, &max_ts) < 0 || item_int64(batch, 14, &count) < 0)
+        Py_RETURN_NONE;
+    if ((attributes & 7) || count < 0 || length - MIN_BATCH_LENGTH > decode_chunk_bytes ||
+        base_offset > OFFSETS_UNCHECKED_MAX || p > ((int64_t)1 << 60) || p < -((int64_t)1 << 60) ||
+        length > INT32_MAX || length < INT32_MIN ||
+        count > PY_SSIZE_T_MAX)
+        Py_RETURN_NONE;
+    Py_buffer buf;
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM(batch, 0), &buf, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t a, b;
+    clamp(buf.len, p + RECORDS_OFFSET, p + length + LOG_OVERHEAD, &a, &b);
+    consumer c = {0};
+    c.lat = (attributes & 8) != 0;  /* TIMESTAMP_TYPE_MASK: LogAppendTime */
+    c.lat_ts = max_ts;
+    if (consumer_list(&c, (Py_ssize_t)count, b - a) < 0) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    int rc = decode_loop((const uint8_t *)buf.buf + a, b - a, (Py_ssize_t)count, base_offset,
+                         base_ts, 0, &c);
+    PyBuffer_Release(&buf);
+    if (rc < 0) {
+        Py_DECREF(c.out);
+        return NULL;
+    }
+    return c.out;
+}
+
+/*
+ * RecordBatch.records(self, max_bytes=DEFAULT_MAX_DECOMPRESSED_BYTES): the fast path above,
+ * else the Python method (bound as a method by records.py through instancemethod()).
+ */
+static PyObject *sp_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames)
+{
+    if (nargs == 1 && kwnames == NULL) {
+        PyObject *r = sp_batch_records(self, args[0]);
+        if (r != Py_None)
+            return r;
+        Py_DECREF(r);
+    }
+    return PyObject_Vectorcall(py_records, args, nargs, kwnames);
+}
+
+/* instancemethod(f): ``f`` bound as a method of a class's instances (any callable) */
+static PyObject *sp_instancemethod(PyObject *self, PyObject *f)
+{
+    (void)self;
+    return PyInstanceMethod_New(f);
+}
+
+/* the 13 header fields of the v2 batch at h, after (view, pos), into a RecordBatch */
+static PyObject *make_batch(PyObject *view, Py_ssize_t pos, const uint8_t *h)
+{
+    PyObject *t = new_batch();
+    if (t == NULL)
+        return NULL;
+    PyObject *items[15];
+    Py_INCREF(view);
+    items[0] = view;
+    items[1] = PyLong_FromSsize_t(pos);
+    items[2] = PyLong_FromLongLong(be64(h));            /* baseOffset */
+    items[3] = PyLong_FromLong(be32(h + 8));            /* length */
+    items[4] = PyLong_FromLong(be32(h + 12));           /* partitionLeaderEpoch */
+    items[5] = PyLong_FromLong((int8_t)h[16]);          /* magic */
+    items[6] = PyLong_FromUnsignedLong(be32u(h + 17));  /* crc */
+    items[7] = PyLong_FromLong(be16(h + 21));           /* attributes */
+    items[8] = PyLong_FromLong(be32(h + 23));           /* lastOffsetDelta */
+    items[9] = PyLong_FromLongLong(be64(h + 27));       /* baseTimestamp */
+    items[10] = PyLong_FromLongLong(be64(h + 35));      /* maxTimestamp */
+    items[11] = PyLong_FromLongLong(be64(h + 43));      /* producerId */
+    items[12] = PyLong_FromLong(be16(h + 51));          /* producerEpoch */
+    items[13] = PyLong_FromLong(be32(h + 53));          /* baseSequence */
+    items[14] = PyLong_FromLong(be32(h + 57));          /* recordsCount */
+    int bad = 0;
+    for (int i = 0; i < 15; i++) {
+        if (items[i] == NULL)
+            bad = 1;
+        PyTuple_SET_ITEM(t, i, items[i]);  /* NULL items are skipped by the deallocs */
+    }
+    fl_done(t);
+    if (bad) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* whether the header at h, of the batch at pos, is one FileRecords' fast path takes */
+static inline int v2_whole(const uint8_t *h, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t *next)
+{
+    int32_t length = be32(h + 8);
+    if ((int8_t)h[16] < MAGIC_V2 || length < MIN_BATCH_LENGTH || be64(h) > OFFSETS_UNCHECKED_MAX)
+        return 0;
+    Py_ssize_t nxt = pos + LOG_OVERHEAD + length;
+    if (nxt > end)
+        return 0;
+    *next = nxt;
+    return 1;
+}
+
+/*
+ * FileRecords.batches() as an iterator type: the fast path above one batch per step, and
+ * FileRecords._step(pos) (Python) for whatever it does not take (legacy entries, a bad or
+ * partial batch at the end). Ends as the generator ended: ``valid_end`` is set when it is
+ * exhausted, fails, is closed or dropped (then to the position of the batch last handed
+ * out, as the generator's ``finally`` saw it), ``stop_error`` by _step.
+ */
+typedef struct {
+    PyObject_HEAD
+    PyObject *records;   /* the FileRecords */
+    PyObject *view;
+    Py_ssize_t pos, end, next;
+    int pending;         /* a batch was handed out; ``next`` is the position after it */
+    int done;
+} BatchIter;
+
+static PyObject *str_valid_end, *str_step;
+
+static int bi_finish(BatchIter *it, Py_ssize_t pos)
+{
+    it->done = 1;
+    PyObject *v = PyLong_FromSsize_t(pos);
+    if (v == NULL)
+        return -1;
+    int rc = PyObject_SetAttr(it->records, str_valid_end, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+static PyObject *bi_next(BatchIter *it)
+{
+    if (it->done)
+        return NULL;
+    if (it->pending) {
+        it->pos = it->next;
+        it->pending = 0;
+    }
+    Py_ssize_t pos = it->pos, end = it->end, nxt;
+    if (pos >= end - 17) {  /* HEADER_SIZE_UP_TO_MAGIC: not even a magic byte left */
+        bi_finish(it, pos);
+        return NULL;
+    }
+    if (pos >= 0 && pos <= end - RECORD_BATCH_OVERHEAD) {
+        Py_buffer buf;
+        if (PyObject_GetBuffer(it->view, &buf, PyBUF_SIMPLE) < 0) {
+            bi_finish(it, pos);
+            return NULL;
+        }
+        PyObject *b = NULL;
+        if (end <= buf.len && v2_whole((const uint8_t *)buf.buf + pos, pos, end, &nxt))
+            b = make_batch(it->view, pos, (const uint8_t *)buf.buf + pos);
+        PyBuffer_Release(&buf);
+        if (b != NULL) {
+            it->next = nxt;
+            it->pending = 1;
+            return b;
+        }
+        if (PyErr_Occurred()) {
+            bi_finish(it, pos);
+            return NULL;
+        }
+    }
+    PyObject *arg = PyLong_FromSsize_t(pos);
+    PyObject *r = arg == NULL ? NULL : PyObject_CallMethodOneArg(it->records, str_step, arg);
+    Py_XDECREF(arg);
+    if (r == NULL || r == Py_None || !PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) {
+        if (r != NULL && r != Py_None)
+            PyErr_SetString(PyExc_TypeError, "FileRecords._step must return (batch, next) or None");
+        Py_XDECREF(r);
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        bi_finish(it, pos);
+        PyErr_Restore(et, ev, tb);
+        return NULL;
+    }
+    nxt = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
+    if (nxt == -1 && PyErr_Occurred()) {
+        Py_DECREF(r);
+        bi_finish(it, pos);
+        return NULL;
+    }
+    PyObject *b = PyTuple_GET_ITEM(r, 0);
+    Py_INCREF(b);
+    Py_DECREF(r);
+    it->next = nxt;
+    it->pending = 1;
+    return b;
+}
+
+/* close(): as a generator's, valid_end where the generator's finally would have put it */
+static PyObject *bi_close(BatchIter *it, PyObject *Py_UNUSED(ignored))
+{
+    if (!it->done && bi_finish(it, it->pos) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static void bi_dealloc(BatchIter *it)
+{
+    PyObject_GC_UnTrack(it);
+    if (!it->done && it->records != NULL) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        if (bi_finish(it, it->pos) < 0)
+            PyErr_WriteUnraisable((PyObject *)it);
+        PyErr_Restore(et, ev, tb);
+    }
+    Py_CLEAR(it->records);
+    Py_CLEAR(it->view);
+    PyObject_GC_Del(it);
+}
+
+static int bi_traverse(BatchIter *it, visitproc visit, void *arg)
+{
+    Py_VISIT(it->records);
+    Py_VISIT(it->view);
+    return 0;
+}
+
+static PyObject *bi_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *records;
+    Py_ssize_t start, end;
+    if (kwds != NULL && PyDict_GET_SIZE(kwds)) {
+        PyErr_SetString(PyExc_TypeError, "BatchIterator takes no keyword arguments");
+        return NULL;
+    }
+    PyObject *view;
+    if (!PyArg_ParseTuple(args, "OOnn", &records, &view, &start, &end))
+        return NULL;
+    BatchIter *it = PyObject_GC_New(BatchIter, type);
+    if (it == NULL)
+        return NULL;
+    Py_INCREF(records);
+    it->records = records;
+    Py_INCREF(view);
+    it->view = view;
+    it->pos = start;
+    it->end = end;
+    it->next = start;
+    it->pending = 0;
+    it->done = 0;
+    PyObject_GC_Track(it);
+    return (PyObject *)it;
+}
+
+static PyMethodDef bi_methods[] = {
+    {"close", (PyCFunction)bi_close, METH_NOARGS, "end the iteration (valid_end is set)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject BatchIterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kafkalog_cli.format._speedups.BatchIterator",
+    .tp_basicsize = sizeof(BatchIter),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "BatchIterator(file_records, view, start, end): FileRecords.batches()",
+    .tp_dealloc = (destructor)bi_dealloc,
+    .tp_traverse = (traverseproc)bi_traverse,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)bi_next,
+    .tp_methods = bi_methods,
+    .tp_new = bi_new,
+};
+
+/*
+ * scan_batches()' v2 loop: from ``pos``, every batch FileRecords' fast path takes, its CRC
+ * checked (the positions of those that fail appended to ``invalid``). -> (position after
+ * them, batches, sum of recordsCount, position of the last one or -1).
+ */
+static PyObject *sp_scan_v2(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *view, *invalid;
+    Py_ssize_t pos, end;
+    if (!PyArg_ParseTuple(args, "OnnO!", &view, &pos, &end, &PyList_Type, &invalid))
+        return NULL;
+    Py_buffer buf;
+    if (PyObject_GetBuffer(view, &buf, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (end > buf.len)
+        end = buf.len;
+    const uint8_t *d = (const uint8_t *)buf.buf;
+    Py_ssize_t nxt, nb = 0, last = -1;
+    long long nrec = 0;
+    while (pos >= 0 && pos <= end - RECORD_BATCH_OVERHEAD && v2_whole(d + pos, pos, end, &nxt)) {
+        const uint8_t *h = d + pos;
+        int64_t c = batch_crc(h + ATTRIBUTES_OFFSET, nxt - pos - ATTRIBUTES_OFFSET);
+        if (c < 0) {
+            PyBuffer_Release(&buf);
+            return NULL;
+        }
+        if ((uint32_t)c != be32u(h + 17)) {
+            PyObject *p = PyLong_FromSsize_t(pos);
+            if (p == NULL || PyList_Append(invalid, p) < 0) {
+                Py_XDECREF(p);
+                PyBuffer_Release(&buf);
+                return NULL;
+            }
+            Py_DECREF(p);
+        }
+        nrec += be32(h + 57);
+        last = pos;
+        pos = nxt;
+        nb++;
+    }
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(nnLn)", pos, nb, nrec, last);
+}
+
+/* -- vectorized.py's group decode (the Spark rows layer and audit) ------------------------- */
+
+/*
+ * vectorized.scan_lengths(data, count, positions) -> bool: append the position of each of
+ * the ``count`` records of ``data`` while each length is a one- or two-byte varint >= 0
+ * (read as the Python reads it: two bytes looked up at once, so both must exist) and the
+ * records end exactly at the end of ``data``; False, and nothing appended, otherwise.
+ */
+static PyObject *sp_scan_lengths(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer buf;
+    Py_ssize_t count;
+    PyObject *positions;
+    if (!PyArg_ParseTuple(args, "y*nO!", &buf, &count, &PyList_Type, &positions))
+        return NULL;
+    const uint8_t *d = (const uint8_t *)buf.buf;
+    Py_ssize_t n = buf.len, pos = 0, k = 0;
+    int ok = count > 0;  /* each step moves on by a byte or more: at most n steps */
+    while (ok && k < count) {
+        if (pos + 1 >= n) {
+            ok = 0;
+            break;
+        }
+        uint32_t b0 = d[pos], b1 = d[pos + 1], raw;
+        Py_ssize_t w;
+        if (b0 < 0x80) {
+            raw = b0;
+            w = 1;
+        } else if (b1 < 0x80) {
+            raw = (b0 & 0x7F) | (b1 << 7);
+            w = 2;
+        } else {
+            ok = 0;
+            break;
+        }
+        int64_t len = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+        if (len < 0) {
+            ok = 0;
+            break;
+        }
+        k++;
+        pos += w + len;
+    }
+    if (ok && pos == n) {
+        /* the positions again, now appended (nothing is appended on failure) */
+        Py_ssize_t q = 0;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            PyObject *v = PyLong_FromSsize_t(q);
+            if (v == NULL || PyList_Append(positions, v) < 0) {
+                Py_XDECREF(v);
+                PyBuffer_Release(&buf);
+                return NULL;
+            }
+            Py_DECREF(v);
+            uint32_t b0 = d[q], raw = b0 < 0x80 ? b0 : ((b0 & 0x7F) | ((uint32_t)d[q + 1] << 7));
+            q += (b0 < 0x80 ? 1 : 2) + (Py_ssize_t)(raw >> 1);
+        }
+        PyBuffer_Release(&buf);
+        Py_RETURN_TRUE;
+    }
+    PyBuffer_Release(&buf);
+    Py_RETURN_FALSE;
+}
+
+/* a one- or two-byte zigzag varint at *p, inside the record ending at e (vectorized.py's
+ * varint()): 0 when it is not one */
+static inline int short_varint(const uint8_t *a, Py_ssize_t e, Py_ssize_t *p, int64_t *out)
+{
+    Py_ssize_t q = *p;
+    if (q >= e)
+        return 0;
+    uint32_t b0 = a[q], raw;
+    if (b0 < 0x80) {
+        raw = b0;
+        *p = q + 1;
+    } else {
+        if (q + 1 >= e || a[q + 1] >= 0x80)
+            return 0;
+        raw = (b0 & 0x7F) | ((uint32_t)a[q + 1] << 7);
+        *p = q + 2;
+    }
+    *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+    return 1;
+}
+
+/* a growable byte buffer that becomes a bytes object */
+typedef struct {
+    PyObject *b;
+    Py_ssize_t len;
+} outbuf;
+
+static int ob_put(outbuf *o, const void *src, Py_ssize_t n)
+{
+    if (n == 0)  /* nothing to copy (and o->b may still be NULL) */
+        return 0;
+    Py_ssize_t cap = o->b == NULL ? 0 : PyBytes_GET_SIZE(o->b);
+    if (o->len + n > cap) {
+        Py_ssize_t want = cap * 2 > o->len + n ? cap * 2 : o->len + n + 64;
+        if (o->b == NULL) {
+            o->b = PyBytes_FromStringAndSize(NULL, want);
+            if (o->b == NULL)
+                return -1;
+        } else if (_PyBytes_Resize(&o->b, want) < 0) {
+            return -1;
+        }
+    }
+    memcpy(PyBytes_AS_STRING(o->b) + o->len, src, (size_t)n);
+    o->len += n;
+    return 0;
+}
+
+static PyObject *ob_finish(outbuf *o)
+{
+    if (o->b == NULL)
+        return PyBytes_FromStringAndSize(NULL, 0);
+    if (_PyBytes_Resize(&o->b, o->len) < 0)
+        return NULL;
+    PyObject *r = o->b;
+    o->b = NULL;
+    return r;
+}
+
+/*
+ * vectorized.decode_group(buf, positions, bases, counts) in C, as Arrow buffers: the
+ * records of the blocks joined in ``buf`` (block j at bases[j], counts[j] records at
+ * ``positions``) when every one has the common shape (one- or two-byte varints for the
+ * deltas and lengths, no headers, consumed exactly), else None. -> (timestampDeltas,
+ * offsetDeltas: int64 native-order bytes; keyOffsets, valueOffsets: int32 Arrow offsets
+ * (n + 1); keyData, valueData; keyValidity, valueValidity: Arrow bitmaps, bit set = not
+ * null; keyNulls, valueNulls: counts).
+ */
+static PyObject *sp_decode_group(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer buf;
+    PyObject *positions, *bases, *counts, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*O!O!O!", &buf, &PyList_Type, &positions, &PyList_Type, &bases,
+                          &PyList_Type, &counts))
+        return NULL;
+    const uint8_t *a = (const uint8_t *)buf.buf;
+    Py_ssize_t len = buf.len, n = PyList_GET_SIZE(positions);
+    outbuf ts = {0}, od = {0}, koff = {0}, voff = {0}, kdata = {0}, vdata = {0}, kval = {0},
+           vval = {0};
+    uint8_t *kbits = NULL, *vbits = NULL;
+    Py_ssize_t *starts = NULL;
+    Py_ssize_t knulls = 0, vnulls = 0, r = 0;
+    int32_t zero = 0;
+    if (len == 0 || n == 0 || len >= INT32_MAX)
+        goto none;
+    kbits = PyMem_Calloc((size_t)(n + 7) / 8, 1);
+    vbits = PyMem_Calloc((size_t)(n + 7) / 8, 1);
+    if (kbits == NULL || vbits == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (ob_put(&koff, &zero, 4) < 0 || ob_put(&voff, &zero, 4) < 0)
+        goto fail;
+    /* every record's position in buf (positions + each block's base), as numpy's v */
+    starts = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    if (starts == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(bases) && j < PyList_GET_SIZE(counts); j++) {
+        Py_ssize_t base = PyLong_AsSsize_t(PyList_GET_ITEM(bases, j));
+        Py_ssize_t cnt = PyLong_AsSsize_t(PyList_GET_ITEM(counts, j));
+        if ((base == -1 || cnt == -1) && PyErr_Occurred())
+            goto fail;
+        for (Py_ssize_t i = 0; i < cnt; i++, r++) {
+            if (r >= n)
+                goto none;
+            Py_ssize_t v = PyLong_AsSsize_t(PyList_GET_ITEM(positions, r));
+            if (v == -1 && PyErr_Occurred())
+                goto fail;
+            starts[r] = v + base;
+        }
+    }
+    if (r != n)
+        goto none;
+    starts[n] = len;  /* a record ends where the next one starts; the last at the end */
+    for (r = 0; r < n; r++) {
+        Py_ssize_t v = starts[r], e = starts[r + 1];
+        if (v < 0 || v >= len || e > len || e < v)
+            goto none;
+        Py_ssize_t p = v + 1 + (a[v] >= 0x80) + 1;  /* after the length and attributes */
+        int64_t tsd, odl, klen, vlen;
+        if (!short_varint(a, e, &p, &tsd) || !short_varint(a, e, &p, &odl) ||
+            !short_varint(a, e, &p, &klen))
+            goto none;
+        Py_ssize_t kpos = p;
+        p += klen > 0 ? klen : 0;
+        if (!short_varint(a, e, &p, &vlen))
+            goto none;
+        Py_ssize_t vpos = p;
+        p += vlen > 0 ? vlen : 0;
+        if (p + 1 != e || a[p] != 0)
+            goto none;
+        if (ob_put(&ts, &tsd, 8) < 0 || ob_put(&od, &odl, 8) < 0)
+            goto fail;
+        if (klen >= 0) {
+            kbits[r >> 3] |= (uint8_t)(1u << (r & 7));
+            if (ob_put(&kdata, a + kpos, klen) < 0)
+                goto fail;
+        } else {
+            knulls++;
+        }
+        if (vlen >= 0) {
+            vbits[r >> 3] |= (uint8_t)(1u << (r & 7));
+            if (ob_put(&vdata, a + vpos, vlen) < 0)
+                goto fail;
+        } else {
+            vnulls++;
+        }
+        int32_t ko = (int32_t)kdata.len, vo = (int32_t)vdata.len;
+        if (ob_put(&koff, &ko, 4) < 0 || ob_put(&voff, &vo, 4) < 0)
+            goto fail;
+    }
+    if (ob_put(&kval, kbits, (n + 7) / 8) < 0 || ob_put(&vval, vbits, (n + 7) / 8) < 0)
+        goto fail;
+    {
+        PyObject *parts[8];
+        outbuf *obs[8] = {&ts, &od, &koff, &voff, &kdata, &vdata, &kval, &vval};
+        for (int i = 0; i < 8; i++) {
+            parts[i] = ob_finish(obs[i]);
+            if (parts[i] == NULL) {
+                for (int k = 0; k < i; k++)
+                    Py_DECREF(parts[k]);
+                goto fail;
+            }
+        }
+        result = Py_BuildValue("(NNNNNNNNnn)", parts[0], parts[1], parts[2], parts[3], parts[4],
+                               parts[5], parts[6], parts[7], knulls, vnulls);
+    }
+    goto done;
+none:
+    result = Py_None;
+    Py_INCREF(result);
+    goto done;
+fail:
+    result = NULL;
+done:
+    Py_XDECREF(ts.b);
+    Py_XDECREF(od.b);
+    Py_XDECREF(koff.b);
+    Py_XDECREF(voff.b);
+    Py_XDECREF(kdata.b);
+    Py_XDECREF(vdata.b);
+    Py_XDECREF(kval.b);
+    Py_XDECREF(vval.b);
+    PyMem_Free(kbits);
+    PyMem_Free(vbits);
+    PyMem_Free(starts);
+    PyBuffer_Release(&buf);
+    return result;
+}
+
+static PyObject *sp_crc32c(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer buf;
+    unsigned long value = 0;
+    if (!PyArg_ParseTuple(args, "y*|k", &buf, &value))
+        return NULL;
+    uint32_t c = crc32c_update((uint32_t)value, (const uint8_t *)buf.buf, (size_t)buf.len);
+    PyBuffer_Release(&buf);
+    return PyLong_FromUnsignedLong(c);
+}
+
+static PyObject *sp_setup(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *err, *rec, *rb, *utf8, *pyblock, *pyinto, *pyvalid, *pyrecords, *crcload;
+    Py_ssize_t chunk;
+    if (!PyArg_ParseTuple(args, "OO!O!OnOOOOO", &err, &PyType_Type, &rec, &PyType_Type, &rb,
+                          &utf8, &chunk, &pyblock, &pyinto, &pyvalid, &pyrecords, &crcload))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)rec, &PyTuple_Type) ||
+        !PyType_IsSubtype((PyTypeObject *)rb, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "Record and RecordBatch must be tuple types");
+        return NULL;
+    }
+    PyObject **slots[] = {&InvalidRecordError, &RecordType, &RecordBatchType, &java_utf8,
+                          &py_decode_block, &py_decode_block_into, &py_is_valid,
+                          &py_records, &crc32c_loader};
+    PyObject *values[] = {err, rec, rb, utf8, pyblock, pyinto, pyvalid, pyrecords, crcload};
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        Py_INCREF(values[i]);
+        Py_XSETREF(*slots[i], values[i]);
+    }
+    decode_chunk_bytes = chunk;
+    fl_install(&fl_record, rec, 5);
+    fl_install(&fl_batch, rb, 15);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"setup", sp_setup, METH_VARARGS,
+     "setup(InvalidRecordError, Record, RecordBatch, java_utf8, decode_chunk_bytes, "
+     "py_decode_block, py_decode_block_into, py_is_valid, py_records, load_crc32c): the "
+     "Python objects the loops use (py_*: the Python twins, for what the C does not take)"},
+    {"decode_block", (PyCFunction)(void (*)(void))sp_decode_block, METH_FASTCALL,
+     "records._decode_block in C"},
+    {"decode_block_into", (PyCFunction)(void (*)(void))sp_decode_block_into, METH_FASTCALL,
+     "records._decode_block_into in C"},
+    {"batch_records", sp_batch_records, METH_O, "RecordBatch.records()' fast path, or None"},
+    {"batch_is_valid", sp_batch_is_valid, METH_O, "RecordBatch.is_valid"},
+    {"records", (PyCFunction)(void (*)(void))sp_records, METH_FASTCALL | METH_KEYWORDS,
+     "records(batch, max_bytes=...): RecordBatch.records"},
+    {"instancemethod", sp_instancemethod, METH_O, "instancemethod(f): f as a method"},
+    {"scan_v2", sp_scan_v2, METH_VARARGS, "scan_batches()' v2 loop"},
+    {"scan_lengths", sp_scan_lengths, METH_VARARGS, "vectorized.scan_lengths"},
+    {"decode_group", sp_decode_group, METH_VARARGS,
+     "vectorized.decode_group's records as Arrow buffers, or None"},
+    {"crc32c", sp_crc32c, METH_VARARGS, "crc32c(data, value=0): CRC-32C (Castagnoli)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_speedups",
+    "The hot loops of kafkalog_cli.format.records in C (see the source's header).", -1,
+    methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void)
+{
+    crc_init();
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    /* list.append's C function, so the column consumer appends to lists directly */
+    PyObject *l = PyList_New(0);
+    if (l != NULL) {
+        PyObject *app = PyObject_GetAttrString(l, "append");
+        if (app != NULL && PyCFunction_Check(app))
+            list_append_meth = PyCFunction_GET_FUNCTION(app);
+        Py_XDECREF(app);
+        Py_DECREF(l);
+    }
+    PyErr_Clear();
+    str_valid_end = PyUnicode_InternFromString("valid_end");
+    str_step = PyUnicode_InternFromString("_step");
+    if (str_valid_end == NULL || str_step == NULL || PyType_Ready(&BatchIterType) < 0 ||
+        PyModule_AddObjectRef(m, "BatchIterator", (PyObject *)&BatchIterType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    /* the layout compiled in, for records.py to check against the schema's */
+    if (PyModule_AddIntConstant(m, "LOG_OVERHEAD", LOG_OVERHEAD) < 0 ||
+        PyModule_AddIntConstant(m, "RECORD_BATCH_OVERHEAD", RECORD_BATCH_OVERHEAD) < 0 ||
+        PyModule_AddIntConstant(m, "MIN_BATCH_LENGTH", MIN_BATCH_LENGTH) < 0 ||
+        PyModule_AddIntConstant(m, "ATTRIBUTES_OFFSET", ATTRIBUTES_OFFSET) < 0 ||
+        PyModule_AddIntConstant(m, "RECORDS_OFFSET", RECORDS_OFFSET) < 0 ||
+        PyModule_AddIntConstant(m, "MAGIC_V2", MAGIC_V2) < 0 ||
+        PyModule_AddIntConstant(m, "HARDWARE_CRC", have_sse42) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,363 @@
+"""The compiled core (``kafkalog_cli/format/_speedups.c``) against the pure-Python loops
+it replaces, in one process (:func:`records.load_pure_python`): on random bytes, on
+batches built by hand (``raw_record`` / ``raw_batch``, independent of kafkalog's builder)
+then mutated, on the fixtures and on every batch of the real corpus. Values must be equal
+and errors the same (class, message, file, position).
+
+The Python loops are the reference: they follow DefaultRecord.readFrom and
+FileLogInputStream, and their own tests check them against Kafka's rules, kafka-python,
+aiokafka and the corpus. Skipped when the core is not in use (not built, or
+``KAFKALOG_PURE_PYTHON=1``: CI's second run).
+"""
+
+from __future__ import annotations
+
+import struct
+from array import array
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kafkalog_testkit import corpus_log_files, fixture_log_files, raw_batch, raw_record
+
+from kafkalog_cli.format import records as C
+
+pytestmark = pytest.mark.skipif(not C.SPEEDUPS, reason="the compiled core is not in use")
+
+P = C.load_pure_python() if C.SPEEDUPS else None
+
+INT64 = st.integers(-(2**63), 2**63 - 1)
+SETTINGS = settings(max_examples=300, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def outcome(fn, *args):
+    """``("ok", value)`` or ``("err", class name, message, file, position)``."""
+    try:
+        value = fn(*args)
+    except Exception as e:  # noqa: BLE001 - any exception must match
+        return ("err", type(e).__name__, str(e), getattr(e, "file", None),
+                getattr(e, "position", None))
+    return ("ok", value)
+
+
+def plain(x):
+    """Records and batches as plain tuples (the two modules' classes differ); a batch's
+    view is dropped (the same buffer on both sides)."""
+    if isinstance(x, list):
+        return [plain(r) for r in x]
+    if isinstance(x, tuple):
+        if x and isinstance(x[0], memoryview):
+            return tuple(x[1:])
+        return tuple(x)
+    return x
+
+
+def decode_both(data, count, base_offset, base_ts, at=0):
+    c = outcome(C._decode_block, data, count, base_offset, base_ts, at)
+    p = outcome(P._py_decode_block, data, count, base_offset, base_ts, at)
+    if c[0] == "ok":
+        assert all(type(r) is C.Record for r in c[1])
+        c = ("ok", plain(c[1]))
+        p = ("ok", plain(p[1])) if p[0] == "ok" else p
+    assert c == p
+    return c
+
+
+def into_both(data, count, base_offset, base_ts, with_headers, arrays):
+    """decode_block_into with list columns (appended to directly) or array('q') columns
+    (called), headers kept or dropped: what was appended, and the error."""
+    def run(fn):
+        cols = ([array("q"), array("q")] if arrays else [[], []]) + [[], [], []]
+        app = [c.append for c in cols]
+        r = outcome(fn, data, count, base_offset, base_ts, 0, app[0], app[1], app[2], app[3],
+                    app[4] if with_headers else None)
+        return r, [list(c) for c in cols]
+
+    if arrays and not all(-(2**63) <= v < 2**63 for v in (base_offset, base_ts)):
+        return
+    c, p = run(C._decode_block_into), run(P._py_decode_block_into)
+    if arrays and c[0][0] == "err" and c[0][1] == "OverflowError":
+        # an offset past int64 does not fit array('q'): the same error, maybe after a
+        # different number of appends (none here: both raise at the same record)
+        assert p[0][:2] == c[0][:2]
+        return
+    assert c == p
+
+
+@st.composite
+def blocks(draw):
+    """A records block of 0-5 records (keys, values, headers with any bytes, header keys
+    not always UTF-8), its count, and base offset / timestamp."""
+    recs = []
+    for i in range(draw(st.integers(0, 5))):
+        key = draw(st.none() | st.binary(max_size=20))
+        value = draw(st.none() | st.binary(max_size=300))
+        headers = draw(st.lists(st.tuples(st.binary(max_size=6),
+                                          st.none() | st.binary(max_size=10)), max_size=3))
+        ts_delta = draw(st.integers(-(2**40), 2**40) | st.integers(-3, 3))
+        off_delta = draw(st.integers(-(2**31), 2**31 - 1) | st.just(i))
+        recs.append(raw_record(off_delta, ts_delta, key, value, headers))
+    return b"".join(recs), len(recs), draw(INT64 | st.integers(0, 1000)), draw(INT64)
+
+
+def mutate(draw, data: bytes) -> bytes:
+    b = bytearray(data)
+    for _ in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["flip", "cut", "insert", "set"]))
+        if kind == "flip" and b:
+            i = draw(st.integers(0, len(b) - 1))
+            b[i] ^= 1 << draw(st.integers(0, 7))
+        elif kind == "set" and b:
+            i = draw(st.integers(0, len(b) - 1))
+            b[i] = draw(st.sampled_from([0, 1, 0x7F, 0x80, 0xFF, 0xFE]))
+        elif kind == "cut" and b:
+            del b[draw(st.integers(0, len(b) - 1)):]
+        elif kind == "insert":
+            i = draw(st.integers(0, len(b)))
+            b[i:i] = draw(st.binary(min_size=1, max_size=4))
+    return bytes(b)
+
+
+# -- the record decode loop ------------------------------------------------------------------
+
+@SETTINGS
+@given(st.binary(max_size=200), st.integers(-2, 6), INT64, INT64, st.integers(0, 1 << 40))
+def test_decode_random_bytes(data, count, base_offset, base_ts, at):
+    decode_both(data, count, base_offset, base_ts, at)
+
+
+@SETTINGS
+@given(st.data(), blocks())
+def test_decode_blocks_and_mutations(data, block):
+    raw, count, base_offset, base_ts = block
+    assert decode_both(raw, count, base_offset, base_ts)[0] == "ok"
+    bad = mutate(data.draw, raw)
+    decode_both(bad, count + data.draw(st.integers(-1, 1)), base_offset, base_ts)
+    into_both(bad, count, base_offset, base_ts, data.draw(st.booleans()),
+              data.draw(st.booleans()))
+
+
+def test_decode_arguments_past_int64_take_the_python_loop():
+    raw = raw_record(0, 0, b"k", b"v")
+    assert decode_both(raw, 1, 2**70, -(2**70))[0] == "ok"
+    assert decode_both(raw, 1, 2**63 - 1, 0) == ("ok", [(2**63 - 1, 0, b"k", b"v", ())])
+    # offsetDelta 1 past int64: a Python int, as Python adds
+    raw = raw_record(1, -1, None, None)
+    assert decode_both(raw, 1, 2**63 - 1, -(2**63)) == ("ok", [(2**63, -(2**63) - 1, None,
+                                                                 None, ())])
+
+
+@pytest.mark.parametrize("block, count", [
+    (b"", 1), (b"\x80", 1), (b"\xff\xff\xff\xff\x7f", 1), (b"\xff\xff\xff\xff\xff", 1),
+    (b"\x02\x00", 1), (b"\x0e\x00\x00\x00\x02\x00\x02\x00", 1),
+    (raw_record(0, 0, b"k", b"v", [(b"\xed\xa0\x80\xff", b"x")]), 1),
+    (raw_record(0, 0, b"k", b"v") + b"\x00", 1), (raw_record(0, 0, b"k", b"v"), 2),
+    (raw_record(0, 2**62, None, None), 1),
+    (b"\x0c\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 1),
+])
+def test_decode_edge_cases(block, count):
+    decode_both(block, count, 5, 1000, 7)
+    into_both(block, count, 5, 1000, True, False)
+
+
+# -- the group decode of format/vectorized.py (Arrow buffers) -------------------------------
+
+def group_both(blocks_counts):
+    """scan_lengths of each block, then decode_group of the blocks joined, both ways."""
+    from kafkalog_cli.format import vectorized as V
+
+    out = []
+    for scan, group in ((V.scan_lengths, V.decode_group),
+                        (V._py_scan_lengths, V._py_decode_group)):
+        positions, bases, counts, joined, oks = [], [], [], [], []
+        size = 0
+        for data, count in blocks_counts:
+            n0 = len(positions)
+            ok = scan(data, count, positions)
+            oks.append((ok, positions[n0:]))
+            if ok:
+                bases.append(size)
+                counts.append(count)
+                joined.append(data)
+                size += len(data)
+        got = group(b"".join(joined), positions, bases, counts) if positions else None
+        if got is not None:
+            got = (got[0].tolist(), got[1].tolist(), got[2].to_pylist(), got[3].to_pylist())
+        out.append((oks, got))
+    assert out[0] == out[1]
+    return out[0]
+
+
+@SETTINGS
+@given(st.data(), st.lists(blocks(), min_size=1, max_size=4))
+def test_group_decode_on_blocks_and_mutations(data, bl):
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("numpy")
+    group_both([(raw, count) for raw, count, _, _ in bl])
+    group_both([(mutate(data.draw, raw), count + data.draw(st.integers(-1, 1)))
+                for raw, count, _, _ in bl])
+
+
+def test_group_decode_takes_the_common_shape():
+    pytest.importorskip("pyarrow")
+    recs = [raw_record(i, i * 3, None if i == 2 else b"k%d" % i, None if i == 3 else b"v" * i)
+            for i in range(6)]
+    oks, got = group_both([(b"".join(recs[:4]), 4), (b"".join(recs[4:]), 2)])
+    assert got == ([0, 3, 6, 9, 12, 15], [0, 1, 2, 3, 4, 5],
+                   [b"k0", b"k1", None, b"k3", b"k4", b"k5"],
+                   [b"", b"v", b"vv", None, b"vvvv", b"vvvvv"])
+
+
+# -- batches: the walk, the CRC, records() ---------------------------------------------------
+
+def _scan(mod, buf, start, end):
+    s = mod.scan_batches(buf, start, end, file="x.log")
+    err = s.stop_error
+    return (s.batches, s.records, s.legacy, s.invalid, s.first_offset, s.last_offset,
+            s.valid_end, None if err is None else (type(err).__name__, str(err), err.position))
+
+
+def batches_both(buf: bytes, start: int = 0, end=None):
+    """FileRecords.batches(), is_valid, records() and scan_batches on both sides."""
+    out = []
+    for mod in (C, P):
+        fr = mod.FileRecords(buf, start, end, file="x.log")
+        got = []
+        for b in fr.batches():
+            got.append((plain(b), b.is_valid, plain(outcome(b.records))
+                        if b.__class__ is mod.RecordBatch else None))
+        err = fr.stop_error
+        out.append((got, fr.valid_end,
+                    None if err is None else (type(err).__name__, str(err), err.position),
+                    outcome(_scan, mod, buf, start, end)))
+    assert out[0] == out[1]
+    return out[0]
+
+
+@st.composite
+def segments(draw):
+    """Hand-built v2 batches (valid CRCs, any header fields), then mutated."""
+    buf = b""
+    for _ in range(draw(st.integers(0, 4))):
+        raw, count, base_offset, base_ts = draw(blocks())
+        buf += raw_batch(draw(st.integers(0, 2**40) | st.sampled_from(
+            [2**63 - 1, 2**63 - 2**31, 2**63 - 2**31 - 1])), [raw] if raw else [],
+            base_ts=base_ts, attrs=draw(st.sampled_from([0, 0, 8, 16, 32, 48, 1])),
+            count=draw(st.just(count) | st.integers(-2, 6)),
+            last_delta=draw(st.none() | st.integers(-1, 2**31 - 1)),
+            magic=draw(st.sampled_from([2, 2, 2, 3, 1, 0, -1])))
+    return buf
+
+
+@SETTINGS
+@given(st.data(), segments())
+def test_walk_and_scan_on_mutated_batches(data, buf):
+    batches_both(buf)
+    batches_both(mutate(data.draw, buf))
+
+
+@SETTINGS
+@given(st.binary(max_size=300), st.integers(0, 80))
+def test_walk_and_scan_on_random_bytes(buf, start):
+    batches_both(buf, start)
+    # a v2 header in front: the bytes after it decide
+    head = struct.pack(">qiibI", 0, len(buf) + 49, 0, 2, 0) + b"\x00" * 40
+    batches_both(head + buf, 0, len(head) + len(buf) // 2)
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+@pytest.mark.parametrize("how", ["close", "drop", "exhaust", "unstarted"])
+def test_batch_iterator_ends_where_the_generator_ends(legacy, how):
+    """valid_end after a consumer stops early (close(), or dropping the iterator), runs
+    to the end, or never starts: as the Python generator's ``finally`` sets it."""
+    from kafkalog_cli.format.builder import build_legacy_message
+
+    recs = [raw_record(0, 0, b"k", b"v")]
+    parts = [build_legacy_message(i, b"k", b"v") if legacy and i % 3 == 1 else raw_batch(i, recs)
+             for i in range(200)]
+    buf = b"".join(parts) + b"\x00" * 30  # a partial tail
+    got = []
+    for mod in (C, P):
+        fr = mod.FileRecords(buf, file="x.log")
+        it = fr.batches()
+        b = None
+        if how != "unstarted":
+            for b in it:
+                if how != "exhaust" and b.position > len(buf) // 2:
+                    break
+        if how == "close":
+            it.close()
+        del it
+        err = fr.stop_error
+        got.append((fr.valid_end, None if b is None else b.position,
+                    None if err is None else (type(err), str(err), err.position)))
+    assert got[0] == got[1]
+
+
+def test_is_valid_on_odd_tuples_takes_the_python_property():
+    b = next(iter(C.FileRecords(raw_batch(0, [raw_record(0, 0, b"k", b"v")])).batches()))
+    odd = tuple.__new__(C.RecordBatch, (b[0], 2**70) + tuple(b[2:]))
+    assert odd.is_valid is P.RecordBatch._is_valid(odd)
+    assert C._c.crc32c(b"123456789") == 0xE3069283  # the CRC-32C check value
+
+
+@pytest.mark.parametrize("size", [4000, 4096 - 61 + 21, 5000, 70000])
+def test_crc_of_large_batches(size):
+    """From 4 KiB on the core hands the CRC to the crc32c package: same verdicts."""
+    batch = bytearray(raw_batch(7, [raw_record(0, 0, b"k", b"v" * size)]))
+    assert batches_both(bytes(batch))[0][0][1] is True
+    batch[-1] ^= 1
+    got = batches_both(bytes(batch))
+    assert got[0][0][1] is False and got[3][1][3] == [0]
+
+
+def test_free_lists_keep_the_types_reference_counts():
+    """The core recycles Record and RecordBatch tuples; every other tuple of those types
+    (another size, a Python subclass with a __dict__ in a cycle) is freed as CPython
+    frees it, and the types' reference counts end where they started."""
+    import gc
+    import sys
+
+    class SubBatch(C.RecordBatch):
+        pass
+
+    class SubRecord(C.Record):
+        pass
+
+    buf = b"".join(raw_batch(i, [raw_record(0, 0, b"k", b"v")]) for i in range(5000))
+    gc.collect()
+    before = (sys.getrefcount(C.RecordBatch), sys.getrefcount(C.Record))
+    for _ in range(3):
+        bs = list(C.FileRecords(buf).batches())
+        rs = [b.records() for b in bs]
+        subs = [tuple.__new__(SubBatch, tuple(b)) for b in bs[:100]]
+        srs = [tuple.__new__(SubRecord, tuple(r[0])) for r in rs[:100]]
+        for x in srs:
+            x.me = x  # a cycle through the instance's __dict__
+        odd = [tuple.__new__(C.Record, (1, 2)) for _ in range(100)]
+        assert rs[7][0] == (7, 1000, b"k", b"v", ()) and subs[3][2] == 3 and srs[5].me is srs[5]
+        del bs, rs, subs, srs, odd, x
+        gc.collect()
+    assert (sys.getrefcount(C.RecordBatch), sys.getrefcount(C.Record)) == before
+
+
+def _compare_files(paths):
+    n = 0
+    for path in paths:
+        got = batches_both(path.read_bytes())
+        n += len(got[0])
+    return n
+
+
+def test_fixtures_both_implementations():
+    assert _compare_files(fixture_log_files()) > 0
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_corpus_both_implementations():
+    files = corpus_log_files()
+    if not files:
+        pytest.skip("real corpus not present at ../shared/corpus/real")
+    assert _compare_files(files) > 0
