@@ -456,7 +456,9 @@ static int emit(consumer *c, int64_t base_offset, int64_t base_ts, int64_t offse
 {
     /* steals key, value, headers */
     PyObject *off = add_int(base_offset, offset_delta);
-    PyObject *ts = c->lat ? PyLong_FromLongLong(c->lat_ts) : add_int(base_ts, ts_delta);
+    /* a record's timestamp is a Java long: baseTimestamp + timestampDelta wraps */
+    PyObject *ts = PyLong_FromLongLong(
+        c->lat ? c->lat_ts : (int64_t)((uint64_t)base_ts + (uint64_t)ts_delta));
     if (off == NULL || ts == NULL)
         goto fail;
     if (c->out != NULL) {

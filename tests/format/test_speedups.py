@@ -142,9 +142,10 @@ def test_decode_arguments_past_int64_take_the_python_loop():
     raw = raw_record(0, 0, b"k", b"v")
     assert decode_both(raw, 1, 2**70, -(2**70))[0] == "ok"
     assert decode_both(raw, 1, 2**63 - 1, 0) == ("ok", [(2**63 - 1, 0, b"k", b"v", ())])
-    # offsetDelta 1 past int64: a Python int, as Python adds
+    # offsetDelta 1 past int64: a Python int, as Python adds; a timestamp is a Java long,
+    # baseTimestamp + timestampDelta wraps (DefaultRecord.readFrom)
     raw = raw_record(1, -1, None, None)
-    assert decode_both(raw, 1, 2**63 - 1, -(2**63)) == ("ok", [(2**63, -(2**63) - 1, None,
+    assert decode_both(raw, 1, 2**63 - 1, -(2**63)) == ("ok", [(2**63, 2**63 - 1, None,
                                                                  None, ())])
 
 
