@@ -295,22 +295,25 @@ def _peer(writer: asyncio.StreamWriter) -> str:
     return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
 
 
-def _open(log_dir, options: ServerOptions, server_configs: dict | None) -> LogDirCatalog:
+def _open(log_dir, options: ServerOptions, server_configs: dict | None,
+          recovered: bool = False) -> LogDirCatalog:
     """Lock and open the directory (LogManager through the catalog); with
-    ``options.read_only`` open it read-only, without the lock."""
+    ``options.read_only`` open it read-only, without the lock. ``recovered``: the log
+    recovery ran just before (a clean stop then writes the clean-shutdown marker)."""
     return LogDirCatalog(log_dir, node_id=options.node_id, server_configs=server_configs,
-                         read_only=options.read_only).open()
+                         read_only=options.read_only, recovered=recovered).open()
 
 
 def run(log_dir, options: ServerOptions, *, bind_host: str | None = None,
         server_configs: dict | None = None, broker_configs: dict | None = None,
-        metrics_interval: float | None = None, on_ready=None) -> None:
+        metrics_interval: float | None = None, on_ready=None, recovered: bool = False) -> None:
     """Serve in the foreground until SIGTERM or SIGINT, then close cleanly.
 
-    ``server_configs``: topic config defaults; ``broker_configs``: see :class:`KafkaServer`.
+    ``server_configs``: topic config defaults; ``broker_configs``: see :class:`KafkaServer`;
+    ``recovered``: the caller ran the log recovery on ``log_dir`` just before.
     """
     cfgs.broker_configs(broker_configs)  # refuse bad values before taking the lock
-    catalog = _open(log_dir, options, server_configs)
+    catalog = _open(log_dir, options, server_configs, recovered)
     try:
         asyncio.run(_serve_until_signal(catalog, options, bind_host, metrics_interval,
                                         on_ready, broker_configs))

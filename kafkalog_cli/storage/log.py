@@ -820,20 +820,27 @@ class LogManager:
         #: topic -> the topic id given to partitions this manager creates
         self._topic_ids: dict[str, str] = {}
         self.had_clean_shutdown = False
+        #: the caller ran the log recovery before opening (serve's start-up recovery):
+        #: the state is checked, so a clean close writes the marker again
+        self.recovered = False
         self.closed = False
         self._warned: set[str] = set()
 
     @classmethod
     def open(cls, log_dir, *, create: bool = True, cluster_id: str | None = None,
-             node_id: int = 1, clock=None, fsync: bool = True, rng=None) -> LogManager:
+             node_id: int = 1, clock=None, fsync: bool = True, rng=None,
+             recovered: bool = False) -> LogManager:
         """Lock ``log_dir`` (creating it and its meta.properties when new) and remove the
         clean-shutdown marker before anything is written, as a starting broker does.
+        ``recovered``: the caller has just run the log recovery on the directory (what
+        ``LogLoader`` does when the marker is missing), so :meth:`close` writes the marker.
 
         Raises:
             LogDirLockedError: the lock is held.
             NotAKafkaFileError: ``log_dir`` is missing and ``create`` is False.
         """
         m = cls(log_dir, clock=clock, fsync=fsync, rng=rng)
+        m.recovered = recovered
         d = m.log_dir
         if not d.exists():
             if not create:
@@ -972,7 +979,7 @@ class LogManager:
 
     @property
     def writes_clean_shutdown(self) -> bool:
-        return self.created or self.had_clean_shutdown
+        return self.created or self.had_clean_shutdown or self.recovered
 
     def close(self) -> None:
         """Close every log, write the checkpoints, the clean-shutdown marker (see the class
