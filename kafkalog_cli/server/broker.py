@@ -156,7 +156,12 @@ class KafkaServer:
         self.connection_errors = 0
 
     async def start(self) -> int:
-        """Listen; returns the bound port."""
+        """Load the coordinators' state, then listen; returns the bound port.
+
+        Raises:
+            GroupLoadError: ``__consumer_offsets`` does not load (nothing is served).
+        """
+        self.apis.load()
         self._server = await asyncio.start_server(self._client, self.bind_host,
                                                   self.options.port, reuse_address=True)
         port = self._server.sockets[0].getsockname()[1]

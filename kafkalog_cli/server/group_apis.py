@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from ..errors import AppendError
 from ..protocol.apis import ApiKeys
 from ..protocol.errors import Errors
 from .catalog import LogDirCatalog
@@ -18,6 +19,19 @@ from .groups import GROUP_AUTHORIZED_OPERATIONS, MIN_INT32, GroupConfig, GroupCo
 #: FindCoordinatorRequest.CoordinatorType: GROUP (0); TRANSACTION (1), SHARE (2) have no
 #: coordinator here
 COORDINATOR_GROUP = 0
+
+
+def coordinator_write_error(error: Errors) -> Errors:
+    """The error a group or transaction request gets when its write to the coordinator's
+    log fails (``GroupCoordinatorService`` / ``CoordinatorRuntime``'s
+    ``normalizeException``): the partition's storage failing -> NOT_COORDINATOR, one not
+    available -> COORDINATOR_NOT_AVAILABLE, anything else -> UNKNOWN_SERVER_ERROR."""
+    if error in (Errors.KAFKA_STORAGE_ERROR, Errors.NOT_LEADER_OR_FOLLOWER):
+        return Errors.NOT_COORDINATOR
+    if error in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_ENOUGH_REPLICAS,
+                 Errors.REQUEST_TIMED_OUT):
+        return Errors.COORDINATOR_NOT_AVAILABLE
+    return Errors.UNKNOWN_SERVER_ERROR
 
 
 def group_config(catalog: LogDirCatalog) -> GroupConfig:
@@ -131,10 +145,13 @@ class GroupApis:
                     elif len(p["committedMetadata"] or "") > limit:
                         e = Errors.OFFSET_METADATA_TOO_LARGE
                     else:
-                        self.groups.store_offset(body["groupId"], t["name"], idx,
-                                                 p["committedOffset"],
-                                                 p.get("committedLeaderEpoch", -1),
-                                                 p["committedMetadata"], now)
+                        try:
+                            self.groups.store_offset(body["groupId"], t["name"], idx,
+                                                     p["committedOffset"],
+                                                     p.get("committedLeaderEpoch", -1),
+                                                     p["committedMetadata"], now)
+                        except AppendError as ae:
+                            e = coordinator_write_error(ae.error)
                 parts.append({"partitionIndex": idx, "errorCode": int(e)})
         return {"throttleTimeMs": 0, "topics": topics}
 

@@ -32,8 +32,9 @@ Stable (-> PreparingRebalance ...), Dead once deleted. It keeps:
 Persistence hook: every place Kafka appends a record to ``__consumer_offsets`` calls the
 :class:`GroupStore` given to the coordinator (``group_metadata`` with the assignment of a
 GroupMetadata record, ``group_deleted`` for its tombstone, ``offset_committed`` /
-``offset_deleted`` for offset records and tombstones). The default store keeps nothing:
-groups and offsets live in this process only (docs/serve.md).
+``offset_deleted`` for offset records and tombstones). The default store keeps nothing;
+serve gives :class:`~.group_log.GroupLogStore`, which writes Kafka's records to
+``__consumer_offsets`` and loads them back at start-up (docs/serve.md).
 
 Everything runs on the server's event loop (timers are ``loop.call_later`` handles).
 """
@@ -839,10 +840,15 @@ class GroupCoordinator:
 
     def store_offset(self, group_id: str, topic: str, partition: int, offset: int,
                      leader_epoch: int, metadata: str | None, now_ms: int = -1) -> None:
-        """Commit one offset of a group :meth:`commit_check` accepted."""
+        """Commit one offset of a group :meth:`commit_check` accepted.
+
+        Raises:
+            AppendError: the store could not write it (nothing changed).
+        """
         value = OffsetAndMetadata(offset, leader_epoch, metadata or "", now_ms)
-        self.groups[group_id].offsets[(topic, partition)] = value
+        # written first: a commit the store refuses is not taken (the caller answers it)
         self.store.offset_committed(group_id, topic, partition, value)
+        self.groups[group_id].offsets[(topic, partition)] = value
 
     def committed(self, group_id: str) -> dict[tuple[str, int], tuple[int, int, str]]:
         """``(topic, partition) -> (offset, leader epoch, metadata)`` of a group."""

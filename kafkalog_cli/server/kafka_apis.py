@@ -47,7 +47,10 @@ from . import configs as cfgs
 from . import reads
 from .admin import CLUSTER_AUTHORIZED_OPERATIONS, AdminApis
 from .catalog import LogDirCatalog, Topic, is_internal
-from .group_apis import GroupApis
+from .coordinator_log import OFFSETS_TOPIC, CoordinatorTopic
+from .group_apis import GroupApis, group_config
+from .group_log import GroupLogStore, load_groups, restore
+from .groups import GroupCoordinator, GroupStore
 from .metrics import BrokerTopicStats
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 from .workers import WorkerPool
@@ -99,7 +102,13 @@ class KafkaApis:
         #: validates Produce batches off the event loop (closed by :meth:`close`)
         self.workers = WorkerPool()
         self.admin = AdminApis(catalog, options)
-        self.group_apis = GroupApis(catalog, options)
+        #: __consumer_offsets: the group coordinator's records (server/group_log.py)
+        self.offsets_topic = CoordinatorTopic(
+            catalog, OFFSETS_TOPIC, "offsets.topic.num.partitions",
+            "offsets.topic.segment.bytes", on_append=lambda: self._notify_append())
+        store = GroupStore() if options.read_only else GroupLogStore(self.offsets_topic)
+        self.group_apis = GroupApis(catalog, options,
+                                    GroupCoordinator(group_config(catalog), store))
         #: the group coordinator (server/groups.py)
         self.groups = self.group_apis.groups
         self.handlers = {
@@ -115,6 +124,19 @@ class KafkaApis:
         self.handlers.update(self.admin.handlers())
         self.handlers.update(self.group_apis.handlers())
         self._awaiting = _AWAITING | AdminApis.AWAITING | GroupApis.AWAITING
+
+    def load(self) -> None:
+        """What the coordinators load before the node serves (``GroupMetadataManager`` /
+        ``TransactionStateManager`` loading their partitions): the groups and offsets in
+        ``__consumer_offsets``. On the event loop (member session timers start).
+
+        Raises:
+            GroupLoadError: a partition of ``__consumer_offsets`` that does not load.
+        """
+        groups, offsets = load_groups(self.offsets_topic)
+        n = restore(self.groups, groups, offsets)
+        if n:
+            log.info("loaded %d groups from %s", n, OFFSETS_TOPIC)
 
     def close(self) -> None:
         """Release the worker threads (a validation under way is abandoned)."""

@@ -56,7 +56,8 @@ def serve(
     Speaks ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId, the
     admin APIs (CreateTopics, DeleteTopics, CreatePartitions, DeleteRecords,
     DescribeConfigs, AlterConfigs, IncrementalAlterConfigs, DescribeCluster,
-    DescribeLogDirs) and the consumer-group APIs (groups held in memory). Holds the
+    DescribeLogDirs) and the consumer-group APIs (groups and offsets kept in
+    __consumer_offsets, in Kafka's format). Holds the
     directory's .lock while serving and writes as a broker does (partition.metadata for
     topics without a topic id, indexes, producer snapshots, checkpoints, the
     clean-shutdown marker at exit; docs/serve.md); --read-only writes nothing. A
