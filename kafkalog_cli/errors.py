@@ -250,6 +250,12 @@ class UncleanShutdownError(RefusedError):
             "--no-recover", file=log_dir)
 
 
+class CoordinatorLoadError(KafkalogError):
+    """A partition of ``__consumer_offsets`` or ``__transaction_state`` whose records do
+    not load at serve's start (offline, or a record that does not parse): serve refuses to
+    start rather than guess which groups, offsets or transactions it held."""
+
+
 # -- bad bytes, found by a reader ---------------------------------------------------
 
 class DataLossError(CorruptRecordError):

@@ -159,7 +159,7 @@ class KafkaServer:
         """Load the coordinators' state, then listen; returns the bound port.
 
         Raises:
-            GroupLoadError: ``__consumer_offsets`` does not load (nothing is served).
+            CoordinatorLoadError: ``__consumer_offsets`` does not load (nothing is served).
         """
         self.apis.load()
         self._server = await asyncio.start_server(self._client, self.bind_host,

@@ -37,7 +37,7 @@ from ..decoders.group_messages import (
     OffsetCommitKey,
     OffsetCommitValue,
 )
-from ..errors import AppendError, KafkalogError
+from ..errors import AppendError, CoordinatorLoadError, KafkalogError
 from ..format.control import COMMIT, read_end_txn_marker
 from .coordinator_log import CoordinatorTopic
 from .groups import EMPTY, STABLE, Group, GroupCoordinator, GroupStore, Member, OffsetAndMetadata
@@ -50,11 +50,6 @@ GROUP_METADATA_TYPE = 2
 #: the value versions a Kafka 3.x / 4.x broker writes
 OFFSET_COMMIT_VALUE_VERSION = 3
 GROUP_METADATA_VALUE_VERSION = 3
-
-
-class GroupLoadError(KafkalogError):
-    """A ``__consumer_offsets`` partition whose records do not load; serve refuses to
-    start rather than guess which groups and offsets it held."""
 
 
 def offset_key(group_id: str, topic: str, partition: int) -> bytes:
@@ -140,11 +135,11 @@ def load_groups(topic: CoordinatorTopic) -> tuple[dict[str, dict | None],
     tombstone, group id -> {(topic, partition): OffsetCommitValue})``.
 
     Raises:
-        GroupLoadError: a partition is offline or holds a record that does not parse,
+        CoordinatorLoadError: a partition is offline or holds a record that does not parse,
             naming the partition and offset.
     """
     for p, why in topic.offline().items():
-        raise GroupLoadError(f"{topic.name}-{p} is offline ({why}): its groups and offsets "
+        raise CoordinatorLoadError(f"{topic.name}-{p} is offline ({why}): its groups and offsets "
                              "cannot be loaded", file=topic.catalog.log_dir / f"{topic.name}-{p}")
     groups: dict[str, dict | None] = {}
     offsets: dict[str, dict[tuple[str, int], dict | None]] = {}
@@ -177,7 +172,7 @@ def load_groups(topic: CoordinatorTopic) -> tuple[dict[str, dict | None],
                     groups[key["group"]] = None if r.value is None else _parse_value(
                         GroupMetadataValue, r.value)
             except Exception as e:
-                raise GroupLoadError(
+                raise CoordinatorLoadError(
                     f"{topic.name}-{p}: the record at offset {r.offset} does not load: {e}",
                     file=topic.catalog.log_dir / f"{topic.name}-{p}") from None
     return groups, {g: {tp: v for tp, v in o.items() if v is not None}
@@ -188,7 +183,7 @@ def _scan(topic: CoordinatorTopic):
     try:
         yield from topic.scan()
     except KafkalogError as e:
-        raise GroupLoadError(f"{topic.name}: {e}", file=getattr(e, "file", None)) from None
+        raise CoordinatorLoadError(f"{topic.name}: {e}", file=getattr(e, "file", None)) from None
 
 
 def restore(coordinator: GroupCoordinator, groups: dict[str, dict | None],

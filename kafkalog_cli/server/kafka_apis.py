@@ -131,7 +131,7 @@ class KafkaApis:
         ``__consumer_offsets``. On the event loop (member session timers start).
 
         Raises:
-            GroupLoadError: a partition of ``__consumer_offsets`` that does not load.
+            CoordinatorLoadError: a partition of ``__consumer_offsets`` that does not load.
         """
         groups, offsets = load_groups(self.offsets_topic)
         n = restore(self.groups, groups, offsets)
