@@ -153,6 +153,7 @@ class KafkaServer:
         self._metrics_task: asyncio.Task | None = None
         self.checkpoint_interval = checkpoint_interval
         self._checkpoint_task: asyncio.Task | None = None
+        self._txn_task: asyncio.Task | None = None
         self.connection_errors = 0
 
     async def start(self) -> int:
@@ -172,7 +173,21 @@ class KafkaServer:
             self._checkpoint_task = asyncio.create_task(self._checkpoints())
         if self.max_idle is not None:
             self._idle_task = asyncio.create_task(self._close_idle_connections())
+        if not self.options.read_only:
+            self._txn_task = asyncio.create_task(self._abort_timed_out_transactions())
         return port
+
+    async def _abort_timed_out_transactions(self) -> None:
+        """TransactionCoordinator's scheduled abortTimedOutTransactions, every
+        transaction.abort.timed.out.transaction.cleanup.interval.ms."""
+        interval = self.catalog.broker_configs.int_value(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms") / 1000
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                self.apis.txn.abort_timed_out()
+            except Exception as e:  # keep serving; say so
+                log.error("aborting timed-out transactions failed: %s", e)
 
     async def stop(self) -> None:
         """Stop listening, drop the connections, then close the log directory cleanly."""
@@ -187,6 +202,10 @@ class KafkaServer:
             self._idle_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._idle_task
+        if self._txn_task is not None:
+            self._txn_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._txn_task
         if self._checkpoint_task is not None:
             self._checkpoint_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

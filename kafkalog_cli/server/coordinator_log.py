@@ -87,7 +87,8 @@ class CoordinatorTopic:
     def exists(self) -> bool:
         return self.name in self.catalog.topics
 
-    def _ensure(self) -> None:
+    def ensure(self) -> None:
+        """Create the topic unless it exists (AutoTopicCreationManager)."""
         if self.exists():
             return
         segment_bytes = self.catalog.broker_configs.value(self.segment_bytes_config)
@@ -107,7 +108,7 @@ class CoordinatorTopic:
                 write (its Kafka error: KAFKA_STORAGE_ERROR for a disk error,
                 INVALID_PRODUCER_EPOCH for a fenced transactional write, ...).
         """
-        self._ensure()
+        self.ensure()
         p = self.partition_for(key)
         part = self.catalog.partition(self.name, p)
         if part is None:

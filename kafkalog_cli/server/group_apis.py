@@ -16,9 +16,10 @@ from ..protocol.errors import Errors
 from .catalog import LogDirCatalog
 from .groups import GROUP_AUTHORIZED_OPERATIONS, MIN_INT32, GroupConfig, GroupCoordinator
 
-#: FindCoordinatorRequest.CoordinatorType: GROUP (0); TRANSACTION (1), SHARE (2) have no
+#: FindCoordinatorRequest.CoordinatorType: GROUP (0), TRANSACTION (1); SHARE (2) has no
 #: coordinator here
 COORDINATOR_GROUP = 0
+COORDINATOR_TRANSACTION = 1
 
 
 def coordinator_write_error(error: Errors) -> Errors:
@@ -81,10 +82,11 @@ class GroupApis:
         for key in keys:
             c = {"key": key, "nodeId": node, "host": self.options.host,
                  "port": self.options.port, "errorCode": 0, "errorMessage": None}
-            if body.get("keyType", COORDINATOR_GROUP) != COORDINATOR_GROUP:
+            if body.get("keyType", COORDINATOR_GROUP) not in (COORDINATOR_GROUP,
+                                                               COORDINATOR_TRANSACTION):
                 c.update(nodeId=-1, host="", port=-1,
                          errorCode=int(Errors.COORDINATOR_NOT_AVAILABLE),
-                         errorMessage="this server has no transaction or share coordinator")
+                         errorMessage="this server has no share coordinator")
             elif not key:
                 c.update(nodeId=-1, host="", port=-1, errorCode=int(Errors.INVALID_REQUEST),
                          errorMessage="the group id is empty")

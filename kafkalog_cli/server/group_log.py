@@ -130,9 +130,11 @@ def _parse_value(message, data: bytes) -> dict:
 
 
 def load_groups(topic: CoordinatorTopic) -> tuple[dict[str, dict | None],
-                                                  dict[str, dict[tuple[str, int], dict]]]:
+                                                  dict[str, dict[tuple[str, int], dict]],
+                                                  dict[int, list[tuple[str, str, int, dict]]]]:
     """Replay ``__consumer_offsets``: ``(group id -> last GroupMetadataValue or None for a
-    tombstone, group id -> {(topic, partition): OffsetCommitValue})``.
+    tombstone, group id -> {(topic, partition): OffsetCommitValue}, producer id -> the
+    transactional offset commits with no marker yet [(group, topic, partition, value)])``.
 
     Raises:
         CoordinatorLoadError: a partition is offline or holds a record that does not parse,
@@ -176,7 +178,7 @@ def load_groups(topic: CoordinatorTopic) -> tuple[dict[str, dict | None],
                     f"{topic.name}-{p}: the record at offset {r.offset} does not load: {e}",
                     file=topic.catalog.log_dir / f"{topic.name}-{p}") from None
     return groups, {g: {tp: v for tp, v in o.items() if v is not None}
-                    for g, o in offsets.items()}
+                    for g, o in offsets.items()}, pending
 
 
 def _scan(topic: CoordinatorTopic):
@@ -186,10 +188,20 @@ def _scan(topic: CoordinatorTopic):
         raise CoordinatorLoadError(f"{topic.name}: {e}", file=getattr(e, "file", None)) from None
 
 
+def _offset(v: dict) -> OffsetAndMetadata:
+    return OffsetAndMetadata(v["offset"], v.get("leaderEpoch", -1), v["metadata"],
+                             v["commitTimestamp"])
+
+
 def restore(coordinator: GroupCoordinator, groups: dict[str, dict | None],
-            offsets: dict[str, dict[tuple[str, int], dict]]) -> int:
+            offsets: dict[str, dict[tuple[str, int], dict]],
+            pending: dict[int, list[tuple[str, str, int, dict]]] | None = None) -> int:
     """Put what :func:`load_groups` read into ``coordinator`` (on the event loop: member
-    session timers start). Returns the number of groups restored."""
+    session timers start); ``pending`` transactional offsets wait for their marker.
+    Returns the number of groups restored."""
+    for pid, entries in (pending or {}).items():
+        for g, t, p, v in entries:
+            coordinator.store_txn_offsets(pid, g, {(t, p): _offset(v)})
     for gid in set(groups) | set(offsets):
         value = groups.get(gid)
         if value is None and not offsets.get(gid):
@@ -213,8 +225,7 @@ def restore(coordinator: GroupCoordinator, groups: dict[str, dict | None],
             group.state = STABLE if group.members else EMPTY
             group.subscribed_topics = group.compute_subscribed_topics()
         for (t, p), v in offsets.get(gid, {}).items():
-            group.offsets[(t, p)] = OffsetAndMetadata(v["offset"], v.get("leaderEpoch", -1),
-                                                      v["metadata"], v["commitTimestamp"])
+            group.offsets[(t, p)] = _offset(v)
         coordinator.groups[gid] = group
         for mid, member in group.members.items():
             coordinator._schedule_session(group, mid, member.session_timeout_ms)

@@ -610,7 +610,7 @@ class UnifiedLog(Log):
                 pending = ps.prepare_data_batch(
                     pid, info.producer_epoch, info.base_sequence, info.last_sequence,
                     info.max_timestamp, info.first_offset, info.last_offset,
-                    info.is_transactional)
+                    info.is_transactional, check_sequence=info.origin == "client")
         if leader_epoch >= 0:
             self.leader_epoch_cache.assign(leader_epoch, info.first_offset)
         rolled = self.maybe_roll(size, info.max_timestamp, info.last_offset, now)
