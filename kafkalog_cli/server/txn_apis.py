@@ -114,7 +114,6 @@ class TxnApis:
         if self.options.read_only:
             error = _AUTH
         else:
-            self.offsets_topic.ensure()
             error = self.txn.verify(body["transactionalId"], body["producerId"],
                                     body["producerEpoch"],
                                     (OFFSETS_TOPIC, self.offsets_topic.partition_for(gid)))

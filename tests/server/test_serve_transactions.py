@@ -231,3 +231,178 @@ def test_kill_9_mid_transaction_then_a_new_producer_fences_and_aborts(log_dir):
             proc.kill()
     assert proc.returncode == 0, err
     assert verify_index([log_dir]).ok
+
+
+# -- the records against a real broker's, and bad input -----------------------------------
+
+def test_transaction_log_records_equal_what_a_real_broker_wrote():
+    """The corpus's __transaction_state partition (a Kafka broker under ksqlDB): each record
+    (Empty -> Ongoing -> PrepareCommit -> CompleteCommit) is rebuilt byte for byte from what
+    it decodes to, and its transactional id hashes to the partition it is in."""
+    from kafkalog_testkit import CORPUS
+
+    from kafkalog_cli.server.transactions import _parse, txn_key, txn_value
+    dirs = sorted(CORPUS.rglob("__transaction_state-*")) if CORPUS.is_dir() else []
+    if not dirs:
+        pytest.skip("the real-broker corpus is absent")
+    states = []
+    for d in dirs:
+        for log in d.glob("*.log"):
+            for b in FileRecords(log.read_bytes()).batches():
+                for r in b.records():
+                    tid, m = _parse(r.key, r.value)
+                    assert partition_for(tid, 50) == int(d.name.rsplit("-", 1)[1])
+                    assert txn_key(tid) == r.key and txn_value(m) == r.value
+                    states.append(m.state)
+    assert states == [0, 1, 2, 4]
+
+
+def _txn(c, tid, timeout=60000, version=4):
+    r = c.request(22, version, {"transactionalId": tid, "transactionTimeoutMs": timeout})
+    assert r["errorCode"] == 0, r
+    return r["producerId"], r["producerEpoch"]
+
+
+def _add(c, tid, pid, epoch, parts, version=3):
+    r = c.request(24, version, {"v3AndBelowTransactionalId": tid, "v3AndBelowProducerId": pid,
+                                "v3AndBelowProducerEpoch": epoch, "v3AndBelowTopics": [
+                                    {"name": t, "partitions": ps} for t, ps in parts]})
+    return [(t["name"], p["partitionIndex"], p["partitionErrorCode"])
+            for t in r["resultsByTopicV3AndBelow"] for p in t["resultsByPartition"]]
+
+
+def _end(c, tid, pid, epoch, commit, version=3):
+    return c.request(26, version, {"transactionalId": tid, "producerId": pid,
+                                   "producerEpoch": epoch, "committed": commit})["errorCode"]
+
+
+def _txn_batch(pid, epoch, seq=0):
+    from kafkalog_cli.format.builder import build_batch
+    return build_batch([(1_700_000_000_000, b"k", b"v", ())], producer_id=pid,
+                       producer_epoch=epoch, base_sequence=seq, is_transactional=True)
+
+
+def _produce(c, tid, partition, records):
+    body = {"transactionalId": tid, "acks": -1, "timeoutMs": 1000,
+            "topicData": [{"name": TOPIC, "partitionData": [{"index": partition,
+                                                             "records": records}]}]}
+    return c.request(0, 9, body)["responses"][0]["partitionResponses"][0]
+
+
+def _batches(pdir):
+    """Every batch of a partition directory, over its segments."""
+    out = []
+    for log in sorted(pdir.glob("*.log")):
+        out += list(FileRecords(log.read_bytes()).batches())
+    return out
+
+
+def _files(d):
+    return {p: p.read_bytes() for p in d.rglob("*") if p.is_file()
+            and p.suffix in (".log", ".txnindex")}
+
+
+def test_requests_from_a_producer_that_is_not_the_current_one_write_nothing(server, raw):
+    from serve_testkit import create_topic
+
+    from kafkalog_cli.protocol.errors import Errors
+    c = raw()
+    create_topic(c, TOPIC, 2)
+    pid, e0 = _txn(c, "tx-old")
+    assert _add(c, "tx-old", pid, e0, [(TOPIC, [0])]) == [(TOPIC, 0, 0)]
+    assert _produce(c, "tx-old", 0, _txn_batch(pid, e0))["errorCode"] == 0
+    # a second InitProducerId fences the first: its open transaction is aborted first
+    r = c.request(22, 4, {"transactionalId": "tx-old", "transactionTimeoutMs": 60000})
+    assert r["errorCode"] == Errors.CONCURRENT_TRANSACTIONS
+    pid2, e2 = _txn(c, "tx-old")
+    assert (pid2, e2) == (pid, e0 + 2)  # +1 to fence and abort, +1 for the new producer
+    before = _files(server.log_dir)
+    # the old epoch: every request refused with the broker's code, nothing written
+    assert _add(c, "tx-old", pid, e0, [(TOPIC, [1])]) == [(TOPIC, 1, Errors.PRODUCER_FENCED)]
+    assert _add(c, "tx-old", pid, e0, [(TOPIC, [1])], version=1) == \
+        [(TOPIC, 1, Errors.INVALID_PRODUCER_EPOCH)]  # clients before KIP-588
+    assert _add(c, "tx-old", pid + 7, e2, [(TOPIC, [1])]) == \
+        [(TOPIC, 1, Errors.INVALID_PRODUCER_ID_MAPPING)]
+    assert _end(c, "tx-old", pid, e0, True) == Errors.PRODUCER_FENCED
+    assert _end(c, "tx-old", pid, e0, True, version=1) == Errors.INVALID_PRODUCER_EPOCH
+    assert _end(c, "tx-old", pid, e2, True) == Errors.INVALID_TXN_STATE  # Empty
+    assert _produce(c, "tx-old", 0, _txn_batch(pid, e0, 1))["errorCode"] == \
+        Errors.INVALID_PRODUCER_EPOCH
+    assert c.request(25, 3, {"transactionalId": "tx-old", "producerId": pid,
+                             "producerEpoch": e0, "groupId": "g"})["errorCode"] == \
+        Errors.PRODUCER_FENCED
+    r = c.request(28, 3, {"transactionalId": "tx-old", "groupId": "g", "producerId": pid,
+                          "producerEpoch": e0, "generationId": -1, "memberId": "",
+                          "groupInstanceId": None, "topics": [{"name": TOPIC, "partitions": [
+                              {"partitionIndex": 0, "committedOffset": 1,
+                               "committedLeaderEpoch": -1, "committedMetadata": None}]}]})
+    assert r["topics"][0]["partitions"][0]["errorCode"] == Errors.INVALID_PRODUCER_EPOCH
+    assert _files(server.log_dir) == before
+    # the fenced transaction's record is in the log with an ABORT marker at epoch + 1
+    batches = _batches(server.log_dir / f"{TOPIC}-0")
+    assert [(b.is_control, b.producer_epoch) for b in batches] == [(False, e0), (True, e0 + 1)]
+
+
+def test_a_marker_never_lands_in_a_partition_not_added(server, raw):
+    from serve_testkit import create_topic
+
+    from kafkalog_cli.protocol.errors import Errors
+    c = raw()
+    create_topic(c, TOPIC, 2)
+    pid, epoch = _txn(c, "tx-one")
+    assert _add(c, "tx-one", pid, epoch, [(TOPIC, [0])]) == [(TOPIC, 0, 0)]
+    assert _produce(c, "tx-one", 0, _txn_batch(pid, epoch))["errorCode"] == 0
+    # partition 1 was never added: the coordinator's verification refuses the batch
+    assert _produce(c, "tx-one", 1, _txn_batch(pid, epoch))["errorCode"] == \
+        Errors.INVALID_TXN_STATE
+    # unknown partitions: nothing is added, the others are not attempted
+    assert _add(c, "tx-one", pid, epoch, [(TOPIC, [1, 9])]) == [
+        (TOPIC, 1, Errors.OPERATION_NOT_ATTEMPTED), (TOPIC, 9, Errors.UNKNOWN_TOPIC_OR_PARTITION)]
+    assert _end(c, "tx-one", pid, epoch, True) == 0
+    assert _end(c, "tx-one", pid, epoch, True) == 0  # a retried commit of a completed one
+    assert _end(c, "tx-one", pid, epoch, False) == Errors.INVALID_TXN_STATE
+    p0 = _batches(server.log_dir / f"{TOPIC}-0")
+    assert [b.is_control for b in p0] == [False, True]
+    assert _batches(server.log_dir / f"{TOPIC}-1") == []
+
+
+def test_an_ongoing_transaction_is_aborted_at_its_timeout(log_dir):
+    from serve_testkit import create_topic
+    configs = {**NO_GROUP_DELAY,
+               "transaction.abort.timed.out.transaction.cleanup.interval.ms": "100"}
+    with ServerThread(log_dir, ServerOptions(port=0), server_configs=configs) as s:
+        c = RawClient(s.port)
+        create_topic(c, TOPIC, 1)
+        pid, epoch = _txn(c, "tx-slow", timeout=300)
+        _add(c, "tx-slow", pid, epoch, [(TOPIC, [0])])
+        assert _produce(c, "tx-slow", 0, _txn_batch(pid, epoch))["errorCode"] == 0
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            st = c.request(65, 0, {"transactionalIds": ["tx-slow"]})["transactionStates"][0]
+            if st["transactionState"] == "CompleteAbort":
+                break
+            time.sleep(0.1)
+        assert (st["transactionState"], st["producerEpoch"]) == ("CompleteAbort", epoch + 1)
+        # the producer is fenced: its commit is refused
+        assert _end(c, "tx-slow", pid, epoch, True) == 90  # PRODUCER_FENCED
+        c.close()
+    batches = _batches(log_dir / f"{TOPIC}-0")
+    assert [(b.is_control, b.producer_epoch) for b in batches] == [(False, epoch),
+                                                                   (True, epoch + 1)]
+
+
+@pytest.mark.parametrize("topic", ["__consumer_offsets", "__transaction_state"])
+def test_an_internal_partition_that_does_not_load_stops_the_start(log_dir, topic):
+    """A record that does not parse: serve refuses to start, naming the partition and the
+    offset (it does not guess which offsets or transactions the partition held)."""
+    from kafkalog_cli.format.builder import build_batch
+    from kafkalog_cli.storage.log import LogManager
+    with LogManager.open(log_dir) as m:
+        lg = m.get_or_create_log(topic, 3)
+        key = b"\x00\x01\x00\x05gro" if topic == "__consumer_offsets" else b"\x00\x00\x00"
+        lg.append_as_leader(build_batch([(1_700_000_000_000, key, b"\x00\x03junk", ())]))
+    r = subprocess.run([sys.executable, "-m", "kafkalog_cli", "serve", "--log-dir",
+                        str(log_dir), "--listen", "127.0.0.1:0"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 3, r.stderr
+    assert f"{topic}-3: the record at offset 0 does not load" in r.stderr
