@@ -6,6 +6,7 @@ on-disk results checked with verify-index, the ``.txnindex`` and ``dump-segment`
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -124,6 +125,12 @@ def test_commit_and_abort_across_two_partitions(log_dir):
     for state in range(6):
         assert f'"transactionStatus":{state}' in r.stdout, (state, r.stdout)
     assert '"transactionPartitions":[{"topic":"txn","partitionIds":[0,1]}]' in r.stdout
+    # describe replays it as the coordinator loads it: one transactional id
+    r = subprocess.run([sys.executable, "-m", "kafkalog_cli", "describe", str(tdir), "-o",
+                        "json"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    (t,) = json.loads(r.stdout)["logDirs"][0]["topics"]
+    assert t["partitions"][0]["internalTopic"]["transactionalIds"] == 1
 
 
 def test_consume_transform_produce_with_send_offsets_to_transaction(log_dir):

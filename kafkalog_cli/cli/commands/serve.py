@@ -56,8 +56,9 @@ def serve(
     Speaks ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId, the
     admin APIs (CreateTopics, DeleteTopics, CreatePartitions, DeleteRecords,
     DescribeConfigs, AlterConfigs, IncrementalAlterConfigs, DescribeCluster,
-    DescribeLogDirs) and the consumer-group APIs (groups and offsets kept in
-    __consumer_offsets, in Kafka's format). Holds the
+    DescribeLogDirs), the consumer-group APIs (groups and offsets kept in
+    __consumer_offsets, in Kafka's format) and transactions (__transaction_state,
+    markers, read_committed). Holds the
     directory's .lock while serving and writes as a broker does (partition.metadata for
     topics without a topic id, indexes, producer snapshots, checkpoints, the
     clean-shutdown marker at exit; docs/serve.md); --read-only writes nothing. A
