@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from ..format.records import FileRecords
 from ..protocol.errors import Errors
-from ..storage.leader_epoch import LeaderEpochCache
 from .storage_adapter import PartitionView
 
 EARLIEST_TIMESTAMP = -2
@@ -127,10 +126,7 @@ def offset_for_timestamp(part: PartitionView, timestamp: int, read_committed: bo
         # without remote storage the earliest local offset is the log start offset, and
         # its epoch the earliest cached one when it starts at or below it
         start = part.log_start_offset
-        if timestamp == EARLIEST_TIMESTAMP:
-            epoch = epochs[0][0] if epochs and epochs[0][1] <= start else -1
-        else:
-            epoch = LeaderEpochCache(epochs).epoch_for_offset(start)
+        epoch = epochs[0][0] if epochs and epochs[0][1] <= start else -1
         return -1, start, epoch
     if timestamp == LATEST_TIERED_TIMESTAMP:
         # no remote storage: nothing is tiered

@@ -27,7 +27,6 @@ from ..errors import (
     CorruptRecordError,
     IllegalStateError,
     InvalidArgumentError,
-    InvalidRecordError,
     KafkalogError,
     NotAKafkaFileError,
     RecordBatchTooLargeError,
@@ -60,7 +59,7 @@ from .producer_state import ProducerStateManager
 from .roll import RollParams, random_segment_jitter, roll_reasons
 from .segment import FetchDataInfo, LogSegment, TimestampAndOffset, WritableLogSegment
 from .txn_index import TransactionIndex
-from .validator import _NO_KEY_MSG, validate
+from .validator import validate
 
 logger = logging.getLogger("kafkalog")
 
@@ -557,14 +556,12 @@ class UnifiedLog(Log):
         """
         if self.closed:
             raise IllegalStateError("append to a closed log", file=self.directory)
-        try:
-            return validate(records, offset=self.log_end_offset,
-                            now=self.clock.milliseconds(), config=self.config,
-                            partition_leader_epoch=leader_epoch, origin=origin,
-                            summary=summary)
-        except InvalidRecordError as e:
-            _name_topic_partition(e, self.topic_partition)
-            raise
+        return validate(records, offset=self.log_end_offset,
+                        now=self.clock.milliseconds(), config=self.config,
+                        partition_leader_epoch=leader_epoch, origin=origin,
+                        summary=summary,
+                        topic_partition=None if self.topic_partition is None
+                        else str(self.topic_partition))
 
     def append_validated(self, info, *, leader_epoch: int = 0) -> LogAppendInfo:
         """The write half of :meth:`append_as_leader` for a :meth:`validate_append` result
@@ -769,16 +766,6 @@ class UnifiedLog(Log):
         if not self.closed:
             self.active.abandon()
             self.closed = True
-
-
-def _name_topic_partition(exc: InvalidRecordError, tp) -> None:
-    """LogValidator.validateKey's record error ends with the topic partition ("Compacted
-    topic cannot accept message without key in topic partition orders-0"), which the
-    validator does not know: add it to ``exc.record_errors``."""
-    errors = getattr(exc, "record_errors", None)
-    if tp is None or not errors:
-        return
-    exc.record_errors = tuple((i, f"{m} {tp}" if m == _NO_KEY_MSG else m) for i, m in errors)
 
 
 def _last_offset_of(segment: LogSegment) -> int | None:

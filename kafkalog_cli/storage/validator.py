@@ -214,7 +214,8 @@ def analyze(records, config: LogConfig, *, ignore_record_size: bool = False) -> 
 def validate(records, *, offset: int, now: int, config: LogConfig,
              partition_leader_epoch: int, origin: str = CLIENT,
              summary: RecordsSummary | None = None,
-             ignore_record_size: bool = False) -> ValidationResult:
+             ignore_record_size: bool = False,
+             topic_partition: str | None = None) -> ValidationResult:
     """Validate one v2 append and assign offsets from ``offset`` (the log end offset).
 
     Args:
@@ -225,6 +226,8 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
         partition_leader_epoch: stamped on the batch.
         origin: ``"client"`` (producer checks apply) or ``"coordinator"`` (markers).
         summary: see :class:`RecordsSummary`; None decodes the records.
+        topic_partition: ``"topic-partition"``, named at the end of a keyless record's
+            error on a compacted topic (LogValidator.validateKey's message).
 
     Raises:
         see the module docstring.
@@ -293,7 +296,8 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
             bad = True  # a mix: check each record (rare)
     if bad or (compact and not summary.all_keys_present):
         _check_records(decoded(), offset, now, before, after,
-                       create_time=not log_append, lat_batch=lat_batch, compact=compact)
+                       create_time=not log_append, lat_batch=lat_batch, compact=compact,
+                       topic_partition=topic_partition)
 
     first = offset
     last = offset + last_delta
@@ -370,11 +374,9 @@ def _with_record_errors(exc, errors) -> Exception:
     return exc
 
 
-_NO_KEY_MSG = "Compacted topic cannot accept message without key in topic partition"
-
-
 def _check_records(decoded, offset: int, now: int, before: int, after: int, *,
-                   create_time: bool, lat_batch: bool, compact: bool) -> None:
+                   create_time: bool, lat_batch: bool, compact: bool,
+                   topic_partition: str | None) -> None:
     """LogValidator.validateRecord for every record, then processRecordErrors.
 
     A record's key is checked first (a keyless record on a compacted topic is not
@@ -388,11 +390,14 @@ def _check_records(decoded, offset: int, now: int, before: int, after: int, *,
     batch as sent, as Kafka's message shows it)."""
     first_ts = None
     errors = []
+    no_key = "Compacted topic cannot accept message without key in topic partition"
+    if topic_partition is not None:
+        no_key += f" {topic_partition}"
     window = f"The timestamp should be within [{now - before}, {now + after}]"
     for i, r in enumerate(decoded):
         if compact and r[2] is None:
             # validateKey comes first: the timestamp of a keyless record is not checked
-            errors.append((i, _NO_KEY_MSG))
+            errors.append((i, no_key))
             continue
         ts = r[1]
         if create_time and ts != NO_TIMESTAMP:
@@ -416,4 +421,4 @@ def _check_records(decoded, offset: int, now: int, before: int, after: int, *,
     # processRecordErrors: InvalidTimestampException if any record's error is one
     if first_ts is not None:
         raise _with_record_errors(InvalidTimestampError(first_ts), errors)
-    raise _with_record_errors(RejectedRecordError(_NO_KEY_MSG), errors)
+    raise _with_record_errors(RejectedRecordError(no_key), errors)
