@@ -413,3 +413,50 @@ def test_an_internal_partition_that_does_not_load_stops_the_start(log_dir, topic
                        text=True, timeout=60)
     assert r.returncode == 3, r.stderr
     assert f"{topic}-3: the record at offset 0 does not load" in r.stderr
+
+
+def test_kafka_python_and_aiokafka_transactional_producers(log_dir):
+    """kafka-python's and aiokafka's transactional producers commit and abort across two
+    partitions; a librdkafka read_committed consumer sees exactly the committed records."""
+    ck = _confluent()
+    import asyncio
+
+    from aiokafka import AIOKafkaProducer
+    from kafka import KafkaProducer
+
+    committed = sorted(b"c%d" % i for i in range(4))
+    with ServerThread(log_dir, ServerOptions(port=0), server_configs=NO_GROUP_DELAY) as s:
+        _admin_create(ck, s.bootstrap, "kp", "aio")
+        p = KafkaProducer(bootstrap_servers=s.bootstrap, transactional_id="kp-tx")
+        p.init_transactions()
+        p.begin_transaction()
+        for i in range(4):
+            p.send("kp", b"c%d" % i, partition=i % 2)
+        p.commit_transaction()
+        p.begin_transaction()
+        for i in range(4):
+            p.send("kp", b"a%d" % i, partition=i % 2)
+        p.flush()
+        p.abort_transaction()
+        p.close()
+
+        async def aio():
+            ap = AIOKafkaProducer(bootstrap_servers=s.bootstrap, transactional_id="aio-tx")
+            await ap.start()
+            try:
+                async with ap.transaction():
+                    for i in range(4):
+                        await ap.send("aio", b"c%d" % i, partition=i % 2)
+                with pytest.raises(RuntimeError):
+                    async with ap.transaction():
+                        for i in range(4):
+                            await ap.send_and_wait("aio", b"a%d" % i, partition=i % 2)
+                        raise RuntimeError("abort")
+            finally:
+                await ap.stop()
+
+        asyncio.run(aio())
+        assert _read_all(ck, s.bootstrap, "kp", "read_committed") == committed
+        assert _read_all(ck, s.bootstrap, "aio", "read_committed") == committed
+        assert len(_read_all(ck, s.bootstrap, "aio", "read_uncommitted")) == 8
+    assert verify_index([log_dir]).ok
