@@ -226,7 +226,5 @@ def restore(coordinator: GroupCoordinator, groups: dict[str, dict | None],
             group.subscribed_topics = group.compute_subscribed_topics()
         for (t, p), v in offsets.get(gid, {}).items():
             group.offsets[(t, p)] = _offset(v)
-        coordinator.groups[gid] = group
-        for mid, member in group.members.items():
-            coordinator._schedule_session(group, mid, member.session_timeout_ms)
+        coordinator.load_group(group)
     return len(coordinator.groups)

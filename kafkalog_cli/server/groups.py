@@ -803,6 +803,13 @@ class GroupCoordinator:
             handle.cancel()
             setattr(group, which, None)
 
+    def load_group(self, group: Group) -> None:
+        """A group loaded from ``__consumer_offsets`` (GroupMetadataManager.onLoaded): it
+        joins the coordinator and each member's session timer starts (on the event loop)."""
+        self.groups[group.group_id] = group
+        for member in group.members.values():
+            self._reschedule_session(group, member)
+
     # -- offsets ----------------------------------------------------------------------------
 
     def commit_check(self, body: dict, version: int) -> Errors:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 from serve_testkit import NO_GROUP_DELAY
@@ -217,3 +218,37 @@ def test_dump_segment_decodes_what_serve_wrote(log_dir):
             or '"group":"dumped","topic":"durable","partition":0' in r.stdout), r.stdout
     assert '"offset":2' in r.stdout and '"metadata":"m"' in r.stdout
     assert "GroupMetadata" in r.stdout or '"protocolType":"consumer"' in r.stdout
+
+
+def test_a_stable_group_comes_back_stable_and_its_members_expire(log_dir):
+    """GroupMetadata replay: a group with a member is Stable after a restart with the same
+    generation, leader, protocol and assignment; the member's heartbeat is accepted, and
+    without heartbeats its session timeout removes it (GroupMetadataManager.onLoaded)."""
+    from serve_testkit import RawClient
+    from test_serve_groups import HEARTBEAT, SYNC, _join
+
+    with ServerThread(log_dir, ServerOptions(port=0), server_configs=NO_GROUP_DELAY) as s:
+        c = RawClient(s.port)
+        mid = _join(c, 3, session=6000)["memberId"]
+        r = c.request(SYNC, 3, {"groupId": "g", "generationId": 1, "memberId": mid,
+                                "groupInstanceId": None,
+                                "assignments": [{"memberId": mid, "assignment": b"A"}]})
+        assert r["errorCode"] == 0
+        c.close()
+    with ServerThread(log_dir, ServerOptions(port=0), server_configs=NO_GROUP_DELAY) as s:
+        c = RawClient(s.port)
+        (g,) = c.request(15, 5, {"groups": ["g"], "includeAuthorizedOperations": False})[
+            "groups"]
+        assert (g["groupState"], g["protocolData"], [m["memberId"] for m in g["members"]],
+                g["members"][0]["memberAssignment"]) == ("Stable", "range", [mid], b"A")
+        assert c.request(HEARTBEAT, 3, {"groupId": "g", "generationId": 1, "memberId": mid,
+                                        "groupInstanceId": None})["errorCode"] == 0
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            (g,) = c.request(15, 5, {"groups": ["g"], "includeAuthorizedOperations": False})[
+                "groups"]
+            if g["groupState"] == "Empty":
+                break
+            time.sleep(0.5)
+        assert g["groupState"] == "Empty" and g["members"] == []
+        c.close()
