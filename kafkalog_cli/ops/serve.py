@@ -19,6 +19,7 @@ from ..server import configs as cfgs
 from ..server.broker import run
 from ..server.kafka_apis import ServerOptions
 from ..storage.files import partition_dirs_of
+from ..storage.lock import LogDirLock
 
 log = logging.getLogger("kafkalog.serve")
 
@@ -74,7 +75,8 @@ def parse_configs(items) -> tuple[dict[str, str], dict[str, str]]:
     return static, sockets
 
 
-def recover_at_startup(log_dir, *, no_recover: bool = False) -> RecoveryResult | None:
+def recover_at_startup(log_dir, *, no_recover: bool = False,
+                       lock: LogDirLock | None = None) -> RecoveryResult | None:
     """What a starting broker does when ``.kafka_cleanshutdown`` is missing
     (``LogManager.loadLogs`` -> ``LogLoader.recoverLog`` for every partition): the same
     recovery as ``kafkalog recover --truncate`` (:func:`kafkalog_cli.recovery.recover`:
@@ -83,7 +85,8 @@ def recover_at_startup(log_dir, *, no_recover: bool = False) -> RecoveryResult |
     changed logged as one line naming its quarantine. Returns None when there was nothing
     to recover (the marker is present, or the directory holds no partition yet).
 
-    ``no_recover``: refuse instead (``serve --no-recover``).
+    ``no_recover``: refuse instead (``serve --no-recover``). ``lock``: the directory's
+    lock, held by the caller (kept held: the server opens the directory under it).
 
     Raises:
         UncleanShutdownError: ``no_recover`` and the marker is missing.
@@ -98,7 +101,7 @@ def recover_at_startup(log_dir, *, no_recover: bool = False) -> RecoveryResult |
         raise UncleanShutdownError(d)
     log.info("%s has no %s: running the log recovery (kafkalog recover --truncate)",
              d, CLEAN_SHUTDOWN_FILE_NAME)
-    result = recover([d], truncate=True)
+    result = recover([d], truncate=True, held=lock)
     for rep in result.partitions:
         if not rep.work_needed:
             continue
@@ -160,10 +163,17 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(message)s")
-    recovered = False
+    recovered, lock = False, None
     if not read_only:
-        recovered = recover_at_startup(d, no_recover=no_recover) is not None
+        # one lock from the recovery to the end of serving: nothing can start on the
+        # directory in between
+        lock = LogDirLock(d).acquire()
+        try:
+            recovered = recover_at_startup(d, no_recover=no_recover, lock=lock) is not None
+        except BaseException:
+            lock.release()
+            raise
     run(d, options, bind_host=host, server_configs=server_configs,
         broker_configs=broker_configs,
         metrics_interval=metrics_interval if metrics else None, on_ready=ready,
-        recovered=recovered)
+        recovered=recovered, lock=lock)

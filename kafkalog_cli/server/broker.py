@@ -320,24 +320,34 @@ def _peer(writer: asyncio.StreamWriter) -> str:
 
 
 def _open(log_dir, options: ServerOptions, server_configs: dict | None,
-          recovered: bool = False) -> LogDirCatalog:
+          recovered: bool = False, lock=None) -> LogDirCatalog:
     """Lock and open the directory (LogManager through the catalog); with
     ``options.read_only`` open it read-only, without the lock. ``recovered``: the log
-    recovery ran just before (a clean stop then writes the clean-shutdown marker)."""
+    recovery ran just before (a clean stop then writes the clean-shutdown marker);
+    ``lock``: the directory's lock, held already by the caller."""
     return LogDirCatalog(log_dir, node_id=options.node_id, server_configs=server_configs,
-                         read_only=options.read_only, recovered=recovered).open()
+                         read_only=options.read_only, recovered=recovered,
+                         lock=lock).open()
 
 
 def run(log_dir, options: ServerOptions, *, bind_host: str | None = None,
         server_configs: dict | None = None, broker_configs: dict | None = None,
-        metrics_interval: float | None = None, on_ready=None, recovered: bool = False) -> None:
+        metrics_interval: float | None = None, on_ready=None, recovered: bool = False,
+        lock=None) -> None:
     """Serve in the foreground until SIGTERM or SIGINT, then close cleanly.
 
     ``server_configs``: topic config defaults; ``broker_configs``: see :class:`KafkaServer`;
-    ``recovered``: the caller ran the log recovery on ``log_dir`` just before.
+    ``recovered``: the caller ran the log recovery on ``log_dir`` just before; ``lock``:
+    the directory's :class:`~kafkalog_cli.storage.lock.LogDirLock`, held by the caller
+    (released at the end).
     """
-    cfgs.broker_configs(broker_configs)  # refuse bad values before taking the lock
-    catalog = _open(log_dir, options, server_configs, recovered)
+    try:
+        cfgs.broker_configs(broker_configs)  # refuse bad values before taking the lock
+        catalog = _open(log_dir, options, server_configs, recovered, lock)
+    except BaseException:
+        if lock is not None:
+            lock.release()  # a no-op when the LogManager released it already
+        raise
     try:
         asyncio.run(_serve_until_signal(catalog, options, bind_host, metrics_interval,
                                         on_ready, broker_configs))

@@ -121,10 +121,13 @@ class LogDirCatalog:
     """
 
     def __init__(self, log_dir, *, node_id: int = 0, server_configs: dict | None = None,
-                 fsync: bool = True, read_only: bool = False, recovered: bool = False):
+                 fsync: bool = True, read_only: bool = False, recovered: bool = False,
+                 lock=None):
         self.log_dir = Path(log_dir)
         #: the log recovery ran just before opening (serve's start-up recovery)
         self.recovered = recovered
+        #: the directory's lock when the caller holds it already (LogManager takes it)
+        self._lock = lock
         self.read_only = read_only
         self.node_id = node_id
         #: the broker-level config layers; ``server_configs`` (``--config``) is the static
@@ -153,7 +156,7 @@ class LogDirCatalog:
         if self.read_only:
             return self._open_read_only()
         self.manager = LogManager.open(self.log_dir, node_id=self.node_id, fsync=self.fsync,
-                                       recovered=self.recovered)
+                                       recovered=self.recovered, lock=self._lock)
         # appends leave the index entries in the files at once, as the broker's mmap does
         self.manager.index_write_through = True
         try:

@@ -816,11 +816,13 @@ class LogManager:
     @classmethod
     def open(cls, log_dir, *, create: bool = True, cluster_id: str | None = None,
              node_id: int = 1, clock=None, fsync: bool = True, rng=None,
-             recovered: bool = False) -> LogManager:
+             recovered: bool = False, lock: LogDirLock | None = None) -> LogManager:
         """Lock ``log_dir`` (creating it and its meta.properties when new) and remove the
         clean-shutdown marker before anything is written, as a starting broker does.
         ``recovered``: the caller has just run the log recovery on the directory (what
         ``LogLoader`` does when the marker is missing), so :meth:`close` writes the marker.
+        ``lock``: the directory's lock, already held by the caller (it becomes this
+        manager's, released by :meth:`close` / :meth:`abandon`).
 
         Raises:
             LogDirLockedError: the lock is held.
@@ -833,7 +835,7 @@ class LogManager:
             if not create:
                 raise NotAKafkaFileError("log directory does not exist", file=d)
             d.mkdir(parents=True)
-        m.lock = LogDirLock(d).acquire()
+        m.lock = lock if lock is not None else LogDirLock(d).acquire()
         try:
             visible = [p for p in d.iterdir() if p.name != ".lock"]
             m.created = not visible

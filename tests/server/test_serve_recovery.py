@@ -148,3 +148,40 @@ def test_no_recover_refuses_an_unclean_directory_and_changes_nothing(tmp_path):
     assert str(log_dir) in errors[0]
     after = {p: p.read_bytes() for p in log_dir.rglob("*") if p.is_file()}
     assert after == before
+
+
+def test_start_up_recovery_runs_under_the_lock_serve_keeps(tmp_path):
+    """The lock serve takes before recovering is the one it serves under: the recovery
+    neither refuses it nor releases it (no other process can start on the directory in
+    between); without it a held lock refuses the recovery."""
+    import pytest
+
+    from kafkalog_cli.errors import LogDirLockedError
+    from kafkalog_cli.format.builder import build_batch
+    from kafkalog_cli.ops.serve import recover_at_startup
+    from kafkalog_cli.storage.lock import LogDirLock, is_locked
+    from kafkalog_cli.storage.log import LogManager
+
+    d = tmp_path / "logs"
+    m = LogManager.open(d)
+    m.get_or_create_log("t", 0).append_as_leader(build_batch([(1, None, b"v", ())]))
+    m.abandon()  # as kill -9 leaves it: no marker
+    with open(d / "t-0" / "00000000000000000000.log", "ab") as f:
+        f.write(b"\x00" * 7)
+    lock = LogDirLock(d).acquire()
+    try:
+        result = recover_at_startup(d, lock=lock)
+        assert result is not None and result.partitions[0].applied
+        assert is_locked(d)  # still ours
+        with pytest.raises(LogDirLockedError):
+            LogDirLock(d).acquire()
+    finally:
+        lock.release()
+    with open(d / "t-0" / "00000000000000000000.log", "ab") as f:
+        f.write(b"\x00" * 7)
+    other = LogDirLock(d).acquire()
+    try:
+        with pytest.raises(LogDirLockedError):
+            recover_at_startup(d)
+    finally:
+        other.release()
