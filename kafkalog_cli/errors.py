@@ -31,7 +31,9 @@ class KafkalogError(Exception):
                  position: int | None = None):
         super().__init__(message)
         self.message = message
-        self.file = os.fspath(file) if file is not None else None
+        # a path, a str, or a remote path (storage.location.RemotePath: its URI)
+        self.file = (None if file is None else os.fspath(file)
+                     if isinstance(file, str | os.PathLike) else str(file))
         self.position = position
 
     def __str__(self) -> str:
@@ -134,6 +136,12 @@ class InvalidConfigError(InvalidArgumentError):
         super().__init__(f"Invalid value {value!r} for configuration {key}: {reason}")
         self.key = key
         self.value = value
+
+
+class ExecutorEnvironmentError(InvalidArgumentError):
+    """A Spark executor that cannot run kafkalog's tasks: a package kafkalog needs is not
+    importable in the executors' Python, or their pyspark is not the driver's. Raised at
+    task start, naming the executor's host and the package. Exits 2 (a setup problem)."""
 
 
 class UnknownTopicConfigError(InvalidConfigError):

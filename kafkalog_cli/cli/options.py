@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from enum import Enum
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -33,10 +32,13 @@ class DataEncoding(str, Enum):
     hex = "hex"
 
 
+#: paths stay strings here: a URI (s3://bucket/logs) must not go through pathlib, which
+#: would fold its "//"; the library turns each into a Path or a RemotePath
 Paths = Annotated[
-    list[Path],
+    list[str],
     typer.Argument(help="Partition directories, log directories, or directories holding "
-                        "log directories (searched recursively).",
+                        "log directories (searched recursively); local paths or URIs "
+                        "(s3://, gs://, abfs://, hdfs://).",
                    metavar="PATH",
                    show_default=False),
 ]

@@ -347,15 +347,22 @@ def audit(paths, *, engine: str = "auto", master: str | None = None,
             if progress is not None:
                 progress(done, total)
     else:
+        from ..spark.executor import Checked, driver_environment
         from ..spark.session import get_session
 
         spark = get_session(master, verbose=verbose, app_name="kafkalog audit")
         sc = spark.sparkContext
         groups = pack_by_bytes(items, [pd.bytes for pd in parts],
                                3 * max(1, sc.defaultParallelism))
-        limit = max_decompressed_bytes
-        rows = sc.parallelize(groups, len(groups)).flatMap(
-            lambda g: _audit_group(g, limit)).collect()
+        # the figures come back as the tasks' results (collect), whichever node ran them
+        task = Checked("kafkalog_cli.ops.audit:_audit_group", driver_environment(),
+                       max_decompressed_bytes)
+        try:
+            rows = sc.parallelize(groups, len(groups)).flatMap(task).collect()
+        except Exception as e:  # noqa: BLE001 - Spark wraps the task's error
+            from .export import unwrap_spark_error
+
+            raise unwrap_spark_error(e) from None
         result.partitions = [_from_dict(d) for d in rows]
     result.partitions.sort(key=lambda p: (p.topic, p.partition, p.directory))
     result.seconds = time.perf_counter() - t0

@@ -30,7 +30,6 @@ of ``__remote_log_metadata``. The read never writes.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,6 +77,7 @@ from ..storage.files import (
     partition_dirs_of,
     partition_log_bytes,
 )
+from ..storage.location import as_path, children
 from ..storage.lock import is_locked
 from ..storage.segment import open_view, release_view
 
@@ -346,7 +346,7 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
     Raises:
         UnreadableError: the directory cannot be listed.
     """
-    d = Path(directory)
+    d = as_path(directory)
     tp = parse_partition_dir_name(d.name)
     refused = tp is None
     if refused:
@@ -361,9 +361,10 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
         if d.name.endswith("-" + s) and "." in d.name:
             info.state = s
     try:
-        names = os.listdir(d)
+        kids = children(d)
     except OSError as e:
         raise UnreadableError(e.strerror or str(e), file=d) from e
+    names = list(kids)
     bases = sorted(int(n[:20]) for n in names
                    if n.endswith(LOG_FILE_SUFFIX) and is_segment_file_name(n))
     info.segments = len(bases)
@@ -372,15 +373,15 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
     for n in names:
         if n.endswith(TXN_INDEX_FILE_SUFFIX) and is_segment_file_name(n):
             try:
-                info.aborted_transactions += os.stat(d / n).st_size // TXN_INDEX_ENTRY_SIZE
+                info.aborted_transactions += kids[n].stat().st_size // TXN_INDEX_ENTRY_SIZE
             except OSError:
                 pass
     next_offset = None
     summary = summary_for_topic(tp.topic)
     for base in bases:
-        path = d / f"{base:020d}{LOG_FILE_SUFFIX}"
+        path = kids[f"{base:020d}{LOG_FILE_SUFFIX}"]
         try:
-            size = os.stat(path).st_size
+            size = path.stat().st_size
             info.bytes += size
             if size == 0:
                 seg_next = None
@@ -419,7 +420,7 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
     if summary is not None:
         info.internal_topic = summary.to_dict()
     if tp.topic == CLUSTER_METADATA_TOPIC:
-        info.metadata_snapshots = metadata_snapshots(d, names)
+        info.metadata_snapshots = metadata_snapshots(d, kids)
         if QUORUM_STATE_FILE_NAME in names:
             try:
                 info.quorum_state = read_quorum_state(d / QUORUM_STATE_FILE_NAME)
@@ -428,20 +429,20 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
     return info
 
 
-def metadata_snapshots(directory, names: list[str] | None = None) -> MetadataSnapshots:
+def metadata_snapshots(directory, kids: dict | None = None) -> MetadataSnapshots:
     """Count the KRaft snapshot files of a ``__cluster_metadata`` partition directory
-    (names only; sizes from ``stat``). ``names`` saves a second listing."""
-    d = Path(directory)
-    if names is None:
-        names = os.listdir(d)
+    (names only; sizes from ``stat``). ``kids`` (:func:`~kafkalog_cli.storage.location
+    .children` of the directory) saves a second listing."""
+    if kids is None:
+        kids = children(as_path(directory))
     snaps = MetadataSnapshots()
     latest = None
-    for n in names:
+    for n in kids:
         if not is_snapshot_checkpoint_name(n):
             continue
         snaps.count += 1
         try:
-            snaps.bytes += os.stat(d / n).st_size
+            snaps.bytes += kids[n].stat().st_size
         except OSError:
             pass
         key = (int(n[:20]), int(n[21:31]))
@@ -467,7 +468,7 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None, *,
     """Summarise a log directory (all its partition directories, or only
     ``partition_dirs``); ``advance(bytes)``, if given, after each partition."""
 
-    d = Path(log_dir)
+    d = as_path(log_dir)
     info = LogDirInfo(path=str(d))
     errs: list[str] = []
     try:

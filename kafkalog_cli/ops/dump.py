@@ -84,6 +84,7 @@ from ..schema.control import control_type_name
 from ..schema.producer_snapshot import parse_snapshot
 from ..schema.txn_index import parse_txn_index
 from ..storage.files import SEGMENT_SUFFIXES, check_exists
+from ..storage.location import as_path
 from ..storage.offset_index import OffsetIndex
 from ..storage.segment import LogSegment, open_view, resolve_segments
 from ..storage.time_index import TimeIndex
@@ -288,8 +289,8 @@ def dump_log(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
     """Events for one ``.log`` file (see the module docstring)."""
     file = str(segment.log_path)
     yield {"type": "file", "file": file, "kind": "log", "startOffset": segment.base_offset}
-    view = segment.view
-    end = len(view) if opts.max_bytes is None else min(len(view), opts.max_bytes)
+    size = segment.size
+    end = size if opts.max_bytes is None else min(size, opts.max_bytes)
     start_pos = 0
     if opts.start_offset is not None and opts.start_offset > segment.base_offset:
         idx = segment.offset_index
@@ -298,7 +299,9 @@ def dump_log(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
             if start_pos > end:
                 start_pos = 0
     decoder = _decoder_for(segment.directory.name, opts) if opts.print_data_log else None
-    yield from _batch_events(view, start_pos, end, file, opts, decoder)
+    # the segment's records from start_pos: a remote .log is fetched by ranges as the
+    # dump goes (and no further than --end-offset takes it)
+    yield from _batch_events(segment.records(start_pos, end), file, opts, decoder)
 
 
 def dump_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:
@@ -314,12 +317,12 @@ def dump_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:
     end = len(view) if opts.max_bytes is None else min(len(view), opts.max_bytes)
     topic = path.parent.name if m else "__cluster_metadata"
     decoder = _decoder_for(topic, opts) if opts.print_data_log else None
-    yield from _batch_events(view, 0, end, file, opts, decoder)
+    yield from _batch_events(FileRecords(view, 0, end, file=file), file, opts, decoder)
 
 
-def _batch_events(view, start_pos: int, end: int, file: str, opts: DumpOptions,
-                  decoder) -> Iterator[dict]:
-    fr = FileRecords(view, start_pos, end, file=file)
+def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
+    """Events of the batches of ``fr`` (a FileRecords, or a segment's ranged records)."""
+    end = fr.end
     deep = opts.deep
     # DumpLogSegments (deep iteration): every record whose offset is not the previous
     # one's + 1, from -1 (so a first offset above 0 counts); none known before a seek
@@ -383,7 +386,7 @@ def non_consecutive_event(file: str, gaps: dict[int, int], dropped: int = 0) -> 
     ``dropped`` pairs past :data:`MAX_NON_CONSECUTIVE_PAIRS` get one more line (and
     ``nonConsecutiveNotKept``)."""
     pairs = sorted(gaps.items())
-    lines = [f"Non-consecutive offsets in {Path(file).absolute()}"]
+    lines = [f"Non-consecutive offsets in {as_path(file).absolute()}"]
     lines += [f"  {a} is followed by {b}" for a, b in pairs]
     ev = {"type": "diagnostic", "stream": "stderr", "kind": "non_consecutive_offsets",
           "file": file, "message": "\n".join(lines),
@@ -412,14 +415,14 @@ def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
             return
         yield {"type": "index_sane", "file": str(path)}
         return
-    view = segment.view if segment.log_path.exists() else memoryview(b"")
+    size = segment.size if segment.log_path.exists() else 0
     mismatches = []
     for i in range(idx.entries):
         e = idx.entry(i)
         if e.offset == segment.base_offset and i > 0:
             break  # a zero-filled preallocated tail
-        if 0 <= e.position < len(view):
-            fr = FileRecords(view, e.position, e.position + opts.max_message_size)
+        if 0 <= e.position < size:
+            fr = segment.records(e.position, e.position + opts.max_message_size)
             first = next(iter(fr.batches()), None)
             log_offset = first.last_offset if first is not None else -1
         else:  # a position outside the log (a garbage entry): no batch there
@@ -570,7 +573,7 @@ def dump(paths, opts: DumpOptions | None = None) -> Iterator[dict]:
     """
     opts = opts or DumpOptions()
     for raw in paths:
-        p = Path(raw)
+        p = as_path(raw)
         if p.name.endswith(CHECKPOINT_FILE_SUFFIX):
             yield from dump_snapshot(check_exists(p), opts)
             continue

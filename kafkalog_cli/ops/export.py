@@ -35,11 +35,10 @@ Kafka's NO_TIMESTAMP), nulls written as ``null``.
 from __future__ import annotations
 
 import base64
-import glob
+import io
 import json
 import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +48,9 @@ from ..errors import (
     SparkJobError,
     SparkJobFailedError,
     SparkJobUsageError,
+    UnreadableError,
 )
+from ..storage.location import RemotePath, as_path, has_magic, is_uri, resolve
 from .audit import choose_engine
 
 FORMATS = ("parquet", "jsonl")
@@ -97,31 +98,51 @@ class ExportResult:
         }
 
 
-def _prepare_out(out: Path, overwrite: bool) -> None:
-    if out.exists():
-        if out.is_dir() and not any(out.iterdir()):
-            return
-        if not overwrite:
-            raise InvalidArgumentError(f"{out} already exists (use --overwrite to replace it)")
-        if out.is_dir():
-            shutil.rmtree(out)
-        else:
-            out.unlink()
-
-
-def _refuse_overlap(out: Path, inputs, overwrite: bool) -> None:
-    """Refuse an output that is, contains or is inside an input (real paths, so symlinks
-    and ``..`` do not hide it). Spark refuses the same for overwrite ("Cannot overwrite a
-    path that is also being read from"); here the check runs before anything is deleted,
-    and also without ``--overwrite`` (writing into a log directory is never wanted)."""
-    real_out = os.path.realpath(out)
-    for p in inputs:
-        real_in = os.path.realpath(p)
+def _prepare_out(out, overwrite: bool) -> None:
+    """Refuse an existing, non-empty ``out`` (a Path or a RemotePath) unless
+    ``overwrite``, then delete it."""
+    if not out.exists():
+        return
+    if out.is_dir() and not any(out.iterdir()):
+        return
+    if not overwrite:
+        raise InvalidArgumentError(f"{out} already exists (use --overwrite to replace it)")
+    if isinstance(out, RemotePath):
         try:
-            common = os.path.commonpath([real_out, real_in])
-        except ValueError:  # different drives
-            continue
-        if common in (real_out, real_in):
+            if out.is_dir():
+                out.fs.delete_dir(out.path)
+            else:
+                out.fs.delete_file(out.path)
+        except OSError as e:
+            raise UnreadableError(" ".join(str(e).split()), file=str(out)) from None
+    elif out.is_dir():
+        shutil.rmtree(out)
+    else:
+        out.unlink()
+
+
+def _refuse_overlap(out, inputs, overwrite: bool) -> None:
+    """Refuse an output that is, contains or is inside an input (real paths, so symlinks
+    and ``..`` do not hide it; URIs compared by name). Spark refuses the same for
+    overwrite ("Cannot overwrite a path that is also being read from"); here the check
+    runs before anything is deleted, and also without ``--overwrite`` (writing into a log
+    directory is never wanted)."""
+    remote = isinstance(out, RemotePath)
+    real_out = str(out).rstrip("/") if remote else os.path.realpath(out)
+    for p in inputs:
+        if is_uri(p) != remote:
+            continue   # a URI and a local path never overlap
+        real_in = str(p).rstrip("/") if remote else os.path.realpath(p)
+        if remote:
+            overlap = (real_out == real_in or real_out.startswith(real_in + "/")
+                       or real_in.startswith(real_out + "/"))
+        else:
+            try:
+                common = os.path.commonpath([real_out, real_in])
+            except ValueError:  # different drives
+                continue
+            overlap = common in (real_out, real_in)
+        if overlap:
             verb = "overwrite" if overwrite else "write to"
             raise InvalidArgumentError(
                 f"cannot {verb} a path that is also being read from: --to {out} overlaps "
@@ -154,13 +175,13 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
 
     opts = {"includeHeaders": "true", **{k: str(v) for k, v in (options or {}).items()}}
     ropts = parse_options(opts)
-    path_list = [os.path.abspath(p) for p in split_paths([str(p) for p in paths])]
+    path_list = [resolve(p) for p in split_paths([str(p) for p in paths])]
     parts = discover(path_list)
     total = sum(pd.bytes for pd in parts)
     engine = choose_engine(engine, total, master)
-    out = Path(out).absolute()
+    out = as_path(resolve(out))   # a local directory, or a URI written through pyarrow
     # before anything is deleted: the output must not overlap an input
-    _refuse_overlap(out, [p for p in path_list if not glob.has_magic(p)]
+    _refuse_overlap(out, [p for p in path_list if not has_magic(p)]
                     + [pd.directory for pd in parts], overwrite)
     _prepare_out(out, overwrite)
     t0 = time.perf_counter()
@@ -190,31 +211,37 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportRes
     result = ExportResult("local", fmt, str(out))
     stats = ReadStats()
     stats.add_plan_losses(ropts.plan_losses)
-    out.mkdir(parents=True, exist_ok=True)
+    if not isinstance(out, RemotePath):   # object stores have no directories to create
+        out.mkdir(parents=True, exist_ok=True)
     total = sum(s.end - s.start for sl in groups.values() for s in sl)
     done = 0
     for (topic, partition), slices in groups.items():
         d = out / f"topic={topic}" / f"partition={partition}"
         writer = None
         jf = None
+        sink = None
         try:
             for rb in read_slices(slices, ropts, stats):
                 rb = rb.drop_columns(["topic", "partition"])
                 if fmt == "parquet":
                     if writer is None:
-                        d.mkdir(parents=True, exist_ok=True)
-                        writer = pq.ParquetWriter(str(d / "part-00000.parquet"), rb.schema)
+                        sink = _output_stream(d, "part-00000.parquet")
+                        writer = pq.ParquetWriter(sink, rb.schema)
                     writer.write_batch(rb)
                 else:
                     if jf is None:
-                        d.mkdir(parents=True, exist_ok=True)
-                        jf = open(d / "part-00000.jsonl", "w", encoding="utf-8")
+                        sink = _output_stream(d, "part-00000.jsonl")
+                        jf = io.TextIOWrapper(sink, encoding="utf-8")
                     jf.writelines(json_lines(rb))
         finally:
+            # the writer first (its footer), then the stream: closing it is what
+            # completes an upload, and its errors must reach the caller
             if writer is not None:
                 writer.close()
             if jf is not None:
                 jf.close()
+            elif sink is not None:
+                sink.close()
         if writer is not None or jf is not None:
             result.partitions += 1
             result.files += 1
@@ -228,6 +255,19 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportRes
     result.lost_offsets = stats.lost_offsets
     result.skipped = stats.skipped
     return result
+
+
+def _output_stream(directory, name: str):
+    """A binary stream writing ``directory/name`` (created with its parents): a local
+    file, or an object written through pyarrow's filesystem (uploaded as it is written,
+    in parts)."""
+    if isinstance(directory, RemotePath):
+        try:
+            return directory.fs.open_output_stream(f"{directory.path}/{name}")
+        except OSError as e:
+            raise UnreadableError(" ".join(str(e).split()), file=f"{directory}/{name}") from None
+    directory.mkdir(parents=True, exist_ok=True)
+    return open(directory / name, "wb")
 
 
 def _b64(b) -> str | None:
@@ -258,45 +298,68 @@ def json_lines(rb):
 
 # -- spark ---------------------------------------------------------------------------------
 
-def _export_spark(paths: list[str], out: Path, fmt: str, opts: dict, master, verbose
+def _export_spark(paths: list[str], out, fmt: str, opts: dict, master, verbose
                   ) -> ExportResult:
-    from ..spark.rows import read_loss_reports
+    from ..spark.executor import new_stats_accumulator
+    from ..spark.rows import ReadStats
     from ..spark.session import default_min_partitions, get_session
 
     spark = get_session(master, verbose=verbose, app_name="kafkalog export")
-    loss_dir = tempfile.mkdtemp(prefix="kafkalog-dataloss-")
-    try:
-        reader = spark.read.format("kafkalog").options(**opts).option("dataLossPath", loss_dir)
-        if "minPartitions" not in opts:
-            reader = reader.option("minPartitions", str(default_min_partitions(spark)))
-        df = reader.load(paths)
-        if fmt != "parquet":
-            from pyspark.sql import functions as F
+    # what the tasks read and skipped comes back through Spark (an accumulator merged from
+    # each successful task once), whichever node ran them
+    acc = new_stats_accumulator(spark)
+    reader = (spark.read.format("kafkalog").options(**opts)
+              .option("statsAccumulator", str(acc.aid)))
+    if "minPartitions" not in opts:
+        reader = reader.option("minPartitions", str(default_min_partitions(spark)))
+    df = reader.load(paths)
+    if fmt != "parquet":
+        from pyspark.sql import functions as F
 
-            # JSON Lines: epoch ms, as every kafkalog JSON (Parquet keeps the timestamp)
-            df = df.withColumn("timestamp", F.unix_millis("timestamp"))
-        w = df.write.mode("overwrite").partitionBy("topic", "partition")
-        try:
-            if fmt == "parquet":
-                w.parquet(str(out))
-            else:
-                w.option("ignoreNullFields", "false").json(str(out))
-        except Exception as e:  # noqa: BLE001 - Spark wraps the task's error
-            raise _unwrap_spark_error(e) from None
-        stats = read_loss_reports(loss_dir)
-    finally:
-        shutil.rmtree(loss_dir, ignore_errors=True)
+        # JSON Lines: epoch ms, as every kafkalog JSON (Parquet keeps the timestamp)
+        df = df.withColumn("timestamp", F.unix_millis("timestamp"))
+    if isinstance(out, RemotePath):
+        _check_hadoop_filesystem(spark, out)
+    w = df.write.mode("overwrite").partitionBy("topic", "partition")
+    try:
+        if fmt == "parquet":
+            w.parquet(str(out))
+        else:
+            w.option("ignoreNullFields", "false").json(str(out))
+    except Exception as e:  # noqa: BLE001 - Spark wraps the task's error
+        raise unwrap_spark_error(e) from None
+    stats = ReadStats.from_value(acc.value)
     result = ExportResult("spark", fmt, str(out))
-    rows, files, parts = count_output(out, fmt)
-    result.rows, result.files, result.partitions = rows, files, parts
+    _, files, parts = count_output(out, fmt, rows=False)
+    result.rows, result.files, result.partitions = stats.rows, files, parts
     result.corrupt_batches = stats.corrupt_batches
     result.partial_tail_bytes = stats.partial_tail_bytes
+    result.aborted_records = stats.aborted_records
     result.lost_offsets = stats.lost_offsets
     result.skipped = stats.skipped
     return result
 
 
-def _unwrap_spark_error(e: Exception) -> Exception:
+def _check_hadoop_filesystem(spark, out) -> None:
+    """Spark writes ``--to`` through Hadoop's FileSystem: refuse a scheme this Spark has
+    no implementation of, before the job runs.
+
+    Raises:
+        InvalidArgumentError: naming the scheme, the connector and ``--engine local``.
+    """
+    scheme = str(out).split(":", 1)[0].lower()
+    try:
+        spark._jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(
+            scheme, spark._jsc.hadoopConfiguration())
+    except Exception:  # noqa: BLE001 - py4j's error: no FileSystem for the scheme
+        raise InvalidArgumentError(
+            f"--to {out}: this Spark has no Hadoop filesystem for {scheme}:// (Spark writes "
+            "the output itself: add the connector, such as hadoop-aws with s3a://, the "
+            "GCS connector for gs://, hadoop-azure for abfs://; or use --engine local, "
+            "which writes through pyarrow)") from None
+
+
+def unwrap_spark_error(e: Exception) -> Exception:
     """Spark's exception for a failed task, as one line naming the kafkalog error."""
     text = str(e)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
@@ -306,27 +369,41 @@ def _unwrap_spark_error(e: Exception) -> Exception:
     for line in reversed(lines):
         if line.startswith("kafkalog_cli.") and "Error: " in line:
             name, msg = line.split(": ", 1)
-            usage = any(w in name for w in ("InvalidArgument", "InvalidConfig", "Missing"))
+            usage = any(w in name for w in ("InvalidArgument", "InvalidConfig", "Missing",
+                                            "ExecutorEnvironment"))
             return (SparkJobUsageError if usage else SparkJobError)(msg)
     return SparkJobFailedError("Spark job failed: " + (lines[0] if lines else repr(e)))
 
 
-def count_output(out: Path, fmt: str) -> tuple[int, int, int]:
-    """``(rows, files, partition directories)`` of an export's output."""
-    rows = files = 0
+def count_output(out, fmt: str, rows: bool = True) -> tuple[int, int, int]:
+    """``(rows, files, partition directories)`` of an export's output (a Path or a
+    RemotePath; rows 0 unless ``rows``: counting them reads every file's footer or
+    lines)."""
+    n = files = 0
     parts = set()
-    for p in out.rglob("*"):
-        if not p.is_file() or p.name.startswith(("_", ".")):
-            continue
-        if fmt == "parquet" and p.suffix == ".parquet":
-            import pyarrow.parquet as pq
+    if isinstance(out, RemotePath):
+        import pyarrow.fs as pafs
 
-            rows += pq.ParquetFile(str(p)).metadata.num_rows
-        elif fmt == "jsonl" and p.suffix in (".json", ".jsonl"):
-            with open(p, "rb") as f:
-                rows += sum(1 for _ in f)
+        found = [(f"{out.root}{i.path}", i.base_name) for i in out.fs.get_file_info(
+            pafs.FileSelector(out.path, recursive=True)) if i.type == pafs.FileType.File]
+    else:
+        found = [(p, p.name) for p in out.rglob("*") if p.is_file()]
+    for p, name in found:
+        if name.startswith(("_", ".")):
+            continue
+        suffix = os.path.splitext(name)[1]
+        if fmt == "parquet" and suffix == ".parquet":
+            if rows:
+                import pyarrow.parquet as pq
+
+                n += pq.ParquetFile(as_path(p).open("rb")).metadata.num_rows
+        elif fmt == "jsonl" and suffix in (".json", ".jsonl"):
+            if rows:
+                with as_path(p).open("rb") as f:
+                    while chunk := f.read(1 << 20):
+                        n += chunk.count(b"\n")
         else:
             continue
         files += 1
-        parts.add(p.parent)
-    return rows, files, len(parts)
+        parts.add(str(p).rsplit("/", 1)[0])
+    return n, files, len(parts)

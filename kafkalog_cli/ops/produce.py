@@ -553,6 +553,9 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
         LogDirLockedError: a broker or another kafkalog holds the log directory.
         InvalidArgumentError / InvalidConfigError: bad options.
     """
+    from ..storage.location import require_local
+
+    log_dir = require_local(log_dir, "produce")
     opts.check()
     _check_topic_id_on_disk(Path(log_dir), opts)
     _check_leader_epoch_on_disk(Path(log_dir), opts)

@@ -19,6 +19,7 @@ from ..server import configs as cfgs
 from ..server.broker import run
 from ..server.kafka_apis import ServerOptions
 from ..storage.files import partition_dirs_of
+from ..storage.location import require_local
 from ..storage.lock import LogDirLock
 
 log = logging.getLogger("kafkalog.serve")
@@ -136,7 +137,7 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
         LogDirLockedError: a broker or another kafkalog holds the directory.
         UncleanShutdownError: ``no_recover`` on a directory that needs recovery.
     """
-    d = Path(log_dir)
+    d = require_local(log_dir, "serve")
     if not d.is_dir():
         raise InvalidArgumentError(f"{d} is not a directory")
     host, port = parse_listen(listen)

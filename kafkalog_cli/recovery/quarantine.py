@@ -722,7 +722,9 @@ def undo(session_dir) -> UndoResult:
             (or log directory, or session), or through a symbolic link: nothing written.
         LogDirLockedError: a broker (or another kafkalog) holds the log directory.
     """
-    sdir = _abs(session_dir)
+    from ..storage.location import require_local
+
+    sdir = _abs(require_local(session_dir, "recover --undo"))
     try:
         sfd = open_dir_nofollow(sdir)
     except (FileNotFoundError, NotADirectoryError):

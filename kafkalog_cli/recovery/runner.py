@@ -113,6 +113,9 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
         UnsafePathError: (``truncate``) the plan would change a symbolic link, or the
             quarantine directory is one (before any change).
     """
+    from ..storage.location import require_local
+
+    paths = [require_local(p, "recover") for p in paths]
     result = RecoveryResult(dry_run=not truncate)
     groups: dict[Path, list[Path]] = {}
     for pdir in resolve_partition_dirs(paths):

@@ -26,6 +26,10 @@ appends them, one partition at a time (:mod:`kafkalog_cli.spark.writer`).
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import socket
+
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
@@ -35,15 +39,24 @@ from pyspark.sql.datasource import (
 )
 
 from ..errors import InvalidArgumentError
-from . import plan as _plan
+from .executor import add_stats, check_executor, driver_environment
+
+# Only the standard library, pyspark and kafkalog's light modules are imported here: the
+# reader, the writer and the input partitions are unpickled on executors before
+# ``check_executor`` can name a missing package (see :mod:`.executor`); the rest of
+# kafkalog is imported inside the methods.
 
 
 class KafkaLogPartition(InputPartition):
-    """A split: a list of :class:`~kafkalog_cli.spark.plan.Slice` (paths and byte ranges)."""
+    """A split: its slices as plain tuples (the fields of
+    :class:`~kafkalog_cli.spark.plan.Slice`: absolute paths and byte ranges) and, on the
+    first split only, the offsets the planning found missing (``plan_losses``), so that
+    they are counted once, by a task, as every other loss."""
 
-    def __init__(self, index: int, slices: list):
-        super().__init__(slices)
+    def __init__(self, index: int, slices: list, plan_losses: list | None = None):
+        super().__init__([dataclasses.astuple(s) for s in slices])
         self.index = index
+        self.plan_losses = plan_losses or []
 
 
 class KafkaLogDataSource(DataSource):
@@ -54,15 +67,19 @@ class KafkaLogDataSource(DataSource):
         return "kafkalog"
 
     def schema(self) -> str:
+        # the first of kafkalog's code Spark runs, in a Python worker on the driver's node
+        check_executor(driver_environment())
+        from . import plan
         from .rows import schema_ddl
 
-        o = _plan.parse_options(self.options)
+        o = plan.parse_options(self.options)
         return schema_ddl(o.include_headers, o.include_batch_metadata)
 
     def reader(self, schema) -> KafkaLogReader:
         return KafkaLogReader(dict(self.options))
 
     def writer(self, schema, overwrite: bool) -> KafkaLogWriter:
+        check_executor(driver_environment())
         if overwrite:
             raise InvalidArgumentError(
                 "kafkalog only appends to a log directory: use mode(\"append\")")
@@ -70,60 +87,89 @@ class KafkaLogDataSource(DataSource):
 
 
 class KafkaLogReader(DataSourceReader):
+    """Plans on the driver (``partitions()``), reads on executors (``read()``). Holds only
+    the options (parsed again where needed), the driver's environment and the statistics
+    accumulator's id (option ``statsAccumulator``)."""
+
     def __init__(self, options: dict):
+        from . import plan
+
         self.options = options
-        self.opts = _plan.parse_options(options)
+        plan.parse_options(options)  # refuse bad options before any task runs
+        self.env = driver_environment()
+        acc = {str(k).lower(): v for k, v in options.items()}.get("statsaccumulator")
+        self.stats_id = None if acc in (None, "") else int(acc)
 
     def partitions(self) -> list[KafkaLogPartition]:
-        parts = _plan.discover(_plan.split_paths(self.options))
-        splits, _ = _plan.plan_slices(parts, self.opts)
-        if self.opts.plan_losses and self.opts.data_loss_path:
-            from .rows import ReadStats, write_loss_report
+        from . import plan
 
-            st = ReadStats()
-            st.add_plan_losses(self.opts.plan_losses)
-            write_loss_report(self.opts.data_loss_path, st)
+        opts = plan.parse_options(self.options)
+        parts = plan.discover(plan.split_paths(self.options))
+        splits, _ = plan.plan_slices(parts, opts)
         if not splits:
-            return [KafkaLogPartition(0, [])]
-        return [KafkaLogPartition(i, s) for i, s in enumerate(splits)]
+            return [KafkaLogPartition(0, [], opts.plan_losses)]
+        return [KafkaLogPartition(i, s, opts.plan_losses if i == 0 else None)
+                for i, s in enumerate(splits)]
 
     def read(self, partition: KafkaLogPartition):
-        from .rows import read_slices
+        check_executor(self.env)
+        from . import plan
+        from .rows import ReadStats, read_slices
 
-        yield from read_slices(partition.value, self.opts)
+        opts = plan.parse_options(self.options)
+        stats = ReadStats()
+        stats.add_plan_losses(partition.plan_losses)
+        yield from read_slices([plan.Slice(*t) for t in partition.value], opts, stats)
+        if self.stats_id is not None:
+            add_stats(self.stats_id, stats.to_value())
 
 
 class _Staged(WriterCommitMessage):
-    def __init__(self, path: str | None, rows: int):
+    """A task's staged file (None when it had no rows), its rows and the executor's host."""
+
+    def __init__(self, path: str | None, rows: int, host: str):
         self.path = path
         self.rows = rows
+        self.host = host
 
 
 class KafkaLogWriter(DataSourceArrowWriter):
+    """Created on the driver, which resolves the log directory once (a relative path is
+    relative to the driver's working directory, as for Spark's file sinks); tasks stage
+    their rows under it, the driver's ``commit`` appends them and removes the staging
+    directory (also when the commit fails, and in ``abort``)."""
+
     def __init__(self, options: dict):
         from .writer import new_job_id
 
         o = {k.lower(): v for k, v in options.items()}
-        self.log_dir = o.get("path")
-        if not self.log_dir:
+        if not o.get("path"):
             raise InvalidArgumentError("save() needs a log directory")
+        from ..storage.location import require_local
+
+        require_local(str(o["path"]), 'df.write.format("kafkalog")')
+        self.log_dir = os.path.abspath(str(o["path"]))
         self.topic = o.get("topic")
         sb = o.get("segmentbytes")
         self.segment_bytes = int(sb) if sb is not None else None  # else the topic default
         self.job_id = new_job_id()
+        self.env = driver_environment()
 
     def write(self, iterator) -> _Staged:
+        check_executor(self.env)
         from .writer import stage_batches
 
         path, rows = stage_batches(self.log_dir, self.job_id, iterator, topic=self.topic)
-        return _Staged(path, rows)
+        return _Staged(path, rows, socket.gethostname())
 
     def commit(self, messages) -> None:
         from .writer import append_staged, discard_staged
 
         try:
-            files = [m.path for m in messages if m is not None and m.path]
-            append_staged(self.log_dir, files, segment_bytes=self.segment_bytes)
+            staged = [m for m in messages if m is not None and m.path]
+            append_staged(self.log_dir, [m.path for m in staged],
+                          segment_bytes=self.segment_bytes,
+                          hosts=[m.host for m in staged])
         finally:
             discard_staged(self.log_dir, self.job_id)
 

@@ -19,7 +19,6 @@ seeks through the offset index itself.
 
 from __future__ import annotations
 
-import glob
 import json
 import logging
 import os
@@ -38,7 +37,7 @@ from ..errors import (
     KafkalogError,
     NotAKafkaFileError,
 )
-from ..format.records import FileRecords
+from ..storage import location
 from ..storage.files import (
     check_exists,
     find_partition_dirs,
@@ -99,7 +98,7 @@ class Slice:
 
     @property
     def log_path(self) -> str:
-        return os.path.join(self.directory, f"{self.base_offset:020d}{LOG_FILE_SUFFIX}")
+        return location.join(self.directory, f"{self.base_offset:020d}{LOG_FILE_SUFFIX}")
 
     @property
     def size(self) -> int:
@@ -128,7 +127,6 @@ class ReadOptions:
     max_partition_bytes: int = MAX_SPLIT_BYTES
     #: kafkalog's bound on one batch's decompressed records (``maxDecompressedBytes``)
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
-    data_loss_path: str | None = None
     extra: dict = field(default_factory=dict)
     #: offsets skipped at planning (a starting offset below the log start offset, with
     #: failOnDataLoss false): dicts as :attr:`ReadStats.skipped` plus ``offsets``
@@ -300,8 +298,6 @@ def parse_options(options) -> ReadOptions:
         r.max_decompressed_bytes = _int("maxDecompressedBytes", o["maxdecompressedbytes"])
         if r.max_decompressed_bytes < 1:
             raise InvalidArgumentError("option maxDecompressedBytes must be >= 1")
-    if o.get("datalosspath"):
-        r.data_loss_path = str(o["datalosspath"])
     return r
 
 
@@ -331,19 +327,22 @@ def split_paths(options) -> list[str]:
     return out
 
 
-def _expand(path: str) -> list[Path]:
-    if glob.has_magic(path):
-        found = sorted(glob.glob(path))
+def _expand(path: str) -> list:
+    if location.has_magic(path):
+        found = location.glob(path)
         if not found:
             raise NotAKafkaFileError("the glob matches nothing", file=path)
-        return [Path(p) for p in found]
-    return [Path(path)]
+        return found
+    return [location.as_path(path)]
 
 
 def _segments_of(directory: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
     bases, sizes = [], []
-    with os.scandir(directory) as it:
-        entries = sorted((e.name, e) for e in it)
+    if isinstance(directory, location.RemotePath):
+        entries = sorted((c.name, c) for c in directory.iterdir())
+    else:
+        with os.scandir(directory) as it:
+            entries = sorted((e.name, e) for e in it)
     for name, e in entries:
         if name.endswith(LOG_FILE_SUFFIX) and is_segment_file_name(name):
             bases.append(int(name[:20]))
@@ -363,8 +362,12 @@ def discover(paths) -> list[PartitionDir]:
     """
     found: dict[str, PartitionDir] = {}
     for raw in paths:
-        expanded = _expand(str(raw))
-        is_glob = glob.has_magic(str(raw))
+        # resolved here, once, on the driver: an executor's working directory is not the
+        # driver's, so slices carry absolute paths (a relative path means what it means
+        # to Spark's file sources: relative to the driver's working directory)
+        raw = location.resolve(raw)
+        expanded = _expand(raw)
+        is_glob = location.has_magic(raw)
         if is_glob:
             # a glob keeps what is Kafka-like among its matches (live partitions only:
             # a -delete/-future/-stray directory is not one a consumer reads)
@@ -463,7 +466,11 @@ def offset_range(pd: PartitionDir, opts: ReadOptions) -> tuple[int | None, int |
         s = _bound(opts.starting_offsets, t, p, EARLIEST)
         if s == LATEST:
             return None
-        start = None if s == EARLIEST else _check_log_start(pd, s, opts)
+        # earliest is the log start offset (a consumer's seekToBeginning: ListOffsets
+        # EARLIEST_TIMESTAMP answers logStartOffset), not the first segment's base: the
+        # records below it were deleted (DeleteRecords, retention) even where their
+        # segment is still on disk
+        start = log_start_offset(pd) if s == EARLIEST else _check_log_start(pd, s, opts)
     ts = opts.ending_timestamp
     if ts is None and opts.ending_offsets_by_timestamp is not None:
         ts = opts.ending_offsets_by_timestamp.get(t, {}).get(p)
@@ -538,7 +545,7 @@ def _split_points(seg_dir: str, base: int, size: int, target: int) -> list[int]:
 
 def _is_batch_start(seg: LogSegment, pos: int) -> bool:
     try:
-        for b in FileRecords(seg.view, pos, None).batches():
+        for b in seg.records(pos).batches():   # a remote .log: only this batch is read
             return b.magic <= MAGIC_V2 and b.is_valid
     except Exception:  # noqa: BLE001 - any doubt: do not cut here
         return False

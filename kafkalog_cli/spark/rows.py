@@ -39,12 +39,8 @@ the read at the last stable offset, as a live consumer stops there.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import struct
-import time
-import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -57,17 +53,17 @@ except ImportError:  # pragma: no cover
     np = None
 
 from ..constants import INT32_MAX, LOG_FILE_SUFFIX
-from ..errors import CorruptRecordError, DataLossError, KafkalogError
+from ..errors import CorruptRecordError, DataLossError, KafkalogError, UnreadableError
 from ..format import vectorized as _fast
 from ..format.records import (
-    FileRecords,
     RecordBatch,
     batch_records_into,
     decode_records_into,
 )
 from ..schema.record_batch import LENGTH_OFFSET
+from ..storage.files import segment_bases
 from ..storage.producer_state import ProducerStateManager
-from ..storage.segment import LogSegment, open_view
+from ..storage.segment import LogSegment
 from .plan import ReadOptions, Slice
 
 log = logging.getLogger("kafkalog.spark")
@@ -147,6 +143,19 @@ class ReadStats:
         self.rows += other.rows
         self.lost_offsets += other.lost_offsets
         self.skipped.extend(other.skipped)
+
+    def to_value(self) -> dict:
+        """The counters and skips as the statistics accumulator carries them
+        (:mod:`kafkalog_cli.spark.executor`)."""
+        return {"corrupt_batches": self.corrupt_batches, "corrupt_bytes": self.corrupt_bytes,
+                "partial_tail_bytes": self.partial_tail_bytes,
+                "aborted_records": self.aborted_records, "rows": self.rows,
+                "lost_offsets": self.lost_offsets, "skipped": list(self.skipped)}
+
+    @classmethod
+    def from_value(cls, value: dict) -> ReadStats:
+        """The inverse of :meth:`to_value` (an accumulator's value on the driver)."""
+        return cls(**value)
 
 
 class _Columns:
@@ -431,16 +440,17 @@ _GROUP_BYTES = 64 << 20
 _TS_LIMIT = 1 << 62
 
 
-def _later_segments(s: Slice) -> list[str]:
+def _later_segments(s: Slice) -> list[int]:
+    """Base offsets of the partition's segments after the slice's (none when the
+    directory cannot be listed)."""
     try:
-        names = sorted(n for n in os.listdir(s.directory) if n.endswith(LOG_FILE_SUFFIX))
-    except OSError:
+        bases = segment_bases(s.directory, (LOG_FILE_SUFFIX,))
+    except UnreadableError:
         return []
-    return [os.path.join(s.directory, n) for n in names
-            if n[:20].isdigit() and int(n[:20]) > s.base_offset]
+    return [b for b in bases if b > s.base_offset]
 
 
-def _aborted_positions(s: Slice, view, batches: Iterable) -> set[int]:
+def _aborted_positions(s: Slice, seg: LogSegment, batches: Iterable) -> set[int]:
     """Positions (in this slice's segment) of transactional batches whose transaction was
     aborted or never ended: the producer state replayed from the slice's first batch
     (``ProducerStateManager.replay_batch``, the one per-batch step of every replay), then
@@ -465,13 +475,15 @@ def _aborted_positions(s: Slice, view, batches: Iterable) -> set[int]:
         feed(b, True)
     if pending:
         def ahead() -> Iterator:
-            yield from FileRecords(view, s.end).batches()
-            for path in _later_segments(s):
+            yield from seg.records(s.end).batches()
+            for base in _later_segments(s):
+                later = LogSegment(s.directory, base)
                 try:
-                    v = open_view(path)
+                    yield from later.records().batches()
                 except KafkalogError:
                     return
-                yield from FileRecords(v).batches()
+                finally:
+                    later.close()
 
         for b in ahead():
             feed(b, False)
@@ -499,20 +511,22 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
     path = s.log_path
     seg = LogSegment(s.directory, s.base_offset)
     try:
-        view = seg.view
-        end = min(s.end, len(view))
+        # the segment's bytes through LogSegment.records: a memory map, or for a remote
+        # .log ranged reads of [start, end) only
+        size = seg.size
+        end = min(s.end, size)
         start = s.start
         lo, hi = s.start_offset, s.end_offset
         if lo is not None and lo > s.base_offset:
             # the offset index's entry for lo (LogSegment.index_position: one that does
             # not land on a batch holding offsets <= lo is not used), checked whole
             pos = seg.index_position(lo)
-            if start < pos < end and _batch_ok(view, pos):
+            if start < pos < end and _batch_ok(seg, pos):
                 start = pos
         # two passes over the headers rather than a list of every batch of the slice
-        dropped = _aborted_positions(s, view, FileRecords(view, start, end).batches()) \
-            if opts.read_committed else ()
-        fr = FileRecords(view, start, end, file=path)
+        dropped = _aborted_positions(s, seg, seg.records(
+            start, end, whole_range=True).batches()) if opts.read_committed else ()
+        fr = seg.records(start, end, whole_range=True)
         limit = opts.max_decompressed_bytes
         topic, partition = s.topic, s.partition
         seg_base = s.base_offset
@@ -588,7 +602,7 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
             err = fr.stop_error
             err.file = err.file or path
             _record_loss(stats, opts, err, fr.invalid_bytes)
-        elif fr.invalid_bytes and s.last_segment and end == len(view):
+        elif fr.invalid_bytes and s.last_segment and end == size:
             stats.partial_tail_bytes += fr.invalid_bytes
             log.info("kafkalog: %s: %d bytes of a partial batch at the end skipped", path,
                      fr.invalid_bytes)
@@ -598,7 +612,7 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
             # that are not whole batches anywhere else (a batch size running past the end
             # of a rolled segment or of this slice) hide the batches after them: data loss.
             cols.flush_group()
-            _record_loss(stats, opts, _not_batches(view, fr.valid_end, end, path),
+            _record_loss(stats, opts, _not_batches(fr.view, fr.valid_end, end, size, path),
                          fr.invalid_bytes)
         cols.flush_group()  # the group's batches are views of this segment
     except BaseException:
@@ -608,10 +622,10 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
         seg.close()
 
 
-def _not_batches(view, pos: int, end: int, path: str) -> CorruptRecordError:
-    """The error for bytes ``[pos, end)`` that are not whole batches and are not a partial
-    tail (see :func:`read_slice`)."""
-    where = ("the end of a segment that is not the partition's last" if end == len(view)
+def _not_batches(view, pos: int, end: int, size: int, path: str) -> CorruptRecordError:
+    """The error for bytes ``[pos, end)`` (read already) of a ``size``-byte segment that
+    are not whole batches and are not a partial tail (see :func:`read_slice`)."""
+    where = ("the end of a segment that is not the partition's last" if end == size
              else "the next split's first batch")
     n = end - pos
     if n >= 12:
@@ -623,8 +637,8 @@ def _not_batches(view, pos: int, end: int, path: str) -> CorruptRecordError:
                               position=pos)
 
 
-def _batch_ok(view, pos: int) -> bool:
-    for b in FileRecords(view, pos).batches():
+def _batch_ok(seg: LogSegment, pos: int) -> bool:
+    for b in seg.records(pos).batches():
         return b.is_valid
     return False
 
@@ -641,39 +655,3 @@ def read_slices(slices: Iterable[Slice], opts: ReadOptions,
         if rb is not None:
             stats.rows += rb.num_rows
             yield rb
-    if opts.data_loss_path and (stats.corrupt_batches or stats.partial_tail_bytes
-                                or stats.lost_offsets):
-        write_loss_report(opts.data_loss_path, stats)
-
-
-def write_loss_report(directory: str, stats: ReadStats) -> None:
-    """One JSON file per task in ``directory``: what it skipped (``dataLossPath``)."""
-    os.makedirs(directory, exist_ok=True)
-    name = f"task-{int(time.time() * 1000)}-{uuid.uuid4().hex[:12]}.json"
-    tmp = os.path.join(directory, "." + name)
-    with open(tmp, "w") as f:
-        json.dump({"corrupt_batches": stats.corrupt_batches,
-                   "corrupt_bytes": stats.corrupt_bytes,
-                   "partial_tail_bytes": stats.partial_tail_bytes,
-                   "lost_offsets": stats.lost_offsets,
-                   "skipped": stats.skipped}, f)
-    os.replace(tmp, os.path.join(directory, name))
-
-
-def read_loss_reports(directory: str) -> ReadStats:
-    """Sum the reports :func:`write_loss_report` left in ``directory``."""
-    total = ReadStats()
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return total
-    for n in names:
-        if n.startswith("task-") and n.endswith(".json"):
-            with open(os.path.join(directory, n)) as f:
-                d = json.load(f)
-            total.corrupt_batches += d["corrupt_batches"]
-            total.corrupt_bytes += d["corrupt_bytes"]
-            total.partial_tail_bytes += d["partial_tail_bytes"]
-            total.lost_offsets += d.get("lost_offsets", 0)
-            total.skipped.extend(d["skipped"])
-    return total

@@ -6,7 +6,10 @@
   run this interpreter (``PYSPARK_PYTHON``) so they see the same pyarrow;
 * workers import ``kafkalog_cli`` even when it is not pip-installed: its parent directory
   is put first on ``PYTHONPATH`` (inherited by local workers); on a cluster the package is
-  also shipped as a zip with ``addPyFile``;
+  also shipped as a zip with ``addPyFile``, written under the context's own temporary
+  directory, which Spark removes when the context stops;
+* ``conf={"spark.pyspark.python": PY}`` also sets ``PYSPARK_PYTHON`` (pyspark's RDD
+  API, which ``audit`` uses, reads only the variable), before the context starts;
 * quiet unless ``verbose``: kafkalog's ``log4j2.properties`` (errors only), no progress
   bars, no UI;
 * ``spark.sql.session.timeZone=UTC`` and Parquet timestamps as INT64 microseconds, so
@@ -43,14 +46,28 @@ def _prepend_pythonpath(root: str) -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join([root] + [p for p in parts if p != root])
 
 
-def _package_zip() -> str:
+def _package_zip(directory: str) -> str:
+    """``kafkalog_cli`` as a zip in a new directory under ``directory``."""
     root = Path(package_root())
-    out = Path(tempfile.mkdtemp(prefix="kafkalog-pyfiles-")) / "kafkalog_cli.zip"
+    out = Path(tempfile.mkdtemp(prefix="kafkalog-pyfiles-", dir=directory)) / "kafkalog_cli.zip"
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for p in sorted((root / "kafkalog_cli").rglob("*")):
             if p.is_file() and "__pycache__" not in p.parts:
                 z.write(p, p.relative_to(root))
     return str(out)
+
+
+def _ship_package(sc) -> None:
+    """``addPyFile`` the package once per SparkContext. The zip is written under the
+    context's own files directory (``SparkFiles.getRootDirectory()``, inside the
+    driver's ``spark-<uuid>`` temporary directory), which Spark deletes when the context
+    stops or the JVM exits: a session leaves nothing behind."""
+    from pyspark import SparkFiles
+
+    if getattr(sc, "_kafkalog_shipped", False):
+        return
+    sc.addPyFile(_package_zip(SparkFiles.getRootDirectory()))
+    sc._kafkalog_shipped = True
 
 
 def java_options(verbose: bool = False) -> str:
@@ -76,6 +93,11 @@ def get_session(master: str | None = None, *, verbose: bool = False,
 
     master = master or os.environ.get("SPARK_MASTER") or "local[*]"
     local = master.startswith("local")
+    python = (conf or {}).get("spark.pyspark.python")
+    if python:
+        # pyspark's RDD API (audit's tasks) takes the executors' Python from this variable
+        # only (SparkContext.pythonExec)
+        os.environ["PYSPARK_PYTHON"] = python
     _prepend_pythonpath(package_root())
     b = (SparkSession.builder.master(master).appName(app_name)
          .config("spark.ui.enabled", "false")
@@ -98,7 +120,7 @@ def get_session(master: str | None = None, *, verbose: bool = False,
     if not verbose:
         spark.sparkContext.setLogLevel("ERROR")
     if not local:
-        spark.sparkContext.addPyFile(_package_zip())
+        _ship_package(spark.sparkContext)
     register(spark)
     return spark
 

@@ -205,6 +205,7 @@ def stage_batches(log_dir, job_id: str, batches: Iterable, *, topic: str | None 
                                                         ("value", pa.binary())])))])
     rows = 0
     sink = None
+    ok = False
     try:
         for rb in batches:
             if rb.num_rows == 0:
@@ -236,19 +237,38 @@ def stage_batches(log_dir, job_id: str, batches: Iterable, *, topic: str | None 
                 sink = pa.ipc.new_file(str(path), schema)
             sink.write_batch(out)
             rows += n
+        ok = True
     finally:
         if sink is not None:
             sink.close()
+        if not ok:  # a failed task leaves nothing behind (a retry stages afresh)
+            path.unlink(missing_ok=True)
     return (str(path) if rows else None), rows
 
 
 def append_staged(log_dir, files: list[str], *, segment_bytes: int | None = None,
-                  ) -> list[AppendResult]:
+                  hosts: list[str] | None = None) -> list[AppendResult]:
     """Append the rows of staged files (in the order given) to their partitions, one
     partition after the other (the single writer). Rows without a partition go where
-    Kafka's default partitioner puts their key among the topic's existing partitions."""
+    Kafka's default partitioner puts their key among the topic's existing partitions.
+    ``hosts`` names the host that staged each file (for the error below).
+
+    Raises:
+        UnreadableError: a staged file is not there: the task that wrote it ran on a host
+            that does not share the log directory with the driver.
+    """
     import pyarrow as pa
 
+    for i, path in enumerate(files):
+        if not os.path.isfile(path):
+            from ..errors import UnreadableError
+
+            host = f" on host {hosts[i]}" if hosts else ""
+            raise UnreadableError(
+                f"a task{host} staged its rows here, but the driver cannot see them: the "
+                "log directory written by df.write.format(\"kafkalog\") must be one "
+                "directory shared by the driver and every executor, at the same path "
+                "(a network filesystem)", file=path)
     groups: dict[tuple[str, int], list] = {}
     counts: dict[str, int] = {}
     for path in files:

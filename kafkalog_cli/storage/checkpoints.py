@@ -22,6 +22,7 @@ import re
 from ..errors import CorruptCheckpointError, UnreadableError
 from .fileio import write_atomically
 from .files import TopicPartition
+from .location import as_path
 
 VERSION = 0
 INT32 = (-(1 << 31), (1 << 31) - 1)
@@ -43,7 +44,7 @@ def read_text_lines(path, *, encoding: str = "utf-8") -> list[str] | None:
         CorruptCheckpointError: bytes that are not ``encoding``, naming the line.
     """
     try:
-        with open(path, "rb") as f:
+        with as_path(path).open("rb") as f:   # a local or a remote file
             raw = f.read()
     except FileNotFoundError:
         return None

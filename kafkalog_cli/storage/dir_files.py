@@ -44,6 +44,7 @@ from .checkpoints import (
     read_text_lines,
 )
 from .fileio import write_atomically
+from .location import as_path
 
 QUORUM_STATE_FILE_NAME = "quorum-state"
 _COLON_WHITESPACE = re.compile(r":[ \t\n\x0b\f\r]+")
@@ -97,7 +98,7 @@ def read_partition_metadata(partition_dir) -> dict | None:
             ``KafkaStorageException`` and takes the log directory offline).
         UnreadableError: the file cannot be read.
     """
-    p = Path(partition_dir) / PARTITION_METADATA_FILE
+    p = as_path(partition_dir) / PARTITION_METADATA_FILE
     lines = read_text_lines(p)
     if lines is None:
         return None
@@ -174,7 +175,7 @@ def read_meta_properties(log_dir, *, validate: bool = False) -> dict[str, str] |
         CorruptCheckpointError: (with ``validate``) it fails those checks, naming the line.
         UnreadableError: it cannot be read.
     """
-    path = Path(log_dir) / META_PROPERTIES_FILE_NAME
+    path = as_path(log_dir) / META_PROPERTIES_FILE_NAME
     props = _properties(path)
     if props is None:
         return None
@@ -221,7 +222,7 @@ def read_quorum_state(path) -> dict:
         CorruptCheckpointError: not UTF-8, empty, not a JSON object or no supported
             ``data_version``, naming the line.
     """
-    p = Path(path)
+    p = as_path(path)
     lines = read_text_lines(p)
     if lines is None:
         raise UnreadableError("No such file or directory", file=p)
@@ -251,7 +252,7 @@ def write_meta_properties(log_dir, *, cluster_id: str, node_id: int,
 
 
 def read_clean_shutdown(log_dir) -> dict | None:
-    p = Path(log_dir) / CLEAN_SHUTDOWN_FILE_NAME
+    p = as_path(log_dir) / CLEAN_SHUTDOWN_FILE_NAME
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -273,7 +274,7 @@ def partition_file_problems(partition_dir) -> list[KafkalogError]:
     parsed as it parses them: ``leader-epoch-checkpoint``, ``partition.metadata`` and,
     in ``__cluster_metadata``, ``quorum-state``. Returns the errors (each naming the file
     and line); absent files are no problem."""
-    d = Path(partition_dir)
+    d = as_path(partition_dir)
     out: list[KafkalogError] = []
     checks = [lambda: read_leader_epoch_checkpoint(d / LEADER_EPOCH_CHECKPOINT),
               lambda: read_partition_metadata(d)]
@@ -290,7 +291,7 @@ def partition_file_problems(partition_dir) -> list[KafkalogError]:
 def log_dir_file_problems(log_dir) -> list[KafkalogError]:
     """:func:`partition_file_problems` for a log directory's own files:
     ``meta.properties`` (validated) and the four offset checkpoints."""
-    d = Path(log_dir)
+    d = as_path(log_dir)
     out: list[KafkalogError] = []
     checks = [lambda: read_meta_properties(d, validate=True)]
     for name in (RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,

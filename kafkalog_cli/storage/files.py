@@ -24,7 +24,8 @@ from ..constants import (
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
 )
-from ..errors import InvalidArgumentError, NotAKafkaFileError, UnreadableError
+from ..errors import InvalidArgumentError, KafkalogError, NotAKafkaFileError, UnreadableError
+from .location import RemotePath, as_path, listdir, walk
 
 _OFFSET_NAME = re.compile(r"^(\d{" + str(FILENAME_DIGITS) + r"})(\.[a-z]+)(\.(?:deleted|cleaned|swap))?$")
 _PARTITION_DIR = re.compile(
@@ -40,22 +41,22 @@ def filename_prefix_from_offset(offset: int) -> str:
 
 def log_file(directory, offset: int) -> Path:
     """LogFileUtils.logFile."""
-    return Path(directory) / (filename_prefix_from_offset(offset) + LOG_FILE_SUFFIX)
+    return as_path(directory) / (filename_prefix_from_offset(offset) + LOG_FILE_SUFFIX)
 
 
 def index_file(directory, offset: int) -> Path:
     """LogFileUtils.offsetIndexFile."""
-    return Path(directory) / (filename_prefix_from_offset(offset) + INDEX_FILE_SUFFIX)
+    return as_path(directory) / (filename_prefix_from_offset(offset) + INDEX_FILE_SUFFIX)
 
 
 def time_index_file(directory, offset: int) -> Path:
     """LogFileUtils.timeIndexFile."""
-    return Path(directory) / (filename_prefix_from_offset(offset) + TIME_INDEX_FILE_SUFFIX)
+    return as_path(directory) / (filename_prefix_from_offset(offset) + TIME_INDEX_FILE_SUFFIX)
 
 
 def txn_index_file(directory, offset: int) -> Path:
     """LogFileUtils.transactionIndexFile."""
-    return Path(directory) / (filename_prefix_from_offset(offset) + TXN_INDEX_FILE_SUFFIX)
+    return as_path(directory) / (filename_prefix_from_offset(offset) + TXN_INDEX_FILE_SUFFIX)
 
 
 def offset_from_file_name(path) -> int:
@@ -64,7 +65,7 @@ def offset_from_file_name(path) -> int:
     Raises:
         NotAKafkaFileError: the name is not a 20-digit offset and a suffix.
     """
-    name = os.path.basename(os.fspath(path))
+    name = path.name if isinstance(path, RemotePath) else os.path.basename(os.fspath(path))
     m = _OFFSET_NAME.match(name)
     if not m:
         raise NotAKafkaFileError(
@@ -143,12 +144,19 @@ SEGMENT_SUFFIXES = (LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX)
 
 
 def check_exists(path) -> Path:
-    """``path`` as a Path, once it exists and is readable.
+    """``path`` as a Path (a :class:`~kafkalog_cli.storage.location.RemotePath` for a URI
+    of object storage or HDFS, :func:`~kafkalog_cli.storage.location.as_path`), once it
+    exists and is readable.
 
     Raises:
         UnreadableError: naming ``path`` when it is missing or unreadable.
+        InvalidArgumentError: a URI of a scheme kafkalog cannot read.
     """
-    p = Path(path)
+    p = as_path(path)
+    if isinstance(p, RemotePath):
+        if not p.exists():
+            raise UnreadableError("No such file or directory", file=p)
+        return p
     try:
         os.stat(p)
     except FileNotFoundError:
@@ -168,7 +176,7 @@ def segment_bases(directory, suffixes=SEGMENT_SUFFIXES) -> list[int]:
         UnreadableError: the directory cannot be listed.
     """
     try:
-        names = os.listdir(directory)
+        names = listdir(as_path(directory))
     except OSError as e:
         raise UnreadableError(e.strerror or str(e), file=directory) from e
     bases = set()
@@ -183,14 +191,14 @@ def log_bytes(paths) -> int:
     totals; paths that cannot be read count 0 (the command itself reports them)."""
     total = 0
     for raw in paths:
-        p = Path(raw)
         try:
+            p = as_path(raw)
             if p.is_file():
                 total += p.stat().st_size
                 continue
             for _, d in find_partition_dirs(p):
                 total += partition_log_bytes(d)
-        except (OSError, NotAKafkaFileError, UnreadableError):
+        except (OSError, KafkalogError):
             continue
     return total
 
@@ -208,9 +216,9 @@ def classify_dir(path) -> str:
     ``meta.properties``, or ``<topic>-<partition>`` directories with segments (or empty),
     is a log directory; a ``<topic>-<partition>`` directory holding only a
     ``leader-epoch-checkpoint`` or ``partition.metadata`` is an empty partition."""
-    p = Path(path)
+    p = as_path(path)
     try:
-        names = os.listdir(p)
+        names = listdir(p)
     except OSError:
         return OTHER
     if _has_segments(names):
@@ -220,7 +228,7 @@ def classify_dir(path) -> str:
     for n in names:
         if parse_partition_dir_name(n) is not None and (p / n).is_dir():
             try:
-                inner = os.listdir(p / n)
+                inner = listdir(p / n)
             except OSError:
                 continue
             if _has_segments(inner) or not inner:
@@ -236,10 +244,10 @@ def find_log_dirs(root) -> list[Path]:
     recursively (not below a log or partition directory; symlinked directories are not
     followed), sorted."""
     out = []
-    for dirpath, dirnames, _ in os.walk(root):
+    for dirpath, dirnames, _ in walk(root):
         kind = classify_dir(dirpath)
         if kind == LOG_DIR:
-            out.append(Path(dirpath))
+            out.append(dirpath)
             dirnames[:] = []
         elif kind == PARTITION:
             dirnames[:] = []
@@ -256,7 +264,7 @@ def partition_dirs_of(log_dir, live_only: bool = False) -> list[Path]:
     Raises:
         UnreadableError: the directory cannot be listed.
     """
-    log_dir = Path(log_dir)
+    log_dir = as_path(log_dir)
     try:
         children = list(log_dir.iterdir())
     except OSError as e:
@@ -273,6 +281,12 @@ def partition_dirs_of(log_dir, live_only: bool = False) -> list[Path]:
 def partition_log_bytes(partition_dir) -> int:
     """Bytes of the ``.log`` segment files of a partition directory (0 when unreadable)."""
     total = 0
+    if isinstance(partition_dir, RemotePath):
+        try:
+            return sum(c.stat().st_size for c in partition_dir.iterdir()
+                       if c.name.endswith(LOG_FILE_SUFFIX) and is_segment_file_name(c.name))
+        except OSError:
+            return total
     try:
         with os.scandir(partition_dir) as it:
             for e in it:
@@ -295,7 +309,7 @@ def find_partition_dirs(path, *, live_only: bool = False) -> list[tuple[Path, Pa
         UnreadableError: a directory cannot be listed.
         NotAKafkaFileError: ``path`` holds no partition or log directory.
     """
-    p = Path(path)
+    p = as_path(path)
     kind = classify_dir(p)
     if kind == PARTITION:
         return [(p.parent, p)]

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import os
 import struct
-from pathlib import Path
 
 from ..errors import UnreadableError
 from .fileio import open_for_write
+from .location import as_path
 
 
 class AbstractIndex:
@@ -44,7 +44,7 @@ class AbstractIndex:
     KEY_FIELD: int
 
     def __init__(self, path, base_offset: int, max_index_size: int | None = None):
-        self.path = Path(path)
+        self.path = as_path(path)
         self.base_offset = base_offset
         self.max_index_size = max_index_size
         self._buf = bytearray()
@@ -64,7 +64,7 @@ class AbstractIndex:
         """
         idx = cls(path, base_offset, max_index_size)
         try:
-            with open(path, "rb") as f:
+            with as_path(path).open("rb") as f:   # a local or a remote file
                 data = f.read()
         except OSError as e:
             raise UnreadableError(e.strerror or str(e), file=path) from e

@@ -77,7 +77,11 @@ class LogDirLock:
 def is_locked(log_dir) -> bool:
     """Whether some process holds ``<log_dir>/.lock`` right now through fcntl or flock
     (tests the lock with shared locks, released at once; never creates the file, never
-    follows a symbolic link)."""
+    follows a symbolic link). A remote log directory has no process-held lock: False."""
+    from .location import RemotePath
+
+    if isinstance(log_dir, RemotePath):
+        return False
     path = Path(log_dir) / LOCK_FILE_NAME
     if str(Path(log_dir).resolve()) in _held:
         return True

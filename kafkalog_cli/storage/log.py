@@ -54,6 +54,7 @@ from .files import (
     validate_topic_name,
 )
 from .leader_epoch import LeaderEpochFileCache
+from .location import as_path, require_local
 from .lock import LogDirLock
 from .producer_state import ProducerStateManager
 from .roll import RollParams, random_segment_jitter, roll_reasons
@@ -74,7 +75,7 @@ class Log:
     """
 
     def __init__(self, directory):
-        self.directory = Path(directory)
+        self.directory = as_path(directory)
         self.topic_partition: TopicPartition | None = parse_partition_dir_name(self.directory.name)
         self.segments: list[LogSegment] = []
         #: what opening the log could not use, one line each naming the file (a
@@ -89,7 +90,7 @@ class Log:
             UnreadableError: the directory cannot be listed.
             NotAKafkaFileError: ``directory`` is not a directory.
         """
-        d = Path(directory)
+        d = as_path(directory)
         if not d.is_dir():
             raise NotAKafkaFileError("not a partition directory", file=d)
         log = cls(d)
@@ -187,7 +188,7 @@ class Log:
         if not segs:
             return
         for seg in segs[self.segment_index_for(offset):]:
-            if not len(seg.view):
+            if not seg.size:
                 continue
             fr = seg.batches_from(offset)
             for b in fr.batches():
@@ -250,7 +251,7 @@ class Log:
         >= 0."""
         best = None
         for seg in self.segments:
-            for b in seg.records().batches():
+            for b in seg.records(whole_range=True).batches():
                 if best is None or b.max_timestamp > best.max_timestamp:
                     best = b
         if best is None or best.max_timestamp < 0:
@@ -295,7 +296,7 @@ class Log:
                                                                       seg.base_offset)
             replay = state.replay_batch
             skipped, state.first_skipped_marker = state.skipped_markers, None
-            for b in seg.records().batches():
+            for b in seg.records(whole_range=True).batches():
                 if b.last_offset >= start_offset:
                     aborted = replay(b)
                     if aborted is not None and idx is not None:
@@ -454,7 +455,7 @@ class UnifiedLog(Log):
         """
         config = config or LogConfig()
         clock = clock or SYSTEM
-        d = Path(directory)
+        d = require_local(directory, "appending")
         tp = parse_partition_dir_name(d.name)
         if tp is None:
             raise InvalidArgumentError(f"{d.name!r} is not a <topic>-<partition> directory name")
@@ -794,7 +795,7 @@ class LogManager:
     """
 
     def __init__(self, log_dir, *, clock=None, fsync: bool = True, rng=None):
-        self.log_dir = Path(log_dir)
+        self.log_dir = require_local(log_dir, "appending")
         self.clock = clock or SYSTEM
         self.fsync = fsync
         self.rng = rng

@@ -18,7 +18,6 @@ without appending (:meth:`ProducerStateManager.find_duplicate`).
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,7 @@ from ..schema.producer_snapshot import build_snapshot, parse_snapshot
 from ..schema.txn_index import AbortedTxn
 from .checkpoints import write_atomically
 from .files import filename_prefix_from_offset
+from .location import as_path, listdir
 
 NUM_BATCHES_TO_RETAIN = 5
 
@@ -150,15 +150,16 @@ class CompletedTxn:
 
 def snapshot_path(partition_dir, offset: int) -> Path:
     """LogFileUtils.producerSnapshotFile: ``<20-digit offset>.snapshot``."""
-    return Path(partition_dir) / (filename_prefix_from_offset(offset) +
-                                  PRODUCER_SNAPSHOT_FILE_SUFFIX)
+    return as_path(partition_dir) / (filename_prefix_from_offset(offset) +
+                                     PRODUCER_SNAPSHOT_FILE_SUFFIX)
 
 
 def list_snapshots(partition_dir) -> list[int]:
-    """Offsets of the ``.snapshot`` files of a partition directory, ascending."""
+    """Offsets of the ``.snapshot`` files of a partition directory (a local one or a
+    remote one, :mod:`~kafkalog_cli.storage.location`), ascending."""
     out = []
     try:
-        names = os.listdir(partition_dir)
+        names = listdir(as_path(partition_dir))
     except FileNotFoundError:
         return []
     for n in names:
@@ -187,7 +188,7 @@ class ProducerStateManager:
     """
 
     def __init__(self, directory=None, *, fsync: bool = True):
-        self.directory = None if directory is None else Path(directory)
+        self.directory = None if directory is None else as_path(directory)
         self.producers: dict[int, ProducerEntry] = {}
         self.ongoing: dict[int, int] = {}
         self.last_map_offset = 0

@@ -16,7 +16,6 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import NamedTuple
 
 from ..constants import (
@@ -49,6 +48,7 @@ from .files import (
     time_index_file,
     txn_index_file,
 )
+from .location import RemotePath, as_path
 from .offset_index import OffsetIndex, OffsetPosition
 from .recovery_scan import ScanResult, scan_log
 from .time_index import TimeIndex, TimestampOffset
@@ -62,10 +62,23 @@ DEFAULT_INDEX_INTERVAL_BYTES = 4096
 
 def open_view(path) -> memoryview:
     """A read-only view of a whole file: a memory map, or empty bytes for an empty file.
+    The one place a segment's bytes are opened: a local path is mapped as it is; a remote
+    one (:class:`~kafkalog_cli.storage.location.RemotePath`) is fetched whole, in ranged
+    requests, into an unlinked temporary file that is mapped (commands that read a whole
+    file; :meth:`LogSegment.records` fetches only the ranges a read goes through).
 
     Raises:
-        UnreadableError: the file cannot be opened or mapped.
+        UnreadableError: the file cannot be opened or mapped (or fetched).
     """
+    if isinstance(path, RemotePath):
+        from .ranged import RangedFile
+
+        rf = RangedFile(path)
+        try:
+            view = memoryview(rf.whole().obj) if rf.size else memoryview(b"")
+        finally:
+            rf.close()   # the map stays valid (and the file's space held) until released
+        return view
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as e:
@@ -151,7 +164,7 @@ def iter_records_of(batch, file, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
     try:
         yield from batch.iter_records(max_bytes)
     except KafkalogError as e:
-        e.file = os.fspath(file) if e.file is None else e.file
+        e.file = str(file) if e.file is None else e.file   # a Path or a RemotePath
         e.position = batch.position
         raise
 
@@ -166,13 +179,15 @@ class LogSegment:
     """
 
     def __init__(self, directory, base_offset: int, *, log_path=None):
-        self.directory = Path(directory)
+        self.directory = as_path(directory)
         self.base_offset = base_offset
-        self.log_path = Path(log_path) if log_path else log_file(directory, base_offset)
-        self.index_path = index_file(directory, base_offset)
-        self.time_index_path = time_index_file(directory, base_offset)
-        self.txn_index_path = txn_index_file(directory, base_offset)
+        self.log_path = (as_path(log_path) if log_path
+                         else log_file(self.directory, base_offset))
+        self.index_path = index_file(self.directory, base_offset)
+        self.time_index_path = time_index_file(self.directory, base_offset)
+        self.txn_index_path = txn_index_file(self.directory, base_offset)
         self._view: memoryview | None = None
+        self._ranged = None   # a remote .log's RangedFile, when read by ranges
         self._offset_index: OffsetIndex | None = None
         self._time_index: TimeIndex | None = None
 
@@ -183,7 +198,7 @@ class LogSegment:
         Raises:
             NotAKafkaFileError: the name is not a 20-digit base offset.
         """
-        p = Path(log_path)
+        p = as_path(log_path)
         base = offset_from_file_name(p)
         log = p if p.suffix == LOG_FILE_SUFFIX else p.with_suffix(LOG_FILE_SUFFIX)
         return cls(p.parent, base, log_path=log)
@@ -192,8 +207,13 @@ class LogSegment:
 
     @property
     def view(self) -> memoryview:
+        """The whole .log (:func:`open_view`; a remote one is fetched whole: readers of
+        part of a segment use :meth:`records`)."""
         if self._view is None:
-            self._view = open_view(self.log_path)
+            if self._ranged is not None:
+                self._view = self._ranged.whole()
+            else:
+                self._view = open_view(self.log_path)
         return self._view
 
     @property
@@ -201,14 +221,31 @@ class LogSegment:
         """Bytes in the .log."""
         if self._view is not None:
             return len(self._view)
+        if isinstance(self.log_path, RemotePath):
+            return self._ranged_file().size   # its open learnt the size: no second request
         try:
             return self.log_path.stat().st_size
         except OSError as e:
             raise UnreadableError(e.strerror or str(e), file=self.log_path) from e
 
-    def records(self, start: int = 0, end: int | None = None) -> FileRecords:
-        """The batches from byte ``start`` to ``end`` of the .log."""
+    def records(self, start: int = 0, end: int | None = None, *, whole_range: bool = False):
+        """The batches from byte ``start`` to ``end`` of the .log: a
+        :class:`~kafkalog_cli.format.records.FileRecords` over the memory map, or, for a
+        remote .log not fetched whole, a :class:`~kafkalog_cli.storage.ranged.RangedRecords`
+        (the same batches, positions and ``valid_end``/``stop_error``) that fetches only
+        the ranges it goes through: small windows first (a seek), unless ``whole_range``
+        says the caller reads all of ``[start, end)``."""
+        if self._view is None and isinstance(self.log_path, RemotePath):
+            return self._ranged_file().records(start, end, file=self.log_path,
+                                               whole_range=whole_range)
         return FileRecords(self.view, start, end, file=self.log_path)
+
+    def _ranged_file(self):
+        if self._ranged is None:
+            from .ranged import RangedFile
+
+            self._ranged = RangedFile(self.log_path)
+        return self._ranged
 
     # -- indexes --------------------------------------------------------------------------
 
@@ -264,10 +301,9 @@ class LogSegment:
         if oidx is None or oidx.entries == 0:
             return 0
         pos = oidx.lookup(offset).position
-        view = self.view
-        if pos == 0 or pos >= len(view):
+        if pos == 0 or pos >= self.size:
             return 0
-        for b in FileRecords(view, pos, None, file=self.log_path).batches():
+        for b in self.records(pos).batches():
             if b.__class__ is RecordBatch:
                 return pos if b[2] <= offset else 0
             return pos
@@ -277,8 +313,7 @@ class LogSegment:
         """LogSegment.readNextOffset: the offset after the segment's last batch, scanning
         from the last offset-index entry (from the start when that entry is not usable);
         None when the segment holds no batch."""
-        view = self.view
-        if not len(view):
+        if not self.size:
             return None
         oidx = self.usable_indexes()[0]
         pos = 0
@@ -286,7 +321,7 @@ class LogSegment:
             pos = self.index_position(oidx.entry(oidx.entries - 1).offset)
         for start in ((pos, 0) if pos else (0,)):
             last = None
-            for b in FileRecords(view, start, None, file=self.log_path).batches():
+            for b in self.records(start, whole_range=True).batches():
                 last = b
             if last is not None:
                 return last.next_offset
@@ -306,7 +341,7 @@ class LogSegment:
         through the offset index (:meth:`index_position`): iterate its ``batches()``,
         skipping those whose last offset is below ``offset``."""
         pos = self.index_position(offset) if offset > self.base_offset else 0
-        return FileRecords(self.view, pos, None, file=self.log_path)
+        return self.records(pos)
 
     def translate_offset(self, offset: int, starting_position: int = 0):
         """The first batch whose last offset is >= ``offset``, found by an index lookup then
@@ -336,15 +371,14 @@ class LogSegment:
                 batch's byte position).
         """
         start = self.base_offset if starting_offset is None else starting_offset
-        view = self.view
-        if not len(view):
+        if not self.size:
             return None
         tidx = self.usable_indexes()[1]
         target = start
         if tidx is not None and tidx.entries:
             target = max(tidx.lookup(timestamp).offset, start)
         pos = self.index_position(target) if target > self.base_offset else 0
-        for b in FileRecords(view, pos, None, file=self.log_path).batches():
+        for b in self.records(pos).batches():
             if b.max_timestamp >= timestamp and b.last_offset >= start:
                 for r in iter_records_of(b, self.log_path):
                     if r[1] >= timestamp and r[0] >= start:
@@ -365,13 +399,27 @@ class LogSegment:
         adjusted = max(max_size, batch.size) if min_one_message else max_size
         if adjusted <= 0:
             return FetchDataInfo(b"", batch.base_offset, self)
-        view = self.view
-        end = len(view) if max_position is None else min(max_position, len(view))
+        size = self.size
+        end = size if max_position is None else min(max_position, size)
         fetch_size = min(end - start, adjusted)
-        return FetchDataInfo(bytes(view[start:start + fetch_size]), batch.base_offset, self)
+        return FetchDataInfo(self.read_bytes(start, start + fetch_size), batch.base_offset,
+                             self)
+
+    def read_bytes(self, start: int, end: int) -> bytes:
+        """The bytes ``[start, end)`` of the .log (positions in bytes; a remote .log not
+        fetched whole fetches just that range)."""
+        if self._view is None and isinstance(self.log_path, RemotePath):
+            rf = self._ranged_file()
+            rf.ensure(start, end)
+            return bytes(rf.view[start:end])
+        return bytes(self.view[start:end])
 
     def close(self) -> None:
         """Release the ``.log``'s memory map (see :func:`release_view`)."""
+        if self._ranged is not None:
+            self._ranged.close()
+            self._ranged = None
+            self._view = None
         if self._view is not None:
             view, self._view = self._view, None
             release_view(view)

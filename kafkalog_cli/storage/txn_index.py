@@ -9,12 +9,12 @@ so segments without aborted transactions have no ``.txnindex``).
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ..constants import TXN_INDEX_ENTRY_SIZE
 from ..errors import CorruptIndexError, InvalidArgumentError, UnreadableError
 from ..schema.txn_index import AbortedTxn, parse_txn_index
 from .fileio import open_for_write
+from .location import as_path
 
 
 class TransactionIndex:
@@ -29,7 +29,7 @@ class TransactionIndex:
     """
 
     def __init__(self, path, start_offset: int):
-        self.path = Path(path)
+        self.path = as_path(path)
         self.start_offset = start_offset
         self.entries: list[AbortedTxn] = []
         self._flushed = 0

@@ -33,12 +33,13 @@ def test_start_offset_seeks_through_the_index(fixtures_root, monkeypatch):
     target = rel + 2  # inside the batch after the one the entry names
     starts = []
 
-    class Spy(dump_mod.FileRecords):
-        def __init__(self, view, start=0, end=None, file=None):
-            starts.append(start)
-            super().__init__(view, start, end, file)
+    records = dump_mod.LogSegment.records
 
-    monkeypatch.setattr(dump_mod, "FileRecords", Spy)
+    def spy(self, start=0, end=None):
+        starts.append(start)
+        return records(self, start, end)
+
+    monkeypatch.setattr(dump_mod.LogSegment, "records", spy)
     evs = _events([seg], start_offset=target, deep_iteration=True)
     assert starts == [pos]  # the scan began at the index entry's position, not at 0
     batches = [e for e in evs if e["type"] == "batch"]

@@ -144,7 +144,7 @@ def _corrupt(part_dir: Path) -> tuple[Path, int]:
 
 
 def test_fail_on_data_loss_both_ways(spark, log_dir_copy, tmp_path):
-    from kafkalog_cli.spark.rows import read_loss_reports
+    from kafkalog_cli.spark.executor import new_stats_accumulator
 
     part = log_dir_copy / "orders-1"
     ref = reference_rows([part])
@@ -153,10 +153,11 @@ def test_fail_on_data_loss_both_ways(spark, log_dir_copy, tmp_path):
         _read(spark, str(part)).count()
     msg = str(ei.value)
     assert "kafkalog: data loss" in msg and f"{log} at byte {pos}" in msg
-    loss = tmp_path / "loss"
-    rows = _read(spark, str(part), failOnDataLoss=False, dataLossPath=str(loss),
+    acc = new_stats_accumulator(spark)
+    rows = _read(spark, str(part), failOnDataLoss=False, statsAccumulator=acc.aid,
                  includeHeaders=True).toArrow()
-    stats = read_loss_reports(str(loss))
-    assert stats.corrupt_batches == 1 and stats.skipped[0]["position"] == pos
+    stats = acc.value   # merged from the tasks through Spark, not through a file
+    assert stats["corrupt_batches"] == 1 and stats["skipped"][0]["position"] == pos
+    assert stats["rows"] == rows.num_rows
     got = arrow_rows(rows)
     assert 0 < len(ref) - len(got) <= 30 and set(got) <= set(ref)

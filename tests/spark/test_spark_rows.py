@@ -244,3 +244,54 @@ def test_last_stable_offset_walks_only_what_follows_the_snapshot(tmp_path, monke
     monkeypatch.setattr(segment, "open_view", lambda p: opened.append(Path(p).name) or real(p))
     assert plan.last_stable_offset(plan.discover([str(d)])[0]) == 3
     assert opened == [f"{5:020d}.log"]
+
+
+# -- earliest is the log start offset ----------------------------------------------------------
+
+def _consumer_offsets_from_beginning(log_dir: Path, topic: str, partition: int) -> list[int]:
+    """Offsets a real consumer (kafka-python, seekToBeginning: ListOffsets EARLIEST) reads
+    from ``kafkalog serve`` over a copy of ``log_dir``."""
+    kafka = pytest.importorskip("kafka")
+    from kafkalog_cli.server.broker import ServerThread
+    from kafkalog_cli.server.kafka_apis import ServerOptions
+
+    got: list[int] = []
+    with ServerThread(log_dir, ServerOptions(port=0)) as s:
+        c = kafka.KafkaConsumer(bootstrap_servers=s.bootstrap, enable_auto_commit=False,
+                                fetch_max_wait_ms=100, consumer_timeout_ms=3000)
+        try:
+            tp = kafka.TopicPartition(topic, partition)
+            c.assign([tp])
+            c.seek_to_beginning(tp)
+            end = c.end_offsets([tp])[tp]
+            while not got or got[-1] < end - 1:
+                polled = c.poll(timeout_ms=2000)
+                if not polled:
+                    break
+                got += [m.offset for recs in polled.values() for m in recs]
+        finally:
+            c.close()
+    return got
+
+
+def test_earliest_starts_at_the_log_start_offset(multi, tmp_path):
+    """Spark's Kafka source starts ``earliest`` at the log start offset (the consumer's
+    seekToBeginning; ListOffsets EARLIEST answers UnifiedLog.logStartOffset), which the
+    broker keeps in log-start-offset-checkpoint: records below it (DeleteRecords, or
+    retention inside a segment) are gone for every consumer even while their segment is
+    on disk. The default start, an explicit -2 and a timestamp before it all start there."""
+    (multi.parent / "log-start-offset-checkpoint").write_text("0\n1\nmulti 0 100\n")
+    served = tmp_path / "served"
+    shutil.copytree(multi.parent, served)
+    consumer = _consumer_offsets_from_beginning(served, "multi", 0)
+    assert consumer and consumer[0] == 100     # the independent client's view
+    for spec in ({}, {"startingOffsets": {"multi": {"0": -2}}},
+                 {"startingTimestamp": 0},
+                 {"startingOffsetsByTimestamp": {"multi": {"0": 0}}}):
+        got, st = read([multi], **spec)
+        assert [r["offset"] for r in got] == consumer, spec
+        assert not st.skipped and st.lost_offsets == 0   # not data loss: the range's start
+    # an ending timestamp before the log start offset: nothing (ListOffsets by timestamp
+    # searches from logStartOffset, so the end is the log start offset itself)
+    got, _ = read([multi], endingTimestamp=0)
+    assert got == []

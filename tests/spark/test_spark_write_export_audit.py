@@ -195,3 +195,26 @@ def test_append_records_splits_batches_before_max_message_bytes(tmp_path):
     assert got == [(k, v) for _, k, v, _ in big]
     with pytest.raises(RecordTooLargeError):
         append_records(tmp_path / "logs", "big", 0, [(T0, None, b"x" * 1_100_000, ())])
+
+
+def test_export_and_source_start_at_the_log_start_offset(spark, log_dir_copy, tmp_path):
+    """Spark's Kafka source starts ``earliest`` at each partition's log start offset
+    (log-start-offset-checkpoint; the consumer's seekToBeginning), not at the first
+    segment's base: records below it are not exported by either engine, nor read by the
+    data source, and their absence is not data loss."""
+    from kafkalog_cli.ops.export import export
+
+    parts = [log_dir_copy / f"orders-{p}" for p in range(3)]
+    ref = reference_rows(parts)
+    orders1 = [r[2] for r in ref if r[1] == 1]
+    lso = orders1[len(orders1) // 2]          # inside the second segment of orders-1
+    (log_dir_copy / "log-start-offset-checkpoint").write_text(f"0\n1\norders 1 {lso}\n")
+    want = [r for r in ref if r[1] != 1 or r[2] >= lso]
+    assert len(want) < len(ref)
+    for engine in ("local", "spark"):
+        res = export([str(p) for p in parts], tmp_path / engine, engine=engine)
+        assert (res.rows, res.lost_offsets, res.corrupt_batches) == (len(want), 0, 0)
+        assert arrow_rows(_read_export(tmp_path / engine)) == want, engine
+    df = (spark.read.format("kafkalog").option("includeHeaders", "true")
+          .load([str(p) for p in parts]))
+    assert arrow_rows(df.toArrow()) == want

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -25,9 +24,10 @@ from ..options import (
 
 @app.command("dump-segment")
 def dump_segment(
-    paths: Annotated[list[Path] | None, typer.Argument(
+    paths: Annotated[list[str] | None, typer.Argument(
         help="Segment files (.log, .index, .timeindex, .snapshot, .txnindex, .checkpoint), "
-             "partition directories or log directories.", metavar="PATH",
+             "partition directories or log directories; local paths or URIs (s3://, gs://, "
+             "abfs://, hdfs://).", metavar="PATH",
         show_default=False)] = None,
     files: Annotated[list[str] | None, typer.Option(
         "--files", metavar="FILE[,FILE...]", help="Files to dump, comma-separated, as "

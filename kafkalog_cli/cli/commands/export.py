@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from enum import Enum
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -43,7 +42,9 @@ VerboseOpt = Annotated[bool, typer.Option(
 @app.command("export")
 def export(
     paths: Paths,
-    to: Annotated[Path, typer.Option("--to", metavar="DIR", help="Output directory.", show_default=False)],
+    to: Annotated[str, typer.Option("--to", metavar="DIR", help="Output directory: a local path "
+                                    "or a URI (s3://, gs://, abfs://, hdfs://).",
+                                    show_default=False)],
     fmt: Annotated[ExportFormat, typer.Option("--format", metavar="parquet|jsonl", help="Output format.")
                    ] = ExportFormat.parquet,
     engine: EngineOpt = Engine.auto,

@@ -31,9 +31,9 @@ def produce(
     files: Annotated[list[Path] | None, typer.Argument(
         help="Input files ('-' or none: stdin).", metavar="FILE",
         show_default=False)] = None,
-    log_dir: Annotated[Path, typer.Option(
+    log_dir: Annotated[str, typer.Option(
         "--log-dir", metavar="DIR", help="The log directory (created with meta.properties "
-        "when new).", show_default=False)] = ...,
+        "when new), on a local filesystem.", show_default=False)] = ...,
     topic: Annotated[str, typer.Option("--topic", metavar="TOPIC", help="Topic name.",
                                        show_default=False)] = ...,
     partition: Annotated[int, typer.Option(

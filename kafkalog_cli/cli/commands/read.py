@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -26,9 +25,10 @@ from ..options import (
 
 @app.command("read")
 def read(
-    path: Annotated[Path, typer.Argument(
+    path: Annotated[str, typer.Argument(
         help="A log directory (then --topic/--partition pick the partition) or a "
-             "partition directory.", metavar="PATH", show_default=False)],
+             "partition directory; a local path or a URI (s3://, gs://, abfs://, hdfs://).",
+        metavar="PATH", show_default=False)],
     topic: Annotated[str | None, typer.Option(
         "--topic", "-t", metavar="TOPIC", help="Topic (needed with a log directory).")] = None,
     partition: Annotated[int | None, typer.Option(

@@ -14,9 +14,9 @@ from ..output import emit_and_exit
 
 @app.command("recover")
 def recover(
-    paths: Annotated[list[Path] | None, typer.Argument(
+    paths: Annotated[list[str] | None, typer.Argument(
         help="Partition directories, log directories or directories holding log "
-        "directories.", metavar="PATH", show_default=False)] = None,
+        "directories, on a local filesystem.", metavar="PATH", show_default=False)] = None,
     truncate: Annotated[bool, typer.Option(
         "--truncate", help="Apply the plan (without it: a dry run that changes nothing).")
     ] = False,
@@ -29,7 +29,7 @@ def recover(
         show_default=False)] = None,
     no_quarantine: Annotated[bool, typer.Option(
         "--no-quarantine", help="Discard what is cut, removed or rewritten.")] = False,
-    undo: Annotated[Path | None, typer.Option(
+    undo: Annotated[str | None, typer.Option(
         "--undo", help="Put back what the quarantine session QUARANTINE holds.",
         metavar="QUARANTINE", show_default=False)] = None,
     index_interval_bytes: Annotated[int, typer.Option(

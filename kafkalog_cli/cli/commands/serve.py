@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,8 +11,8 @@ from ..app import app
 
 @app.command("serve")
 def serve(
-    log_dir: Annotated[Path, typer.Option("--log-dir", metavar="DIR", help="The log directory to serve.",
-                                          show_default=False)],
+    log_dir: Annotated[str, typer.Option("--log-dir", metavar="DIR", help="The log directory to serve "
+                                         "(on a local filesystem).", show_default=False)],
     listen: Annotated[str, typer.Option("--listen", metavar="HOST:PORT", help="HOST:PORT to listen on (port 0: "
                                         "any free port).")] = "127.0.0.1:9092",
     node_id: Annotated[int, typer.Option("--node-id", metavar="N", help="This node's id.")] = 0,
