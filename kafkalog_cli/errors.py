@@ -247,6 +247,23 @@ class LogDirLockedError(RefusedError):
             "another process or thread is using this directory.", file=log_dir)
 
 
+class UncleanShutdownError(RefusedError):
+    """``serve --no-recover`` on a log directory without ``.kafka_cleanshutdown``: a broker
+    would run its log recovery (LogLoader) first; serve refuses instead of guessing."""
+
+    def __init__(self, log_dir):
+        super().__init__(
+            f"{os.fspath(log_dir)} was not shut down cleanly (no .kafka_cleanshutdown): "
+            "recovery is needed; run `kafkalog recover --truncate` or serve without "
+            "--no-recover", file=log_dir)
+
+
+class CoordinatorLoadError(KafkalogError):
+    """A partition of ``__consumer_offsets`` or ``__transaction_state`` whose records do
+    not load at serve's start (offline, or a record that does not parse): serve refuses to
+    start rather than guess which groups, offsets or transactions it held."""
+
+
 # -- bad bytes, found by a reader ---------------------------------------------------
 
 class DataLossError(CorruptRecordError):

@@ -10,12 +10,19 @@ import ipaddress
 import logging
 import socket
 import sys
+from pathlib import Path
 
-from ..errors import InvalidArgumentError
+from ..constants import CLEAN_SHUTDOWN_FILE_NAME
+from ..errors import InvalidArgumentError, UncleanShutdownError
+from ..recovery import RecoveryResult, recover
 from ..server import configs as cfgs
 from ..server.broker import run
 from ..server.kafka_apis import ServerOptions
+from ..storage.files import partition_dirs_of
 from ..storage.location import require_local
+from ..storage.lock import LogDirLock
+
+log = logging.getLogger("kafkalog.serve")
 
 
 def parse_listen(listen: str) -> tuple[str, int]:
@@ -69,21 +76,66 @@ def parse_configs(items) -> tuple[dict[str, str], dict[str, str]]:
     return static, sockets
 
 
+def recover_at_startup(log_dir, *, no_recover: bool = False,
+                       lock: LogDirLock | None = None) -> RecoveryResult | None:
+    """What a starting broker does when ``.kafka_cleanshutdown`` is missing
+    (``LogManager.loadLogs`` -> ``LogLoader.recoverLog`` for every partition): the same
+    recovery as ``kafkalog recover --truncate`` (:func:`kafkalog_cli.recovery.recover`:
+    each partition's valid prefix kept, indexes, producer state and checkpoints rebuilt,
+    whatever is cut kept in the partition's quarantine session), each partition it
+    changed logged as one line naming its quarantine. Returns None when there was nothing
+    to recover (the marker is present, or the directory holds no partition yet).
+
+    ``no_recover``: refuse instead (``serve --no-recover``). ``lock``: the directory's
+    lock, held by the caller (kept held: the server opens the directory under it).
+
+    Raises:
+        UncleanShutdownError: ``no_recover`` and the marker is missing.
+        LogDirLockedError: a broker or another kafkalog holds the directory.
+        UnsafePathError / UnreadableError / NotAKafkaFileError: as ``recover`` (nothing
+            changed).
+    """
+    d = Path(log_dir)
+    if (d / CLEAN_SHUTDOWN_FILE_NAME).exists() or not partition_dirs_of(d):
+        return None
+    if no_recover:
+        raise UncleanShutdownError(d)
+    log.info("%s has no %s: running the log recovery (kafkalog recover --truncate)",
+             d, CLEAN_SHUTDOWN_FILE_NAME)
+    result = recover([d], truncate=True, held=lock)
+    for rep in result.partitions:
+        if not rep.work_needed:
+            continue
+        cut = sum(s.invalid_bytes for s in rep.segments if not s.removed)
+        removed = sum(1 for s in rep.segments if s.removed)
+        log.warning("recovered %s: log end offset %s, %d invalid bytes truncated, %d "
+                    "segments removed, %d actions; quarantine kept in %s",
+                    rep.directory, rep.log_end_offset, cut, removed, len(rep.actions),
+                    rep.quarantine)
+    s = result.summary()
+    log.info("log recovery done: %d partitions, %d changed", s["partitions"],
+             s["partitionsWithWork"])
+    return result
+
+
 def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
           allow_remote: bool = False, advertised_host: str | None = None,
           auto_create_topics: bool = False, num_partitions: int = 1,
           configs=(), metrics: bool = False, metrics_interval: float = 10.0,
-          read_only: bool = False) -> None:
+          read_only: bool = False, no_recover: bool = False) -> None:
     """Serve ``log_dir`` until SIGTERM/SIGINT. With ``read_only`` not a byte is written:
     no lock, no checkpoint, no index or snapshot; Produce, CreateTopics and DeleteTopics
     get TOPIC_AUTHORIZATION_FAILED and an idempotent InitProducerId
-    CLUSTER_AUTHORIZATION_FAILED (docs/serve.md).
+    CLUSTER_AUTHORIZATION_FAILED (docs/serve.md). Otherwise a directory without the
+    clean-shutdown marker is recovered first (:func:`recover_at_startup`; ``no_recover``:
+    refused), and a clean stop writes the marker.
 
     Raises:
         InvalidArgumentError: a bad address, a non-loopback address without
             ``allow_remote``, a bad config, ``log_dir`` is not a directory, or
             ``read_only`` with ``auto_create_topics``.
         LogDirLockedError: a broker or another kafkalog holds the directory.
+        UncleanShutdownError: ``no_recover`` on a directory that needs recovery.
     """
     d = require_local(log_dir, "serve")
     if not d.is_dir():
@@ -103,8 +155,6 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
     options = ServerOptions(host=advertised_host, port=port, node_id=node_id,
                             auto_create_topics=auto_create_topics,
                             num_partitions=num_partitions, read_only=read_only)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(message)s")
 
     def ready(server):
         print(f"kafkalog serve: listening on {host}:{server.options.port} "
@@ -112,6 +162,19 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
               f"{', read-only' if read_only else ''}); no authentication", file=sys.stderr,
               flush=True)
 
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(message)s")
+    recovered, lock = False, None
+    if not read_only:
+        # one lock from the recovery to the end of serving: nothing can start on the
+        # directory in between
+        lock = LogDirLock(d).acquire()
+        try:
+            recovered = recover_at_startup(d, no_recover=no_recover, lock=lock) is not None
+        except BaseException:
+            lock.release()
+            raise
     run(d, options, bind_host=host, server_configs=server_configs,
         broker_configs=broker_configs,
-        metrics_interval=metrics_interval if metrics else None, on_ready=ready)
+        metrics_interval=metrics_interval if metrics else None, on_ready=ready,
+        recovered=recovered, lock=lock)

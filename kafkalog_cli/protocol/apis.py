@@ -36,6 +36,10 @@ class ApiKeys(IntEnum):
     DELETE_TOPICS = 20
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
+    ADD_PARTITIONS_TO_TXN = 24
+    ADD_OFFSETS_TO_TXN = 25
+    END_TXN = 26
+    TXN_OFFSET_COMMIT = 28
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     DESCRIBE_LOG_DIRS = 35
@@ -44,6 +48,8 @@ class ApiKeys(IntEnum):
     INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
     DESCRIBE_CLUSTER = 60
+    DESCRIBE_TRANSACTIONS = 65
+    LIST_TRANSACTIONS = 66
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,17 @@ APIS: dict[int, Api] = {a.key: a for a in (
         s.IncrementalAlterConfigsResponse, 0, 1),
     Api(ApiKeys.OFFSET_DELETE, s.OffsetDeleteRequest, s.OffsetDeleteResponse, 0, 0),
     Api(ApiKeys.DESCRIBE_CLUSTER, s.DescribeClusterRequest, s.DescribeClusterResponse, 0, 1),
+    # transactions of the classic protocol (TV1): AddPartitionsToTxn v4+ is the brokers'
+    # batched verification, EndTxn v5 / TxnOffsetCommit v5 the KIP-890 (TV2) clients',
+    # which a client uses only when the broker finalises the transaction.version feature
+    Api(ApiKeys.ADD_PARTITIONS_TO_TXN, s.AddPartitionsToTxnRequest,
+        s.AddPartitionsToTxnResponse, 0, 3),
+    Api(ApiKeys.ADD_OFFSETS_TO_TXN, s.AddOffsetsToTxnRequest, s.AddOffsetsToTxnResponse, 0, 4),
+    Api(ApiKeys.END_TXN, s.EndTxnRequest, s.EndTxnResponse, 0, 4),
+    Api(ApiKeys.TXN_OFFSET_COMMIT, s.TxnOffsetCommitRequest, s.TxnOffsetCommitResponse, 0, 4),
+    Api(ApiKeys.DESCRIBE_TRANSACTIONS, s.DescribeTransactionsRequest,
+        s.DescribeTransactionsResponse, 0, 0),
+    Api(ApiKeys.LIST_TRANSACTIONS, s.ListTransactionsRequest, s.ListTransactionsResponse, 0, 1),
 )}
 
 

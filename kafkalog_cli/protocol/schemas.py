@@ -757,6 +757,146 @@ OffsetDeleteResponse = Message("OffsetDeleteResponse", valid="0", flexible="none
     ]),
 ])
 
+# -- transactions (keys 24, 25, 26, 28, 65, 66) ------------------------------------------------
+
+_TXN_TOPIC = [
+    F("name", "string", "0+"),
+    F("partitions", "[]int32", "0+"),
+]
+_TXN_TOPIC_RESULT = [
+    F("name", "string", "0+"),
+    F("resultsByPartition", "[]AddPartitionsToTxnPartitionResult", "0+", fields=[
+        F("partitionIndex", "int32", "0+"),
+        F("partitionErrorCode", "int16", "0+"),
+    ]),
+]
+
+AddPartitionsToTxnRequest = Message("AddPartitionsToTxnRequest", valid="0-5", flexible="3+",
+                                    fields=[
+    F("transactions", "[]AddPartitionsToTxnTransaction", "4+", fields=[
+        F("transactionalId", "string", "4+"),
+        F("producerId", "int64", "4+"),
+        F("producerEpoch", "int16", "4+"),
+        F("verifyOnly", "bool", "4+", default=False),
+        F("topics", "[]AddPartitionsToTxnTopic", "4+", fields=_TXN_TOPIC),
+    ]),
+    F("v3AndBelowTransactionalId", "string", "0-3"),
+    F("v3AndBelowProducerId", "int64", "0-3"),
+    F("v3AndBelowProducerEpoch", "int16", "0-3"),
+    F("v3AndBelowTopics", "[]AddPartitionsToTxnTopic", "0-3", fields=_TXN_TOPIC),
+])
+
+AddPartitionsToTxnResponse = Message("AddPartitionsToTxnResponse", valid="0-5",
+                                     flexible="3+", fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("errorCode", "int16", "4+"),
+    F("resultsByTransaction", "[]AddPartitionsToTxnResult", "4+", fields=[
+        F("transactionalId", "string", "4+"),
+        F("topicResults", "[]AddPartitionsToTxnTopicResult", "4+", fields=_TXN_TOPIC_RESULT),
+    ]),
+    F("resultsByTopicV3AndBelow", "[]AddPartitionsToTxnTopicResult", "0-3",
+      fields=_TXN_TOPIC_RESULT),
+])
+
+AddOffsetsToTxnRequest = Message("AddOffsetsToTxnRequest", valid="0-4", flexible="3+", fields=[
+    F("transactionalId", "string", "0+"),
+    F("producerId", "int64", "0+"),
+    F("producerEpoch", "int16", "0+"),
+    F("groupId", "string", "0+"),
+])
+
+AddOffsetsToTxnResponse = Message("AddOffsetsToTxnResponse", valid="0-4", flexible="3+",
+                                  fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("errorCode", "int16", "0+"),
+])
+
+EndTxnRequest = Message("EndTxnRequest", valid="0-5", flexible="3+", fields=[
+    F("transactionalId", "string", "0+"),
+    F("producerId", "int64", "0+"),
+    F("producerEpoch", "int16", "0+"),
+    F("committed", "bool", "0+"),
+])
+
+EndTxnResponse = Message("EndTxnResponse", valid="0-5", flexible="3+", fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("errorCode", "int16", "0+"),
+    F("producerId", "int64", "5+", default=-1),
+    F("producerEpoch", "int16", "5+", default=-1),
+])
+
+TxnOffsetCommitRequest = Message("TxnOffsetCommitRequest", valid="0-4", flexible="3+", fields=[
+    F("transactionalId", "string", "0+"),
+    F("groupId", "string", "0+"),
+    F("producerId", "int64", "0+"),
+    F("producerEpoch", "int16", "0+"),
+    F("generationId", "int32", "3+", default=-1),
+    F("memberId", "string", "3+", default=""),
+    F("groupInstanceId", "string", "3+", nullable="3+", default=None),
+    F("topics", "[]TxnOffsetCommitRequestTopic", "0+", fields=[
+        F("name", "string", "0+"),
+        F("partitions", "[]TxnOffsetCommitRequestPartition", "0+", fields=[
+            F("partitionIndex", "int32", "0+"),
+            F("committedOffset", "int64", "0+"),
+            F("committedLeaderEpoch", "int32", "2+", default=-1),
+            F("committedMetadata", "string", "0+", nullable="0+"),
+        ]),
+    ]),
+])
+
+TxnOffsetCommitResponse = Message("TxnOffsetCommitResponse", valid="0-4", flexible="3+",
+                                  fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("topics", "[]TxnOffsetCommitResponseTopic", "0+", fields=[
+        F("name", "string", "0+"),
+        F("partitions", "[]TxnOffsetCommitResponsePartition", "0+", fields=[
+            F("partitionIndex", "int32", "0+"),
+            F("errorCode", "int16", "0+"),
+        ]),
+    ]),
+])
+
+DescribeTransactionsRequest = Message("DescribeTransactionsRequest", valid="0", flexible="0+",
+                                      fields=[
+    F("transactionalIds", "[]string", "0+"),
+])
+
+DescribeTransactionsResponse = Message("DescribeTransactionsResponse", valid="0",
+                                       flexible="0+", fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("transactionStates", "[]TransactionState", "0+", fields=[
+        F("errorCode", "int16", "0+"),
+        F("transactionalId", "string", "0+"),
+        F("transactionState", "string", "0+"),
+        F("transactionTimeoutMs", "int32", "0+"),
+        F("transactionStartTimeMs", "int64", "0+"),
+        F("producerId", "int64", "0+"),
+        F("producerEpoch", "int16", "0+"),
+        F("topics", "[]TopicData", "0+", fields=[
+            F("topic", "string", "0+"),
+            F("partitions", "[]int32", "0+"),
+        ]),
+    ]),
+])
+
+ListTransactionsRequest = Message("ListTransactionsRequest", valid="0-1", flexible="0+", fields=[
+    F("stateFilters", "[]string", "0+"),
+    F("producerIdFilters", "[]int64", "0+"),
+    F("durationFilter", "int64", "1+", default=-1),
+])
+
+ListTransactionsResponse = Message("ListTransactionsResponse", valid="0-1", flexible="0+",
+                                   fields=[
+    F("throttleTimeMs", "int32", "0+"),
+    F("errorCode", "int16", "0+"),
+    F("unknownStateFilters", "[]string", "0+"),
+    F("transactionStates", "[]TransactionState", "0+", fields=[
+        F("transactionalId", "string", "0+"),
+        F("producerId", "int64", "0+"),
+        F("transactionState", "string", "0+"),
+    ]),
+])
+
 # -- headers ---------------------------------------------------------------------------------
 
 #: RequestHeader v0-v2. ``clientId`` has flexibleVersions "none" in Kafka's JSON (an int16

@@ -574,9 +574,10 @@ def _plan_indexes(vd: _VirtualDir, rep: PartitionReport, remaining: list[_Seg],
 
 def _index_difference(existing: bytes, rebuilt: bytes, entry_size: int) -> str:
     """Why an existing index differs from the one recovery rebuilds, in a few words."""
-    n = len(existing)
-    while n >= entry_size and existing[n - entry_size:n] == bytes(entry_size):
-        n -= entry_size
+    # whole zero entries at the end, counted from the end (a preallocated index is
+    # megabytes of zeros: one rstrip, not an entry-by-entry loop)
+    zeros = len(existing) - len(existing.rstrip(b"\x00"))
+    n = len(existing) - zeros // entry_size * entry_size
     if n < len(existing) and existing[:n] == rebuilt[:n]:
         return "zero-filled preallocated tail" if n == len(rebuilt) else \
             "zero-filled tail, entries missing"

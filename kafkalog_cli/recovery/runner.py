@@ -84,7 +84,8 @@ def _read_ckpt(path: Path, notes: list[str]) -> dict | None:
 
 def recover(paths, *, truncate: bool = False, all_segments: bool = False,
             quarantine=None, keep: bool = True,
-            index_interval_bytes: int = 4096, progress=None) -> RecoveryResult:
+            index_interval_bytes: int = 4096, progress=None,
+            held: LogDirLock | None = None) -> RecoveryResult:
     """Recover the partitions under ``paths`` (see ``kafkalog recover``).
 
     Every partition is planned first (under the log directories' locks with
@@ -99,6 +100,9 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
         index_interval_bytes: ``index.interval.bytes``.
         progress: ``progress(done_bytes, total_bytes)`` after each partition planned
             (bytes of its ``.log`` files), or None.
+        held: the lock of a log directory the caller holds already (serve's start-up
+            recovery keeps the lock it serves under): that directory is neither checked
+            nor locked again, and its lock stays held.
 
     Raises:
         LogDirLockedError: a broker (or another kafkalog) holds a log dir's ``.lock``
@@ -131,7 +135,10 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
     locks: list[LogDirLock] = []
     planned: list[tuple[Path, list[tuple[PartitionReport, Session | None]]]] = []
     try:
+        mine = held.log_dir.resolve() if held is not None else None
         for log_dir in groups:
+            if log_dir == mine:
+                continue
             if is_locked(log_dir):
                 raise LogDirLockedError(log_dir)
             if truncate:

@@ -153,10 +153,16 @@ class KafkaServer:
         self._metrics_task: asyncio.Task | None = None
         self.checkpoint_interval = checkpoint_interval
         self._checkpoint_task: asyncio.Task | None = None
+        self._txn_task: asyncio.Task | None = None
         self.connection_errors = 0
 
     async def start(self) -> int:
-        """Listen; returns the bound port."""
+        """Load the coordinators' state, then listen; returns the bound port.
+
+        Raises:
+            CoordinatorLoadError: ``__consumer_offsets`` does not load (nothing is served).
+        """
+        self.apis.load()
         self._server = await asyncio.start_server(self._client, self.bind_host,
                                                   self.options.port, reuse_address=True)
         port = self._server.sockets[0].getsockname()[1]
@@ -167,7 +173,21 @@ class KafkaServer:
             self._checkpoint_task = asyncio.create_task(self._checkpoints())
         if self.max_idle is not None:
             self._idle_task = asyncio.create_task(self._close_idle_connections())
+        if not self.options.read_only:
+            self._txn_task = asyncio.create_task(self._abort_timed_out_transactions())
         return port
+
+    async def _abort_timed_out_transactions(self) -> None:
+        """TransactionCoordinator's scheduled abortTimedOutTransactions, every
+        transaction.abort.timed.out.transaction.cleanup.interval.ms."""
+        interval = self.catalog.broker_configs.int_value(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms") / 1000
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                self.apis.txn.abort_timed_out()
+            except Exception as e:  # keep serving; say so
+                log.error("aborting timed-out transactions failed: %s", e)
 
     async def stop(self) -> None:
         """Stop listening, drop the connections, then close the log directory cleanly."""
@@ -182,6 +202,10 @@ class KafkaServer:
             self._idle_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._idle_task
+        if self._txn_task is not None:
+            self._txn_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._txn_task
         if self._checkpoint_task is not None:
             self._checkpoint_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -295,22 +319,35 @@ def _peer(writer: asyncio.StreamWriter) -> str:
     return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
 
 
-def _open(log_dir, options: ServerOptions, server_configs: dict | None) -> LogDirCatalog:
+def _open(log_dir, options: ServerOptions, server_configs: dict | None,
+          recovered: bool = False, lock=None) -> LogDirCatalog:
     """Lock and open the directory (LogManager through the catalog); with
-    ``options.read_only`` open it read-only, without the lock."""
+    ``options.read_only`` open it read-only, without the lock. ``recovered``: the log
+    recovery ran just before (a clean stop then writes the clean-shutdown marker);
+    ``lock``: the directory's lock, held already by the caller."""
     return LogDirCatalog(log_dir, node_id=options.node_id, server_configs=server_configs,
-                         read_only=options.read_only).open()
+                         read_only=options.read_only, recovered=recovered,
+                         lock=lock).open()
 
 
 def run(log_dir, options: ServerOptions, *, bind_host: str | None = None,
         server_configs: dict | None = None, broker_configs: dict | None = None,
-        metrics_interval: float | None = None, on_ready=None) -> None:
+        metrics_interval: float | None = None, on_ready=None, recovered: bool = False,
+        lock=None) -> None:
     """Serve in the foreground until SIGTERM or SIGINT, then close cleanly.
 
-    ``server_configs``: topic config defaults; ``broker_configs``: see :class:`KafkaServer`.
+    ``server_configs``: topic config defaults; ``broker_configs``: see :class:`KafkaServer`;
+    ``recovered``: the caller ran the log recovery on ``log_dir`` just before; ``lock``:
+    the directory's :class:`~kafkalog_cli.storage.lock.LogDirLock`, held by the caller
+    (released at the end).
     """
-    cfgs.broker_configs(broker_configs)  # refuse bad values before taking the lock
-    catalog = _open(log_dir, options, server_configs)
+    try:
+        cfgs.broker_configs(broker_configs)  # refuse bad values before taking the lock
+        catalog = _open(log_dir, options, server_configs, recovered, lock)
+    except BaseException:
+        if lock is not None:
+            lock.release()  # a no-op when the LogManager released it already
+        raise
     try:
         asyncio.run(_serve_until_signal(catalog, options, bind_host, metrics_interval,
                                         on_ready, broker_configs))

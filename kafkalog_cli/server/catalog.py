@@ -36,7 +36,9 @@ controller would: ``replication-offset-checkpoint`` (the high watermarks) and
 * Opening removes ``.kafka_cleanshutdown`` (LogManager.open); :meth:`LogDirCatalog.close`
   writes ``replication-offset-checkpoint`` then closes the LogManager: every log closed
   (final time-index entry, trimmed indexes, fsync, producer snapshot), both offset
-  checkpoints, then the clean-shutdown marker, as ``LogManager.shutdown`` does.
+  checkpoints, then the clean-shutdown marker, as ``LogManager.shutdown`` does - when the
+  directory had the marker, was new, or was recovered just before (``recovered``: serve's
+  start-up recovery, :func:`kafkalog_cli.ops.serve.recover_at_startup`).
 * ``read_only`` (``serve --read-only``): no LogManager, no lock taken, nothing written:
   each partition is a :class:`~.storage_adapter.ReadOnlyPartition` over the files as they
   are, topics without a ``partition.metadata`` get an id for this run only, and creating
@@ -119,8 +121,13 @@ class LogDirCatalog:
     """
 
     def __init__(self, log_dir, *, node_id: int = 0, server_configs: dict | None = None,
-                 fsync: bool = True, read_only: bool = False):
+                 fsync: bool = True, read_only: bool = False, recovered: bool = False,
+                 lock=None):
         self.log_dir = Path(log_dir)
+        #: the log recovery ran just before opening (serve's start-up recovery)
+        self.recovered = recovered
+        #: the directory's lock when the caller holds it already (LogManager takes it)
+        self._lock = lock
         self.read_only = read_only
         self.node_id = node_id
         #: the broker-level config layers; ``server_configs`` (``--config``) is the static
@@ -148,7 +155,8 @@ class LogDirCatalog:
     def open(self) -> LogDirCatalog:
         if self.read_only:
             return self._open_read_only()
-        self.manager = LogManager.open(self.log_dir, node_id=self.node_id, fsync=self.fsync)
+        self.manager = LogManager.open(self.log_dir, node_id=self.node_id, fsync=self.fsync,
+                                       recovered=self.recovered, lock=self._lock)
         # appends leave the index entries in the files at once, as the broker's mmap does
         self.manager.index_write_through = True
         try:

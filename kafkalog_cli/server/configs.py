@@ -185,8 +185,24 @@ def _broker_configs() -> dict[str, BrokerConfig]:
         "socket.request.max.bytes": BrokerConfig("104857600", INT),
         "queued.max.request.bytes": BrokerConfig("268435456", LONG),
         "connections.max.idle.ms": BrokerConfig("600000", LONG),
+        # the coordinators' internal topics (GroupCoordinatorConfig, TransactionLogConfig,
+        # TransactionStateManagerConfig)
+        "offsets.topic.num.partitions": BrokerConfig("50", INT),
+        "offsets.topic.segment.bytes": BrokerConfig("104857600", INT),
+        "transaction.state.log.num.partitions": BrokerConfig("50", INT),
+        "transaction.state.log.segment.bytes": BrokerConfig("104857600", INT),
+        "transaction.max.timeout.ms": BrokerConfig("900000", INT),
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms":
+            BrokerConfig("10000", INT),
     })
     return out
+
+
+#: ConfigDef's atLeast of the broker configs above that have one
+_BROKER_AT_LEAST = {"offsets.topic.num.partitions": 1, "offsets.topic.segment.bytes": 1,
+                    "transaction.state.log.num.partitions": 1,
+                    "transaction.state.log.segment.bytes": 1, "transaction.max.timeout.ms": 1,
+                    "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1}
 
 
 #: Broker config name -> :class:`BrokerConfig` (the subset this server reports).
@@ -302,7 +318,7 @@ def validate_broker(name: str, value: str) -> str:
     if spec.topic is not None and TOPIC_SYNONYMS[spec.topic][0][0] == name:
         return validate(spec.topic, value)
     if spec.type in (INT, LONG):
-        return _number(name, value)
+        return _number(name, value, _BROKER_AT_LEAST.get(name))
     if spec.type == BOOLEAN:
         if value.strip().lower() not in ("true", "false"):
             raise InvalidConfigError(name, value, "Expected value to be either true or false")

@@ -10,14 +10,29 @@ from __future__ import annotations
 
 import time
 
+from ..errors import AppendError
 from ..protocol.apis import ApiKeys
 from ..protocol.errors import Errors
 from .catalog import LogDirCatalog
 from .groups import GROUP_AUTHORIZED_OPERATIONS, MIN_INT32, GroupConfig, GroupCoordinator
 
-#: FindCoordinatorRequest.CoordinatorType: GROUP (0); TRANSACTION (1), SHARE (2) have no
+#: FindCoordinatorRequest.CoordinatorType: GROUP (0), TRANSACTION (1); SHARE (2) has no
 #: coordinator here
 COORDINATOR_GROUP = 0
+COORDINATOR_TRANSACTION = 1
+
+
+def coordinator_write_error(error: Errors) -> Errors:
+    """The error a group or transaction request gets when its write to the coordinator's
+    log fails (``GroupCoordinatorService`` / ``CoordinatorRuntime``'s
+    ``normalizeException``): the partition's storage failing -> NOT_COORDINATOR, one not
+    available -> COORDINATOR_NOT_AVAILABLE, anything else -> UNKNOWN_SERVER_ERROR."""
+    if error in (Errors.KAFKA_STORAGE_ERROR, Errors.NOT_LEADER_OR_FOLLOWER):
+        return Errors.NOT_COORDINATOR
+    if error in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_ENOUGH_REPLICAS,
+                 Errors.REQUEST_TIMED_OUT):
+        return Errors.COORDINATOR_NOT_AVAILABLE
+    return Errors.UNKNOWN_SERVER_ERROR
 
 
 def group_config(catalog: LogDirCatalog) -> GroupConfig:
@@ -67,10 +82,11 @@ class GroupApis:
         for key in keys:
             c = {"key": key, "nodeId": node, "host": self.options.host,
                  "port": self.options.port, "errorCode": 0, "errorMessage": None}
-            if body.get("keyType", COORDINATOR_GROUP) != COORDINATOR_GROUP:
+            if body.get("keyType", COORDINATOR_GROUP) not in (COORDINATOR_GROUP,
+                                                               COORDINATOR_TRANSACTION):
                 c.update(nodeId=-1, host="", port=-1,
                          errorCode=int(Errors.COORDINATOR_NOT_AVAILABLE),
-                         errorMessage="this server has no transaction or share coordinator")
+                         errorMessage="this server has no share coordinator")
             elif not key:
                 c.update(nodeId=-1, host="", port=-1, errorCode=int(Errors.INVALID_REQUEST),
                          errorMessage="the group id is empty")
@@ -131,10 +147,13 @@ class GroupApis:
                     elif len(p["committedMetadata"] or "") > limit:
                         e = Errors.OFFSET_METADATA_TOO_LARGE
                     else:
-                        self.groups.store_offset(body["groupId"], t["name"], idx,
-                                                 p["committedOffset"],
-                                                 p.get("committedLeaderEpoch", -1),
-                                                 p["committedMetadata"], now)
+                        try:
+                            self.groups.store_offset(body["groupId"], t["name"], idx,
+                                                     p["committedOffset"],
+                                                     p.get("committedLeaderEpoch", -1),
+                                                     p["committedMetadata"], now)
+                        except AppendError as ae:
+                            e = coordinator_write_error(ae.error)
                 parts.append({"partitionIndex": idx, "errorCode": int(e)})
         return {"throttleTimeMs": 0, "topics": topics}
 

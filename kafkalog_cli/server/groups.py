@@ -32,8 +32,9 @@ Stable (-> PreparingRebalance ...), Dead once deleted. It keeps:
 Persistence hook: every place Kafka appends a record to ``__consumer_offsets`` calls the
 :class:`GroupStore` given to the coordinator (``group_metadata`` with the assignment of a
 GroupMetadata record, ``group_deleted`` for its tombstone, ``offset_committed`` /
-``offset_deleted`` for offset records and tombstones). The default store keeps nothing:
-groups and offsets live in this process only (docs/serve.md).
+``offset_deleted`` for offset records and tombstones). The default store keeps nothing;
+serve gives :class:`~.group_log.GroupLogStore`, which writes Kafka's records to
+``__consumer_offsets`` and loads them back at start-up (docs/serve.md).
 
 Everything runs on the server's event loop (timers are ``loop.call_later`` handles).
 """
@@ -295,6 +296,9 @@ class GroupCoordinator:
         self.config = config or GroupConfig()
         self.store = store or GroupStore()
         self.groups: dict[str, Group] = {}
+        #: producer id -> group id -> the offsets of its open transaction (TxnOffsetCommit)
+        self.pending_txn_offsets: dict[int, dict[str, dict[tuple[str, int],
+                                                           OffsetAndMetadata]]] = {}
         #: (group id, member id) -> the member's session deadline (Kafka's heartbeat key);
         #: pending member ids have one too
         self._sessions: dict[tuple[str, str], asyncio.TimerHandle] = {}
@@ -799,6 +803,13 @@ class GroupCoordinator:
             handle.cancel()
             setattr(group, which, None)
 
+    def load_group(self, group: Group) -> None:
+        """A group loaded from ``__consumer_offsets`` (GroupMetadataManager.onLoaded): it
+        joins the coordinator and each member's session timer starts (on the event loop)."""
+        self.groups[group.group_id] = group
+        for member in group.members.values():
+            self._reschedule_session(group, member)
+
     # -- offsets ----------------------------------------------------------------------------
 
     def commit_check(self, body: dict, version: int) -> Errors:
@@ -839,10 +850,64 @@ class GroupCoordinator:
 
     def store_offset(self, group_id: str, topic: str, partition: int, offset: int,
                      leader_epoch: int, metadata: str | None, now_ms: int = -1) -> None:
-        """Commit one offset of a group :meth:`commit_check` accepted."""
+        """Commit one offset of a group :meth:`commit_check` accepted.
+
+        Raises:
+            AppendError: the store could not write it (nothing changed).
+        """
         value = OffsetAndMetadata(offset, leader_epoch, metadata or "", now_ms)
-        self.groups[group_id].offsets[(topic, partition)] = value
+        # written first: a commit the store refuses is not taken (the caller answers it)
         self.store.offset_committed(group_id, topic, partition, value)
+        self.groups[group_id].offsets[(topic, partition)] = value
+
+    def txn_commit_check(self, body: dict, version: int) -> Errors:
+        """OffsetMetadataManager.validateTransactionalOffsetCommit +
+        ClassicGroup.validateOffsetCommit(isTransactional): an unknown group is created as
+        a simple group when the generation is -1 (else ILLEGAL_GENERATION); a request
+        naming a member or generation must match them; taken in any state (no
+        REBALANCE_IN_PROGRESS for transactional commits)."""
+        gid = body["groupId"]
+        if not gid:
+            return Errors.INVALID_GROUP_ID
+        generation = body.get("generationId", -1) if version >= 3 else -1
+        member_id = body.get("memberId", "") if version >= 3 else ""
+        instance_id = body.get("groupInstanceId") if version >= 3 else None
+        group = self.groups.get(gid)
+        if group is None:
+            if generation < 0:
+                self.groups[gid] = Group(gid)
+                return Errors.NONE
+            return Errors.ILLEGAL_GENERATION
+        if group.state == DEAD:
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        if generation < 0 and group.state == EMPTY:
+            return Errors.NONE
+        if generation >= 0 or member_id or instance_id is not None:
+            error = group.validate_member(member_id, instance_id)
+            if error is not Errors.NONE:
+                return error
+            if generation != group.generation:
+                return Errors.ILLEGAL_GENERATION
+        return Errors.NONE
+
+    def store_txn_offsets(self, producer_id: int, group_id: str,
+                          offsets: dict[tuple[str, int], OffsetAndMetadata]) -> None:
+        """Offsets committed in the open transaction of ``producer_id`` (already written
+        to the log by the caller): pending until :meth:`complete_txn`."""
+        self.pending_txn_offsets.setdefault(producer_id, {}).setdefault(
+            group_id, {}).update(offsets)
+
+    def complete_txn(self, producer_id: int, commit: bool) -> None:
+        """OffsetMetadataManager.replayEndTransactionMarker: the transaction's pending
+        offsets become the groups' committed offsets (COMMIT) or are dropped (ABORT)."""
+        pending = self.pending_txn_offsets.pop(producer_id, {})
+        if not commit:
+            return
+        for gid, offsets in pending.items():
+            group = self.groups.get(gid)
+            if group is None:
+                group = self.groups[gid] = Group(gid)
+            group.offsets.update(offsets)
 
     def committed(self, group_id: str) -> dict[tuple[str, int], tuple[int, int, str]]:
         """``(topic, partition) -> (offset, leader epoch, metadata)`` of a group."""

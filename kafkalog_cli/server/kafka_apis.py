@@ -41,7 +41,14 @@ from ..protocol.wire import Request
 from ..schema.flexible import ZERO_UUID
 from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC
 from ..schema.legacy import RECORD_OVERHEAD_V0 as LEGACY_RECORD_OVERHEAD_V0
-from ..schema.record_batch import ATTRIBUTES_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET
+from ..schema.record_batch import (
+    ATTRIBUTES_OFFSET,
+    LENGTH_OFFSET,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    PRODUCER_EPOCH_OFFSET,
+    PRODUCER_ID_OFFSET,
+)
 from ..storage.files import validate_topic_name
 from . import configs as cfgs
 from . import reads
@@ -52,9 +59,14 @@ from .admin import (
     AdminApis,
 )
 from .catalog import LogDirCatalog, Topic, is_internal
-from .group_apis import GroupApis
+from .coordinator_log import OFFSETS_TOPIC, TRANSACTION_TOPIC, CoordinatorTopic
+from .group_apis import GroupApis, group_config
+from .group_log import GroupLogStore, load_groups, restore
+from .groups import GroupCoordinator, GroupStore
 from .metrics import BrokerTopicStats
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
+from .transactions import TransactionCoordinator
+from .txn_apis import TxnApis
 from .workers import WorkerPool
 
 log = logging.getLogger("kafkalog.serve")
@@ -65,6 +77,8 @@ ADMIN_CLIENT_ID = "__admin_client"
 TOPIC_AUTHORIZED_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 _INT32 = struct.Struct(">i")
 _INT8 = struct.Struct(">b")
+_INT16 = struct.Struct(">h")
+_INT64 = struct.Struct(">q")
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
@@ -104,7 +118,24 @@ class KafkaApis:
         #: validates Produce batches off the event loop (closed by :meth:`close`)
         self.workers = WorkerPool()
         self.admin = AdminApis(catalog, options)
-        self.group_apis = GroupApis(catalog, options)
+        #: __consumer_offsets: the group coordinator's records (server/group_log.py)
+        self.offsets_topic = CoordinatorTopic(
+            catalog, OFFSETS_TOPIC, "offsets.topic.num.partitions",
+            "offsets.topic.segment.bytes", on_append=lambda: self._notify_append())
+        store = GroupStore() if options.read_only else GroupLogStore(self.offsets_topic)
+        self.group_apis = GroupApis(catalog, options,
+                                    GroupCoordinator(group_config(catalog), store))
+        #: __transaction_state and the transaction coordinator (server/transactions.py)
+        self.txn_topic = CoordinatorTopic(
+            catalog, TRANSACTION_TOPIC, "transaction.state.log.num.partitions",
+            "transaction.state.log.segment.bytes", on_append=lambda: self._notify_append())
+        self.txn = TransactionCoordinator(
+            catalog, self.txn_topic, self.offsets_topic, self.group_apis.groups,
+            catalog.allocate_producer_id,
+            max_timeout_ms=catalog.broker_configs.int_value("transaction.max.timeout.ms"),
+            on_append=lambda: self._notify_append())
+        self.txn_apis = TxnApis(catalog, options, self.txn, self.group_apis.groups,
+                                self.offsets_topic)
         #: the group coordinator (server/groups.py)
         self.groups = self.group_apis.groups
         self.handlers = {
@@ -119,7 +150,26 @@ class KafkaApis:
         }
         self.handlers.update(self.admin.handlers())
         self.handlers.update(self.group_apis.handlers())
+        self.handlers.update(self.txn_apis.handlers())
         self._awaiting = _AWAITING | AdminApis.AWAITING | GroupApis.AWAITING
+
+    def load(self) -> None:
+        """What the coordinators load before the node serves (``GroupMetadataManager`` /
+        ``TransactionStateManager`` loading their partitions): the groups and offsets in
+        ``__consumer_offsets``, then the transactions in ``__transaction_state`` (those a
+        crash left prepared are completed: their markers are written). On the event loop
+        (member session timers start).
+
+        Raises:
+            CoordinatorLoadError: a partition of either topic that does not load.
+        """
+        groups, offsets, pending = load_groups(self.offsets_topic)
+        n = restore(self.groups, groups, offsets, pending)
+        if n:
+            log.info("loaded %d groups from %s", n, OFFSETS_TOPIC)
+        n = self.txn.load(complete=not self.options.read_only)
+        if n:
+            log.info("loaded %d transactional ids from %s", n, TRANSACTION_TOPIC)
 
     def close(self) -> None:
         """Release the worker threads (a validation under way is abandoned)."""
@@ -295,12 +345,13 @@ class KafkaApis:
         pending = []
         for tp, (records, part) in authorized.items():
             slot = slots[tp]
-            if tp in txn_parts:
-                # the transaction must be verified by a coordinator, which this server has
-                # not (docs/serve.md)
-                slot.update(_partition_error(tp[1], Errors.INVALID_TXN_STATE))
-            elif acks not in (-1, 0, 1):
+            if acks not in (-1, 0, 1):
                 slot.update(_partition_error(tp[1], Errors.INVALID_REQUIRED_ACKS))
+            elif tp in txn_parts and (error := self.txn.verify(
+                    body["transactionalId"], *_producer_of(records), tp)) is not Errors.NONE:
+                # ReplicaManager.appendRecords: the partition must be in the producer's
+                # transaction (the coordinator's verification, KIP-890 part 1)
+                slot.update(_partition_error(tp[1], error))
             else:
                 pending.append((tp[0], slot, records, part))
         internal_allowed = req.client_id == ADMIN_CLIENT_ID
@@ -528,7 +579,8 @@ class KafkaApis:
                                         part.leader_epoch)) is not None:
                     res["errorCode"] = int(e)
                 else:
-                    found = reads.offset_for_timestamp(part, p["timestamp"])
+                    found = reads.offset_for_timestamp(
+                        part, p["timestamp"], req.body.get("isolationLevel", 0) == 1)
                     if found is not None:
                         res["timestamp"], res["offset"], res["leaderEpoch"] = found
         return Reply({"throttleTimeMs": 0, "topics": topics})
@@ -543,9 +595,7 @@ class KafkaApis:
                           "errorCode": int(Errors.CLUSTER_AUTHORIZATION_FAILED),
                           "producerId": -1, "producerEpoch": -1})
         if req.body["transactionalId"] is not None:
-            # no transaction coordinator here: this node is not one
-            return Reply({"throttleTimeMs": 0, "errorCode": int(Errors.NOT_COORDINATOR),
-                          "producerId": -1, "producerEpoch": -1})
+            return Reply(self.txn_apis.init_producer_id(req.body, req.api_version))
         # TransactionCoordinator.handleInitProducerId with a null transactionalId: always a
         # new producer id, epoch 0
         return Reply({"throttleTimeMs": 0, "errorCode": 0,
@@ -719,6 +769,12 @@ def _first_batch_is_transactional(records) -> bool:
         return False
     # the low byte of the int16 attributes holds the codec and transactional bits
     return bool(records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_FLAG_MASK)
+
+
+def _producer_of(records) -> tuple[int, int]:
+    """The producer id and epoch of the first batch (a v2 batch: validated already)."""
+    return (_INT64.unpack_from(records, PRODUCER_ID_OFFSET)[0],
+            _INT16.unpack_from(records, PRODUCER_EPOCH_OFFSET)[0])
 
 
 def _validate_records(version: int, records) -> tuple[Errors, object]:

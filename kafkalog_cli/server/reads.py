@@ -3,9 +3,10 @@
 ``ReplicaManager.readFromLocalLog`` and ``Partition.fetchOffsetForTimestamp``.
 
 A single node is its own ISR: the high watermark is the log end offset. The last stable
-offset is the log end offset too: the server writes no transactional data (it does not
-serve the transaction APIs), so only a directory written by a broker with a transaction
-still open at its end would differ (documented in docs/serve.md).
+offset is the first offset of the oldest open transaction (the producer state's first
+unstable offset), else the high watermark (``UnifiedLog.lastStableOffset``); a
+read_committed fetch returns only batches below it (``LocalLog.read`` bounded by
+``FetchIsolation.TXN_COMMITTED``), and ListOffsets' LATEST is it under read_committed.
 """
 
 from __future__ import annotations
@@ -58,14 +59,19 @@ def read(part: PartitionView, fetch_offset: int, max_bytes: int, min_one_message
     if fetch_offset < lso or fetch_offset > leo:
         # createLogReadResult(e): unknown offsets, empty records
         return ReadResult(Errors.OFFSET_OUT_OF_RANGE)
-    out = ReadResult(high_watermark=leo, last_stable_offset=leo, log_start_offset=lso,
+    stable = last_stable_offset(part)
+    out = ReadResult(high_watermark=leo, last_stable_offset=stable, log_start_offset=lso,
                      aborted=[] if read_committed else None)
-    if fetch_offset == leo:
+    end = stable if read_committed else leo
+    if fetch_offset >= end:
         return out
     info = part.log.read(fetch_offset, max_bytes, min_one_message=min_one_message)
     if info is None or not info.records:
         return out
-    out.records = info.records
+    records = info.records if end == leo else _below(info.records, end)
+    if not records:
+        return out
+    out.records = records
     out.first_offset = info.first_offset
     if read_committed:
         out.aborted = [{"producerId": t.producer_id, "firstOffset": t.first_offset}
@@ -73,6 +79,28 @@ def read(part: PartitionView, fetch_offset: int, max_bytes: int, min_one_message
                            fetch_offset, _upper_bound(out.records, leo),
                            from_segment=info.segment)]
     return out
+
+
+def last_stable_offset(part: PartitionView) -> int:
+    """UnifiedLog.lastStableOffset: the first unstable offset (the first offset of the
+    oldest open transaction), else the high watermark (= the log end offset). A partition
+    without producer state (``--read-only``) has its log end offset."""
+    ps = getattr(part.log, "producer_state", None)
+    first = ps.first_unstable_offset if ps is not None else None
+    leo = part.log_end_offset
+    return leo if first is None else min(first, leo)
+
+
+def _below(records: bytes, end: int) -> bytes:
+    """The whole batches of ``records`` that start below ``end`` (a batch boundary: the
+    first offset of an open transaction's batch)."""
+    fr = FileRecords(records)
+    cut = 0
+    for b in fr.batches():
+        if b.base_offset >= end:
+            return records[:cut]
+        cut = b.next_position
+    return records
 
 
 def _upper_bound(records: bytes, leo: int) -> int:
@@ -85,14 +113,15 @@ def _upper_bound(records: bytes, leo: int) -> int:
     return nxt
 
 
-def offset_for_timestamp(part: PartitionView, timestamp: int) -> tuple[int, int, int] | None:
+def offset_for_timestamp(part: PartitionView, timestamp: int, read_committed: bool = False
+                         ) -> tuple[int, int, int] | None:
     """``(timestamp, offset, leaderEpoch)`` as Partition.fetchOffsetForTimestamp returns it
-    for a consumer (READ_UNCOMMITTED/COMMITTED: bounded by the high watermark), or None
-    when no record qualifies."""
+    for a consumer (READ_UNCOMMITTED: bounded by the high watermark; READ_COMMITTED: LATEST
+    is the last stable offset), or None when no record qualifies."""
     leo = part.log_end_offset
     epochs = part.epochs
     if timestamp == LATEST_TIMESTAMP:
-        return -1, leo, part.leader_epoch
+        return -1, last_stable_offset(part) if read_committed else leo, part.leader_epoch
     if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
         # without remote storage the earliest local offset is the log start offset, and
         # its epoch the earliest cached one when it starts at or below it

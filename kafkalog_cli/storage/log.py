@@ -609,7 +609,7 @@ class UnifiedLog(Log):
                 pending = ps.prepare_data_batch(
                     pid, info.producer_epoch, info.base_sequence, info.last_sequence,
                     info.max_timestamp, info.first_offset, info.last_offset,
-                    info.is_transactional)
+                    info.is_transactional, check_sequence=info.origin == "client")
         if leader_epoch >= 0:
             self.leader_epoch_cache.assign(leader_epoch, info.first_offset)
         rolled = self.maybe_roll(size, info.max_timestamp, info.last_offset, now)
@@ -812,26 +812,35 @@ class LogManager:
         #: topic -> the topic id given to partitions this manager creates
         self._topic_ids: dict[str, str] = {}
         self.had_clean_shutdown = False
+        #: the caller ran the log recovery before opening (serve's start-up recovery):
+        #: the state is checked, so a clean close writes the marker again
+        self.recovered = False
         self.closed = False
         self._warned: set[str] = set()
 
     @classmethod
     def open(cls, log_dir, *, create: bool = True, cluster_id: str | None = None,
-             node_id: int = 1, clock=None, fsync: bool = True, rng=None) -> LogManager:
+             node_id: int = 1, clock=None, fsync: bool = True, rng=None,
+             recovered: bool = False, lock: LogDirLock | None = None) -> LogManager:
         """Lock ``log_dir`` (creating it and its meta.properties when new) and remove the
         clean-shutdown marker before anything is written, as a starting broker does.
+        ``recovered``: the caller has just run the log recovery on the directory (what
+        ``LogLoader`` does when the marker is missing), so :meth:`close` writes the marker.
+        ``lock``: the directory's lock, already held by the caller (it becomes this
+        manager's, released by :meth:`close` / :meth:`abandon`).
 
         Raises:
             LogDirLockedError: the lock is held.
             NotAKafkaFileError: ``log_dir`` is missing and ``create`` is False.
         """
         m = cls(log_dir, clock=clock, fsync=fsync, rng=rng)
+        m.recovered = recovered
         d = m.log_dir
         if not d.exists():
             if not create:
                 raise NotAKafkaFileError("log directory does not exist", file=d)
             d.mkdir(parents=True)
-        m.lock = LogDirLock(d).acquire()
+        m.lock = lock if lock is not None else LogDirLock(d).acquire()
         try:
             visible = [p for p in d.iterdir() if p.name != ".lock"]
             m.created = not visible
@@ -964,7 +973,7 @@ class LogManager:
 
     @property
     def writes_clean_shutdown(self) -> bool:
-        return self.created or self.had_clean_shutdown
+        return self.created or self.had_clean_shutdown or self.recovered
 
     def close(self) -> None:
         """Close every log, write the checkpoints, the clean-shutdown marker (see the class

@@ -367,9 +367,13 @@ class ProducerStateManager:
 
     def prepare_data_batch(self, producer_id: int, epoch: int, first_seq: int, last_seq: int,
                            timestamp: int, first_offset: int, last_offset: int,
-                           is_transactional: bool, *, check: bool = True) -> ProducerEntry:
+                           is_transactional: bool, *, check: bool = True,
+                           check_sequence: bool = True) -> ProducerEntry:
         """ProducerAppendInfo.appendDataBatch: the producer's entry after this batch (not yet
         applied; pass it to :meth:`update` once the batch is in the log).
+        ``check_sequence`` False: origin COORDINATOR (a transactional offset commit has no
+        sequence numbers), whose epoch is checked but not its sequence
+        (``maybeValidateDataBatch``).
 
         Raises:
             InvalidProducerEpochError / OutOfOrderSequenceError / InvalidTxnStateError.
@@ -381,7 +385,9 @@ class ProducerStateManager:
                 raise InvalidProducerEpochError(
                     f"Epoch of producer {producer_id} at offset {first_offset} is {epoch}, "
                     f"which is smaller than the last seen epoch {updated.producer_epoch}")
-            if epoch != updated.producer_epoch:
+            if not check_sequence:
+                pass
+            elif epoch != updated.producer_epoch:
                 if first_seq != 0 and updated.producer_epoch != NO_PRODUCER_EPOCH:
                     raise OutOfOrderSequenceError(
                         f"Invalid sequence number for new epoch of producer {producer_id} at "

@@ -140,6 +140,8 @@ class ValidationResult:
         producer_id, producer_epoch, base_sequence: from the batch header.
         is_transactional, is_control: from the attributes.
         partition_leader_epoch: stamped on the batch.
+        origin: ``"client"`` or ``"coordinator"`` (AppendOrigin): the producer state
+            checks a coordinator's batches' epochs but not their sequences.
     """
 
     batch: bytes | bytearray
@@ -158,6 +160,7 @@ class ValidationResult:
     is_transactional: bool
     is_control: bool
     partition_leader_epoch: int
+    origin: str = CLIENT
 
     @property
     def size(self) -> int:
@@ -312,7 +315,7 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
         new_max = now if log_append else summary.max_timestamp
         return ValidationResult(out, first, last, count, new_max, last, append_time, True,
                                 source_codec, target_codec, pid, pepoch, base_seq, is_txn,
-                                is_control, partition_leader_epoch)
+                                is_control, partition_leader_epoch, origin)
 
     # -- in place: setLastOffset, setPartitionLeaderEpoch, setMaxTimestamp --
     buf = bytearray(records[:size]) if not isinstance(records, bytearray) or \
@@ -330,7 +333,7 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
         _U.pack_into(buf, CRC_OFFSET, _crc(memoryview(buf)[ATTRIBUTES_OFFSET:]))
     return ValidationResult(buf, first, last, count, new_max, last, append_time, False,
                             source_codec, target_codec, pid, pepoch, base_seq, is_txn,
-                            is_control, partition_leader_epoch)
+                            is_control, partition_leader_epoch, origin)
 
 
 def _records(records, hdr, limit: int):

@@ -33,8 +33,11 @@ def test_find_coordinator(server, raw):
     r = c.request(FIND, 4, {"keyType": 0, "coordinatorKeys": ["a", "b", ""]})
     assert [(x["key"], x["errorCode"], x["port"]) for x in r["coordinators"]] == [
         ("a", 0, server.port), ("b", 0, server.port), ("", Errors.INVALID_REQUEST, -1)]
+    # TRANSACTION keys: this node is the transaction coordinator too; SHARE: none here
     r = c.request(FIND, 3, {"key": "tx", "keyType": 1})
-    assert r["errorCode"] == Errors.COORDINATOR_NOT_AVAILABLE
+    assert (r["errorCode"], r["nodeId"], r["port"]) == (0, 0, server.port)
+    r = c.request(FIND, 4, {"keyType": 2, "coordinatorKeys": ["g:t:0"]})
+    assert r["coordinators"][0]["errorCode"] == Errors.COORDINATOR_NOT_AVAILABLE
 
 
 def test_single_member_lifecycle_and_offsets(server, raw):

@@ -4,7 +4,8 @@ snappy, lz4 and zstd: not covered) and acks 0 / 1 / -1 (idempotent), consumes th
 with a group consumer (fromBeginning, auto commit), seeks, and reads offsets with the admin
 client; afterwards the log directory passes verify-index, decodes with kafka-python's
 reader to exactly the records produced, and every segment's indexes equal what recovery
-rebuilds.
+rebuilds. ``kafkajs/transactions.mjs``: kafkajs' transactional producer (commit, abort,
+sendOffsets) and its read_committed group consumer.
 
 ``npm ci`` runs once per session in ``tests/server/kafkajs`` when ``node_modules`` is
 missing (kafkajs pinned by package-lock.json). Without node/npm the test skips, or fails
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 from serve_testkit import check_log_dir
 
+from kafkalog_cli.ops.verify import verify_index
 from kafkalog_cli.server.broker import ServerThread
 from kafkalog_cli.server.kafka_apis import ServerOptions
 
@@ -79,3 +81,24 @@ def test_kafkajs_produce_consume(log_dir, kafkajs_node):
     assert out["afterSeek"] == 77
     check_log_dir(log_dir, dict.fromkeys(topics, N), records=dict.fromkeys(topics, expected),
                   codecs={t: CODECS[t.split("-")[1]] for t in topics})
+
+
+def test_kafkajs_transactions(log_dir, kafkajs_node):
+    """kafkajs' own transactions (no plugin): commit and abort across two partitions,
+    sendOffsets; its read_committed consumer and kafka-python's see only the committed
+    records, and the offsets committed in the transaction are the group's."""
+    from serve_testkit import NO_GROUP_DELAY
+    from test_serve_transactions import _kafka_python_read
+
+    with ServerThread(log_dir, ServerOptions(port=0), server_configs=NO_GROUP_DELAY) as s:
+        r = subprocess.run([kafkajs_node, str(HERE / "transactions.mjs"), s.bootstrap],
+                           cwd=HERE, capture_output=True, text=True, timeout=90)
+        assert r.returncode == 0, r.stderr
+        committed = sorted([b"committed-%d" % i for i in range(4)] + [b"last-0"])
+        assert _kafka_python_read(s.bootstrap, "kjs-txn", "read_committed") == committed
+    out = json.loads(r.stdout)
+    assert out["seen"] == sorted(v.decode() for v in committed)
+    (t,) = out["committed"]
+    assert sorted((p["partition"], p["offset"]) for p in t["partitions"]) == \
+        [(0, "3"), (1, "-1")]
+    assert verify_index([log_dir]).ok

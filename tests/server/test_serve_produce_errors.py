@@ -179,11 +179,14 @@ def test_idempotent_duplicates_gaps_and_epochs(raw):
     assert part(produce(c, "t", batch(1, pid=p, epoch=1, seq=0)))["baseOffset"] == 5
     assert part(produce(c, "t", batch(1, pid=p, epoch=0, seq=5))) == err(
         0, Errors.INVALID_PRODUCER_EPOCH, log_start=0)
-    # next producer id differs; transactional ids are refused (no coordinator here)
+    # next producer id differs; a new transactional id gets the next one, epoch 0
     assert c.request(22, 4, {"transactionalId": None, "transactionTimeoutMs": 1})[
         "producerId"] == p + 1
-    assert c.request(22, 4, {"transactionalId": "tx", "transactionTimeoutMs": 1})[
-        "errorCode"] == Errors.NOT_COORDINATOR
+    r = c.request(22, 4, {"transactionalId": "tx", "transactionTimeoutMs": 1})
+    assert (r["errorCode"], r["producerId"], r["producerEpoch"]) == (0, p + 2, 0)
+    # TransactionStateManager.validateTransactionTimeoutMs: 0 < timeout <= 900000
+    assert c.request(22, 4, {"transactionalId": "tx", "transactionTimeoutMs": 900001})[
+        "errorCode"] == Errors.INVALID_TRANSACTION_TIMEOUT
 
 
 def test_producer_ids_persist_across_restarts(log_dir):
@@ -203,7 +206,8 @@ def test_transactional_batches_refused(raw):
     b = build_batch([(TS, b"k", b"v", ())], producer_id=5, producer_epoch=0, base_sequence=0,
                     is_transactional=True)
     assert part(produce(c, "t", b)) == err(0, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    assert part(produce(c, "t", b, txn_id="tx")) == err(0, Errors.INVALID_TXN_STATE)
+    # the coordinator's verification: no such transactional id (producer id mapping)
+    assert part(produce(c, "t", b, txn_id="tx")) == err(0, Errors.INVALID_PRODUCER_ID_MAPPING)
 
 
 # -- KafkaApis.handleProduceRequest's order and keys -----------------------------------------
@@ -246,13 +250,14 @@ def test_transactional_batch_anywhere_refuses_the_whole_request(raw):
 
 def test_transactional_id_refuses_only_transactional_partitions(raw):
     """With a transactional id, a transactional batch needs the coordinator's verification
-    (which this server cannot give: INVALID_TXN_STATE); the request's other partitions are
-    appended (ReplicaManager.handleProduceAppend filters only the failed ones)."""
+    (here: no transaction of that id, INVALID_PRODUCER_ID_MAPPING); the request's other
+    partitions are appended (ReplicaManager.handleProduceAppend filters only the failed
+    ones)."""
     c = raw()
     create_topic(c, "t", 2)
     res = c.request(0, 11, _request([("t", [(0, _txn_batch()), (1, batch(2))])], txn_id="tx"))
     (t,) = res["responses"]
-    assert t["partitionResponses"][0] == err(0, Errors.INVALID_TXN_STATE)
+    assert t["partitionResponses"][0] == err(0, Errors.INVALID_PRODUCER_ID_MAPPING)
     assert t["partitionResponses"][1] == {**ok(0), "index": 1}
 
 

@@ -44,7 +44,8 @@ def test_api_versions_table_matches_served_ranges():
                      10: (0, 4), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5),
                      16: (0, 5), 18: (0, 4), 19: (2, 7), 20: (1, 6), 21: (0, 2), 22: (0, 4),
                      32: (0, 4), 33: (0, 2), 35: (0, 4), 37: (0, 3), 42: (0, 2), 44: (0, 1),
-                     47: (0, 0), 60: (0, 1)}
+                     47: (0, 0), 60: (0, 1), 24: (0, 3), 25: (0, 4), 26: (0, 4), 28: (0, 4),
+                     65: (0, 0), 66: (0, 1)}
 
 
 @pytest.mark.parametrize("version", range(0, 5))
@@ -82,8 +83,8 @@ def test_api_versions_invalid_software_name(raw):
 def test_parse_request_rules():
     ok = encode_request(3, 12, 1, {"topics": None})[4:]
     assert parse_request(ok).api_key == ApiKeys.METADATA
-    with pytest.raises(InvalidRequest, match="Unknown API key 24"):  # AddOffsetsToTxn
-        parse_request(struct.pack(">hhih", 24, 0, 1, -1))
+    with pytest.raises(InvalidRequest, match="Unknown API key 27"):  # WriteTxnMarkers
+        parse_request(struct.pack(">hhih", 27, 0, 1, -1))
     with pytest.raises(InvalidRequest, match="not enabled"):
         parse_request(struct.pack(">hhih", 0, 2, 1, -1) + b"\x00" * 20)
     with pytest.raises(InvalidRequest):

@@ -45,17 +45,25 @@ def serve(
         "--read-only", help="Write nothing to the directory (no lock, checkpoint, index, "
         "snapshot or topic id): Produce, CreateTopics and DeleteTopics are refused with "
         "TOPIC_AUTHORIZATION_FAILED. For inspecting a backup or a broker's copy.")] = False,
+    no_recover: Annotated[bool, typer.Option(
+        "--no-recover", help="Refuse to start (exit 1) when the directory lacks "
+        ".kafka_cleanshutdown, instead of running the log recovery of `kafkalog recover "
+        "--truncate` first.")] = False,
 ) -> None:
     """Serve a log directory to Kafka clients: one node, leader of every partition.
 
     Speaks ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId, the
     admin APIs (CreateTopics, DeleteTopics, CreatePartitions, DeleteRecords,
     DescribeConfigs, AlterConfigs, IncrementalAlterConfigs, DescribeCluster,
-    DescribeLogDirs) and the consumer-group APIs (groups held in memory). Holds the
+    DescribeLogDirs), the consumer-group APIs (groups and offsets kept in
+    __consumer_offsets, in Kafka's format) and transactions (__transaction_state,
+    markers, read_committed). Holds the
     directory's .lock while serving and writes as a broker does (partition.metadata for
     topics without a topic id, indexes, producer snapshots, checkpoints, the
-    clean-shutdown marker at exit; docs/serve.md); --read-only writes nothing. SIGTERM or
-    SIGINT closes it cleanly. There is no authentication.
+    clean-shutdown marker at exit; docs/serve.md); --read-only writes nothing. A
+    directory without the clean-shutdown marker is first recovered as `kafkalog recover
+    --truncate` does (quarantine kept); --no-recover refuses instead. SIGTERM or SIGINT
+    closes it cleanly. There is no authentication.
 
     \b
     Examples:
@@ -67,4 +75,4 @@ def serve(
     run(log_dir, listen=listen, node_id=node_id, allow_remote=allow_remote,
         advertised_host=advertised_host, auto_create_topics=auto_create_topics,
         num_partitions=num_partitions, configs=config or (), metrics=metrics,
-        metrics_interval=metrics_interval, read_only=read_only)
+        metrics_interval=metrics_interval, read_only=read_only, no_recover=no_recover)

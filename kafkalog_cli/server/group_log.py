@@ -1,0 +1,230 @@
+"""Durable classic groups and committed offsets: the coordinator's changes written to
+``__consumer_offsets`` as Kafka's records, and read back at start-up (after
+``GroupCoordinatorRecordHelpers`` and ``GroupMetadataManager`` / ``OffsetMetadataManager``
+replay).
+
+Records (key: int16 record type + the key message v0; value: int16 version + the value
+message; a null value is a tombstone), built with the decoders' own declarations
+(:mod:`kafkalog_cli.decoders.group_messages`), at the versions a Kafka 3.x/4.x broker
+writes (``MetadataVersion.offsetCommitValueVersion`` / ``groupMetadataValueVersion``):
+
+* OffsetCommit (type 1), value version 3: ``offset``, ``leaderEpoch`` (-1: none),
+  ``metadata``, ``commitTimestamp``; its tombstone for an offset deleted (OffsetDelete,
+  DeleteGroups, a deleted topic);
+* GroupMetadata (type 2), value version 3: protocol type, generation, protocol, leader,
+  ``currentStateTimestamp`` and the members (ids, client id and host, timeouts, the
+  subscription of the chosen protocol, the assignment); its tombstone for a deleted group.
+
+Transactional offset commits (TxnOffsetCommit) are the same OffsetCommit records in a
+transactional batch of the producer; they count once its COMMIT marker follows in the
+partition (an ABORT drops them), as ``OffsetMetadataManager.replayEndTransactionMarker``.
+
+Loading (:func:`load_groups`): every partition from its log start offset; the last record
+of each key wins, tombstones delete. A group with members comes back Stable (its members'
+session timers restarted, as ``GroupMetadataManager.onLoaded``), one without Empty; offsets
+of a group with no GroupMetadata record give an empty "simple" group.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import time
+
+from ..decoders.group_messages import (
+    GroupMetadataKey,
+    GroupMetadataValue,
+    OffsetCommitKey,
+    OffsetCommitValue,
+)
+from ..errors import AppendError, CoordinatorLoadError, KafkalogError
+from ..format.control import COMMIT, read_end_txn_marker
+from .coordinator_log import CoordinatorTopic
+from .groups import EMPTY, STABLE, Group, GroupCoordinator, GroupStore, Member, OffsetAndMetadata
+
+log = logging.getLogger("kafkalog.serve")
+
+_INT16 = struct.Struct(">h")
+OFFSET_COMMIT_TYPE = 1
+GROUP_METADATA_TYPE = 2
+#: the value versions a Kafka 3.x / 4.x broker writes
+OFFSET_COMMIT_VALUE_VERSION = 3
+GROUP_METADATA_VALUE_VERSION = 3
+
+
+def offset_key(group_id: str, topic: str, partition: int) -> bytes:
+    return _INT16.pack(OFFSET_COMMIT_TYPE) + OffsetCommitKey.build(
+        {"group": group_id, "topic": topic, "partition": partition}, 0)
+
+
+def offset_value(offset: OffsetAndMetadata) -> bytes:
+    return _INT16.pack(OFFSET_COMMIT_VALUE_VERSION) + OffsetCommitValue.build(
+        {"offset": offset.offset, "leaderEpoch": offset.leader_epoch,
+         "metadata": offset.metadata, "commitTimestamp": offset.commit_timestamp_ms,
+         "expireTimestamp": -1}, OFFSET_COMMIT_VALUE_VERSION)
+
+
+def group_key(group_id: str) -> bytes:
+    return _INT16.pack(GROUP_METADATA_TYPE) + GroupMetadataKey.build({"group": group_id}, 0)
+
+
+def group_value(group: Group, assignment: dict[str, bytes], now_ms: int) -> bytes:
+    members = [{"memberId": m.member_id, "groupInstanceId": m.group_instance_id,
+                "clientId": m.client_id, "clientHost": m.client_host,
+                "rebalanceTimeout": m.rebalance_timeout_ms,
+                "sessionTimeout": m.session_timeout_ms,
+                "subscription": m.metadata(group.protocol),
+                "assignment": assignment.get(m.member_id, b"")}
+               for m in group.members.values()]
+    return _INT16.pack(GROUP_METADATA_VALUE_VERSION) + GroupMetadataValue.build(
+        {"protocolType": group.protocol_type or "", "generation": group.generation,
+         "protocol": group.protocol, "leader": group.leader if group.members else None,
+         "currentStateTimestamp": now_ms, "members": members},
+        GROUP_METADATA_VALUE_VERSION)
+
+
+class GroupLogStore(GroupStore):
+    """A :class:`~.groups.GroupStore` writing each change to ``__consumer_offsets``
+    (``topic``) at once, in the partition of the group id."""
+
+    def __init__(self, topic: CoordinatorTopic):
+        self.topic = topic
+
+    def group_metadata(self, group: Group, assignment: dict[str, bytes]) -> None:
+        self._write(group.group_id, group_key(group.group_id), group_value(
+            group, assignment, int(time.time() * 1000)))
+
+    def group_deleted(self, group_id: str) -> None:
+        self._write(group_id, group_key(group_id), None)
+
+    def offset_committed(self, group_id: str, topic: str, partition: int,
+                         offset: OffsetAndMetadata) -> None:
+        """Raises AppendError when the write fails (the commit is answered with it)."""
+        self.topic.append(group_id, [(offset_key(group_id, topic, partition),
+                                      offset_value(offset))])
+
+    def offset_deleted(self, group_id: str, topic: str, partition: int) -> None:
+        self._write(group_id, offset_key(group_id, topic, partition), None)
+
+    def _write(self, group_id: str, key: bytes, value: bytes | None) -> None:
+        """A group change already made in memory: a failed write is logged (the group
+        goes on; its record is missing after a restart, as after a lost append)."""
+        try:
+            self.topic.append(group_id, [(key, value)])
+        except AppendError as e:
+            log.error("group %s: writing to %s failed: %s", group_id, self.topic.name, e)
+
+
+def _parse_key(data: bytes) -> tuple[int, dict | None]:
+    (kind,) = _INT16.unpack_from(data, 0)
+    if kind == OFFSET_COMMIT_TYPE:
+        return kind, OffsetCommitKey.parse(data, 0, offset=2)[0]
+    if kind == GROUP_METADATA_TYPE:
+        return kind, GroupMetadataKey.parse(data, 0, offset=2)[0]
+    return kind, None  # LegacyOffsetCommit (0) and the KIP-848 / share / streams records
+
+
+def _parse_value(message, data: bytes) -> dict:
+    (version,) = _INT16.unpack_from(data, 0)
+    return message.parse(data, version, offset=2)[0]
+
+
+def load_groups(topic: CoordinatorTopic) -> tuple[dict[str, dict | None],
+                                                  dict[str, dict[tuple[str, int], dict]],
+                                                  dict[int, list[tuple[str, str, int, dict]]]]:
+    """Replay ``__consumer_offsets``: ``(group id -> last GroupMetadataValue or None for a
+    tombstone, group id -> {(topic, partition): OffsetCommitValue}, producer id -> the
+    transactional offset commits with no marker yet [(group, topic, partition, value)])``.
+
+    Raises:
+        CoordinatorLoadError: a partition is offline or holds a record that does not parse,
+            naming the partition and offset.
+    """
+    for p, why in topic.offline().items():
+        raise CoordinatorLoadError(f"{topic.name}-{p} is offline ({why}): its groups and offsets "
+                             "cannot be loaded", file=topic.catalog.log_dir / f"{topic.name}-{p}")
+    groups: dict[str, dict | None] = {}
+    offsets: dict[str, dict[tuple[str, int], dict | None]] = {}
+    #: producer id -> [(group, topic, partition, value)] of its open transaction
+    pending: dict[int, list[tuple[str, str, int, dict]]] = {}
+    for p, batch, records in _scan(topic):
+        pid = getattr(batch, "producer_id", -1)
+        if getattr(batch, "is_control", False):
+            marker = read_end_txn_marker(batch)
+            done = pending.pop(pid, [])
+            if marker is not None and marker.control_type == COMMIT:
+                for g, t, part, value in done:
+                    offsets.setdefault(g, {})[(t, part)] = value
+            continue
+        transactional = getattr(batch, "is_transactional", False)
+        for r in records:
+            try:
+                if r.key is None:
+                    raise ValueError("a record without a key")
+                kind, key = _parse_key(r.key)
+                if kind == OFFSET_COMMIT_TYPE:
+                    value = None if r.value is None else _parse_value(OffsetCommitValue,
+                                                                      r.value)
+                    tp = (key["topic"], key["partition"])
+                    if transactional and value is not None:
+                        pending.setdefault(pid, []).append((key["group"], *tp, value))
+                    else:
+                        offsets.setdefault(key["group"], {})[tp] = value
+                elif kind == GROUP_METADATA_TYPE:
+                    groups[key["group"]] = None if r.value is None else _parse_value(
+                        GroupMetadataValue, r.value)
+            except Exception as e:
+                raise CoordinatorLoadError(
+                    f"{topic.name}-{p}: the record at offset {r.offset} does not load: {e}",
+                    file=topic.catalog.log_dir / f"{topic.name}-{p}") from None
+    return groups, {g: {tp: v for tp, v in o.items() if v is not None}
+                    for g, o in offsets.items()}, pending
+
+
+def _scan(topic: CoordinatorTopic):
+    try:
+        yield from topic.scan()
+    except KafkalogError as e:
+        raise CoordinatorLoadError(f"{topic.name}: {e}", file=getattr(e, "file", None)) from None
+
+
+def _offset(v: dict) -> OffsetAndMetadata:
+    return OffsetAndMetadata(v["offset"], v.get("leaderEpoch", -1), v["metadata"],
+                             v["commitTimestamp"])
+
+
+def restore(coordinator: GroupCoordinator, groups: dict[str, dict | None],
+            offsets: dict[str, dict[tuple[str, int], dict]],
+            pending: dict[int, list[tuple[str, str, int, dict]]] | None = None) -> int:
+    """Put what :func:`load_groups` read into ``coordinator`` (on the event loop: member
+    session timers start); ``pending`` transactional offsets wait for their marker.
+    Returns the number of groups restored."""
+    for pid, entries in (pending or {}).items():
+        for g, t, p, v in entries:
+            coordinator.store_txn_offsets(pid, g, {(t, p): _offset(v)})
+    for gid in set(groups) | set(offsets):
+        value = groups.get(gid)
+        if value is None and not offsets.get(gid):
+            continue
+        group = Group(gid)
+        if value is not None:
+            group.generation = value["generation"]
+            group.protocol_type = value["protocolType"] or None
+            group.protocol = value["protocol"]
+            for m in value["members"]:
+                member = Member(
+                    member_id=m["memberId"], group_instance_id=m.get("groupInstanceId"),
+                    client_id=m["clientId"], client_host=m["clientHost"],
+                    rebalance_timeout_ms=m.get("rebalanceTimeout", -1),
+                    session_timeout_ms=m["sessionTimeout"],
+                    protocol_type=value["protocolType"],
+                    protocols=[(value["protocol"] or "", bytes(m["subscription"]))],
+                    assignment=bytes(m["assignment"]))
+                group.add(member)
+            group.leader = value["leader"] if group.members else None
+            group.state = STABLE if group.members else EMPTY
+            group.subscribed_topics = group.compute_subscribed_topics()
+        for (t, p), v in offsets.get(gid, {}).items():
+            group.offsets[(t, p)] = _offset(v)
+        coordinator.load_group(group)
+    return len(coordinator.groups)

@@ -1,0 +1,168 @@
+"""The transaction request handlers, after ``KafkaApis`` (InitProducerId with a
+transactional id, AddPartitionsToTxn v0-3, AddOffsetsToTxn, EndTxn, TxnOffsetCommit,
+DescribeTransactions, ListTransactions) over :mod:`.transactions` and the group
+coordinator.
+
+Each handler takes a parsed :class:`~kafkalog_cli.protocol.wire.Request` and returns a
+response body. ``--read-only``: every transactional request gets
+``TRANSACTIONAL_ID_AUTHORIZATION_FAILED`` (a broker's answer without WRITE on the id);
+Describe/ListTransactions answer from the loaded state.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..errors import AppendError
+from ..protocol.apis import ApiKeys
+from ..protocol.errors import Errors
+from .catalog import LogDirCatalog
+from .coordinator_log import OFFSETS_TOPIC, CoordinatorTopic
+from .group_apis import coordinator_write_error
+from .group_log import offset_key, offset_value
+from .groups import GroupCoordinator, OffsetAndMetadata
+from .transactions import TransactionCoordinator, fenced_for
+
+_AUTH = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+class TxnApis:
+    """The transaction handlers of one node."""
+
+    def __init__(self, catalog: LogDirCatalog, options, coordinator: TransactionCoordinator,
+                 groups: GroupCoordinator, offsets_topic: CoordinatorTopic):
+        self.catalog = catalog
+        self.options = options
+        self.txn = coordinator
+        self.groups = groups
+        self.offsets_topic = offsets_topic
+
+    def handlers(self) -> dict:
+        return {
+            ApiKeys.ADD_PARTITIONS_TO_TXN: self.handle_add_partitions_to_txn,
+            ApiKeys.ADD_OFFSETS_TO_TXN: self.handle_add_offsets_to_txn,
+            ApiKeys.END_TXN: self.handle_end_txn,
+            ApiKeys.TXN_OFFSET_COMMIT: self.handle_txn_offset_commit,
+            ApiKeys.DESCRIBE_TRANSACTIONS: self.handle_describe_transactions,
+            ApiKeys.LIST_TRANSACTIONS: self.handle_list_transactions,
+        }
+
+    def init_producer_id(self, body: dict, version: int) -> dict:
+        """handleInitProducerIdRequest with a transactional id."""
+        if self.options.read_only:
+            error, pid, epoch = _AUTH, -1, -1
+        else:
+            expected = None
+            if version >= 3 and body.get("producerId", -1) != -1:
+                expected = (body["producerId"], body["producerEpoch"])
+            error, pid, epoch = self.txn.init_producer_id(
+                body["transactionalId"], body["transactionTimeoutMs"], expected)
+        return {"throttleTimeMs": 0, "errorCode": int(fenced_for(version, 4, error)),
+                "producerId": pid, "producerEpoch": epoch}
+
+    def handle_add_partitions_to_txn(self, req) -> dict:
+        """v0-3: unknown partitions -> UNKNOWN_TOPIC_OR_PARTITION and the others
+        OPERATION_NOT_ATTEMPTED (nothing added); else the coordinator's answer for all."""
+        body = req.body
+        v = req.api_version
+        topics = body["v3AndBelowTopics"]
+        wanted = [(t["name"], p) for t in topics for p in t["partitions"]]
+        missing = {tp for tp in wanted if self.catalog.partition(*tp) is None}
+        if self.options.read_only:
+            errors = dict.fromkeys(wanted, _AUTH)
+        elif missing:
+            errors = {tp: (self.catalog.partition_error(*tp) if tp in missing
+                           else Errors.OPERATION_NOT_ATTEMPTED) for tp in wanted}
+        else:
+            e = self.txn.add_partitions(body["v3AndBelowTransactionalId"],
+                                        body["v3AndBelowProducerId"],
+                                        body["v3AndBelowProducerEpoch"], set(wanted))
+            errors = dict.fromkeys(wanted, fenced_for(v, 2, e))
+        by_topic: dict[str, list[dict]] = {}
+        for (t, p), e in errors.items():
+            by_topic.setdefault(t, []).append({"partitionIndex": p,
+                                               "partitionErrorCode": int(e)})
+        return {"throttleTimeMs": 0, "resultsByTopicV3AndBelow": [
+            {"name": t, "resultsByPartition": ps} for t, ps in by_topic.items()]}
+
+    def handle_add_offsets_to_txn(self, req) -> dict:
+        body = req.body
+        if self.options.read_only:
+            e = _AUTH
+        else:
+            e = self.txn.add_offsets(body["transactionalId"], body["producerId"],
+                                     body["producerEpoch"], body["groupId"])
+        return {"throttleTimeMs": 0, "errorCode": int(fenced_for(req.api_version, 2, e))}
+
+    def handle_end_txn(self, req) -> dict:
+        body = req.body
+        if self.options.read_only:
+            e = _AUTH
+        else:
+            e = self.txn.end_txn(body["transactionalId"], body["producerId"],
+                                 body["producerEpoch"], body["committed"])
+        return {"throttleTimeMs": 0, "errorCode": int(fenced_for(req.api_version, 2, e))}
+
+    def handle_txn_offset_commit(self, req) -> dict:
+        """handleTxnOffsetCommitRequest: unknown partitions -> UNKNOWN_TOPIC_OR_PARTITION;
+        the rest: the transaction must hold the group's ``__consumer_offsets`` partition
+        (AddOffsetsToTxn), then the group's checks, then one transactional batch of
+        OffsetCommit records, pending in the group until the transaction's marker."""
+        body = req.body
+        v = req.api_version
+        gid = body["groupId"]
+        if self.options.read_only:
+            error = _AUTH
+        else:
+            error = self.txn.verify(body["transactionalId"], body["producerId"],
+                                    body["producerEpoch"],
+                                    (OFFSETS_TOPIC, self.offsets_topic.partition_for(gid)))
+            if error is Errors.NONE:
+                error = self.groups.txn_commit_check(body, v)
+        limit = self.groups.config.offset_metadata_max_bytes
+        now = int(time.time() * 1000)
+        results: dict[tuple[str, int], Errors] = {}
+        taken: dict[tuple[str, int], OffsetAndMetadata] = {}
+        for t in body["topics"]:
+            for p in t["partitions"]:
+                tp = (t["name"], p["partitionIndex"])
+                if not self.catalog.exists(*tp):
+                    results[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                elif error is not Errors.NONE:
+                    results[tp] = error
+                elif len(p["committedMetadata"] or "") > limit:
+                    results[tp] = Errors.OFFSET_METADATA_TOO_LARGE
+                else:
+                    results[tp] = Errors.NONE
+                    taken[tp] = OffsetAndMetadata(p["committedOffset"],
+                                                  p.get("committedLeaderEpoch", -1),
+                                                  p["committedMetadata"] or "", now)
+        if taken:
+            try:
+                self.offsets_topic.append(
+                    gid, [(offset_key(gid, t, p), offset_value(o)) for (t, p), o in
+                          taken.items()], producer_id=body["producerId"],
+                    producer_epoch=body["producerEpoch"], transactional=True)
+            except AppendError as e:
+                failed = e.error if e.error in (Errors.INVALID_PRODUCER_EPOCH,
+                                                Errors.INVALID_TXN_STATE) \
+                    else coordinator_write_error(e.error)
+                results.update(dict.fromkeys(taken, failed))
+            else:
+                self.groups.store_txn_offsets(body["producerId"], gid, taken)
+        by_topic: dict[str, list[dict]] = {}
+        for (t, p), e in results.items():
+            by_topic.setdefault(t, []).append({"partitionIndex": p, "errorCode": int(e)})
+        return {"throttleTimeMs": 0, "topics": [{"name": t, "partitions": ps}
+                                                for t, ps in by_topic.items()]}
+
+    def handle_describe_transactions(self, req) -> dict:
+        return {"throttleTimeMs": 0, "transactionStates": [
+            self.txn.describe(tid) for tid in req.body["transactionalIds"]]}
+
+    def handle_list_transactions(self, req) -> dict:
+        body = req.body
+        unknown, states = self.txn.list(body["stateFilters"], body["producerIdFilters"],
+                                        body.get("durationFilter", -1))
+        return {"throttleTimeMs": 0, "errorCode": 0, "unknownStateFilters": unknown,
+                "transactionStates": states}
