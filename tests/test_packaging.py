@@ -67,9 +67,10 @@ def test_wheel_contains_man_pages_and_schemas(tmp_path):
     assert page.read_text() == (REPO / "man" / page.name).read_text()
     man = shutil.which("man")
     if man is not None:
-        import os
-
+        # man alone with MANPATH, from outside the checkout: in the whole suite man found the
+        # checkout's man/ page from the inherited environment and working directory
         r = subprocess.run([man, "-w", "kafkalog-dump-segment"], capture_output=True,
-                           text=True, env=dict(os.environ,
-                                               MANPATH=str(page.parent.parent)))
-        assert Path(r.stdout.strip()).resolve() == page
+                           text=True, cwd=tmp_path,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                                "MANPATH": str(page.parent.parent)})
+        assert Path(r.stdout.strip()).resolve() == page, r.stdout + r.stderr
