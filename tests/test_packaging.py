@@ -47,8 +47,13 @@ def test_wheel_contains_man_pages_and_schemas(tmp_path):
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True, symlinks=True)
     py = env_dir / "bin" / "python"
+    # the venv sees only itself: the suite's Spark tests leave PYTHONPATH naming the checkout
+    import os
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     r = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index",
-                        str(wheel)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+                        str(wheel)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                       env=clean)
     assert r.returncode == 0, r.stdout + r.stderr
     # where this venv's pip put the page: the installed distribution's RECORD says, and the
     # venv's own sysconfig says where data files belong (<venv>/share on most schemes,
@@ -58,7 +63,8 @@ def test_wheel_contains_man_pages_and_schemas(tmp_path):
                         "print(sysconfig.get_path('data'))\n"
                         "print(*[f.locate() for f in m.distribution('kafkalog').files"
                         " if f.name == 'kafkalog-dump-segment.1'], sep='\\n')"],
-                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                       env=clean)
     assert r.returncode == 0, r.stderr
     data, *located = r.stdout.split("\n")[:-1]
     assert len(located) == 1, r.stdout
