@@ -43,6 +43,7 @@ from ..constants import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
+from ..crc import load as load_crc32c
 from ..errors import (
     CorruptRecordError,
     CrcMismatchError,
@@ -112,14 +113,11 @@ def load_pure_python():
 
 
 def _load_crc32c():
-    """The ``crc32c`` package's function, imported on first use: importing the package
-    costs ~25 ms (it pulls in importlib.metadata and argparse), which commands that never
-    check a CRC should not pay."""
+    """The ``crc32c`` package's function, loaded on first use by
+    :func:`kafkalog_cli.crc.load` (without the package's ~20 ms import)."""
     global _crc32c_fn
-    from crc32c import crc32c as fn
-
-    _crc32c_fn = fn
-    return fn
+    _crc32c_fn = load_crc32c()
+    return _crc32c_fn
 
 
 def crc32c(data, *args, **kwargs) -> int:

@@ -141,8 +141,7 @@ RecordBatch = c.Struct(
 
 
 def _crc32c(data) -> int:
-    """CRC-32C, the ``crc32c`` package imported on first use (its import costs ~25 ms,
-    which the readers that only derive this layout should not pay)."""
-    from crc32c import crc32c
+    """CRC-32C (:mod:`kafkalog_cli.crc`, loaded on first use)."""
+    from ..crc import crc32c
 
     return crc32c(data)
