@@ -24,29 +24,37 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-import construct as c
-
 from ..errors import CorruptSnapshotError
+from . import declared_lazily
 
 VERSION = 1
 PRODUCER_ENTRIES_OFFSET = 6
 
-ProducerEntry = c.Struct(
-    "producer_id" / c.Int64sb,
-    "epoch" / c.Int16sb,
-    "last_sequence" / c.Int32sb,
-    "last_offset" / c.Int64sb,
-    "offset_delta" / c.Int32sb,
-    "timestamp" / c.Int64sb,
-    "coordinator_epoch" / c.Int32sb,
-    "current_txn_first_offset" / c.Int64sb,
-)
 
-ProducerSnapshot = c.Struct(
-    "version" / c.Int16sb,
-    "crc" / c.Int32ub,
-    "producer_entries" / c.PrefixedArray(c.Int32sb, ProducerEntry),
-)
+def _declare() -> dict:
+    """The construct declarations (on first use: :func:`~kafkalog_cli.schema.declared_lazily`)."""
+    import construct as c
+
+    ProducerEntry = c.Struct(
+        "producer_id" / c.Int64sb,
+        "epoch" / c.Int16sb,
+        "last_sequence" / c.Int32sb,
+        "last_offset" / c.Int64sb,
+        "offset_delta" / c.Int32sb,
+        "timestamp" / c.Int64sb,
+        "coordinator_epoch" / c.Int32sb,
+        "current_txn_first_offset" / c.Int64sb,
+    )
+
+    ProducerSnapshot = c.Struct(
+        "version" / c.Int16sb,
+        "crc" / c.Int32ub,
+        "producer_entries" / c.PrefixedArray(c.Int32sb, ProducerEntry),
+    )
+    return {"ProducerEntry": ProducerEntry, "ProducerSnapshot": ProducerSnapshot}
+
+
+__getattr__ = declared_lazily(globals(), ("ProducerEntry", "ProducerSnapshot"), _declare)
 
 _ENTRY = struct.Struct(">qhiqiqiq")
 assert _ENTRY.size == 46
