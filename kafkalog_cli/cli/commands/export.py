@@ -1,7 +1,5 @@
 """``kafkalog export``: records to Parquet or JSON Lines, locally or on Spark."""
 
-from __future__ import annotations
-
 from enum import Enum
 from typing import Annotated
 
