@@ -119,9 +119,9 @@ _GROUP_BATCHES = 8192
 #: Records a process decodes one block at a time (``decode_records_into``) before its first
 #: group decode: the group path imports numpy and pyarrow (0.13 s of CPU, measured), more
 #: than the per-record path spends on this many records (0.013 s in pure Python, 0.0014 s
-#: with the compiled core, 100-record blocks); a small
-#: input never pays it, and a large one loses at most that much (tests/ops/test_ops_audit_group_path.py spends the
-#: budget, ``_direct_left``, to compare both paths).
+#: with the compiled core, 100-record blocks); a small input never pays it, and a large
+#: one loses at most that much. tests/ops/test_ops_audit_group_path.py spends the budget
+#: (``_direct_left``) to compare both paths.
 DIRECT_RECORDS = 20_000
 _direct_left = DIRECT_RECORDS
 
