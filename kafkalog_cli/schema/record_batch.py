@@ -74,7 +74,7 @@ def _declare() -> dict:
     #: The 61-byte header: prefix, CRC, then the covered fields.
     RecordBatchHeader = c.Struct(
         "prefix" / BatchPrefix,
-        "crc" / c.Int32ub,
+        *fields((CRC_FIELD,)),
         "header" / BatchCrcCoveredHeader,
     )
 
@@ -83,7 +83,7 @@ def _declare() -> dict:
         "prefix" / BatchPrefix,
         c.Check(c.this.prefix.magic == 2),
         "crc_position" / c.Tell,
-        "crc" / c.Int32ub,
+        *fields((CRC_FIELD,)),
         "covered" / c.RawCopy(c.Struct(
             "header" / BatchCrcCoveredHeader,
             "records" / c.Bytes(c.this._.prefix.length - MIN_BATCH_LENGTH),
