@@ -41,21 +41,27 @@ _SEGMENT_LEADER_EPOCHS = Field("segmentLeaderEpochs", "[]SegmentLeaderEpochEntry
                                fields=[Field("leaderEpoch", "int32", "0+"),
                                        Field("offset", "int64", "0+")])
 
+#: the fields RemoteLogSegmentMetadataRecord and its snapshot form
+#: (RemoteLogSegmentMetadataSnapshotRecord) both carry after the segment's id
+_SEGMENT_METADATA = [
+    Field("startOffset", "int64", "0+"),
+    Field("endOffset", "int64", "0+"),
+    Field("brokerId", "int32", "0+"),
+    Field("maxTimestampMs", "int64", "0+"),
+    Field("eventTimestampMs", "int64", "0+"),
+    _SEGMENT_LEADER_EPOCHS,
+    Field("segmentSizeInBytes", "int32", "0+"),
+    Field("customMetadata", "bytes", "0+", nullable="0+", default=None),
+    Field("remoteLogSegmentState", "int8", "0+"),
+    Field("txnIndexEmpty", "bool", "0+", tagged="0+", tag=0),
+]
+
 RemoteLogSegmentMetadataRecord = Message(
     "RemoteLogSegmentMetadataRecord", valid="0-1", flexible="0+", api_key=0, kind="metadata",
     fields=[
         Field("remoteLogSegmentId", "RemoteLogSegmentIdEntry", "0+",
               fields=_REMOTE_LOG_SEGMENT_ID),
-        Field("startOffset", "int64", "0+"),
-        Field("endOffset", "int64", "0+"),
-        Field("brokerId", "int32", "0+"),
-        Field("maxTimestampMs", "int64", "0+"),
-        Field("eventTimestampMs", "int64", "0+"),
-        _SEGMENT_LEADER_EPOCHS,
-        Field("segmentSizeInBytes", "int32", "0+"),
-        Field("customMetadata", "bytes", "0+", nullable="0+", default=None),
-        Field("remoteLogSegmentState", "int8", "0+"),
-        Field("txnIndexEmpty", "bool", "0+", tagged="0+", tag=0),
+        *_SEGMENT_METADATA,
         # version 1: apache/kafka 1acb523
         Field("brokerLeaderEpoch", "int32", "1+", tagged="1+", tag=1),
     ])
@@ -84,16 +90,7 @@ RemoteLogSegmentMetadataSnapshotRecord = Message(
     "RemoteLogSegmentMetadataSnapshotRecord", valid="0", flexible="0+", api_key=3,
     kind="metadata", fields=[
         Field("segmentId", "uuid", "0+"),
-        Field("startOffset", "int64", "0+"),
-        Field("endOffset", "int64", "0+"),
-        Field("brokerId", "int32", "0+"),
-        Field("maxTimestampMs", "int64", "0+"),
-        Field("eventTimestampMs", "int64", "0+"),
-        _SEGMENT_LEADER_EPOCHS,
-        Field("segmentSizeInBytes", "int32", "0+"),
-        Field("customMetadata", "bytes", "0+", nullable="0+", default=None),
-        Field("remoteLogSegmentState", "int8", "0+"),
-        Field("txnIndexEmpty", "bool", "0+", tagged="0+", tag=0),
+        *_SEGMENT_METADATA,
     ])
 
 MESSAGES = registry(RemoteLogSegmentMetadataRecord, RemoteLogSegmentMetadataUpdateRecord,
