@@ -67,6 +67,14 @@ def _bool(v: bool) -> str:
     return "true" if v else "false"
 
 
+def _segment_tail(data: dict, state: str) -> str:
+    """The last four fields of RemoteLogSegmentMetadata.toString and
+    RemoteLogSegmentMetadataSnapshot.toString, which both print them alike."""
+    return (f"segmentSizeInBytes={data['segmentSizeInBytes']}, "
+            f"customMetadata={_custom_metadata(data['customMetadata'])}, state={state}, "
+            f"txnIdxEmpty={_bool(data.get('txnIndexEmpty', False))}")
+
+
 def metadata_text(api_key: int, data: dict) -> str:
     """The ``toString`` of the RemoteLogMetadata object RemoteLogMetadataSerde builds from
     a record's JSON shape (``data``).
@@ -89,9 +97,7 @@ def metadata_text(api_key: int, data: dict) -> str:
                 f"endOffset={end}, brokerId={data['brokerId']}, "
                 f"maxTimestampMs={data['maxTimestampMs']}, "
                 f"eventTimestampMs={data['eventTimestampMs']}, segmentLeaderEpochs={epochs}, "
-                f"segmentSizeInBytes={data['segmentSizeInBytes']}, "
-                f"customMetadata={_custom_metadata(data['customMetadata'])}, state={state}, "
-                f"txnIdxEmpty={_bool(data.get('txnIndexEmpty', False))}}}")
+                f"{_segment_tail(data, state)}}}")
     if api_key == 1:
         state = _segment_state(data["remoteLogSegmentState"])
         return (f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId="
@@ -111,9 +117,7 @@ def metadata_text(api_key: int, data: dict) -> str:
     return (f"RemoteLogSegmentMetadataSnapshot{{segmentId={data['segmentId']}, "
             f"startOffset={data['startOffset']}, endOffset={data['endOffset']}, "
             f"maxTimestampMs={data['maxTimestampMs']}, segmentLeaderEpochs={epochs}, "
-            f"segmentSizeInBytes={data['segmentSizeInBytes']}, "
-            f"customMetadata={_custom_metadata(data['customMetadata'])}, state={state}, "
-            f"txnIdxEmpty={_bool(data.get('txnIndexEmpty', False))}}}")
+            f"{_segment_tail(data, state)}}}")
 
 
 class RemoteLogMetadataDecoder(FramedMetadataDecoder):
