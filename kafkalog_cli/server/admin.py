@@ -53,6 +53,21 @@ _READ_ONLY_ALTER = {RESOURCE_TOPIC: READ_ONLY_ERROR,
                     RESOURCE_GROUP: Errors.GROUP_AUTHORIZATION_FAILED}
 
 
+def partition_answers(request_topics: list[dict], answer_topics: list[dict]):
+    """Each partition of a request's topics (``[{"name", "partitions": [...]}]``), in the
+    request's order, with the list its answer goes in: for each request topic an answer
+    topic ``{"name", "partitions": []}`` is appended to ``answer_topics``.
+
+    Yields ``(topic name, request partition, answer partitions of that topic)``.
+    """
+    for t in request_topics:
+        name = t["name"]
+        parts: list[dict] = []
+        answer_topics.append({"name": name, "partitions": parts})
+        for p in t["partitions"]:
+            yield name, p, parts
+
+
 class AdminApis:
     """The admin handlers of one node over ``catalog``; ``options`` is the server's
     :class:`~kafkalog_cli.server.kafka_apis.ServerOptions`."""
@@ -425,22 +440,18 @@ class AdminApis:
         deletion survives a crash). ``lowWatermark`` is the log start offset after it."""
         topics = []
         moved = False
-        for t in req.body["topics"]:
-            name = t["name"]
-            parts = []
-            topics.append({"name": name, "partitions": parts})
-            for p in t["partitions"]:
-                idx = p["partitionIndex"]
-                res = {"partitionIndex": idx, "lowWatermark": INVALID_LOW_WATERMARK,
-                       "errorCode": 0}
-                parts.append(res)
-                try:
-                    res["lowWatermark"], changed = self._delete_records(name, idx, p["offset"])
-                    moved = moved or changed
-                except ApiError as e:
-                    res["errorCode"] = int(e.error)
-                    log.debug("delete records of %s-%d: %s %s", name, idx, e.error.name,
-                              e.message)
+        for name, p, parts in partition_answers(req.body["topics"], topics):
+            idx = p["partitionIndex"]
+            res = {"partitionIndex": idx, "lowWatermark": INVALID_LOW_WATERMARK,
+                   "errorCode": 0}
+            parts.append(res)
+            try:
+                res["lowWatermark"], changed = self._delete_records(name, idx, p["offset"])
+                moved = moved or changed
+            except ApiError as e:
+                res["errorCode"] = int(e.error)
+                log.debug("delete records of %s-%d: %s %s", name, idx, e.error.name,
+                          e.message)
         if moved:
             await asyncio.to_thread(self.catalog.prepare_checkpoint())
         return {"throttleTimeMs": 0, "topics": topics}
