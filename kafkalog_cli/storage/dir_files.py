@@ -45,7 +45,7 @@ from .checkpoints import (
     read_text_lines,
 )
 from .fileio import write_atomically
-from .location import as_path
+from .location import as_path, read_bytes_if_exists
 
 QUORUM_STATE_FILE_NAME = "quorum-state"
 _COLON_WHITESPACE = re.compile(r":[ \t\n\x0b\f\r]+")
@@ -262,13 +262,9 @@ def read_clean_shutdown(log_dir) -> dict | None:
     Raises:
         UnreadableError: it exists but cannot be read.
     """
-    p = as_path(log_dir) / CLEAN_SHUTDOWN_FILE_NAME
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
+    raw = read_bytes_if_exists(as_path(log_dir) / CLEAN_SHUTDOWN_FILE_NAME)
+    if raw is None:
         return None
-    except OSError as e:
-        raise UnreadableError(e.strerror or str(e), file=p) from e
     try:
         obj = json.loads(raw.decode("utf-8"))
     except ValueError:  # UnicodeDecodeError too
