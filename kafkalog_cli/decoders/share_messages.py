@@ -16,26 +16,26 @@ in ``earlier``.
 
 from __future__ import annotations
 
-from ..schema.messages import Field, Message, registry
+from ..schema.messages import Field, Message, fields, registry
 
 _EARLIER = "Kafka's December 2024 tree (apache/kafka e6d2421)"
 
 ShareSnapshotKey = Message(
-    "ShareSnapshotKey", valid="0", api_key=0, kind="coordinator-key", fields=[
-        Field("groupId", "string", "0"),
-        Field("topicId", "uuid", "0"),
-        Field("partition", "int32", "0"),
-    ])
+    "ShareSnapshotKey", valid="0", api_key=0, kind="coordinator-key", fields=fields("""
+    groupId    string  0
+    topicId    uuid    0
+    partition  int32   0
+"""))
 
 #: ``ShareUpdateKey`` at version 1, as Kafka's December 2024 tree declares it (a ``data``
 #: message whose only version is its record type; later trees make it a coordinator key
 #: at version 0 with apiKey 1: the same bytes).
 ShareUpdateKey = Message(
-    "ShareUpdateKey", valid="1", api_key=1, kind="coordinator-key", fields=[
-        Field("groupId", "string", "1"),
-        Field("topicId", "uuid", "1"),
-        Field("partition", "int32", "1"),
-    ])
+    "ShareUpdateKey", valid="1", api_key=1, kind="coordinator-key", fields=fields("""
+    groupId    string  1
+    topicId    uuid    1
+    partition  int32   1
+"""))
 
 
 def _state_batches(versions: str) -> Field:
