@@ -57,13 +57,13 @@ from .admin import (
     EXCESSIVE_BATCH_MESSAGE,
     MAX_RECORDS_PER_USER_OP,
     AdminApis,
-    partition_answers,
 )
 from .catalog import LogDirCatalog, Topic, is_internal
 from .coordinator_log import OFFSETS_TOPIC, TRANSACTION_TOPIC, CoordinatorTopic
 from .group_apis import GroupApis, group_config
 from .group_log import GroupLogStore, load_groups, restore
 from .groups import GroupCoordinator, GroupStore
+from .handlers import partition_answers
 from .metrics import BrokerTopicStats
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 from .transactions import TransactionCoordinator
