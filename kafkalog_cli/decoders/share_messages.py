@@ -47,6 +47,13 @@ def _state_batches(versions: str) -> Field:
     ])
 
 
+def _earlier(name: str, fields) -> Message:
+    """A value as Kafka's December 2024 tree laid it out (a ``data`` message, version 0
+    only), before KIP-932's records changed incompatibly."""
+    return Message(name, valid="0", flexible="0+", kind="data", layout=_EARLIER,
+                   fields=fields)
+
+
 #: KIP-1226 (Kafka 4.2): apache/kafka 0c9eef5
 _DELIVERY_COMPLETE_COUNT = Field("deliveryCompleteCount", "int32", "0+", tagged="0+", tag=0,
                                  default=-1)
@@ -64,14 +71,13 @@ ShareSnapshotValue = Message(
         Field("writeTimestamp", "int64", "0+"),
         _state_batches("0+"),
     ],
-    earlier=[Message("ShareSnapshotValue", valid="0", flexible="0+", kind="data",
-                     layout=_EARLIER, fields=[
-                         Field("snapshotEpoch", "uint16", "0"),
-                         Field("stateEpoch", "int32", "0+"),
-                         Field("leaderEpoch", "int32", "0+"),
-                         Field("startOffset", "int64", "0"),
-                         _state_batches("0"),
-                     ])])
+    earlier=[_earlier("ShareSnapshotValue", [
+        Field("snapshotEpoch", "uint16", "0"),
+        Field("stateEpoch", "int32", "0+"),
+        Field("leaderEpoch", "int32", "0+"),
+        Field("startOffset", "int64", "0"),
+        _state_batches("0"),
+    ])])
 
 ShareUpdateValue = Message(
     "ShareUpdateValue", valid="0", flexible="0+", api_key=1, kind="coordinator-value",
@@ -82,13 +88,12 @@ ShareUpdateValue = Message(
         _DELIVERY_COMPLETE_COUNT,
         _state_batches("0+"),
     ],
-    earlier=[Message("ShareUpdateValue", valid="0", flexible="0+", kind="data",
-                     layout=_EARLIER, fields=[
-                         Field("snapshotEpoch", "uint16", "0"),
-                         Field("leaderEpoch", "int32", "0+"),
-                         Field("startOffset", "int64", "0"),
-                         _state_batches("0"),
-                     ])])
+    earlier=[_earlier("ShareUpdateValue", [
+        Field("snapshotEpoch", "uint16", "0"),
+        Field("leaderEpoch", "int32", "0+"),
+        Field("startOffset", "int64", "0"),
+        _state_batches("0"),
+    ])])
 
 #: ``{record type: (key message, value message)}`` (ShareCoordinatorRecordSerde).
 RECORD_TYPES: dict[int, tuple[Message, Message]] = {
