@@ -40,33 +40,36 @@ _REMOTE_LOG_SEGMENT_ID = fields("""
 #: the fields RemoteLogSegmentMetadataRecord and its snapshot form
 #: (RemoteLogSegmentMetadataSnapshotRecord) both carry after the segment's id
 _SEGMENT_METADATA = fields("""
-    startOffset                int64                      0+
-    endOffset                  int64                      0+
-    brokerId                   int32                      0+
-    maxTimestampMs             int64                      0+
-    eventTimestampMs           int64                      0+
-    segmentLeaderEpochs        []SegmentLeaderEpochEntry  0+
-      leaderEpoch              int32                      0+
-      offset                   int64                      0+
-    segmentSizeInBytes         int32                      0+
-    customMetadata             bytes                      0+  nullable=0+ default=null
-    remoteLogSegmentState      int8                       0+
-    txnIndexEmpty              bool                       0+  tagged=0+ tag=0
+    startOffset              int64                      0+
+    endOffset                int64                      0+
+    brokerId                 int32                      0+
+    maxTimestampMs           int64                      0+
+    eventTimestampMs         int64                      0+
+    segmentLeaderEpochs      []SegmentLeaderEpochEntry  0+
+      leaderEpoch            int32                      0+
+      offset                 int64                      0+
+    segmentSizeInBytes       int32                      0+
+    customMetadata           bytes                      0+  nullable=0+ default=null
+    remoteLogSegmentState    int8                       0+
+    txnIndexEmpty            bool                       0+  tagged=0+ tag=0
 """)
 
-RemoteLogSegmentMetadataRecord = Message(
-    "RemoteLogSegmentMetadataRecord", valid="0-1", flexible="0+", api_key=0, kind="metadata",
-    fields=[
-        Field("remoteLogSegmentId", "RemoteLogSegmentIdEntry", "0+",
-              fields=_REMOTE_LOG_SEGMENT_ID),
-        *_SEGMENT_METADATA,
-        # version 1: apache/kafka 1acb523
-        Field("brokerLeaderEpoch", "int32", "1+", tagged="1+", tag=1),
-    ])
 
-RemoteLogSegmentMetadataUpdateRecord = Message(
-    "RemoteLogSegmentMetadataUpdateRecord", valid="0", flexible="0+", api_key=1,
-    kind="metadata", fields=fields("""
+def _record(name: str, api_key: int, fields, valid: str = "0") -> Message:
+    """A remote metadata record: flexible from version 0, ``api_key`` its remote
+    MetadataRecordType id."""
+    return Message(name, valid=valid, flexible="0+", api_key=api_key, kind="metadata",
+                   fields=fields)
+
+
+RemoteLogSegmentMetadataRecord = _record("RemoteLogSegmentMetadataRecord", 0, valid="0-1", fields=[
+    Field("remoteLogSegmentId", "RemoteLogSegmentIdEntry", "0+", fields=_REMOTE_LOG_SEGMENT_ID),
+    *_SEGMENT_METADATA,
+    # version 1: apache/kafka 1acb523
+    Field("brokerLeaderEpoch", "int32", "1+", tagged="1+", tag=1),
+])
+
+RemoteLogSegmentMetadataUpdateRecord = _record("RemoteLogSegmentMetadataUpdateRecord", 1, fields("""
     remoteLogSegmentId     RemoteLogSegmentIdEntry  0+
     brokerId               int32                    0+
     eventTimestampMs       int64                    0+
@@ -74,21 +77,17 @@ RemoteLogSegmentMetadataUpdateRecord = Message(
     remoteLogSegmentState  int8                     0+
 """, RemoteLogSegmentIdEntry=_REMOTE_LOG_SEGMENT_ID))
 
-RemotePartitionDeleteMetadataRecord = Message(
-    "RemotePartitionDeleteMetadataRecord", valid="0", flexible="0+", api_key=2,
-    kind="metadata", fields=fields("""
+RemotePartitionDeleteMetadataRecord = _record("RemotePartitionDeleteMetadataRecord", 2, fields("""
     topicIdPartition            TopicIdPartitionEntry  0+
     brokerId                    int32                  0+
     eventTimestampMs            int64                  0+
     remotePartitionDeleteState  int8                   0+
 """, TopicIdPartitionEntry=_TOPIC_ID_PARTITION))
 
-RemoteLogSegmentMetadataSnapshotRecord = Message(
-    "RemoteLogSegmentMetadataSnapshotRecord", valid="0", flexible="0+", api_key=3,
-    kind="metadata", fields=[
-        Field("segmentId", "uuid", "0+"),
-        *_SEGMENT_METADATA,
-    ])
+RemoteLogSegmentMetadataSnapshotRecord = _record("RemoteLogSegmentMetadataSnapshotRecord", 3, [
+    Field("segmentId", "uuid", "0+"),
+    *_SEGMENT_METADATA,
+])
 
 MESSAGES = registry(RemoteLogSegmentMetadataRecord, RemoteLogSegmentMetadataUpdateRecord,
                     RemotePartitionDeleteMetadataRecord, RemoteLogSegmentMetadataSnapshotRecord)
