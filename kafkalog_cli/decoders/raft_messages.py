@@ -23,33 +23,28 @@ _LEADER_CHANGE_VOTER = fields("""
     voterDirectoryId  uuid   1+
 """)
 
-LeaderChangeMessage = Message(
-    "LeaderChangeMessage", valid="0-1", flexible="0+", fields=fields("""
+LeaderChangeMessage = Message("LeaderChangeMessage", valid="0-1", flexible="0+", fields=fields("""
     version         int16    0+
     leaderId        int32    0+
     voters          []Voter  0+
     grantingVoters  []Voter  0+
 """, Voter=_LEADER_CHANGE_VOTER))
 
-SnapshotHeaderRecord = Message(
-    "SnapshotHeaderRecord", valid="0", flexible="0+", fields=fields("""
+SnapshotHeaderRecord = Message("SnapshotHeaderRecord", valid="0", flexible="0+", fields=fields("""
     version                    int16  0+
     lastContainedLogTimestamp  int64  0+
 """))
 
-SnapshotFooterRecord = Message(
-    "SnapshotFooterRecord", valid="0", flexible="0+", fields=fields("""
+SnapshotFooterRecord = Message("SnapshotFooterRecord", valid="0", flexible="0+", fields=fields("""
     version  int16  0+
 """))
 
-KRaftVersionRecord = Message(
-    "KRaftVersionRecord", valid="0", flexible="0+", fields=fields("""
+KRaftVersionRecord = Message("KRaftVersionRecord", valid="0", flexible="0+", fields=fields("""
     version       int16  0+
     kRaftVersion  int16  0+
 """))
 
-VotersRecord = Message(
-    "VotersRecord", valid="0", flexible="0+", fields=fields("""
+VotersRecord = Message("VotersRecord", valid="0", flexible="0+", fields=fields("""
     version                  int16                0+
     voters                   []Voter              0+
       voterId                int32                0+
