@@ -325,6 +325,18 @@ class Session:
                 return e
         return None
 
+    def _own_temp(self, path: Path) -> bool:
+        """``path`` is ``<file>.tmp`` of a file this session journalled a write of
+        (``rewrite``, or a log-dir ``checkpoint``) before writing it: the temp file a kill
+        between its creation and its rename left behind. A ``.tmp`` that was there before
+        the session is quarantined first (leftovers are planned before writes), so it never
+        matches."""
+        if path.is_symlink() or not path.name.endswith(".tmp"):
+            return False
+        target = str(path.with_name(path.name[:-len(".tmp")]))
+        return any(e.get("original") == target and e.get("action") in ("rewrite", "checkpoint")
+                   for e in self.entries)
+
     def _unique(self, name: str) -> Path:
         p = self._qname(name)
         used = {e.get("quarantine") for e in self.entries}
@@ -377,6 +389,16 @@ class Session:
             UnsafePathError: ``path`` is a symbolic link.
         """
         path = _abs(path)
+        if self._own_temp(path):
+            # this session's own tmp + rename write, interrupted by a kill: its bytes were
+            # never the partition's, so it goes without a trace (undo must not bring it back)
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                return
+            fsync_dir(path.parent)
+            _step()
+            return
         try:
             fd = _open_read(path)
         except FileNotFoundError:
