@@ -1,6 +1,5 @@
 """``kafkalog export``: records to Parquet or JSON Lines, locally or on Spark."""
 
-from enum import Enum
 from typing import Annotated
 
 import typer
@@ -11,20 +10,13 @@ from ..options import (
     MaxDecompressedOpt,
     OutputOpt,
     Paths,
+    choices,
 )
 from ..output import emit_and_exit
 from ..root import app
 
-
-class ExportFormat(str, Enum):
-    parquet = "parquet"
-    jsonl = "jsonl"
-
-
-class Engine(str, Enum):
-    auto = "auto"
-    local = "local"
-    spark = "spark"
+ExportFormat = choices("ExportFormat", "parquet jsonl")
+Engine = choices("Engine", "auto local spark")
 
 
 EngineOpt = Annotated[Engine, typer.Option(
