@@ -49,7 +49,7 @@ from ..errors import (
     UnreadableError,
 )
 from ..format import compression
-from ..format.builder import assemble_batch, encode_columns, encode_records, encode_values
+from ..format.builder import assemble_batch, encode_columns, encode_values
 from ..inputs import ENCODINGS, ColumnsChunk, LineReaderConfig, ValuesChunk
 from ..storage.checkpoints import read_leader_epoch_checkpoint
 from ..storage.clock import SYSTEM, Clock
@@ -295,9 +295,6 @@ def _field_sizes(col) -> list[int]:
         return [0 if x is None else len(x) for x in col]
 
 
-_NO_HEADERS = [()] * 4096
-
-
 class _ColumnsView:
     """A ColumnsChunk as :meth:`_Batcher._split` slices it: ``view[a:b]`` is the span."""
 
@@ -484,26 +481,24 @@ class _Batcher:
             tss = [default_ts] * n
         elif None in tss:
             tss = [default_ts if t is None else t for t in tss]
-        if keys is None:
-            keys = [None] * n
-        if hdrs is None:
-            hdrs = _NO_HEADERS[:n] if n <= len(_NO_HEADERS) else [()] * n
+        if keys is not None and keys.count(None) == n:
+            keys = None
+        if hdrs is not None and not any(hdrs):
+            hdrs = None
         ts = tss[0]
         if ts < 0 and max(tss) - ts > INT64_MAX:
             # --timestamp -1 next to a record at Long.MAX: the delta overflows the varlong
             raise InvalidArgumentError(
                 f"a batch cannot hold timestamps {ts} and {max(tss)}: their difference "
                 "does not fit the batch's 64-bit timestamp delta")
-        if tss.count(ts) == n and keys.count(None) == n and not any(hdrs):
+        if keys is None and hdrs is None and tss.count(ts) == n:
             block = encode_values(vals)
             summary = RecordsSummary(ts, ts, 0, False)
             max_ts = ts
         else:
-            # columns pay off for headers; the record loop is faster for keys alone
-            block, n, max_ts, at = (
-                encode_columns(tss, keys, vals, hdrs, ts) if any(hdrs) else
-                encode_records(zip(tss, keys, vals, hdrs, strict=True), ts))
-            summary = RecordsSummary(min(tss), max_ts, max(at, 0), None not in keys)
+            block, n, max_ts, at = encode_columns(tss, keys, vals, hdrs, ts)
+            summary = RecordsSummary(min(tss), max_ts, max(at, 0),
+                                     keys is not None and None not in keys)
         self._append_block(block, n, ts, max_ts, summary)
 
     def _append_block(self, block: bytes, n: int, base_ts: int, max_ts: int,
