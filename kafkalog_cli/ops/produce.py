@@ -197,20 +197,27 @@ def _check_topic_id(s: str) -> None:
                                    "(Uuid.ZERO_UUID / METADATA_TOPIC_ID), not a topic id")
 
 
-@dataclass
-class PartitionResult:
-    """What was appended to one partition (offsets absolute, sizes in bytes)."""
+@dataclass(kw_only=True)
+class AppendCounts:
+    """What a produce appended (offsets absolute, sizes in bytes): the counters of one
+    partition's result and of a run's, which sums them."""
 
-    partition: int
     records: int = 0
     batches: int = 0
     bytes: int = 0
     first_offset: int | None = None
     last_offset: int | None = None
-    log_end_offset: int = 0
     segments_rolled: int = 0
-    duplicates: int = 0
     markers: int = 0
+
+
+@dataclass
+class PartitionResult(AppendCounts):
+    """What was appended to one partition."""
+
+    partition: int
+    log_end_offset: int = 0
+    duplicates: int = 0
 
     def to_dict(self) -> dict:
         return {"partition": self.partition, "records": self.records,
@@ -221,19 +228,12 @@ class PartitionResult:
 
 
 @dataclass
-class ProduceResult:
-    """The summary of a run; ``error`` is set when it stopped early (what is counted was
-    written completely). ``elapsed_s`` in seconds."""
+class ProduceResult(AppendCounts):
+    """The summary of a run (the partitions' counts summed); ``error`` is set when it
+    stopped early (what is counted was written completely). ``elapsed_s`` in seconds."""
 
     log_dir: str
     topic: str
-    records: int = 0
-    batches: int = 0
-    bytes: int = 0
-    first_offset: int | None = None
-    last_offset: int | None = None
-    segments_rolled: int = 0
-    markers: int = 0
     elapsed_s: float = 0.0
     clean_shutdown: bool = True
     dropped_records: int = 0
@@ -838,5 +838,5 @@ def _totals(result: ProduceResult) -> None:
     result.last_offset = max(lasts) if lasts else None
 
 
-__all__ = ["ProduceOptions", "ProduceResult", "PartitionResult", "ProduceError", "produce",
-           "iter_inputs", "NO_TIMESTAMP"]
+__all__ = ["ProduceOptions", "ProduceResult", "PartitionResult", "AppendCounts",
+           "ProduceError", "produce", "iter_inputs", "NO_TIMESTAMP"]
