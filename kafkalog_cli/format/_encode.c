@@ -14,13 +14,13 @@
  *
  * Both return (records block, count, max timestamp, offset delta of the first record
  * holding it), as builder.encode_records does, or None for what this module does not
- * take: another type of sequence or field (a bytearray key, a header key neither str nor
- * bytes, a header value not bytes or None, a headers object not a list or tuple), an
- * int outside int64, a timestamp delta that overflows int64, a length or offset delta
- * outside int32, a header key that is not UTF-8 encodable, columns of unequal lengths.
- * The caller then runs the Python loop, which gives the result or raises its error: the
- * values and errors are the Python loop's by construction (tests/format/test_encode.py
- * compares both byte for byte).
+ * take: another type of sequence or field (a key, value or header value neither bytes,
+ * bytearray nor None; a header key neither str, bytes nor bytearray; a headers object
+ * not a list or tuple), an int outside int64, a timestamp delta that overflows int64, a
+ * length or offset delta outside int32, a header key that is not UTF-8 encodable,
+ * columns of unequal lengths. The caller then runs the Python loop, which gives the
+ * result or raises its error: the values and errors are the Python loop's by
+ * construction (tests/format/test_encode.py compares both byte for byte).
  *
  * Kafka's rules followed: DefaultRecord.writeTo: per record
  *   length: varint | attributes: int8 (0) | timestampDelta: varlong | offsetDelta: varint
@@ -44,12 +44,6 @@ typedef struct {
     PyObject *value;    /* bytes or Py_None */
     PyObject *headers;  /* list, tuple or Py_None */
 } Rec;
-
-/* a column: items of a list or tuple, or NULL with a constant */
-typedef struct {
-    PyObject **items;
-    Py_ssize_t n;
-} Col;
 
 static int
 varint_size(uint64_t v)
@@ -88,15 +82,29 @@ put_varint(char *p, uint64_t v)
 
 /* the size of a length-prefixed field (varint length + bytes; null: one byte), or -1
  * for what this module does not take */
+/* the bytes of a bytes or bytearray object (what PySpark gives for binary columns), or
+ * NULL for anything else */
+static inline const char *
+bytes_of(PyObject *x, Py_ssize_t *len)
+{
+    if (PyBytes_CheckExact(x)) {
+        *len = PyBytes_GET_SIZE(x);
+        return PyBytes_AS_STRING(x);
+    }
+    if (PyByteArray_CheckExact(x)) {
+        *len = PyByteArray_GET_SIZE(x);
+        return PyByteArray_AS_STRING(x);
+    }
+    return NULL;
+}
+
 static int64_t
 field_size(PyObject *x)
 {
     if (x == Py_None)
         return 1;
-    if (!PyBytes_CheckExact(x))
-        return -1;
-    Py_ssize_t n = PyBytes_GET_SIZE(x);
-    if (n > INT32_MAX)
+    Py_ssize_t n = 0;
+    if (bytes_of(x, &n) == NULL || n > INT32_MAX)
         return -1;
     return varint_size(zigzag32(n)) + n;
 }
@@ -108,14 +116,15 @@ put_field(char *p, PyObject *x)
         *p++ = 1;  /* zigzag(-1) */
         return p;
     }
-    Py_ssize_t n = PyBytes_GET_SIZE(x);
+    Py_ssize_t n = 0;
+    const char *b = bytes_of(x, &n);
     p = put_varint(p, zigzag32(n));
-    memcpy(p, PyBytes_AS_STRING(x), n);
+    memcpy(p, b, n);
     return p + n;
 }
 
-/* a header key's bytes: UTF-8 of a str, or a bytes' own; NULL (no error set) for
- * anything else or a str UTF-8 cannot encode */
+/* a header key's bytes: UTF-8 of a str, or a bytes' or bytearray's own; NULL (no error
+ * set) for anything else or a str UTF-8 cannot encode */
 static const char *
 header_key(PyObject *k, Py_ssize_t *len)
 {
@@ -125,11 +134,7 @@ header_key(PyObject *k, Py_ssize_t *len)
             PyErr_Clear();  /* a lone surrogate: the Python loop raises its error */
         return s;
     }
-    if (PyBytes_CheckExact(k)) {
-        *len = PyBytes_GET_SIZE(k);
-        return PyBytes_AS_STRING(k);
-    }
-    return NULL;
+    return bytes_of(k, len);
 }
 
 /* the size of a record's header section (count + headers), or -1 */
