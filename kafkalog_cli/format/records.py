@@ -71,17 +71,19 @@ from . import compression
 from .varint import read_varint
 
 
-def _import_speedups():
-    """The optional compiled core (``_speedups.c``, built by ``setup.py`` when a compiler
-    is present), or None: when it was not built, or ``KAFKALOG_PURE_PYTHON=1`` forces the
-    pure-Python loops (the reference; same values and errors)."""
+def _import_speedups(name: str = "_speedups"):
+    """A module of the optional compiled core (``_speedups.c``, ``_encode.c``: built by
+    ``setup.py`` when a compiler is present), or None: when it was not built, or
+    ``KAFKALOG_PURE_PYTHON=1`` forces the pure-Python loops (the reference; same values
+    and errors)."""
     if os.environ.get("KAFKALOG_PURE_PYTHON", "") not in ("", "0"):
         return None
+    import importlib
+
     try:
-        from . import _speedups
+        return importlib.import_module(f"{__package__}.{name}")
     except ImportError:
         return None
-    return _speedups
 
 
 _c = _import_speedups()
