@@ -16,6 +16,8 @@
  *   batch_records(batch) -> list of Record, or None when the batch is not for the fast
  *       path (compressed, negative count, a block over DECODE_CHUNK_BYTES, a base offset
  *       that may overflow)                      RecordBatch.records()'s fast path
+ *   records_method(RecordBatch) -> RecordBatch.records as a method: batch_records, else
+ *       the Python method                       RecordBatch.records
  *   batch_is_valid(batch) -> bool               RecordBatch.is_valid
  *   BatchIterator(file_records, view, start, end)
  *                                               FileRecords.batches()
@@ -112,6 +114,115 @@ static void fl_dealloc(freelist *fl, PyObject *op)
 }
 
 static void record_dealloc(PyObject *op) { fl_dealloc(&fl_record, op); }
+
+/* -- iterating a Record or RecordBatch ----------------------------------------------------
+ *
+ * ``for offset, timestamp, key, value, headers in records``: CPython unpacks an exact
+ * tuple in place, but a tuple subclass through iter(), whose tuple iterator is a new GC
+ * object each time (a malloc and a free per record, a third of the unpacking's cost,
+ * measured). setup() gives Record and RecordBatch this iterator instead: the same items
+ * in the same order, its objects kept on a free list of up to TI_MAX.
+ */
+#define TI_MAX 64
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t index;
+    PyObject *seq;  /* the tuple, NULL once exhausted; the next free one on the free list */
+} TupIter;
+
+static TupIter *ti_free = NULL;
+static int ti_nfree = 0;
+static PyTypeObject TupIterType;
+
+static PyObject *ti_new(PyObject *seq)
+{
+    TupIter *it = ti_free;
+    if (it != NULL) {
+        ti_free = (TupIter *)it->seq;
+        ti_nfree--;
+        _Py_NewReference((PyObject *)it);
+    } else {
+        it = PyObject_GC_New(TupIter, &TupIterType);
+        if (it == NULL)
+            return NULL;
+    }
+    it->index = 0;
+    Py_INCREF(seq);
+    it->seq = seq;
+    PyObject_GC_Track(it);
+    return (PyObject *)it;
+}
+
+static void ti_dealloc(TupIter *it)
+{
+    PyObject_GC_UnTrack(it);
+    Py_CLEAR(it->seq);
+#ifndef Py_GIL_DISABLED
+    if (ti_nfree < TI_MAX) {
+        it->seq = (PyObject *)ti_free;
+        ti_free = it;
+        ti_nfree++;
+        return;
+    }
+#endif
+    PyObject_GC_Del(it);
+}
+
+static int ti_traverse(TupIter *it, visitproc visit, void *arg)
+{
+    Py_VISIT(it->seq);
+    return 0;
+}
+
+static PyObject *ti_next(TupIter *it)
+{
+    PyObject *seq = it->seq;
+    if (seq == NULL)
+        return NULL;
+    if (it->index < PyTuple_GET_SIZE(seq)) {
+        PyObject *item = PyTuple_GET_ITEM(seq, it->index);
+        it->index++;
+        Py_INCREF(item);
+        return item;
+    }
+    it->seq = NULL;
+    Py_DECREF(seq);
+    return NULL;
+}
+
+static PyObject *ti_length_hint(TupIter *it, PyObject *Py_UNUSED(ignored))
+{
+    Py_ssize_t n = it->seq == NULL ? 0 : PyTuple_GET_SIZE(it->seq) - it->index;
+    return PyLong_FromSsize_t(n < 0 ? 0 : n);
+}
+
+static PyMethodDef ti_methods[] = {
+    {"__length_hint__", (PyCFunction)ti_length_hint, METH_NOARGS, "items left"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject TupIterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kafkalog_cli.format._speedups.record_iterator",
+    .tp_basicsize = sizeof(TupIter),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "iter(record): its items",
+    .tp_dealloc = (destructor)ti_dealloc,
+    .tp_traverse = (traverseproc)ti_traverse,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)ti_next,
+    .tp_methods = ti_methods,
+};
+
+static PyObject *ti_iter(PyObject *seq)
+{
+    if (!PyTuple_Check(seq)) {
+        PyErr_BadInternalCall();
+        return NULL;
+    }
+    return ti_new(seq);
+}
 static void batch_dealloc(PyObject *op) { fl_dealloc(&fl_batch, op); }
 
 /* a new object of the free list's type and size, its items NULL; fill them, then
@@ -147,6 +258,8 @@ static void fl_install(freelist *fl, PyObject *type, Py_ssize_t size)
     fl->type = t;
     fl->size = size;
     t->tp_dealloc = fl == &fl_record ? record_dealloc : batch_dealloc;
+    if (t->tp_iter == PyTuple_Type.tp_iter)  /* not overridden in Python */
+        t->tp_iter = ti_iter;
 #else
     (void)fl;
     (void)type;
@@ -449,16 +562,60 @@ typedef struct {
     PyObject *appends[5];    /* off, ts, key, value, hdr (column consumer); hdr may be None */
     int lat;                 /* LogAppendTime: every timestamp is lat_ts */
     int64_t lat_ts;
+    /* ints handed out again rather than created per record (ints are immutable; records
+     * of a batch often share a timestamp, and a one-record batch's offset and timestamp
+     * are the batch's): the last timestamp and its value, the base offset (delta 0).
+     * Owned references or NULL; consumer_clear() drops them. */
+    PyObject *ts_obj;
+    int64_t ts_val;
+    PyObject *off0;
 } consumer;
+
+/* the consumer's reuse of ``ts`` (the int timestamp ``ts_value``) and ``base_offset``
+ * (an int): only exact ints, whose value is what they print */
+static void consumer_seed(consumer *c, PyObject *ts, int64_t ts_value, PyObject *base_offset)
+{
+    if (ts != NULL && PyLong_CheckExact(ts)) {
+        Py_INCREF(ts);
+        c->ts_obj = ts;
+        c->ts_val = ts_value;
+    }
+    if (base_offset != NULL && PyLong_CheckExact(base_offset)) {
+        Py_INCREF(base_offset);
+        c->off0 = base_offset;
+    }
+}
+
+static void consumer_clear(consumer *c)
+{
+    Py_CLEAR(c->ts_obj);
+    Py_CLEAR(c->off0);
+}
 
 static int emit(consumer *c, int64_t base_offset, int64_t base_ts, int64_t offset_delta,
                 int64_t ts_delta, PyObject *key, PyObject *value, PyObject *headers)
 {
     /* steals key, value, headers */
-    PyObject *off = add_int(base_offset, offset_delta);
+    PyObject *off, *ts;
+    if (offset_delta == 0 && c->off0 != NULL) {
+        off = c->off0;
+        Py_INCREF(off);
+    } else {
+        off = add_int(base_offset, offset_delta);
+    }
     /* a record's timestamp is a Java long: baseTimestamp + timestampDelta wraps */
-    PyObject *ts = PyLong_FromLongLong(
-        c->lat ? c->lat_ts : (int64_t)((uint64_t)base_ts + (uint64_t)ts_delta));
+    int64_t ts_value = c->lat ? c->lat_ts : (int64_t)((uint64_t)base_ts + (uint64_t)ts_delta);
+    if (c->ts_obj != NULL && c->ts_val == ts_value) {
+        ts = c->ts_obj;
+        Py_INCREF(ts);
+    } else {
+        ts = PyLong_FromLongLong(ts_value);
+        if (ts != NULL) {
+            Py_INCREF(ts);
+            Py_XSETREF(c->ts_obj, ts);
+            c->ts_val = ts_value;
+        }
+    }
     if (off == NULL || ts == NULL)
         goto fail;
     if (c->out != NULL) {
@@ -470,7 +627,11 @@ static int emit(consumer *c, int64_t base_offset, int64_t base_ts, int64_t offse
         PyTuple_SET_ITEM(rec, 2, key);
         PyTuple_SET_ITEM(rec, 3, value);
         PyTuple_SET_ITEM(rec, 4, headers);
-        fl_done(rec);
+        /* left out of the GC, as CPython's collector itself untracks a tuple of atomic
+         * items: ints, bytes or None, and headers, a tuple of (str, bytes or None)
+         * pairs, can hold no cycle (saves the tracking and the collector's visits) */
+        if (PyObject_GC_IsTracked(rec))
+            PyObject_GC_UnTrack(rec);
         if (c->filled >= 0 && c->filled < PyList_GET_SIZE(c->out)) {
             PyList_SET_ITEM(c->out, c->filled, rec);  /* steals rec */
             c->filled++;
@@ -627,62 +788,76 @@ static int as_int64(PyObject *o, int64_t *out, int *ok)
     return 0;
 }
 
+/*
+ * The arguments shared by decode_block and decode_block_into: (data, count, base_offset,
+ * base_timestamp, at, ...). 1 when the C loop takes them; 0 when the Python twin must
+ * (data not bytes, an int out of int64: it then gives the same values or errors); -1 for
+ * a wrong number of arguments.
+ */
+static int block_args(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want,
+                      const char *name, int64_t *base_offset, int64_t *base_ts,
+                      Py_ssize_t *count, long long *at)
+{
+    if (nargs != want) {
+        PyErr_Format(PyExc_TypeError, "%s takes %zd arguments", name, want);
+        return -1;
+    }
+    int ok1, ok2;
+    if (!PyBytes_Check(args[0]) || !PyLong_Check(args[1]) || !PyLong_Check(args[4]) ||
+        as_int64(args[2], base_offset, &ok1) < 0 || as_int64(args[3], base_ts, &ok2) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    *count = PyLong_AsSsize_t(args[1]);
+    *at = PyLong_AsLongLong(args[4]);
+    if (!ok1 || !ok2 || ((*count == -1 || *at == -1) && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
 static PyObject *sp_decode_block(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "decode_block takes 5 arguments");
-        return NULL;
-    }
     int64_t base_offset, base_ts;
-    int ok1, ok2;
-    if (!PyBytes_Check(args[0]) || !PyLong_Check(args[1]) || !PyLong_Check(args[4]) ||
-        as_int64(args[2], &base_offset, &ok1) < 0 || as_int64(args[3], &base_ts, &ok2) < 0) {
-        PyErr_Clear();
-        return PyObject_Vectorcall(py_decode_block, args, nargs, NULL);
-    }
-    Py_ssize_t count = PyLong_AsSsize_t(args[1]);
-    long long at = PyLong_AsLongLong(args[4]);
-    if (!ok1 || !ok2 || ((count == -1 || at == -1) && PyErr_Occurred())) {
-        PyErr_Clear();
-        return PyObject_Vectorcall(py_decode_block, args, nargs, NULL);
-    }
+    Py_ssize_t count;
+    long long at;
+    int rc = block_args(args, nargs, 5, "decode_block", &base_offset, &base_ts, &count, &at);
+    if (rc <= 0)
+        return rc < 0 ? NULL : PyObject_Vectorcall(py_decode_block, args, nargs, NULL);
     consumer c = {0};
     if (consumer_list(&c, count, PyBytes_GET_SIZE(args[0])) < 0)
         return NULL;
+    consumer_seed(&c, args[3], base_ts, args[2]);
     if (decode_loop((const uint8_t *)PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]),
                     count, base_offset, base_ts, at, &c) < 0) {
+        consumer_clear(&c);
         Py_DECREF(c.out);
         return NULL;
     }
+    consumer_clear(&c);
     return c.out;
 }
 
 static PyObject *sp_decode_block_into(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 10) {
-        PyErr_SetString(PyExc_TypeError, "decode_block_into takes 10 arguments");
-        return NULL;
-    }
     int64_t base_offset, base_ts;
-    int ok1, ok2;
-    if (!PyBytes_Check(args[0]) || !PyLong_Check(args[1]) || !PyLong_Check(args[4]) ||
-        as_int64(args[2], &base_offset, &ok1) < 0 || as_int64(args[3], &base_ts, &ok2) < 0) {
-        PyErr_Clear();
-        return PyObject_Vectorcall(py_decode_block_into, args, nargs, NULL);
-    }
-    Py_ssize_t count = PyLong_AsSsize_t(args[1]);
-    long long at = PyLong_AsLongLong(args[4]);
-    if (!ok1 || !ok2 || ((count == -1 || at == -1) && PyErr_Occurred())) {
-        PyErr_Clear();
-        return PyObject_Vectorcall(py_decode_block_into, args, nargs, NULL);
-    }
+    Py_ssize_t count;
+    long long at;
+    int rc = block_args(args, nargs, 10, "decode_block_into", &base_offset, &base_ts, &count,
+                        &at);
+    if (rc <= 0)
+        return rc < 0 ? NULL : PyObject_Vectorcall(py_decode_block_into, args, nargs, NULL);
     consumer c = {0};
     for (int i = 0; i < 5; i++)
         c.appends[i] = args[5 + i];
-    if (decode_loop((const uint8_t *)PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]),
-                    count, base_offset, base_ts, at, &c) < 0)
+    consumer_seed(&c, args[3], base_ts, args[2]);
+    rc = decode_loop((const uint8_t *)PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]),
+                     count, base_offset, base_ts, at, &c);
+    consumer_clear(&c);
+    if (rc < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -800,9 +975,12 @@ static PyObject *sp_batch_records(PyObject *self, PyObject *batch)
         PyBuffer_Release(&buf);
         return NULL;
     }
+    consumer_seed(&c, PyTuple_GET_ITEM(batch, c.lat ? 10 : 9), c.lat ? max_ts : base_ts,
+                  PyTuple_GET_ITEM(batch, 2));
     int rc = decode_loop((const uint8_t *)buf.buf + a, b - a, (Py_ssize_t)count, base_offset,
                          base_ts, 0, &c);
     PyBuffer_Release(&buf);
+    consumer_clear(&c);
     if (rc < 0) {
         Py_DECREF(c.out);
         return NULL;
@@ -811,26 +989,50 @@ static PyObject *sp_batch_records(PyObject *self, PyObject *batch)
 }
 
 /*
- * RecordBatch.records(self, max_bytes=DEFAULT_MAX_DECOMPRESSED_BYTES): the fast path above,
- * else the Python method (bound as a method by records.py through instancemethod()).
+ * RecordBatch.records(self, max_bytes=DEFAULT_MAX_DECOMPRESSED_BYTES) as a method of the
+ * class (records_method() makes the descriptor): the fast path above, else the Python
+ * method. A method descriptor rather than a function bound by instancemethod: CPython
+ * then calls it without creating a bound method per call.
  */
-static PyObject *sp_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+static PyObject *sp_records(PyObject *batch, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames)
 {
-    if (nargs == 1 && kwnames == NULL) {
-        PyObject *r = sp_batch_records(self, args[0]);
+    if (nargs == 0 && kwnames == NULL) {
+        PyObject *r = sp_batch_records(NULL, batch);
         if (r != Py_None)
             return r;
         Py_DECREF(r);
     }
-    return PyObject_Vectorcall(py_records, args, nargs, kwnames);
+    /* the Python method, with ``batch`` first */
+    Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject *small[8], **stack = small;
+    if (total + 1 > 8) {
+        stack = PyMem_Malloc((size_t)(total + 1) * sizeof(PyObject *));
+        if (stack == NULL)
+            return PyErr_NoMemory();
+    }
+    stack[0] = batch;
+    for (Py_ssize_t i = 0; i < total; i++)
+        stack[i + 1] = args[i];
+    PyObject *r = PyObject_Vectorcall(py_records, stack, nargs + 1, kwnames);
+    if (stack != small)
+        PyMem_Free(stack);
+    return r;
 }
 
-/* instancemethod(f): ``f`` bound as a method of a class's instances (any callable) */
-static PyObject *sp_instancemethod(PyObject *self, PyObject *f)
+static PyMethodDef records_def = {
+    "records", (PyCFunction)(void (*)(void))sp_records, METH_FASTCALL | METH_KEYWORDS,
+    "records(max_bytes=...): RecordBatch.records (compiled fast path)"};
+
+/* records_method(cls): RecordBatch.records as a method descriptor of ``cls`` */
+static PyObject *sp_records_method(PyObject *self, PyObject *cls)
 {
     (void)self;
-    return PyInstanceMethod_New(f);
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "records_method takes a class");
+        return NULL;
+    }
+    return PyDescr_NewMethod((PyTypeObject *)cls, &records_def);
 }
 
 /* the 13 header fields of the v2 batch at h, after (view, pos), into a RecordBatch */
@@ -851,7 +1053,12 @@ static PyObject *make_batch(PyObject *view, Py_ssize_t pos, const uint8_t *h)
     items[7] = PyLong_FromLong(be16(h + 21));           /* attributes */
     items[8] = PyLong_FromLong(be32(h + 23));           /* lastOffsetDelta */
     items[9] = PyLong_FromLongLong(be64(h + 27));       /* baseTimestamp */
-    items[10] = PyLong_FromLongLong(be64(h + 35));      /* maxTimestamp */
+    if (be64(h + 35) == be64(h + 27) && items[9] != NULL) {  /* one int for both */
+        Py_INCREF(items[9]);
+        items[10] = items[9];
+    } else {
+        items[10] = PyLong_FromLongLong(be64(h + 35));  /* maxTimestamp */
+    }
     items[11] = PyLong_FromLongLong(be64(h + 43));      /* producerId */
     items[12] = PyLong_FromLong(be16(h + 51));          /* producerEpoch */
     items[13] = PyLong_FromLong(be32(h + 53));          /* baseSequence */
@@ -1400,9 +1607,8 @@ static PyMethodDef methods[] = {
      "records._decode_block_into in C"},
     {"batch_records", sp_batch_records, METH_O, "RecordBatch.records()' fast path, or None"},
     {"batch_is_valid", sp_batch_is_valid, METH_O, "RecordBatch.is_valid"},
-    {"records", (PyCFunction)(void (*)(void))sp_records, METH_FASTCALL | METH_KEYWORDS,
-     "records(batch, max_bytes=...): RecordBatch.records"},
-    {"instancemethod", sp_instancemethod, METH_O, "instancemethod(f): f as a method"},
+    {"records_method", sp_records_method, METH_O,
+     "records_method(RecordBatch): RecordBatch.records as a method descriptor"},
     {"scan_v2", sp_scan_v2, METH_VARARGS, "scan_batches()' v2 loop"},
     {"scan_lengths", sp_scan_lengths, METH_VARARGS, "vectorized.scan_lengths"},
     {"decode_group", sp_decode_group, METH_VARARGS,
@@ -1436,6 +1642,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
     str_valid_end = PyUnicode_InternFromString("valid_end");
     str_step = PyUnicode_InternFromString("_step");
     if (str_valid_end == NULL || str_step == NULL || PyType_Ready(&BatchIterType) < 0 ||
+        PyType_Ready(&TupIterType) < 0 ||
         PyModule_AddObjectRef(m, "BatchIterator", (PyObject *)&BatchIterType) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -860,7 +860,8 @@ class RecordBatch(_BatchEntry):
             return decode_records(data, count, base_offset, base_ts, max_ts)
         return _decode_block(data, count, base_offset, base_ts, 0)
 
-    records = _records if _c is None else _c.instancemethod(_c.records)
+    #: the compiled core replaces it with its own method (see the end of the module)
+    records = _records
 
     def __repr__(self) -> str:
         return (f"RecordBatch(position={self[1]}, baseOffset={self[2]}, "
@@ -1427,3 +1428,6 @@ if _c is not None:
     _c.setup(InvalidRecordError, Record, RecordBatch, java_utf8, DECODE_CHUNK_BYTES,
              _py_decode_block, _py_decode_block_into, RecordBatch._is_valid,
              RecordBatch._records, _load_crc32c)
+    # records(): the uncompressed fast path in C, the rest by _records (a method
+    # descriptor: called without a bound method per call)
+    RecordBatch.records = _c.records_method(RecordBatch)

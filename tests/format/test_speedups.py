@@ -362,3 +362,66 @@ def test_corpus_both_implementations():
     if not files:
         pytest.skip("real corpus not present at ../shared/corpus/real")
     assert _compare_files(files) > 0
+
+
+# -- what the core shares or recycles: records(), iteration, ints ------------------------------
+
+def test_records_is_a_method_of_the_class():
+    """records() is the core's method descriptor: called bound, unbound, with max_bytes
+    (the Python method's path), on a subclass, with the Python method's results."""
+    raw = raw_batch(5, [raw_record(i, i, b"k", b"v%d" % i) for i in range(3)])
+    cb = next(iter(C.FileRecords(raw).batches()))
+    pb = next(iter(P.FileRecords(raw).batches()))
+    want = plain(pb.records())
+    assert want == [(5 + i, 1000 + i, b"k", b"v%d" % i, ()) for i in range(3)]
+
+    class SubBatch(C.RecordBatch):
+        pass
+
+    sub = tuple.__new__(SubBatch, tuple(cb))
+    for got in (cb.records(), C.RecordBatch.records(cb), cb.records(max_bytes=1 << 20),
+                cb.records(1 << 20), sub.records()):
+        assert type(got) is list and plain(got) == want
+    assert outcome(cb.records, 1, 2) == outcome(pb.records, 1, 2)
+    assert outcome(lambda: cb.records(nope=1))[:2] == outcome(lambda: pb.records(nope=1))[:2]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: C._decode_block(raw_record(0, 0, b"k", b"v", [(b"h", b"x")]), 1, 9, 10, 0)[0],
+    lambda: next(iter(C.FileRecords(raw_batch(3, [raw_record(0, 0, None, b"v")])).batches())),
+    lambda: tuple.__new__(C.Record, (1, 2)),
+    lambda: tuple.__new__(C.Record, ()),
+])
+def test_iterating_records_and_batches(make):
+    """The core's iterator of Record and RecordBatch yields what tuple's does: unpacking,
+    list(), a second pass, an exhausted iterator, its length hint, many alive at once."""
+    x = make()
+    want = list(tuple.__iter__(x))
+    assert list(x) == want and list(x) == want and [*x] == want
+    it = iter(x)
+    assert it.__length_hint__() == len(want)
+    assert list(it) == want and list(it) == [] and it.__length_hint__() == 0
+    its = [iter(x) for _ in range(200)]  # beyond the free list
+    assert all(list(i) == want for i in its)
+    del its
+    if len(want) == 5:
+        offset, timestamp, key, value, headers = x
+        assert (offset, timestamp, key, value, headers) == tuple(want)
+
+
+def test_shared_ints_have_the_values_of_the_python_loop():
+    """Records sharing a timestamp (or a batch's base offset and timestamps) may share one
+    int: values equal the Python loop's, LogAppendTime included, and an int subclass
+    passed as a base is never handed out as a record's field."""
+    recs = [raw_record(d, t, b"k", None) for d, t in ((0, 0), (1, 0), (2, 5), (3, 5), (4, 0))]
+    block = b"".join(recs)
+    got = decode_both(block, 5, 100, 2000)
+    assert got == ("ok", [(100, 2000, b"k", None, ()), (101, 2000, b"k", None, ()),
+                          (102, 2005, b"k", None, ()), (103, 2005, b"k", None, ()),
+                          (104, 2000, b"k", None, ())])
+    for attrs in (0, 8):  # CreateTime, LogAppendTime (every timestamp maxTimestamp)
+        batches_both(raw_batch(7, recs, attrs=attrs))
+    out = C._decode_block(raw_record(0, 0, None, None), 1, True, True, 0)
+    assert [type(v) for v in out[0][:2]] == [int, int] and out[0][:2] == (1, 1)
+    into_both(block, 5, 100, 2000, True, False)
+    into_both(block, 5, 100, 2000, True, True)
