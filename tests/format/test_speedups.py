@@ -305,7 +305,8 @@ def test_is_valid_on_odd_tuples_takes_the_python_property():
 
 @pytest.mark.parametrize("size", [4000, 4096 - 61 + 21, 5000, 70000])
 def test_crc_of_large_batches(size):
-    """From 4 KiB on the core hands the CRC to the crc32c package: same verdicts."""
+    """Large batches (three interleaved streams on the crc32 instruction, else the crc32c
+    package from 4 KiB on): same verdicts."""
     batch = bytearray(raw_batch(7, [raw_record(0, 0, b"k", b"v" * size)]))
     assert batches_both(bytes(batch))[0][0][1] is True
     batch[-1] ^= 1
@@ -425,3 +426,22 @@ def test_shared_ints_have_the_values_of_the_python_loop():
     assert [type(v) for v in out[0][:2]] == [int, int] and out[0][:2] == (1, 1)
     into_both(block, 5, 100, 2000, True, False)
     into_both(block, 5, 100, 2000, True, True)
+
+
+@pytest.mark.parametrize("value", [0, 1, 0xFFFFFFFF, 0x12345678])
+def test_crc32c_equals_the_crc32c_package(value):
+    """The core's CRC-32C (single stream, runs of 3 x 256 and 3 x 8192 bytes joined by
+    its shift tables) against the crc32c package, an independent implementation, at
+    every length around the runs' edges, with a running value."""
+    import random
+
+    import crc32c
+
+    rnd = random.Random(value)
+    lengths = list(range(0, 800)) + [3 * 8192 + k for k in range(-9, 10)] + \
+        [6 * 8192 + 3 * 256 + 7, 1 << 20] + [rnd.randrange(1, 100_000) for _ in range(50)]
+    for n in lengths:
+        data = rnd.randbytes(n)
+        assert C._c.crc32c(data, value) == crc32c.crc32c(data, value), n
+        assert C._c.crc32c(memoryview(data)[1:], value=value) == \
+            crc32c.crc32c(data[1:], value), n
