@@ -1378,6 +1378,40 @@ static PyObject *sp_scan_v2(PyObject *self, PyObject *args)
 /* -- vectorized.py's group decode (the Spark rows layer and audit) ------------------------- */
 
 /*
+ * The positions of vectorized.py's group: a list of ints (the Python twins' form), or a
+ * bytearray of native int64s (new_positions() with the core: no int object per record).
+ */
+static inline int positions_ok(PyObject *positions)
+{
+    if (PyList_Check(positions) || PyByteArray_Check(positions))
+        return 1;
+    PyErr_SetString(PyExc_TypeError, "positions must be a list or a bytearray");
+    return 0;
+}
+
+static inline Py_ssize_t positions_len(PyObject *positions)
+{
+    return PyList_Check(positions) ? PyList_GET_SIZE(positions)
+                                   : PyByteArray_GET_SIZE(positions) / 8;
+}
+
+/* positions[i] (i < positions_len), -1 with an error set when it is not an int */
+static inline int positions_get(PyObject *positions, Py_ssize_t i, Py_ssize_t *out)
+{
+    if (PyList_Check(positions)) {
+        Py_ssize_t v = PyLong_AsSsize_t(PyList_GET_ITEM(positions, i));
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        *out = v;
+        return 0;
+    }
+    int64_t v;
+    memcpy(&v, PyByteArray_AS_STRING(positions) + 8 * i, 8);
+    *out = (Py_ssize_t)v;
+    return 0;
+}
+
+/*
  * vectorized.scan_lengths(data, count, positions) -> bool: append the position of each of
  * the ``count`` records of ``data`` while each length is a one- or two-byte varint >= 0
  * (read as the Python reads it: two bytes looked up at once, so both must exist) and the
@@ -1389,8 +1423,12 @@ static PyObject *sp_scan_lengths(PyObject *self, PyObject *args)
     Py_buffer buf;
     Py_ssize_t count;
     PyObject *positions;
-    if (!PyArg_ParseTuple(args, "y*nO!", &buf, &count, &PyList_Type, &positions))
+    if (!PyArg_ParseTuple(args, "y*nO", &buf, &count, &positions))
         return NULL;
+    if (!positions_ok(positions)) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
     const uint8_t *d = (const uint8_t *)buf.buf;
     Py_ssize_t n = buf.len, pos = 0, k = 0;
     int ok = count > 0;  /* each step moves on by a byte or more: at most n steps */
@@ -1420,16 +1458,28 @@ static PyObject *sp_scan_lengths(PyObject *self, PyObject *args)
         pos += w + len;
     }
     if (ok && pos == n) {
-        /* the positions again, now appended (nothing is appended on failure) */
+        /* the positions again, now appended (nothing is appended on failure); count <= n
+         * here, so the bytearray grows by at most 8 bytes per byte of data */
+        int is_list = PyList_Check(positions);
+        Py_ssize_t old = is_list ? 0 : PyByteArray_GET_SIZE(positions);
+        if (!is_list && PyByteArray_Resize(positions, old + 8 * count) < 0) {
+            PyBuffer_Release(&buf);
+            return NULL;
+        }
         Py_ssize_t q = 0;
         for (Py_ssize_t i = 0; i < count; i++) {
-            PyObject *v = PyLong_FromSsize_t(q);
-            if (v == NULL || PyList_Append(positions, v) < 0) {
-                Py_XDECREF(v);
-                PyBuffer_Release(&buf);
-                return NULL;
+            if (is_list) {
+                PyObject *v = PyLong_FromSsize_t(q);
+                if (v == NULL || PyList_Append(positions, v) < 0) {
+                    Py_XDECREF(v);
+                    PyBuffer_Release(&buf);
+                    return NULL;
+                }
+                Py_DECREF(v);
+            } else {
+                int64_t v = q;
+                memcpy(PyByteArray_AS_STRING(positions) + old + 8 * i, &v, 8);
             }
-            Py_DECREF(v);
             uint32_t b0 = d[q], raw = b0 < 0x80 ? b0 : ((b0 & 0x7F) | ((uint32_t)d[q + 1] << 7));
             q += (b0 < 0x80 ? 1 : 2) + (Py_ssize_t)(raw >> 1);
         }
@@ -1461,36 +1511,35 @@ static inline int short_varint(const uint8_t *a, Py_ssize_t e, Py_ssize_t *p, in
     return 1;
 }
 
-/* a growable byte buffer that becomes a bytes object */
+/* a byte buffer of a fixed capacity that becomes a bytes object (the group's sizes are
+ * known before the decode: n records, their keys and values within the blocks' bytes) */
 typedef struct {
     PyObject *b;
-    Py_ssize_t len;
+    char *p;
+    Py_ssize_t len, cap;
 } outbuf;
 
-static int ob_put(outbuf *o, const void *src, Py_ssize_t n)
+static int ob_init(outbuf *o, Py_ssize_t cap)
 {
-    if (n == 0)  /* nothing to copy (and o->b may still be NULL) */
-        return 0;
-    Py_ssize_t cap = o->b == NULL ? 0 : PyBytes_GET_SIZE(o->b);
-    if (o->len + n > cap) {
-        Py_ssize_t want = cap * 2 > o->len + n ? cap * 2 : o->len + n + 64;
-        if (o->b == NULL) {
-            o->b = PyBytes_FromStringAndSize(NULL, want);
-            if (o->b == NULL)
-                return -1;
-        } else if (_PyBytes_Resize(&o->b, want) < 0) {
-            return -1;
-        }
-    }
-    memcpy(PyBytes_AS_STRING(o->b) + o->len, src, (size_t)n);
-    o->len += n;
+    o->b = PyBytes_FromStringAndSize(NULL, cap);
+    if (o->b == NULL)
+        return -1;
+    o->p = PyBytes_AS_STRING(o->b);
+    o->len = 0;
+    o->cap = cap;
     return 0;
+}
+
+/* n bytes from src; the capacity was counted before (a record that would pass it is not
+ * of the group's shape: its caller checks) */
+static inline void ob_put(outbuf *o, const void *src, Py_ssize_t n)
+{
+    memcpy(o->p + o->len, src, (size_t)n);
+    o->len += n;
 }
 
 static PyObject *ob_finish(outbuf *o)
 {
-    if (o->b == NULL)
-        return PyBytes_FromStringAndSize(NULL, 0);
     if (_PyBytes_Resize(&o->b, o->len) < 0)
         return NULL;
     PyObject *r = o->b;
@@ -1498,11 +1547,115 @@ static PyObject *ob_finish(outbuf *o)
     return r;
 }
 
+/* the Arrow columns of a group being decoded */
+typedef struct {
+    outbuf ts, od, koff, voff, kdata, vdata, kval, vval;
+    Py_ssize_t n, r, knulls, vnulls;
+} group_out;
+
+/* room for ``n`` records whose keys and values come from ``total`` bytes of blocks */
+static int go_init(group_out *g, Py_ssize_t n, Py_ssize_t total)
+{
+    memset(g, 0, sizeof(*g));
+    g->n = n;
+    Py_ssize_t bits = (n + 7) / 8;
+    if (ob_init(&g->ts, 8 * n) < 0 || ob_init(&g->od, 8 * n) < 0 ||
+        ob_init(&g->koff, 4 * (n + 1)) < 0 || ob_init(&g->voff, 4 * (n + 1)) < 0 ||
+        ob_init(&g->kdata, total) < 0 || ob_init(&g->vdata, total) < 0 ||
+        ob_init(&g->kval, bits) < 0 || ob_init(&g->vval, bits) < 0)
+        return -1;
+    memset(g->kval.p, 0, (size_t)bits);
+    memset(g->vval.p, 0, (size_t)bits);
+    g->kval.len = g->vval.len = bits;
+    int32_t zero = 0;
+    ob_put(&g->koff, &zero, 4);
+    ob_put(&g->voff, &zero, 4);
+    return 0;
+}
+
+static void go_free(group_out *g)
+{
+    outbuf *obs[8] = {&g->ts, &g->od, &g->koff, &g->voff, &g->kdata, &g->vdata, &g->kval,
+                      &g->vval};
+    for (int i = 0; i < 8; i++)
+        Py_CLEAR(obs[i]->b);
+}
+
+/*
+ * The ``k`` records of ``a[0:len]`` starting at starts[0..k-1], each ending where the next
+ * starts (starts[k]: the end of the last), when each has the common shape (one- or
+ * two-byte varints for the deltas and lengths, no headers, consumed exactly): 1,
+ * appended; 0 when one is not (the group is then None).
+ */
+static int go_records(group_out *g, const uint8_t *a, Py_ssize_t len, const Py_ssize_t *starts,
+                      Py_ssize_t k)
+{
+    if (k > g->n - g->r)
+        return 0;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        Py_ssize_t v = starts[i], e = starts[i + 1];
+        if (v < 0 || v >= len || e > len || e < v)
+            return 0;
+        Py_ssize_t p = v + 1 + (a[v] >= 0x80) + 1;  /* after the length and attributes */
+        int64_t tsd, odl, klen, vlen;
+        if (!short_varint(a, e, &p, &tsd) || !short_varint(a, e, &p, &odl) ||
+            !short_varint(a, e, &p, &klen))
+            return 0;
+        Py_ssize_t kpos = p;
+        p += klen > 0 ? klen : 0;
+        if (!short_varint(a, e, &p, &vlen))
+            return 0;
+        Py_ssize_t vpos = p;
+        p += vlen > 0 ? vlen : 0;
+        if (p + 1 != e || a[p] != 0)
+            return 0;
+        /* a key and a value lie inside their record, inside the blocks, so the data
+         * buffers (the blocks' size, below INT32_MAX) hold them */
+        Py_ssize_t r = g->r++;
+        ob_put(&g->ts, &tsd, 8);
+        ob_put(&g->od, &odl, 8);
+        if (klen >= 0) {
+            g->kval.p[r >> 3] |= (char)(1u << (r & 7));
+            ob_put(&g->kdata, a + kpos, klen);
+        } else {
+            g->knulls++;
+        }
+        if (vlen >= 0) {
+            g->vval.p[r >> 3] |= (char)(1u << (r & 7));
+            ob_put(&g->vdata, a + vpos, vlen);
+        } else {
+            g->vnulls++;
+        }
+        int32_t ko = (int32_t)g->kdata.len, vo = (int32_t)g->vdata.len;
+        ob_put(&g->koff, &ko, 4);
+        ob_put(&g->voff, &vo, 4);
+    }
+    return 1;
+}
+
+/* (timestampDeltas, offsetDeltas, keyOffsets, valueOffsets, keyData, valueData,
+ * keyValidity, valueValidity, keyNulls, valueNulls) */
+static PyObject *go_finish(group_out *g)
+{
+    PyObject *parts[8];
+    outbuf *obs[8] = {&g->ts, &g->od, &g->koff, &g->voff, &g->kdata, &g->vdata, &g->kval,
+                      &g->vval};
+    for (int i = 0; i < 8; i++) {
+        parts[i] = ob_finish(obs[i]);
+        if (parts[i] == NULL) {
+            for (int k = 0; k < i; k++)
+                Py_DECREF(parts[k]);
+            return NULL;
+        }
+    }
+    return Py_BuildValue("(NNNNNNNNnn)", parts[0], parts[1], parts[2], parts[3], parts[4],
+                         parts[5], parts[6], parts[7], g->knulls, g->vnulls);
+}
+
 /*
  * vectorized.decode_group(buf, positions, bases, counts) in C, as Arrow buffers: the
  * records of the blocks joined in ``buf`` (block j at bases[j], counts[j] records at
- * ``positions``) when every one has the common shape (one- or two-byte varints for the
- * deltas and lengths, no headers, consumed exactly), else None. -> (timestampDeltas,
+ * ``positions``) when every one has the common shape, else None. -> (timestampDeltas,
  * offsetDeltas: int64 native-order bytes; keyOffsets, valueOffsets: int32 Arrow offsets
  * (n + 1); keyData, valueData; keyValidity, valueValidity: Arrow bitmaps, bit set = not
  * null; keyNulls, valueNulls: counts).
@@ -1512,28 +1665,21 @@ static PyObject *sp_decode_group(PyObject *self, PyObject *args)
     (void)self;
     Py_buffer buf;
     PyObject *positions, *bases, *counts, *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*O!O!O!", &buf, &PyList_Type, &positions, &PyList_Type, &bases,
+    if (!PyArg_ParseTuple(args, "y*OO!O!", &buf, &positions, &PyList_Type, &bases,
                           &PyList_Type, &counts))
         return NULL;
+    if (!positions_ok(positions)) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
     const uint8_t *a = (const uint8_t *)buf.buf;
-    Py_ssize_t len = buf.len, n = PyList_GET_SIZE(positions);
-    outbuf ts = {0}, od = {0}, koff = {0}, voff = {0}, kdata = {0}, vdata = {0}, kval = {0},
-           vval = {0};
-    uint8_t *kbits = NULL, *vbits = NULL;
+    Py_ssize_t len = buf.len, n = positions_len(positions), r = 0;
     Py_ssize_t *starts = NULL;
-    Py_ssize_t knulls = 0, vnulls = 0, r = 0;
-    int32_t zero = 0;
+    group_out g;
+    memset(&g, 0, sizeof(g));
     if (len == 0 || n == 0 || len >= INT32_MAX)
         goto none;
-    kbits = PyMem_Calloc((size_t)(n + 7) / 8, 1);
-    vbits = PyMem_Calloc((size_t)(n + 7) / 8, 1);
-    if (kbits == NULL || vbits == NULL) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    if (ob_put(&koff, &zero, 4) < 0 || ob_put(&voff, &zero, 4) < 0)
-        goto fail;
-    /* every record's position in buf (positions + each block's base), as numpy's v */
+    /* every record's position in buf (positions + its block's base), as numpy's v */
     starts = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
     if (starts == NULL) {
         PyErr_NoMemory();
@@ -1547,68 +1693,24 @@ static PyObject *sp_decode_group(PyObject *self, PyObject *args)
         for (Py_ssize_t i = 0; i < cnt; i++, r++) {
             if (r >= n)
                 goto none;
-            Py_ssize_t v = PyLong_AsSsize_t(PyList_GET_ITEM(positions, r));
-            if (v == -1 && PyErr_Occurred())
+            if (positions_get(positions, r, &starts[r]) < 0)
                 goto fail;
-            starts[r] = v + base;
+            starts[r] += base;
         }
     }
     if (r != n)
         goto none;
     starts[n] = len;  /* a record ends where the next one starts; the last at the end */
-    for (r = 0; r < n; r++) {
-        Py_ssize_t v = starts[r], e = starts[r + 1];
-        if (v < 0 || v >= len || e > len || e < v)
-            goto none;
-        Py_ssize_t p = v + 1 + (a[v] >= 0x80) + 1;  /* after the length and attributes */
-        int64_t tsd, odl, klen, vlen;
-        if (!short_varint(a, e, &p, &tsd) || !short_varint(a, e, &p, &odl) ||
-            !short_varint(a, e, &p, &klen))
-            goto none;
-        Py_ssize_t kpos = p;
-        p += klen > 0 ? klen : 0;
-        if (!short_varint(a, e, &p, &vlen))
-            goto none;
-        Py_ssize_t vpos = p;
-        p += vlen > 0 ? vlen : 0;
-        if (p + 1 != e || a[p] != 0)
-            goto none;
-        if (ob_put(&ts, &tsd, 8) < 0 || ob_put(&od, &odl, 8) < 0)
-            goto fail;
-        if (klen >= 0) {
-            kbits[r >> 3] |= (uint8_t)(1u << (r & 7));
-            if (ob_put(&kdata, a + kpos, klen) < 0)
-                goto fail;
-        } else {
-            knulls++;
-        }
-        if (vlen >= 0) {
-            vbits[r >> 3] |= (uint8_t)(1u << (r & 7));
-            if (ob_put(&vdata, a + vpos, vlen) < 0)
-                goto fail;
-        } else {
-            vnulls++;
-        }
-        int32_t ko = (int32_t)kdata.len, vo = (int32_t)vdata.len;
-        if (ob_put(&koff, &ko, 4) < 0 || ob_put(&voff, &vo, 4) < 0)
-            goto fail;
-    }
-    if (ob_put(&kval, kbits, (n + 7) / 8) < 0 || ob_put(&vval, vbits, (n + 7) / 8) < 0)
+    if (go_init(&g, n, len) < 0)
         goto fail;
-    {
-        PyObject *parts[8];
-        outbuf *obs[8] = {&ts, &od, &koff, &voff, &kdata, &vdata, &kval, &vval};
-        for (int i = 0; i < 8; i++) {
-            parts[i] = ob_finish(obs[i]);
-            if (parts[i] == NULL) {
-                for (int k = 0; k < i; k++)
-                    Py_DECREF(parts[k]);
-                goto fail;
-            }
-        }
-        result = Py_BuildValue("(NNNNNNNNnn)", parts[0], parts[1], parts[2], parts[3], parts[4],
-                               parts[5], parts[6], parts[7], knulls, vnulls);
-    }
+    int rc = go_records(&g, a, len, starts, n);
+    if (rc < 0)
+        goto fail;
+    if (rc == 0)
+        goto none;
+    if (r != n)
+        goto none;
+    result = go_finish(&g);
     goto done;
 none:
     result = Py_None;
@@ -1617,18 +1719,104 @@ none:
 fail:
     result = NULL;
 done:
-    Py_XDECREF(ts.b);
-    Py_XDECREF(od.b);
-    Py_XDECREF(koff.b);
-    Py_XDECREF(voff.b);
-    Py_XDECREF(kdata.b);
-    Py_XDECREF(vdata.b);
-    Py_XDECREF(kval.b);
-    Py_XDECREF(vval.b);
-    PyMem_Free(kbits);
-    PyMem_Free(vbits);
+    go_free(&g);
     PyMem_Free(starts);
     PyBuffer_Release(&buf);
+    return result;
+}
+
+/*
+ * vectorized.decode_blocks(blocks, positions, counts): decode_group of the blocks (a list
+ * of bytes-like objects, block j holding counts[j] records at ``positions``, relative to
+ * it) without joining them first. The same result.
+ */
+static PyObject *sp_decode_blocks(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *blocks, *positions, *counts, *result = NULL;
+    if (!PyArg_ParseTuple(args, "O!OO!", &PyList_Type, &blocks, &positions, &PyList_Type,
+                          &counts))
+        return NULL;
+    if (!positions_ok(positions))
+        return NULL;
+    Py_ssize_t nb = PyList_GET_SIZE(blocks), n = positions_len(positions), total = 0, r = 0;
+    if (PyList_GET_SIZE(counts) != nb) {
+        PyErr_SetString(PyExc_ValueError, "blocks and counts differ in length");
+        return NULL;
+    }
+    Py_buffer *bufs = PyMem_Calloc((size_t)(nb ? nb : 1), sizeof(Py_buffer));
+    Py_ssize_t *starts = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t got = 0;
+    group_out g;
+    memset(&g, 0, sizeof(g));
+    if (bufs == NULL || starts == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (; got < nb; got++) {
+        if (PyObject_GetBuffer(PyList_GET_ITEM(blocks, got), &bufs[got], PyBUF_SIMPLE) < 0)
+            goto fail;
+        total += bufs[got].len;
+    }
+    /* as decode_group of the joined blocks: empty, or past int32 offsets, is not taken */
+    if (total == 0 || n == 0 || total >= INT32_MAX)
+        goto none;
+    if (go_init(&g, n, total) < 0)
+        goto fail;
+    for (Py_ssize_t j = 0; j < nb; j++) {
+        Py_ssize_t cnt = PyLong_AsSsize_t(PyList_GET_ITEM(counts, j));
+        if (cnt == -1 && PyErr_Occurred())
+            goto fail;
+        if (cnt <= 0)
+            continue;
+        if (cnt > n - r)
+            goto none;
+        for (Py_ssize_t i = 0; i < cnt; i++)
+            if (positions_get(positions, r + i, &starts[i]) < 0)
+                goto fail;
+        /* the last record of a block ends where the next non-empty block's first starts
+         * in the joined buffer (or at its end): taken only when that is this block's end */
+        starts[cnt] = bufs[j].len;
+        {
+            /* bytes of later empty blocks, then the next record's position in its block,
+             * lie between: the joined record would run on through them */
+            Py_ssize_t gap = 0;
+            if (r + cnt < n && positions_get(positions, r + cnt, &gap) < 0)
+                goto fail;
+            for (Py_ssize_t q = j + 1; q < nb; q++) {
+                Py_ssize_t c2 = PyLong_AsSsize_t(PyList_GET_ITEM(counts, q));
+                if (c2 == -1 && PyErr_Occurred())
+                    goto fail;
+                if (c2 > 0)
+                    break;
+                gap += bufs[q].len;
+            }
+            if (gap != 0)
+                goto none;
+        }
+        int rc = go_records(&g, (const uint8_t *)bufs[j].buf, bufs[j].len, starts, cnt);
+        if (rc < 0)
+            goto fail;
+        if (rc == 0)
+            goto none;
+        r += cnt;
+    }
+    if (r != n)
+        goto none;
+    result = go_finish(&g);
+    goto done;
+none:
+    result = Py_None;
+    Py_INCREF(result);
+    goto done;
+fail:
+    result = NULL;
+done:
+    go_free(&g);
+    for (Py_ssize_t j = 0; j < got; j++)
+        PyBuffer_Release(&bufs[j]);
+    PyMem_Free(bufs);
+    PyMem_Free(starts);
     return result;
 }
 
@@ -1689,6 +1877,8 @@ static PyMethodDef methods[] = {
     {"scan_lengths", sp_scan_lengths, METH_VARARGS, "vectorized.scan_lengths"},
     {"decode_group", sp_decode_group, METH_VARARGS,
      "vectorized.decode_group's records as Arrow buffers, or None"},
+    {"decode_blocks", sp_decode_blocks, METH_VARARGS,
+     "vectorized.decode_blocks: decode_group of a list of blocks, not joined"},
     {"crc32c", (PyCFunction)(void (*)(void))sp_crc32c, METH_VARARGS | METH_KEYWORDS,
      "crc32c(data, value=0): CRC-32C (Castagnoli)"},
     {NULL, NULL, 0, NULL},

@@ -190,6 +190,59 @@ def group_both(blocks_counts):
     return out[0]
 
 
+def blocks_both(blocks_counts, positions_kind):
+    """scan_lengths of each block (into a list or the core's bytearray), then
+    decode_blocks of the blocks as they are, both ways; and, when every block scanned,
+    the same as decode_group of the blocks joined."""
+    from kafkalog_cli.format import vectorized as V
+
+    out = []
+    for scan, blocks_fn, group_fn, positions in (
+            (V.scan_lengths, V.decode_blocks, V.decode_group,
+             V.new_positions() if positions_kind == "new" else []),
+            (V._py_scan_lengths, V._py_decode_blocks, V._py_decode_group, [])):
+        blocks, counts = [], []
+        for data, count in blocks_counts:
+            if scan(data, count, positions):
+                blocks.append(data)
+                counts.append(count)
+        got = blocks_fn(blocks, positions, counts) if counts else None
+        if counts:
+            bases = [sum(len(b) for b in blocks[:j]) for j in range(len(blocks))]
+            joined = group_fn(b"".join(blocks), positions, bases, counts)
+            assert (got is None) == (joined is None)
+            if got is not None:
+                assert [x.tolist() for x in got[:2]] == [x.tolist() for x in joined[:2]]
+                assert got[2].equals(joined[2]) and got[3].equals(joined[3])
+        if got is not None:
+            got = (got[0].tolist(), got[1].tolist(), got[2].to_pylist(), got[3].to_pylist())
+        out.append(got)
+    assert out[0] == out[1]
+    return out[0]
+
+
+@SETTINGS
+@given(st.data(), st.lists(blocks(), min_size=1, max_size=4), st.sampled_from(["new", "list"]))
+def test_decode_blocks_in_place(data, bl, kind):
+    """decode_blocks (the group read in place, positions as native int64s) gives what
+    the Python twin gives, and what decode_group gives on the blocks joined."""
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("numpy")
+    blocks_both([(raw, count) for raw, count, _, _ in bl], kind)
+    blocks_both([(mutate(data.draw, raw), count + data.draw(st.integers(-1, 1)))
+                 for raw, count, _, _ in bl], kind)
+
+
+def test_decode_blocks_takes_the_common_shape():
+    pytest.importorskip("pyarrow")
+    recs = [raw_record(i, i * 3, None if i == 2 else b"k%d" % i, None if i == 3 else b"v" * i)
+            for i in range(6)]
+    got = blocks_both([(b"".join(recs[:4]), 4), (b"".join(recs[4:]), 2)], "new")
+    assert got == ([0, 3, 6, 9, 12, 15], [0, 1, 2, 3, 4, 5],
+                   [b"k0", b"k1", None, b"k3", b"k4", b"k5"],
+                   [b"", b"v", b"vv", None, b"vvvv", b"vvvvv"])
+
+
 @SETTINGS
 @given(st.data(), st.lists(blocks(), min_size=1, max_size=4))
 def test_group_decode_on_blocks_and_mutations(data, bl):
@@ -445,3 +498,31 @@ def test_crc32c_equals_the_crc32c_package(value):
         assert C._c.crc32c(data, value) == crc32c.crc32c(data, value), n
         assert C._c.crc32c(memoryview(data)[1:], value=value) == \
             crc32c.crc32c(data[1:], value), n
+
+
+@pytest.mark.parametrize("blocks, counts, positions", [
+    # an empty block between or after blocks: no bytes (taken) or some (not: the joined
+    # record would run through them)
+    ([b"A", b"", b"B"], [1, 0, 1], [0, 0]),
+    ([b"A", b"xy", b"B"], [1, 0, 1], [0, 0]),
+    ([b"A", b"B", b""], [1, 1, 0], [0, 0]),
+    ([b"A", b"B", b"z"], [1, 1, 0], [0, 0]),
+    # a later block's first record not at its start
+    ([b"A", b"\x00B"], [1, 1], [0, 1]),
+])
+def test_decode_blocks_block_edges(blocks, counts, positions):
+    """Hand-placed blocks and positions (not from scan_lengths): the core and the Python
+    twin agree on which groups they take, and on the values."""
+    pytest.importorskip("pyarrow")
+    from kafkalog_cli.format import vectorized as V
+
+    a, b = raw_record(0, 0, b"k", b"v"), raw_record(1, 2, None, b"w")
+    real = [a if x == b"A" else b if x == b"B" else b"\x00" + b if x == b"\x00B" else x
+            for x in blocks]
+    got = []
+    for fn in (V.decode_blocks, V._py_decode_blocks):
+        r = fn(real, list(positions), counts)
+        got.append(None if r is None else (r[0].tolist(), r[1].tolist(), r[2].to_pylist(),
+                                           r[3].to_pylist()))
+    assert got[0] == got[1]
+    assert (got[0] is None) == (blocks[1] not in (b"", b"B") or blocks[-1] == b"z")
