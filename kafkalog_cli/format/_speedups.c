@@ -1653,6 +1653,126 @@ static PyObject *go_finish(group_out *g)
 }
 
 /*
+ * The starts of the records of block j of a group (counts[j] records from positions[r])
+ * into starts[0..cnt], starts[cnt] being where its last record ends: in one joined buffer
+ * (``bases`` given: block j at bases[j], the last record ending where the group's next
+ * record starts, or at ``len``), or in the block itself (``bases`` NULL: at its end,
+ * ``len``, unless bytes lie between it and the next record in the joined buffer: the
+ * later blocks' ``lens`` while they hold no record, then that record's position; the
+ * block is then not taken). 1, 0 when not taken, -1 with an error set.
+ */
+static int block_starts(PyObject *positions, PyObject *bases, PyObject *counts,
+                        const Py_ssize_t *lens, Py_ssize_t nb, Py_ssize_t j, Py_ssize_t r,
+                        Py_ssize_t cnt, Py_ssize_t n, Py_ssize_t len, Py_ssize_t *starts)
+{
+    Py_ssize_t base = 0;
+    if (bases != NULL) {
+        base = PyLong_AsSsize_t(PyList_GET_ITEM(bases, j));
+        if (base == -1 && PyErr_Occurred())
+            return -1;
+    }
+    for (Py_ssize_t i = 0; i < cnt; i++) {
+        if (positions_get(positions, r + i, &starts[i]) < 0)
+            return -1;
+        starts[i] += base;
+    }
+    if (bases != NULL) {
+        /* the next record of the group, in the next block that holds one */
+        starts[cnt] = len;
+        if (r + cnt < n) {
+            for (Py_ssize_t q = j + 1; q < PyList_GET_SIZE(bases) && q < PyList_GET_SIZE(counts);
+                 q++) {
+                Py_ssize_t c2 = PyLong_AsSsize_t(PyList_GET_ITEM(counts, q));
+                if (c2 == -1 && PyErr_Occurred())
+                    return -1;
+                if (c2 <= 0)
+                    continue;
+                Py_ssize_t b2 = PyLong_AsSsize_t(PyList_GET_ITEM(bases, q)), p2;
+                if ((b2 == -1 && PyErr_Occurred()) || positions_get(positions, r + cnt, &p2) < 0)
+                    return -1;
+                starts[cnt] = b2 + p2;
+                break;
+            }
+        }
+        return 1;
+    }
+    starts[cnt] = len;
+    Py_ssize_t gap = 0;
+    if (r + cnt < n && positions_get(positions, r + cnt, &gap) < 0)
+        return -1;
+    for (Py_ssize_t q = j + 1; q < nb; q++) {
+        Py_ssize_t c2 = PyLong_AsSsize_t(PyList_GET_ITEM(counts, q));
+        if (c2 == -1 && PyErr_Occurred())
+            return -1;
+        if (c2 > 0)
+            break;
+        gap += lens[q];
+    }
+    return gap == 0;
+}
+
+/*
+ * The group decode of both entry points: the blocks ``bufs`` (one joined buffer with
+ * ``bases``, or each block with ``bases`` NULL), counts[j] records each at ``positions``.
+ * -> the Arrow buffers (see go_finish), or None when a record is not of the common shape.
+ */
+static PyObject *group_decode(Py_buffer *bufs, Py_ssize_t nb, PyObject *positions,
+                              PyObject *bases, PyObject *counts)
+{
+    Py_ssize_t n = positions_len(positions), total = 0, r = 0, blocks = nb;
+    Py_ssize_t *lens = PyMem_Malloc((size_t)(nb + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *starts = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    group_out g;
+    memset(&g, 0, sizeof(g));
+    int st = 1;  /* 1: decoded, 0: None, -1: an error */
+    if (lens == NULL || starts == NULL) {
+        PyErr_NoMemory();
+        st = -1;
+        goto out;
+    }
+    for (Py_ssize_t j = 0; j < nb; j++)
+        total += lens[j] = bufs[j].len;
+    if (bases != NULL)  /* the joined buffer's blocks are the entries of bases and counts */
+        blocks = PyList_GET_SIZE(bases) < PyList_GET_SIZE(counts) ? PyList_GET_SIZE(bases)
+                                                                  : PyList_GET_SIZE(counts);
+    /* as decode_group of the joined blocks: empty, or past int32 offsets, is not taken */
+    if (total == 0 || n == 0 || total >= INT32_MAX || PyList_GET_SIZE(counts) < blocks) {
+        st = 0;
+        goto out;
+    }
+    if (go_init(&g, n, total) < 0) {
+        st = -1;
+        goto out;
+    }
+    for (Py_ssize_t j = 0; j < blocks && st == 1; j++) {
+        Py_ssize_t cnt = PyLong_AsSsize_t(PyList_GET_ITEM(counts, j));
+        if (cnt == -1 && PyErr_Occurred()) {
+            st = -1;
+            break;
+        }
+        if (cnt <= 0)
+            continue;
+        if (cnt > n - r) {
+            st = 0;
+            break;
+        }
+        const Py_buffer *blk = &bufs[bases != NULL ? 0 : j];
+        st = block_starts(positions, bases, counts, lens, nb, j, r, cnt, n, blk->len, starts);
+        if (st == 1)
+            st = go_records(&g, (const uint8_t *)blk->buf, blk->len, starts, cnt);
+        r += cnt;
+    }
+    if (st == 1 && r != n)
+        st = 0;
+out:;
+    PyObject *result = st < 0 ? NULL : st == 0 ? Py_NewRef(Py_None) : go_finish(&g);
+    go_free(&g);
+    PyMem_Free(lens);
+    PyMem_Free(starts);
+    return result;
+}
+
+/*
  * vectorized.decode_group(buf, positions, bases, counts) in C, as Arrow buffers: the
  * records of the blocks joined in ``buf`` (block j at bases[j], counts[j] records at
  * ``positions``) when every one has the common shape, else None. -> (timestampDeltas,
@@ -1664,63 +1784,12 @@ static PyObject *sp_decode_group(PyObject *self, PyObject *args)
 {
     (void)self;
     Py_buffer buf;
-    PyObject *positions, *bases, *counts, *result = NULL;
+    PyObject *positions, *bases, *counts;
     if (!PyArg_ParseTuple(args, "y*OO!O!", &buf, &positions, &PyList_Type, &bases,
                           &PyList_Type, &counts))
         return NULL;
-    if (!positions_ok(positions)) {
-        PyBuffer_Release(&buf);
-        return NULL;
-    }
-    const uint8_t *a = (const uint8_t *)buf.buf;
-    Py_ssize_t len = buf.len, n = positions_len(positions), r = 0;
-    Py_ssize_t *starts = NULL;
-    group_out g;
-    memset(&g, 0, sizeof(g));
-    if (len == 0 || n == 0 || len >= INT32_MAX)
-        goto none;
-    /* every record's position in buf (positions + its block's base), as numpy's v */
-    starts = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
-    if (starts == NULL) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(bases) && j < PyList_GET_SIZE(counts); j++) {
-        Py_ssize_t base = PyLong_AsSsize_t(PyList_GET_ITEM(bases, j));
-        Py_ssize_t cnt = PyLong_AsSsize_t(PyList_GET_ITEM(counts, j));
-        if ((base == -1 || cnt == -1) && PyErr_Occurred())
-            goto fail;
-        for (Py_ssize_t i = 0; i < cnt; i++, r++) {
-            if (r >= n)
-                goto none;
-            if (positions_get(positions, r, &starts[r]) < 0)
-                goto fail;
-            starts[r] += base;
-        }
-    }
-    if (r != n)
-        goto none;
-    starts[n] = len;  /* a record ends where the next one starts; the last at the end */
-    if (go_init(&g, n, len) < 0)
-        goto fail;
-    int rc = go_records(&g, a, len, starts, n);
-    if (rc < 0)
-        goto fail;
-    if (rc == 0)
-        goto none;
-    if (r != n)
-        goto none;
-    result = go_finish(&g);
-    goto done;
-none:
-    result = Py_None;
-    Py_INCREF(result);
-    goto done;
-fail:
-    result = NULL;
-done:
-    go_free(&g);
-    PyMem_Free(starts);
+    PyObject *result = positions_ok(positions)
+                           ? group_decode(&buf, 1, positions, bases, counts) : NULL;
     PyBuffer_Release(&buf);
     return result;
 }
@@ -1728,95 +1797,32 @@ done:
 /*
  * vectorized.decode_blocks(blocks, positions, counts): decode_group of the blocks (a list
  * of bytes-like objects, block j holding counts[j] records at ``positions``, relative to
- * it) without joining them first. The same result.
+ * it) read where they are, not joined: the same result when each block's records end at
+ * its end in the joined buffer, else None.
  */
 static PyObject *sp_decode_blocks(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *blocks, *positions, *counts, *result = NULL;
     if (!PyArg_ParseTuple(args, "O!OO!", &PyList_Type, &blocks, &positions, &PyList_Type,
-                          &counts))
+                          &counts) || !positions_ok(positions))
         return NULL;
-    if (!positions_ok(positions))
-        return NULL;
-    Py_ssize_t nb = PyList_GET_SIZE(blocks), n = positions_len(positions), total = 0, r = 0;
+    Py_ssize_t nb = PyList_GET_SIZE(blocks), got = 0;
     if (PyList_GET_SIZE(counts) != nb) {
         PyErr_SetString(PyExc_ValueError, "blocks and counts differ in length");
         return NULL;
     }
     Py_buffer *bufs = PyMem_Calloc((size_t)(nb ? nb : 1), sizeof(Py_buffer));
-    Py_ssize_t *starts = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
-    Py_ssize_t got = 0;
-    group_out g;
-    memset(&g, 0, sizeof(g));
-    if (bufs == NULL || starts == NULL) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    for (; got < nb; got++) {
+    if (bufs == NULL)
+        return PyErr_NoMemory();
+    for (; got < nb; got++)
         if (PyObject_GetBuffer(PyList_GET_ITEM(blocks, got), &bufs[got], PyBUF_SIMPLE) < 0)
-            goto fail;
-        total += bufs[got].len;
-    }
-    /* as decode_group of the joined blocks: empty, or past int32 offsets, is not taken */
-    if (total == 0 || n == 0 || total >= INT32_MAX)
-        goto none;
-    if (go_init(&g, n, total) < 0)
-        goto fail;
-    for (Py_ssize_t j = 0; j < nb; j++) {
-        Py_ssize_t cnt = PyLong_AsSsize_t(PyList_GET_ITEM(counts, j));
-        if (cnt == -1 && PyErr_Occurred())
-            goto fail;
-        if (cnt <= 0)
-            continue;
-        if (cnt > n - r)
-            goto none;
-        for (Py_ssize_t i = 0; i < cnt; i++)
-            if (positions_get(positions, r + i, &starts[i]) < 0)
-                goto fail;
-        /* the last record of a block ends where the next non-empty block's first starts
-         * in the joined buffer (or at its end): taken only when that is this block's end */
-        starts[cnt] = bufs[j].len;
-        {
-            /* bytes of later empty blocks, then the next record's position in its block,
-             * lie between: the joined record would run on through them */
-            Py_ssize_t gap = 0;
-            if (r + cnt < n && positions_get(positions, r + cnt, &gap) < 0)
-                goto fail;
-            for (Py_ssize_t q = j + 1; q < nb; q++) {
-                Py_ssize_t c2 = PyLong_AsSsize_t(PyList_GET_ITEM(counts, q));
-                if (c2 == -1 && PyErr_Occurred())
-                    goto fail;
-                if (c2 > 0)
-                    break;
-                gap += bufs[q].len;
-            }
-            if (gap != 0)
-                goto none;
-        }
-        int rc = go_records(&g, (const uint8_t *)bufs[j].buf, bufs[j].len, starts, cnt);
-        if (rc < 0)
-            goto fail;
-        if (rc == 0)
-            goto none;
-        r += cnt;
-    }
-    if (r != n)
-        goto none;
-    result = go_finish(&g);
-    goto done;
-none:
-    result = Py_None;
-    Py_INCREF(result);
-    goto done;
-fail:
-    result = NULL;
-done:
-    go_free(&g);
+            break;
+    if (got == nb)
+        result = group_decode(bufs, nb, positions, NULL, counts);
     for (Py_ssize_t j = 0; j < got; j++)
         PyBuffer_Release(&bufs[j]);
     PyMem_Free(bufs);
-    PyMem_Free(starts);
     return result;
 }
 
