@@ -62,6 +62,7 @@ from ..errors import InvalidArgumentError, KafkalogError, UnreadableError, Unsaf
 from ..storage.checkpoints import _parse, format_offset_checkpoint, read_offset_checkpoint
 from ..storage.fileio import (
     NOFOLLOW,
+    create_fresh,
     fsync_dir,
     make_dir_nofollow,
     open_dir_nofollow,
@@ -147,11 +148,7 @@ def _copy_range(src_fd: int, dst_name: str, start: int, end: int, *, dir_fd: int
     chunks inside); returns the sha256 of all of [start, end)."""
     h = hashlib.sha256()
     tmp = dst_name + ".tmp"
-    try:
-        os.unlink(tmp, dir_fd=dir_fd)
-    except FileNotFoundError:
-        pass
-    out = open_for_write(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, dir_fd=dir_fd)
+    out = create_fresh(tmp, dir_fd=dir_fd)
     try:
         pending = 0  # zero bytes not written yet (a hole, or the tail left out)
         pos = start
