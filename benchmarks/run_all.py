@@ -32,6 +32,7 @@ Writes ``benchmarks/results/run_all.md`` (``run_all-quick.md`` with ``--quick``)
     python benchmarks/run_all.py            # full data (200,000 records a row), ~15 min
     python benchmarks/run_all.py --quick    # 40,000 records a row, a few minutes
     python benchmarks/run_all.py --only dump,startup
+    python benchmarks/run_all.py --only startup --baseline ../main   # before/after
 """
 
 from __future__ import annotations
@@ -90,8 +91,10 @@ def in_process(fn, min_time: float = 0.0):
     return run
 
 
-def child(cmd: list[str], stdin: Path | None = None, cwd: Path = ROOT, before=None):
-    """CPU seconds (user + system) of a subprocess, stdout to /dev/null."""
+def child(cmd: list[str], stdin: Path | None = None, cwd: Path = ROOT, before=None,
+          env: dict | None = None):
+    """CPU seconds (user + system) of a subprocess, stdout to /dev/null (``env``: ENV
+    unless given)."""
     def run():
         if before is not None:
             before()
@@ -99,7 +102,7 @@ def child(cmd: list[str], stdin: Path | None = None, cwd: Path = ROOT, before=No
         with open(os.devnull, "wb") as out, \
                 (open(stdin, "rb") if stdin else open(os.devnull, "rb")) as inp:
             p = subprocess.run(cmd, stdin=inp, stdout=out, stderr=subprocess.PIPE, cwd=cwd,
-                               env=ENV)
+                               env=ENV if env is None else env)
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         if p.returncode not in (0, 1):
             raise RuntimeError(f"{cmd}: exit {p.returncode}: {p.stderr.decode()[-500:]}")
@@ -528,7 +531,9 @@ def export_notes(rows: list[Row]) -> None:
 
 # -- rows: start-up --------------------------------------------------------------------------
 
-def startup_rows(tmp: Path) -> list[Row]:
+def startup_rows(tmp: Path, baseline: Path | None = None) -> list[Row]:
+    """Each command's start against ``python -c pass``; with ``baseline`` (another
+    checkout, e.g. main's), also against the same command run from it."""
     plain = ROOT / "fixtures/logs/plain-0"
     seg = plain / "00000000000000000000.log"
     lines = tmp / "startup-in.txt"
@@ -555,8 +560,12 @@ def startup_rows(tmp: Path) -> list[Row]:
     base = Impl("python -c pass", child([PY, "-c", "pass"]))
     rows = []
     for name, (cmd, before) in cmds.items():
+        peers = [base]
+        if baseline is not None:
+            peers.append(Impl(f"kafkalog at {baseline}", child(
+                cmd, before=before, cwd=baseline, env={**ENV, "PYTHONPATH": str(baseline)})))
         rows.append(Row("startup", f"start-up: {name} (tiny fixture)",
-                        Impl("kafkalog", child(cmd, before=before)), [base],
+                        Impl("kafkalog", child(cmd, before=before)), peers,
                         ("python -c pass", 1 / 3.0),
                         "ratio = python -c pass / kafkalog; target <= 3x, i.e. >= 0.33"))
     return rows
@@ -602,21 +611,25 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=",".join(GROUPS), help="comma list of " +
                     ",".join(GROUPS))
     ap.add_argument("--out", help="markdown file (default benchmarks/results/run_all.md)")
+    ap.add_argument("--baseline", type=Path,
+                    help="another checkout (e.g. a worktree of main): the startup rows also "
+                         "time each command run from it, interleaved (before/after)")
     args = ap.parse_args(argv)
     n = args.records or (40_000 if args.quick else 200_000)
     args.repeat = args.repeat or (2 if args.quick else 3)
     out = Path(args.out) if args.out else RESULTS / ("run_all-quick.md" if args.quick
                                                      else "run_all.md")
     only = set(args.only.split(","))
-    subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "kafkalog_cli")], env=ENV,
-                   stdout=subprocess.DEVNULL, check=False)
+    for root in (ROOT, args.baseline) if args.baseline else (ROOT,):
+        subprocess.run([PY, "-m", "compileall", "-q", str(Path(root) / "kafkalog_cli")],
+                       env=ENV, stdout=subprocess.DEVNULL, check=False)
     tmp = Path(tempfile.mkdtemp(prefix="kl-run-all-"))
     t0 = time.time()
     load0 = os.getloadavg()[0]
     try:
         rows: list[Row] = []
         if "startup" in only:
-            rows += startup_rows(tmp)
+            rows += startup_rows(tmp, args.baseline.resolve() if args.baseline else None)
         if "read" in only:
             rows += read_rows(n, args.min_time)
         if "build" in only:

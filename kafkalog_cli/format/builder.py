@@ -15,8 +15,6 @@ from collections.abc import Iterable, Sequence
 from itertools import chain, islice
 from operator import add as _add
 
-import crc32c as _crc32c
-
 from ..constants import (
     CODEC_NONE,
     CONTROL_FLAG_MASK,
@@ -31,6 +29,7 @@ from ..constants import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
+from ..crc import load as load_crc32c
 from ..errors import InvalidArgumentError
 from ..schema.record_batch import (
     ATTRIBUTES_OFFSET,
@@ -44,7 +43,7 @@ from . import compression
 from .records import HEADER, _import_speedups
 from .varint import varint_bytes
 
-_crc = _crc32c.crc32c
+_crc = load_crc32c()
 #: the compiled encoder (``_encode.c``), or None (not built, or KAFKALOG_PURE_PYTHON=1)
 _c = _import_speedups("_encode")
 #: True when the compiled encoder is in use

@@ -43,6 +43,7 @@ from ..constants import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
+from ..crc import load as load_crc32c
 from ..errors import (
     CorruptRecordError,
     CrcMismatchError,
@@ -114,14 +115,11 @@ def load_pure_python():
 
 
 def _load_crc32c():
-    """The ``crc32c`` package's function, imported on first use: importing the package
-    costs ~25 ms (it pulls in importlib.metadata and argparse), which commands that never
-    check a CRC should not pay."""
+    """The ``crc32c`` package's function, loaded on first use by
+    :func:`kafkalog_cli.crc.load` (without the package's ~20 ms import)."""
     global _crc32c_fn
-    from crc32c import crc32c as fn
-
-    _crc32c_fn = fn
-    return fn
+    _crc32c_fn = load_crc32c()
+    return _crc32c_fn
 
 
 def crc32c(data, *args, **kwargs) -> int:
@@ -154,8 +152,11 @@ _tuple_new = tuple.__new__
 
 #: Zigzag-decoded values of the 14 payload bits of a one- or two-byte varint, indexed by
 #: ``b0 & 0x7F | b1 << 7`` (a one-byte varint is its own index): a list lookup is ~3x faster
-#: than the shift/xor arithmetic in the interpreter. 16384 small ints, built in ~1 ms.
-ZIGZAG14 = [(v >> 1) ^ -(v & 1) for v in range(1 << 14)]
+#: than the shift/xor arithmetic in the interpreter. Zigzag maps even v to v >> 1 and odd v
+#: to -(v >> 1) - 1: two slice assignments (~0.1 ms) instead of 16384 expressions (~1.4 ms).
+ZIGZAG14 = [0] * (1 << 14)
+ZIGZAG14[0::2] = range(1 << 13)
+ZIGZAG14[1::2] = range(-1, -(1 << 13) - 1, -1)
 _ZIGZAG14 = ZIGZAG14
 
 

@@ -41,7 +41,6 @@ takes the log directory's ``.lock``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -129,8 +128,16 @@ def sha256_file(path, start: int = 0, end: int | None = None) -> str:
         os.close(fd)
 
 
+def _sha256(data: bytes = b""):
+    """hashlib's SHA-256 of ``data``, imported on first use: loading OpenSSL's hashes costs
+    ~2 ms of CPU, which a dry run, hashing nothing, should not pay."""
+    import hashlib
+
+    return hashlib.sha256(data)
+
+
 def _sha256_fd(fd: int, start: int = 0, end: int | None = None) -> str:
-    h = hashlib.sha256()
+    h = _sha256()
     pos = start
     end = os.fstat(fd).st_size if end is None else end
     while pos < end:
@@ -146,7 +153,7 @@ def _copy_range(src_fd: int, dst_name: str, start: int, end: int, *, dir_fd: int
     """Copy bytes [start, end) of ``src_fd`` to ``dst_name`` in the directory ``dir_fd``
     (tmp + fsync + rename), leaving out the trailing zero bytes (and making holes of zero
     chunks inside); returns the sha256 of all of [start, end)."""
-    h = hashlib.sha256()
+    h = _sha256()
     tmp = dst_name + ".tmp"
     out = create_fresh(tmp, dir_fd=dir_fd)
     try:
@@ -235,7 +242,7 @@ class Session:
         partition_dir = _abs(partition_dir)
         if quarantine is None:
             return partition_dir / QUARANTINE_DIR_NAME
-        tag = hashlib.sha256(str(partition_dir.resolve()).encode()).hexdigest()[:8]
+        tag = _sha256(str(partition_dir.resolve()).encode()).hexdigest()[:8]
         return _abs(quarantine) / f"{partition_dir.name}-{tag}"
 
     @classmethod
@@ -450,7 +457,7 @@ class Session:
             UnsafePathError: ``path`` is a symbolic link.
         """
         path = _abs(path)
-        new_digest = hashlib.sha256(data).hexdigest()
+        new_digest = _sha256(data).hexdigest()
         try:
             fd = _open_read(path)
         except FileNotFoundError:
@@ -462,7 +469,7 @@ class Session:
                 os.close(fd)
         if old == data:
             return
-        old_digest = None if old is None else hashlib.sha256(old).hexdigest()
+        old_digest = None if old is None else _sha256(old).hexdigest()
         prior = self._find(action="rewrite", original=str(path), sha256=old_digest,
                            new_sha256=new_digest)
         if prior is None:
@@ -488,7 +495,7 @@ class Session:
         q = None
         digest = None
         if old_bytes is not None:
-            digest = hashlib.sha256(old_bytes).hexdigest()
+            digest = _sha256(old_bytes).hexdigest()
             if self.keep:
                 prior = self._find(action="checkpoint", original=str(path), sha256=digest)
                 if prior and prior.get("quarantine"):

@@ -14,7 +14,7 @@ messages; their decoders live with the cluster-metadata decoders.
 
 from __future__ import annotations
 
-import construct as c
+from . import declared_lazily
 
 #: ControlRecordType ids and the names Kafka prints.
 CONTROL_TYPES = {
@@ -28,15 +28,24 @@ CONTROL_TYPES = {
 }
 CONTROL_TYPE_IDS = {name: i for i, name in CONTROL_TYPES.items()}
 
-ControlRecordKey = c.Struct(
-    "version" / c.Int16sb,
-    "type" / c.Int16sb,
-)
 
-EndTransactionMarker = c.Struct(
-    "version" / c.Int16sb,
-    "coordinator_epoch" / c.Int32sb,
-)
+def _declare() -> dict:
+    """The construct declarations (on first use: :func:`~kafkalog_cli.schema.declared_lazily`)."""
+    import construct as c
+
+    ControlRecordKey = c.Struct(
+        "version" / c.Int16sb,
+        "type" / c.Int16sb,
+    )
+
+    EndTransactionMarker = c.Struct(
+        "version" / c.Int16sb,
+        "coordinator_epoch" / c.Int32sb,
+    )
+    return {"ControlRecordKey": ControlRecordKey, "EndTransactionMarker": EndTransactionMarker}
+
+
+__getattr__ = declared_lazily(globals(), ("ControlRecordKey", "EndTransactionMarker"), _declare)
 
 
 def control_type_name(type_id: int) -> str:

@@ -24,29 +24,37 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-import construct as c
-
 from ..errors import CorruptSnapshotError
+from . import declared_lazily
 
 VERSION = 1
 PRODUCER_ENTRIES_OFFSET = 6
 
-ProducerEntry = c.Struct(
-    "producer_id" / c.Int64sb,
-    "epoch" / c.Int16sb,
-    "last_sequence" / c.Int32sb,
-    "last_offset" / c.Int64sb,
-    "offset_delta" / c.Int32sb,
-    "timestamp" / c.Int64sb,
-    "coordinator_epoch" / c.Int32sb,
-    "current_txn_first_offset" / c.Int64sb,
-)
 
-ProducerSnapshot = c.Struct(
-    "version" / c.Int16sb,
-    "crc" / c.Int32ub,
-    "producer_entries" / c.PrefixedArray(c.Int32sb, ProducerEntry),
-)
+def _declare() -> dict:
+    """The construct declarations (on first use: :func:`~kafkalog_cli.schema.declared_lazily`)."""
+    import construct as c
+
+    ProducerEntry = c.Struct(
+        "producer_id" / c.Int64sb,
+        "epoch" / c.Int16sb,
+        "last_sequence" / c.Int32sb,
+        "last_offset" / c.Int64sb,
+        "offset_delta" / c.Int32sb,
+        "timestamp" / c.Int64sb,
+        "coordinator_epoch" / c.Int32sb,
+        "current_txn_first_offset" / c.Int64sb,
+    )
+
+    ProducerSnapshot = c.Struct(
+        "version" / c.Int16sb,
+        "crc" / c.Int32ub,
+        "producer_entries" / c.PrefixedArray(c.Int32sb, ProducerEntry),
+    )
+    return {"ProducerEntry": ProducerEntry, "ProducerSnapshot": ProducerSnapshot}
+
+
+__getattr__ = declared_lazily(globals(), ("ProducerEntry", "ProducerSnapshot"), _declare)
 
 _ENTRY = struct.Struct(">qhiqiqiq")
 assert _ENTRY.size == 46
@@ -84,7 +92,7 @@ def parse_snapshot(data: bytes, file=None) -> list[ProducerStateEntry]:
         raise CorruptSnapshotError(
             f"Snapshot failed schema validation: {count} entries do not fit {len(data)} bytes",
             file=file)
-    from crc32c import crc32c  # on use: its import costs ~15 ms at start-up
+    from ..crc import crc32c
 
     computed = crc32c(memoryview(data)[PRODUCER_ENTRIES_OFFSET:])
     if computed != crc:
@@ -100,6 +108,6 @@ def build_snapshot(entries: list[ProducerStateEntry]) -> bytes:
         _ENTRY.pack(e.producer_id, e.producer_epoch, e.last_sequence, e.last_offset,
                     e.offset_delta, e.timestamp, e.coordinator_epoch,
                     e.current_txn_first_offset) for e in entries)
-    from crc32c import crc32c
+    from ..crc import crc32c
 
     return struct.pack(">hI", VERSION, crc32c(body)) + body

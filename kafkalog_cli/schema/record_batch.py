@@ -32,60 +32,85 @@ from __future__ import annotations
 
 import struct
 
-import construct as c
+from . import declared_lazily
 
-Attributes = c.BitStruct(
-    "unused" / c.BitsInteger(9),
-    "has_delete_horizon_ms" / c.Flag,   # bit 6
-    "is_control_batch" / c.Flag,        # bit 5
-    "is_transactional" / c.Flag,        # bit 4
-    "timestamp_type" / c.BitsInteger(1),  # bit 3
-    "compression" / c.BitsInteger(3),   # bits 0-2
-)
+#: The header's fields in Kafka's order, ``(name, struct code)`` (construct's codes for
+#: Int8sb, Int16sb, Int32sb, Int64sb, Int32ub): the part outside the CRC
+#: (bytes 0..16), the CRC, then the part the CRC covers (bytes 21..61), before the records.
+#: The construct declarations below are built from the same lists (Attributes is read as
+#: Kafka's Int16; its declaration names the bits).
+PREFIX_FIELDS = (("base_offset", "q"), ("length", "l"), ("partition_leader_epoch", "l"),
+                 ("magic", "b"))
+CRC_FIELD = ("crc", "L")
+COVERED_FIELDS = (("attributes", "h"), ("last_offset_delta", "l"), ("base_timestamp", "q"),
+                  ("max_timestamp", "q"), ("producer_id", "q"), ("producer_epoch", "h"),
+                  ("base_sequence", "l"), ("records_count", "l"))
 
-#: The part of the header outside the CRC (bytes 0..16).
-BatchPrefix = c.Struct(
-    "base_offset" / c.Int64sb,
-    "length" / c.Int32sb,
-    "partition_leader_epoch" / c.Int32sb,
-    "magic" / c.Int8sb,
-)
 
-#: The part covered by the CRC that precedes the records (bytes 21..61).
-BatchCrcCoveredHeader = c.Struct(
-    "attributes" / Attributes,
-    "last_offset_delta" / c.Int32sb,
-    "base_timestamp" / c.Int64sb,
-    "max_timestamp" / c.Int64sb,
-    "producer_id" / c.Int64sb,
-    "producer_epoch" / c.Int16sb,
-    "base_sequence" / c.Int32sb,
-    "records_count" / c.Int32sb,
-)
+def _declare() -> dict:
+    """The construct declarations (on first use: :func:`~kafkalog_cli.schema.declared_lazily`)."""
+    import construct as c
 
-#: The 61-byte header: prefix, CRC, then the covered fields.
-RecordBatchHeader = c.Struct(
-    "prefix" / BatchPrefix,
-    "crc" / c.Int32ub,
-    "header" / BatchCrcCoveredHeader,
-)
+    Attributes = c.BitStruct(
+        "unused" / c.BitsInteger(9),
+        "has_delete_horizon_ms" / c.Flag,   # bit 6
+        "is_control_batch" / c.Flag,        # bit 5
+        "is_transactional" / c.Flag,        # bit 4
+        "timestamp_type" / c.BitsInteger(1),  # bit 3
+        "compression" / c.BitsInteger(3),   # bits 0-2
+    )
+    types = {"b": c.Int8sb, "h": c.Int16sb, "l": c.Int32sb, "q": c.Int64sb, "L": c.Int32ub}
+
+    def fields(table):
+        return [name / (Attributes if name == "attributes" else types[code])
+                for name, code in table]
+
+    #: The part of the header outside the CRC (bytes 0..16).
+    BatchPrefix = c.Struct(*fields(PREFIX_FIELDS))
+
+    #: The part covered by the CRC that precedes the records (bytes 21..61).
+    BatchCrcCoveredHeader = c.Struct(*fields(COVERED_FIELDS))
+
+    #: The 61-byte header: prefix, CRC, then the covered fields.
+    RecordBatchHeader = c.Struct(
+        "prefix" / BatchPrefix,
+        *fields((CRC_FIELD,)),
+        "header" / BatchCrcCoveredHeader,
+    )
+
+    #: A whole batch with its CRC checked: parses only when CRC-32C(attributes..end) matches.
+    RecordBatch = c.Struct(
+        "prefix" / BatchPrefix,
+        c.Check(c.this.prefix.magic == 2),
+        "crc_position" / c.Tell,
+        *fields((CRC_FIELD,)),
+        "covered" / c.RawCopy(c.Struct(
+            "header" / BatchCrcCoveredHeader,
+            "records" / c.Bytes(c.this._.prefix.length - MIN_BATCH_LENGTH),
+        )),
+        c.Check(lambda ctx: _crc32c(ctx.covered.data) == ctx.crc),
+    )
+    return {"Attributes": Attributes, "BatchPrefix": BatchPrefix,
+            "BatchCrcCoveredHeader": BatchCrcCoveredHeader,
+            "RecordBatchHeader": RecordBatchHeader, "RecordBatch": RecordBatch}
+
+
+__getattr__ = declared_lazily(globals(), ("Attributes", "BatchPrefix", "BatchCrcCoveredHeader",
+                                          "RecordBatchHeader", "RecordBatch"), _declare)
+
 
 def _derive_fields() -> tuple[tuple[str, str, int], ...]:
     out = []
     at = 0
-    for part in (BatchPrefix.subcons, [c.Renamed(c.Int32ub, newname="crc")],
-                 BatchCrcCoveredHeader.subcons):
-        for sc in part:
-            code = getattr(sc.subcon, "fmtstr", ">h")[1:]  # a BitStruct: Int16
-            out.append((sc.name, code, at))
-            at += sc.subcon.sizeof()
+    for name, code in (*PREFIX_FIELDS, CRC_FIELD, *COVERED_FIELDS):
+        out.append((name, code, at))
+        at += struct.calcsize(">" + code)
     return tuple(out)
 
 
-#: ``(name, struct code, offset)`` of each header field in order, derived from the
-#: declarations above: each offset is the previous one plus its size, as DefaultRecordBatch
-#: derives each ``_OFFSET`` from the previous ``_OFFSET`` and ``_LENGTH``. (Attributes is
-#: read as Kafka's Int16.)
+#: ``(name, struct code, offset)`` of each header field in order, derived from the field
+#: lists above: each offset is the previous one plus its size, as DefaultRecordBatch
+#: derives each ``_OFFSET`` from the previous ``_OFFSET`` and ``_LENGTH``.
 HEADER_FIELDS: tuple[tuple[str, str, int], ...] = _derive_fields()
 # DefaultRecordBatch's _OFFSET constants: 0, 8, 12, 16, 17, 21, 23, 27, 35, 43, 51, 53, 57
 (BASE_OFFSET_OFFSET, LENGTH_OFFSET, PARTITION_LEADER_EPOCH_OFFSET, MAGIC_OFFSET, CRC_OFFSET,
@@ -94,8 +119,9 @@ HEADER_FIELDS: tuple[tuple[str, str, int], ...] = _derive_fields()
     at for _, _, at in HEADER_FIELDS)
 #: Records.LOG_OVERHEAD: baseOffset and length, before what ``length`` counts.
 LOG_OVERHEAD = PARTITION_LEADER_EPOCH_OFFSET                         # 12
-RECORDS_OFFSET = RECORD_BATCH_OVERHEAD = ATTRIBUTES_OFFSET + BatchCrcCoveredHeader.sizeof()  # 61
-assert RECORD_BATCH_OVERHEAD == RecordBatchHeader.sizeof()
+#: the header's size (DefaultRecordBatch.RECORD_BATCH_OVERHEAD): where the records start
+RECORDS_OFFSET = RECORD_BATCH_OVERHEAD = (
+    RECORDS_COUNT_OFFSET + struct.calcsize(">" + HEADER_FIELDS[-1][1]))  # 61
 #: The smallest ``length`` of a v2 batch (a header without records).
 MIN_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD              # 49
 
@@ -126,23 +152,8 @@ def header_format(*names: str) -> str:
     return fmt
 
 
-#: A whole batch with its CRC checked: parses only when CRC-32C(attributes..end) matches.
-RecordBatch = c.Struct(
-    "prefix" / BatchPrefix,
-    c.Check(c.this.prefix.magic == 2),
-    "crc_position" / c.Tell,
-    "crc" / c.Int32ub,
-    "covered" / c.RawCopy(c.Struct(
-        "header" / BatchCrcCoveredHeader,
-        "records" / c.Bytes(c.this._.prefix.length - MIN_BATCH_LENGTH),
-    )),
-    c.Check(lambda ctx: _crc32c(ctx.covered.data) == ctx.crc),
-)
-
-
 def _crc32c(data) -> int:
-    """CRC-32C, the ``crc32c`` package imported on first use (its import costs ~25 ms,
-    which the readers that only derive this layout should not pay)."""
-    from crc32c import crc32c
+    """CRC-32C (:mod:`kafkalog_cli.crc`, loaded on first use)."""
+    from ..crc import crc32c
 
     return crc32c(data)

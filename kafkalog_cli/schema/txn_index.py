@@ -16,17 +16,25 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-import construct as c
-
 from ..constants import TXN_INDEX_ENTRY_SIZE
+from . import declared_lazily
 
-AbortedTxnEntry = c.Struct(
-    "version" / c.Int16sb,
-    "producer_id" / c.Int64sb,
-    "first_offset" / c.Int64sb,
-    "last_offset" / c.Int64sb,
-    "last_stable_offset" / c.Int64sb,
-)
+
+def _declare() -> dict:
+    """The construct declarations (on first use: :func:`~kafkalog_cli.schema.declared_lazily`)."""
+    import construct as c
+
+    AbortedTxnEntry = c.Struct(
+        "version" / c.Int16sb,
+        "producer_id" / c.Int64sb,
+        "first_offset" / c.Int64sb,
+        "last_offset" / c.Int64sb,
+        "last_stable_offset" / c.Int64sb,
+    )
+    return {"AbortedTxnEntry": AbortedTxnEntry}
+
+
+__getattr__ = declared_lazily(globals(), ("AbortedTxnEntry",), _declare)
 
 _ENTRY = struct.Struct(">hqqqq")
 assert _ENTRY.size == TXN_INDEX_ENTRY_SIZE

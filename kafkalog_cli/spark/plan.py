@@ -20,7 +20,6 @@ seeks through the offset index itself.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 from dataclasses import dataclass, field
@@ -46,10 +45,17 @@ from ..storage.files import (
     parse_partition_dir_name,
     partition_dirs_of,
 )
-from ..storage.log import Log
 from ..storage.segment import LogSegment
 
-log = logging.getLogger("kafkalog.spark")
+
+def _warn(msg: str, *args) -> None:
+    """A warning on the ``kafkalog.spark`` logger (logging is imported here: ~2 ms of CPU
+    that discovering partitions, all ``audit`` and ``export`` ask of this module on a
+    small input, does not need)."""
+    import logging
+
+    logging.getLogger("kafkalog.spark").warning(msg, *args)
+
 
 EARLIEST = -2
 LATEST = -1
@@ -398,6 +404,8 @@ def offset_for_timestamp(pd: PartitionDir, timestamp: int) -> int | None:
     start offset (ListOffsets by timestamp: :meth:`Log.fetch_offset_by_timestamp
     <kafkalog_cli.storage.log.Log.fetch_offset_by_timestamp>`), or None when the
     partition has none."""
+    from ..storage.log import Log  # here: discovery, all audit needs, opens no Log
+
     plog = Log.open(pd.directory)
     try:
         found = plog.fetch_offset_by_timestamp(timestamp, log_start_offset(pd))
@@ -411,10 +419,12 @@ def log_start_offset(pd: PartitionDir) -> int:
     broker's LogLoader computes the log start offset (:attr:`Log.log_start_offset
     <kafkalog_cli.storage.log.Log.log_start_offset>`); a checkpoint that does not parse is
     read as empty, with a warning."""
+    from ..storage.log import Log  # here: discovery, all audit needs, opens no Log
+
     plog = Log.open(pd.directory)
     start = plog.log_start_offset
     for problem in plog.problems:
-        log.warning("kafkalog: %s-%d: %s", pd.topic, pd.partition, problem)
+        _warn("kafkalog: %s-%d: %s", pd.topic, pd.partition, problem)
     return start
 
 
@@ -431,7 +441,7 @@ def _check_log_start(pd: PartitionDir, start: int, opts: ReadOptions) -> int:
            "any more (aged out by retention, or deleted)")
     if opts.fail_on_data_loss:
         raise DataLossError(msg, file=pd.directory)
-    log.warning("kafkalog: %s (failOnDataLoss=false: reading from %d)", msg, first)
+    _warn("kafkalog: %s (failOnDataLoss=false: reading from %d)", msg, first)
     opts.plan_losses.append({"partitionDir": pd.directory, "position": None, "bytes": 0,
                              "offsets": first - start, "error": msg})
     return first
@@ -500,6 +510,8 @@ def last_stable_offset(pd: PartitionDir) -> int | None:
     .load_producer_state>`: the newest usable ``<offset>.snapshot``, then the batches
     after it). A ``.log`` that cannot be read ends the replay (the read itself reports
     it)."""
+    from ..storage.log import Log  # here: discovery, all audit needs, opens no Log
+
     plog = Log.open(pd.directory)
     try:
         return plog.load_producer_state().first_unstable_offset

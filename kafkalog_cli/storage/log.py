@@ -11,10 +11,10 @@ last stable offset). :class:`UnifiedLog` extends it with appending and rolling.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..constants import (
     CLEAN_SHUTDOWN_FILE_NAME,
@@ -36,7 +36,6 @@ from ..format.records import batch_at
 from ..schema.txn_index import AbortedTxn
 from .checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
 from .clock import SYSTEM
-from .config import LogConfig
 from .dir_files import (
     random_kafka_uuid,
     read_partition_metadata,
@@ -52,15 +51,16 @@ from .files import (
     parse_partition_dir_name,
     validate_topic_name,
 )
-from .leader_epoch import LeaderEpochFileCache
 from .location import as_path, require_local
-from .lock import LogDirLock
 from .producer_state import ProducerStateManager
-from .roll import RollParams, random_segment_jitter, roll_reasons
 from .segment import FetchDataInfo, LogSegment, TimestampAndOffset, WritableLogSegment
 from .txn_index import TransactionIndex
 
-logger = logging.getLogger("kafkalog")
+# The append side's own modules (LogConfig, the roll rules, the leader epoch cache, the log
+# directory's lock) are imported by the UnifiedLog and LogManager methods that use them:
+# the readers of a log (read, audit, the Spark source) never do.
+if TYPE_CHECKING:
+    from .lock import LogDirLock
 
 
 class Log:
@@ -451,6 +451,10 @@ class UnifiedLog(Log):
             CorruptRecordError: the last segment ends in invalid bytes (run recovery).
             UnsafePathError: the active segment's files are symbolic links.
         """
+        from .config import LogConfig
+        from .leader_epoch import LeaderEpochFileCache
+        from .roll import random_segment_jitter
+
         config = config or LogConfig()
         clock = clock or SYSTEM
         d = require_local(directory, "appending")
@@ -655,6 +659,8 @@ class UnifiedLog(Log):
     # -- rolling ----------------------------------------------------------------------------
 
     def roll_params(self, messages_size: int, max_timestamp: int, max_offset: int, now: int):
+        from .roll import RollParams
+
         seg = self.active
         return RollParams(
             max_segment_ms=self.config.segment_ms, max_segment_bytes=self.config.segment_bytes,
@@ -670,6 +676,8 @@ class UnifiedLog(Log):
         """UnifiedLog.maybeRoll: roll when :func:`~.roll.should_roll` says so; the new
         segment's base offset is the append's first offset (= the log end offset).
         Returns the roll reasons (empty when no roll)."""
+        from .roll import roll_reasons
+
         now = self.clock.milliseconds() if now is None else now
         reasons = roll_reasons(self.roll_params(messages_size, max_timestamp, max_offset, now))
         if not reasons:
@@ -685,6 +693,8 @@ class UnifiedLog(Log):
         """UnifiedLog.roll / LocalLog.roll: close the active segment (final time entry,
         trimmed indexes, fsync), create the next one at ``max(expected, log end offset)``,
         snapshot the producer state at that offset, advance the recovery point."""
+        from .roll import random_segment_jitter
+
         new_offset = max(expected_next_offset or 0, self.log_end_offset)
         old = self.active
         if new_offset <= old.base_offset and old.size:
@@ -833,6 +843,8 @@ class LogManager:
             LogDirLockedError: the lock is held.
             NotAKafkaFileError: ``log_dir`` is missing and ``create`` is False.
         """
+        from .lock import LogDirLock
+
         m = cls(log_dir, clock=clock, fsync=fsync, rng=rng)
         m.recovered = recovered
         d = m.log_dir
@@ -867,7 +879,10 @@ class LogManager:
         except KafkalogError as e:
             if name not in self._warned:
                 self._warned.add(name)
-                logger.warning("kafkalog: %s; treated as empty, as the broker does", e)
+                import logging  # here: only this rare warning needs it
+
+                logging.getLogger("kafkalog").warning(
+                    "kafkalog: %s; treated as empty, as the broker does", e)
             return {}
 
     def get_or_create_log(self, topic: str, partition: int, config=None, *,

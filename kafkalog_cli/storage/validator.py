@@ -55,8 +55,6 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-import crc32c as _crc32c
-
 from ..constants import (
     CODEC_NAMES,
     COMPRESSION_CODEC_MASK,
@@ -69,6 +67,7 @@ from ..constants import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
+from ..crc import load as load_crc32c
 from ..errors import (
     CrcMismatchError,
     DecompressedSizeError,
@@ -93,7 +92,7 @@ from ..schema.record_batch import (
 )
 from .config import LogConfig
 
-_crc = _crc32c.crc32c
+_crc = load_crc32c()
 _Q = struct.Struct(">q")
 _I = struct.Struct(">i")
 _H = struct.Struct(">h")

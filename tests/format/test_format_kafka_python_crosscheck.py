@@ -116,3 +116,16 @@ def test_corpus_snapshot_totals_equal_catalog(corpus_root):
         d[2] += len(recs)
     for row in rows:
         assert per_dir[row[0]] == [int(row[1]), int(row[2]), int(row[3])], row[0]
+
+
+def test_zigzag14_table_is_kafka_pythons_varint_decode():
+    """records.ZIGZAG14[b0 & 0x7F | b1 << 7] is the value of a one- or two-byte varint;
+    kafka-python's decode_varint reads the same bytes."""
+    from kafka.record.util import decode_varint
+
+    from kafkalog_cli.format.records import ZIGZAG14
+
+    assert len(ZIGZAG14) == 1 << 14
+    for v in range(1 << 14):
+        raw = bytes([v]) if v < 0x80 else bytes([v & 0x7F | 0x80, v >> 7])
+        assert ZIGZAG14[v] == decode_varint(bytearray(raw), 0)[0]

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import struct
+import subprocess
+import sys
 import zlib
+from pathlib import Path
 
 import construct as c
 import crc32c
@@ -11,6 +14,8 @@ import pytest
 
 from kafkalog_cli.schema import control, index_entries, legacy, record, record_batch
 from kafkalog_cli.schema.messages import Field, fields
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_derived_offsets_match_default_record_batch():
@@ -191,6 +196,76 @@ def test_index_entries():
     te = index_entries.TimeIndexEntry.parse(t)
     assert (te.timestamp, te.relative_offset) == (1_700_000_000_000, 3)
     assert index_entries.TimeIndexEntry.build(te) == t
+
+
+# -- constants and struct twins defined without construct agree with the declarations ------
+
+def test_legacy_offsets_are_the_declarations():
+    """legacy's offsets are sums of field sizes (so importing it needs no construct); the
+    declarations place the same fields at them."""
+    raw = struct.pack(">qiIbbqi", 5, 4 + 1 + 1 + 8 + 4 + 4, 0, 1, 0x08, 1234, -1)
+    raw += struct.pack(">i", -1)
+    raw = raw[:12] + struct.pack(">I", zlib.crc32(raw[16:])) + raw[16:]
+    e = legacy.LegacyLogEntry.parse(raw)
+    assert c.Int64sb.sizeof() + c.Int32sb.sizeof() == legacy.LOG_OVERHEAD
+    assert raw[legacy.MAGIC_OFFSET] == e.message.body.value.magic == 1
+    assert raw[legacy.ATTRIBUTES_OFFSET] == e.message.body.value.attributes == 0x08
+    assert struct.unpack_from(">q", raw, legacy.TIMESTAMP_OFFSET)[0] == \
+        e.message.body.value.timestamp == 1234
+    # key and value null: the smallest v1 message
+    assert e.message_size == legacy.RECORD_OVERHEAD_V1
+    assert legacy.LegacyMessageBody.build(dict(magic=0, attributes=0, timestamp=None,
+                                               key=None, value=None)) == \
+        b"\x00\x00" + b"\xff" * 8
+    assert 4 + 2 + 8 == legacy.RECORD_OVERHEAD_V0
+
+
+def test_header_fields_are_the_declarations():
+    """HEADER_FIELDS (the field lists' offsets) and the declarations built from the same
+    lists: same names, sizes and order."""
+    subcons = (list(record_batch.BatchPrefix.subcons) + [None]
+               + list(record_batch.BatchCrcCoveredHeader.subcons))
+    at = 0
+    for (name, code, offset), sc in zip(record_batch.HEADER_FIELDS, subcons, strict=True):
+        assert offset == at
+        if sc is None:
+            assert name == "crc"
+            size = c.Int32ub.sizeof()
+        else:
+            assert sc.name == name
+            size = sc.subcon.sizeof()
+            assert getattr(sc.subcon, "fmtstr", ">h") == ">" + code
+        assert struct.calcsize(">" + code) == size
+        at += size
+    assert at == record_batch.RECORD_BATCH_OVERHEAD == record_batch.RecordBatchHeader.sizeof()
+
+
+def test_control_struct_twins_are_the_declarations():
+    from kafkalog_cli.format import control as fast
+
+    assert fast.KEY.size == control.ControlRecordKey.sizeof()
+    assert fast.END_TXN_MARKER.size == control.EndTransactionMarker.sizeof()
+    raw = struct.pack(">hi", 0, 77)
+    assert fast.END_TXN_MARKER.unpack(raw) == tuple(
+        control.EndTransactionMarker.parse(raw)[k] for k in ("version", "coordinator_epoch"))
+
+
+def test_declarations_are_built_on_first_use():
+    code = ("import sys\n"
+            "from kafkalog_cli.schema import (control, legacy, primitives, producer_snapshot,"
+            " record_batch, txn_index)\n"
+            "import kafkalog_cli.format.records, kafkalog_cli.format.control\n"
+            "print('construct' in sys.modules)\n"
+            "record_batch.RecordBatch\n"
+            "print('construct' in sys.modules, 'BatchPrefix' in vars(record_batch))\n"
+            "try:\n"
+            "    legacy.no_such_name\n"
+            "except AttributeError as e:\n"
+            "    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout.splitlines()
+    assert out == ["False", "True True",
+                   "module 'kafkalog_cli.schema.legacy' has no attribute 'no_such_name'"]
 
 
 def test_field_table_declares_what_field_calls_declare():

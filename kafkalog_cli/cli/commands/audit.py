@@ -1,7 +1,5 @@
 """``kafkalog audit``: health figures for every partition of many log directories."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """``kafkalog describe``: what log directories hold, from batch headers alone."""
 
-from __future__ import annotations
-
 from ..options import OutputOpt, Paths
 from ..output import emit_and_exit
 from ..root import app

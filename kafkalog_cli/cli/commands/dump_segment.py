@@ -1,7 +1,5 @@
 """``kafkalog dump-segment``: a faster, scriptable kafka-dump-log.sh."""
 
-from __future__ import annotations
-
 import sys
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """``kafkalog export``: records to Parquet or JSON Lines, locally or on Spark."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

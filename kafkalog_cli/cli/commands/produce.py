@@ -1,7 +1,5 @@
 """``kafkalog produce``: append records to a partition as a broker's storage layer would."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

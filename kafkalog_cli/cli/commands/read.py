@@ -1,7 +1,5 @@
 """``kafkalog read``: a partition as kafka-console-consumer prints it, without a broker."""
 
-from __future__ import annotations
-
 import sys
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """``kafkalog recover``: the broker's log recovery, run offline, losing nothing."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """``kafkalog serve``: a Kafka endpoint over a log directory."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

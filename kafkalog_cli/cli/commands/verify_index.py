@@ -1,7 +1,5 @@
 """``kafkalog verify-index``: do the indexes agree with the log?"""
 
-from __future__ import annotations
-
 from ..options import OutputOpt, Paths
 from ..output import emit, finish
 from ..root import app
