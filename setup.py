@@ -1,5 +1,6 @@
 """The optional compiled core: ``kafkalog_cli.format._speedups`` (the C twin of the hot
-loops of ``kafkalog_cli/format/records.py``).
+loops of ``kafkalog_cli/format/records.py``) and ``kafkalog_cli.render._speedups`` (of
+dump-segment's record lines in ``kafkalog_cli/render/dump.py``).
 
 pyproject.toml is the home of the package's metadata; this file only adds the extension.
 Its build is optional: without a compiler or Python's headers the build warns and goes
@@ -49,6 +50,10 @@ flags = ["-Wall", "-Wextra", "-Werror"] if STRICT else []
 setup(
     ext_modules=[Extension("kafkalog_cli.format._speedups",
                            ["kafkalog_cli/format/_speedups.c"],
+                           extra_compile_args=flags, optional=not STRICT),
+                 # dump-segment's record lines (render/dump.py's fallback is the reference)
+                 Extension("kafkalog_cli.render._speedups",
+                           ["kafkalog_cli/render/_speedups.c"],
                            extra_compile_args=flags, optional=not STRICT)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -1,15 +1,39 @@
-"""Renderers of ``dump-segment`` events: Kafka's exact text, JSON Lines, and rich text."""
+"""Renderers of ``dump-segment`` events: Kafka's exact text, JSON Lines, and rich text.
+
+The record lines of a ``records`` event (a block of an ordinary v2 batch's records) are
+formatted by the optional compiled loops (``_speedups.c``, built beside the format's core)
+when they are in use, straight into UTF-8 bytes written to the binary stream beneath
+stdout, one write per block; :func:`kafka_record_lines` and :func:`json_record_lines` are
+the pure-Python reference (``KAFKALOG_PURE_PYTHON=1``) and give the same bytes.
+"""
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import sys
 from collections.abc import Iterable
 
 from ..errors import KafkalogError
+from ..format.records import SPEEDUPS
 from ..ops.encoding import encode_bytes
 from .encoding import java_string
+
+
+def _import_speedups():
+    """The compiled record lines, or None: not built, or the compiled core is off
+    (``KAFKALOG_PURE_PYTHON=1``: :data:`kafkalog_cli.format.records.SPEEDUPS`)."""
+    if not SPEEDUPS:
+        return None
+    try:
+        from . import _speedups
+    except ImportError:
+        return None
+    return _speedups
+
+
+_c = _import_speedups()
 
 _INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded", "controlValue")
 
@@ -145,6 +169,19 @@ def kafka_record_lines(ev: dict, skip_metadata: bool, with_data: bool) -> str:
     return "\n".join(out)
 
 
+def kafka_record_bytes(ev: dict, skip_metadata: bool, with_data: bool) -> bytes | str:
+    """:func:`kafka_record_lines` of a ``records`` event as UTF-8 bytes from the compiled
+    loop, or as its text when that is off or declines the block (a shape it does not
+    take: the Python loop renders it)."""
+    if _c is not None:
+        batch = ev["batch"]
+        b = _c.kafka_lines(ev["records"], batch.timestamp_type, batch.base_offset,
+                           batch.base_sequence, skip_metadata, with_data, java_string)
+        if b is not None:
+            return b
+    return kafka_record_lines(ev, skip_metadata, with_data)
+
+
 def _optional_long(v) -> str:
     """A Java OptionalLong's toString."""
     return "OptionalLong.empty" if v is None else f"OptionalLong[{v}]"
@@ -171,6 +208,37 @@ def kafka_txn_index_line(ev: dict) -> str:
             f"lastStableOffset: {ev['lastStableOffset']}")
 
 
+def _writer(out):
+    """``(write, flush)`` for text and UTF-8 bytes on the text stream ``out``: beneath a
+    UTF-8 stream, both go to its binary buffer (text encoded as the stream would, with its
+    ``errors``; ``out`` flushed first, and after each write when it is line-buffered);
+    elsewhere (a StringIO, another encoding) bytes are decoded and written as text."""
+    buf = getattr(out, "buffer", None)
+    enc = getattr(out, "encoding", None)
+    try:
+        utf8 = buf is not None and isinstance(enc, str) and codecs.lookup(enc).name == "utf-8"
+    except LookupError:
+        utf8 = False
+    if not utf8:
+        tw = out.write
+
+        def write_text(s) -> None:
+            tw(s.decode() if s.__class__ is bytes else s)
+        return write_text, out.flush
+    out.flush()
+    errors = getattr(out, "errors", None) or "strict"
+    bw = buf.write
+    if getattr(out, "line_buffering", False):
+        def write_line_buffered(s) -> None:
+            bw(s if s.__class__ is bytes else s.encode("utf-8", errors))
+            buf.flush()
+        return write_line_buffered, buf.flush
+
+    def write(s) -> None:
+        bw(s if s.__class__ is bytes else s.encode("utf-8", errors))
+    return write, buf.flush
+
+
 def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
                 with_data: bool = False, out=None, err=None) -> int:
     """Write the Kafka tool's text; returns the number of diagnostics written to stderr.
@@ -178,12 +246,12 @@ def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
     (``record`` events carry it themselves)."""
     out = out or sys.stdout
     err = err or sys.stderr
-    w = out.write
+    w, flush = _writer(out)
     n_diag = 0
     for ev in events:
         t = ev["type"]
         if t == "records":
-            w(kafka_record_lines(ev, skip_record_metadata, with_data))
+            w(kafka_record_bytes(ev, skip_record_metadata, with_data))
         elif t == "record":
             w(kafka_record_line(ev, skip_record_metadata) + "\n")
         elif t == "batch":
@@ -214,7 +282,7 @@ def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
         elif t == "index_sane":
             w(f"{ev['file']} passed sanity check.\n")
         elif t == "diagnostic":
-            out.flush()
+            flush()
             err.write(ev["message"] + "\n")
             n_diag += 1
     return n_diag
@@ -324,21 +392,37 @@ def json_record_lines(ev: dict, encoding: str, with_data: bool) -> str:
     return "\n".join(out)
 
 
+#: ``--data-encoding`` -> the compiled loop's encoding number
+_C_ENCODINGS = {"utf8": 0, "base64": 1, "hex": 2}
+
+
+def json_record_bytes(ev: dict, encoding: str, with_data: bool) -> bytes | str:
+    """:func:`json_record_lines` of a ``records`` event as UTF-8 bytes from the compiled
+    loop, or as its text (as :func:`kafka_record_bytes`)."""
+    if _c is not None and encoding in _C_ENCODINGS:
+        batch = ev["batch"]
+        b = _c.json_lines(ev["records"], batch.base_offset, batch.base_sequence, with_data,
+                          _C_ENCODINGS[encoding])
+        if b is not None:
+            return b
+    return json_record_lines(ev, encoding, with_data)
+
+
 def write_json(events: Iterable[dict], *, encoding: str = "utf8", with_data: bool = False,
                out=None, err=None) -> int:
     """Write JSON Lines (diagnostics go to stderr as text); returns diagnostics count.
     ``with_data``: as :func:`write_kafka`'s."""
     out = out or sys.stdout
     err = err or sys.stderr
-    w = out.write
+    w, flush = _writer(out)
     dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
     n_diag = 0
     for ev in events:
         if ev["type"] == "records":
-            w(json_record_lines(ev, encoding, with_data))
+            w(json_record_bytes(ev, encoding, with_data))
             continue
         if ev["type"] == "diagnostic":
-            out.flush()
+            flush()
             err.write(ev["message"] + "\n")
             n_diag += 1
             continue
