@@ -65,7 +65,9 @@ static int ob_reserve(outbuf *o, Py_ssize_t n)
         PyErr_NoMemory();
         return -1;
     }
-    Py_ssize_t cap = o->cap * 2;
+    /* 1.5x (small puts amortized), or exactly what a large field needs (a field is
+     * reserved whole before it is written: a huge one is not doubled past its size) */
+    Py_ssize_t cap = o->cap + o->cap / 2;
     if (cap < o->len + n)
         cap = o->len + n;
     if (_PyBytes_Resize(&o->bytes, cap) < 0)
@@ -163,7 +165,15 @@ static int utf8_ok(const unsigned char *s, Py_ssize_t n)
 static int json_escape(outbuf *o, const unsigned char *s, Py_ssize_t n)
 {
     static const char hex[] = "0123456789abcdef";
-    if (ob_reserve(o, n) < 0)
+    Py_ssize_t need = n;   /* the exact size: escapes add 1 or 5 bytes each */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (c < 0x20)
+            need += (c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t') ? 1 : 5;
+        else if (c == '"' || c == '\\')
+            need += 1;
+    }
+    if (ob_reserve(o, need) < 0)
         return -1;
     Py_ssize_t i = 0;
     while (i < n) {
@@ -364,6 +374,47 @@ static Py_ssize_t estimate(PyObject *records, Py_ssize_t per_record, Py_ssize_t 
     return total;
 }
 
+/* A str as UTF-8, encoded straight into the output (no UTF-8 copy cached on the str: a
+ * huge field is held once); FALLBACK for a lone surrogate, which has no UTF-8. */
+static int put_str_utf8(outbuf *o, PyObject *str)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(str);
+    if (PyUnicode_IS_ASCII(str))
+        return ob_put(o, (const char *)PyUnicode_DATA(str), n);
+    int kind = PyUnicode_KIND(str);
+    const void *data = PyUnicode_DATA(str);
+    Py_ssize_t need = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c >= 0xD800 && c <= 0xDFFF)
+            return FALLBACK;
+        need += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    }
+    if (ob_reserve(o, need) < 0)
+        return -1;
+    unsigned char *d = (unsigned char *)o->p + o->len;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80) {
+            *d++ = (unsigned char)c;
+        } else if (c < 0x800) {
+            *d++ = (unsigned char)(0xC0 | (c >> 6));
+            *d++ = (unsigned char)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            *d++ = (unsigned char)(0xE0 | (c >> 12));
+            *d++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+            *d++ = (unsigned char)(0x80 | (c & 0x3F));
+        } else {
+            *d++ = (unsigned char)(0xF0 | (c >> 18));
+            *d++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+            *d++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+            *d++ = (unsigned char)(0x80 | (c & 0x3F));
+        }
+    }
+    o->len = (char *)d - o->p;
+    return 0;
+}
+
 /* -- kafka_lines --------------------------------------------------------------------------- */
 
 static int kafka_field(outbuf *o, PyObject *data, PyObject *java_string)
@@ -379,11 +430,7 @@ static int kafka_field(outbuf *o, PyObject *data, PyObject *java_string)
         Py_DECREF(text);
         return FALLBACK;
     }
-    const char *t;
-    Py_ssize_t tn;
-    int e = str_utf8(text, &t, &tn);
-    if (e == 0)
-        e = ob_put(o, t, tn);
+    int e = put_str_utf8(o, text);
     Py_DECREF(text);
     return e;
 }

@@ -208,6 +208,10 @@ def kafka_txn_index_line(ev: dict) -> str:
             f"lastStableOffset: {ev['lastStableOffset']}")
 
 
+#: bytes decoded at a time for a text stream that is not over a UTF-8 buffer
+_TEXT_PIECE = 1 << 20
+
+
 def _writer(out):
     """``(write, flush)`` for text and UTF-8 bytes on the text stream ``out``: beneath a
     UTF-8 stream, both go to its binary buffer (text encoded as the stream would, with its
@@ -223,7 +227,15 @@ def _writer(out):
         tw = out.write
 
         def write_text(s) -> None:
-            tw(s.decode() if s.__class__ is bytes else s)
+            if s.__class__ is not bytes:
+                tw(s)
+            elif len(s) <= _TEXT_PIECE:
+                tw(s.decode())
+            else:  # a block of huge records: held once as bytes, decoded a piece at a time
+                dec = codecs.getincrementaldecoder("utf-8")()
+                view = memoryview(s)
+                for i in range(0, len(s), _TEXT_PIECE):
+                    tw(dec.decode(view[i:i + _TEXT_PIECE], i + _TEXT_PIECE >= len(s)))
         return write_text, out.flush
     out.flush()
     errors = getattr(out, "errors", None) or "strict"
@@ -362,7 +374,7 @@ def json_record_lines(ev: dict, encoding: str, with_data: bool) -> str:
                 f'"sequence":{-1 if seqs is None else seqs[i]},"headerKeys":'
                 f'[{",".join([estr(h[0]) for h in headers]) if headers else ""}]')
         if not with_data:
-            put(head + "}")
+            put(head + "}\n")
             continue
         klabel = vlabel = None
         try:
@@ -382,14 +394,18 @@ def json_record_lines(ev: dict, encoding: str, with_data: bool) -> str:
             htext = "[" + ",".join(hs) + "]"
         else:
             htext = "[]"
-        line = f'{head},"key":{ktext},"value":{vtext},"headers":{htext}'
+        # key and value as parts of their own: a huge one is copied once, by the join
+        put(head + ',"key":')
+        put(ktext)
+        put(',"value":')
+        put(vtext)
+        tail = f',"headers":{htext}'
         if klabel:
-            line += f',"keyEncoding":"{klabel}"'
+            tail += f',"keyEncoding":"{klabel}"'
         if vlabel:
-            line += f',"valueEncoding":"{vlabel}"'
-        put(line + "}")
-    put("")
-    return "\n".join(out)
+            tail += f',"valueEncoding":"{vlabel}"'
+        put(tail + "}\n")
+    return "".join(out)
 
 
 #: ``--data-encoding`` -> the compiled loop's encoding number
