@@ -14,6 +14,9 @@
  *       render.dump.kafka_record_lines: DumpLogSegments' "| offset: ..." lines; keys and
  *       payloads that are well-formed UTF-8 are copied, others go through java_string
  *       (Kafka's StringDecoder: Java's new String(bytes, UTF_8))
+ *   read_json_lines(records, encoding) -> bytes | None
+ *       render.read.json_line for each of a list of ops.read.ConsumerRecord (a decoded
+ *       record declines the block)
  *   json_lines(records, base_offset, base_sequence, with_data, encoding) -> bytes | None
  *       render.dump.json_record_lines: the JSON Lines "record" objects, strings escaped
  *       as json's encode_basestring (ensure_ascii=False) escapes them; encoding 0 utf8
@@ -700,7 +703,166 @@ static PyObject *sp_json_lines(PyObject *self, PyObject *args)
     return ob_finish(&o);
 }
 
+/* -- read_json_lines ------------------------------------------------------------------------ */
+
+static PyObject *attr_names[10];
+enum { A_TOPIC, A_PARTITION, A_OFFSET, A_TIMESTAMP, A_TS_TYPE, A_EPOCH, A_KEY, A_VALUE,
+       A_HEADERS, A_DECODED };
+
+static int attr_names_init(void)
+{
+    static const char *names[10] = {"topic", "partition", "offset", "timestamp",
+                                    "timestamp_type", "leader_epoch", "key", "value",
+                                    "headers", "decoded"};
+    for (int i = 0; i < 10; i++)
+        if ((attr_names[i] = PyUnicode_InternFromString(names[i])) == NULL)
+            return -1;
+    return 0;
+}
+
+/* A str field as a JSON string; FALLBACK when it is not a str. */
+static int json_str_field(outbuf *o, PyObject *v)
+{
+    if (!PyUnicode_CheckExact(v))
+        return FALLBACK;
+    return json_str(o, v);
+}
+
+static int json_int_field(outbuf *o, PyObject *v, int nullable)
+{
+    if (nullable && v == Py_None)
+        return PUTS(o, "null");
+    long long x;
+    int e = as_int64(v, &x);
+    return e != 0 ? e : ob_int(o, x);
+}
+
+static int json_label(outbuf *o, const char *name, const char *label)
+{
+    if (label == NULL)
+        return 0;
+    return (ob_put(o, name, (Py_ssize_t)strlen(name)) < 0 ||
+            ob_put(o, label, (Py_ssize_t)strlen(label)) < 0 || PUTS(o, "\"") < 0) ? -1 : 0;
+}
+
+static int read_json_record(outbuf *o, PyObject *rec, int encoding)
+{
+    PyObject *f[10] = {NULL};
+    int e = 0;
+    for (int i = 0; i < 10 && e == 0; i++)
+        if ((f[i] = PyObject_GetAttr(rec, attr_names[i])) == NULL)
+            e = -1;
+    if (e == 0 && f[A_DECODED] != Py_None)
+        e = FALLBACK;   /* a decoded record: to_dict's objects */
+    PyObject *key = f[A_KEY], *value = f[A_VALUE], *headers = f[A_HEADERS];
+    if (e == 0 && ((key != Py_None && !PyBytes_CheckExact(key)) ||
+                   (value != Py_None && !PyBytes_CheckExact(value)) ||
+                   !PyTuple_Check(headers)))
+        e = FALLBACK;
+    Py_ssize_t nh = e == 0 ? PyTuple_GET_SIZE(headers) : 0;
+    for (Py_ssize_t j = 0; j < nh && e == 0; j++) {
+        PyObject *h = PyTuple_GET_ITEM(headers, j);
+        if (!PyTuple_Check(h) || PyTuple_GET_SIZE(h) != 2 ||
+            !PyUnicode_CheckExact(PyTuple_GET_ITEM(h, 0)) ||
+            (PyTuple_GET_ITEM(h, 1) != Py_None && !PyBytes_CheckExact(PyTuple_GET_ITEM(h, 1))))
+            e = FALLBACK;
+    }
+    const char *klabel = NULL, *vlabel = NULL, *hlabel = NULL;
+    if (e == 0 && (PUTS(o, "{\"topic\":") < 0))
+        e = -1;
+    if (e == 0)
+        e = json_str_field(o, f[A_TOPIC]);
+    if (e == 0)
+        e = PUTS(o, ",\"partition\":");
+    if (e == 0)
+        e = json_int_field(o, f[A_PARTITION], 0);
+    if (e == 0)
+        e = PUTS(o, ",\"offset\":");
+    if (e == 0)
+        e = json_int_field(o, f[A_OFFSET], 0);
+    if (e == 0)
+        e = PUTS(o, ",\"timestamp\":");
+    if (e == 0)
+        e = json_int_field(o, f[A_TIMESTAMP], 0);
+    if (e == 0)
+        e = PUTS(o, ",\"timestampType\":");
+    if (e == 0)
+        e = json_str_field(o, f[A_TS_TYPE]);
+    if (e == 0)
+        e = PUTS(o, ",\"leaderEpoch\":");
+    if (e == 0)
+        e = json_int_field(o, f[A_EPOCH], 1);
+    if (e == 0)
+        e = PUTS(o, ",\"key\":");
+    if (e == 0)
+        e = json_bytes(o, key, encoding, &klabel);
+    if (e == 0)
+        e = json_label(o, ",\"keyEncoding\":\"", klabel);
+    if (e == 0)
+        e = PUTS(o, ",\"value\":");
+    if (e == 0)
+        e = json_bytes(o, value, encoding, &vlabel);
+    if (e == 0)
+        e = json_label(o, ",\"valueEncoding\":\"", vlabel);
+    if (e == 0)
+        e = PUTS(o, ",\"headers\":[");
+    for (Py_ssize_t j = 0; j < nh && e == 0; j++) {
+        PyObject *h = PyTuple_GET_ITEM(headers, j);
+        if ((j && PUTS(o, ",") < 0) || PUTS(o, "{\"key\":") < 0)
+            e = -1;
+        if (e == 0)
+            e = json_str(o, PyTuple_GET_ITEM(h, 0));
+        if (e == 0)
+            e = PUTS(o, ",\"value\":");
+        if (e == 0)
+            e = json_bytes(o, PyTuple_GET_ITEM(h, 1), encoding, &hlabel);
+        if (e == 0)
+            e = json_label(o, ",\"valueEncoding\":\"", hlabel);
+        if (e == 0)
+            e = PUTS(o, "}");
+    }
+    if (e == 0)
+        e = PUTS(o, "]}\n");
+    for (int i = 0; i < 10; i++)
+        Py_XDECREF(f[i]);
+    return e;
+}
+
+static PyObject *sp_read_json_lines(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *records;
+    int encoding;
+    if (!PyArg_ParseTuple(args, "O!i:read_json_lines", &PyList_Type, &records, &encoding))
+        return NULL;
+    if (encoding < ENC_UTF8 || encoding > ENC_HEX) {
+        PyErr_Format(PyExc_ValueError, "unknown data encoding %d", encoding);
+        return NULL;
+    }
+    outbuf o;
+    if (ob_init(&o, 256 * PyList_GET_SIZE(records) + 64) < 0)
+        return NULL;
+    int e = 0;
+    /* attribute lookups may run Python code: index the list afresh each time */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records) && e == 0; i++) {
+        PyObject *item = PyList_GET_ITEM(records, i);
+        Py_INCREF(item);
+        e = read_json_record(&o, item, encoding);
+        Py_DECREF(item);
+    }
+    if (e != 0) {
+        Py_XDECREF(o.bytes);
+        if (e < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    return ob_finish(&o);
+}
+
 static PyMethodDef methods[] = {
+    {"read_json_lines", sp_read_json_lines, METH_VARARGS,
+     "read_json_lines(records, encoding) -> bytes | None: render.read.json_line for each "
+     "ConsumerRecord, with newlines, in C (encoding 0 utf8, 1 base64, 2 hex)"},
     {"kafka_lines", sp_kafka_lines, METH_VARARGS,
      "kafka_lines(records, timestamp_type, base_offset, base_sequence, skip_metadata, "
      "with_data, java_string) -> bytes | None: render.dump.kafka_record_lines in C"},
@@ -719,5 +881,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__speedups(void)
 {
     json_extra_init();
+    if (attr_names_init() < 0)
+        return NULL;
     return PyModule_Create(&module);
 }

@@ -9,31 +9,17 @@ the pure-Python reference (``KAFKALOG_PURE_PYTHON=1``) and give the same bytes.
 
 from __future__ import annotations
 
-import codecs
 import json
 import os
 import sys
 from collections.abc import Iterable
 
 from ..errors import KafkalogError
-from ..format.records import SPEEDUPS
 from ..ops.encoding import encode_bytes
 from .encoding import java_string
+from .lines import C_ENCODINGS, compiled_lines, text_and_bytes_writer
 
-
-def _import_speedups():
-    """The compiled record lines, or None: not built, or the compiled core is off
-    (``KAFKALOG_PURE_PYTHON=1``: :data:`kafkalog_cli.format.records.SPEEDUPS`)."""
-    if not SPEEDUPS:
-        return None
-    try:
-        from . import _speedups
-    except ImportError:
-        return None
-    return _speedups
-
-
-_c = _import_speedups()
+_c = compiled_lines()
 
 _INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded", "controlValue")
 
@@ -208,49 +194,6 @@ def kafka_txn_index_line(ev: dict) -> str:
             f"lastStableOffset: {ev['lastStableOffset']}")
 
 
-#: bytes decoded at a time for a text stream that is not over a UTF-8 buffer
-_TEXT_PIECE = 1 << 20
-
-
-def _writer(out):
-    """``(write, flush)`` for text and UTF-8 bytes on the text stream ``out``: beneath a
-    UTF-8 stream, both go to its binary buffer (text encoded as the stream would, with its
-    ``errors``; ``out`` flushed first, and after each write when it is line-buffered);
-    elsewhere (a StringIO, another encoding) bytes are decoded and written as text."""
-    buf = getattr(out, "buffer", None)
-    enc = getattr(out, "encoding", None)
-    try:
-        utf8 = buf is not None and isinstance(enc, str) and codecs.lookup(enc).name == "utf-8"
-    except LookupError:
-        utf8 = False
-    if not utf8:
-        tw = out.write
-
-        def write_text(s) -> None:
-            if s.__class__ is not bytes:
-                tw(s)
-            elif len(s) <= _TEXT_PIECE:
-                tw(s.decode())
-            else:  # a block of huge records: held once as bytes, decoded a piece at a time
-                dec = codecs.getincrementaldecoder("utf-8")()
-                view = memoryview(s)
-                for i in range(0, len(s), _TEXT_PIECE):
-                    tw(dec.decode(view[i:i + _TEXT_PIECE], i + _TEXT_PIECE >= len(s)))
-        return write_text, out.flush
-    out.flush()
-    errors = getattr(out, "errors", None) or "strict"
-    bw = buf.write
-    if getattr(out, "line_buffering", False):
-        def write_line_buffered(s) -> None:
-            bw(s if s.__class__ is bytes else s.encode("utf-8", errors))
-            buf.flush()
-        return write_line_buffered, buf.flush
-
-    def write(s) -> None:
-        bw(s if s.__class__ is bytes else s.encode("utf-8", errors))
-    return write, buf.flush
-
-
 def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
                 with_data: bool = False, out=None, err=None) -> int:
     """Write the Kafka tool's text; returns the number of diagnostics written to stderr.
@@ -258,7 +201,7 @@ def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
     (``record`` events carry it themselves)."""
     out = out or sys.stdout
     err = err or sys.stderr
-    w, flush = _writer(out)
+    w, flush = text_and_bytes_writer(out)
     n_diag = 0
     for ev in events:
         t = ev["type"]
@@ -408,17 +351,13 @@ def json_record_lines(ev: dict, encoding: str, with_data: bool) -> str:
     return "".join(out)
 
 
-#: ``--data-encoding`` -> the compiled loop's encoding number
-_C_ENCODINGS = {"utf8": 0, "base64": 1, "hex": 2}
-
-
 def json_record_bytes(ev: dict, encoding: str, with_data: bool) -> bytes | str:
     """:func:`json_record_lines` of a ``records`` event as UTF-8 bytes from the compiled
     loop, or as its text (as :func:`kafka_record_bytes`)."""
-    if _c is not None and encoding in _C_ENCODINGS:
+    if _c is not None and encoding in C_ENCODINGS:
         batch = ev["batch"]
         b = _c.json_lines(ev["records"], batch.base_offset, batch.base_sequence, with_data,
-                          _C_ENCODINGS[encoding])
+                          C_ENCODINGS[encoding])
         if b is not None:
             return b
     return json_record_lines(ev, encoding, with_data)
@@ -430,7 +369,7 @@ def write_json(events: Iterable[dict], *, encoding: str = "utf8", with_data: boo
     ``with_data``: as :func:`write_kafka`'s."""
     out = out or sys.stdout
     err = err or sys.stderr
-    w, flush = _writer(out)
+    w, flush = text_and_bytes_writer(out)
     dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
     n_diag = 0
     for ev in events:

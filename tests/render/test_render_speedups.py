@@ -193,3 +193,37 @@ def test_json_escapes_as_the_json_module():
     assert obj["keyEncoding"] == "base64" and "valueEncoding" not in obj
     assert obj["sequence"] == 8 and obj["headers"] == [{"key": "\n", "value": None}]
     assert json.dumps(value.decode(), ensure_ascii=False).encode() in line
+
+
+# -- read -o json ------------------------------------------------------------------------
+
+@st.composite
+def consumer_records(draw):
+    from kafkalog_cli.ops.read import ConsumerRecord
+
+    n = draw(st.integers(0, 5))
+    return [ConsumerRecord(draw(header_keys), draw(st.integers(-1, 1 << 31)),
+                           draw(st.integers(0, INT64_MAX)), draw(timestamps),
+                           draw(st.sampled_from(["CreateTime", "LogAppendTime",
+                                                 "NoTimestampType"])),
+                           draw(fields), draw(fields), draw(headers),
+                           draw(st.one_of(st.none(), st.integers(0, INT32_MAX))))
+            for _ in range(n)]
+
+
+@SETTINGS
+@given(consumer_records(), st.sampled_from(["utf8", "base64", "hex"]))
+def test_read_json_lines_are_the_python_loop(records, encoding):
+    from kafkalog_cli.render.read import json_line
+
+    got = C.read_json_lines(records, {"utf8": 0, "base64": 1, "hex": 2}[encoding])
+    assert got == "".join(json_line(r, encoding) + "\n" for r in records).encode()
+
+
+def test_read_json_lines_decline_a_decoded_record():
+    """A decoded record (an internal topic's) is to_dict's objects: the Python loop."""
+    from kafkalog_cli.ops.read import ConsumerRecord
+
+    rec = ConsumerRecord("__consumer_offsets", 0, 0, 0, "CreateTime", b"k", b"v",
+                         decoded=object())
+    assert C.read_json_lines([rec], 0) is None
