@@ -11,6 +11,7 @@ are the reference and give the same bytes.
 from __future__ import annotations
 
 import codecs
+import os
 
 from ..format.records import SPEEDUPS
 
@@ -41,8 +42,9 @@ def text_and_bytes_writer(out):
     elsewhere (a StringIO, another encoding) bytes are decoded and written as text."""
     buf = getattr(out, "buffer", None)
     enc = getattr(out, "encoding", None)
-    try:
-        utf8 = buf is not None and isinstance(enc, str) and codecs.lookup(enc).name == "utf-8"
+    try:  # (where text streams translate newlines, the text stream does it)
+        utf8 = (buf is not None and isinstance(enc, str) and os.linesep == "\n"
+                and codecs.lookup(enc).name == "utf-8")
     except LookupError:
         utf8 = False
     if not utf8:
