@@ -263,7 +263,13 @@ def _record_blocks(batch, opts: DumpOptions, file: str) -> Iterator[dict]:
     from itertools import islice
 
     start, end = opts.start_offset, opts.end_offset
-    records = iter(batch.iter_records(opts.max_decompressed_bytes))
+    records = batch.iter_records(opts.max_decompressed_bytes)
+    if records.__class__ is list and len(records) <= RECORD_BLOCK:  # decoded at once
+        ev = _records_event(batch, file, records, start, end)
+        if ev["records"]:
+            yield ev
+        return
+    records = iter(records)
     while True:
         chunk: list = []
         try:
