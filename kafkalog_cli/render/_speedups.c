@@ -16,7 +16,7 @@
  *       (Kafka's StringDecoder: Java's new String(bytes, UTF_8))
  *   read_json_lines(records, encoding) -> bytes | None
  *       render.read.json_line for each of a list of ops.read.ConsumerRecord (a decoded
- *       record declines the block)
+ *       record, or a key or value over 1 MiB, declines the block)
  *   json_lines(records, base_offset, base_sequence, with_data, encoding) -> bytes | None
  *       render.dump.json_record_lines: the JSON Lines "record" objects, strings escaped
  *       as json's encode_basestring (ensure_ascii=False) escapes them; encoding 0 utf8
@@ -705,6 +705,8 @@ static PyObject *sp_json_lines(PyObject *self, PyObject *args)
 
 /* -- read_json_lines ------------------------------------------------------------------------ */
 
+#define READ_FIELD_MAX (1 << 20)
+
 static PyObject *attr_names[10];
 enum { A_TOPIC, A_PARTITION, A_OFFSET, A_TIMESTAMP, A_TS_TYPE, A_EPOCH, A_KEY, A_VALUE,
        A_HEADERS, A_DECODED };
@@ -758,6 +760,11 @@ static int read_json_record(outbuf *o, PyObject *rec, int encoding)
     if (e == 0 && ((key != Py_None && !PyBytes_CheckExact(key)) ||
                    (value != Py_None && !PyBytes_CheckExact(value)) ||
                    !PyTuple_Check(headers)))
+        e = FALLBACK;
+    /* a huge key or value: the Python loop, which renders a record at a time (this loop
+     * holds the block's records until its lines are done) */
+    if (e == 0 && ((key != Py_None && PyBytes_GET_SIZE(key) > READ_FIELD_MAX) ||
+                   (value != Py_None && PyBytes_GET_SIZE(value) > READ_FIELD_MAX)))
         e = FALLBACK;
     Py_ssize_t nh = e == 0 ? PyTuple_GET_SIZE(headers) : 0;
     for (Py_ssize_t j = 0; j < nh && e == 0; j++) {

@@ -227,3 +227,14 @@ def test_read_json_lines_decline_a_decoded_record():
     rec = ConsumerRecord("__consumer_offsets", 0, 0, 0, "CreateTime", b"k", b"v",
                          decoded=object())
     assert C.read_json_lines([rec], 0) is None
+
+
+def test_read_json_lines_decline_a_huge_field():
+    """A value over 1 MiB goes to the Python loop, which holds one record's line at a time
+    (the C holds the block's records until its lines are done)."""
+    from kafkalog_cli.ops.read import ConsumerRecord
+
+    rec = ConsumerRecord("t", 0, 0, 0, "CreateTime", None, bytes((1 << 20) + 1))
+    assert C.read_json_lines([rec], 1) is None
+    rec = ConsumerRecord("t", 0, 0, 0, "CreateTime", None, bytes(1 << 20))
+    assert C.read_json_lines([rec], 1) is not None
