@@ -129,30 +129,37 @@ def cli():
 
 # -- hand-built batches (struct + crc32c, independent of kafkalog's own builder) -------------
 
-def _zigzag_varint(n: int) -> bytes:
-    v = ((n << 1) ^ (n >> 63)) & ((1 << 64) - 1)
+def uvarint(n: int) -> bytes:
+    """An unsigned varint (ByteUtils.writeUnsignedVarint/Varlong: 7 bits a byte, low
+    first), of any size."""
     out = bytearray()
     while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
+        b = n & 0x7F
+        n >>= 7
+        if n:
             out.append(b | 0x80)
         else:
             out.append(b)
             return bytes(out)
 
 
+def zigzag(n: int) -> bytes:
+    """A zigzag varint of any size (Kafka's ByteUtils.writeVarlong for int64 values;
+    longer for values outside int64, which no reader may accept)."""
+    return uvarint((n << 1) ^ (n >> 127) if n < 0 else n << 1)
+
+
 def raw_record(offset_delta: int, ts_delta: int, key: bytes | None, value: bytes | None,
                headers=()) -> bytes:
     """One v2 record (DefaultRecord.writeTo), varints zigzag-encoded."""
-    body = b"\x00" + _zigzag_varint(ts_delta) + _zigzag_varint(offset_delta)
-    body += _zigzag_varint(-1) if key is None else _zigzag_varint(len(key)) + key
-    body += _zigzag_varint(-1) if value is None else _zigzag_varint(len(value)) + value
-    body += _zigzag_varint(len(headers))
+    body = b"\x00" + zigzag(ts_delta) + zigzag(offset_delta)
+    body += zigzag(-1) if key is None else zigzag(len(key)) + key
+    body += zigzag(-1) if value is None else zigzag(len(value)) + value
+    body += zigzag(len(headers))
     for hk, hv in headers:
-        body += _zigzag_varint(len(hk)) + hk
-        body += _zigzag_varint(-1) if hv is None else _zigzag_varint(len(hv)) + hv
-    return _zigzag_varint(len(body)) + body
+        body += zigzag(len(hk)) + hk
+        body += zigzag(-1) if hv is None else zigzag(len(hv)) + hv
+    return zigzag(len(body)) + body
 
 
 def raw_batch(base_offset: int, records: list[bytes], *, base_ts: int = 1000,

@@ -8,28 +8,18 @@ from typing import Annotated
 import typer
 
 
-class Output(str, Enum):
-    text = "text"
-    json = "json"
+def choices(name: str, words: str) -> type[Enum]:
+    """The values a choice option takes, as the ``str`` Enum Typer lists and checks: one
+    member per word of ``words`` (space-separated), named as its value
+    (``choices("Output", "text json").json == "json"``)."""
+    return Enum(name, [(w, w) for w in words.split()], type=str, module=__name__)
 
 
-class DumpOutput(str, Enum):
-    text = "text"
-    kafka = "kafka"
-    json = "json"
-
-
-class IsolationLevel(str, Enum):
-    """A consumer's isolation.level: read_committed drops aborted transactions' records."""
-
-    read_uncommitted = "read_uncommitted"
-    read_committed = "read_committed"
-
-
-class DataEncoding(str, Enum):
-    utf8 = "utf8"
-    base64 = "base64"
-    hex = "hex"
+Output = choices("Output", "text json")
+DumpOutput = choices("DumpOutput", "text kafka json")
+#: a consumer's isolation.level: read_committed drops aborted transactions' records
+IsolationLevel = choices("IsolationLevel", "read_uncommitted read_committed")
+DataEncoding = choices("DataEncoding", "utf8 base64 hex")
 
 
 #: paths stay strings here: a URI (s3://bucket/logs) must not go through pathlib, which

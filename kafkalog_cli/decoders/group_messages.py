@@ -35,7 +35,7 @@ ConsumerProtocolAssignment at that version.
 
 from __future__ import annotations
 
-from ..schema.messages import Field, Message, registry
+from ..schema.messages import Field, Message, fields, registry
 
 
 def _key(name: str, api_key: int, *fields: tuple[str, str]) -> Message:
@@ -66,91 +66,86 @@ LegacyOffsetCommitKey = _key("LegacyOffsetCommitKey", 0,
                              ("group", "string"), ("topic", "string"), ("partition", "int32"))
 
 LegacyOffsetCommitValue = Message(
-    "LegacyOffsetCommitValue", valid="0", api_key=0, kind="coordinator-value", fields=[
-        Field("offset", "int64", "0"),
-        Field("metadata", "string", "0"),
-        Field("commitTimestamp", "int64", "0"),
-    ])
+    "LegacyOffsetCommitValue", valid="0", api_key=0, kind="coordinator-value", fields=fields("""
+    offset           int64   0
+    metadata         string  0
+    commitTimestamp  int64   0
+"""))
 
 OffsetCommitKey = _key("OffsetCommitKey", 1,
                        ("group", "string"), ("topic", "string"), ("partition", "int32"))
 
-OffsetCommitValue = _value("OffsetCommitValue", 1, valid="0-4", flexible="4+", fields=[
-    Field("offset", "int64", "0+"),
-    Field("leaderEpoch", "int32", "3+", default=-1),
-    Field("metadata", "string", "0+"),
-    Field("commitTimestamp", "int64", "0+"),
-    Field("expireTimestamp", "int64", "1", default=-1),
-])
+OffsetCommitValue = _value("OffsetCommitValue", 1, valid="0-4", flexible="4+", fields=fields("""
+    offset           int64   0+
+    leaderEpoch      int32   3+  default=-1
+    metadata         string  0+
+    commitTimestamp  int64   0+
+    expireTimestamp  int64   1   default=-1
+"""))
 
 GroupMetadataKey = _key("GroupMetadataKey", 2, ("group", "string"))
 
-GroupMetadataValue = _value("GroupMetadataValue", 2, valid="0-4", flexible="4+", fields=[
-    Field("protocolType", "string", "0+"),
-    Field("generation", "int32", "0+"),
-    Field("protocol", "string", "0+", nullable="0+"),
-    Field("leader", "string", "0+", nullable="0+"),
-    Field("currentStateTimestamp", "int64", "2+", default=-1),
-    Field("members", "[]MemberMetadata", "0+", fields=[
-        Field("memberId", "string", "0+"),
-        Field("groupInstanceId", "string", "3+", nullable="3+", default=None),
-        Field("clientId", "string", "0+"),
-        Field("clientHost", "string", "0+"),
-        Field("rebalanceTimeout", "int32", "1+", default=-1),
-        Field("sessionTimeout", "int32", "0+"),
-        Field("subscription", "bytes", "0+"),
-        Field("assignment", "bytes", "0+"),
-    ]),
-])
+GroupMetadataValue = _value("GroupMetadataValue", 2, valid="0-4", flexible="4+", fields=fields("""
+    protocolType           string            0+
+    generation             int32             0+
+    protocol               string            0+  nullable=0+
+    leader                 string            0+  nullable=0+
+    currentStateTimestamp  int64             2+  default=-1
+    members                []MemberMetadata  0+
+      memberId             string            0+
+      groupInstanceId      string            3+  nullable=3+ default=null
+      clientId             string            0+
+      clientHost           string            0+
+      rebalanceTimeout     int32             1+  default=-1
+      sessionTimeout       int32             0+
+      subscription         bytes             0+
+      assignment           bytes             0+
+"""))
 
 # -- KIP-848 consumer groups (3-8, 16) -----------------------------------------------------------
 
 #: The topic metadata of the *PartitionMetadataValue records (4, 9, 18).
-_TOPIC_METADATA = [
-    Field("topicId", "uuid", "0+"),
-    Field("topicName", "string", "0+"),
-    Field("numPartitions", "int32", "0+"),
-    Field("partitionMetadata", "[]PartitionMetadata", "0+", fields=[
-        Field("partition", "int32", "0+"),
-        Field("racks", "[]string", "0+"),
-    ]),
-]
+_TOPIC_METADATA = fields("""
+    topicId            uuid                 0+
+    topicName          string               0+
+    numPartitions      int32                0+
+    partitionMetadata  []PartitionMetadata  0+
+      partition        int32                0+
+      racks            []string             0+
+""")
 
 ConsumerGroupMetadataKey = _key("ConsumerGroupMetadataKey", 3, _GROUP)
 
-ConsumerGroupMetadataValue = _value("ConsumerGroupMetadataValue", 3, [
-    Field("epoch", "int32", "0+"),
+ConsumerGroupMetadataValue = _value("ConsumerGroupMetadataValue", 3, fields("""
+    epoch           int32  0+
     # KIP-1101 (Kafka 4.1) and KIP-1282: apache/kafka 266ed84
-    Field("metadataHash", "int64", "0+", tagged="0+", tag=0, default=0),
-    Field("creationTimeMs", "int64", "0+", tagged="0+", tag=1, default=-1),
-])
+    metadataHash    int64  0+  tagged=0+ tag=0 default=0
+    creationTimeMs  int64  0+  tagged=0+ tag=1 default=-1
+"""))
 
 ConsumerGroupPartitionMetadataKey = _key("ConsumerGroupPartitionMetadataKey", 4, _GROUP)
 
-ConsumerGroupPartitionMetadataValue = _value("ConsumerGroupPartitionMetadataValue", 4, [
-    Field("topics", "[]TopicMetadata", "0+", fields=_TOPIC_METADATA),
-])
+ConsumerGroupPartitionMetadataValue = _value("ConsumerGroupPartitionMetadataValue", 4, fields("""
+    topics  []TopicMetadata  0+
+""", TopicMetadata=_TOPIC_METADATA))
 
 ConsumerGroupMemberMetadataKey = _key("ConsumerGroupMemberMetadataKey", 5, _GROUP, _MEMBER)
 
-ConsumerGroupMemberMetadataValue = _value("ConsumerGroupMemberMetadataValue", 5, [
-    Field("instanceId", "string", "0+", nullable="0+"),
-    Field("rackId", "string", "0+", nullable="0+"),
-    Field("clientId", "string", "0+"),
-    Field("clientHost", "string", "0+"),
-    Field("subscribedTopicNames", "[]string", "0+"),
-    Field("subscribedTopicRegex", "string", "0+", nullable="0+"),
-    Field("rebalanceTimeoutMs", "int32", "0+", default=-1),
-    Field("serverAssignor", "string", "0+", nullable="0+"),
-    Field("classicMemberMetadata", "ClassicMemberMetadata", "0+",
-          nullable="0+", tagged="0+", tag=0, default=None, fields=[
-              Field("sessionTimeoutMs", "int32", "0+"),
-              Field("supportedProtocols", "[]ClassicProtocol", "0+", fields=[
-                  Field("name", "string", "0+"),
-                  Field("metadata", "bytes", "0+"),
-              ]),
-          ]),
-])
+ConsumerGroupMemberMetadataValue = _value("ConsumerGroupMemberMetadataValue", 5, fields("""
+    instanceId             string                 0+  nullable=0+
+    rackId                 string                 0+  nullable=0+
+    clientId               string                 0+
+    clientHost             string                 0+
+    subscribedTopicNames   []string               0+
+    subscribedTopicRegex   string                 0+  nullable=0+
+    rebalanceTimeoutMs     int32                  0+  default=-1
+    serverAssignor         string                 0+  nullable=0+
+    classicMemberMetadata  ClassicMemberMetadata  0+  nullable=0+ tagged=0+ tag=0 default=null
+      sessionTimeoutMs     int32                  0+
+      supportedProtocols   []ClassicProtocol      0+
+        name               string                 0+
+        metadata           bytes                  0+
+"""))
 
 ConsumerGroupTargetAssignmentMetadataKey = _key(
     "ConsumerGroupTargetAssignmentMetadataKey", 6, _GROUP)
@@ -169,175 +164,165 @@ ConsumerGroupTargetAssignmentMemberKey = _key(
     "ConsumerGroupTargetAssignmentMemberKey", 7, _GROUP, _MEMBER)
 
 #: TopicPartition of the target-assignment member values (7, 13).
-_TOPIC_PARTITION = [
-    Field("topicId", "uuid", "0+"),
-    Field("partitions", "[]int32", "0+"),
-]
+_TOPIC_PARTITION = fields("""
+    topicId     uuid     0+
+    partitions  []int32  0+
+""")
 
 ConsumerGroupTargetAssignmentMemberValue = _value(
-    "ConsumerGroupTargetAssignmentMemberValue", 7, [
-        Field("topicPartitions", "[]TopicPartition", "0+", fields=_TOPIC_PARTITION),
-    ])
+    "ConsumerGroupTargetAssignmentMemberValue", 7, fields("""
+    topicPartitions  []TopicPartition  0+
+""", TopicPartition=_TOPIC_PARTITION))
 
 ConsumerGroupCurrentMemberAssignmentKey = _key(
     "ConsumerGroupCurrentMemberAssignmentKey", 8, _GROUP, _MEMBER)
 
 #: ConsumerGroupCurrentMemberAssignmentValue's common struct TopicPartitions.
-_CONSUMER_TOPIC_PARTITIONS = [
-    Field("topicId", "uuid", "0+"),
-    Field("partitions", "[]int32", "0+"),
+_CONSUMER_TOPIC_PARTITIONS = fields("""
+    topicId           uuid     0+
+    partitions        []int32  0+
     # KIP-1251: apache/kafka 6541f94
-    Field("assignmentEpochs", "[]int32", "0+", nullable="0+", tagged="0+", tag=0,
-          default=None),
-]
+    assignmentEpochs  []int32  0+  nullable=0+ tagged=0+ tag=0 default=null
+""")
 
 ConsumerGroupCurrentMemberAssignmentValue = _value(
-    "ConsumerGroupCurrentMemberAssignmentValue", 8, [
-        Field("memberEpoch", "int32", "0+"),
-        Field("previousMemberEpoch", "int32", "0+"),
-        Field("state", "int8", "0+"),
-        Field("assignedPartitions", "[]TopicPartitions", "0+",
-              fields=_CONSUMER_TOPIC_PARTITIONS),
-        Field("partitionsPendingRevocation", "[]TopicPartitions", "0+",
-              fields=_CONSUMER_TOPIC_PARTITIONS),
-    ])
+    "ConsumerGroupCurrentMemberAssignmentValue", 8, fields("""
+    memberEpoch                  int32              0+
+    previousMemberEpoch          int32              0+
+    state                        int8               0+
+    assignedPartitions           []TopicPartitions  0+
+    partitionsPendingRevocation  []TopicPartitions  0+
+""", TopicPartitions=_CONSUMER_TOPIC_PARTITIONS))
 
 ConsumerGroupRegularExpressionKey = _key(
     "ConsumerGroupRegularExpressionKey", 16, _GROUP, ("regularExpression", "string"))
 
-ConsumerGroupRegularExpressionValue = _value("ConsumerGroupRegularExpressionValue", 16, [
-    Field("topics", "[]string", "0+"),
-    Field("version", "int64", "0+"),
-    Field("timestamp", "int64", "0+"),
-])
+ConsumerGroupRegularExpressionValue = _value("ConsumerGroupRegularExpressionValue", 16, fields("""
+    topics     []string  0+
+    version    int64     0+
+    timestamp  int64     0+
+"""))
 
 # -- KIP-932 share groups (9-15) -----------------------------------------------------------------
 
 ShareGroupPartitionMetadataKey = _key("ShareGroupPartitionMetadataKey", 9, _GROUP)
 
-ShareGroupPartitionMetadataValue = _value("ShareGroupPartitionMetadataValue", 9, [
-    Field("topics", "[]TopicMetadata", "0+", fields=_TOPIC_METADATA),
-])
+ShareGroupPartitionMetadataValue = _value("ShareGroupPartitionMetadataValue", 9, fields("""
+    topics  []TopicMetadata  0+
+""", TopicMetadata=_TOPIC_METADATA))
 
 ShareGroupMemberMetadataKey = _key("ShareGroupMemberMetadataKey", 10, _GROUP, _MEMBER)
 
-ShareGroupMemberMetadataValue = _value("ShareGroupMemberMetadataValue", 10, [
-    Field("rackId", "string", "0+", nullable="0+"),
-    Field("clientId", "string", "0+"),
-    Field("clientHost", "string", "0+"),
-    Field("subscribedTopicNames", "[]string", "0+"),
-])
+ShareGroupMemberMetadataValue = _value("ShareGroupMemberMetadataValue", 10, fields("""
+    rackId                string    0+  nullable=0+
+    clientId              string    0+
+    clientHost            string    0+
+    subscribedTopicNames  []string  0+
+"""))
 
 ShareGroupMetadataKey = _key("ShareGroupMetadataKey", 11, _GROUP)
 
-ShareGroupMetadataValue = _value("ShareGroupMetadataValue", 11, [
-    Field("epoch", "int32", "0+"),
-    Field("metadataHash", "int64", "0+"),  # KIP-1101: apache/kafka 31f85dd
-], earlier=[_earlier("ShareGroupMetadataValue", 11, [
-    Field("epoch", "int32", "0+"),
-])])
+ShareGroupMetadataValue = _value("ShareGroupMetadataValue", 11, fields("""
+    epoch         int32  0+
+    # KIP-1101: apache/kafka 31f85dd
+    metadataHash  int64  0+
+"""), earlier=[_earlier("ShareGroupMetadataValue", 11, fields("""
+    epoch  int32  0+
+"""))])
 
 ShareGroupTargetAssignmentMetadataKey = _key("ShareGroupTargetAssignmentMetadataKey", 12, _GROUP)
 
-ShareGroupTargetAssignmentMetadataValue = _value("ShareGroupTargetAssignmentMetadataValue", 12, [
-    Field("assignmentEpoch", "int32", "0+"),
-])
+ShareGroupTargetAssignmentMetadataValue = _value("ShareGroupTargetAssignmentMetadataValue", 12, fields("""
+    assignmentEpoch  int32  0+
+"""))
 
 ShareGroupTargetAssignmentMemberKey = _key(
     "ShareGroupTargetAssignmentMemberKey", 13, _GROUP, _MEMBER)
 
-ShareGroupTargetAssignmentMemberValue = _value("ShareGroupTargetAssignmentMemberValue", 13, [
-    Field("topicPartitions", "[]TopicPartition", "0+", fields=_TOPIC_PARTITION),
-])
+ShareGroupTargetAssignmentMemberValue = _value("ShareGroupTargetAssignmentMemberValue", 13, fields("""
+    topicPartitions  []TopicPartition  0+
+""", TopicPartition=_TOPIC_PARTITION))
 
 ShareGroupCurrentMemberAssignmentKey = _key(
     "ShareGroupCurrentMemberAssignmentKey", 14, _GROUP, _MEMBER)
 
-ShareGroupCurrentMemberAssignmentValue = _value("ShareGroupCurrentMemberAssignmentValue", 14, [
-    Field("memberEpoch", "int32", "0+"),
-    Field("previousMemberEpoch", "int32", "0+"),
-    Field("state", "int8", "0+"),
-    Field("assignedPartitions", "[]TopicPartitions", "0+", fields=[
-        Field("topicId", "uuid", "0+"),
-        Field("partitions", "[]int32", "0+"),
-    ]),
-])
+ShareGroupCurrentMemberAssignmentValue = _value("ShareGroupCurrentMemberAssignmentValue", 14, fields("""
+    memberEpoch          int32              0+
+    previousMemberEpoch  int32              0+
+    state                int8               0+
+    assignedPartitions   []TopicPartitions  0+
+      topicId            uuid               0+
+      partitions         []int32            0+
+"""))
 
 ShareGroupStatePartitionMetadataKey = _key("ShareGroupStatePartitionMetadataKey", 15, _GROUP)
 
 #: TopicInfo of ShareGroupStatePartitionMetadataValue.
-_SHARE_TOPIC_INFO = [
-    Field("topicId", "uuid", "0+"),
-    Field("topicName", "string", "0+"),
-]
+_SHARE_TOPIC_INFO = fields("""
+    topicId    uuid    0+
+    topicName  string  0+
+""")
 
 #: apache/kafka 25002b6: InitializingTopics, and each topic's CreateTimestamp
-_SHARE_TOPIC_PARTITIONS_INFO = [
-    Field("topicId", "uuid", "0+"),
-    Field("topicName", "string", "0+"),
-    Field("partitions", "[]int32", "0+"),
-    Field("createTimestamp", "int64", "0+"),
-]
+_SHARE_TOPIC_PARTITIONS_INFO = fields("""
+    topicId          uuid     0+
+    topicName        string   0+
+    partitions       []int32  0+
+    createTimestamp  int64    0+
+""")
 
-ShareGroupStatePartitionMetadataValue = _value("ShareGroupStatePartitionMetadataValue", 15, [
-    Field("initializingTopics", "[]TopicPartitionsInfo", "0+",
-          fields=_SHARE_TOPIC_PARTITIONS_INFO),
-    Field("initializedTopics", "[]TopicPartitionsInfo", "0+",
-          fields=_SHARE_TOPIC_PARTITIONS_INFO),
-    Field("deletingTopics", "[]TopicInfo", "0+", fields=_SHARE_TOPIC_INFO),
-], earlier=[_earlier("ShareGroupStatePartitionMetadataValue", 15, [
-    Field("initializedTopics", "[]TopicPartitionsInfo", "0+", fields=[
-        Field("topicId", "uuid", "0+"),
-        Field("topicName", "string", "0+"),
-        Field("partitions", "[]int32", "0+"),
-    ]),
-    Field("deletingTopics", "[]TopicInfo", "0+", fields=_SHARE_TOPIC_INFO),
-])])
+ShareGroupStatePartitionMetadataValue = _value("ShareGroupStatePartitionMetadataValue", 15, fields("""
+    initializingTopics  []TopicPartitionsInfo  0+
+    initializedTopics   []TopicPartitionsInfo  0+
+    deletingTopics      []TopicInfo            0+
+""", TopicPartitionsInfo=_SHARE_TOPIC_PARTITIONS_INFO, TopicInfo=_SHARE_TOPIC_INFO), earlier=[_earlier("ShareGroupStatePartitionMetadataValue", 15, fields("""
+    initializedTopics  []TopicPartitionsInfo  0+
+      topicId          uuid                   0+
+      topicName        string                 0+
+      partitions       []int32                0+
+    deletingTopics     []TopicInfo            0+
+""", TopicInfo=_SHARE_TOPIC_INFO))])
 
 # -- KIP-1071 streams groups (17-24) ---------------------------------------------------------------
 
 StreamsGroupMetadataKey = _key("StreamsGroupMetadataKey", 17, _GROUP)
 
-StreamsGroupMetadataValue = _value("StreamsGroupMetadataValue", 17, [
-    Field("epoch", "int32", "0+"),
+StreamsGroupMetadataValue = _value("StreamsGroupMetadataValue", 17, fields("""
+    epoch                   int32                   0+
     # Kafka 4.1+ (KIP-1101 hash; validated topology epoch and last assignment configs of
     # KIP-1071); names as in apache/kafka's StreamsCoordinatorRecordHelpers tests
-    Field("metadataHash", "int64", "0+"),
-    Field("validatedTopologyEpoch", "int32", "0+", tagged="0+", tag=0, default=-1),
-    Field("lastAssignmentConfigs", "[]LastAssignmentConfig", "0+", nullable="0+",
-          tagged="0+", tag=1, default=None, fields=[
-              Field("key", "string", "0+"),
-              Field("value", "string", "0+"),
-          ]),
-], earlier=[_earlier("StreamsGroupMetadataValue", 17, [
-    Field("epoch", "int32", "0+"),
-])])
+    metadataHash            int64                   0+
+    validatedTopologyEpoch  int32                   0+  tagged=0+ tag=0 default=-1
+    lastAssignmentConfigs   []LastAssignmentConfig  0+  nullable=0+ tagged=0+ tag=1 default=null
+      key                   string                  0+
+      value                 string                  0+
+"""), earlier=[_earlier("StreamsGroupMetadataValue", 17, fields("""
+    epoch  int32  0+
+"""))])
 
 StreamsGroupPartitionMetadataKey = _key("StreamsGroupPartitionMetadataKey", 18, _GROUP)
 
-StreamsGroupPartitionMetadataValue = _value("StreamsGroupPartitionMetadataValue", 18, [
-    Field("topics", "[]TopicMetadata", "0+", fields=_TOPIC_METADATA),
-])
+StreamsGroupPartitionMetadataValue = _value("StreamsGroupPartitionMetadataValue", 18, fields("""
+    topics  []TopicMetadata  0+
+""", TopicMetadata=_TOPIC_METADATA))
 
 StreamsGroupMemberMetadataKey = _key("StreamsGroupMemberMetadataKey", 19, _GROUP, _MEMBER)
 
-StreamsGroupMemberMetadataValue = _value("StreamsGroupMemberMetadataValue", 19, [
-    Field("instanceId", "string", "0+", nullable="0+"),
-    Field("rackId", "string", "0+", nullable="0+"),
-    Field("clientId", "string", "0+"),
-    Field("clientHost", "string", "0+"),
-    Field("rebalanceTimeoutMs", "int32", "0+", default=-1),
-    Field("topologyEpoch", "int32", "0+"),
-    Field("processId", "string", "0+"),
-    Field("userEndpoint", "Endpoint", "0+", nullable="0+", default=None, fields=[
-        Field("host", "string", "0+"),
-        Field("port", "uint16", "0+"),
-    ]),
-    Field("clientTags", "[]KeyValue", "0+", fields=[
-        Field("key", "string", "0+"),
-        Field("value", "string", "0+"),
-    ]),
-])
+StreamsGroupMemberMetadataValue = _value("StreamsGroupMemberMetadataValue", 19, fields("""
+    instanceId          string      0+  nullable=0+
+    rackId              string      0+  nullable=0+
+    clientId            string      0+
+    clientHost          string      0+
+    rebalanceTimeoutMs  int32       0+  default=-1
+    topologyEpoch       int32       0+
+    processId           string      0+
+    userEndpoint        Endpoint    0+  nullable=0+ default=null
+      host              string      0+
+      port              uint16      0+
+    clientTags          []KeyValue  0+
+      key               string      0+
+      value             string      0+
+"""))
 
 StreamsGroupTargetAssignmentMetadataKey = _key(
     "StreamsGroupTargetAssignmentMetadataKey", 20, _GROUP)
@@ -352,97 +337,91 @@ StreamsGroupTargetAssignmentMemberKey = _key(
     "StreamsGroupTargetAssignmentMemberKey", 21, _GROUP, _MEMBER)
 
 #: TaskIds of the streams assignment values (21, 22).
-_TASK_IDS = [
-    Field("subtopologyId", "string", "0+"),
-    Field("partitions", "[]int32", "0+"),
-]
+_TASK_IDS = fields("""
+    subtopologyId  string   0+
+    partitions     []int32  0+
+""")
 
-StreamsGroupTargetAssignmentMemberValue = _value("StreamsGroupTargetAssignmentMemberValue", 21, [
-    Field("activeTasks", "[]TaskIds", "0+", fields=_TASK_IDS),
-    Field("standbyTasks", "[]TaskIds", "0+", fields=_TASK_IDS),
-    Field("warmupTasks", "[]TaskIds", "0+", fields=_TASK_IDS),
-])
+StreamsGroupTargetAssignmentMemberValue = _value("StreamsGroupTargetAssignmentMemberValue", 21, fields("""
+    activeTasks   []TaskIds  0+
+    standbyTasks  []TaskIds  0+
+    warmupTasks   []TaskIds  0+
+""", TaskIds=_TASK_IDS))
 
 StreamsGroupCurrentMemberAssignmentKey = _key(
     "StreamsGroupCurrentMemberAssignmentKey", 22, _GROUP, _MEMBER)
 
 StreamsGroupCurrentMemberAssignmentValue = _value(
-    "StreamsGroupCurrentMemberAssignmentValue", 22, [
-        Field("memberEpoch", "int32", "0+"),
-        Field("previousMemberEpoch", "int32", "0+"),
-        Field("state", "int8", "0+"),
-        Field("activeTasks", "[]TaskIds", "0+", fields=_TASK_IDS),
-        Field("standbyTasks", "[]TaskIds", "0+", fields=_TASK_IDS),
-        Field("warmupTasks", "[]TaskIds", "0+", fields=_TASK_IDS),
-        Field("activeTasksPendingRevocation", "[]TaskIds", "0+", fields=_TASK_IDS),
-        Field("standbyTasksPendingRevocation", "[]TaskIds", "0+", fields=_TASK_IDS),
-        Field("warmupTasksPendingRevocation", "[]TaskIds", "0+", fields=_TASK_IDS),
-    ])
+    "StreamsGroupCurrentMemberAssignmentValue", 22, fields("""
+    memberEpoch                    int32      0+
+    previousMemberEpoch            int32      0+
+    state                          int8       0+
+    activeTasks                    []TaskIds  0+
+    standbyTasks                   []TaskIds  0+
+    warmupTasks                    []TaskIds  0+
+    activeTasksPendingRevocation   []TaskIds  0+
+    standbyTasksPendingRevocation  []TaskIds  0+
+    warmupTasksPendingRevocation   []TaskIds  0+
+""", TaskIds=_TASK_IDS))
 
 StreamsGroupTopologyKey = _key("StreamsGroupTopologyKey", 23, _GROUP)
 
 #: StreamsGroupTopologyValue's common struct TopicInfo.
-_STREAMS_TOPIC_INFO = [
-    Field("name", "string", "0+"),
-    Field("partitions", "int32", "0+"),
-    Field("replicationFactor", "int16", "0+"),
-    Field("topicConfigs", "[]TopicConfig", "0+", fields=[
-        Field("key", "string", "0+"),
-        Field("value", "string", "0+"),
-    ]),
-]
+_STREAMS_TOPIC_INFO = fields("""
+    name               string         0+
+    partitions         int32          0+
+    replicationFactor  int16          0+
+    topicConfigs       []TopicConfig  0+
+      key              string         0+
+      value            string         0+
+""")
 
-StreamsGroupTopologyValue = _value("StreamsGroupTopologyValue", 23, [
-    Field("epoch", "int32", "0+"),
-    Field("subtopologies", "[]Subtopology", "0+", fields=[
-        Field("subtopologyId", "string", "0+"),
-        Field("sourceTopics", "[]string", "0+"),
-        Field("sourceTopicRegex", "[]string", "0+"),
-        Field("stateChangelogTopics", "[]TopicInfo", "0+", fields=_STREAMS_TOPIC_INFO),
-        Field("repartitionSinkTopics", "[]string", "0+"),
-        Field("repartitionSourceTopics", "[]TopicInfo", "0+", fields=_STREAMS_TOPIC_INFO),
-        Field("copartitionGroups", "[]CopartitionGroup", "0+", fields=[
-            Field("sourceTopics", "[]int16", "0+"),
-            Field("sourceTopicRegex", "[]int16", "0+"),
-            Field("repartitionSourceTopics", "[]int16", "0+"),
-        ]),
-    ]),
-])
+StreamsGroupTopologyValue = _value("StreamsGroupTopologyValue", 23, fields("""
+    epoch                        int32               0+
+    subtopologies                []Subtopology       0+
+      subtopologyId              string              0+
+      sourceTopics               []string            0+
+      sourceTopicRegex           []string            0+
+      stateChangelogTopics       []TopicInfo         0+
+      repartitionSinkTopics      []string            0+
+      repartitionSourceTopics    []TopicInfo         0+
+      copartitionGroups          []CopartitionGroup  0+
+        sourceTopics             []int16             0+
+        sourceTopicRegex         []int16             0+
+        repartitionSourceTopics  []int16             0+
+""", TopicInfo=_STREAMS_TOPIC_INFO))
 
 StreamsGroupTargetAssignmentResolvedTopicIdsKey = _key(
     "StreamsGroupTargetAssignmentResolvedTopicIdsKey", 24, _GROUP)
 
 StreamsGroupTargetAssignmentResolvedTopicIdsValue = _value(
-    "StreamsGroupTargetAssignmentResolvedTopicIdsValue", 24, [
-        Field("assignmentEpoch", "int32", "0+"),
-        Field("resolvedTopicIdsBySubtopology", "[]ResolvedTopicIds", "0+", fields=[
-            Field("subtopologyId", "string", "0+"),
-            Field("topicIds", "[]uuid", "0+"),
-        ]),
-    ])
+    "StreamsGroupTargetAssignmentResolvedTopicIdsValue", 24, fields("""
+    assignmentEpoch                int32               0+
+    resolvedTopicIdsBySubtopology  []ResolvedTopicIds  0+
+      subtopologyId                string              0+
+      topicIds                     []uuid              0+
+"""))
 
 # -- the consumer embedded protocol ----------------------------------------------------------------
 
 ConsumerProtocolSubscription = Message(
-    "ConsumerProtocolSubscription", valid="0-3", kind="data", fields=[
-        Field("topics", "[]string", "0+"),
-        Field("userData", "bytes", "0+", nullable="0+", default=None),
-        Field("ownedPartitions", "[]TopicPartition", "1+", fields=[
-            Field("topic", "string", "1+"),
-            Field("partitions", "[]int32", "1+"),
-        ]),
-        Field("generationId", "int32", "2+", default=-1),
-        Field("rackId", "string", "3+", nullable="3+", default=None),
-    ])
+    "ConsumerProtocolSubscription", valid="0-3", kind="data", fields=fields("""
+    topics           []string          0+
+    userData         bytes             0+  nullable=0+ default=null
+    ownedPartitions  []TopicPartition  1+
+      topic          string            1+
+      partitions     []int32           1+
+    generationId     int32             2+  default=-1
+    rackId           string            3+  nullable=3+ default=null
+"""))
 
 ConsumerProtocolAssignment = Message(
-    "ConsumerProtocolAssignment", valid="0-3", kind="data", fields=[
-        Field("assignedPartitions", "[]TopicPartition", "0+", fields=[
-            Field("topic", "string", "0+"),
-            Field("partitions", "[]int32", "0+"),
-        ]),
-        Field("userData", "bytes", "0+", nullable="0+", default=None),
-    ])
+    "ConsumerProtocolAssignment", valid="0-3", kind="data", fields=fields("""
+    assignedPartitions  []TopicPartition  0+
+      topic             string            0+
+      partitions        []int32           0+
+    userData            bytes             0+  nullable=0+ default=null
+"""))
 
 #: ``{record type: (key message, value message)}`` (GroupCoordinatorRecordSerde).
 RECORD_TYPES: dict[int, tuple[Message, Message]] = {

@@ -16,234 +16,227 @@ All metadata records are flexible from version 0. DumpLogSegments names a record
 
 from __future__ import annotations
 
-from ..schema.messages import Field, Message, registry
+from ..schema.messages import Message, fields, registry
 
 RegisterBrokerRecord = Message(
-    "RegisterBrokerRecord", valid="0-3", flexible="0+", api_key=0, kind="metadata", fields=[
-        Field("brokerId", "int32", "0+"),
-        Field("isMigratingZkBroker", "bool", "2+", default=False),
-        Field("incarnationId", "uuid", "0+"),
-        Field("brokerEpoch", "int64", "0+"),
-        Field("endPoints", "[]BrokerEndpoint", "0+", fields=[
-            Field("name", "string", "0+"),
-            Field("host", "string", "0+"),
-            Field("port", "uint16", "0+"),
-            Field("securityProtocol", "int16", "0+"),
-        ]),
-        Field("features", "[]BrokerFeature", "0+", fields=[
-            Field("name", "string", "0+"),
-            Field("minSupportedVersion", "int16", "0+"),
-            Field("maxSupportedVersion", "int16", "0+"),
-        ]),
-        Field("rack", "string", "0+", nullable="0+"),
-        Field("fenced", "bool", "0+", default=True),
-        Field("inControlledShutdown", "bool", "1+", default=False),
-        Field("logDirs", "[]uuid", "3+", tagged="3+", tag=0),
-    ])
+    "RegisterBrokerRecord", valid="0-3", flexible="0+", api_key=0, kind="metadata", fields=fields("""
+    brokerId               int32             0+
+    isMigratingZkBroker    bool              2+  default=false
+    incarnationId          uuid              0+
+    brokerEpoch            int64             0+
+    endPoints              []BrokerEndpoint  0+
+      name                 string            0+
+      host                 string            0+
+      port                 uint16            0+
+      securityProtocol     int16             0+
+    features               []BrokerFeature   0+
+      name                 string            0+
+      minSupportedVersion  int16             0+
+      maxSupportedVersion  int16             0+
+    rack                   string            0+  nullable=0+
+    fenced                 bool              0+  default=true
+    inControlledShutdown   bool              1+  default=false
+    logDirs                []uuid            3+  tagged=3+ tag=0
+"""))
 
 UnregisterBrokerRecord = Message(
-    "UnregisterBrokerRecord", valid="0", flexible="0+", api_key=1, kind="metadata", fields=[
-        Field("brokerId", "int32", "0+"),
-        Field("brokerEpoch", "int64", "0+"),
-    ])
+    "UnregisterBrokerRecord", valid="0", flexible="0+", api_key=1, kind="metadata", fields=fields("""
+    brokerId     int32  0+
+    brokerEpoch  int64  0+
+"""))
 
 TopicRecord = Message(
-    "TopicRecord", valid="0", flexible="0+", api_key=2, kind="metadata", fields=[
-        Field("name", "string", "0+"),
-        Field("topicId", "uuid", "0+"),
-    ])
+    "TopicRecord", valid="0", flexible="0+", api_key=2, kind="metadata", fields=fields("""
+    name     string  0+
+    topicId  uuid    0+
+"""))
 
 PartitionRecord = Message(
-    "PartitionRecord", valid="0-2", flexible="0+", api_key=3, kind="metadata", fields=[
-        Field("partitionId", "int32", "0+", default=-1),
-        Field("topicId", "uuid", "0+"),
-        Field("replicas", "[]int32", "0+"),
-        Field("isr", "[]int32", "0+"),
-        Field("removingReplicas", "[]int32", "0+"),
-        Field("addingReplicas", "[]int32", "0+"),
-        Field("leader", "int32", "0+", default=-1),
-        Field("leaderRecoveryState", "int8", "0+", tagged="0+", tag=0, default=0),
-        Field("leaderEpoch", "int32", "0+", default=-1),
-        Field("partitionEpoch", "int32", "0+", default=-1),
-        Field("directories", "[]uuid", "1+"),
-        Field("eligibleLeaderReplicas", "[]int32", "2+",
-              nullable="2+", tagged="2+", tag=1, default=None),
-        Field("lastKnownElr", "[]int32", "2+", nullable="2+", tagged="2+", tag=2, default=None),
-    ])
+    "PartitionRecord", valid="0-2", flexible="0+", api_key=3, kind="metadata", fields=fields("""
+    partitionId             int32    0+  default=-1
+    topicId                 uuid     0+
+    replicas                []int32  0+
+    isr                     []int32  0+
+    removingReplicas        []int32  0+
+    addingReplicas          []int32  0+
+    leader                  int32    0+  default=-1
+    leaderRecoveryState     int8     0+  tagged=0+ tag=0 default=0
+    leaderEpoch             int32    0+  default=-1
+    partitionEpoch          int32    0+  default=-1
+    directories             []uuid   1+
+    eligibleLeaderReplicas  []int32  2+  nullable=2+ tagged=2+ tag=1 default=null
+    lastKnownElr            []int32  2+  nullable=2+ tagged=2+ tag=2 default=null
+"""))
 
 ConfigRecord = Message(
-    "ConfigRecord", valid="0", flexible="0+", api_key=4, kind="metadata", fields=[
-        Field("resourceType", "int8", "0+"),
-        Field("resourceName", "string", "0+"),
-        Field("name", "string", "0+"),
-        Field("value", "string", "0+", nullable="0+"),
-    ])
+    "ConfigRecord", valid="0", flexible="0+", api_key=4, kind="metadata", fields=fields("""
+    resourceType  int8    0+
+    resourceName  string  0+
+    name          string  0+
+    value         string  0+  nullable=0+
+"""))
 
 PartitionChangeRecord = Message(
-    "PartitionChangeRecord", valid="0-2", flexible="0+", api_key=5, kind="metadata", fields=[
-        Field("partitionId", "int32", "0+", default=-1),
-        Field("topicId", "uuid", "0+"),
-        Field("isr", "[]int32", "0+", nullable="0+", tagged="0+", tag=0, default=None),
-        Field("leader", "int32", "0+", tagged="0+", tag=1, default=-2),
-        Field("replicas", "[]int32", "0+", nullable="0+", tagged="0+", tag=2, default=None),
-        Field("removingReplicas", "[]int32", "0+", nullable="0+", tagged="0+", tag=3, default=None),
-        Field("addingReplicas", "[]int32", "0+", nullable="0+", tagged="0+", tag=4, default=None),
-        Field("leaderRecoveryState", "int8", "0+", tagged="0+", tag=5, default=-1),
-        Field("directories", "[]uuid", "1+", nullable="1+", tagged="1+", tag=8, default=None),
-        Field("eligibleLeaderReplicas", "[]int32", "2+",
-              nullable="2+", tagged="2+", tag=6, default=None),
-        Field("lastKnownElr", "[]int32", "2+", nullable="2+", tagged="2+", tag=7, default=None),
-    ])
+    "PartitionChangeRecord", valid="0-2", flexible="0+", api_key=5, kind="metadata", fields=fields("""
+    partitionId             int32    0+  default=-1
+    topicId                 uuid     0+
+    isr                     []int32  0+  nullable=0+ tagged=0+ tag=0 default=null
+    leader                  int32    0+  tagged=0+ tag=1 default=-2
+    replicas                []int32  0+  nullable=0+ tagged=0+ tag=2 default=null
+    removingReplicas        []int32  0+  nullable=0+ tagged=0+ tag=3 default=null
+    addingReplicas          []int32  0+  nullable=0+ tagged=0+ tag=4 default=null
+    leaderRecoveryState     int8     0+  tagged=0+ tag=5 default=-1
+    directories             []uuid   1+  nullable=1+ tagged=1+ tag=8 default=null
+    eligibleLeaderReplicas  []int32  2+  nullable=2+ tagged=2+ tag=6 default=null
+    lastKnownElr            []int32  2+  nullable=2+ tagged=2+ tag=7 default=null
+"""))
 
 FenceBrokerRecord = Message(
-    "FenceBrokerRecord", valid="0", flexible="0+", api_key=7, kind="metadata", fields=[
-        Field("id", "int32", "0+"),
-        Field("epoch", "int64", "0+"),
-    ])
+    "FenceBrokerRecord", valid="0", flexible="0+", api_key=7, kind="metadata", fields=fields("""
+    id     int32  0+
+    epoch  int64  0+
+"""))
 
 UnfenceBrokerRecord = Message(
-    "UnfenceBrokerRecord", valid="0", flexible="0+", api_key=8, kind="metadata", fields=[
-        Field("id", "int32", "0+"),
-        Field("epoch", "int64", "0+"),
-    ])
+    "UnfenceBrokerRecord", valid="0", flexible="0+", api_key=8, kind="metadata", fields=fields("""
+    id     int32  0+
+    epoch  int64  0+
+"""))
 
 RemoveTopicRecord = Message(
-    "RemoveTopicRecord", valid="0", flexible="0+", api_key=9, kind="metadata", fields=[
-        Field("topicId", "uuid", "0+"),
-    ])
+    "RemoveTopicRecord", valid="0", flexible="0+", api_key=9, kind="metadata", fields=fields("""
+    topicId  uuid  0+
+"""))
 
 DelegationTokenRecord = Message(
-    "DelegationTokenRecord", valid="0", flexible="0+", api_key=10, kind="metadata", fields=[
-        Field("owner", "string", "0+"),
-        Field("requester", "string", "0+"),
-        Field("renewers", "[]string", "0+"),
-        Field("issueTimestamp", "int64", "0+"),
-        Field("maxTimestamp", "int64", "0+"),
-        Field("expirationTimestamp", "int64", "0+"),
-        Field("tokenId", "string", "0+"),
-    ])
+    "DelegationTokenRecord", valid="0", flexible="0+", api_key=10, kind="metadata", fields=fields("""
+    owner                string    0+
+    requester            string    0+
+    renewers             []string  0+
+    issueTimestamp       int64     0+
+    maxTimestamp         int64     0+
+    expirationTimestamp  int64     0+
+    tokenId              string    0+
+"""))
 
 UserScramCredentialRecord = Message(
-    "UserScramCredentialRecord", valid="0", flexible="0+", api_key=11, kind="metadata", fields=[
-        Field("name", "string", "0+"),
-        Field("mechanism", "int8", "0+"),
-        Field("salt", "bytes", "0+"),
-        Field("storedKey", "bytes", "0+"),
-        Field("serverKey", "bytes", "0+"),
-        Field("iterations", "int32", "0+"),
-    ])
+    "UserScramCredentialRecord", valid="0", flexible="0+", api_key=11, kind="metadata", fields=fields("""
+    name        string  0+
+    mechanism   int8    0+
+    salt        bytes   0+
+    storedKey   bytes   0+
+    serverKey   bytes   0+
+    iterations  int32   0+
+"""))
 
 FeatureLevelRecord = Message(
-    "FeatureLevelRecord", valid="0", flexible="0+", api_key=12, kind="metadata", fields=[
-        Field("name", "string", "0+"),
-        Field("featureLevel", "int16", "0+"),
-    ])
+    "FeatureLevelRecord", valid="0", flexible="0+", api_key=12, kind="metadata", fields=fields("""
+    name          string  0+
+    featureLevel  int16   0+
+"""))
 
 ClientQuotaRecord = Message(
-    "ClientQuotaRecord", valid="0", flexible="0+", api_key=14, kind="metadata", fields=[
-        Field("entity", "[]EntityData", "0+", fields=[
-            Field("entityType", "string", "0+"),
-            Field("entityName", "string", "0+", nullable="0+"),
-        ]),
-        Field("key", "string", "0+"),
-        Field("value", "float64", "0+"),
-        Field("remove", "bool", "0+"),
-    ])
+    "ClientQuotaRecord", valid="0", flexible="0+", api_key=14, kind="metadata", fields=fields("""
+    entity        []EntityData  0+
+      entityType  string        0+
+      entityName  string        0+  nullable=0+
+    key           string        0+
+    value         float64       0+
+    remove        bool          0+
+"""))
 
 ProducerIdsRecord = Message(
-    "ProducerIdsRecord", valid="0", flexible="0+", api_key=15, kind="metadata", fields=[
-        Field("brokerId", "int32", "0+"),
-        Field("brokerEpoch", "int64", "0+", default=-1),
-        Field("nextProducerId", "int64", "0+"),
-    ])
+    "ProducerIdsRecord", valid="0", flexible="0+", api_key=15, kind="metadata", fields=fields("""
+    brokerId        int32  0+
+    brokerEpoch     int64  0+  default=-1
+    nextProducerId  int64  0+
+"""))
 
 BrokerRegistrationChangeRecord = Message(
-    "BrokerRegistrationChangeRecord", valid="0-2", flexible="0+", api_key=17, kind="metadata", fields=[
-        Field("brokerId", "int32", "0+"),
-        Field("brokerEpoch", "int64", "0+"),
-        Field("fenced", "int8", "0+", tagged="0+", tag=0),
-        Field("inControlledShutdown", "int8", "1+", tagged="1+", tag=1),
-        Field("logDirs", "[]uuid", "2+", tagged="2+", tag=2),
-    ])
+    "BrokerRegistrationChangeRecord", valid="0-2", flexible="0+", api_key=17, kind="metadata", fields=fields("""
+    brokerId              int32   0+
+    brokerEpoch           int64   0+
+    fenced                int8    0+  tagged=0+ tag=0
+    inControlledShutdown  int8    1+  tagged=1+ tag=1
+    logDirs               []uuid  2+  tagged=2+ tag=2
+"""))
 
 AccessControlEntryRecord = Message(
-    "AccessControlEntryRecord", valid="0", flexible="0+", api_key=18, kind="metadata", fields=[
-        Field("id", "uuid", "0+"),
-        Field("resourceType", "int8", "0+"),
-        Field("resourceName", "string", "0+"),
-        Field("patternType", "int8", "0+"),
-        Field("principal", "string", "0+"),
-        Field("host", "string", "0+"),
-        Field("operation", "int8", "0+"),
-        Field("permissionType", "int8", "0+"),
-    ])
+    "AccessControlEntryRecord", valid="0", flexible="0+", api_key=18, kind="metadata", fields=fields("""
+    id              uuid    0+
+    resourceType    int8    0+
+    resourceName    string  0+
+    patternType     int8    0+
+    principal       string  0+
+    host            string  0+
+    operation       int8    0+
+    permissionType  int8    0+
+"""))
 
 RemoveAccessControlEntryRecord = Message(
-    "RemoveAccessControlEntryRecord", valid="0", flexible="0+", api_key=19, kind="metadata", fields=[
-        Field("id", "uuid", "0+"),
-    ])
+    "RemoveAccessControlEntryRecord", valid="0", flexible="0+", api_key=19, kind="metadata", fields=fields("""
+    id  uuid  0+
+"""))
 
 NoOpRecord = Message(
     "NoOpRecord", valid="0", flexible="0+", api_key=20, kind="metadata", fields=[
     ])
 
 ZkMigrationStateRecord = Message(
-    "ZkMigrationStateRecord", valid="0", flexible="0+", api_key=21, kind="metadata", fields=[
-        Field("zkMigrationState", "int8", "0+"),
-    ])
+    "ZkMigrationStateRecord", valid="0", flexible="0+", api_key=21, kind="metadata", fields=fields("""
+    zkMigrationState  int8  0+
+"""))
 
 RemoveUserScramCredentialRecord = Message(
-    "RemoveUserScramCredentialRecord", valid="0", flexible="0+", api_key=22, kind="metadata", fields=[
-        Field("name", "string", "0+"),
-        Field("mechanism", "int8", "0+"),
-    ])
+    "RemoveUserScramCredentialRecord", valid="0", flexible="0+", api_key=22, kind="metadata", fields=fields("""
+    name       string  0+
+    mechanism  int8    0+
+"""))
 
 BeginTransactionRecord = Message(
-    "BeginTransactionRecord", valid="0", flexible="0+", api_key=23, kind="metadata", fields=[
-        Field("name", "string", "0+", nullable="0+", tagged="0+", tag=0, default=None),
-    ])
+    "BeginTransactionRecord", valid="0", flexible="0+", api_key=23, kind="metadata", fields=fields("""
+    name  string  0+  nullable=0+ tagged=0+ tag=0 default=null
+"""))
 
 EndTransactionRecord = Message(
     "EndTransactionRecord", valid="0", flexible="0+", api_key=24, kind="metadata", fields=[
     ])
 
 AbortTransactionRecord = Message(
-    "AbortTransactionRecord", valid="0", flexible="0+", api_key=25, kind="metadata", fields=[
-        Field("reason", "string", "0+", nullable="0+", tagged="0+", tag=0, default=None),
-    ])
+    "AbortTransactionRecord", valid="0", flexible="0+", api_key=25, kind="metadata", fields=fields("""
+    reason  string  0+  nullable=0+ tagged=0+ tag=0 default=null
+"""))
 
 RemoveDelegationTokenRecord = Message(
-    "RemoveDelegationTokenRecord", valid="0", flexible="0+", api_key=26, kind="metadata", fields=[
-        Field("tokenId", "string", "0+"),
-    ])
+    "RemoveDelegationTokenRecord", valid="0", flexible="0+", api_key=26, kind="metadata", fields=fields("""
+    tokenId  string  0+
+"""))
 
 RegisterControllerRecord = Message(
-    "RegisterControllerRecord", valid="0", flexible="0+", api_key=27, kind="metadata", fields=[
-        Field("controllerId", "int32", "0+"),
-        Field("incarnationId", "uuid", "0+"),
-        Field("zkMigrationReady", "bool", "0+"),
-        Field("endPoints", "[]ControllerEndpoint", "0+", fields=[
-            Field("name", "string", "0+"),
-            Field("host", "string", "0+"),
-            Field("port", "uint16", "0+"),
-            Field("securityProtocol", "int16", "0+"),
-        ]),
-        Field("features", "[]ControllerFeature", "0+", fields=[
-            Field("name", "string", "0+"),
-            Field("minSupportedVersion", "int16", "0+"),
-            Field("maxSupportedVersion", "int16", "0+"),
-        ]),
-    ])
+    "RegisterControllerRecord", valid="0", flexible="0+", api_key=27, kind="metadata", fields=fields("""
+    controllerId           int32                 0+
+    incarnationId          uuid                  0+
+    zkMigrationReady       bool                  0+
+    endPoints              []ControllerEndpoint  0+
+      name                 string                0+
+      host                 string                0+
+      port                 uint16                0+
+      securityProtocol     int16                 0+
+    features               []ControllerFeature   0+
+      name                 string                0+
+      minSupportedVersion  int16                 0+
+      maxSupportedVersion  int16                 0+
+"""))
 
 ClearElrRecord = Message(
-    "ClearElrRecord", valid="0", flexible="0+", api_key=28, kind="metadata", fields=[
-        Field("topicName", "string", "0+"),
-    ])
+    "ClearElrRecord", valid="0", flexible="0+", api_key=28, kind="metadata", fields=fields("""
+    topicName  string  0+
+"""))
 
 UnregisterControllerRecord = Message(
-    "UnregisterControllerRecord", valid="0", flexible="0+", api_key=29, kind="metadata", fields=[
-        Field("controllerId", "int32", "0+"),
-    ])
+    "UnregisterControllerRecord", valid="0", flexible="0+", api_key=29, kind="metadata", fields=fields("""
+    controllerId  int32  0+
+"""))
 
 MESSAGES = registry(
     RegisterBrokerRecord, UnregisterBrokerRecord, TopicRecord, PartitionRecord, ConfigRecord,

@@ -15,56 +15,48 @@ version; the value's own ``version`` field says which version wrote it.
 
 from __future__ import annotations
 
-from ..schema.messages import Field, Message, registry
+from ..schema.messages import Message, fields, registry
 
 #: LeaderChangeMessage's common struct Voter.
-_LEADER_CHANGE_VOTER = [
-    Field("voterId", "int32", "0+"),
-    Field("voterDirectoryId", "uuid", "1+"),
-]
+_LEADER_CHANGE_VOTER = fields("""
+    voterId           int32  0+
+    voterDirectoryId  uuid   1+
+""")
 
-LeaderChangeMessage = Message(
-    "LeaderChangeMessage", valid="0-1", flexible="0+", fields=[
-        Field("version", "int16", "0+"),
-        Field("leaderId", "int32", "0+"),
-        Field("voters", "[]Voter", "0+", fields=_LEADER_CHANGE_VOTER),
-        Field("grantingVoters", "[]Voter", "0+", fields=_LEADER_CHANGE_VOTER),
-    ])
+LeaderChangeMessage = Message("LeaderChangeMessage", valid="0-1", flexible="0+", fields=fields("""
+    version         int16    0+
+    leaderId        int32    0+
+    voters          []Voter  0+
+    grantingVoters  []Voter  0+
+""", Voter=_LEADER_CHANGE_VOTER))
 
-SnapshotHeaderRecord = Message(
-    "SnapshotHeaderRecord", valid="0", flexible="0+", fields=[
-        Field("version", "int16", "0+"),
-        Field("lastContainedLogTimestamp", "int64", "0+"),
-    ])
+SnapshotHeaderRecord = Message("SnapshotHeaderRecord", valid="0", flexible="0+", fields=fields("""
+    version                    int16  0+
+    lastContainedLogTimestamp  int64  0+
+"""))
 
-SnapshotFooterRecord = Message(
-    "SnapshotFooterRecord", valid="0", flexible="0+", fields=[
-        Field("version", "int16", "0+"),
-    ])
+SnapshotFooterRecord = Message("SnapshotFooterRecord", valid="0", flexible="0+", fields=fields("""
+    version  int16  0+
+"""))
 
-KRaftVersionRecord = Message(
-    "KRaftVersionRecord", valid="0", flexible="0+", fields=[
-        Field("version", "int16", "0+"),
-        Field("kRaftVersion", "int16", "0+"),
-    ])
+KRaftVersionRecord = Message("KRaftVersionRecord", valid="0", flexible="0+", fields=fields("""
+    version       int16  0+
+    kRaftVersion  int16  0+
+"""))
 
-VotersRecord = Message(
-    "VotersRecord", valid="0", flexible="0+", fields=[
-        Field("version", "int16", "0+"),
-        Field("voters", "[]Voter", "0+", fields=[
-            Field("voterId", "int32", "0+"),
-            Field("voterDirectoryId", "uuid", "0+"),
-            Field("endpoints", "[]Endpoint", "0+", fields=[
-                Field("name", "string", "0+"),
-                Field("host", "string", "0+"),
-                Field("port", "uint16", "0+"),
-            ]),
-            Field("kRaftVersionFeature", "KRaftVersionFeature", "0+", fields=[
-                Field("minSupportedVersion", "int16", "0+"),
-                Field("maxSupportedVersion", "int16", "0+"),
-            ]),
-        ]),
-    ])
+VotersRecord = Message("VotersRecord", valid="0", flexible="0+", fields=fields("""
+    version                  int16                0+
+    voters                   []Voter              0+
+      voterId                int32                0+
+      voterDirectoryId       uuid                 0+
+      endpoints              []Endpoint           0+
+        name                 string               0+
+        host                 string               0+
+        port                 uint16               0+
+      kRaftVersionFeature    KRaftVersionFeature  0+
+        minSupportedVersion  int16                0+
+        maxSupportedVersion  int16                0+
+"""))
 
 MESSAGES = registry(LeaderChangeMessage, SnapshotHeaderRecord, SnapshotFooterRecord,
                     KRaftVersionRecord, VotersRecord)

@@ -33,10 +33,17 @@ def _topic_id_partition(tip: dict) -> str:
     return f"{tip['id']}:{tip['name']}-{tip['partition']}"
 
 
+def _to_string(class_name: str, **fields) -> str:
+    """A Java ``toString`` of the usual form ``Name{field=value, ...}``, the fields in
+    the order given."""
+    return class_name + "{" + ", ".join(f"{k}={v}" for k, v in fields.items()) + "}"
+
+
 def _segment_id(entry: dict) -> str:
     """RemoteLogSegmentId.toString."""
-    return (f"RemoteLogSegmentId{{topicIdPartition="
-            f"{_topic_id_partition(entry['topicIdPartition'])}, id={entry['id']}}}")
+    return _to_string("RemoteLogSegmentId",
+                      topicIdPartition=_topic_id_partition(entry["topicIdPartition"]),
+                      id=entry["id"])
 
 
 def _custom_metadata(data) -> str:
@@ -84,37 +91,38 @@ def metadata_text(api_key: int, data: dict) -> str:
                                       f"segment cannot be less than startOffset = {start}")
         epochs = _leader_epochs(data["segmentLeaderEpochs"])
         state = _segment_state(data["remoteLogSegmentState"])
-        return (f"RemoteLogSegmentMetadata{{remoteLogSegmentId="
-                f"{_segment_id(data['remoteLogSegmentId'])}, startOffset={start}, "
-                f"endOffset={end}, brokerId={data['brokerId']}, "
-                f"maxTimestampMs={data['maxTimestampMs']}, "
-                f"eventTimestampMs={data['eventTimestampMs']}, segmentLeaderEpochs={epochs}, "
-                f"segmentSizeInBytes={data['segmentSizeInBytes']}, "
-                f"customMetadata={_custom_metadata(data['customMetadata'])}, state={state}, "
-                f"txnIdxEmpty={_bool(data.get('txnIndexEmpty', False))}}}")
+        return _to_string(
+            "RemoteLogSegmentMetadata", remoteLogSegmentId=_segment_id(data["remoteLogSegmentId"]),
+            startOffset=start, endOffset=end, brokerId=data["brokerId"],
+            maxTimestampMs=data["maxTimestampMs"], eventTimestampMs=data["eventTimestampMs"],
+            segmentLeaderEpochs=epochs, segmentSizeInBytes=data["segmentSizeInBytes"],
+            customMetadata=_custom_metadata(data["customMetadata"]), state=state,
+            txnIdxEmpty=_bool(data.get("txnIndexEmpty", False)))
     if api_key == 1:
         state = _segment_state(data["remoteLogSegmentState"])
-        return (f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId="
-                f"{_segment_id(data['remoteLogSegmentId'])}, "
-                f"customMetadata={_custom_metadata(data['customMetadata'])}, state={state}, "
-                f"eventTimestampMs={data['eventTimestampMs']}, brokerId={data['brokerId']}}}")
+        return _to_string(
+            "RemoteLogSegmentMetadataUpdate",
+            remoteLogSegmentId=_segment_id(data["remoteLogSegmentId"]),
+            customMetadata=_custom_metadata(data["customMetadata"]), state=state,
+            eventTimestampMs=data["eventTimestampMs"], brokerId=data["brokerId"])
     if api_key == 2:
         state = rmm.PARTITION_DELETE_STATES.get(data["remotePartitionDeleteState"])
         if state is None:  # Objects.requireNonNull(state): no message
             raise MetadataObjectError("null")
-        return (f"RemotePartitionDeleteMetadata{{topicPartition="
-                f"{_topic_id_partition(data['topicIdPartition'])}, state={state}, "
-                f"eventTimestampMs={data['eventTimestampMs']}, brokerId={data['brokerId']}}}")
+        return _to_string(
+            "RemotePartitionDeleteMetadata",
+            topicPartition=_topic_id_partition(data["topicIdPartition"]), state=state,
+            eventTimestampMs=data["eventTimestampMs"], brokerId=data["brokerId"])
     # 3: RemoteLogSegmentMetadataSnapshot
     state = _segment_state(data["remoteLogSegmentState"])
     epochs = _leader_epochs(data["segmentLeaderEpochs"])
-    return (f"RemoteLogSegmentMetadataSnapshot{{segmentId={data['segmentId']}, "
-            f"startOffset={data['startOffset']}, endOffset={data['endOffset']}, "
-            f"maxTimestampMs={data['maxTimestampMs']}, segmentLeaderEpochs={epochs}, "
-            f"segmentSizeInBytes={data['segmentSizeInBytes']}, "
-            f"customMetadata={_custom_metadata(data['customMetadata'])}, state={state}, "
-            f"txnIdxEmpty={_bool(data.get('txnIndexEmpty', False))}}}")
-
+    return _to_string(
+        "RemoteLogSegmentMetadataSnapshot", segmentId=data["segmentId"],
+        startOffset=data["startOffset"], endOffset=data["endOffset"],
+        maxTimestampMs=data["maxTimestampMs"], segmentLeaderEpochs=epochs,
+        segmentSizeInBytes=data["segmentSizeInBytes"],
+        customMetadata=_custom_metadata(data["customMetadata"]), state=state,
+        txnIdxEmpty=_bool(data.get("txnIndexEmpty", False)))
 
 class RemoteLogMetadataDecoder(FramedMetadataDecoder):
     """Decodes ``__remote_log_metadata`` values (RemoteLogMetadataSerde,

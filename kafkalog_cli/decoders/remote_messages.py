@@ -24,77 +24,70 @@ The states are RemoteLogSegmentState (0 COPY_SEGMENT_STARTED, 1 COPY_SEGMENT_FIN
 
 from __future__ import annotations
 
-from ..schema.messages import Field, Message, registry
+from ..schema.messages import Field, Message, fields, registry
 
-_TOPIC_ID_PARTITION = [
-    Field("name", "string", "0+"),
-    Field("id", "uuid", "0+"),
-    Field("partition", "int32", "0+"),
-]
+_TOPIC_ID_PARTITION = fields("""
+    name       string  0+
+    id         uuid    0+
+    partition  int32   0+
+""")
 
-_REMOTE_LOG_SEGMENT_ID = [
-    Field("topicIdPartition", "TopicIdPartitionEntry", "0+", fields=_TOPIC_ID_PARTITION),
-    Field("id", "uuid", "0+"),
-]
+_REMOTE_LOG_SEGMENT_ID = fields("""
+    topicIdPartition  TopicIdPartitionEntry  0+
+    id                uuid                   0+
+""", TopicIdPartitionEntry=_TOPIC_ID_PARTITION)
 
-_SEGMENT_LEADER_EPOCHS = Field("segmentLeaderEpochs", "[]SegmentLeaderEpochEntry", "0+",
-                               fields=[Field("leaderEpoch", "int32", "0+"),
-                                       Field("offset", "int64", "0+")])
+#: the fields RemoteLogSegmentMetadataRecord and its snapshot form
+#: (RemoteLogSegmentMetadataSnapshotRecord) both carry after the segment's id
+_SEGMENT_METADATA = fields("""
+    startOffset              int64                      0+
+    endOffset                int64                      0+
+    brokerId                 int32                      0+
+    maxTimestampMs           int64                      0+
+    eventTimestampMs         int64                      0+
+    segmentLeaderEpochs      []SegmentLeaderEpochEntry  0+
+      leaderEpoch            int32                      0+
+      offset                 int64                      0+
+    segmentSizeInBytes       int32                      0+
+    customMetadata           bytes                      0+  nullable=0+ default=null
+    remoteLogSegmentState    int8                       0+
+    txnIndexEmpty            bool                       0+  tagged=0+ tag=0
+""")
 
-RemoteLogSegmentMetadataRecord = Message(
-    "RemoteLogSegmentMetadataRecord", valid="0-1", flexible="0+", api_key=0, kind="metadata",
-    fields=[
-        Field("remoteLogSegmentId", "RemoteLogSegmentIdEntry", "0+",
-              fields=_REMOTE_LOG_SEGMENT_ID),
-        Field("startOffset", "int64", "0+"),
-        Field("endOffset", "int64", "0+"),
-        Field("brokerId", "int32", "0+"),
-        Field("maxTimestampMs", "int64", "0+"),
-        Field("eventTimestampMs", "int64", "0+"),
-        _SEGMENT_LEADER_EPOCHS,
-        Field("segmentSizeInBytes", "int32", "0+"),
-        Field("customMetadata", "bytes", "0+", nullable="0+", default=None),
-        Field("remoteLogSegmentState", "int8", "0+"),
-        Field("txnIndexEmpty", "bool", "0+", tagged="0+", tag=0),
-        # version 1: apache/kafka 1acb523
-        Field("brokerLeaderEpoch", "int32", "1+", tagged="1+", tag=1),
-    ])
 
-RemoteLogSegmentMetadataUpdateRecord = Message(
-    "RemoteLogSegmentMetadataUpdateRecord", valid="0", flexible="0+", api_key=1,
-    kind="metadata", fields=[
-        Field("remoteLogSegmentId", "RemoteLogSegmentIdEntry", "0+",
-              fields=_REMOTE_LOG_SEGMENT_ID),
-        Field("brokerId", "int32", "0+"),
-        Field("eventTimestampMs", "int64", "0+"),
-        Field("customMetadata", "bytes", "0+", nullable="0+", default=None),
-        Field("remoteLogSegmentState", "int8", "0+"),
-    ])
+def _record(name: str, api_key: int, fields, valid: str = "0") -> Message:
+    """A remote metadata record: flexible from version 0, ``api_key`` its remote
+    MetadataRecordType id."""
+    return Message(name, valid=valid, flexible="0+", api_key=api_key, kind="metadata",
+                   fields=fields)
 
-RemotePartitionDeleteMetadataRecord = Message(
-    "RemotePartitionDeleteMetadataRecord", valid="0", flexible="0+", api_key=2,
-    kind="metadata", fields=[
-        Field("topicIdPartition", "TopicIdPartitionEntry", "0+", fields=_TOPIC_ID_PARTITION),
-        Field("brokerId", "int32", "0+"),
-        Field("eventTimestampMs", "int64", "0+"),
-        Field("remotePartitionDeleteState", "int8", "0+"),
-    ])
 
-RemoteLogSegmentMetadataSnapshotRecord = Message(
-    "RemoteLogSegmentMetadataSnapshotRecord", valid="0", flexible="0+", api_key=3,
-    kind="metadata", fields=[
-        Field("segmentId", "uuid", "0+"),
-        Field("startOffset", "int64", "0+"),
-        Field("endOffset", "int64", "0+"),
-        Field("brokerId", "int32", "0+"),
-        Field("maxTimestampMs", "int64", "0+"),
-        Field("eventTimestampMs", "int64", "0+"),
-        _SEGMENT_LEADER_EPOCHS,
-        Field("segmentSizeInBytes", "int32", "0+"),
-        Field("customMetadata", "bytes", "0+", nullable="0+", default=None),
-        Field("remoteLogSegmentState", "int8", "0+"),
-        Field("txnIndexEmpty", "bool", "0+", tagged="0+", tag=0),
-    ])
+RemoteLogSegmentMetadataRecord = _record("RemoteLogSegmentMetadataRecord", 0, valid="0-1", fields=[
+    Field("remoteLogSegmentId", "RemoteLogSegmentIdEntry", "0+", fields=_REMOTE_LOG_SEGMENT_ID),
+    *_SEGMENT_METADATA,
+    # version 1: apache/kafka 1acb523
+    Field("brokerLeaderEpoch", "int32", "1+", tagged="1+", tag=1),
+])
+
+RemoteLogSegmentMetadataUpdateRecord = _record("RemoteLogSegmentMetadataUpdateRecord", 1, fields("""
+    remoteLogSegmentId     RemoteLogSegmentIdEntry  0+
+    brokerId               int32                    0+
+    eventTimestampMs       int64                    0+
+    customMetadata         bytes                    0+  nullable=0+ default=null
+    remoteLogSegmentState  int8                     0+
+""", RemoteLogSegmentIdEntry=_REMOTE_LOG_SEGMENT_ID))
+
+RemotePartitionDeleteMetadataRecord = _record("RemotePartitionDeleteMetadataRecord", 2, fields("""
+    topicIdPartition            TopicIdPartitionEntry  0+
+    brokerId                    int32                  0+
+    eventTimestampMs            int64                  0+
+    remotePartitionDeleteState  int8                   0+
+""", TopicIdPartitionEntry=_TOPIC_ID_PARTITION))
+
+RemoteLogSegmentMetadataSnapshotRecord = _record("RemoteLogSegmentMetadataSnapshotRecord", 3, [
+    Field("segmentId", "uuid", "0+"),
+    *_SEGMENT_METADATA,
+])
 
 MESSAGES = registry(RemoteLogSegmentMetadataRecord, RemoteLogSegmentMetadataUpdateRecord,
                     RemotePartitionDeleteMetadataRecord, RemoteLogSegmentMetadataSnapshotRecord)

@@ -16,26 +16,26 @@ in ``earlier``.
 
 from __future__ import annotations
 
-from ..schema.messages import Field, Message, registry
+from ..schema.messages import Field, Message, fields, registry
 
 _EARLIER = "Kafka's December 2024 tree (apache/kafka e6d2421)"
 
 ShareSnapshotKey = Message(
-    "ShareSnapshotKey", valid="0", api_key=0, kind="coordinator-key", fields=[
-        Field("groupId", "string", "0"),
-        Field("topicId", "uuid", "0"),
-        Field("partition", "int32", "0"),
-    ])
+    "ShareSnapshotKey", valid="0", api_key=0, kind="coordinator-key", fields=fields("""
+    groupId    string  0
+    topicId    uuid    0
+    partition  int32   0
+"""))
 
 #: ``ShareUpdateKey`` at version 1, as Kafka's December 2024 tree declares it (a ``data``
 #: message whose only version is its record type; later trees make it a coordinator key
 #: at version 0 with apiKey 1: the same bytes).
 ShareUpdateKey = Message(
-    "ShareUpdateKey", valid="1", api_key=1, kind="coordinator-key", fields=[
-        Field("groupId", "string", "1"),
-        Field("topicId", "uuid", "1"),
-        Field("partition", "int32", "1"),
-    ])
+    "ShareUpdateKey", valid="1", api_key=1, kind="coordinator-key", fields=fields("""
+    groupId    string  1
+    topicId    uuid    1
+    partition  int32   1
+"""))
 
 
 def _state_batches(versions: str) -> Field:
@@ -45,6 +45,13 @@ def _state_batches(versions: str) -> Field:
         Field("deliveryState", "int8", versions),  # 0 Available, 2 Acked, 4 Archived
         Field("deliveryCount", "int16", versions),
     ])
+
+
+def _earlier(name: str, fields) -> Message:
+    """A value as Kafka's December 2024 tree laid it out (a ``data`` message, version 0
+    only), before KIP-932's records changed incompatibly."""
+    return Message(name, valid="0", flexible="0+", kind="data", layout=_EARLIER,
+                   fields=fields)
 
 
 #: KIP-1226 (Kafka 4.2): apache/kafka 0c9eef5
@@ -64,14 +71,13 @@ ShareSnapshotValue = Message(
         Field("writeTimestamp", "int64", "0+"),
         _state_batches("0+"),
     ],
-    earlier=[Message("ShareSnapshotValue", valid="0", flexible="0+", kind="data",
-                     layout=_EARLIER, fields=[
-                         Field("snapshotEpoch", "uint16", "0"),
-                         Field("stateEpoch", "int32", "0+"),
-                         Field("leaderEpoch", "int32", "0+"),
-                         Field("startOffset", "int64", "0"),
-                         _state_batches("0"),
-                     ])])
+    earlier=[_earlier("ShareSnapshotValue", [
+        Field("snapshotEpoch", "uint16", "0"),
+        Field("stateEpoch", "int32", "0+"),
+        Field("leaderEpoch", "int32", "0+"),
+        Field("startOffset", "int64", "0"),
+        _state_batches("0"),
+    ])])
 
 ShareUpdateValue = Message(
     "ShareUpdateValue", valid="0", flexible="0+", api_key=1, kind="coordinator-value",
@@ -82,13 +88,12 @@ ShareUpdateValue = Message(
         _DELIVERY_COMPLETE_COUNT,
         _state_batches("0+"),
     ],
-    earlier=[Message("ShareUpdateValue", valid="0", flexible="0+", kind="data",
-                     layout=_EARLIER, fields=[
-                         Field("snapshotEpoch", "uint16", "0"),
-                         Field("leaderEpoch", "int32", "0+"),
-                         Field("startOffset", "int64", "0"),
-                         _state_batches("0"),
-                     ])])
+    earlier=[_earlier("ShareUpdateValue", [
+        Field("snapshotEpoch", "uint16", "0"),
+        Field("leaderEpoch", "int32", "0+"),
+        Field("startOffset", "int64", "0"),
+        _state_batches("0"),
+    ])])
 
 #: ``{record type: (key message, value message)}`` (ShareCoordinatorRecordSerde).
 RECORD_TYPES: dict[int, tuple[Message, Message]] = {

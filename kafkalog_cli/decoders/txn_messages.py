@@ -12,30 +12,29 @@ TransactionLogValue messages (``transaction-coordinator/.../common/message``).
 
 from __future__ import annotations
 
-from ..schema.messages import Field, Message, registry
+from ..schema.messages import Message, fields, registry
 
 TransactionLogKey = Message(
-    "TransactionLogKey", valid="0", api_key=0, kind="coordinator-key", fields=[
-        Field("transactionalId", "string", "0"),
-    ])
+    "TransactionLogKey", valid="0", api_key=0, kind="coordinator-key", fields=fields("""
+    transactionalId  string  0
+"""))
 
 TransactionLogValue = Message(
     "TransactionLogValue", valid="0-1", flexible="1+", api_key=0, kind="coordinator-value",
-    fields=[
-        Field("producerId", "int64", "0+"),
-        Field("previousProducerId", "int64", tagged="1+", tag=0, default=-1),
-        Field("nextProducerId", "int64", tagged="1+", tag=1, default=-1),
-        Field("producerEpoch", "int16", "0+"),
-        Field("transactionTimeoutMs", "int32", "0+"),
-        Field("transactionStatus", "int8", "0+"),
-        Field("transactionPartitions", "[]PartitionsSchema", "0+", nullable="0+", fields=[
-            Field("topic", "string", "0+"),
-            Field("partitionIds", "[]int32", "0+"),
-        ]),
-        Field("transactionLastUpdateTimestampMs", "int64", "0+"),
-        Field("transactionStartTimestampMs", "int64", "0+"),
-        Field("clientTransactionVersion", "int16", tagged="1+", tag=2, default=0),
-    ])
+    fields=fields("""
+    producerId                        int64               0+
+    previousProducerId                int64               1+  tagged=1+ tag=0 default=-1
+    nextProducerId                    int64               1+  tagged=1+ tag=1 default=-1
+    producerEpoch                     int16               0+
+    transactionTimeoutMs              int32               0+
+    transactionStatus                 int8                0+
+    transactionPartitions             []PartitionsSchema  0+  nullable=0+
+      topic                           string              0+
+      partitionIds                    []int32             0+
+    transactionLastUpdateTimestampMs  int64               0+
+    transactionStartTimestampMs       int64               0+
+    clientTransactionVersion          int16               1+  tagged=1+ tag=2 default=0
+"""))
 
 MESSAGES = registry(TransactionLogKey, TransactionLogValue)
 

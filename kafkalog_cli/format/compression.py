@@ -72,11 +72,32 @@ def _zstd_decompressor():
     return d
 
 
-def _zstd_compressors() -> dict[int, object]:
-    c = getattr(_zstd, "compressors", None)
+def _zstd_compressor(level: int | None):
+    """The ``zstandard.ZstdCompressor`` of ``level`` (None: Kafka's default, 3), made once
+    per level per thread. It writes no content size: Kafka streams zstd like
+    ZstdOutputStreamNoFinalizer, never pledging the size."""
+    lvl = 3 if level is None else level
+    compressors = getattr(_zstd, "compressors", None)
+    if compressors is None:
+        compressors = _zstd.compressors = {}
+    c = compressors.get(lvl)
     if c is None:
-        c = _zstd.compressors = {}
+        import zstandard
+
+        c = compressors[lvl] = zstandard.ZstdCompressor(level=lvl, write_content_size=False)
     return c
+
+
+def _lz4_frame_options(level: int | None) -> dict:
+    """Lz4BlockOutputStream's frame as python-lz4's arguments: 64 KiB independent blocks,
+    no checksums. The default level (9) uses lz4-java's fastCompressor
+    (LZ4_compress_default, python-lz4's level 0); any other level the HC compressor."""
+    import lz4.frame
+
+    lvl = LZ4_DEFAULT_LEVEL if level is None else level
+    return {"block_size": lz4.frame.BLOCKSIZE_MAX64KB, "block_linked": False,
+            "content_checksum": False, "block_checksum": False,
+            "compression_level": 0 if lvl == LZ4_DEFAULT_LEVEL else lvl}
 
 
 def _too_large(max_bytes: int) -> DecompressedSizeError:
@@ -137,14 +158,15 @@ def _gunzip(data, max_bytes: int) -> bytes:
     return out[0] if len(out) == 1 else b"".join(out)
 
 
-def _snappy_decompress(data, max_bytes: int) -> bytes:
+def _xerial_blocks(mv: memoryview) -> Iterator[memoryview]:
+    """The compressed blocks of xerial-framed snappy (SnappyOutputStream: a 16-byte
+    header, then blocks each prefixed by its int32 length), one at a time.
 
-    mv = memoryview(data)
-    if bytes(mv[:8]) != XERIAL_MAGIC:
-        return _snappy_raw(mv, max_bytes)
+    Raises:
+        CorruptRecordError: a block length is truncated, negative or overruns the data
+            (raised when the walk reaches it).
+    """
     pos = _XERIAL_HEADER
-    out = []
-    total = 0
     end = len(mv)
     while pos < end:
         if pos + 4 > end:
@@ -153,10 +175,21 @@ def _snappy_decompress(data, max_bytes: int) -> bytes:
         pos += 4
         if n < 0 or pos + n > end:
             raise CorruptRecordError(f"xerial snappy block of {n} bytes overruns the data")
-        block = _snappy_raw(mv[pos:pos + n], max_bytes - total)
+        yield mv[pos:pos + n]
+        pos += n
+
+
+def _snappy_decompress(data, max_bytes: int) -> bytes:
+
+    mv = memoryview(data)
+    if bytes(mv[:8]) != XERIAL_MAGIC:
+        return _snappy_raw(mv, max_bytes)
+    out = []
+    total = 0
+    for compressed in _xerial_blocks(mv):
+        block = _snappy_raw(compressed, max_bytes - total)
         total += len(block)
         out.append(block)
-        pos += n
     return b"".join(out)
 
 
@@ -230,30 +263,13 @@ def _lz4_decompress(data, magic: int, max_bytes: int) -> bytes:
 def _lz4_frame_unchecked(mv: memoryview, max_bytes: int) -> bytes:
     """Walk an LZ4 frame block by block without checking its header checksum
     (KafkaLZ4BlockInputStream with ignoreFlagDescriptorChecksum, used for magic 0)."""
-    import lz4.block
-
-    if len(mv) < 7 or _LE_UINT32.unpack_from(mv, 0)[0] != LZ4_FRAME_MAGIC:
-        raise CorruptRecordError("not an lz4 frame")
-    flg, bd = mv[4], mv[5]
-    pos = 6 + (8 if flg & 0x08 else 0) + 1  # content size (optional), header checksum
-    block_max = 1 << (8 + 2 * ((bd >> 4) & 0x7))
-    block_checksum = 4 if flg & 0x10 else 0
     out = []
     total = 0
-    while True:
-        (n,) = _LE_UINT32.unpack_from(mv, pos)
-        pos += 4
-        if n == 0:
-            break
-        raw = n & 0x80000000
-        n &= 0x7FFFFFFF
-        block = mv[pos:pos + n]
-        chunk = bytes(block) if raw else lz4.block.decompress(block, uncompressed_size=block_max)
+    for chunk in _lz4_frame_unchecked_chunks(mv):
         total += len(chunk)
         if total > max_bytes:
             raise _too_large(max_bytes)
         out.append(chunk)
-        pos += n + block_checksum
     return b"".join(out)
 
 
@@ -364,7 +380,7 @@ def _lz4_frame_unchecked_chunks(mv: memoryview) -> Iterator[bytes]:
     if len(mv) < 7 or _LE_UINT32.unpack_from(mv, 0)[0] != LZ4_FRAME_MAGIC:
         raise CorruptRecordError("not an lz4 frame")
     flg, bd = mv[4], mv[5]
-    pos = 6 + (8 if flg & 0x08 else 0) + 1
+    pos = 6 + (8 if flg & 0x08 else 0) + 1  # content size (optional), header checksum
     block_max = 1 << (8 + 2 * ((bd >> 4) & 0x7))
     block_checksum = 4 if flg & 0x10 else 0
     while True:
@@ -413,24 +429,15 @@ def _snappy_chunks(data, max_bytes: int, chunk_bytes: int) -> Iterator[bytes]:
     if bytes(mv[:8]) != XERIAL_MAGIC:
         yield from _slices(_snappy_raw_buffer(mv, max_bytes), chunk_bytes)
         return
-    pos = _XERIAL_HEADER
     out: list[bytes] = []
     held = 0
     total = 0
-    end = len(mv)
-    while pos < end:
-        if pos + 4 > end:
-            raise CorruptRecordError("xerial snappy block length is truncated")
-        (n,) = _BE_INT32.unpack_from(mv, pos)
-        pos += 4
-        if n < 0 or pos + n > end:
-            raise CorruptRecordError(f"xerial snappy block of {n} bytes overruns the data")
+    for compressed in _xerial_blocks(mv):
         try:
-            block = _snappy_raw_buffer(mv[pos:pos + n], max_bytes - total)
+            block = _snappy_raw_buffer(compressed, max_bytes - total)
         except DecompressedSizeError:
             raise _too_large(max_bytes) from None
         total += len(block)
-        pos += n
         if held and held + len(block) > chunk_bytes:
             yield out[0] if len(out) == 1 else b"".join(out)
             out = []
@@ -467,22 +474,10 @@ class Compressor:
         elif codec == CODEC_LZ4:
             import lz4.frame
 
-            lvl = LZ4_DEFAULT_LEVEL if level is None else level
-            self._obj = lz4.frame.LZ4FrameCompressor(
-                block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
-                content_checksum=False, block_checksum=False,
-                compression_level=0 if lvl == LZ4_DEFAULT_LEVEL else lvl)
+            self._obj = lz4.frame.LZ4FrameCompressor(**_lz4_frame_options(level))
             self._held = self._obj.begin()  # the frame header, handed out first
         elif codec == CODEC_ZSTD:
-            lvl = 3 if level is None else level
-            compressors = _zstd_compressors()
-            c = compressors.get(lvl)
-            if c is None:
-                import zstandard
-
-                c = compressors[lvl] = zstandard.ZstdCompressor(
-                    level=lvl, write_content_size=False)
-            self._obj = c.compressobj()
+            self._obj = _zstd_compressor(level).compressobj()
         else:
             raise UnsupportedCompressionError(f"unknown compression codec id {codec}")
 
@@ -576,24 +571,10 @@ def compress(codec: int, data, *, level: int | None = None, magic: int = 2) -> b
     if codec == CODEC_LZ4:
         import lz4.frame
 
-        # Lz4BlockOutputStream: the default level (9) uses lz4-java's fastCompressor
-        # (LZ4_compress_default, python-lz4's level 0); any other level the HC compressor
-        lvl = LZ4_DEFAULT_LEVEL if level is None else level
-        return lz4.frame.compress(
-            data, block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
-            content_checksum=False, block_checksum=False, store_size=False,
-            compression_level=0 if lvl == LZ4_DEFAULT_LEVEL else lvl)
+        return lz4.frame.compress(data, store_size=False, **_lz4_frame_options(level))
     if codec == CODEC_ZSTD:
-        lvl = 3 if level is None else level
-        compressors = _zstd_compressors()
-        c = compressors.get(lvl)
-        if c is None:
-            import zstandard
-
-            c = compressors[lvl] = zstandard.ZstdCompressor(
-                level=lvl, write_content_size=False)
         # streamed like ZstdOutputStreamNoFinalizer: the size is never pledged, so the
         # frame has no content size and the level's window (21 bits at level 3)
-        o = c.compressobj()
+        o = _zstd_compressor(level).compressobj()
         return o.compress(data) + o.flush()
     raise UnsupportedCompressionError(f"unknown compression codec id {codec}")

@@ -83,6 +83,16 @@ class ExportResult:
         """Nothing was lost: no corrupt batch skipped, no offset missing."""
         return not (self.corrupt_batches or self.lost_offsets)
 
+    def take_read_stats(self, stats) -> None:
+        """The rows read and what the read skipped, from the read's
+        :class:`~kafkalog_cli.spark.rows.ReadStats` (either engine's)."""
+        self.rows = stats.rows
+        self.corrupt_batches = stats.corrupt_batches
+        self.partial_tail_bytes = stats.partial_tail_bytes
+        self.aborted_records = stats.aborted_records
+        self.lost_offsets = stats.lost_offsets
+        self.skipped = stats.skipped
+
     def to_dict(self) -> dict:
         """The JSON object (docs/json.md, ``export.json``)."""
         return {
@@ -248,12 +258,7 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportRes
         done += sum(s.end - s.start for s in slices)
         if progress is not None:
             progress(done, total)
-    result.rows = stats.rows
-    result.corrupt_batches = stats.corrupt_batches
-    result.partial_tail_bytes = stats.partial_tail_bytes
-    result.aborted_records = stats.aborted_records
-    result.lost_offsets = stats.lost_offsets
-    result.skipped = stats.skipped
+    result.take_read_stats(stats)
     return result
 
 
@@ -331,12 +336,8 @@ def _export_spark(paths: list[str], out, fmt: str, opts: dict, master, verbose
     stats = ReadStats.from_value(acc.value)
     result = ExportResult("spark", fmt, str(out))
     _, files, parts = count_output(out, fmt, rows=False)
-    result.rows, result.files, result.partitions = stats.rows, files, parts
-    result.corrupt_batches = stats.corrupt_batches
-    result.partial_tail_bytes = stats.partial_tail_bytes
-    result.aborted_records = stats.aborted_records
-    result.lost_offsets = stats.lost_offsets
-    result.skipped = stats.skipped
+    result.files, result.partitions = files, parts
+    result.take_read_stats(stats)
     return result
 
 

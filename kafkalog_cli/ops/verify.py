@@ -235,21 +235,64 @@ def _first_offset(b) -> int | None:
         return None
 
 
-class _OffsetEntries:
-    """The ``.index`` entries of a segment, checked in order against its batches as they
-    are scanned (:meth:`batch`, then :meth:`finish`): each position must be the start of a
-    batch, and its offset one the broker indexes there (a layout of the module
-    docstring). Holds one pending entry."""
+class _IndexEntries:
+    """The entries of one index file (AbstractIndex's entries), walked in order against
+    a segment's batches as they are scanned: :meth:`_advance` moves to the next entry
+    the log can check, reporting on the way what the entries alone show (an offset
+    below the base offset, an entry out of order). Subclasses read an entry
+    (:meth:`_read`), name its order rules (:meth:`_check_order`) and say whether the log
+    can check it (:meth:`_take`, which sets ``cur``). Holds one pending entry."""
 
-    def __init__(self, idx: OffsetIndex, n: int, segment: LogSegment, size: int | None):
+    def __init__(self, idx, n: int, segment: LogSegment, size: int | None, file: str):
         self.idx, self.n, self.base, self.size = idx, n, segment.base_offset, size
-        self.file = str(segment.index_path)
+        self.file = file
         self.findings: list[Finding] = []
-        self.layouts: set[str] = set()
         self.i = -1
         self.prev: tuple[int, int] | None = None
+        self.cur: tuple | None = None
+
+    def _problem(self, kind: str, i: int, message: str) -> None:
+        self.findings.append(Finding(self.file, kind, f"entry {i}: {message}", i))
+
+    def _read(self, i: int) -> tuple[int, tuple[int, int]]:
+        """Entry ``i``: its absolute offset and the pair the order rules compare."""
+        raise NotImplementedError
+
+    def _check_order(self, i: int, entry: tuple[int, int], prev: tuple[int, int]) -> None:
+        raise NotImplementedError
+
+    def _take(self, i: int, entry: tuple[int, int]) -> bool:
+        raise NotImplementedError
+
+    def _advance(self) -> None:
+        """Move to the next entry to check against the log (None at the end)."""
+        self.cur = None
+        while True:
+            self.i += 1
+            i = self.i
+            if i >= self.n:
+                return
+            off, entry = self._read(i)
+            if off < self.base:
+                self._problem("below-base", i, f"offset {off} is below the base offset "
+                              f"{self.base}")
+                continue
+            if self.prev is not None:
+                self._check_order(i, entry, self.prev)
+            self.prev = entry
+            if self.size is not None and self._take(i, entry):
+                return
+
+
+class _OffsetEntries(_IndexEntries):
+    """The ``.index`` entries of a segment: each position must be the start of a batch,
+    and its offset one the broker indexes there (a layout of the module docstring)."""
+
+    def __init__(self, idx: OffsetIndex, n: int, segment: LogSegment, size: int | None):
+        super().__init__(idx, n, segment, size, str(segment.index_path))
+        self.layouts: set[str] = set()
         self.last_position = -1
-        self.cur: tuple[int, int, int, int] | None = None  # entry, offset, position, next
+        # cur: entry, offset, position, next entry's position
         self.seek: tuple | None = None  # an entry whose offset is a later batch's
         self._advance()
 
@@ -257,43 +300,29 @@ class _OffsetEntries:
         rel, pos = self.idx.raw_entry(i)
         return self.base + rel, pos
 
-    def _problem(self, kind: str, i: int, message: str) -> None:
-        self.findings.append(Finding(self.file, kind, f"entry {i}: {message}", i))
+    def _read(self, i: int) -> tuple[int, tuple[int, int]]:
+        entry = self._entry(i)
+        return entry[0], entry
 
-    def _advance(self) -> None:
-        """Move to the next entry to check against the log, reporting what the entries
-        alone show (below the base offset, out of order, past the end of the log)."""
-        self.cur = None
-        while True:
-            self.i += 1
-            i = self.i
-            if i >= self.n:
-                return
-            off, pos = self._entry(i)
-            if off < self.base:
-                self._problem("below-base", i, f"offset {off} is below the base offset "
-                              f"{self.base}")
-                continue
-            if self.prev is not None:
-                if off <= self.prev[0]:
-                    self._problem("offset-order", i, f"offset {off} does not follow "
-                                  f"{self.prev[0]}")
-                if pos <= self.prev[1]:
-                    self._problem("position-order", i, f"position {pos} does not follow "
-                                  f"{self.prev[1]}")
-            self.prev = (off, pos)
-            if self.size is None:
-                continue
-            if pos >= self.size:
-                self._problem("past-end", i, f"position {pos} is past the end of the log "
-                              f"({self.size} bytes)")
-                continue
-            if pos <= self.last_position:
-                continue  # out of order (reported above): the walk does not go back
-            nxt = self._entry(i + 1)[1] if i + 1 < self.n else self.size + 1
-            self.last_position = pos
-            self.cur = (i, off, pos, nxt)
-            return
+    def _check_order(self, i: int, entry: tuple[int, int], prev: tuple[int, int]) -> None:
+        (off, pos), (prev_off, prev_pos) = entry, prev
+        if off <= prev_off:
+            self._problem("offset-order", i, f"offset {off} does not follow {prev_off}")
+        if pos <= prev_pos:
+            self._problem("position-order", i, f"position {pos} does not follow {prev_pos}")
+
+    def _take(self, i: int, entry: tuple[int, int]) -> bool:
+        off, pos = entry
+        if pos >= self.size:
+            self._problem("past-end", i, f"position {pos} is past the end of the log "
+                          f"({self.size} bytes)")
+            return False
+        if pos <= self.last_position:
+            return False  # out of order (reported above): the walk does not go back
+        nxt = self._entry(i + 1)[1] if i + 1 < self.n else self.size + 1
+        self.last_position = pos
+        self.cur = (i, off, pos, nxt)
+        return True
 
     def _mismatch(self, i: int, off: int, pos: int, first, last: int) -> None:
         self._problem("offset-mismatch", i, f"offset {off} at position {pos} is not what a "
@@ -356,53 +385,35 @@ class _OffsetEntries:
         return self.findings
 
 
-class _TimeEntries:
-    """The ``.timeindex`` entries of a segment, checked in order against its batches as
-    they are scanned: each offset must lie in a batch whose max timestamp is the entry's
-    and the largest so far. Holds one pending entry."""
+class _TimeEntries(_IndexEntries):
+    """The ``.timeindex`` entries of a segment: each offset must lie in a batch whose max
+    timestamp is the entry's and the largest so far."""
 
     def __init__(self, idx: TimeIndex, n: int, segment: LogSegment, size: int | None):
-        self.idx, self.n, self.base, self.size = idx, n, segment.base_offset, size
-        self.file = str(segment.time_index_path)
-        self.findings: list[Finding] = []
-        self.i = -1
-        self.prev: tuple[int, int] | None = None
+        super().__init__(idx, n, segment, size, str(segment.time_index_path))
         self.last_offset = None  # offset of the last entry checked against the log
-        self.cur: tuple[int, int, int] | None = None  # entry, timestamp, offset
+        # cur: entry, timestamp, offset
         self.last_timestamp = self.idx.entry(n - 1).timestamp if n else None
         self._advance()
 
-    def _problem(self, kind: str, i: int, message: str) -> None:
-        self.findings.append(Finding(self.file, kind, f"entry {i}: {message}", i))
+    def _read(self, i: int) -> tuple[int, tuple[int, int]]:
+        ts, rel = self.idx.raw_entry(i)
+        return self.base + rel, (ts, self.base + rel)
 
-    def _advance(self) -> None:
-        self.cur = None
-        while True:
-            self.i += 1
-            i = self.i
-            if i >= self.n:
-                return
-            ts, rel = self.idx.raw_entry(i)
-            off = self.base + rel
-            if off < self.base:
-                self._problem("below-base", i, f"offset {off} is below the base offset "
-                              f"{self.base}")
-                continue
-            if self.prev is not None:
-                if ts <= self.prev[0]:
-                    self._problem("timestamp-order", i, f"timestamp {ts} does not follow "
-                                  f"{self.prev[0]}")
-                if off < self.prev[1]:
-                    self._problem("offset-order", i, f"offset {off} goes back from "
-                                  f"{self.prev[1]}")
-            self.prev = (ts, off)
-            if self.size is None:
-                continue
-            if self.last_offset is not None and off < self.last_offset:
-                continue  # goes back (reported above): the walk does not go back
-            self.last_offset = off
-            self.cur = (i, ts, off)
-            return
+    def _check_order(self, i: int, entry: tuple[int, int], prev: tuple[int, int]) -> None:
+        (ts, off), (prev_ts, prev_off) = entry, prev
+        if ts <= prev_ts:
+            self._problem("timestamp-order", i, f"timestamp {ts} does not follow {prev_ts}")
+        if off < prev_off:
+            self._problem("offset-order", i, f"offset {off} goes back from {prev_off}")
+
+    def _take(self, i: int, entry: tuple[int, int]) -> bool:
+        ts, off = entry
+        if self.last_offset is not None and off < self.last_offset:
+            return False  # goes back (reported above): the walk does not go back
+        self.last_offset = off
+        self.cur = (i, ts, off)
+        return True
 
     def batch(self, b, running: int) -> None:
         """``running``: the largest max timestamp up to and including ``b``."""

@@ -62,6 +62,7 @@ from ..errors import InvalidArgumentError, KafkalogError, UnreadableError, Unsaf
 from ..storage.checkpoints import _parse, format_offset_checkpoint, read_offset_checkpoint
 from ..storage.fileio import (
     NOFOLLOW,
+    create_fresh,
     fsync_dir,
     make_dir_nofollow,
     open_dir_nofollow,
@@ -147,11 +148,7 @@ def _copy_range(src_fd: int, dst_name: str, start: int, end: int, *, dir_fd: int
     chunks inside); returns the sha256 of all of [start, end)."""
     h = hashlib.sha256()
     tmp = dst_name + ".tmp"
-    try:
-        os.unlink(tmp, dir_fd=dir_fd)
-    except FileNotFoundError:
-        pass
-    out = open_for_write(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, dir_fd=dir_fd)
+    out = create_fresh(tmp, dir_fd=dir_fd)
     try:
         pending = 0  # zero bytes not written yet (a hole, or the tail left out)
         pos = start
@@ -328,6 +325,18 @@ class Session:
                 return e
         return None
 
+    def _own_temp(self, path: Path) -> bool:
+        """``path`` is ``<file>.tmp`` of a file this session journalled a write of
+        (``rewrite``, or a log-dir ``checkpoint``) before writing it: the temp file a kill
+        between its creation and its rename left behind. A ``.tmp`` that was there before
+        the session is quarantined first (leftovers are planned before writes), so it never
+        matches."""
+        if path.is_symlink() or not path.name.endswith(".tmp"):
+            return False
+        target = str(path.with_name(path.name[:-len(".tmp")]))
+        return any(e.get("original") == target and e.get("action") in ("rewrite", "checkpoint")
+                   for e in self.entries)
+
     def _unique(self, name: str) -> Path:
         p = self._qname(name)
         used = {e.get("quarantine") for e in self.entries}
@@ -380,6 +389,16 @@ class Session:
             UnsafePathError: ``path`` is a symbolic link.
         """
         path = _abs(path)
+        if self._own_temp(path):
+            # this session's own tmp + rename write, interrupted by a kill: its bytes were
+            # never the partition's, so it goes without a trace (undo must not bring it back)
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                return
+            fsync_dir(path.parent)
+            _step()
+            return
         try:
             fd = _open_read(path)
         except FileNotFoundError:

@@ -412,6 +412,66 @@ def _json_value(f: Field, value, version, unknown_tags, path):
 PARSE_ERRORS = (c.ConstructError, ValueError, KeyError, IndexError, OverflowError)
 
 
+_DEFAULTS = {"null": None, "true": True, "false": False, '""': ""}
+
+
+def fields(table: str, **structs: Sequence[Field]) -> list[Field]:
+    """Fields declared as a table, one a line, the way Kafka's protocol documentation
+    lists a message (``Field => Type``)::
+
+        name  type  versions  [nullable=V] [tagged=V tag=N] [default=D]
+
+    with the words of :class:`Field`: ``type`` a primitive, ``[]<type>`` or a struct name
+    (a struct's fields follow on the lines indented under it); versions as ``0+``,
+    ``1-3``, ``5``; ``default`` ``null``, ``true``, ``false``, ``""`` or an integer
+    (``0x7FFFFFFF`` included). A struct used in several places (Kafka's commonStructs)
+    is declared once and passed by its type name in ``structs``: a line naming that
+    type with nothing indented under it takes those fields. Lines starting with ``#``
+    are comments.
+
+    Raises:
+        ValueError: a line that is not ``name type versions [attributes]``, an attribute
+            not listed above, or a struct type with no fields.
+    """
+    root: list = []  # (words, children) of each line, children the lines under it
+    stack: list[tuple[int, list]] = [(-1, root)]  # (indent, where lines at it go)
+    for line in table.splitlines():
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        while indent <= stack[-1][0]:
+            stack.pop()
+        words = text.split()
+        if len(words) < 3:
+            raise ValueError(f"field declaration {text!r}: expected name, type, versions")
+        children: list = []
+        stack[-1][1].append((words, children))
+        stack.append((indent, children))
+
+    def build(entries) -> list[Field]:
+        out = []
+        for words, children in entries:
+            name, type_, versions, *attrs = words
+            kw: dict[str, Any] = {}
+            for attr in attrs:
+                key, sep, value = attr.partition("=")
+                if not sep or key not in ("nullable", "tagged", "tag", "default"):
+                    raise ValueError(f"field {name}: unknown attribute {attr!r}")
+                if key == "tag":
+                    kw[key] = int(value)
+                elif key == "default":
+                    kw[key] = _DEFAULTS[value] if value in _DEFAULTS else int(value, 0)
+                else:
+                    kw[key] = value
+            element = type_[2:] if type_.startswith("[]") else type_
+            sub = build(children) if children else structs.get(element, ())
+            out.append(Field(name, type_, versions, fields=sub, **kw))
+        return out
+
+    return build(root)
+
+
 def registry(*messages: Message) -> dict[str, Message]:
     """``{name: message}`` of the given declarations."""
     return {m.name: m for m in messages}

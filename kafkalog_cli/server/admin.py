@@ -23,6 +23,7 @@ from ..protocol.apis import ApiKeys
 from ..protocol.errors import Errors
 from . import configs as cfgs
 from .catalog import LogDirCatalog, is_internal, partition_count
+from .handlers import ApiHandlers, partition_answers
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 
 log = logging.getLogger("kafkalog.serve")
@@ -53,27 +54,15 @@ _READ_ONLY_ALTER = {RESOURCE_TOPIC: READ_ONLY_ERROR,
                     RESOURCE_GROUP: Errors.GROUP_AUTHORIZATION_FAILED}
 
 
-class AdminApis:
+class AdminApis(ApiHandlers):
     """The admin handlers of one node over ``catalog``; ``options`` is the server's
     :class:`~kafkalog_cli.server.kafka_apis.ServerOptions`."""
 
     def __init__(self, catalog: LogDirCatalog, options):
-        self.catalog = catalog
-        self.options = options
+        super().__init__(catalog, options)
         catalog.broker_configs.static.update({
             "num.partitions": str(options.num_partitions),
             "auto.create.topics.enable": "true" if options.auto_create_topics else "false"})
-
-    def handlers(self) -> dict:
-        return {
-            ApiKeys.DESCRIBE_CONFIGS: self.handle_describe_configs,
-            ApiKeys.ALTER_CONFIGS: self.handle_alter_configs,
-            ApiKeys.INCREMENTAL_ALTER_CONFIGS: self.handle_incremental_alter_configs,
-            ApiKeys.CREATE_PARTITIONS: self.handle_create_partitions,
-            ApiKeys.DESCRIBE_CLUSTER: self.handle_describe_cluster,
-            ApiKeys.DESCRIBE_LOG_DIRS: self.handle_describe_log_dirs,
-            ApiKeys.DELETE_RECORDS: self.handle_delete_records,
-        }
 
     #: handlers that await
     AWAITING = frozenset({ApiKeys.DELETE_RECORDS})
@@ -425,22 +414,18 @@ class AdminApis:
         deletion survives a crash). ``lowWatermark`` is the log start offset after it."""
         topics = []
         moved = False
-        for t in req.body["topics"]:
-            name = t["name"]
-            parts = []
-            topics.append({"name": name, "partitions": parts})
-            for p in t["partitions"]:
-                idx = p["partitionIndex"]
-                res = {"partitionIndex": idx, "lowWatermark": INVALID_LOW_WATERMARK,
-                       "errorCode": 0}
-                parts.append(res)
-                try:
-                    res["lowWatermark"], changed = self._delete_records(name, idx, p["offset"])
-                    moved = moved or changed
-                except ApiError as e:
-                    res["errorCode"] = int(e.error)
-                    log.debug("delete records of %s-%d: %s %s", name, idx, e.error.name,
-                              e.message)
+        for name, p, parts in partition_answers(req.body["topics"], topics):
+            idx = p["partitionIndex"]
+            res = {"partitionIndex": idx, "lowWatermark": INVALID_LOW_WATERMARK,
+                   "errorCode": 0}
+            parts.append(res)
+            try:
+                res["lowWatermark"], changed = self._delete_records(name, idx, p["offset"])
+                moved = moved or changed
+            except ApiError as e:
+                res["errorCode"] = int(e.error)
+                log.debug("delete records of %s-%d: %s %s", name, idx, e.error.name,
+                          e.message)
         if moved:
             await asyncio.to_thread(self.catalog.prepare_checkpoint())
         return {"throttleTimeMs": 0, "topics": topics}

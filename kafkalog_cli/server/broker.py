@@ -119,6 +119,15 @@ class _Connection:
         self.busy = False
 
 
+async def _cancelled(task: asyncio.Task | None) -> None:
+    """Cancel one of the node's background tasks (None: not started) and wait until it
+    has stopped."""
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 class KafkaServer:
     """Serve ``catalog`` on ``options.host:options.port`` (port 0: an ephemeral port).
 
@@ -198,22 +207,11 @@ class KafkaServer:
         if self._clients:
             await asyncio.gather(*self._clients, return_exceptions=True)
         self.apis.close()
-        if self._idle_task is not None:
-            self._idle_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._idle_task
-        if self._txn_task is not None:
-            self._txn_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._txn_task
-        if self._checkpoint_task is not None:
-            self._checkpoint_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._checkpoint_task
+        await _cancelled(self._idle_task)
+        await _cancelled(self._txn_task)
+        await _cancelled(self._checkpoint_task)
         if self._metrics_task is not None:
-            self._metrics_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._metrics_task
+            await _cancelled(self._metrics_task)
             for line in self.stats.report():
                 log.info("%s", line)
         if self._server is not None:

@@ -164,15 +164,7 @@ class LogDirCatalog:
             meta = read_meta_properties(self.log_dir, validate=True) or {}
             self.cluster_id = meta.get("cluster.id") or random_kafka_uuid()
             state = self._load_configs()
-            by_topic: dict[str, list[tuple[int, Path]]] = {}
-            for d in partition_dirs_of(self.log_dir):
-                if _MOVED.search(d.name):
-                    continue
-                tp = parse_partition_dir_name(d.name)
-                if tp.topic == METADATA_TOPIC:
-                    continue
-                by_topic.setdefault(tp.topic, []).append((tp.partition, d))
-            for name, parts in by_topic.items():
+            for name, parts in self._served_partition_dirs().items():
                 topic = Topic(name, self._topic_id(parts), self._topic_overrides.get(name))
                 cfg = configs.log_config(self.effective_configs(topic))
                 for p, _ in parts:
@@ -192,6 +184,20 @@ class LogDirCatalog:
             raise
         return self
 
+    def _served_partition_dirs(self) -> dict[str, list[tuple[int, Path]]]:
+        """``{topic: [(partition, directory)]}`` of the partitions this node serves: every
+        partition directory of the log dir but those being moved or deleted
+        (``-delete``, ``-future``, ``-stray``) and the metadata topic's."""
+        by_topic: dict[str, list[tuple[int, Path]]] = {}
+        for d in partition_dirs_of(self.log_dir):
+            if _MOVED.search(d.name):
+                continue
+            tp = parse_partition_dir_name(d.name)
+            if tp.topic == METADATA_TOPIC:
+                continue
+            by_topic.setdefault(tp.topic, []).append((tp.partition, d))
+        return by_topic
+
     def _open_read_only(self) -> LogDirCatalog:
         """Open every partition read-only: nothing is created, locked or written (a broker
         holding the lock is only warned about: what it writes may show up half-done)."""
@@ -206,15 +212,7 @@ class LogDirCatalog:
         except CorruptCheckpointError as e:  # LogManager.loadLogs: read as empty
             log.warning("%s; log start offsets are the first segments' base offsets", e)
             starts = {}
-        by_topic: dict[str, list[tuple[int, Path]]] = {}
-        for d in partition_dirs_of(self.log_dir):
-            if _MOVED.search(d.name):
-                continue
-            tp = parse_partition_dir_name(d.name)
-            if tp.topic == METADATA_TOPIC:
-                continue
-            by_topic.setdefault(tp.topic, []).append((tp.partition, d))
-        for name, parts in by_topic.items():
+        for name, parts in self._served_partition_dirs().items():
             topic = Topic(name, self._topic_id(parts), self._topic_overrides.get(name))
             for p, d in parts:
                 try:

@@ -15,6 +15,7 @@ from ..protocol.apis import ApiKeys
 from ..protocol.errors import Errors
 from .catalog import LogDirCatalog
 from .groups import GROUP_AUTHORIZED_OPERATIONS, MIN_INT32, GroupConfig, GroupCoordinator
+from .handlers import ApiHandlers
 
 #: FindCoordinatorRequest.CoordinatorType: GROUP (0), TRANSACTION (1); SHARE (2) has no
 #: coordinator here
@@ -46,29 +47,13 @@ def group_config(catalog: LogDirCatalog) -> GroupConfig:
         offset_metadata_max_bytes=c.int_value("offset.metadata.max.bytes"))
 
 
-class GroupApis:
+class GroupApis(ApiHandlers):
     """The group handlers of one node; ``options`` is the server's ServerOptions."""
 
     def __init__(self, catalog: LogDirCatalog, options,
                  coordinator: GroupCoordinator | None = None):
-        self.catalog = catalog
-        self.options = options
+        super().__init__(catalog, options)
         self.groups = coordinator or GroupCoordinator(group_config(catalog))
-
-    def handlers(self) -> dict:
-        return {
-            ApiKeys.FIND_COORDINATOR: self.handle_find_coordinator,
-            ApiKeys.JOIN_GROUP: self.handle_join_group,
-            ApiKeys.SYNC_GROUP: self.handle_sync_group,
-            ApiKeys.HEARTBEAT: self.handle_heartbeat,
-            ApiKeys.LEAVE_GROUP: self.handle_leave_group,
-            ApiKeys.OFFSET_COMMIT: self.handle_offset_commit,
-            ApiKeys.OFFSET_FETCH: self.handle_offset_fetch,
-            ApiKeys.LIST_GROUPS: self.handle_list_groups,
-            ApiKeys.DESCRIBE_GROUPS: self.handle_describe_groups,
-            ApiKeys.DELETE_GROUPS: self.handle_delete_groups,
-            ApiKeys.OFFSET_DELETE: self.handle_offset_delete,
-        }
 
     #: handlers that await the group (JoinGroup / SyncGroup)
     AWAITING = frozenset({ApiKeys.JOIN_GROUP, ApiKeys.SYNC_GROUP})

@@ -813,23 +813,44 @@ class GroupCoordinator:
     # -- offsets ----------------------------------------------------------------------------
 
     def commit_check(self, body: dict, version: int) -> Errors:
-        """OffsetMetadataManager.validateOffsetCommit + ClassicGroup.validateOffsetCommit:
-        a commit with generation -1 creates a simple group when none exists and is taken
-        while the group is Empty; otherwise member (with its instance id), generation, then
-        CompletingRebalance refused. A valid commit keeps the member's session (Stable,
-        PreparingRebalance)."""
-        gid = body["groupId"]
-        if not gid:
-            return Errors.INVALID_GROUP_ID
+        """OffsetMetadataManager.validateOffsetCommit for an OffsetCommit request of
+        ``version``: :meth:`validate_offset_commit` with the request's generation (or
+        member epoch, v1+), member id (v1+) and instance id."""
         generation = body.get("generationIdOrMemberEpoch", -1) if version >= 1 else -1
         member_id = body.get("memberId", "") if version >= 1 else ""
-        instance_id = body.get("groupInstanceId")
-        group = self.groups.get(gid)
+        return self.validate_offset_commit(
+            body["groupId"], generation, member_id, body.get("groupInstanceId"),
+            transactional=False, api_version=version)
+
+    def validate_offset_commit(self, group_id: str, generation: int, member_id: str,
+                               instance_id: str | None, *, transactional: bool,
+                               api_version: int) -> Errors:
+        """OffsetMetadataManager.validateOffsetCommit / validateTransactionalOffsetCommit
+        + ClassicGroup.validateOffsetCommit(isTransactional), one check for both requests.
+
+        A commit with generation -1 creates a simple group when none exists; with a
+        generation, an unknown group is GROUP_ID_NOT_FOUND for OffsetCommit v9+ and
+        ILLEGAL_GENERATION before v9 and for every TxnOffsetCommit. A Dead group is
+        COORDINATOR_NOT_AVAILABLE; generation -1 is taken while the group is Empty; a
+        named member (with its instance id) and generation must match. Only OffsetCommit
+        (``transactional`` False) refuses an anonymous commit to a non-Empty group
+        (UNKNOWN_MEMBER_ID) and a commit during CompletingRebalance
+        (REBALANCE_IN_PROGRESS), and a valid one keeps the member's session (Stable,
+        PreparingRebalance).
+
+        :param api_version: the request's version (it decides only GROUP_ID_NOT_FOUND).
+        :returns: Errors.NONE when the commit is taken, else the request's error.
+        """
+        if not group_id:
+            return Errors.INVALID_GROUP_ID
+        group = self.groups.get(group_id)
         if group is None:
             if generation < 0:
-                self.groups[gid] = Group(gid)
+                self.groups[group_id] = Group(group_id)
                 return Errors.NONE
-            return Errors.GROUP_ID_NOT_FOUND if version >= 9 else Errors.ILLEGAL_GENERATION
+            if not transactional and api_version >= 9:
+                return Errors.GROUP_ID_NOT_FOUND
+            return Errors.ILLEGAL_GENERATION
         if group.state == DEAD:
             return Errors.COORDINATOR_NOT_AVAILABLE
         if generation < 0 and group.state == EMPTY:
@@ -840,8 +861,10 @@ class GroupCoordinator:
                 return error
             if generation != group.generation:
                 return Errors.ILLEGAL_GENERATION
-        elif group.state != EMPTY:
+        elif not transactional and group.state != EMPTY:
             return Errors.UNKNOWN_MEMBER_ID
+        if transactional:
+            return Errors.NONE
         if group.state == COMPLETING:
             return Errors.REBALANCE_IN_PROGRESS
         if group.state in (STABLE, PREPARING) and member_id in group.members:
@@ -861,34 +884,16 @@ class GroupCoordinator:
         self.groups[group_id].offsets[(topic, partition)] = value
 
     def txn_commit_check(self, body: dict, version: int) -> Errors:
-        """OffsetMetadataManager.validateTransactionalOffsetCommit +
-        ClassicGroup.validateOffsetCommit(isTransactional): an unknown group is created as
-        a simple group when the generation is -1 (else ILLEGAL_GENERATION); a request
-        naming a member or generation must match them; taken in any state (no
+        """OffsetMetadataManager.validateTransactionalOffsetCommit for a TxnOffsetCommit
+        request of ``version``: :meth:`validate_offset_commit` with the generation, member
+        id and instance id it carries from v3 (taken in any state: no
         REBALANCE_IN_PROGRESS for transactional commits)."""
-        gid = body["groupId"]
-        if not gid:
-            return Errors.INVALID_GROUP_ID
-        generation = body.get("generationId", -1) if version >= 3 else -1
-        member_id = body.get("memberId", "") if version >= 3 else ""
-        instance_id = body.get("groupInstanceId") if version >= 3 else None
-        group = self.groups.get(gid)
-        if group is None:
-            if generation < 0:
-                self.groups[gid] = Group(gid)
-                return Errors.NONE
-            return Errors.ILLEGAL_GENERATION
-        if group.state == DEAD:
-            return Errors.COORDINATOR_NOT_AVAILABLE
-        if generation < 0 and group.state == EMPTY:
-            return Errors.NONE
-        if generation >= 0 or member_id or instance_id is not None:
-            error = group.validate_member(member_id, instance_id)
-            if error is not Errors.NONE:
-                return error
-            if generation != group.generation:
-                return Errors.ILLEGAL_GENERATION
-        return Errors.NONE
+        v3 = version >= 3
+        return self.validate_offset_commit(
+            body["groupId"], body.get("generationId", -1) if v3 else -1,
+            body.get("memberId", "") if v3 else "",
+            body.get("groupInstanceId") if v3 else None,
+            transactional=True, api_version=version)
 
     def store_txn_offsets(self, producer_id: int, group_id: str,
                           offsets: dict[tuple[str, int], OffsetAndMetadata]) -> None:

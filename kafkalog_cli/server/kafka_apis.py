@@ -63,6 +63,7 @@ from .coordinator_log import OFFSETS_TOPIC, TRANSACTION_TOPIC, CoordinatorTopic
 from .group_apis import GroupApis, group_config
 from .group_log import GroupLogStore, load_groups, restore
 from .groups import GroupCoordinator, GroupStore
+from .handlers import partition_answers
 from .metrics import BrokerTopicStats
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 from .transactions import TransactionCoordinator
@@ -557,32 +558,28 @@ class KafkaApis:
             for p in t["partitions"]:
                 key = (t["name"], p["partitionIndex"])
                 (dups if key in seen else seen).add(key)
-        for t in req.body["topics"]:
-            name = t["name"]
-            parts = []
-            topics.append({"name": name, "partitions": parts})
-            for p in t["partitions"]:
-                idx = p["partitionIndex"]
-                res = {"partitionIndex": idx, "errorCode": 0, "timestamp": -1, "offset": -1,
-                       "leaderEpoch": -1}
-                parts.append(res)
-                part = self.catalog.partition(name, idx)
-                # ReplicaManager.fetchOffset: duplicates (at every version), then the
-                # timestamps this version does not know, then the partition itself
-                if (name, idx) in dups:
-                    res["errorCode"] = int(Errors.INVALID_REQUEST)
-                elif reads.timestamp_unsupported(p["timestamp"], v):
-                    res["errorCode"] = int(Errors.UNSUPPORTED_VERSION)
-                elif part is None:
-                    res["errorCode"] = int(self.catalog.partition_error(name, idx))
-                elif (e := _check_epoch(p.get("currentLeaderEpoch", -1),
-                                        part.leader_epoch)) is not None:
-                    res["errorCode"] = int(e)
-                else:
-                    found = reads.offset_for_timestamp(
-                        part, p["timestamp"], req.body.get("isolationLevel", 0) == 1)
-                    if found is not None:
-                        res["timestamp"], res["offset"], res["leaderEpoch"] = found
+        for name, p, parts in partition_answers(req.body["topics"], topics):
+            idx = p["partitionIndex"]
+            res = {"partitionIndex": idx, "errorCode": 0, "timestamp": -1, "offset": -1,
+                   "leaderEpoch": -1}
+            parts.append(res)
+            part = self.catalog.partition(name, idx)
+            # ReplicaManager.fetchOffset: duplicates (at every version), then the
+            # timestamps this version does not know, then the partition itself
+            if (name, idx) in dups:
+                res["errorCode"] = int(Errors.INVALID_REQUEST)
+            elif reads.timestamp_unsupported(p["timestamp"], v):
+                res["errorCode"] = int(Errors.UNSUPPORTED_VERSION)
+            elif part is None:
+                res["errorCode"] = int(self.catalog.partition_error(name, idx))
+            elif (e := _check_epoch(p.get("currentLeaderEpoch", -1),
+                                    part.leader_epoch)) is not None:
+                res["errorCode"] = int(e)
+            else:
+                found = reads.offset_for_timestamp(
+                    part, p["timestamp"], req.body.get("isolationLevel", 0) == 1)
+                if found is not None:
+                    res["timestamp"], res["offset"], res["leaderEpoch"] = found
         return Reply({"throttleTimeMs": 0, "topics": topics})
 
     # -- InitProducerId -----------------------------------------------------------------

@@ -123,7 +123,23 @@ class PartitionView(Protocol):
     epochs: list[tuple[int, int]]  # leader-epoch-checkpoint entries (epoch, start offset)
 
 
-class ServedPartition:
+class _LogView:
+    """The partition's directory and segments, as its ``log`` has them (what
+    :class:`ServedPartition` and :class:`ReadOnlyPartition` both hand the read path)."""
+
+    __slots__ = ()
+    log: Log
+
+    @property
+    def directory(self):
+        return self.log.directory
+
+    @property
+    def segments(self) -> list[LogSegment]:
+        return self.log.segments
+
+
+class ServedPartition(_LogView):
     """One partition being served: its :class:`UnifiedLog` (owned by the catalog's
     LogManager, which closes it) and the leader epoch this node stamps on appends (the
     latest epoch in ``leader-epoch-checkpoint``, 0 for a new partition)."""
@@ -135,14 +151,6 @@ class ServedPartition:
         self.leader_epoch = log.leader_epoch_cache.latest_epoch or 0
         #: an ``asyncio.Lock`` the server holds from validation to write (set by it)
         self.append_lock = None
-
-    @property
-    def directory(self):
-        return self.log.directory
-
-    @property
-    def segments(self) -> list[LogSegment]:
-        return self.log.segments
 
     @property
     def log_start_offset(self) -> int:
@@ -215,7 +223,7 @@ READ_ONLY_ERROR = Errors.TOPIC_AUTHORIZATION_FAILED
 READ_ONLY_MESSAGE = "kafkalog serve --read-only: this server writes nothing"
 
 
-class ReadOnlyPartition:
+class ReadOnlyPartition(_LogView):
     """A partition served by ``kafkalog serve --read-only``: the read view of
     :class:`ServedPartition` over the files as they are (:class:`~kafkalog_cli.storage.
     log.Log`, opened read-only), nothing opened for writing. The log end offset is the
@@ -235,14 +243,6 @@ class ReadOnlyPartition:
         epochs = read_leader_epoch_checkpoint(self.log.directory / LEADER_EPOCH_CHECKPOINT)
         self.epochs = [(e, o) for e, o in (epochs or []) if o <= end]
         self.leader_epoch = self.epochs[-1][0] if self.epochs else 0
-
-    @property
-    def directory(self):
-        return self.log.directory
-
-    @property
-    def segments(self) -> list[LogSegment]:
-        return self.log.segments
 
     def append_as_leader(self, batch_bytes) -> AppendInfo:
         """Refused: nothing is written.

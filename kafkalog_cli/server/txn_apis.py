@@ -14,38 +14,27 @@ from __future__ import annotations
 import time
 
 from ..errors import AppendError
-from ..protocol.apis import ApiKeys
 from ..protocol.errors import Errors
 from .catalog import LogDirCatalog
 from .coordinator_log import OFFSETS_TOPIC, CoordinatorTopic
 from .group_apis import coordinator_write_error
 from .group_log import offset_key, offset_value
 from .groups import GroupCoordinator, OffsetAndMetadata
+from .handlers import ApiHandlers
 from .transactions import TransactionCoordinator, fenced_for
 
 _AUTH = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 
 
-class TxnApis:
+class TxnApis(ApiHandlers):
     """The transaction handlers of one node."""
 
     def __init__(self, catalog: LogDirCatalog, options, coordinator: TransactionCoordinator,
                  groups: GroupCoordinator, offsets_topic: CoordinatorTopic):
-        self.catalog = catalog
-        self.options = options
+        super().__init__(catalog, options)
         self.txn = coordinator
         self.groups = groups
         self.offsets_topic = offsets_topic
-
-    def handlers(self) -> dict:
-        return {
-            ApiKeys.ADD_PARTITIONS_TO_TXN: self.handle_add_partitions_to_txn,
-            ApiKeys.ADD_OFFSETS_TO_TXN: self.handle_add_offsets_to_txn,
-            ApiKeys.END_TXN: self.handle_end_txn,
-            ApiKeys.TXN_OFFSET_COMMIT: self.handle_txn_offset_commit,
-            ApiKeys.DESCRIBE_TRANSACTIONS: self.handle_describe_transactions,
-            ApiKeys.LIST_TRANSACTIONS: self.handle_list_transactions,
-        }
 
     def init_producer_id(self, body: dict, version: int) -> dict:
         """handleInitProducerIdRequest with a transactional id."""
@@ -86,21 +75,22 @@ class TxnApis:
             {"name": t, "resultsByPartition": ps} for t, ps in by_topic.items()]}
 
     def handle_add_offsets_to_txn(self, req) -> dict:
-        body = req.body
-        if self.options.read_only:
-            e = _AUTH
-        else:
-            e = self.txn.add_offsets(body["transactionalId"], body["producerId"],
-                                     body["producerEpoch"], body["groupId"])
-        return {"throttleTimeMs": 0, "errorCode": int(fenced_for(req.api_version, 2, e))}
+        return self._producer_request(req, self.txn.add_offsets, "groupId")
 
     def handle_end_txn(self, req) -> dict:
+        return self._producer_request(req, self.txn.end_txn, "committed")
+
+    def _producer_request(self, req, coordinator_call, argument: str) -> dict:
+        """AddOffsetsToTxn and EndTxn: the transaction coordinator's answer to
+        (transactionalId, producerId, producerEpoch, the request's ``argument`` field)
+        as the error code, PRODUCER_FENCED before v2 as INVALID_PRODUCER_EPOCH
+        (:func:`fenced_for`); refused by a read-only server."""
         body = req.body
         if self.options.read_only:
             e = _AUTH
         else:
-            e = self.txn.end_txn(body["transactionalId"], body["producerId"],
-                                 body["producerEpoch"], body["committed"])
+            e = coordinator_call(body["transactionalId"], body["producerId"],
+                                 body["producerEpoch"], body[argument])
         return {"throttleTimeMs": 0, "errorCode": int(fenced_for(req.api_version, 2, e))}
 
     def handle_txn_offset_commit(self, req) -> dict:

@@ -203,26 +203,20 @@ def _validate_batch_offsets(starting, ending) -> None:
     Raises:
         InvalidArgumentError: with Spark's message.
     """
-    if starting == "latest":
-        raise InvalidArgumentError(
-            "starting offset can't be latest for batch queries on Kafka")
-    if isinstance(starting, dict):
-        for t, parts in starting.items():
-            for p, off in parts.items():
-                if off == LATEST:
-                    raise InvalidArgumentError(
-                        f"startingOffsets for {t}-{p} can't be latest for batch queries on "
-                        "Kafka")
-    if ending == "earliest":
-        raise InvalidArgumentError(
-            "ending offset can't be earliest for batch queries on Kafka")
-    if isinstance(ending, dict):
-        for t, parts in ending.items():
-            for p, off in parts.items():
-                if off == EARLIEST:
-                    raise InvalidArgumentError(
-                        f"ending offset for {t}-{p} can't be earliest for batch queries on "
-                        "Kafka")
+    # (the bound, the limit it cannot be, its sentinel, how Spark names it: whole, per
+    # partition)
+    for spec, word, sentinel, whole, per_partition in (
+            (starting, "latest", LATEST, "starting offset", "startingOffsets"),
+            (ending, "earliest", EARLIEST, "ending offset", "ending offset")):
+        if spec == word:
+            raise InvalidArgumentError(f"{whole} can't be {word} for batch queries on Kafka")
+        if isinstance(spec, dict):
+            for t, parts in spec.items():
+                for p, off in parts.items():
+                    if off == sentinel:
+                        raise InvalidArgumentError(
+                            f"{per_partition} for {t}-{p} can't be {word} for batch queries "
+                            "on Kafka")
 
 
 def _parse_ts_map(key: str, value) -> dict:

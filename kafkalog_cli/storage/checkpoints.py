@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import re
 
-from ..errors import CorruptCheckpointError, UnreadableError
+from ..errors import CorruptCheckpointError
 from .fileio import write_atomically
 from .files import TopicPartition
-from .location import as_path
+from .location import read_bytes_if_exists
 
 VERSION = 0
 INT32 = (-(1 << 31), (1 << 31) - 1)
@@ -43,13 +43,9 @@ def read_text_lines(path, *, encoding: str = "utf-8") -> list[str] | None:
         UnreadableError: it cannot be read (permissions, a directory, I/O error).
         CorruptCheckpointError: bytes that are not ``encoding``, naming the line.
     """
-    try:
-        with as_path(path).open("rb") as f:   # a local or a remote file
-            raw = f.read()
-    except FileNotFoundError:
+    raw = read_bytes_if_exists(path)
+    if raw is None:
         return None
-    except OSError as e:
-        raise UnreadableError(e.strerror or str(e), file=path) from e
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as e:

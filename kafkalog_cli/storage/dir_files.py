@@ -45,7 +45,7 @@ from .checkpoints import (
     read_text_lines,
 )
 from .fileio import write_atomically
-from .location import as_path
+from .location import as_path, read_bytes_if_exists
 
 QUORUM_STATE_FILE_NAME = "quorum-state"
 _COLON_WHITESPACE = re.compile(r":[ \t\n\x0b\f\r]+")
@@ -262,13 +262,9 @@ def read_clean_shutdown(log_dir) -> dict | None:
     Raises:
         UnreadableError: it exists but cannot be read.
     """
-    p = as_path(log_dir) / CLEAN_SHUTDOWN_FILE_NAME
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
+    raw = read_bytes_if_exists(as_path(log_dir) / CLEAN_SHUTDOWN_FILE_NAME)
+    if raw is None:
         return None
-    except OSError as e:
-        raise UnreadableError(e.strerror or str(e), file=p) from e
     try:
         obj = json.loads(raw.decode("utf-8"))
     except ValueError:  # UnicodeDecodeError too
@@ -292,37 +288,37 @@ def write_clean_shutdown(log_dir, broker_epoch: int = -1) -> None:
                                 separators=(",", ":")))
 
 
+def _problems(checks) -> list[KafkalogError]:
+    """The errors the readers in ``checks`` (callables, each reading one file) raise, in
+    order; every reader is run whatever the others raise."""
+    out: list[KafkalogError] = []
+    for check in checks:
+        try:
+            check()
+        except KafkalogError as e:
+            out.append(e)
+    return out
+
+
 def partition_file_problems(partition_dir) -> list[KafkalogError]:
     """Every small file of a partition directory the broker reads when it loads the log,
     parsed as it parses them: ``leader-epoch-checkpoint``, ``partition.metadata`` and,
     in ``__cluster_metadata``, ``quorum-state``. Returns the errors (each naming the file
     and line); absent files are no problem."""
     d = as_path(partition_dir)
-    out: list[KafkalogError] = []
     checks = [lambda: read_leader_epoch_checkpoint(d / LEADER_EPOCH_CHECKPOINT),
               lambda: read_partition_metadata(d)]
     if (d / QUORUM_STATE_FILE_NAME).exists():
         checks.append(lambda: read_quorum_state(d / QUORUM_STATE_FILE_NAME))
-    for check in checks:
-        try:
-            check()
-        except KafkalogError as e:
-            out.append(e)
-    return out
+    return _problems(checks)
 
 
 def log_dir_file_problems(log_dir) -> list[KafkalogError]:
     """:func:`partition_file_problems` for a log directory's own files:
     ``meta.properties`` (validated) and the four offset checkpoints."""
     d = as_path(log_dir)
-    out: list[KafkalogError] = []
     checks = [lambda: read_meta_properties(d, validate=True)]
     for name in (RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,
                  REPLICATION_OFFSET_CHECKPOINT, CLEANER_OFFSET_CHECKPOINT):
         checks.append(lambda name=name: read_offset_checkpoint(d / name))
-    for check in checks:
-        try:
-            check()
-        except KafkalogError as e:
-            out.append(e)
-    return out
+    return _problems(checks)

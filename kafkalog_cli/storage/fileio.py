@@ -73,6 +73,21 @@ def fsync_dir(path, *, dir_fd: int | None = None) -> None:
         os.close(fd)
 
 
+def create_fresh(path, *, dir_fd: int | None = None) -> int:
+    """A temp file created anew for writing: a stale one at ``path`` (a planted link
+    included) is unlinked first, then ``path`` is created with ``O_EXCL | O_NOFOLLOW``,
+    so nothing already there is ever opened. Returns the fd (the caller closes it).
+
+    Raises:
+        UnsafePathError: a link was planted at ``path`` between the unlink and the create.
+    """
+    try:
+        os.unlink(path, dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
+    return open_for_write(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, dir_fd=dir_fd)
+
+
 def write_atomically(path, data: bytes | str, *, fsync: bool = True,
                      dir_fd: int | None = None) -> None:
     """Replace ``path`` with ``data``: ``path.tmp`` (created afresh, never through a link),
@@ -89,11 +104,7 @@ def write_atomically(path, data: bytes | str, *, fsync: bool = True,
     tmp = path.with_name(path.name + ".tmp")
     if isinstance(data, str):
         data = data.encode("utf-8")
-    try:
-        os.unlink(tmp, dir_fd=dir_fd)
-    except FileNotFoundError:
-        pass
-    fd = open_for_write(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, dir_fd=dir_fd)
+    fd = create_fresh(tmp, dir_fd=dir_fd)
     try:
         try:
             write_all(fd, data)

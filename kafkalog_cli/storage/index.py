@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import struct
 
-from ..errors import UnreadableError
+from ..errors import CorruptIndexError, UnreadableError
 from .fileio import open_for_write
 from .location import as_path
 
@@ -85,6 +85,18 @@ class AbstractIndex:
     @property
     def entry_size(self) -> int:
         return self.ENTRY.size
+
+    def _check_whole_entries(self, what: str) -> None:
+        """The length check OffsetIndex.sanityCheck and TimeIndex.sanityCheck end with: the
+        file holds a whole number of entries (``what``: how the message names the file).
+
+        Raises:
+            CorruptIndexError: the file length is not a multiple of the entry size.
+        """
+        if self.file_length % self.entry_size:
+            raise CorruptIndexError(
+                f"{what} {self.path} is corrupt, found {self.file_length} bytes which is "
+                f"neither positive nor a multiple of {self.entry_size}", file=self.path)
 
     @property
     def max_entries(self) -> int:

@@ -73,6 +73,22 @@ def as_path(path):
     return RemotePath.from_uri(s)
 
 
+def read_bytes_if_exists(path) -> bytes | None:
+    """The bytes of a local or remote file (:func:`as_path`), None when it does not
+    exist (the broker's optional files: checkpoints, ``.kafka_cleanshutdown``,
+    ``.txnindex``).
+
+    Raises:
+        UnreadableError: it exists but cannot be read (permissions, a directory, I/O).
+    """
+    try:
+        return as_path(path).read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise UnreadableError(e.strerror or str(e), file=path) from e
+
+
 def resolve(path) -> str:
     """``path`` made absolute, as a string (a URI stays as it is): what a plan ships to
     other processes and machines, whose working directory is not this one's."""

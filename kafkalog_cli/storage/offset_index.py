@@ -109,7 +109,4 @@ class OffsetIndex(AbstractIndex):
                 f"Corrupt index found, index file {self.path} has non-zero size but the last "
                 f"offset is {self.last_offset} which is less than the base offset "
                 f"{self.base_offset}", file=self.path)
-        if self.file_length % OFFSET_INDEX_ENTRY_SIZE:
-            raise CorruptIndexError(
-                f"Index file {self.path} is corrupt, found {self.file_length} bytes which is "
-                f"neither positive nor a multiple of {OFFSET_INDEX_ENTRY_SIZE}", file=self.path)
+        self._check_whole_entries("Index file")

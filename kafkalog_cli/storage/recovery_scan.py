@@ -178,7 +178,6 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
     prev = base_offset - 1 if previous_last_offset is None or not strict else \
         max(previous_last_offset, base_offset - 1)
     epoch_hi = latest_epoch
-    n = 0
     oidx = bytearray()
     tidx = bytearray()
     epochs = out.epochs
@@ -192,67 +191,58 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
     # the largest last offset: relative to the base in int32, and a next offset in int64
     max_rel = min(base_offset + INT32_MAX, INT64_MAX - 1)
     error = ""
-    while True:
+    # every exit from the loop is a break: the batch counted last (n) is not valid
+    for n in count(1):  # noqa: B007 - n is read after the loop
         # the fast path: a v2 batch whose whole header is in the file and that passes
         # every check; anything else (legacy entries, the tail, every kind of invalid
-        # batch) leaves it for the slow path
-        # (_n counts the batch being looked at: a loop over count() costs less than
-        # ``n += 1`` per batch; every exit is a break, so the batch counted last is not
-        # valid here)
-        for _n in count(n + 1):
-            if pos > fast_end:
-                break
+        # batch) is left to the slow path, which checks it again under the broker's
+        # rules
+        if pos <= fast_end:
             offset, size, epoch, magic, crc, delta, bmax, pid = fast_unpack(mv, pos)
             nxt = pos + log_overhead + size
-            if magic != 2 or size < _MIN_V2_SIZE or nxt > end:
-                break
-            if crc32c(src[pos + crc_from:nxt] if size < _COPY_BELOW else
-                      mv[pos + crc_from:nxt]) != crc:
-                break
             last = offset + delta
-            if not prev < offset <= last <= max_rel:
+        if not (pos <= fast_end and magic == 2 and size >= _MIN_V2_SIZE and nxt <= end
+                and prev < offset <= last <= max_rel
+                and crc32c(src[pos + crc_from:nxt] if size < _COPY_BELOW else
+                           mv[pos + crc_from:nxt]) == crc):
+            # the slow path: one batch, every check spelled out
+            if pos >= limit:
+                if pos < end:
+                    out.partial = True
                 break
-            if epoch > epoch_hi:
-                epochs.append((epoch, offset))
-                epoch_hi = epoch
-            if pid >= 0:
-                producers.append(pos)
-            if bmax > max_ts:
-                max_ts = bmax
-                off_of_max = last
-            if pos > next_entry:
-                oidx += off_pack(last - base_offset, pos)
-                if max_ts > last_time:
-                    tidx += time_pack(max_ts, off_of_max - base_offset)
-                    last_time = max_ts
-                next_entry = pos + index_interval_bytes
-            prev = last
-            pos = nxt
-        n = _n - 1
-        # the slow path: one batch, every check spelled out
-        if pos >= limit:
-            if pos < end:
+            offset, size = os_unpack(mv, pos)
+            if size < _MIN_SIZE:
+                error = (f"Found record size {size} smaller than minimum record overhead "
+                         f"({_MIN_SIZE})")
+                break
+            nxt = pos + LOG_OVERHEAD + size
+            if nxt > end:
                 out.partial = True
-            break
-        offset, size = os_unpack(mv, pos)
-        if size < _MIN_SIZE:
-            error = (f"Found record size {size} smaller than minimum record overhead "
-                     f"({_MIN_SIZE})")
-            break
-        nxt = pos + LOG_OVERHEAD + size
-        if nxt > end:
-            out.partial = True
-            break
-        magic = mv[pos + MAGIC_OFFSET]
-        if magic > 127:  # a signed byte, as FileLogInputStream reads it
-            magic -= 256
-        if magic == 2 or magic > 2 and not strict:
-            if size < _MIN_V2_SIZE:
-                error = (f"Record batch is corrupt (the size {size + LOG_OVERHEAD} is smaller "
-                         f"than the minimum allowed overhead {RECORD_BATCH_OVERHEAD})")
                 break
-            offset, size, epoch, _, crc, delta, bmax, pid = fast_unpack(mv, pos)
-            computed = crc32c(mv[pos + ATTRIBUTES_OFFSET:nxt])
+            magic = mv[pos + MAGIC_OFFSET]
+            if magic > 127:  # a signed byte, as FileLogInputStream reads it
+                magic -= 256
+            if magic == 2 or magic > 2 and not strict:
+                if size < _MIN_V2_SIZE:
+                    error = (f"Record batch is corrupt (the size {size + LOG_OVERHEAD} is "
+                             f"smaller than the minimum allowed overhead "
+                             f"{RECORD_BATCH_OVERHEAD})")
+                    break
+                offset, size, epoch, _, crc, delta, bmax, pid = fast_unpack(mv, pos)
+                computed = crc32c(mv[pos + ATTRIBUTES_OFFSET:nxt])
+            elif 0 <= magic < 2 or magic < 0 and not strict:
+                # (LegacyRecord reads every magic but 0 with the v1 layout; ensureValid
+                # checks only the v0 overhead and the CRC: a v1 message too short for its
+                # key and value size fields is kept, as LogSegment.recover keeps it)
+                (crc,) = _LEGACY_CRC.unpack_from(mv, pos + LEGACY_CRC_OFFSET)
+                computed = crc32(mv[pos + LEGACY_MAGIC_OFFSET:nxt])
+                delta = 0
+                bmax = (_LEGACY_TS.unpack_from(mv, pos + LEGACY_TIMESTAMP_OFFSET)[0]
+                        if magic != 0 else NO_TIMESTAMP)
+                epoch = pid = -1
+            else:
+                error = f"unknown magic {magic}"
+                break
             if computed != crc:
                 error = f"Record is corrupt (stored crc = {crc}, computed crc = {computed})"
                 out.crc = (crc, computed)
@@ -261,39 +251,24 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
                 error = f"last offset delta {delta} is negative"
                 break
             last = offset + delta
-        elif 0 <= magic < 2 or magic < 0 and not strict:
-            # (LegacyRecord reads every magic but 0 with the v1 layout; ensureValid checks
-            # only the v0 overhead and the CRC: a v1 message too short for its key and
-            # value size fields is kept, as LogSegment.recover keeps it)
-            (crc,) = _LEGACY_CRC.unpack_from(mv, pos + LEGACY_CRC_OFFSET)
-            computed = crc32(mv[pos + LEGACY_MAGIC_OFFSET:nxt])
-            if computed != crc:
-                error = f"Record is corrupt (stored crc = {crc}, computed crc = {computed})"
-                out.crc = (crc, computed)
+            if last >= INT64_MAX:
+                error = offset_overflow(offset, last - offset, None, pos).message
                 break
-            last = offset
-            bmax = (_LEGACY_TS.unpack_from(mv, pos + LEGACY_TIMESTAMP_OFFSET)[0] if magic != 0
-                    else NO_TIMESTAMP)
-            epoch = pid = -1
-        else:
-            error = f"unknown magic {magic}"
-            break
-        if last >= INT64_MAX:
-            error = offset_overflow(offset, last - offset, None, pos).message
-            break
-        if strict:
-            if offset <= prev:
-                error = (f"offsets go backwards: batch base offset {offset} follows offset "
-                         f"{prev}" if offset >= base_offset else
-                         f"offset {offset} cannot be stored relative to base offset "
+            if strict:
+                if offset <= prev:
+                    error = (f"offsets go backwards: batch base offset {offset} follows "
+                             f"offset {prev}" if offset >= base_offset else
+                             f"offset {offset} cannot be stored relative to base offset "
+                             f"{base_offset}")
+                    break
+                if last > max_rel:
+                    error = (f"offset {last} cannot be stored relative to base offset "
+                             f"{base_offset}")
+                    break
+            elif not base_offset <= last <= max_rel:
+                error = (f"offset {last} cannot be stored relative to base offset "
                          f"{base_offset}")
                 break
-            if last > max_rel:
-                error = f"offset {last} cannot be stored relative to base offset {base_offset}"
-                break
-        elif not base_offset <= last <= max_rel:
-            error = f"offset {last} cannot be stored relative to base offset {base_offset}"
-            break
         if epoch > epoch_hi:
             epochs.append((epoch, offset))
             epoch_hi = epoch
@@ -309,17 +284,16 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
                 last_time = max_ts
             next_entry = pos + index_interval_bytes
         prev = last
-        n += 1
         pos = nxt
     if max_ts > last_time:
         tidx += time_pack(max_ts, off_of_max - base_offset)
     out.valid_bytes = pos
-    out.batches = n
+    out.batches = batches = n - 1
     out.offset_index = bytes(oidx)
     out.time_index = bytes(tidx)
     out.max_timestamp = max_ts
     out.offset_of_max_timestamp = off_of_max
-    if n:
+    if batches:
         out.first_offset = os_unpack(mv, 0)[0]
         out.last_offset = prev
     if error:

@@ -122,7 +122,4 @@ class TimeIndex(AbstractIndex):
                     f"Corrupt time index found, time index file ({self.path}) has non-zero size "
                     f"but the last offset is {last.offset} which is less than the first offset "
                     f"{self.base_offset}", file=self.path)
-        if self.file_length % TIME_INDEX_ENTRY_SIZE:
-            raise CorruptIndexError(
-                f"Time index file {self.path} is corrupt, found {self.file_length} bytes which "
-                f"is neither positive nor a multiple of {TIME_INDEX_ENTRY_SIZE}", file=self.path)
+        self._check_whole_entries("Time index file")

@@ -29,7 +29,7 @@ from pathlib import Path
 import crc32c as _crc32c
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from kafkalog_testkit import CORPUS, FIXTURES
+from kafkalog_testkit import CORPUS, FIXTURES, zigzag
 
 # -- run modes -----------------------------------------------------------------------------
 
@@ -331,21 +331,6 @@ def decompress(codec: int, data: bytes) -> bytes | None:
 
 
 # -- records, walked independently of kafkalog --------------------------------------------------
-
-def zigzag(n: int) -> bytes:
-    """A zigzag varint of any size (Kafka's ByteUtils.writeVarlong for int64 values;
-    longer for values outside int64, which no reader may accept)."""
-    v = (n << 1) ^ (n >> 127) if n < 0 else n << 1
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
 
 def read_zigzag(data: bytes, pos: int) -> tuple[int, int]:
     v = shift = 0

@@ -34,6 +34,7 @@ from fuzz_testkit import (
     raw_snappy_bomb,
     v2_batch,
 )
+from kafkalog_testkit import uvarint
 
 pytestmark = pytest.mark.fuzz
 
@@ -169,22 +170,10 @@ def test_raw_snappy_block(fuzz_worker):
 def test_raw_snappy_block_lying_about_its_length(fuzz_worker, claimed):
     """A raw snappy block whose length preamble claims more than its few bytes can
     expand to: corrupt, and nothing of the claimed size is allocated."""
-    body = _uvarint(claimed) + b"\x00" * 8
+    body = uvarint(claimed) + b"\x00" * 8
     res = _run(fuzz_worker, _raw_snappy_batch(body, 1), HEADERS + DECODING,
                name="lying-0")
     assert res["audit"]["value"] == 0
-
-
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def test_compressed_blocks_built_here_decode(fuzz_worker):

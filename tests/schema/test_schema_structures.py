@@ -10,6 +10,7 @@ import crc32c
 import pytest
 
 from kafkalog_cli.schema import control, index_entries, legacy, record, record_batch
+from kafkalog_cli.schema.messages import Field, fields
 
 
 def test_derived_offsets_match_default_record_batch():
@@ -190,3 +191,46 @@ def test_index_entries():
     te = index_entries.TimeIndexEntry.parse(t)
     assert (te.timestamp, te.relative_offset) == (1_700_000_000_000, 3)
     assert index_entries.TimeIndexEntry.build(te) == t
+
+
+def test_field_table_declares_what_field_calls_declare():
+    """schema.messages.fields: one line a field (name, type, versions, attributes),
+    a struct's fields indented under it, a common struct passed by its type name; the
+    Fields are those the explicit declaration gives (Kafka's JSON words: nullableVersions,
+    taggedVersions, tag, default)."""
+    common = fields("""
+        leaderId     int32  0+  default=-1
+        leaderEpoch  int32  0+  default=-1
+    """)
+    table = fields("""
+        topics            []Topic           0+
+          name            string            0+  nullable=10+ default=null
+          # a comment line
+          maxBytes        int32             3+  default=0x7FFFFFFF
+        rackId            string            11+ default=""
+        currentLeader     LeaderIdAndEpoch  12+ tagged=12+ tag=1
+        skip              bool              9+  default=false
+    """, LeaderIdAndEpoch=common)
+    explicit = [
+        Field("topics", "[]Topic", "0+", fields=[
+            Field("name", "string", "0+", nullable="10+", default=None),
+            Field("maxBytes", "int32", "3+", default=2147483647),
+        ]),
+        Field("rackId", "string", "11+", default=""),
+        Field("currentLeader", "LeaderIdAndEpoch", "12+", tagged="12+", tag=1,
+              fields=[Field("leaderId", "int32", "0+", default=-1),
+                      Field("leaderEpoch", "int32", "0+", default=-1)]),
+        Field("skip", "bool", "9+", default=False),
+    ]
+
+    def shape(fs):
+        return [(f.name, f.type, repr(f.versions), repr(f.nullable), repr(f.tagged), f.tag,
+                 f.default(12), shape(f.fields)) for f in fs]
+
+    assert shape(table) == shape(explicit)
+    with pytest.raises(ValueError, match="unknown attribute"):
+        fields("a int32 0+ nullable")
+    with pytest.raises(ValueError, match="without fields"):
+        fields("a SomeStruct 0+")
+    with pytest.raises(ValueError, match="expected name, type, versions"):
+        fields("a int32")

@@ -10,6 +10,7 @@ from serve_testkit import NO_GROUP_DELAY, RawClient, create_topic
 
 from kafkalog_cli.protocol.errors import Errors
 from kafkalog_cli.server.broker import ServerThread
+from kafkalog_cli.server.groups import GroupCoordinator
 from kafkalog_cli.server.kafka_apis import ServerOptions
 
 FIND, JOIN, HEARTBEAT, LEAVE, SYNC, COMMIT, OFFSET_FETCH = 10, 11, 12, 13, 14, 8, 9
@@ -322,3 +323,21 @@ def test_rejoin_with_same_metadata_gets_current_generation(server, raw):
     r = _join(a, 3, ma, metadata=b"m")
     t.join(10)
     assert r["generationId"] == result["b"]["generationId"] == 3
+
+
+def test_commit_to_unknown_group_error_by_request():
+    """OffsetMetadataManager.validateOffsetCommit: a commit naming a generation to a group
+    the coordinator does not know is GROUP_ID_NOT_FOUND from OffsetCommit v9 and
+    ILLEGAL_GENERATION before; validateTransactionalOffsetCommit answers
+    ILLEGAL_GENERATION at every version. Generation -1 creates a simple group."""
+    coordinator = GroupCoordinator()
+    commit = {"groupId": "g", "generationIdOrMemberEpoch": 5, "memberId": "m",
+              "groupInstanceId": None}
+    txn = {"groupId": "g", "generationId": 5, "memberId": "m", "groupInstanceId": None}
+    assert coordinator.commit_check(commit, 8) == Errors.ILLEGAL_GENERATION
+    assert coordinator.commit_check(commit, 9) == Errors.GROUP_ID_NOT_FOUND
+    assert coordinator.txn_commit_check(txn, 3) == Errors.ILLEGAL_GENERATION
+    assert coordinator.txn_commit_check(txn, 5) == Errors.ILLEGAL_GENERATION
+    assert "g" not in coordinator.groups
+    assert coordinator.commit_check(dict(commit, generationIdOrMemberEpoch=-1), 9) == 0
+    assert "g" in coordinator.groups

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Annotated
 
 import typer
@@ -13,20 +12,13 @@ from ..options import (
     MaxDecompressedOpt,
     OutputOpt,
     Paths,
+    choices,
 )
 from ..output import emit_and_exit
 from ..root import app
 
-
-class ExportFormat(str, Enum):
-    parquet = "parquet"
-    jsonl = "jsonl"
-
-
-class Engine(str, Enum):
-    auto = "auto"
-    local = "local"
-    spark = "spark"
+ExportFormat = choices("ExportFormat", "parquet jsonl")
+Engine = choices("Engine", "auto local spark")
 
 
 EngineOpt = Annotated[Engine, typer.Option(

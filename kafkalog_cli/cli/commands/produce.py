@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..options import DataEncoding, OutputOpt
+from ..options import DataEncoding, OutputOpt, choices
 from ..root import app
 
-
-class InputFormat(str, Enum):
-    lines = "lines"
-    jsonl = "jsonl"
-    raw = "raw"
-
-
-class Codec(str, Enum):
-    none = "none"
-    gzip = "gzip"
-    snappy = "snappy"
-    lz4 = "lz4"
-    zstd = "zstd"
+InputFormat = choices("InputFormat", "lines jsonl raw")
+Codec = choices("Codec", "none gzip snappy lz4 zstd")
 
 
 @app.command("produce")

@@ -1,0 +1,44 @@
+"""What the server's groups of request handlers share (admin, group and transaction
+APIs): dispatch by API key, as KafkaApis.handle matches ``request.header.apiKey``, and
+the walk of a request's topics and partitions into the answer's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..protocol.apis import ApiKeys
+
+
+class ApiHandlers:
+    """A group of request handlers of one node: a method ``handle_<api>`` answers the
+    API ``ApiKeys.<API>`` (``handle_delete_records``: DELETE_RECORDS). ``options`` is the
+    server's ServerOptions."""
+
+    def __init__(self, catalog, options):
+        self.catalog = catalog
+        self.options = options
+
+    def handlers(self) -> dict:
+        """``{ApiKeys member: bound handler}`` of every ``handle_<api>`` method."""
+        found = {}
+        for key in ApiKeys:
+            handler = getattr(self, "handle_" + key.name.lower(), None)
+            if handler is not None:
+                found[key] = handler
+        return found
+
+
+def partition_answers(request_topics: list[dict],
+                      answer_topics: list[dict]) -> Iterator[tuple[str, dict, list[dict]]]:
+    """Each partition of a request's topics (``[{"name", "partitions": [...]}]``), in the
+    request's order, with the list its answer goes in: for each request topic an answer
+    topic ``{"name", "partitions": []}`` is appended to ``answer_topics``.
+
+    Yields ``(topic name, request partition, answer partitions of that topic)``.
+    """
+    for t in request_topics:
+        name = t["name"]
+        parts: list[dict] = []
+        answer_topics.append({"name": name, "partitions": parts})
+        for p in t["partitions"]:
+            yield name, p, parts
