@@ -1,9 +1,10 @@
 """The optional compiled core: ``kafkalog_cli.format._speedups`` (the C twin of the hot
-loops of ``kafkalog_cli/format/records.py``) and ``kafkalog_cli.render._speedups`` (of
-dump-segment's record lines in ``kafkalog_cli/render/dump.py``).
+loops of ``kafkalog_cli/format/records.py``), ``kafkalog_cli.format._encode`` (of the
+record encoder of ``kafkalog_cli/format/builder.py``) and ``kafkalog_cli.render._speedups``
+(of the record lines of ``kafkalog_cli/render/dump.py`` and ``render/read.py``).
 
-pyproject.toml is the home of the package's metadata; this file only adds the extension.
-Its build is optional: without a compiler or Python's headers the build warns and goes
+pyproject.toml is the home of the package's metadata; this file only adds the extensions.
+Their build is optional: without a compiler or Python's headers the build warns and goes
 on, and kafkalog runs its pure-Python loops (the same values and errors, slower).
 ``KAFKALOG_BUILD_STRICT=1`` (set by ``.ci/run``) makes a failed build an error and
 compiles with ``-Wall -Wextra -Werror``.
@@ -48,12 +49,11 @@ class OptionalBuildExt(build_ext):
 flags = ["-Wall", "-Wextra", "-Werror"] if STRICT else []
 
 setup(
-    ext_modules=[Extension("kafkalog_cli.format._speedups",
-                           ["kafkalog_cli/format/_speedups.c"],
-                           extra_compile_args=flags, optional=not STRICT),
-                 # dump-segment's record lines (render/dump.py's fallback is the reference)
-                 Extension("kafkalog_cli.render._speedups",
-                           ["kafkalog_cli/render/_speedups.c"],
-                           extra_compile_args=flags, optional=not STRICT)],
+    ext_modules=[Extension(f"kafkalog_cli.format.{name}", [f"kafkalog_cli/format/{name}.c"],
+                           extra_compile_args=flags, optional=not STRICT)
+                 for name in ("_speedups", "_encode")] + [
+        # the record lines of dump-segment and read (render's Python loops: the reference)
+        Extension("kafkalog_cli.render._speedups", ["kafkalog_cli/render/_speedups.c"],
+                  extra_compile_args=flags, optional=not STRICT)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

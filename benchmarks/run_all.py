@@ -22,7 +22,9 @@ Rows (the data is built by kafka-python's builder, deterministic, into
 * ``dump-segment --print-data-log`` with ``-o kafka`` and ``-o json`` (subprocesses, stdout
   to /dev/null) against a kafka-python script printing the same lines (checked byte for
   byte before timing);
-* ``export --engine local`` to Parquet against kafka-python / aiokafka[C] + pyarrow;
+* ``export --engine local`` to Parquet against kafka-python / aiokafka[C] + pyarrow, on
+  one record (the fixed cost: start-up and imports), ``n`` and ``10 n`` records, with the
+  ratio of the per-record part (less each side's fixed cost) in the note;
 * every command's start on a tiny fixture against ``python -c pass``.
 
 Writes ``benchmarks/results/run_all.md`` (``run_all-quick.md`` with ``--quick``).
@@ -474,23 +476,54 @@ pq.write_table(t, sys.argv[2])
 
 
 def export_rows(n: int, tmp: Path) -> list[Row]:
-    log = segment(f"b-{n}", n // 100, 100)
+    """export --engine local against the pyarrow scripts on ``n`` records, on ``10 n``
+    (the same per-record work, a smaller share of start-up), and on one record: the
+    fixed cost (interpreter, imports: pyarrow.parquet's ~0.2 s for every side), which
+    :func:`export_notes` takes out to give the ratio of the per-record part."""
     sp = tmp / "peer_export.py"
     sp.write_text(PEER_EXPORT)
-    out = tmp / "export-out"
+    rows = []
+    for label, log in (("1 record: the fixed cost", segment("e-1", 1, 1)),
+                       (f"{n:,} records", segment(f"b-{n}", n // 100, 100)),
+                       (f"{10 * n:,} records", segment(f"b-{10 * n}", n // 10, 100))):
+        out = tmp / f"export-out-{log.parent.name}"
 
-    def clean():
-        shutil.rmtree(out, ignore_errors=True)
+        def clean(out=out):
+            shutil.rmtree(out, ignore_errors=True)
 
-    kl = [PY, "-m", "kafkalog_cli", "export", "--engine", "local", "--format", "parquet",
-          "--to", str(out), str(log.parent), "-o", "json"]
-    peers = [Impl("kafka-python + pyarrow",
-                  child([PY, str(sp), str(log), str(tmp / "kp.parquet"), "kafka-python"])),
-             Impl("aiokafka[C] + pyarrow",
-                  child([PY, str(sp), str(log), str(tmp / "ac.parquet"), "aiokafka"]))]
-    return [Row("export", f"export --engine local to Parquet ({n:,} records)",
-                Impl("kafkalog", child(kl, before=clean)), peers,
-                ("aiokafka[C] + pyarrow", 2.0), "target with the compiled core (part B)")]
+        kl = [PY, "-m", "kafkalog_cli", "export", "--engine", "local", "--format", "parquet",
+              "--to", str(out), str(log.parent), "-o", "json"]
+        peers = [Impl("kafka-python + pyarrow",
+                      child([PY, str(sp), str(log), str(tmp / "kp.parquet"), "kafka-python"])),
+                 Impl("aiokafka[C] + pyarrow",
+                      child([PY, str(sp), str(log), str(tmp / "ac.parquet"), "aiokafka"]))]
+        fixed = label.startswith("1 record")
+        rows.append(Row("export", f"export --engine local to Parquet ({label})",
+                        Impl("kafkalog", child(kl, before=clean)), peers,
+                        None if fixed else ("aiokafka[C] + pyarrow", 2.0),
+                        "" if fixed else "target with the compiled core (part B)"))
+    return rows
+
+
+def export_notes(rows: list[Row]) -> None:
+    """Beside each export row, the ratio of its per-record part: each side's CPU time
+    less its time on the one-record log."""
+    ex = [r for r in rows if r.group == "export"]
+    fixed = next((r for r in ex if "fixed cost" in r.name), None)
+    if fixed is None or not fixed.best:
+        return
+    kl0 = fixed.best[fixed.kafkalog.name]
+    for r in ex:
+        if r is fixed:
+            continue
+        kl = r.best[r.kafkalog.name] - kl0
+        parts = []
+        for p in r.peers:
+            peer = r.best[p.name] - fixed.best[p.name]
+            if kl > 0:
+                parts.append(f"{p.name} {peer / kl:.2f}x")
+        r.note = (f"{r.note}; without the fixed cost (the 1-record row): "
+                  + ", ".join(parts)) if parts else r.note
 
 
 # -- rows: start-up --------------------------------------------------------------------------
@@ -595,6 +628,7 @@ def main(argv=None) -> int:
         if "export" in only:
             rows += export_rows(n, tmp)
         run_rounds(rows, args.repeat)
+        export_notes(rows)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     text = table(rows, args, (load0, os.getloadavg()[0]), time.time() - t0)

@@ -9,7 +9,7 @@ import sys
 import pytest
 from kafkalog_testkit import REPO
 
-from kafkalog_cli.format import records
+from kafkalog_cli.format import builder, records
 
 
 def test_ci_builds_the_core():
@@ -17,13 +17,16 @@ def test_ci_builds_the_core():
     pure Python: a build that silently fell back would test the fallback twice."""
     if os.environ.get("KAFKALOG_BUILD_STRICT") != "1":
         pytest.skip("not a strict (CI) build")
-    assert records.SPEEDUPS == (os.environ.get("KAFKALOG_PURE_PYTHON", "") in ("", "0"))
+    on = os.environ.get("KAFKALOG_PURE_PYTHON", "") in ("", "0")
+    assert records.SPEEDUPS == on
+    assert builder.SPEEDUPS == on  # the record encoder, _encode.c
 
 
 def test_pure_python_env_var_turns_the_core_off():
-    code = "from kafkalog_cli.format import records as r; print(r.SPEEDUPS, r._c)"
+    code = ("from kafkalog_cli.format import builder as b, records as r; "
+            "print(r.SPEEDUPS, r._c, b.SPEEDUPS, b._c)")
     env = {**os.environ, "KAFKALOG_PURE_PYTHON": "1"}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                        cwd=REPO, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["False", "None"]
+    assert r.stdout.split() == ["False", "None", "False", "None"]

@@ -16,6 +16,8 @@
  *   batch_records(batch) -> list of Record, or None when the batch is not for the fast
  *       path (compressed, negative count, a block over DECODE_CHUNK_BYTES, a base offset
  *       that may overflow)                      RecordBatch.records()'s fast path
+ *   records_method(RecordBatch) -> RecordBatch.records as a method: batch_records, else
+ *       the Python method                       RecordBatch.records
  *   batch_is_valid(batch) -> bool               RecordBatch.is_valid
  *   BatchIterator(file_records, view, start, end)
  *                                               FileRecords.batches()
@@ -112,6 +114,115 @@ static void fl_dealloc(freelist *fl, PyObject *op)
 }
 
 static void record_dealloc(PyObject *op) { fl_dealloc(&fl_record, op); }
+
+/* -- iterating a Record or RecordBatch ----------------------------------------------------
+ *
+ * ``for offset, timestamp, key, value, headers in records``: CPython unpacks an exact
+ * tuple in place, but a tuple subclass through iter(), whose tuple iterator is a new GC
+ * object each time (a malloc and a free per record, a third of the unpacking's cost,
+ * measured). setup() gives Record and RecordBatch this iterator instead: the same items
+ * in the same order, its objects kept on a free list of up to TI_MAX.
+ */
+#define TI_MAX 64
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t index;
+    PyObject *seq;  /* the tuple, NULL once exhausted; the next free one on the free list */
+} TupIter;
+
+static TupIter *ti_free = NULL;
+static int ti_nfree = 0;
+static PyTypeObject TupIterType;
+
+static PyObject *ti_new(PyObject *seq)
+{
+    TupIter *it = ti_free;
+    if (it != NULL) {
+        ti_free = (TupIter *)it->seq;
+        ti_nfree--;
+        _Py_NewReference((PyObject *)it);
+    } else {
+        it = PyObject_GC_New(TupIter, &TupIterType);
+        if (it == NULL)
+            return NULL;
+    }
+    it->index = 0;
+    Py_INCREF(seq);
+    it->seq = seq;
+    PyObject_GC_Track(it);
+    return (PyObject *)it;
+}
+
+static void ti_dealloc(TupIter *it)
+{
+    PyObject_GC_UnTrack(it);
+    Py_CLEAR(it->seq);
+#ifndef Py_GIL_DISABLED
+    if (ti_nfree < TI_MAX) {
+        it->seq = (PyObject *)ti_free;
+        ti_free = it;
+        ti_nfree++;
+        return;
+    }
+#endif
+    PyObject_GC_Del(it);
+}
+
+static int ti_traverse(TupIter *it, visitproc visit, void *arg)
+{
+    Py_VISIT(it->seq);
+    return 0;
+}
+
+static PyObject *ti_next(TupIter *it)
+{
+    PyObject *seq = it->seq;
+    if (seq == NULL)
+        return NULL;
+    if (it->index < PyTuple_GET_SIZE(seq)) {
+        PyObject *item = PyTuple_GET_ITEM(seq, it->index);
+        it->index++;
+        Py_INCREF(item);
+        return item;
+    }
+    it->seq = NULL;
+    Py_DECREF(seq);
+    return NULL;
+}
+
+static PyObject *ti_length_hint(TupIter *it, PyObject *Py_UNUSED(ignored))
+{
+    Py_ssize_t n = it->seq == NULL ? 0 : PyTuple_GET_SIZE(it->seq) - it->index;
+    return PyLong_FromSsize_t(n < 0 ? 0 : n);
+}
+
+static PyMethodDef ti_methods[] = {
+    {"__length_hint__", (PyCFunction)ti_length_hint, METH_NOARGS, "items left"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject TupIterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kafkalog_cli.format._speedups.record_iterator",
+    .tp_basicsize = sizeof(TupIter),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "iter(record): its items",
+    .tp_dealloc = (destructor)ti_dealloc,
+    .tp_traverse = (traverseproc)ti_traverse,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)ti_next,
+    .tp_methods = ti_methods,
+};
+
+static PyObject *ti_iter(PyObject *seq)
+{
+    if (!PyTuple_Check(seq)) {
+        PyErr_BadInternalCall();
+        return NULL;
+    }
+    return ti_new(seq);
+}
 static void batch_dealloc(PyObject *op) { fl_dealloc(&fl_batch, op); }
 
 /* a new object of the free list's type and size, its items NULL; fill them, then
@@ -147,6 +258,8 @@ static void fl_install(freelist *fl, PyObject *type, Py_ssize_t size)
     fl->type = t;
     fl->size = size;
     t->tp_dealloc = fl == &fl_record ? record_dealloc : batch_dealloc;
+    if (t->tp_iter == PyTuple_Type.tp_iter)  /* not overridden in Python */
+        t->tp_iter = ti_iter;
 #else
     (void)fl;
     (void)type;
@@ -225,27 +338,102 @@ static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t n)
 }
 #endif
 
+/*
+ * Three streams at once: the crc32 instruction takes 3 cycles but can start every cycle,
+ * so one stream uses a third of it. A run of 3 * S bytes A B C is taken as three CRCs
+ * (A from the running value, B and C from 0) joined by the CRC's linearity:
+ * crc(A B) = shift_|B|(crc(A)) ^ crc0(B), where shift_S(x) is the register after S zero
+ * bytes from x, a linear map of 32 bits kept as four byte tables (built from its 32
+ * basis values by crc_init). Runs of 3 x 8 KiB, then of 3 x 256 bytes, the rest one
+ * stream. 4-8x the single stream from 4 KiB on (measured), as the crc32c package's
+ * hardware code (Mark Adler's scheme) without a call into it.
+ */
+#define CRC_LONG 8192
+#define CRC_SHORT 256
+
+static uint32_t shift_long[4][256], shift_short[4][256];
+
+static inline uint32_t crc_shift(const uint32_t t[4][256], uint32_t x)
+{
+    return t[0][x & 0xFF] ^ t[1][(x >> 8) & 0xFF] ^ t[2][(x >> 16) & 0xFF] ^ t[3][x >> 24];
+}
+
+static void crc_shift_table(uint32_t t[4][256], size_t zeros)
+{
+    static const uint8_t zero[CRC_LONG];
+    uint32_t basis[32];
+    for (int k = 0; k < 32; k++)
+        basis[k] = crc_sw((uint32_t)1 << k, zero, zeros);
+    for (int j = 0; j < 4; j++)
+        for (uint32_t b = 0; b < 256; b++) {
+            uint32_t v = 0;
+            for (int k = 0; k < 8; k++)
+                if (b & (1u << k))
+                    v ^= basis[8 * j + k];
+            t[j][b] = v;
+        }
+}
+
+#ifdef KL_HAVE_SSE42
+__attribute__((target("sse4.2")))
+static uint32_t crc_hw3(uint32_t crc, const uint8_t *p, size_t n)
+{
+    uint64_t c0 = crc;
+    while (n >= 3 * CRC_LONG) {
+        uint64_t c1 = 0, c2 = 0, a, b, c;
+        for (const uint8_t *end = p + CRC_LONG; p < end; p += 8) {
+            memcpy(&a, p, 8);
+            memcpy(&b, p + CRC_LONG, 8);
+            memcpy(&c, p + 2 * CRC_LONG, 8);
+            c0 = _mm_crc32_u64(c0, a);
+            c1 = _mm_crc32_u64(c1, b);
+            c2 = _mm_crc32_u64(c2, c);
+        }
+        c0 = crc_shift(shift_long, (uint32_t)c0) ^ (uint32_t)c1;
+        c0 = crc_shift(shift_long, (uint32_t)c0) ^ (uint32_t)c2;
+        p += 2 * CRC_LONG;
+        n -= 3 * CRC_LONG;
+    }
+    while (n >= 3 * CRC_SHORT) {
+        uint64_t c1 = 0, c2 = 0, a, b, c;
+        for (const uint8_t *end = p + CRC_SHORT; p < end; p += 8) {
+            memcpy(&a, p, 8);
+            memcpy(&b, p + CRC_SHORT, 8);
+            memcpy(&c, p + 2 * CRC_SHORT, 8);
+            c0 = _mm_crc32_u64(c0, a);
+            c1 = _mm_crc32_u64(c1, b);
+            c2 = _mm_crc32_u64(c2, c);
+        }
+        c0 = crc_shift(shift_short, (uint32_t)c0) ^ (uint32_t)c1;
+        c0 = crc_shift(shift_short, (uint32_t)c0) ^ (uint32_t)c2;
+        p += 2 * CRC_SHORT;
+        n -= 3 * CRC_SHORT;
+    }
+    return crc_hw((uint32_t)c0, p, n);
+}
+#endif
+
 /* CRC-32C of p[0:n], continuing from ``value`` (0 to start), as crc32c.crc32c(data, value) */
 static uint32_t crc32c_update(uint32_t value, const uint8_t *p, size_t n)
 {
     uint32_t crc = ~value;
 #ifdef KL_HAVE_SSE42
     if (have_sse42)
-        return ~crc_hw(crc, p, n);
+        return ~crc_hw3(crc, p, n);
 #endif
     return ~crc_sw(crc, p, n);
 }
 
 /*
- * CRC-32C of a whole batch. From LARGE_CRC bytes on, the crc32c package's function (three
- * interleaved streams: 2.9x this single-stream loop on 1 MiB, measured; below it the
- * call costs more than it saves). -1 with an error set when the package fails.
+ * CRC-32C of a whole batch. Without the crc32 instruction, from LARGE_CRC bytes on, the
+ * crc32c package's function (its software code is faster than crc_sw on long runs; below
+ * it the call costs more than it saves). -1 with an error set when the package fails.
  */
 #define LARGE_CRC 4096
 
 static int64_t batch_crc(const uint8_t *p, Py_ssize_t n)
 {
-    if (n < LARGE_CRC || crc32c_loader == NULL)
+    if (n < LARGE_CRC || crc32c_loader == NULL || have_sse42)
         return crc32c_update(0, p, (size_t)n);
     if (crc32c_lib == NULL) {
         crc32c_lib = PyObject_CallNoArgs(crc32c_loader);
@@ -449,16 +637,60 @@ typedef struct {
     PyObject *appends[5];    /* off, ts, key, value, hdr (column consumer); hdr may be None */
     int lat;                 /* LogAppendTime: every timestamp is lat_ts */
     int64_t lat_ts;
+    /* ints handed out again rather than created per record (ints are immutable; records
+     * of a batch often share a timestamp, and a one-record batch's offset and timestamp
+     * are the batch's): the last timestamp and its value, the base offset (delta 0).
+     * Owned references or NULL; consumer_clear() drops them. */
+    PyObject *ts_obj;
+    int64_t ts_val;
+    PyObject *off0;
 } consumer;
+
+/* the consumer's reuse of ``ts`` (the int timestamp ``ts_value``) and ``base_offset``
+ * (an int): only exact ints, whose value is what they print */
+static void consumer_seed(consumer *c, PyObject *ts, int64_t ts_value, PyObject *base_offset)
+{
+    if (ts != NULL && PyLong_CheckExact(ts)) {
+        Py_INCREF(ts);
+        c->ts_obj = ts;
+        c->ts_val = ts_value;
+    }
+    if (base_offset != NULL && PyLong_CheckExact(base_offset)) {
+        Py_INCREF(base_offset);
+        c->off0 = base_offset;
+    }
+}
+
+static void consumer_clear(consumer *c)
+{
+    Py_CLEAR(c->ts_obj);
+    Py_CLEAR(c->off0);
+}
 
 static int emit(consumer *c, int64_t base_offset, int64_t base_ts, int64_t offset_delta,
                 int64_t ts_delta, PyObject *key, PyObject *value, PyObject *headers)
 {
     /* steals key, value, headers */
-    PyObject *off = add_int(base_offset, offset_delta);
+    PyObject *off, *ts;
+    if (offset_delta == 0 && c->off0 != NULL) {
+        off = c->off0;
+        Py_INCREF(off);
+    } else {
+        off = add_int(base_offset, offset_delta);
+    }
     /* a record's timestamp is a Java long: baseTimestamp + timestampDelta wraps */
-    PyObject *ts = PyLong_FromLongLong(
-        c->lat ? c->lat_ts : (int64_t)((uint64_t)base_ts + (uint64_t)ts_delta));
+    int64_t ts_value = c->lat ? c->lat_ts : (int64_t)((uint64_t)base_ts + (uint64_t)ts_delta);
+    if (c->ts_obj != NULL && c->ts_val == ts_value) {
+        ts = c->ts_obj;
+        Py_INCREF(ts);
+    } else {
+        ts = PyLong_FromLongLong(ts_value);
+        if (ts != NULL) {
+            Py_INCREF(ts);
+            Py_XSETREF(c->ts_obj, ts);
+            c->ts_val = ts_value;
+        }
+    }
     if (off == NULL || ts == NULL)
         goto fail;
     if (c->out != NULL) {
@@ -470,7 +702,11 @@ static int emit(consumer *c, int64_t base_offset, int64_t base_ts, int64_t offse
         PyTuple_SET_ITEM(rec, 2, key);
         PyTuple_SET_ITEM(rec, 3, value);
         PyTuple_SET_ITEM(rec, 4, headers);
-        fl_done(rec);
+        /* left out of the GC, as CPython's collector itself untracks a tuple of atomic
+         * items: ints, bytes or None, and headers, a tuple of (str, bytes or None)
+         * pairs, can hold no cycle (saves the tracking and the collector's visits) */
+        if (PyObject_GC_IsTracked(rec))
+            PyObject_GC_UnTrack(rec);
         if (c->filled >= 0 && c->filled < PyList_GET_SIZE(c->out)) {
             PyList_SET_ITEM(c->out, c->filled, rec);  /* steals rec */
             c->filled++;
@@ -627,62 +863,76 @@ static int as_int64(PyObject *o, int64_t *out, int *ok)
     return 0;
 }
 
+/*
+ * The arguments shared by decode_block and decode_block_into: (data, count, base_offset,
+ * base_timestamp, at, ...). 1 when the C loop takes them; 0 when the Python twin must
+ * (data not bytes, an int out of int64: it then gives the same values or errors); -1 for
+ * a wrong number of arguments.
+ */
+static int block_args(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want,
+                      const char *name, int64_t *base_offset, int64_t *base_ts,
+                      Py_ssize_t *count, long long *at)
+{
+    if (nargs != want) {
+        PyErr_Format(PyExc_TypeError, "%s takes %zd arguments", name, want);
+        return -1;
+    }
+    int ok1, ok2;
+    if (!PyBytes_Check(args[0]) || !PyLong_Check(args[1]) || !PyLong_Check(args[4]) ||
+        as_int64(args[2], base_offset, &ok1) < 0 || as_int64(args[3], base_ts, &ok2) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    *count = PyLong_AsSsize_t(args[1]);
+    *at = PyLong_AsLongLong(args[4]);
+    if (!ok1 || !ok2 || ((*count == -1 || *at == -1) && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
 static PyObject *sp_decode_block(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "decode_block takes 5 arguments");
-        return NULL;
-    }
     int64_t base_offset, base_ts;
-    int ok1, ok2;
-    if (!PyBytes_Check(args[0]) || !PyLong_Check(args[1]) || !PyLong_Check(args[4]) ||
-        as_int64(args[2], &base_offset, &ok1) < 0 || as_int64(args[3], &base_ts, &ok2) < 0) {
-        PyErr_Clear();
-        return PyObject_Vectorcall(py_decode_block, args, nargs, NULL);
-    }
-    Py_ssize_t count = PyLong_AsSsize_t(args[1]);
-    long long at = PyLong_AsLongLong(args[4]);
-    if (!ok1 || !ok2 || ((count == -1 || at == -1) && PyErr_Occurred())) {
-        PyErr_Clear();
-        return PyObject_Vectorcall(py_decode_block, args, nargs, NULL);
-    }
+    Py_ssize_t count;
+    long long at;
+    int rc = block_args(args, nargs, 5, "decode_block", &base_offset, &base_ts, &count, &at);
+    if (rc <= 0)
+        return rc < 0 ? NULL : PyObject_Vectorcall(py_decode_block, args, nargs, NULL);
     consumer c = {0};
     if (consumer_list(&c, count, PyBytes_GET_SIZE(args[0])) < 0)
         return NULL;
+    consumer_seed(&c, args[3], base_ts, args[2]);
     if (decode_loop((const uint8_t *)PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]),
                     count, base_offset, base_ts, at, &c) < 0) {
+        consumer_clear(&c);
         Py_DECREF(c.out);
         return NULL;
     }
+    consumer_clear(&c);
     return c.out;
 }
 
 static PyObject *sp_decode_block_into(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 10) {
-        PyErr_SetString(PyExc_TypeError, "decode_block_into takes 10 arguments");
-        return NULL;
-    }
     int64_t base_offset, base_ts;
-    int ok1, ok2;
-    if (!PyBytes_Check(args[0]) || !PyLong_Check(args[1]) || !PyLong_Check(args[4]) ||
-        as_int64(args[2], &base_offset, &ok1) < 0 || as_int64(args[3], &base_ts, &ok2) < 0) {
-        PyErr_Clear();
-        return PyObject_Vectorcall(py_decode_block_into, args, nargs, NULL);
-    }
-    Py_ssize_t count = PyLong_AsSsize_t(args[1]);
-    long long at = PyLong_AsLongLong(args[4]);
-    if (!ok1 || !ok2 || ((count == -1 || at == -1) && PyErr_Occurred())) {
-        PyErr_Clear();
-        return PyObject_Vectorcall(py_decode_block_into, args, nargs, NULL);
-    }
+    Py_ssize_t count;
+    long long at;
+    int rc = block_args(args, nargs, 10, "decode_block_into", &base_offset, &base_ts, &count,
+                        &at);
+    if (rc <= 0)
+        return rc < 0 ? NULL : PyObject_Vectorcall(py_decode_block_into, args, nargs, NULL);
     consumer c = {0};
     for (int i = 0; i < 5; i++)
         c.appends[i] = args[5 + i];
-    if (decode_loop((const uint8_t *)PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]),
-                    count, base_offset, base_ts, at, &c) < 0)
+    consumer_seed(&c, args[3], base_ts, args[2]);
+    rc = decode_loop((const uint8_t *)PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]),
+                     count, base_offset, base_ts, at, &c);
+    consumer_clear(&c);
+    if (rc < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -800,9 +1050,12 @@ static PyObject *sp_batch_records(PyObject *self, PyObject *batch)
         PyBuffer_Release(&buf);
         return NULL;
     }
+    consumer_seed(&c, PyTuple_GET_ITEM(batch, c.lat ? 10 : 9), c.lat ? max_ts : base_ts,
+                  PyTuple_GET_ITEM(batch, 2));
     int rc = decode_loop((const uint8_t *)buf.buf + a, b - a, (Py_ssize_t)count, base_offset,
                          base_ts, 0, &c);
     PyBuffer_Release(&buf);
+    consumer_clear(&c);
     if (rc < 0) {
         Py_DECREF(c.out);
         return NULL;
@@ -811,26 +1064,50 @@ static PyObject *sp_batch_records(PyObject *self, PyObject *batch)
 }
 
 /*
- * RecordBatch.records(self, max_bytes=DEFAULT_MAX_DECOMPRESSED_BYTES): the fast path above,
- * else the Python method (bound as a method by records.py through instancemethod()).
+ * RecordBatch.records(self, max_bytes=DEFAULT_MAX_DECOMPRESSED_BYTES) as a method of the
+ * class (records_method() makes the descriptor): the fast path above, else the Python
+ * method. A method descriptor rather than a function bound by instancemethod: CPython
+ * then calls it without creating a bound method per call.
  */
-static PyObject *sp_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+static PyObject *sp_records(PyObject *batch, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames)
 {
-    if (nargs == 1 && kwnames == NULL) {
-        PyObject *r = sp_batch_records(self, args[0]);
+    if (nargs == 0 && kwnames == NULL) {
+        PyObject *r = sp_batch_records(NULL, batch);
         if (r != Py_None)
             return r;
         Py_DECREF(r);
     }
-    return PyObject_Vectorcall(py_records, args, nargs, kwnames);
+    /* the Python method, with ``batch`` first */
+    Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject *small[8], **stack = small;
+    if (total + 1 > 8) {
+        stack = PyMem_Malloc((size_t)(total + 1) * sizeof(PyObject *));
+        if (stack == NULL)
+            return PyErr_NoMemory();
+    }
+    stack[0] = batch;
+    for (Py_ssize_t i = 0; i < total; i++)
+        stack[i + 1] = args[i];
+    PyObject *r = PyObject_Vectorcall(py_records, stack, nargs + 1, kwnames);
+    if (stack != small)
+        PyMem_Free(stack);
+    return r;
 }
 
-/* instancemethod(f): ``f`` bound as a method of a class's instances (any callable) */
-static PyObject *sp_instancemethod(PyObject *self, PyObject *f)
+static PyMethodDef records_def = {
+    "records", (PyCFunction)(void (*)(void))sp_records, METH_FASTCALL | METH_KEYWORDS,
+    "records(max_bytes=...): RecordBatch.records (compiled fast path)"};
+
+/* records_method(cls): RecordBatch.records as a method descriptor of ``cls`` */
+static PyObject *sp_records_method(PyObject *self, PyObject *cls)
 {
     (void)self;
-    return PyInstanceMethod_New(f);
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "records_method takes a class");
+        return NULL;
+    }
+    return PyDescr_NewMethod((PyTypeObject *)cls, &records_def);
 }
 
 /* the 13 header fields of the v2 batch at h, after (view, pos), into a RecordBatch */
@@ -851,7 +1128,12 @@ static PyObject *make_batch(PyObject *view, Py_ssize_t pos, const uint8_t *h)
     items[7] = PyLong_FromLong(be16(h + 21));           /* attributes */
     items[8] = PyLong_FromLong(be32(h + 23));           /* lastOffsetDelta */
     items[9] = PyLong_FromLongLong(be64(h + 27));       /* baseTimestamp */
-    items[10] = PyLong_FromLongLong(be64(h + 35));      /* maxTimestamp */
+    if (be64(h + 35) == be64(h + 27) && items[9] != NULL) {  /* one int for both */
+        Py_INCREF(items[9]);
+        items[10] = items[9];
+    } else {
+        items[10] = PyLong_FromLongLong(be64(h + 35));  /* maxTimestamp */
+    }
     items[11] = PyLong_FromLongLong(be64(h + 43));      /* producerId */
     items[12] = PyLong_FromLong(be16(h + 51));          /* producerEpoch */
     items[13] = PyLong_FromLong(be32(h + 53));          /* baseSequence */
@@ -1096,6 +1378,40 @@ static PyObject *sp_scan_v2(PyObject *self, PyObject *args)
 /* -- vectorized.py's group decode (the Spark rows layer and audit) ------------------------- */
 
 /*
+ * The positions of vectorized.py's group: a list of ints (the Python twins' form), or a
+ * bytearray of native int64s (new_positions() with the core: no int object per record).
+ */
+static inline int positions_ok(PyObject *positions)
+{
+    if (PyList_Check(positions) || PyByteArray_Check(positions))
+        return 1;
+    PyErr_SetString(PyExc_TypeError, "positions must be a list or a bytearray");
+    return 0;
+}
+
+static inline Py_ssize_t positions_len(PyObject *positions)
+{
+    return PyList_Check(positions) ? PyList_GET_SIZE(positions)
+                                   : PyByteArray_GET_SIZE(positions) / 8;
+}
+
+/* positions[i] (i < positions_len), -1 with an error set when it is not an int */
+static inline int positions_get(PyObject *positions, Py_ssize_t i, Py_ssize_t *out)
+{
+    if (PyList_Check(positions)) {
+        Py_ssize_t v = PyLong_AsSsize_t(PyList_GET_ITEM(positions, i));
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        *out = v;
+        return 0;
+    }
+    int64_t v;
+    memcpy(&v, PyByteArray_AS_STRING(positions) + 8 * i, 8);
+    *out = (Py_ssize_t)v;
+    return 0;
+}
+
+/*
  * vectorized.scan_lengths(data, count, positions) -> bool: append the position of each of
  * the ``count`` records of ``data`` while each length is a one- or two-byte varint >= 0
  * (read as the Python reads it: two bytes looked up at once, so both must exist) and the
@@ -1107,8 +1423,12 @@ static PyObject *sp_scan_lengths(PyObject *self, PyObject *args)
     Py_buffer buf;
     Py_ssize_t count;
     PyObject *positions;
-    if (!PyArg_ParseTuple(args, "y*nO!", &buf, &count, &PyList_Type, &positions))
+    if (!PyArg_ParseTuple(args, "y*nO", &buf, &count, &positions))
         return NULL;
+    if (!positions_ok(positions)) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
     const uint8_t *d = (const uint8_t *)buf.buf;
     Py_ssize_t n = buf.len, pos = 0, k = 0;
     int ok = count > 0;  /* each step moves on by a byte or more: at most n steps */
@@ -1138,16 +1458,28 @@ static PyObject *sp_scan_lengths(PyObject *self, PyObject *args)
         pos += w + len;
     }
     if (ok && pos == n) {
-        /* the positions again, now appended (nothing is appended on failure) */
+        /* the positions again, now appended (nothing is appended on failure); count <= n
+         * here, so the bytearray grows by at most 8 bytes per byte of data */
+        int is_list = PyList_Check(positions);
+        Py_ssize_t old = is_list ? 0 : PyByteArray_GET_SIZE(positions);
+        if (!is_list && PyByteArray_Resize(positions, old + 8 * count) < 0) {
+            PyBuffer_Release(&buf);
+            return NULL;
+        }
         Py_ssize_t q = 0;
         for (Py_ssize_t i = 0; i < count; i++) {
-            PyObject *v = PyLong_FromSsize_t(q);
-            if (v == NULL || PyList_Append(positions, v) < 0) {
-                Py_XDECREF(v);
-                PyBuffer_Release(&buf);
-                return NULL;
+            if (is_list) {
+                PyObject *v = PyLong_FromSsize_t(q);
+                if (v == NULL || PyList_Append(positions, v) < 0) {
+                    Py_XDECREF(v);
+                    PyBuffer_Release(&buf);
+                    return NULL;
+                }
+                Py_DECREF(v);
+            } else {
+                int64_t v = q;
+                memcpy(PyByteArray_AS_STRING(positions) + old + 8 * i, &v, 8);
             }
-            Py_DECREF(v);
             uint32_t b0 = d[q], raw = b0 < 0x80 ? b0 : ((b0 & 0x7F) | ((uint32_t)d[q + 1] << 7));
             q += (b0 < 0x80 ? 1 : 2) + (Py_ssize_t)(raw >> 1);
         }
@@ -1179,36 +1511,35 @@ static inline int short_varint(const uint8_t *a, Py_ssize_t e, Py_ssize_t *p, in
     return 1;
 }
 
-/* a growable byte buffer that becomes a bytes object */
+/* a byte buffer of a fixed capacity that becomes a bytes object (the group's sizes are
+ * known before the decode: n records, their keys and values within the blocks' bytes) */
 typedef struct {
     PyObject *b;
-    Py_ssize_t len;
+    char *p;
+    Py_ssize_t len, cap;
 } outbuf;
 
-static int ob_put(outbuf *o, const void *src, Py_ssize_t n)
+static int ob_init(outbuf *o, Py_ssize_t cap)
 {
-    if (n == 0)  /* nothing to copy (and o->b may still be NULL) */
-        return 0;
-    Py_ssize_t cap = o->b == NULL ? 0 : PyBytes_GET_SIZE(o->b);
-    if (o->len + n > cap) {
-        Py_ssize_t want = cap * 2 > o->len + n ? cap * 2 : o->len + n + 64;
-        if (o->b == NULL) {
-            o->b = PyBytes_FromStringAndSize(NULL, want);
-            if (o->b == NULL)
-                return -1;
-        } else if (_PyBytes_Resize(&o->b, want) < 0) {
-            return -1;
-        }
-    }
-    memcpy(PyBytes_AS_STRING(o->b) + o->len, src, (size_t)n);
-    o->len += n;
+    o->b = PyBytes_FromStringAndSize(NULL, cap);
+    if (o->b == NULL)
+        return -1;
+    o->p = PyBytes_AS_STRING(o->b);
+    o->len = 0;
+    o->cap = cap;
     return 0;
+}
+
+/* n bytes from src; the capacity was counted before (a record that would pass it is not
+ * of the group's shape: its caller checks) */
+static inline void ob_put(outbuf *o, const void *src, Py_ssize_t n)
+{
+    memcpy(o->p + o->len, src, (size_t)n);
+    o->len += n;
 }
 
 static PyObject *ob_finish(outbuf *o)
 {
-    if (o->b == NULL)
-        return PyBytes_FromStringAndSize(NULL, 0);
     if (_PyBytes_Resize(&o->b, o->len) < 0)
         return NULL;
     PyObject *r = o->b;
@@ -1216,11 +1547,235 @@ static PyObject *ob_finish(outbuf *o)
     return r;
 }
 
+/* the Arrow columns of a group being decoded */
+typedef struct {
+    outbuf ts, od, koff, voff, kdata, vdata, kval, vval;
+    Py_ssize_t n, r, knulls, vnulls;
+} group_out;
+
+/* room for ``n`` records whose keys and values come from ``total`` bytes of blocks */
+static int go_init(group_out *g, Py_ssize_t n, Py_ssize_t total)
+{
+    memset(g, 0, sizeof(*g));
+    g->n = n;
+    Py_ssize_t bits = (n + 7) / 8;
+    if (ob_init(&g->ts, 8 * n) < 0 || ob_init(&g->od, 8 * n) < 0 ||
+        ob_init(&g->koff, 4 * (n + 1)) < 0 || ob_init(&g->voff, 4 * (n + 1)) < 0 ||
+        ob_init(&g->kdata, total) < 0 || ob_init(&g->vdata, total) < 0 ||
+        ob_init(&g->kval, bits) < 0 || ob_init(&g->vval, bits) < 0)
+        return -1;
+    memset(g->kval.p, 0, (size_t)bits);
+    memset(g->vval.p, 0, (size_t)bits);
+    g->kval.len = g->vval.len = bits;
+    int32_t zero = 0;
+    ob_put(&g->koff, &zero, 4);
+    ob_put(&g->voff, &zero, 4);
+    return 0;
+}
+
+static void go_free(group_out *g)
+{
+    outbuf *obs[8] = {&g->ts, &g->od, &g->koff, &g->voff, &g->kdata, &g->vdata, &g->kval,
+                      &g->vval};
+    for (int i = 0; i < 8; i++)
+        Py_CLEAR(obs[i]->b);
+}
+
+/*
+ * The ``k`` records of ``a[0:len]`` starting at starts[0..k-1], each ending where the next
+ * starts (starts[k]: the end of the last), when each has the common shape (one- or
+ * two-byte varints for the deltas and lengths, no headers, consumed exactly): 1,
+ * appended; 0 when one is not (the group is then None).
+ */
+static int go_records(group_out *g, const uint8_t *a, Py_ssize_t len, const Py_ssize_t *starts,
+                      Py_ssize_t k)
+{
+    if (k > g->n - g->r)
+        return 0;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        Py_ssize_t v = starts[i], e = starts[i + 1];
+        if (v < 0 || v >= len || e > len || e < v)
+            return 0;
+        Py_ssize_t p = v + 1 + (a[v] >= 0x80) + 1;  /* after the length and attributes */
+        int64_t tsd, odl, klen, vlen;
+        if (!short_varint(a, e, &p, &tsd) || !short_varint(a, e, &p, &odl) ||
+            !short_varint(a, e, &p, &klen))
+            return 0;
+        Py_ssize_t kpos = p;
+        p += klen > 0 ? klen : 0;
+        if (!short_varint(a, e, &p, &vlen))
+            return 0;
+        Py_ssize_t vpos = p;
+        p += vlen > 0 ? vlen : 0;
+        if (p + 1 != e || a[p] != 0)
+            return 0;
+        /* a key and a value lie inside their record, inside the blocks, so the data
+         * buffers (the blocks' size, below INT32_MAX) hold them */
+        Py_ssize_t r = g->r++;
+        ob_put(&g->ts, &tsd, 8);
+        ob_put(&g->od, &odl, 8);
+        if (klen >= 0) {
+            g->kval.p[r >> 3] |= (char)(1u << (r & 7));
+            ob_put(&g->kdata, a + kpos, klen);
+        } else {
+            g->knulls++;
+        }
+        if (vlen >= 0) {
+            g->vval.p[r >> 3] |= (char)(1u << (r & 7));
+            ob_put(&g->vdata, a + vpos, vlen);
+        } else {
+            g->vnulls++;
+        }
+        int32_t ko = (int32_t)g->kdata.len, vo = (int32_t)g->vdata.len;
+        ob_put(&g->koff, &ko, 4);
+        ob_put(&g->voff, &vo, 4);
+    }
+    return 1;
+}
+
+/* (timestampDeltas, offsetDeltas, keyOffsets, valueOffsets, keyData, valueData,
+ * keyValidity, valueValidity, keyNulls, valueNulls) */
+static PyObject *go_finish(group_out *g)
+{
+    PyObject *parts[8];
+    outbuf *obs[8] = {&g->ts, &g->od, &g->koff, &g->voff, &g->kdata, &g->vdata, &g->kval,
+                      &g->vval};
+    for (int i = 0; i < 8; i++) {
+        parts[i] = ob_finish(obs[i]);
+        if (parts[i] == NULL) {
+            for (int k = 0; k < i; k++)
+                Py_DECREF(parts[k]);
+            return NULL;
+        }
+    }
+    return Py_BuildValue("(NNNNNNNNnn)", parts[0], parts[1], parts[2], parts[3], parts[4],
+                         parts[5], parts[6], parts[7], g->knulls, g->vnulls);
+}
+
+/*
+ * The starts of the records of block j of a group (counts[j] records from positions[r])
+ * into starts[0..cnt], starts[cnt] being where its last record ends: in one joined buffer
+ * (``bases`` given: block j at bases[j], the last record ending where the group's next
+ * record starts, or at ``len``), or in the block itself (``bases`` NULL: at its end,
+ * ``len``, unless bytes lie between it and the next record in the joined buffer: the
+ * later blocks' ``lens`` while they hold no record, then that record's position; the
+ * block is then not taken). 1, 0 when not taken, -1 with an error set.
+ */
+static int block_starts(PyObject *positions, PyObject *bases, PyObject *counts,
+                        const Py_ssize_t *lens, Py_ssize_t nb, Py_ssize_t j, Py_ssize_t r,
+                        Py_ssize_t cnt, Py_ssize_t n, Py_ssize_t len, Py_ssize_t *starts)
+{
+    Py_ssize_t base = 0;
+    if (bases != NULL) {
+        base = PyLong_AsSsize_t(PyList_GET_ITEM(bases, j));
+        if (base == -1 && PyErr_Occurred())
+            return -1;
+    }
+    for (Py_ssize_t i = 0; i < cnt; i++) {
+        if (positions_get(positions, r + i, &starts[i]) < 0)
+            return -1;
+        starts[i] += base;
+    }
+    if (bases != NULL) {
+        /* the next record of the group, in the next block that holds one */
+        starts[cnt] = len;
+        if (r + cnt < n) {
+            for (Py_ssize_t q = j + 1; q < PyList_GET_SIZE(bases) && q < PyList_GET_SIZE(counts);
+                 q++) {
+                Py_ssize_t c2 = PyLong_AsSsize_t(PyList_GET_ITEM(counts, q));
+                if (c2 == -1 && PyErr_Occurred())
+                    return -1;
+                if (c2 <= 0)
+                    continue;
+                Py_ssize_t b2 = PyLong_AsSsize_t(PyList_GET_ITEM(bases, q)), p2;
+                if ((b2 == -1 && PyErr_Occurred()) || positions_get(positions, r + cnt, &p2) < 0)
+                    return -1;
+                starts[cnt] = b2 + p2;
+                break;
+            }
+        }
+        return 1;
+    }
+    starts[cnt] = len;
+    Py_ssize_t gap = 0;
+    if (r + cnt < n && positions_get(positions, r + cnt, &gap) < 0)
+        return -1;
+    for (Py_ssize_t q = j + 1; q < nb; q++) {
+        Py_ssize_t c2 = PyLong_AsSsize_t(PyList_GET_ITEM(counts, q));
+        if (c2 == -1 && PyErr_Occurred())
+            return -1;
+        if (c2 > 0)
+            break;
+        gap += lens[q];
+    }
+    return gap == 0;
+}
+
+/*
+ * The group decode of both entry points: the blocks ``bufs`` (one joined buffer with
+ * ``bases``, or each block with ``bases`` NULL), counts[j] records each at ``positions``.
+ * -> the Arrow buffers (see go_finish), or None when a record is not of the common shape.
+ */
+static PyObject *group_decode(Py_buffer *bufs, Py_ssize_t nb, PyObject *positions,
+                              PyObject *bases, PyObject *counts)
+{
+    Py_ssize_t n = positions_len(positions), total = 0, r = 0, blocks = nb;
+    Py_ssize_t *lens = PyMem_Malloc((size_t)(nb + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *starts = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    group_out g;
+    memset(&g, 0, sizeof(g));
+    int st = 1;  /* 1: decoded, 0: None, -1: an error */
+    if (lens == NULL || starts == NULL) {
+        PyErr_NoMemory();
+        st = -1;
+        goto out;
+    }
+    for (Py_ssize_t j = 0; j < nb; j++)
+        total += lens[j] = bufs[j].len;
+    if (bases != NULL)  /* the joined buffer's blocks are the entries of bases and counts */
+        blocks = PyList_GET_SIZE(bases) < PyList_GET_SIZE(counts) ? PyList_GET_SIZE(bases)
+                                                                  : PyList_GET_SIZE(counts);
+    /* as decode_group of the joined blocks: empty, or past int32 offsets, is not taken */
+    if (total == 0 || n == 0 || total >= INT32_MAX || PyList_GET_SIZE(counts) < blocks) {
+        st = 0;
+        goto out;
+    }
+    if (go_init(&g, n, total) < 0) {
+        st = -1;
+        goto out;
+    }
+    for (Py_ssize_t j = 0; j < blocks && st == 1; j++) {
+        Py_ssize_t cnt = PyLong_AsSsize_t(PyList_GET_ITEM(counts, j));
+        if (cnt == -1 && PyErr_Occurred()) {
+            st = -1;
+            break;
+        }
+        if (cnt <= 0)
+            continue;
+        if (cnt > n - r) {
+            st = 0;
+            break;
+        }
+        const Py_buffer *blk = &bufs[bases != NULL ? 0 : j];
+        st = block_starts(positions, bases, counts, lens, nb, j, r, cnt, n, blk->len, starts);
+        if (st == 1)
+            st = go_records(&g, (const uint8_t *)blk->buf, blk->len, starts, cnt);
+        r += cnt;
+    }
+    if (st == 1 && r != n)
+        st = 0;
+out:;
+    PyObject *result = st < 0 ? NULL : st == 0 ? Py_NewRef(Py_None) : go_finish(&g);
+    go_free(&g);
+    PyMem_Free(lens);
+    PyMem_Free(starts);
+    return result;
+}
+
 /*
  * vectorized.decode_group(buf, positions, bases, counts) in C, as Arrow buffers: the
  * records of the blocks joined in ``buf`` (block j at bases[j], counts[j] records at
- * ``positions``) when every one has the common shape (one- or two-byte varints for the
- * deltas and lengths, no headers, consumed exactly), else None. -> (timestampDeltas,
+ * ``positions``) when every one has the common shape, else None. -> (timestampDeltas,
  * offsetDeltas: int64 native-order bytes; keyOffsets, valueOffsets: int32 Arrow offsets
  * (n + 1); keyData, valueData; keyValidity, valueValidity: Arrow bitmaps, bit set = not
  * null; keyNulls, valueNulls: counts).
@@ -1229,133 +1784,55 @@ static PyObject *sp_decode_group(PyObject *self, PyObject *args)
 {
     (void)self;
     Py_buffer buf;
-    PyObject *positions, *bases, *counts, *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*O!O!O!", &buf, &PyList_Type, &positions, &PyList_Type, &bases,
+    PyObject *positions, *bases, *counts;
+    if (!PyArg_ParseTuple(args, "y*OO!O!", &buf, &positions, &PyList_Type, &bases,
                           &PyList_Type, &counts))
         return NULL;
-    const uint8_t *a = (const uint8_t *)buf.buf;
-    Py_ssize_t len = buf.len, n = PyList_GET_SIZE(positions);
-    outbuf ts = {0}, od = {0}, koff = {0}, voff = {0}, kdata = {0}, vdata = {0}, kval = {0},
-           vval = {0};
-    uint8_t *kbits = NULL, *vbits = NULL;
-    Py_ssize_t *starts = NULL;
-    Py_ssize_t knulls = 0, vnulls = 0, r = 0;
-    int32_t zero = 0;
-    if (len == 0 || n == 0 || len >= INT32_MAX)
-        goto none;
-    kbits = PyMem_Calloc((size_t)(n + 7) / 8, 1);
-    vbits = PyMem_Calloc((size_t)(n + 7) / 8, 1);
-    if (kbits == NULL || vbits == NULL) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    if (ob_put(&koff, &zero, 4) < 0 || ob_put(&voff, &zero, 4) < 0)
-        goto fail;
-    /* every record's position in buf (positions + each block's base), as numpy's v */
-    starts = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
-    if (starts == NULL) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(bases) && j < PyList_GET_SIZE(counts); j++) {
-        Py_ssize_t base = PyLong_AsSsize_t(PyList_GET_ITEM(bases, j));
-        Py_ssize_t cnt = PyLong_AsSsize_t(PyList_GET_ITEM(counts, j));
-        if ((base == -1 || cnt == -1) && PyErr_Occurred())
-            goto fail;
-        for (Py_ssize_t i = 0; i < cnt; i++, r++) {
-            if (r >= n)
-                goto none;
-            Py_ssize_t v = PyLong_AsSsize_t(PyList_GET_ITEM(positions, r));
-            if (v == -1 && PyErr_Occurred())
-                goto fail;
-            starts[r] = v + base;
-        }
-    }
-    if (r != n)
-        goto none;
-    starts[n] = len;  /* a record ends where the next one starts; the last at the end */
-    for (r = 0; r < n; r++) {
-        Py_ssize_t v = starts[r], e = starts[r + 1];
-        if (v < 0 || v >= len || e > len || e < v)
-            goto none;
-        Py_ssize_t p = v + 1 + (a[v] >= 0x80) + 1;  /* after the length and attributes */
-        int64_t tsd, odl, klen, vlen;
-        if (!short_varint(a, e, &p, &tsd) || !short_varint(a, e, &p, &odl) ||
-            !short_varint(a, e, &p, &klen))
-            goto none;
-        Py_ssize_t kpos = p;
-        p += klen > 0 ? klen : 0;
-        if (!short_varint(a, e, &p, &vlen))
-            goto none;
-        Py_ssize_t vpos = p;
-        p += vlen > 0 ? vlen : 0;
-        if (p + 1 != e || a[p] != 0)
-            goto none;
-        if (ob_put(&ts, &tsd, 8) < 0 || ob_put(&od, &odl, 8) < 0)
-            goto fail;
-        if (klen >= 0) {
-            kbits[r >> 3] |= (uint8_t)(1u << (r & 7));
-            if (ob_put(&kdata, a + kpos, klen) < 0)
-                goto fail;
-        } else {
-            knulls++;
-        }
-        if (vlen >= 0) {
-            vbits[r >> 3] |= (uint8_t)(1u << (r & 7));
-            if (ob_put(&vdata, a + vpos, vlen) < 0)
-                goto fail;
-        } else {
-            vnulls++;
-        }
-        int32_t ko = (int32_t)kdata.len, vo = (int32_t)vdata.len;
-        if (ob_put(&koff, &ko, 4) < 0 || ob_put(&voff, &vo, 4) < 0)
-            goto fail;
-    }
-    if (ob_put(&kval, kbits, (n + 7) / 8) < 0 || ob_put(&vval, vbits, (n + 7) / 8) < 0)
-        goto fail;
-    {
-        PyObject *parts[8];
-        outbuf *obs[8] = {&ts, &od, &koff, &voff, &kdata, &vdata, &kval, &vval};
-        for (int i = 0; i < 8; i++) {
-            parts[i] = ob_finish(obs[i]);
-            if (parts[i] == NULL) {
-                for (int k = 0; k < i; k++)
-                    Py_DECREF(parts[k]);
-                goto fail;
-            }
-        }
-        result = Py_BuildValue("(NNNNNNNNnn)", parts[0], parts[1], parts[2], parts[3], parts[4],
-                               parts[5], parts[6], parts[7], knulls, vnulls);
-    }
-    goto done;
-none:
-    result = Py_None;
-    Py_INCREF(result);
-    goto done;
-fail:
-    result = NULL;
-done:
-    Py_XDECREF(ts.b);
-    Py_XDECREF(od.b);
-    Py_XDECREF(koff.b);
-    Py_XDECREF(voff.b);
-    Py_XDECREF(kdata.b);
-    Py_XDECREF(vdata.b);
-    Py_XDECREF(kval.b);
-    Py_XDECREF(vval.b);
-    PyMem_Free(kbits);
-    PyMem_Free(vbits);
-    PyMem_Free(starts);
+    PyObject *result = positions_ok(positions)
+                           ? group_decode(&buf, 1, positions, bases, counts) : NULL;
     PyBuffer_Release(&buf);
     return result;
 }
 
-static PyObject *sp_crc32c(PyObject *self, PyObject *args)
+/*
+ * vectorized.decode_blocks(blocks, positions, counts): decode_group of the blocks (a list
+ * of bytes-like objects, block j holding counts[j] records at ``positions``, relative to
+ * it) read where they are, not joined: the same result when each block's records end at
+ * its end in the joined buffer, else None.
+ */
+static PyObject *sp_decode_blocks(PyObject *self, PyObject *args)
 {
     (void)self;
+    PyObject *blocks, *positions, *counts, *result = NULL;
+    if (!PyArg_ParseTuple(args, "O!OO!", &PyList_Type, &blocks, &positions, &PyList_Type,
+                          &counts) || !positions_ok(positions))
+        return NULL;
+    Py_ssize_t nb = PyList_GET_SIZE(blocks), got = 0;
+    if (PyList_GET_SIZE(counts) != nb) {
+        PyErr_SetString(PyExc_ValueError, "blocks and counts differ in length");
+        return NULL;
+    }
+    Py_buffer *bufs = PyMem_Calloc((size_t)(nb ? nb : 1), sizeof(Py_buffer));
+    if (bufs == NULL)
+        return PyErr_NoMemory();
+    for (; got < nb; got++)
+        if (PyObject_GetBuffer(PyList_GET_ITEM(blocks, got), &bufs[got], PyBUF_SIMPLE) < 0)
+            break;
+    if (got == nb)
+        result = group_decode(bufs, nb, positions, NULL, counts);
+    for (Py_ssize_t j = 0; j < got; j++)
+        PyBuffer_Release(&bufs[j]);
+    PyMem_Free(bufs);
+    return result;
+}
+
+static PyObject *sp_crc32c(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"data", "value", NULL};
     Py_buffer buf;
     unsigned long value = 0;
-    if (!PyArg_ParseTuple(args, "y*|k", &buf, &value))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|k", kwlist, &buf, &value))
         return NULL;
     uint32_t c = crc32c_update((uint32_t)value, (const uint8_t *)buf.buf, (size_t)buf.len);
     PyBuffer_Release(&buf);
@@ -1400,14 +1877,16 @@ static PyMethodDef methods[] = {
      "records._decode_block_into in C"},
     {"batch_records", sp_batch_records, METH_O, "RecordBatch.records()' fast path, or None"},
     {"batch_is_valid", sp_batch_is_valid, METH_O, "RecordBatch.is_valid"},
-    {"records", (PyCFunction)(void (*)(void))sp_records, METH_FASTCALL | METH_KEYWORDS,
-     "records(batch, max_bytes=...): RecordBatch.records"},
-    {"instancemethod", sp_instancemethod, METH_O, "instancemethod(f): f as a method"},
+    {"records_method", sp_records_method, METH_O,
+     "records_method(RecordBatch): RecordBatch.records as a method descriptor"},
     {"scan_v2", sp_scan_v2, METH_VARARGS, "scan_batches()' v2 loop"},
     {"scan_lengths", sp_scan_lengths, METH_VARARGS, "vectorized.scan_lengths"},
     {"decode_group", sp_decode_group, METH_VARARGS,
      "vectorized.decode_group's records as Arrow buffers, or None"},
-    {"crc32c", sp_crc32c, METH_VARARGS, "crc32c(data, value=0): CRC-32C (Castagnoli)"},
+    {"decode_blocks", sp_decode_blocks, METH_VARARGS,
+     "vectorized.decode_blocks: decode_group of a list of blocks, not joined"},
+    {"crc32c", (PyCFunction)(void (*)(void))sp_crc32c, METH_VARARGS | METH_KEYWORDS,
+     "crc32c(data, value=0): CRC-32C (Castagnoli)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1420,6 +1899,8 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__speedups(void)
 {
     crc_init();
+    crc_shift_table(shift_long, CRC_LONG);
+    crc_shift_table(shift_short, CRC_SHORT);
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
@@ -1436,6 +1917,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
     str_valid_end = PyUnicode_InternFromString("valid_end");
     str_step = PyUnicode_InternFromString("_step");
     if (str_valid_end == NULL || str_step == NULL || PyType_Ready(&BatchIterType) < 0 ||
+        PyType_Ready(&TupIterType) < 0 ||
         PyModule_AddObjectRef(m, "BatchIterator", (PyObject *)&BatchIterType) < 0) {
         Py_DECREF(m);
         return NULL;

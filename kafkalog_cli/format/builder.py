@@ -41,10 +41,14 @@ from ..schema.record_batch import (
     RECORD_BATCH_OVERHEAD,
 )
 from . import compression
-from .records import HEADER
+from .records import HEADER, _import_speedups
 from .varint import varint_bytes
 
 _crc = _crc32c.crc32c
+#: the compiled encoder (``_encode.c``), or None (not built, or KAFKALOG_PURE_PYTHON=1)
+_c = _import_speedups("_encode")
+#: True when the compiled encoder is in use
+SPEEDUPS = _c is not None
 _INT32 = struct.Struct(">i")
 _CONTROL_KEY = struct.Struct(">hh")
 _END_TXN_VALUE = struct.Struct(">hi")
@@ -71,7 +75,6 @@ def _vl(value: int) -> bytes:
 # varints of -1..16383 (record lengths, key/value lengths, offset deltas), precomputed
 _VI_LO = -1
 _VI_TABLE = _VT[_VI_LO - _VT_LO:]
-_VI_LEN = [len(b) for b in _VI_TABLE]
 # "attributes 0, timestampDelta 0, offsetDelta i" prefixes for the common same-ms case
 _PREFIX0 = [b"\x00\x00" + _VI_TABLE[i + 1] for i in range(4096)]
 _PREFIX0_LEN = list(map(len, _PREFIX0))
@@ -82,72 +85,60 @@ def encode_records(records: Iterable, base_timestamp: int, start: int = 0
                    ) -> tuple[bytes, int, int, int]:
     """Encode ``(timestamp, key, value, headers)`` records (DefaultRecord.writeTo each),
     the first with offset delta ``start`` (the records of a batch may be encoded a run at
-    a time).
+    a time). The compiled encoder (``_encode.c``) when it is built and takes them, else
+    the Python loop (the reference: the same bytes and errors).
 
     Returns:
         (records block, count, max timestamp, offset delta of the first record holding the
         max timestamp; -1 when there are no records).
     """
+    if _c is not None:
+        if type(records) is not list and type(records) is not tuple:
+            records = list(records)
+        done = _c.encode_records(records, base_timestamp, start)
+        if done is not None:
+            return done
+    return _py_encode_records(records, base_timestamp, start)
+
+
+def _length_field(x) -> tuple[bytes, bytes]:
+    """(varint length, bytes) of a key, value or header value (DefaultRecord.writeTo's
+    length-prefixed fields); null is length -1 and no bytes."""
+    if x is None:
+        return b"\x01", b""
+    n = len(x)
+    return (_VI_TABLE[n + 1] if n < 16383 else _vi(n)), x
+
+
+def _py_encode_records(records: Iterable, base_timestamp: int, start: int = 0
+                       ) -> tuple[bytes, int, int, int]:
+    """:func:`encode_records` in Python."""
     out: list = []
     extend = out.extend
     max_ts = NO_TIMESTAMP
     max_delta = -1
     i = start - 1
     table = _VI_TABLE
-    tlen = _VI_LEN
     prefix0 = _PREFIX0
     for i, (ts, key, value, headers) in enumerate(records, start):
         if ts > max_ts:
             max_ts = ts
             max_delta = i
         td = ts - base_timestamp
-        if headers:
-            parts = [prefix0[i] if td == 0 and i < 4096 else b"\x00" + _vl(td) + _vi(i)]
-            if key is None:
-                parts.append(b"\x01")
-            else:
-                parts += (_vi(len(key)), key)
-            if value is None:
-                parts.append(b"\x01")
-            else:
-                parts += (_vi(len(value)), value)
-            parts.append(_vi(len(headers)))
-            for hk, hv in headers:
-                hkb = hk.encode("utf-8") if isinstance(hk, str) else bytes(hk)
-                if hv is None:
-                    parts += (_vi(len(hkb)), hkb, b"\x01")
-                else:
-                    parts += (_vi(len(hkb)), hkb, _vi(len(hv)), hv)
-            body = b"".join(parts)
-            extend((_vi(len(body)), body))
-            continue
-        if td == 0 and i < 4096:
-            prefix = prefix0[i]
-        else:
-            prefix = b"\x00" + _vl(td) + _vi(i)
+        prefix = prefix0[i] if td == 0 and i < 4096 else b"\x00" + _vl(td) + _vi(i)
+        # _length_field inlined (a call per field costs this loop ~25%)
         if key is None:
-            kl, klb, key = 1, b"\x01", b""
+            klb, key = b"\x01", b""
         else:
-            n = len(key)
-            if n < 16383:
-                klb = table[n + 1]
-                kl = tlen[n + 1] + n
-            else:
-                klb = _vi(n)
-                kl = len(klb) + n
+            klb = table[len(key) + 1] if len(key) < 16383 else _vi(len(key))
         if value is None:
-            vl, vlb, value = 1, b"\x01", b""
+            vlb, value = b"\x01", b""
         else:
-            n = len(value)
-            if n < 16383:
-                vlb = table[n + 1]
-                vl = tlen[n + 1] + n
-            else:
-                vlb = _vi(n)
-                vl = len(vlb) + n
-        length = len(prefix) + kl + vl + 1
+            vlb = table[len(value) + 1] if len(value) < 16383 else _vi(len(value))
+        hs = _header_section(headers) if headers else b"\x00"
+        length = len(prefix) + len(klb) + len(key) + len(vlb) + len(value) + len(hs)
         extend((table[length + 1] if length < 16383 else _vi(length), prefix, klb, key, vlb,
-                value, b"\x00"))
+                value, hs))
     return b"".join(out), i + 1 - start, max_ts, max_delta
 
 
@@ -157,24 +148,34 @@ _HDR_CACHE_MAX = 4096
 
 
 def _header_section(headers) -> bytes:
+    """A record's headers count and headers (a key as UTF-8, a value as a key's field)."""
     parts = [_vi(len(headers))]
     for hk, hv in headers:
         hkb = hk.encode("utf-8") if isinstance(hk, str) else bytes(hk)
-        if hv is None:
-            parts += (_vi(len(hkb)), hkb, b"\x01")
-        else:
-            parts += (_vi(len(hkb)), hkb, _vi(len(hv)), hv)
+        parts += (_vi(len(hkb)), hkb, *_length_field(hv))
     return b"".join(parts)
 
 
 def encode_columns(timestamps: Sequence, keys: Sequence | None, values: Sequence,
                    headers: Sequence | None, base_timestamp: int
                    ) -> tuple[bytes, int, int, int]:
-    """:func:`encode_records` of records given as columns (same bytes, same result),
-    computed column by column with C-level maps, no Python code per record: the hot path
-    of keyed records and records with headers. Headers must be tuples of
-    ``(str, bytes | None)`` pairs (hashable: their encoding is cached). ``keys`` None:
-    every key is null; ``headers`` None: no record has headers."""
+    """:func:`encode_records` of records given as columns (same bytes, same result): the
+    hot path of keyed records and records with headers. ``timestamps`` ms, ``keys`` None:
+    every key is null; ``headers`` None: no record has headers, else tuples of
+    ``(str, bytes | None)`` pairs. The compiled encoder when it is built and takes them,
+    else column by column with C-level maps, no Python code per record (headers then
+    hashable: their encoding is cached)."""
+    if _c is not None:
+        done = _c.encode_columns(timestamps, keys, values, headers, base_timestamp, 0)
+        if done is not None:
+            return done
+    return _py_encode_columns(timestamps, keys, values, headers, base_timestamp)
+
+
+def _py_encode_columns(timestamps: Sequence, keys: Sequence | None, values: Sequence,
+                       headers: Sequence | None, base_timestamp: int
+                       ) -> tuple[bytes, int, int, int]:
+    """:func:`encode_columns` in Python."""
     n = len(values)
     if keys is None:
         keys = [None] * n
@@ -402,6 +403,15 @@ def _encode_keyed_cached(keys: Sequence, values: Sequence, n: int) -> bytes | No
 def encode_values(values: Sequence, timestamp_delta: int = 0) -> bytes:
     """The records block of keyless, header-less records with one timestamp: the hot path
     of line input (same bytes as :func:`encode_records` gives for them)."""
+    if _c is not None:
+        done = _c.encode_columns(timestamp_delta, None, values, None, 0, 0)
+        if done is not None:
+            return done[0]
+    return _py_encode_values(values, timestamp_delta)
+
+
+def _py_encode_values(values: Sequence, timestamp_delta: int = 0) -> bytes:
+    """:func:`encode_values` in Python."""
     if timestamp_delta == 0 and 0 < len(values) <= 4096:
         block = _encode_values_cached(values, len(values))
         if block is not None:

@@ -145,17 +145,33 @@ def _py_decode_group(buf: bytes, positions: list, bases: list, counts: list):
     return ts, od, keys, values
 
 
-def _core_decode_group(buf: bytes, positions: list, bases: list, counts: list):
-    """:func:`_py_decode_group` by the compiled core: the same records accepted, the same
-    values, built from the Arrow buffers it fills (int32 offsets, validity bitmaps)
-    without numpy's passes over the group."""
-    got = _core.decode_group(buf, positions, bases, counts)
+def _py_decode_blocks(blocks: list, positions: list, counts: list):
+    """:func:`decode_group` of ``blocks`` joined, block j holding ``counts[j]`` records at
+    ``positions`` (relative to the block), when each block's records end at its end in
+    the joined buffer (as :func:`scan_lengths` finds them); None otherwise."""
+    bases, size, ends_ok, r, gap = [], 0, True, 0, 0
+    for blk, k in zip(blocks, counts, strict=True):
+        bases.append(size)
+        size += len(blk)
+        if k > 0:
+            # the previous non-empty block's records end at this block's first record
+            ends_ok = ends_ok and (r == 0 or positions[r] == 0 and gap == 0)
+            gap, r = 0, r + k
+        elif r:
+            gap += len(blk)
+    if not ends_ok or (r and gap):  # bytes after the last non-empty block, too
+        return None
+    return _py_decode_group(b"".join(blocks), positions, bases, counts)
+
+
+def _arrow_columns(got, n: int):
+    """The compiled core's group decode (Arrow buffers, or None) as
+    ``(timestamp_deltas, offset_deltas, keys, values)``."""
     if got is None:
         return None
     import pyarrow as pa
 
     ts, od, koff, voff, kdata, vdata, kvalid, vvalid, knulls, vnulls = got
-    n = len(positions)
     keys = pa.Array.from_buffers(pa.binary(), n, [pa.py_buffer(kvalid) if knulls else None,
                                                   pa.py_buffer(koff), pa.py_buffer(kdata)],
                                  null_count=knulls)
@@ -163,6 +179,32 @@ def _core_decode_group(buf: bytes, positions: list, bases: list, counts: list):
                                                     pa.py_buffer(voff), pa.py_buffer(vdata)],
                                    null_count=vnulls)
     return np.frombuffer(ts, np.int64), np.frombuffer(od, np.int64), keys, values
+
+
+def _core_decode_group(buf: bytes, positions, bases: list, counts: list):
+    """:func:`_py_decode_group` by the compiled core: the same records accepted, the same
+    values, built from the Arrow buffers it fills (int32 offsets, validity bitmaps)
+    without numpy's passes over the group."""
+    return _arrow_columns(_core.decode_group(buf, positions, bases, counts),
+                          _npositions(positions))
+
+
+def _core_decode_blocks(blocks: list, positions, counts: list):
+    """:func:`_py_decode_blocks` by the compiled core: the blocks are read where they
+    are (no joined copy), keys and values copied once, into the Arrow data buffers."""
+    return _arrow_columns(_core.decode_blocks(blocks, positions, counts),
+                          _npositions(positions))
+
+
+def _npositions(positions) -> int:
+    return len(positions) // 8 if positions.__class__ is bytearray else len(positions)
+
+
+def new_positions():
+    """An empty positions container for :func:`scan_lengths`, :func:`decode_group` and
+    :func:`decode_blocks`: with the compiled core a bytearray of native int64s (no int
+    object per record), else a list."""
+    return [] if _core is None else bytearray()
 
 
 #: scan_lengths(data, count, positions) -> bool: append the position in ``data`` of each of
@@ -177,6 +219,12 @@ scan_lengths = _py_scan_lengths if _core is None else _core.scan_lengths
 #: offset_deltas, keys, values)`` (int64 arrays, pyarrow binary arrays), or None when a
 #: record is not in the fast shape (see the module).
 decode_group = _py_decode_group if _core is None else _core_decode_group
+
+#: decode_blocks(blocks, positions, counts): :func:`decode_group` of the list ``blocks``
+#: joined (block j holding ``counts[j]`` records at ``positions``, relative to it), when
+#: each block's records end at its end (as :func:`scan_lengths` finds them), else None;
+#: the compiled core reads the blocks in place.
+decode_blocks = _py_decode_blocks if _core is None else _core_decode_blocks
 
 
 def _with_nulls(arr, lengths, pa):

@@ -49,7 +49,7 @@ from ..errors import (
     UnreadableError,
 )
 from ..format import compression
-from ..format.builder import assemble_batch, encode_columns, encode_records, encode_values
+from ..format.builder import assemble_batch, encode_columns, encode_values
 from ..inputs import ENCODINGS, ColumnsChunk, LineReaderConfig, ValuesChunk
 from ..storage.checkpoints import read_leader_epoch_checkpoint
 from ..storage.clock import SYSTEM, Clock
@@ -197,20 +197,27 @@ def _check_topic_id(s: str) -> None:
                                    "(Uuid.ZERO_UUID / METADATA_TOPIC_ID), not a topic id")
 
 
-@dataclass
-class PartitionResult:
-    """What was appended to one partition (offsets absolute, sizes in bytes)."""
+@dataclass(kw_only=True)
+class AppendCounts:
+    """What a produce appended (offsets absolute, sizes in bytes): the counters of one
+    partition's result and of a run's, which sums them."""
 
-    partition: int
     records: int = 0
     batches: int = 0
     bytes: int = 0
     first_offset: int | None = None
     last_offset: int | None = None
-    log_end_offset: int = 0
     segments_rolled: int = 0
-    duplicates: int = 0
     markers: int = 0
+
+
+@dataclass
+class PartitionResult(AppendCounts):
+    """What was appended to one partition."""
+
+    partition: int
+    log_end_offset: int = 0
+    duplicates: int = 0
 
     def to_dict(self) -> dict:
         return {"partition": self.partition, "records": self.records,
@@ -221,19 +228,12 @@ class PartitionResult:
 
 
 @dataclass
-class ProduceResult:
-    """The summary of a run; ``error`` is set when it stopped early (what is counted was
-    written completely). ``elapsed_s`` in seconds."""
+class ProduceResult(AppendCounts):
+    """The summary of a run (the partitions' counts summed); ``error`` is set when it
+    stopped early (what is counted was written completely). ``elapsed_s`` in seconds."""
 
     log_dir: str
     topic: str
-    records: int = 0
-    batches: int = 0
-    bytes: int = 0
-    first_offset: int | None = None
-    last_offset: int | None = None
-    segments_rolled: int = 0
-    markers: int = 0
     elapsed_s: float = 0.0
     clean_shutdown: bool = True
     dropped_records: int = 0
@@ -293,9 +293,6 @@ def _field_sizes(col) -> list[int]:
         return list(map(len, col))
     except TypeError:  # a null
         return [0 if x is None else len(x) for x in col]
-
-
-_NO_HEADERS = [()] * 4096
 
 
 class _ColumnsView:
@@ -484,26 +481,24 @@ class _Batcher:
             tss = [default_ts] * n
         elif None in tss:
             tss = [default_ts if t is None else t for t in tss]
-        if keys is None:
-            keys = [None] * n
-        if hdrs is None:
-            hdrs = _NO_HEADERS[:n] if n <= len(_NO_HEADERS) else [()] * n
+        if keys is not None and keys.count(None) == n:
+            keys = None
+        if hdrs is not None and not any(hdrs):
+            hdrs = None
         ts = tss[0]
         if ts < 0 and max(tss) - ts > INT64_MAX:
             # --timestamp -1 next to a record at Long.MAX: the delta overflows the varlong
             raise InvalidArgumentError(
                 f"a batch cannot hold timestamps {ts} and {max(tss)}: their difference "
                 "does not fit the batch's 64-bit timestamp delta")
-        if tss.count(ts) == n and keys.count(None) == n and not any(hdrs):
+        if keys is None and hdrs is None and tss.count(ts) == n:
             block = encode_values(vals)
             summary = RecordsSummary(ts, ts, 0, False)
             max_ts = ts
         else:
-            # columns pay off for headers; the record loop is faster for keys alone
-            block, n, max_ts, at = (
-                encode_columns(tss, keys, vals, hdrs, ts) if any(hdrs) else
-                encode_records(zip(tss, keys, vals, hdrs, strict=True), ts))
-            summary = RecordsSummary(min(tss), max_ts, max(at, 0), None not in keys)
+            block, n, max_ts, at = encode_columns(tss, keys, vals, hdrs, ts)
+            summary = RecordsSummary(min(tss), max_ts, max(at, 0),
+                                     keys is not None and None not in keys)
         self._append_block(block, n, ts, max_ts, summary)
 
     def _append_block(self, block: bytes, n: int, base_ts: int, max_ts: int,
@@ -843,5 +838,5 @@ def _totals(result: ProduceResult) -> None:
     result.last_offset = max(lasts) if lasts else None
 
 
-__all__ = ["ProduceOptions", "ProduceResult", "PartitionResult", "ProduceError", "produce",
-           "iter_inputs", "NO_TIMESTAMP"]
+__all__ = ["ProduceOptions", "ProduceResult", "PartitionResult", "AppendCounts",
+           "ProduceError", "produce", "iter_inputs", "NO_TIMESTAMP"]

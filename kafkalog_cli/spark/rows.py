@@ -45,7 +45,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 try:
     import numpy as np
@@ -164,7 +163,7 @@ class _Columns:
     v2 batches wait in a *group* (when numpy is there): their decompressed records
     blocks, the position of each record
     (:func:`~kafkalog_cli.format.vectorized.scan_lengths`) and one entry per batch; the
-    group is decoded at once by :func:`~kafkalog_cli.format.vectorized.decode_group`,
+    group is decoded at once by :func:`~kafkalog_cli.format.vectorized.decode_blocks`,
     which takes the common shape only (short varints, no headers); the offset range is
     applied to the group's rows as the list path applies it.
     Other batches are decoded by ``batch_records_into`` into column lists. Either kind
@@ -277,7 +276,7 @@ class _Columns:
     def _finish_lists(self) -> None:
         if not self.runs:
             return
-        ts = pc.multiply(pa.array(self.ts, pa.int64()), 1000).cast(TIMESTAMP_TYPE)
+        ts = _timestamps_us(self.ts)
         hdrs = None
         if self.headers:
             hdrs = pa.array([h or None for h in self.hdrs], HEADER_TYPE)
@@ -292,7 +291,7 @@ class _Columns:
     def _clear_group(self) -> None:
         self.blocks: list[bytes] = []
         self.size = 0
-        self.positions: list[int] = []
+        self.positions = _fast.new_positions()
         self.group: list[tuple] = []  # (batch, topic, partition, rows, lo, hi, data, path)
 
     def add_fast(self, topic: str, partition: int, batch, lo: int | None, hi: int | None,
@@ -329,11 +328,7 @@ class _Columns:
         group = self.group
         if not group:
             return
-        bases = [0]
-        for blk in self.blocks[:-1]:
-            bases.append(bases[-1] + len(blk))
-        got = _fast.decode_group(b"".join(self.blocks), self.positions, bases,
-                                 [g[3] for g in group])
+        got = _fast.decode_blocks(self.blocks, self.positions, [g[3] for g in group])
         self.n -= sum(g[3] for g in group)
         self._clear_group()
         if got is None:
@@ -386,7 +381,7 @@ class _Columns:
         hdrs = pa.nulls(len(offsets), HEADER_TYPE) if self.headers else None
         self.pieces.append(self._piece(
             keys, values, pa.array(offsets, pa.int64()),
-            pa.array(ts * 1000, pa.int64()).cast(TIMESTAMP_TYPE), hdrs, runs))
+            _timestamps_us(ts), hdrs, runs))
 
     # -- pieces ------------------------------------------------------------------------------
 
@@ -431,6 +426,19 @@ class _Columns:
         if len(pieces) == 1:
             return pieces[0]
         return pa.Table.from_batches(pieces, self.schema).combine_chunks().to_batches()[0]
+
+
+def _timestamps_us(ms) -> pa.Array:
+    """Epoch milliseconds (int64: a list or a numpy array) as the timestamp column
+    (microseconds), the product wrapping in int64 (numpy's, pyarrow.compute's unchecked
+    multiply). The int64 array is viewed as timestamps (the same buffer) rather than cast:
+    a cast, or the product, through pyarrow.compute costs its ~50 ms import, which every
+    export paid for this one column; pyarrow.compute only without numpy."""
+    if np is not None:
+        return pa.array(np.asarray(ms, np.int64) * 1000, pa.int64()).view(TIMESTAMP_TYPE)
+    import pyarrow.compute as pc
+
+    return pc.multiply(pa.array(ms, pa.int64()), 1000).cast(TIMESTAMP_TYPE)
 
 
 #: A group is decoded once it holds this many bytes of records blocks.

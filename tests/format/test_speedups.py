@@ -190,6 +190,59 @@ def group_both(blocks_counts):
     return out[0]
 
 
+def blocks_both(blocks_counts, positions_kind):
+    """scan_lengths of each block (into a list or the core's bytearray), then
+    decode_blocks of the blocks as they are, both ways; and, when every block scanned,
+    the same as decode_group of the blocks joined."""
+    from kafkalog_cli.format import vectorized as V
+
+    out = []
+    for scan, blocks_fn, group_fn, positions in (
+            (V.scan_lengths, V.decode_blocks, V.decode_group,
+             V.new_positions() if positions_kind == "new" else []),
+            (V._py_scan_lengths, V._py_decode_blocks, V._py_decode_group, [])):
+        blocks, counts = [], []
+        for data, count in blocks_counts:
+            if scan(data, count, positions):
+                blocks.append(data)
+                counts.append(count)
+        got = blocks_fn(blocks, positions, counts) if counts else None
+        if counts:
+            bases = [sum(len(b) for b in blocks[:j]) for j in range(len(blocks))]
+            joined = group_fn(b"".join(blocks), positions, bases, counts)
+            assert (got is None) == (joined is None)
+            if got is not None:
+                assert [x.tolist() for x in got[:2]] == [x.tolist() for x in joined[:2]]
+                assert got[2].equals(joined[2]) and got[3].equals(joined[3])
+        if got is not None:
+            got = (got[0].tolist(), got[1].tolist(), got[2].to_pylist(), got[3].to_pylist())
+        out.append(got)
+    assert out[0] == out[1]
+    return out[0]
+
+
+@SETTINGS
+@given(st.data(), st.lists(blocks(), min_size=1, max_size=4), st.sampled_from(["new", "list"]))
+def test_decode_blocks_in_place(data, bl, kind):
+    """decode_blocks (the group read in place, positions as native int64s) gives what
+    the Python twin gives, and what decode_group gives on the blocks joined."""
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("numpy")
+    blocks_both([(raw, count) for raw, count, _, _ in bl], kind)
+    blocks_both([(mutate(data.draw, raw), count + data.draw(st.integers(-1, 1)))
+                 for raw, count, _, _ in bl], kind)
+
+
+def test_decode_blocks_takes_the_common_shape():
+    pytest.importorskip("pyarrow")
+    recs = [raw_record(i, i * 3, None if i == 2 else b"k%d" % i, None if i == 3 else b"v" * i)
+            for i in range(6)]
+    got = blocks_both([(b"".join(recs[:4]), 4), (b"".join(recs[4:]), 2)], "new")
+    assert got == ([0, 3, 6, 9, 12, 15], [0, 1, 2, 3, 4, 5],
+                   [b"k0", b"k1", None, b"k3", b"k4", b"k5"],
+                   [b"", b"v", b"vv", None, b"vvvv", b"vvvvv"])
+
+
 @SETTINGS
 @given(st.data(), st.lists(blocks(), min_size=1, max_size=4))
 def test_group_decode_on_blocks_and_mutations(data, bl):
@@ -305,7 +358,8 @@ def test_is_valid_on_odd_tuples_takes_the_python_property():
 
 @pytest.mark.parametrize("size", [4000, 4096 - 61 + 21, 5000, 70000])
 def test_crc_of_large_batches(size):
-    """From 4 KiB on the core hands the CRC to the crc32c package: same verdicts."""
+    """Large batches (three interleaved streams on the crc32 instruction, else the crc32c
+    package from 4 KiB on): same verdicts."""
     batch = bytearray(raw_batch(7, [raw_record(0, 0, b"k", b"v" * size)]))
     assert batches_both(bytes(batch))[0][0][1] is True
     batch[-1] ^= 1
@@ -362,3 +416,113 @@ def test_corpus_both_implementations():
     if not files:
         pytest.skip("real corpus not present at ../shared/corpus/real")
     assert _compare_files(files) > 0
+
+
+# -- what the core shares or recycles: records(), iteration, ints ------------------------------
+
+def test_records_is_a_method_of_the_class():
+    """records() is the core's method descriptor: called bound, unbound, with max_bytes
+    (the Python method's path), on a subclass, with the Python method's results."""
+    raw = raw_batch(5, [raw_record(i, i, b"k", b"v%d" % i) for i in range(3)])
+    cb = next(iter(C.FileRecords(raw).batches()))
+    pb = next(iter(P.FileRecords(raw).batches()))
+    want = plain(pb.records())
+    assert want == [(5 + i, 1000 + i, b"k", b"v%d" % i, ()) for i in range(3)]
+
+    class SubBatch(C.RecordBatch):
+        pass
+
+    sub = tuple.__new__(SubBatch, tuple(cb))
+    for got in (cb.records(), C.RecordBatch.records(cb), cb.records(max_bytes=1 << 20),
+                cb.records(1 << 20), sub.records()):
+        assert type(got) is list and plain(got) == want
+    assert outcome(cb.records, 1, 2) == outcome(pb.records, 1, 2)
+    assert outcome(lambda: cb.records(nope=1))[:2] == outcome(lambda: pb.records(nope=1))[:2]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: C._decode_block(raw_record(0, 0, b"k", b"v", [(b"h", b"x")]), 1, 9, 10, 0)[0],
+    lambda: next(iter(C.FileRecords(raw_batch(3, [raw_record(0, 0, None, b"v")])).batches())),
+    lambda: tuple.__new__(C.Record, (1, 2)),
+    lambda: tuple.__new__(C.Record, ()),
+])
+def test_iterating_records_and_batches(make):
+    """The core's iterator of Record and RecordBatch yields what tuple's does: unpacking,
+    list(), a second pass, an exhausted iterator, its length hint, many alive at once."""
+    x = make()
+    want = list(tuple.__iter__(x))
+    assert list(x) == want and list(x) == want and [*x] == want
+    it = iter(x)
+    assert it.__length_hint__() == len(want)
+    assert list(it) == want and list(it) == [] and it.__length_hint__() == 0
+    its = [iter(x) for _ in range(200)]  # beyond the free list
+    assert all(list(i) == want for i in its)
+    del its
+    if len(want) == 5:
+        offset, timestamp, key, value, headers = x
+        assert (offset, timestamp, key, value, headers) == tuple(want)
+
+
+def test_shared_ints_have_the_values_of_the_python_loop():
+    """Records sharing a timestamp (or a batch's base offset and timestamps) may share one
+    int: values equal the Python loop's, LogAppendTime included, and an int subclass
+    passed as a base is never handed out as a record's field."""
+    recs = [raw_record(d, t, b"k", None) for d, t in ((0, 0), (1, 0), (2, 5), (3, 5), (4, 0))]
+    block = b"".join(recs)
+    got = decode_both(block, 5, 100, 2000)
+    assert got == ("ok", [(100, 2000, b"k", None, ()), (101, 2000, b"k", None, ()),
+                          (102, 2005, b"k", None, ()), (103, 2005, b"k", None, ()),
+                          (104, 2000, b"k", None, ())])
+    for attrs in (0, 8):  # CreateTime, LogAppendTime (every timestamp maxTimestamp)
+        batches_both(raw_batch(7, recs, attrs=attrs))
+    out = C._decode_block(raw_record(0, 0, None, None), 1, True, True, 0)
+    assert [type(v) for v in out[0][:2]] == [int, int] and out[0][:2] == (1, 1)
+    into_both(block, 5, 100, 2000, True, False)
+    into_both(block, 5, 100, 2000, True, True)
+
+
+@pytest.mark.parametrize("value", [0, 1, 0xFFFFFFFF, 0x12345678])
+def test_crc32c_equals_the_crc32c_package(value):
+    """The core's CRC-32C (single stream, runs of 3 x 256 and 3 x 8192 bytes joined by
+    its shift tables) against the crc32c package, an independent implementation, at
+    every length around the runs' edges, with a running value."""
+    import random
+
+    import crc32c
+
+    rnd = random.Random(value)
+    lengths = list(range(0, 800)) + [3 * 8192 + k for k in range(-9, 10)] + \
+        [6 * 8192 + 3 * 256 + 7, 1 << 20] + [rnd.randrange(1, 100_000) for _ in range(50)]
+    for n in lengths:
+        data = rnd.randbytes(n)
+        assert C._c.crc32c(data, value) == crc32c.crc32c(data, value), n
+        assert C._c.crc32c(memoryview(data)[1:], value=value) == \
+            crc32c.crc32c(data[1:], value), n
+
+
+@pytest.mark.parametrize("blocks, counts, positions", [
+    # an empty block between or after blocks: no bytes (taken) or some (not: the joined
+    # record would run through them)
+    ([b"A", b"", b"B"], [1, 0, 1], [0, 0]),
+    ([b"A", b"xy", b"B"], [1, 0, 1], [0, 0]),
+    ([b"A", b"B", b""], [1, 1, 0], [0, 0]),
+    ([b"A", b"B", b"z"], [1, 1, 0], [0, 0]),
+    # a later block's first record not at its start
+    ([b"A", b"\x00B"], [1, 1], [0, 1]),
+])
+def test_decode_blocks_block_edges(blocks, counts, positions):
+    """Hand-placed blocks and positions (not from scan_lengths): the core and the Python
+    twin agree on which groups they take, and on the values."""
+    pytest.importorskip("pyarrow")
+    from kafkalog_cli.format import vectorized as V
+
+    a, b = raw_record(0, 0, b"k", b"v"), raw_record(1, 2, None, b"w")
+    real = [a if x == b"A" else b if x == b"B" else b"\x00" + b if x == b"\x00B" else x
+            for x in blocks]
+    got = []
+    for fn in (V.decode_blocks, V._py_decode_blocks):
+        r = fn(real, list(positions), counts)
+        got.append(None if r is None else (r[0].tolist(), r[1].tolist(), r[2].to_pylist(),
+                                           r[3].to_pylist()))
+    assert got[0] == got[1]
+    assert (got[0] is None) == (blocks[1] not in (b"", b"B") or blocks[-1] == b"z")

@@ -6,6 +6,7 @@ batches kafka-python's ``DefaultRecordBatchBuilder`` builds from the same record
 from __future__ import annotations
 
 import io
+import json
 import random
 
 import pytest
@@ -118,3 +119,58 @@ def test_encode_columns_is_the_record_loop(seed):
     want = encode_records(zip(ts, keys or [None] * n, values, headers or [()] * n,
                               strict=True), base)
     assert encode_columns(ts, keys, values, headers, base) == want
+
+
+def _kafka_python_records(data: bytes) -> list:
+    from kafka.record import MemoryRecords
+
+    out, mr = [], MemoryRecords(data)
+    while (b := mr.next_batch()) is not None:
+        out += [(r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in b]
+    return out
+
+
+def _aiokafka_records(data: bytes) -> list:
+    from aiokafka.record.memory_records import MemoryRecords
+
+    out, mr = [], MemoryRecords(data)
+    while (b := mr.next_batch()) is not None:
+        assert b.validate_crc()
+        out += [(r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in b]
+    return out
+
+
+JSONL_WIDE = "".join(
+    json.dumps({"key": None if i % 9 == 0 else f"clé-{i % 13}", "value": "ü" * (i % 70),
+                "headers": {"trace": f"t{i % 4}", "empty": "", "none": None, "ключ": "x"}
+                if i % 5 else {}, **({"timestamp": T0 + i} if i % 2 else {})},
+               ensure_ascii=i % 3 == 0) + "\n" for i in range(2500)).encode()
+
+
+@pytest.mark.parametrize("decoder", [_kafka_python_records, _aiokafka_records],
+                         ids=["kafka-python", "aiokafka"])
+@pytest.mark.parametrize("name", ["jsonl keys and headers", "jsonl nulls and timestamps",
+                                  "jsonl wide", "keyed lines"])
+def test_batches_read_by_independent_clients(tmp_path, decoder, name):
+    """kafka-python's and aiokafka's readers give back every key, value, header and
+    timestamp of the input, read here with the json module (or split at the first tab),
+    in order from offset 0."""
+    text, kw = {"jsonl wide": (JSONL_WIDE, {"input_format": "jsonl"})}.get(name) or CASES[name]
+    chunks = list(iter_inputs([], ProduceOptions(topic="t", **kw), stdin=io.BytesIO(text)))
+    assert any(isinstance(c, ColumnsChunk) for c in chunks)  # the path under test
+    _produce(tmp_path, text, as_records=False, **kw)
+    want = []
+    for i, ln in enumerate(text.decode().splitlines()):
+        if kw.get("parse_key"):
+            k, _, v = ln.partition("\t")
+            want.append((i, T0, k.encode(), v.encode(), []))
+            continue
+        o = json.loads(ln)
+        enc = [None if x is None else x.encode() for x in (o.get("key"), o.get("value"))]
+        want.append((i, o.get("timestamp", T0), *enc,
+                     [(hk, None if hv is None else hv.encode())
+                      for hk, hv in (o.get("headers") or {}).items()]))
+    got = []
+    for log in sorted((tmp_path / "t-0").glob("*.log")):
+        got += decoder(log.read_bytes())
+    assert got == want

@@ -148,3 +148,42 @@ def test_read_json_lines_take_the_columnar_path_and_give_the_same_records():
     assert col == [_record(o, n, "utf8") for n, o in enumerate(objs, 1)]
     objs[2]["headers"] = [{"key": "h", "value": "x"}]
     assert _columnar(objs, range(1, 4), False) is None  # the record path reads those
+
+
+def test_where_orjson_differs_records_are_the_json_modules():
+    """The columnar path parses with orjson, which reads integers beyond 64 bits as floats;
+    such a chunk goes record by record through the json module, whose records (exact
+    integers as JSON text, the last of duplicate names) are the reference."""
+    import json
+
+    lines = [b'{"key": "k", "value": "plain", "headers": {"h": "x"}}',
+             b'{"key": "k", "value": 18446744073709551616}',
+             b'{"value": "v", "headers": {"h": -123456789012345678901234567890}}',
+             b'{"key": "a", "key": "b", "value": "v", "timestamp": 5}',
+             b'{"value": [1, 18446744073709551617.5, {"x": 1e308}]}']
+    recs = records(b"\n".join(lines) + b"\n")
+    want = []
+    for n, ln in enumerate(lines, 1):
+        o = json.loads(ln)
+
+        def enc(v):
+            return None if v is None else (v if isinstance(v, str) else json.dumps(
+                v, separators=(",", ":"))).encode()
+
+        want.append((n, o.get("timestamp"), enc(o.get("key")), enc(o.get("value")),
+                     tuple((k, enc(v)) for k, v in (o.get("headers") or {}).items()), None))
+    assert [tuple(r) for r in recs] == want
+    assert recs[1].value == b"18446744073709551616"
+
+
+def test_columnar_parse_leaves_the_garbage_collector_as_it_was():
+    import gc
+
+    text = b'{"key": "k", "value": "v", "headers": {"h": "x"}}\n' * 3
+    assert gc.isenabled()
+    assert len(records(text)) == 3 and gc.isenabled()
+    gc.disable()
+    try:
+        assert len(records(text)) == 3 and not gc.isenabled()
+    finally:
+        gc.enable()
