@@ -1,6 +1,7 @@
 """The optional compiled core: ``kafkalog_cli.format._speedups`` (the C twin of the hot
-loops of ``kafkalog_cli/format/records.py``) and ``kafkalog_cli.format._encode`` (of the
-record encoder of ``kafkalog_cli/format/builder.py``).
+loops of ``kafkalog_cli/format/records.py``), ``kafkalog_cli.format._encode`` (of the
+record encoder of ``kafkalog_cli/format/builder.py``) and ``kafkalog_cli.render._speedups``
+(of the record lines of ``kafkalog_cli/render/dump.py`` and ``render/read.py``).
 
 pyproject.toml is the home of the package's metadata; this file only adds the extensions.
 Their build is optional: without a compiler or Python's headers the build warns and goes
@@ -50,6 +51,9 @@ flags = ["-Wall", "-Wextra", "-Werror"] if STRICT else []
 setup(
     ext_modules=[Extension(f"kafkalog_cli.format.{name}", [f"kafkalog_cli/format/{name}.c"],
                            extra_compile_args=flags, optional=not STRICT)
-                 for name in ("_speedups", "_encode")],
+                 for name in ("_speedups", "_encode")] + [
+        # the record lines of dump-segment and read (render's Python loops: the reference)
+        Extension("kafkalog_cli.render._speedups", ["kafkalog_cli/render/_speedups.c"],
+                  extra_compile_args=flags, optional=not STRICT)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

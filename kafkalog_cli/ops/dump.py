@@ -57,6 +57,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 
 from ..constants import (
@@ -262,7 +263,13 @@ def _record_blocks(batch, opts: DumpOptions, file: str) -> Iterator[dict]:
     from itertools import islice
 
     start, end = opts.start_offset, opts.end_offset
-    records = iter(batch.iter_records(opts.max_decompressed_bytes))
+    records = batch.iter_records(opts.max_decompressed_bytes)
+    if records.__class__ is list and len(records) <= RECORD_BLOCK:  # decoded at once
+        ev = _records_event(batch, file, records, start, end)
+        if ev["records"]:
+            yield ev
+        return
+    records = iter(records)
     while True:
         chunk: list = []
         try:
@@ -281,6 +288,7 @@ def _record_blocks(batch, opts: DumpOptions, file: str) -> Iterator[dict]:
 
 
 _INF = float("inf")
+_first = itemgetter(0)
 
 
 def _records_event(batch, file: str, chunk: list, start, end) -> dict:
@@ -390,11 +398,7 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
     """Events of the batches of ``fr`` (a FileRecords, or a segment's ranged records)."""
     end = fr.end
     deep = opts.deep
-    # DumpLogSegments (deep iteration): every record whose offset is not the previous
-    # one's + 1, from -1 (so a first offset above 0 counts); none known before a seek
-    gaps: dict[int, int] = {}
-    dropped = 0  # pairs past MAX_NON_CONSECUTIVE_PAIRS, counted only
-    last = -1 if opts.start_offset is None else None
+    gaps = OffsetGaps(-1 if opts.start_offset is None else None)
     for batch in fr.batches():
         if opts.start_offset is not None and batch.last_offset < opts.start_offset:
             continue
@@ -410,19 +414,7 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
                 and not batch.is_control and (decoder is None or not opts.print_data_log):
             try:
                 for ev in _record_blocks(batch, opts, file):
-                    offsets = [r[0] for r in ev["records"]]
-                    first = offsets[0]
-                    if last is not None and first == last + 1 and \
-                            offsets == list(range(first, first + len(offsets))):
-                        last = offsets[-1]
-                    else:
-                        for off in offsets:
-                            if last is not None and off != last + 1:
-                                if len(gaps) < MAX_NON_CONSECUTIVE_PAIRS or last in gaps:
-                                    gaps[last] = off
-                                else:
-                                    dropped += 1
-                            last = off
+                    gaps.add_records(ev["records"])
                     yield ev
             except KafkalogError as e:
                 yield data_error_event(file, batch.position, e.message)
@@ -430,13 +422,7 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
             try:
                 for ev in _record_events(batch, opts, file, decoder):
                     if ev["type"] == "record":
-                        off = ev["offset"]
-                        if last is not None and off != last + 1:
-                            if len(gaps) < MAX_NON_CONSECUTIVE_PAIRS or last in gaps:
-                                gaps[last] = off
-                            else:
-                                dropped += 1
-                        last = off
+                        gaps.add(ev["offset"])
                     yield ev
             except KafkalogError as e:
                 yield data_error_event(file, batch.position, e.message)
@@ -447,8 +433,8 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
         if fr.stop_error is not None:
             ev["reason"] = fr.stop_error.message
         yield ev
-    if gaps:
-        yield non_consecutive_event(file, gaps, dropped)
+    if gaps.gaps:
+        yield non_consecutive_event(file, gaps.gaps, gaps.dropped)
 
 
 def data_error_event(file: str, position: int | None, message: str,
@@ -464,6 +450,46 @@ def data_error_event(file: str, position: int | None, message: str,
 #: dump ends): a hostile log could otherwise make every record one. Past it, pairs are
 #: counted (kafkalog's bound: Kafka's tool keeps them all).
 MAX_NON_CONSECUTIVE_PAIRS = 1_000_000
+
+
+class OffsetGaps:
+    """DumpLogSegments' non-consecutive offsets of one ``.log`` (deep iteration): every
+    record offset that is not the previous one's + 1. ``last`` starts at -1 (so a first
+    offset above 0 counts), or None after a seek (the first record dumped is not
+    compared). ``gaps`` maps an offset to the one that follows it, up to
+    :data:`MAX_NON_CONSECUTIVE_PAIRS` pairs; ``dropped`` counts the pairs past it."""
+
+    __slots__ = ("gaps", "dropped", "last")
+
+    def __init__(self, last: int | None):
+        self.gaps: dict[int, int] = {}
+        self.dropped = 0
+        self.last = last
+
+    def add(self, offset: int) -> None:
+        """The next record's (absolute) offset."""
+        last = self.last
+        if last is not None and offset != last + 1:
+            if len(self.gaps) < MAX_NON_CONSECUTIVE_PAIRS or last in self.gaps:
+                self.gaps[last] = offset
+            else:
+                self.dropped += 1
+        self.last = offset
+
+    def add_records(self, records) -> None:
+        """:meth:`add` for the offsets of ``records`` (Record tuples, in order), at C speed
+        when they follow the last one and each other (a batch that is not compacted)."""
+        if not records:
+            return
+        offsets = list(map(_first, records))
+        first = offsets[0]
+        last = self.last
+        if last is not None and first == last + 1 and \
+                offsets == list(range(first, first + len(offsets))):
+            self.last = offsets[-1]
+            return
+        for off in offsets:
+            self.add(off)
 
 
 def non_consecutive_event(file: str, gaps: dict[int, int], dropped: int = 0) -> dict:

@@ -299,8 +299,14 @@ def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMIT
                 continue
             if lso is not None and off >= lso:
                 return
-            yield ConsumerRecord(topic, part, off, r[1], ts_type, _bytes(r[2]), _bytes(r[3]),
-                                 tuple((k, _bytes(v)) for k, v in r[4]), epoch)
+            key, value, headers = r[2], r[3], r[4]
+            if key is not None and key.__class__ is not bytes:
+                key = bytes(key)
+            if value is not None and value.__class__ is not bytes:
+                value = bytes(value)
+            yield ConsumerRecord(topic, part, off, r[1], ts_type, key, value,
+                                 tuple([(k, _bytes(v)) for k, v in headers]) if headers
+                                 else (), epoch)
             n += 1
             if max_records is not None and n >= max_records:
                 return

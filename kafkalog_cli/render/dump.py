@@ -1,4 +1,11 @@
-"""Renderers of ``dump-segment`` events: Kafka's exact text, JSON Lines, and rich text."""
+"""Renderers of ``dump-segment`` events: Kafka's exact text, JSON Lines, and rich text.
+
+The record lines of a ``records`` event (a block of an ordinary v2 batch's records) are
+formatted by the optional compiled loops (``_speedups.c``, built beside the format's core)
+when they are in use, straight into UTF-8 bytes written to the binary stream beneath
+stdout, one write per block; :func:`kafka_record_lines` and :func:`json_record_lines` are
+the pure-Python reference (``KAFKALOG_PURE_PYTHON=1``) and give the same bytes.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,9 @@ from collections.abc import Iterable
 from ..errors import KafkalogError
 from ..ops.encoding import encode_bytes
 from .encoding import java_string
+from .lines import C_ENCODINGS, compiled_lines, text_and_bytes_writer
+
+_c = compiled_lines()
 
 _INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded", "controlValue")
 
@@ -145,6 +155,19 @@ def kafka_record_lines(ev: dict, skip_metadata: bool, with_data: bool) -> str:
     return "\n".join(out)
 
 
+def kafka_record_bytes(ev: dict, skip_metadata: bool, with_data: bool) -> bytes | str:
+    """:func:`kafka_record_lines` of a ``records`` event as UTF-8 bytes from the compiled
+    loop, or as its text when that is off or declines the block (a shape it does not
+    take: the Python loop renders it)."""
+    if _c is not None:
+        batch = ev["batch"]
+        b = _c.kafka_lines(ev["records"], batch.timestamp_type, batch.base_offset,
+                           batch.base_sequence, skip_metadata, with_data, java_string)
+        if b is not None:
+            return b
+    return kafka_record_lines(ev, skip_metadata, with_data)
+
+
 def _optional_long(v) -> str:
     """A Java OptionalLong's toString."""
     return "OptionalLong.empty" if v is None else f"OptionalLong[{v}]"
@@ -178,12 +201,12 @@ def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
     (``record`` events carry it themselves)."""
     out = out or sys.stdout
     err = err or sys.stderr
-    w = out.write
+    w, flush = text_and_bytes_writer(out)
     n_diag = 0
     for ev in events:
         t = ev["type"]
         if t == "records":
-            w(kafka_record_lines(ev, skip_record_metadata, with_data))
+            w(kafka_record_bytes(ev, skip_record_metadata, with_data))
         elif t == "record":
             w(kafka_record_line(ev, skip_record_metadata) + "\n")
         elif t == "batch":
@@ -214,7 +237,7 @@ def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
         elif t == "index_sane":
             w(f"{ev['file']} passed sanity check.\n")
         elif t == "diagnostic":
-            out.flush()
+            flush()
             err.write(ev["message"] + "\n")
             n_diag += 1
     return n_diag
@@ -294,7 +317,7 @@ def json_record_lines(ev: dict, encoding: str, with_data: bool) -> str:
                 f'"sequence":{-1 if seqs is None else seqs[i]},"headerKeys":'
                 f'[{",".join([estr(h[0]) for h in headers]) if headers else ""}]')
         if not with_data:
-            put(head + "}")
+            put(head + "}\n")
             continue
         klabel = vlabel = None
         try:
@@ -314,14 +337,30 @@ def json_record_lines(ev: dict, encoding: str, with_data: bool) -> str:
             htext = "[" + ",".join(hs) + "]"
         else:
             htext = "[]"
-        line = f'{head},"key":{ktext},"value":{vtext},"headers":{htext}'
+        # key and value as parts of their own: a huge one is copied once, by the join
+        put(head + ',"key":')
+        put(ktext)
+        put(',"value":')
+        put(vtext)
+        tail = f',"headers":{htext}'
         if klabel:
-            line += f',"keyEncoding":"{klabel}"'
+            tail += f',"keyEncoding":"{klabel}"'
         if vlabel:
-            line += f',"valueEncoding":"{vlabel}"'
-        put(line + "}")
-    put("")
-    return "\n".join(out)
+            tail += f',"valueEncoding":"{vlabel}"'
+        put(tail + "}\n")
+    return "".join(out)
+
+
+def json_record_bytes(ev: dict, encoding: str, with_data: bool) -> bytes | str:
+    """:func:`json_record_lines` of a ``records`` event as UTF-8 bytes from the compiled
+    loop, or as its text (as :func:`kafka_record_bytes`)."""
+    if _c is not None and encoding in C_ENCODINGS:
+        batch = ev["batch"]
+        b = _c.json_lines(ev["records"], batch.base_offset, batch.base_sequence, with_data,
+                          C_ENCODINGS[encoding])
+        if b is not None:
+            return b
+    return json_record_lines(ev, encoding, with_data)
 
 
 def write_json(events: Iterable[dict], *, encoding: str = "utf8", with_data: bool = False,
@@ -330,15 +369,15 @@ def write_json(events: Iterable[dict], *, encoding: str = "utf8", with_data: boo
     ``with_data``: as :func:`write_kafka`'s."""
     out = out or sys.stdout
     err = err or sys.stderr
-    w = out.write
+    w, flush = text_and_bytes_writer(out)
     dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
     n_diag = 0
     for ev in events:
         if ev["type"] == "records":
-            w(json_record_lines(ev, encoding, with_data))
+            w(json_record_bytes(ev, encoding, with_data))
             continue
         if ev["type"] == "diagnostic":
-            out.flush()
+            flush()
             err.write(ev["message"] + "\n")
             n_diag += 1
             continue

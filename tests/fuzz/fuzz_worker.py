@@ -137,12 +137,17 @@ def t_dump(log_dir: Path, params: dict) -> None:
     for pdir in partition_dirs(log_dir):
         if params.get("deep", True):
             opts = DumpOptions(print_data_log=True, max_decompressed_bytes=maxd)
+            # the CLI's path: records in blocks, through the compiled lines when built
+            blocks = DumpOptions(print_data_log=True, max_decompressed_bytes=maxd,
+                                 record_blocks=True)
             f = DumpFindings()
-            events = f.watch(dump([pdir], opts))
+            events = f.watch(dump([pdir], blocks))
             out = Sink()
-            render.write_kafka(events, out=out, err=Sink())
+            render.write_kafka(events, out=out, err=Sink(), with_data=True)
             records += out.records
             render.write_json(dump([pdir], opts), out=Sink(), err=Sink(), encoding="base64")
+            render.write_json(dump([pdir], blocks), out=Sink(), err=Sink(), encoding="utf8",
+                              with_data=True)
         else:
             for _ in dump([pdir], DumpOptions(max_decompressed_bytes=maxd)):
                 pass
