@@ -50,7 +50,10 @@ flags = ["-Wall", "-Wextra", "-Werror"] if STRICT else []
 
 setup(
     ext_modules=[Extension(f"kafkalog_cli.format.{name}", [f"kafkalog_cli/format/{name}.c"],
-                           extra_compile_args=flags, optional=not STRICT)
+                           extra_compile_args=flags, optional=not STRICT,
+                           # dlopen/dlsym: the crc32c package's C function (glibc < 2.34)
+                           libraries=["dl"] if name == "_speedups" and
+                           sys.platform.startswith("linux") else [])
                  for name in ("_speedups", "_encode")] + [
         # the record lines of dump-segment and read (render's Python loops: the reference)
         Extension("kafkalog_cli.render._speedups", ["kafkalog_cli/render/_speedups.c"],

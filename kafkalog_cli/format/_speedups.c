@@ -25,7 +25,7 @@
  *                                               vectorized.py's group decode
  *   scan_v2(view, pos, end, invalid) -> (pos, batches, records, last_pos)
  *                                               scan_batches()' v2 loop
- *   crc32c(data, value=0) -> int                CRC-32C (Castagnoli), as crc32c.crc32c
+ *   crc_source() -> str                         which crc32c package function batches use
  *
  * Kafka's rules followed: DefaultRecord.readFrom (zigzag varints of ByteUtils, the exact
  * body length, null key/value at length -1, header keys as Utils.utf8) and
@@ -40,10 +40,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <nmmintrin.h>
-#define KL_HAVE_SSE42 1
-#endif
+#include <dlfcn.h>
 
 /* DefaultRecordBatch layout (schema/record_batch.py declares it; records.py asserts the
  * values it passes to setup() match these). */
@@ -283,163 +280,58 @@ static inline PyObject *new_batch(void)
 
 /* -- CRC-32C ------------------------------------------------------------------------- */
 
-static uint32_t crc_table[8][256];
-static int have_sse42 = 0;
-
-static void crc_init(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-        crc_table[0][i] = c;
-    }
-    for (uint32_t i = 0; i < 256; i++)
-        for (int t = 1; t < 8; t++)
-            crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xFF];
-#ifdef KL_HAVE_SSE42
-    __builtin_cpu_init();
-    have_sse42 = __builtin_cpu_supports("sse4.2") != 0;
-#endif
-}
-
-static uint32_t crc_sw(uint32_t crc, const uint8_t *p, size_t n)
-{
-    while (n >= 8) {
-        uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                             (uint32_t)p[3] << 24);
-        crc = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^
-              crc_table[5][(lo >> 16) & 0xFF] ^ crc_table[4][lo >> 24] ^
-              crc_table[3][p[4]] ^ crc_table[2][p[5]] ^ crc_table[1][p[6]] ^ crc_table[0][p[7]];
-        p += 8;
-        n -= 8;
-    }
-    while (n--)
-        crc = (crc >> 8) ^ crc_table[0][(crc ^ *p++) & 0xFF];
-    return crc;
-}
-
-#ifdef KL_HAVE_SSE42
-__attribute__((target("sse4.2")))
-static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t n)
-{
-    uint64_t c = crc;
-    while (n >= 8) {
-        uint64_t v;
-        memcpy(&v, p, 8);
-        c = _mm_crc32_u64(c, v);
-        p += 8;
-        n -= 8;
-    }
-    uint32_t c32 = (uint32_t)c;
-    while (n--)
-        c32 = _mm_crc32_u8(c32, *p++);
-    return c32;
-}
-#endif
-
 /*
- * Three streams at once: the crc32 instruction takes 3 cycles but can start every cycle,
- * so one stream uses a third of it. A run of 3 * S bytes A B C is taken as three CRCs
- * (A from the running value, B and C from 0) joined by the CRC's linearity:
- * crc(A B) = shift_|B|(crc(A)) ^ crc0(B), where shift_S(x) is the register after S zero
- * bytes from x, a linear map of 32 bits kept as four byte tables (built from its 32
- * basis values by crc_init). Runs of 3 x 8 KiB, then of 3 x 256 bytes, the rest one
- * stream. 4-8x the single stream from 4 KiB on (measured), as the crc32c package's
- * hardware code (Mark Adler's scheme) without a call into it.
+ * CRC-32C is the crc32c package's: kafkalog computes none itself. Its extension module
+ * (loaded by kafkalog_cli.crc) exports its C function _crc32c_hw_adler (Mark Adler's
+ * three-stream code on the crc32 instruction), which the module's init prepares when
+ * the CPU has the instruction (``hardware_based``). The core finds it once, with dlsym in
+ * the library already loaded, and calls it per batch with no Python call. Where it is not
+ * there (another build of the package, its software mode) the package's Python function
+ * is called per batch: the same value, slower.
  */
-#define CRC_LONG 8192
-#define CRC_SHORT 256
+typedef uint32_t (*crc_fn_t)(uint32_t crc, const unsigned char *data, unsigned long length);
+static crc_fn_t crc_fn = NULL;
+static int crc_resolved = 0;
 
-static uint32_t shift_long[4][256], shift_short[4][256];
-
-static inline uint32_t crc_shift(const uint32_t t[4][256], uint32_t x)
+static int crc_resolve(void)
 {
-    return t[0][x & 0xFF] ^ t[1][(x >> 8) & 0xFF] ^ t[2][(x >> 16) & 0xFF] ^ t[3][x >> 24];
-}
-
-static void crc_shift_table(uint32_t t[4][256], size_t zeros)
-{
-    static const uint8_t zero[CRC_LONG];
-    uint32_t basis[32];
-    for (int k = 0; k < 32; k++)
-        basis[k] = crc_sw((uint32_t)1 << k, zero, zeros);
-    for (int j = 0; j < 4; j++)
-        for (uint32_t b = 0; b < 256; b++) {
-            uint32_t v = 0;
-            for (int k = 0; k < 8; k++)
-                if (b & (1u << k))
-                    v ^= basis[8 * j + k];
-            t[j][b] = v;
-        }
-}
-
-#ifdef KL_HAVE_SSE42
-__attribute__((target("sse4.2")))
-static uint32_t crc_hw3(uint32_t crc, const uint8_t *p, size_t n)
-{
-    uint64_t c0 = crc;
-    while (n >= 3 * CRC_LONG) {
-        uint64_t c1 = 0, c2 = 0, a, b, c;
-        for (const uint8_t *end = p + CRC_LONG; p < end; p += 8) {
-            memcpy(&a, p, 8);
-            memcpy(&b, p + CRC_LONG, 8);
-            memcpy(&c, p + 2 * CRC_LONG, 8);
-            c0 = _mm_crc32_u64(c0, a);
-            c1 = _mm_crc32_u64(c1, b);
-            c2 = _mm_crc32_u64(c2, c);
-        }
-        c0 = crc_shift(shift_long, (uint32_t)c0) ^ (uint32_t)c1;
-        c0 = crc_shift(shift_long, (uint32_t)c0) ^ (uint32_t)c2;
-        p += 2 * CRC_LONG;
-        n -= 3 * CRC_LONG;
-    }
-    while (n >= 3 * CRC_SHORT) {
-        uint64_t c1 = 0, c2 = 0, a, b, c;
-        for (const uint8_t *end = p + CRC_SHORT; p < end; p += 8) {
-            memcpy(&a, p, 8);
-            memcpy(&b, p + CRC_SHORT, 8);
-            memcpy(&c, p + 2 * CRC_SHORT, 8);
-            c0 = _mm_crc32_u64(c0, a);
-            c1 = _mm_crc32_u64(c1, b);
-            c2 = _mm_crc32_u64(c2, c);
-        }
-        c0 = crc_shift(shift_short, (uint32_t)c0) ^ (uint32_t)c1;
-        c0 = crc_shift(shift_short, (uint32_t)c0) ^ (uint32_t)c2;
-        p += 2 * CRC_SHORT;
-        n -= 3 * CRC_SHORT;
-    }
-    return crc_hw((uint32_t)c0, p, n);
-}
-#endif
-
-/* CRC-32C of p[0:n], continuing from ``value`` (0 to start), as crc32c.crc32c(data, value) */
-static uint32_t crc32c_update(uint32_t value, const uint8_t *p, size_t n)
-{
-    uint32_t crc = ~value;
-#ifdef KL_HAVE_SSE42
-    if (have_sse42)
-        return ~crc_hw3(crc, p, n);
-#endif
-    return ~crc_sw(crc, p, n);
-}
-
-/*
- * CRC-32C of a whole batch. Without the crc32 instruction, from LARGE_CRC bytes on, the
- * crc32c package's function (its software code is faster than crc_sw on long runs; below
- * it the call costs more than it saves). -1 with an error set when the package fails.
- */
-#define LARGE_CRC 4096
-
-static int64_t batch_crc(const uint8_t *p, Py_ssize_t n)
-{
-    if (n < LARGE_CRC || crc32c_loader == NULL || have_sse42)
-        return crc32c_update(0, p, (size_t)n);
+    crc_resolved = 1;
     if (crc32c_lib == NULL) {
         crc32c_lib = PyObject_CallNoArgs(crc32c_loader);
         if (crc32c_lib == NULL)
             return -1;
     }
+    if (!PyCFunction_Check(crc32c_lib))
+        return 0;
+    PyObject *mod = PyCFunction_GET_SELF(crc32c_lib);
+    if (mod == NULL || !PyModule_Check(mod))
+        return 0;
+    PyObject *hw = PyObject_GetAttrString(mod, "hardware_based");
+    int is_hw = hw == NULL ? -1 : PyObject_IsTrue(hw);
+    Py_XDECREF(hw);
+    PyObject *file = is_hw == 1 ? PyModule_GetFilenameObject(mod) : NULL;
+    const char *path = file == NULL ? NULL : PyUnicode_AsUTF8(file);
+    void *lib = path == NULL ? NULL : dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+    Py_XDECREF(file);
+    PyErr_Clear();
+    if (lib != NULL) {
+        void *sym = dlsym(lib, "_crc32c_hw_adler");
+        if (sym != NULL)
+            memcpy(&crc_fn, &sym, sizeof crc_fn);
+    }
+    return 0;
+}
+
+/* CRC-32C of a whole batch (attributes to the end); -1 with an error set when the
+ * crc32c package fails to load or to compute. */
+static int64_t batch_crc(const uint8_t *p, Py_ssize_t n)
+{
+    if (!crc_resolved && crc_resolve() < 0)
+        return -1;
+    if (crc_fn != NULL)
+        return (int64_t)(~crc_fn(0xFFFFFFFFu, p, (unsigned long)n) & 0xFFFFFFFFu);
+    if (crc32c_lib == NULL)
+        return -1;
     PyObject *mv = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
     if (mv == NULL)
         return -1;
@@ -1826,17 +1718,13 @@ static PyObject *sp_decode_blocks(PyObject *self, PyObject *args)
     return result;
 }
 
-static PyObject *sp_crc32c(PyObject *self, PyObject *args, PyObject *kwargs)
+static PyObject *sp_crc_source(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
     (void)self;
-    static char *kwlist[] = {"data", "value", NULL};
-    Py_buffer buf;
-    unsigned long value = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|k", kwlist, &buf, &value))
+    if (!crc_resolved && crc_resolve() < 0)
         return NULL;
-    uint32_t c = crc32c_update((uint32_t)value, (const uint8_t *)buf.buf, (size_t)buf.len);
-    PyBuffer_Release(&buf);
-    return PyLong_FromUnsignedLong(c);
+    return PyUnicode_FromString(crc_fn != NULL ? "crc32c package, C function"
+                                               : "crc32c package, Python function");
 }
 
 static PyObject *sp_setup(PyObject *self, PyObject *args)
@@ -1883,10 +1771,10 @@ static PyMethodDef methods[] = {
     {"scan_lengths", sp_scan_lengths, METH_VARARGS, "vectorized.scan_lengths"},
     {"decode_group", sp_decode_group, METH_VARARGS,
      "vectorized.decode_group's records as Arrow buffers, or None"},
+    {"crc_source", sp_crc_source, METH_NOARGS,
+     "how batch CRCs are computed: the crc32c package's C function or its Python one"},
     {"decode_blocks", sp_decode_blocks, METH_VARARGS,
      "vectorized.decode_blocks: decode_group of a list of blocks, not joined"},
-    {"crc32c", (PyCFunction)(void (*)(void))sp_crc32c, METH_VARARGS | METH_KEYWORDS,
-     "crc32c(data, value=0): CRC-32C (Castagnoli)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1898,9 +1786,6 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__speedups(void)
 {
-    crc_init();
-    crc_shift_table(shift_long, CRC_LONG);
-    crc_shift_table(shift_short, CRC_SHORT);
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
@@ -1928,8 +1813,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
         PyModule_AddIntConstant(m, "MIN_BATCH_LENGTH", MIN_BATCH_LENGTH) < 0 ||
         PyModule_AddIntConstant(m, "ATTRIBUTES_OFFSET", ATTRIBUTES_OFFSET) < 0 ||
         PyModule_AddIntConstant(m, "RECORDS_OFFSET", RECORDS_OFFSET) < 0 ||
-        PyModule_AddIntConstant(m, "MAGIC_V2", MAGIC_V2) < 0 ||
-        PyModule_AddIntConstant(m, "HARDWARE_CRC", have_sse42) < 0) {
+        PyModule_AddIntConstant(m, "MAGIC_V2", MAGIC_V2) < 0) {
         Py_DECREF(m);
         return NULL;
     }

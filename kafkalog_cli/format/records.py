@@ -123,16 +123,14 @@ def _load_crc32c():
 
 
 def crc32c(data, *args, **kwargs) -> int:
-    """CRC-32C (Castagnoli) of ``data``, through the hardware-based ``crc32c`` package or
-    the compiled core's (same arguments as ``crc32c.crc32c``: ``data, value=0``, a running
-    ``value``)."""
+    """CRC-32C (Castagnoli) of ``data``, through the hardware-based ``crc32c`` package
+    (same arguments as ``crc32c.crc32c``: ``data, value=0``, a running ``value``)."""
     return (_crc32c_fn or _load_crc32c())(data, *args, **kwargs)
 
 
-#: the CRC-32C in use: the compiled core's when it runs on the crc32 instruction (as fast
-#: as the package from 4 KiB on, measured, without the package's ~25 ms import), else the
-#: package's, loaded on first use
-_crc32c_fn = _c.crc32c if _c is not None and _c.HARDWARE_CRC else None
+#: the crc32c package's function, loaded on first use (the compiled core calls the
+#: package's C function directly, see _speedups.c)
+_crc32c_fn = None
 
 #: The one v2 header reader, in the schema's field order (:data:`~kafkalog_cli.schema
 #: .record_batch.HEADER_FIELDS`): baseOffset, length, partitionLeaderEpoch, magic, crc,
