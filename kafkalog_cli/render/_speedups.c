@@ -392,6 +392,14 @@ static int batch_arg(PyObject *v, long long *out, long long max)
     return e;
 }
 
+/* A batch's base offset (int64) and base sequence (int32): 0, FALLBACK or -1. */
+static int batch_args(PyObject *base_obj, PyObject *seq_obj, long long *base_offset,
+                      long long *base_seq)
+{
+    int e = batch_arg(base_obj, base_offset, LLONG_MAX);
+    return e == 0 ? batch_arg(seq_obj, base_seq, INT32_MAX_) : e;
+}
+
 /* The worst case of a block's output, for one allocation in the common case. */
 static Py_ssize_t estimate(PyObject *records, Py_ssize_t per_record, Py_ssize_t per_byte)
 {
@@ -530,9 +538,7 @@ static PyObject *sp_kafka_lines(PyObject *self, PyObject *args)
                           &base_obj, &seq_obj, &skip_metadata, &with_data, &java_string))
         return NULL;
     long long base_offset, base_seq;
-    int e = batch_arg(base_obj, &base_offset, LLONG_MAX);
-    if (e == 0)
-        e = batch_arg(seq_obj, &base_seq, INT32_MAX_);
+    int e = batch_args(base_obj, seq_obj, &base_offset, &base_seq);
     if (e < 0)
         return NULL;
     if (e == FALLBACK)
@@ -676,9 +682,7 @@ static PyObject *sp_json_lines(PyObject *self, PyObject *args)
         return NULL;
     }
     long long base_offset, base_seq;
-    int e = batch_arg(base_obj, &base_offset, LLONG_MAX);
-    if (e == 0)
-        e = batch_arg(seq_obj, &base_seq, INT32_MAX_);
+    int e = batch_args(base_obj, seq_obj, &base_offset, &base_seq);
     if (e < 0)
         return NULL;
     if (e == FALLBACK)
@@ -775,30 +779,18 @@ static int read_json_record(outbuf *o, PyObject *rec, int encoding)
             e = FALLBACK;
     }
     const char *klabel = NULL, *vlabel = NULL, *hlabel = NULL;
-    if (e == 0 && (PUTS(o, "{\"topic\":") < 0))
-        e = -1;
-    if (e == 0)
-        e = json_str_field(o, f[A_TOPIC]);
-    if (e == 0)
-        e = PUTS(o, ",\"partition\":");
-    if (e == 0)
-        e = json_int_field(o, f[A_PARTITION], 0);
-    if (e == 0)
-        e = PUTS(o, ",\"offset\":");
-    if (e == 0)
-        e = json_int_field(o, f[A_OFFSET], 0);
-    if (e == 0)
-        e = PUTS(o, ",\"timestamp\":");
-    if (e == 0)
-        e = json_int_field(o, f[A_TIMESTAMP], 0);
-    if (e == 0)
-        e = PUTS(o, ",\"timestampType\":");
-    if (e == 0)
-        e = json_str_field(o, f[A_TS_TYPE]);
-    if (e == 0)
-        e = PUTS(o, ",\"leaderEpoch\":");
-    if (e == 0)
-        e = json_int_field(o, f[A_EPOCH], 1);
+    /* the record's place: name, field, 's' string, 'i' int, 'n' int or null */
+    static const struct { const char *name; int field; char kind; } place[] = {
+        {"{\"topic\":", A_TOPIC, 's'}, {",\"partition\":", A_PARTITION, 'i'},
+        {",\"offset\":", A_OFFSET, 'i'}, {",\"timestamp\":", A_TIMESTAMP, 'i'},
+        {",\"timestampType\":", A_TS_TYPE, 's'}, {",\"leaderEpoch\":", A_EPOCH, 'n'},
+    };
+    for (size_t i = 0; e == 0 && i < sizeof place / sizeof place[0]; i++) {
+        e = ob_put(o, place[i].name, (Py_ssize_t)strlen(place[i].name));
+        if (e == 0)
+            e = place[i].kind == 's' ? json_str_field(o, f[place[i].field])
+                                     : json_int_field(o, f[place[i].field], place[i].kind == 'n');
+    }
     if (e == 0)
         e = PUTS(o, ",\"key\":");
     if (e == 0)
