@@ -43,16 +43,23 @@ def _damaged(root: Path) -> Path:
     return pdir
 
 
-def _crash_after(pdir: Path, n: int) -> int:
+def _in_child(prepare, pdir: Path) -> int:
+    """Run ``recover --truncate --all`` on pdir in a forked child after ``prepare()``
+    (which arms a crash); its exit code (137: it crashed, 0: it finished)."""
     pid = os.fork()
-    if pid == 0:  # child: run recovery, die after n steps
+    if pid == 0:
         try:
-            quarantine._steps.update(n=0, limit=n)
+            prepare()
             recover([pdir], truncate=True, all_segments=True)
         finally:
             os._exit(0)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status)
+
+
+def _crash_after(pdir: Path, n: int) -> int:
+    """Die after the n-th durable step."""
+    return _in_child(lambda: quarantine._steps.update(n=0, limit=n), pdir)
 
 
 def test_crash_after_every_step_then_rerun(tmp_path):
@@ -107,30 +114,23 @@ def test_kill_while_a_session_is_starting_leaves_no_second_session(tmp_path):
 
 
 def _killed_mid_write(pdir: Path, n: int) -> int:
-    """Run recovery in a child that dies inside its n-th tmp + rename write: the temp file
-    is created (as ``create_fresh`` makes it), the rename never happens."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            calls = {"n": 0}
-            real = quarantine.write_durably
+    """Die inside the n-th tmp + rename write: the temp file is created (as
+    ``create_fresh`` makes it), the rename never happens."""
+    def prepare():
+        calls = {"n": 0}
+        real = quarantine.write_durably
 
-            def dying(path, data, *, dir_fd=None):
-                calls["n"] += 1
-                if calls["n"] == n:
-                    tmp = str(path) + ".tmp"
-                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644,
-                                 dir_fd=dir_fd)
-                    os.write(fd, bytes(data)[: len(data) // 2])
-                    os._exit(137)
-                real(path, data, dir_fd=dir_fd)
+        def dying(path, data, *, dir_fd=None):
+            calls["n"] += 1
+            if calls["n"] == n:
+                fd = os.open(str(path) + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644,
+                             dir_fd=dir_fd)
+                os.write(fd, bytes(data)[: len(data) // 2])
+                os._exit(137)
+            real(path, data, dir_fd=dir_fd)
 
-            quarantine.write_durably = dying
-            recover([pdir], truncate=True, all_segments=True)
-        finally:
-            os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
+        quarantine.write_durably = dying
+    return _in_child(prepare, pdir)
 
 
 def test_kill_between_a_temp_file_and_its_rename_leaves_nothing_after_undo(tmp_path):
