@@ -62,7 +62,10 @@ def _crash_after(pdir: Path, n: int) -> int:
     return _in_child(lambda: quarantine._steps.update(n=0, limit=n), pdir)
 
 
-def test_crash_after_every_step_then_rerun(tmp_path):
+def _kill_at_each_point(tmp_path: Path, kill, limit: int) -> int:
+    """For n = 1, 2, ...: a damaged partition, ``kill(pdir, n)`` (a run that dies at its
+    n-th point), then a rerun checked for the five properties; until a run survives.
+    How many points there were."""
     n = 0
     while True:
         n += 1
@@ -70,13 +73,19 @@ def test_crash_after_every_step_then_rerun(tmp_path):
         pdir = _damaged(root)
         before = tree_bytes(root)
         expected = expected_logs(_effective_segments(pdir))
-        code = _crash_after(pdir, n)
+        code = kill(pdir, n)
+        if code == 137:
+            assert list(root.rglob("*.tmp")) or kill is not _killed_mid_write
         check_recovery(root, pdir, before=before, expected=expected)
         if code == 0:
-            break
+            return n
         assert code == 137
-        assert n < 200
-    assert n > 10  # the plan had many steps, each one was a crash point
+        assert n < limit
+
+
+def test_crash_after_every_step_then_rerun(tmp_path):
+    # the plan had many steps, each one was a crash point
+    assert _kill_at_each_point(tmp_path, _crash_after, 200) > 10
 
 
 def test_sigkill_at_random_times(tmp_path):
@@ -137,20 +146,5 @@ def test_kill_between_a_temp_file_and_its_rename_leaves_nothing_after_undo(tmp_p
     """A kill between creating ``<file>.tmp`` and renaming it (a SIGKILL at a random time
     hit this window 1 time in ~25): the rerun removes the session's own temp file without
     quarantining it, so undo restores exactly the bytes before the first run."""
-    n = 0
-    while True:
-        n += 1
-        root = tmp_path / f"w{n}"
-        pdir = _damaged(root)
-        before = tree_bytes(root)
-        expected = expected_logs(_effective_segments(pdir))
-        code = _killed_mid_write(pdir, n)
-        if code == 137:
-            assert list(pdir.glob("*.tmp")) or list(pdir.glob(".kafkalog-quarantine/*/*.tmp")) \
-                or list(root.glob("*.tmp"))
-        check_recovery(root, pdir, before=before, expected=expected)
-        if code == 0:
-            break
-        assert code == 137
-        assert n < 100
-    assert n > 3  # several writes (manifests, indexes, checkpoints) were interrupted
+    # several writes (manifests, indexes, checkpoints) were interrupted
+    assert _kill_at_each_point(tmp_path, _killed_mid_write, 100) > 3
