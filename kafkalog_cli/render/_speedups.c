@@ -379,6 +379,18 @@ static int str_utf8(PyObject *s, const char **p, Py_ssize_t *n)
     return 0;
 }
 
+/* A block's answer: its bytes (e == 0), None for the Python loop (FALLBACK), or NULL with
+ * the error set (e < 0); the buffer is released in the last two cases. */
+static PyObject *ob_result(outbuf *o, int e)
+{
+    if (e == 0)
+        return ob_finish(o);
+    Py_XDECREF(o->bytes);
+    if (e < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 /* A batch's base offset or base sequence; FALLBACK outside int64 (base sequence: int32). */
 static int batch_arg(PyObject *v, long long *out, long long max)
 {
@@ -566,13 +578,7 @@ static PyObject *sp_kafka_lines(PyObject *self, PyObject *args)
             e = kafka_record(&o, &r, ts_type, ts_len, skip_metadata, with_data, java_string);
         Py_DECREF(item);
     }
-    if (e != 0) {
-        Py_XDECREF(o.bytes);
-        if (e < 0)
-            return NULL;
-        Py_RETURN_NONE;
-    }
-    return ob_finish(&o);
+    return ob_result(&o, e);
 }
 
 /* -- json_lines ---------------------------------------------------------------------------- */
@@ -698,13 +704,7 @@ static PyObject *sp_json_lines(PyObject *self, PyObject *args)
         if (e == 0)
             e = json_record(&o, &r, with_data, encoding);
     }
-    if (e != 0) {
-        Py_XDECREF(o.bytes);
-        if (e < 0)
-            return NULL;
-        Py_RETURN_NONE;
-    }
-    return ob_finish(&o);
+    return ob_result(&o, e);
 }
 
 /* -- read_json_lines ------------------------------------------------------------------------ */
@@ -849,13 +849,7 @@ static PyObject *sp_read_json_lines(PyObject *self, PyObject *args)
         e = read_json_record(&o, item, encoding);
         Py_DECREF(item);
     }
-    if (e != 0) {
-        Py_XDECREF(o.bytes);
-        if (e < 0)
-            return NULL;
-        Py_RETURN_NONE;
-    }
-    return ob_finish(&o);
+    return ob_result(&o, e);
 }
 
 static PyMethodDef methods[] = {
