@@ -23,6 +23,8 @@
  *                                               FileRecords.batches()
  *   scan_lengths(data, count, positions), decode_group(buf, positions, bases, counts)
  *                                               vectorized.py's group decode
+ *   decode_rows(blocks, counts, base_offsets, base_timestamps, append_times, out)
+ *                                               vectorized.decode_rows
  *   scan_v2(view, pos, end, invalid) -> (pos, batches, records, last_pos)
  *                                               scan_batches()' v2 loop
  *   crc_source() -> str                         which crc32c package function batches use
@@ -1718,6 +1720,196 @@ static PyObject *sp_decode_blocks(PyObject *self, PyObject *args)
     return result;
 }
 
+/*
+ * One records block of decode_rows: its ``cnt`` records (the lengths chain as
+ * sp_scan_lengths walks it: one- or two-byte length varints >= 0, ending exactly at the
+ * block's end), each of the common shape as go_records takes it, appended to ``g`` with
+ * absolute offsets (base + offsetDelta) and timestamps in microseconds (base +
+ * timestampDelta, or ``append_time`` for a LogAppendTime batch: ``lat``; ms * 1000
+ * wrapping in int64, as numpy's product). 1 appended, 0 not of the shape.
+ */
+static int rows_block(group_out *g, const uint8_t *a, Py_ssize_t len, Py_ssize_t cnt,
+                      int64_t base_off, int64_t base_ts, int lat, int64_t append_time)
+{
+    if (cnt <= 0 || cnt > g->n - g->r)
+        return 0;
+    Py_ssize_t v = 0;
+    for (Py_ssize_t i = 0; i < cnt; i++) {
+        if (v + 1 >= len)
+            return 0;
+        uint32_t b0 = a[v], b1 = a[v + 1], raw;
+        Py_ssize_t w;
+        if (b0 < 0x80) {
+            raw = b0;
+            w = 1;
+        } else if (b1 < 0x80) {
+            raw = (b0 & 0x7F) | (b1 << 7);
+            w = 2;
+        } else {
+            return 0;
+        }
+        int64_t rlen = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+        if (rlen < 0 || rlen > len - v - w)
+            return 0;
+        Py_ssize_t e = v + w + (Py_ssize_t)rlen;
+        Py_ssize_t p = v + w + 1;  /* after the length and attributes */
+        int64_t tsd, odl, klen, vlen;
+        if (!short_varint(a, e, &p, &tsd) || !short_varint(a, e, &p, &odl) ||
+            !short_varint(a, e, &p, &klen))
+            return 0;
+        Py_ssize_t kpos = p;
+        p += klen > 0 ? klen : 0;
+        if (!short_varint(a, e, &p, &vlen))
+            return 0;
+        Py_ssize_t vpos = p;
+        p += vlen > 0 ? vlen : 0;
+        if (p + 1 != e || a[p] != 0)
+            return 0;
+        Py_ssize_t r = g->r++;
+        /* base offsets and timestamps are below 2**62 (the caller's bounds), deltas
+         * below 2**13: no overflow; the product wraps as numpy's does */
+        int64_t off = base_off + odl;
+        uint64_t ms = (uint64_t)(lat ? append_time : base_ts + tsd);
+        int64_t us = (int64_t)(ms * 1000u);
+        ob_put(&g->ts, &us, 8);
+        ob_put(&g->od, &off, 8);
+        if (klen >= 0) {
+            g->kval.p[r >> 3] |= (char)(1u << (r & 7));
+            ob_put(&g->kdata, a + kpos, klen);
+        } else {
+            g->knulls++;
+        }
+        if (vlen >= 0) {
+            g->vval.p[r >> 3] |= (char)(1u << (r & 7));
+            ob_put(&g->vdata, a + vpos, vlen);
+        } else {
+            g->vnulls++;
+        }
+        int32_t ko = (int32_t)g->kdata.len, vo = (int32_t)g->vdata.len;
+        ob_put(&g->koff, &ko, 4);
+        ob_put(&g->voff, &vo, 4);
+        v = e;
+    }
+    return v == len;
+}
+
+/* an int64 of a list item (an int), -1 with an error set */
+static int list_int64(PyObject *list, Py_ssize_t j, int64_t *out)
+{
+    long long x = PyLong_AsLongLong(PyList_GET_ITEM(list, j));
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    *out = (int64_t)x;
+    return 0;
+}
+
+/*
+ * vectorized.decode_rows(blocks, counts, base_offsets, base_timestamps, append_times, out)
+ * in C: the records of every block (a list of bytes-like objects; block j holds counts[j]
+ * records of a batch whose baseOffset and baseTimestamp are base_offsets[j] and
+ * base_timestamps[j], both within +-2**62, and append_times[j] its maxTimestamp when it is
+ * LogAppendTime, else None), when each has the common shape, decoded into the Arrow
+ * buffers ``out`` (a list of 8 writable buffers: offsets and timestamps in us, int64, 8 n
+ * bytes each; key and value offsets, int32, 4 (n + 1); key and value data, the blocks'
+ * total size each; key and value validity, (n + 7) / 8; n the sum of counts), filled in
+ * place (the caller's memory pool, so no fresh pages per group). -> (keyBytes,
+ * valueBytes, keyNulls, valueNulls), or None when a record is not of the shape (the
+ * lengths chain of sp_scan_lengths, the fields of go_records).
+ */
+static PyObject *sp_decode_rows(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *blocks, *counts, *boffs, *bts, *lats, *outs, *result = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!", &PyList_Type, &blocks, &PyList_Type, &counts,
+                          &PyList_Type, &boffs, &PyList_Type, &bts, &PyList_Type, &lats,
+                          &PyList_Type, &outs))
+        return NULL;
+    Py_ssize_t nb = PyList_GET_SIZE(blocks);
+    if (PyList_GET_SIZE(counts) != nb || PyList_GET_SIZE(boffs) != nb ||
+        PyList_GET_SIZE(bts) != nb || PyList_GET_SIZE(lats) != nb ||
+        PyList_GET_SIZE(outs) != 8) {
+        PyErr_SetString(PyExc_ValueError, "decode_rows: lists of different lengths");
+        return NULL;
+    }
+    Py_buffer ob[8];
+    Py_ssize_t nob = 0, n = 0, total = 0, got = 0;
+    Py_buffer *bufs = PyMem_Calloc((size_t)(nb ? nb : 1), sizeof(Py_buffer));
+    if (bufs == NULL)
+        return PyErr_NoMemory();
+    for (Py_ssize_t j = 0; j < nb; j++) {
+        Py_ssize_t c = PyLong_AsSsize_t(PyList_GET_ITEM(counts, j));
+        if (c == -1 && PyErr_Occurred())
+            goto out;
+        if (c <= 0 || c > PY_SSIZE_T_MAX / 16 - n) {
+            result = Py_NewRef(Py_None);
+            goto out;
+        }
+        n += c;
+    }
+    for (; got < nb; got++) {
+        if (PyObject_GetBuffer(PyList_GET_ITEM(blocks, got), &bufs[got], PyBUF_SIMPLE) < 0)
+            goto out;
+        total += bufs[got].len;
+    }
+    /* keys and values are cut out of the blocks: int32 Arrow offsets need them below 2 GiB */
+    if (n == 0 || total >= INT32_MAX) {
+        result = Py_NewRef(Py_None);
+        goto out;
+    }
+    Py_ssize_t bits = (n + 7) / 8;
+    Py_ssize_t need[8] = {8 * n, 8 * n, 4 * (n + 1), 4 * (n + 1), total, total, bits, bits};
+    for (; nob < 8; nob++) {
+        if (PyObject_GetBuffer(PyList_GET_ITEM(outs, nob), &ob[nob], PyBUF_WRITABLE) < 0)
+            goto out;
+        if (ob[nob].len < need[nob]) {
+            nob++;
+            PyErr_SetString(PyExc_ValueError, "decode_rows: an output buffer is too small");
+            goto out;
+        }
+    }
+    group_out g;
+    memset(&g, 0, sizeof(g));
+    g.n = n;
+    outbuf *obs[8] = {&g.od, &g.ts, &g.koff, &g.voff, &g.kdata, &g.vdata, &g.kval, &g.vval};
+    for (int i = 0; i < 8; i++) {
+        obs[i]->p = ob[i].buf;
+        obs[i]->cap = ob[i].len;
+    }
+    memset(g.kval.p, 0, (size_t)bits);
+    memset(g.vval.p, 0, (size_t)bits);
+    int32_t zero = 0;
+    ob_put(&g.koff, &zero, 4);
+    ob_put(&g.voff, &zero, 4);
+    int ok = 1;
+    for (Py_ssize_t j = 0; j < nb && ok; j++) {
+        int64_t boff, bt, at = 0;
+        PyObject *lat = PyList_GET_ITEM(lats, j);
+        if (list_int64(boffs, j, &boff) < 0 || list_int64(bts, j, &bt) < 0 ||
+            (lat != Py_None && list_int64(lats, j, &at) < 0))
+            goto out;
+        if (boff <= -((int64_t)1 << 62) || boff >= ((int64_t)1 << 62) ||
+            bt <= -((int64_t)1 << 62) || bt >= ((int64_t)1 << 62) ||
+            at <= -((int64_t)1 << 62) || at >= ((int64_t)1 << 62)) {
+            ok = 0;
+            break;
+        }
+        Py_ssize_t c = PyLong_AsSsize_t(PyList_GET_ITEM(counts, j));
+        ok = rows_block(&g, (const uint8_t *)bufs[j].buf, bufs[j].len, c, boff, bt,
+                        lat != Py_None, at);
+    }
+    if (ok && g.r == n)
+        result = Py_BuildValue("(nnnn)", g.kdata.len, g.vdata.len, g.knulls, g.vnulls);
+    else
+        result = Py_NewRef(Py_None);
+out:
+    for (Py_ssize_t i = 0; i < nob; i++)
+        PyBuffer_Release(&ob[i]);
+    for (Py_ssize_t j = 0; j < got; j++)
+        PyBuffer_Release(&bufs[j]);
+    PyMem_Free(bufs);
+    return result;
+}
+
 static PyObject *sp_crc_source(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
     (void)self;
@@ -1775,6 +1967,8 @@ static PyMethodDef methods[] = {
      "how batch CRCs are computed: the crc32c package's C function or its Python one"},
     {"decode_blocks", sp_decode_blocks, METH_VARARGS,
      "vectorized.decode_blocks: decode_group of a list of blocks, not joined"},
+    {"decode_rows", sp_decode_rows, METH_VARARGS,
+     "vectorized.decode_rows: the blocks' records, absolute, into Arrow buffers, or None"},
     {NULL, NULL, 0, NULL},
 };
 

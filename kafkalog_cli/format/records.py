@@ -774,19 +774,26 @@ class RecordBatch(_BatchEntry):
                                                  magic=MAGIC_V2, max_bytes=max_bytes)
         return _view_pieces(view, p + RECORDS_OFFSET, p + length + LOG_OVERHEAD)
 
-    def small_block(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes | None:
+    def small_block(self, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+                    view: bool = False) -> bytes | memoryview | None:
         """The decompressed records block when it holds at most
         :data:`~kafkalog_cli.constants.DECODE_CHUNK_BYTES`, else None (a larger block is
         for :meth:`iter_records` to stream): for the vectorised decoders, which take a
         whole block.
 
+        With ``view``, an uncompressed block is a slice of the batch's buffer (for a
+        segment, a memoryview of its map: no copy, but the map stays exported, so it
+        cannot close, until the slice is dropped); otherwise ``bytes``.
+
         Raises:
             CorruptRecordError: the block does not decompress or exceeds ``max_bytes``.
         """
-        view, p, length, attributes = self[0], self[1], self[3], self[7]
+        buf, p, length, attributes = self[0], self[1], self[3], self[7]
         if not attributes & 7:
-            return bytes(view[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD]) if length - MIN_BATCH_LENGTH <= DECODE_CHUNK_BYTES \
-                else None
+            if length - MIN_BATCH_LENGTH > DECODE_CHUNK_BYTES:
+                return None
+            block = buf[p + RECORDS_OFFSET:p + length + LOG_OVERHEAD]
+            return block if view else bytes(block)
         first, pieces = _peek_pieces(self.block_pieces(max_bytes))
         return first if pieces is None else None
 

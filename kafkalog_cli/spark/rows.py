@@ -309,7 +309,7 @@ class _Columns:
             return None
         if self.size > _GROUP_BYTES:
             self.flush_group()
-        if not _fast.scan_lengths(data, count, self.positions):
+        if not (_fast.SCANS_LENGTHS or _fast.scan_lengths(data, count, self.positions)):
             return None
         self._finish_lists()
         self.blocks.append(data)
@@ -328,8 +328,11 @@ class _Columns:
         group = self.group
         if not group:
             return
-        got = _fast.decode_blocks(self.blocks, self.positions, [g[3] for g in group])
-        self.n -= sum(g[3] for g in group)
+        counts = [g[3] for g in group]
+        lat = [g[0][10] if g[0][7] & 8 else None for g in group]  # LogAppendTime
+        got = _fast.decode_rows(self.blocks, self.positions, counts,
+                                [g[0][2] for g in group], [g[0][9] for g in group], lat)
+        self.n -= sum(counts)
         self._clear_group()
         if got is None:
             # not the fast shape (or corrupt): decode batch by batch, which gives the
@@ -342,46 +345,33 @@ class _Columns:
                     self.loss(CorruptRecordError(f"batch does not decode: {e.message}",
                                                  file=path, position=b.position), b.size)
             return
-        ts_delta, off_delta, keys, values = got
-        counts = np.fromiter((g[3] for g in group), np.int64, len(group))
-        base_off = np.repeat(np.fromiter((g[0][2] for g in group), np.int64, len(group)),
-                             counts)
-        offsets = base_off + off_delta
-        base_ts = np.repeat(np.fromiter((g[0][9] for g in group), np.int64, len(group)),
-                            counts)
-        ts = base_ts + ts_delta
-        lat = [g[0][7] & 8 for g in group]
-        if any(lat):  # LogAppendTime: every record takes the batch's maxTimestamp
-            is_lat = np.repeat(np.array(lat, bool), counts)
-            max_ts = np.repeat(np.fromiter((g[0][10] for g in group), np.int64, len(group)),
-                               counts)
-            ts = np.where(is_lat, max_ts, ts)
+        offsets, ts, keys, values = got
         runs = [(g[0], g[1], g[2], g[3]) for g in group]
         # offset bounds, as the list path: a batch whose first or last record is out of
         # [lo, hi) keeps only its records inside
         if any(g[4] is not None or g[5] is not None for g in group):
+            offs = offsets.to_numpy()
             first = np.concatenate(([0], np.cumsum(counts)[:-1]))
-            keep = np.ones(len(offsets), bool)
+            keep = np.ones(len(offs), bool)
             for j, g in enumerate(group):
                 lo, hi = g[4], g[5]
                 a, z = first[j], first[j] + g[3]
-                o = offsets[a:z]
+                o = offs[a:z]
                 if (lo is not None and o[0] < lo) or (hi is not None and o[-1] >= hi):
                     keep[a:z] = ((o >= lo) if lo is not None else True) & (
                         (o < hi) if hi is not None else True)
                     runs[j] = runs[j][:3] + (int(keep[a:z].sum()),)
             if not keep.all():
                 mask = pa.array(keep)
-                offsets, ts = offsets[keep], ts[keep]
+                offsets, ts = offsets.filter(mask), ts.filter(mask)
                 keys, values = keys.filter(mask), values.filter(mask)
                 runs = [r for r in runs if r[3]]
         if not len(offsets):
             return
         self.n += len(offsets)
         hdrs = pa.nulls(len(offsets), HEADER_TYPE) if self.headers else None
-        self.pieces.append(self._piece(
-            keys, values, pa.array(offsets, pa.int64()),
-            _timestamps_us(ts), hdrs, runs))
+        self.pieces.append(self._piece(keys, values, offsets, ts.view(TIMESTAMP_TYPE), hdrs,
+                                       runs))
 
     # -- pieces ------------------------------------------------------------------------------
 
@@ -394,24 +384,24 @@ class _Columns:
         else:
             topic = pa.array([t for r in runs for t in [r[1]] * r[3]], pa.string())
 
-        def per_batch(fn, typ):
-            vals = [fn(r) for r in runs]
-            if len(set(vals)) == 1:
+        def per_batch(vals, typ):
+            # one value a run of rows: a repeated scalar when all runs agree (the usual)
+            if vals.count(vals[0]) == len(vals):
                 return pa.repeat(pa.scalar(vals[0], typ), n)
             return pa.array([v for v, r in zip(vals, runs, strict=True)
                              for v in [v] * r[3]], typ)
 
-        arrays = [keys, values, topic,
-                  per_batch(lambda r: r[2], pa.int32()), offsets, ts,
-                  per_batch(lambda r: TIMESTAMP_TYPE_IDS[r[0].timestamp_type], pa.int32())]
+        arrays = [keys, values, topic, per_batch([r[2] for r in runs], pa.int32()), offsets,
+                  ts, per_batch([TIMESTAMP_TYPE_IDS[r[0].timestamp_type] for r in runs],
+                                pa.int32())]
         if self.headers:
             arrays.append(hdrs)
         if self.meta:
-            arrays.append(per_batch(lambda r: r[0].producer_id, pa.int64()))
-            arrays.append(per_batch(lambda r: r[0].producer_epoch, pa.int32()))
-            arrays.append(per_batch(lambda r: r[0].base_sequence, pa.int32()))
-            arrays.append(per_batch(lambda r: r[0].partition_leader_epoch, pa.int32()))
-            arrays.append(per_batch(lambda r: r[0].is_transactional, pa.bool_()))
+            arrays.append(per_batch([r[0].producer_id for r in runs], pa.int64()))
+            arrays.append(per_batch([r[0].producer_epoch for r in runs], pa.int32()))
+            arrays.append(per_batch([r[0].base_sequence for r in runs], pa.int32()))
+            arrays.append(per_batch([r[0].partition_leader_epoch for r in runs], pa.int32()))
+            arrays.append(per_batch([r[0].is_transactional for r in runs], pa.bool_()))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
     def build(self) -> pa.RecordBatch | None:
@@ -435,7 +425,7 @@ def _timestamps_us(ms) -> pa.Array:
     a cast, or the product, through pyarrow.compute costs its ~50 ms import, which every
     export paid for this one column; pyarrow.compute only without numpy."""
     if np is not None:
-        return pa.array(np.asarray(ms, np.int64) * 1000, pa.int64()).view(TIMESTAMP_TYPE)
+        return _fast.int64_array(np.asarray(ms, np.int64) * 1000).view(TIMESTAMP_TYPE)
     import pyarrow.compute as pc
 
     return pc.multiply(pa.array(ms, pa.int64()), 1000).cast(TIMESTAMP_TYPE)
@@ -574,7 +564,10 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                 continue
             try:
                 if b.__class__ is RecordBatch:
-                    data = b.small_block(limit)
+                    # an uncompressed block is read where it lies in the map (a copy of
+                    # each 12 KB block cost more than decoding it: fresh heap pages); the
+                    # group drops these views before the segment closes
+                    data = b.small_block(limit, view=True)
                     big = data is None
                 else:
                     data = None

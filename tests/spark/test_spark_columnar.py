@@ -112,12 +112,12 @@ def test_generated_with_headers_and_legacy(tmp_path, options, monkeypatch):
 
 def test_group_path_is_taken(plain, monkeypatch):
     calls = []
-    real = fastdecode.decode_blocks
+    real = fastdecode.decode_rows
     def spy(*a):
         calls.append(real(*a) is not None)
         return real(*a)
 
-    monkeypatch.setattr(fastdecode, "decode_blocks", spy)
+    monkeypatch.setattr(fastdecode, "decode_rows", spy)
     table, _ = read_all([plain / "plain-0"], {}, True, monkeypatch)
     assert any(calls) and table.num_rows
 
