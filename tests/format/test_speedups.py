@@ -253,9 +253,9 @@ def test_decode_rows_both_ways(data, bl):
     bases = [(data.draw(st.integers(0, 2**40) | near), data.draw(INT64 | near))
              for _ in bl]
     lats = [data.draw(st.none() | INT64 | near) for _ in bl]
-    rows_both([(raw, count, o, t) for (raw, count, _, _), (o, t) in zip(bl, bases)], lats)
+    rows_both([(raw, count, o, t) for (raw, count, _, _), (o, t) in zip(bl, bases, strict=True)], lats)
     rows_both([(mutate(data.draw, raw), count + data.draw(st.integers(-1, 1)), o, t)
-               for (raw, count, _, _), (o, t) in zip(bl, bases)], lats)
+               for (raw, count, _, _), (o, t) in zip(bl, bases, strict=True)], lats)
 
 
 def test_decode_rows_values():
