@@ -46,6 +46,13 @@ def main(argv: list[str] | None = None) -> None:
 
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
+    # numpy (imported with pyarrow) starts OpenBLAS with a thread per core that spin-waits
+    # before it sleeps: ~60 ms of CPU a run on a 2-core machine (measured), for linear
+    # algebra kafkalog never does. One thread, unless the user set it. Before any import
+    # of numpy; children (Spark's workers) inherit it.
+    import os
+
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     module = _named_command(args)
     if module is None:
         from .app import main as app_main

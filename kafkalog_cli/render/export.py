@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from rich.text import Text
-
 from .consoles import stdout_console
 
 
 def render_export(result) -> None:
+    from rich.text import Text  # here: -o json never needs rich (~10 ms of import)
+
     con = stdout_console()
     con.print(Text(f"exported {result.rows} records of {result.partitions} partition(s) to "
               f"{result.out} ({result.format}, {result.files} file(s), engine "

@@ -97,6 +97,40 @@ def test_produce_imports_nothing_heavy(tmp_path):
     assert _loaded(modules, HEAVY + ("logging", "hashlib")) == []
 
 
+def test_export_json_imports_no_rich(tmp_path):
+    """export needs pyarrow (and numpy with it) but, with -o json, no terminal views."""
+    pytest.importorskip("pyarrow")
+    code, modules = _modules_after("export", "--engine", "local", "--to",
+                                   str(tmp_path / "out"), PLAIN, "-o", "json")
+    assert code == 0 and "pyarrow" in modules
+    assert _loaded(modules, ("rich", "pydantic", "pyspark", "numpy.ma")) == []
+
+
+OPENBLAS = """
+import os, sys
+from kafkalog_cli.cli import main
+try:
+    main(["verify-index", "-o", "json", sys.argv[1]])
+except SystemExit:
+    pass
+print(os.environ.get("OPENBLAS_NUM_THREADS"))
+"""
+
+
+@pytest.mark.parametrize("given", [None, "4"])
+def test_cli_runs_openblas_on_one_thread_unless_told(given):
+    """numpy's OpenBLAS threads spin-wait after start-up (CPU for nothing: kafkalog does
+    no linear algebra): the CLI asks for one thread, unless the user chose a number."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given:
+        env["OPENBLAS_NUM_THREADS"] = given
+    p = subprocess.run([sys.executable, "-c", OPENBLAS, PLAIN], capture_output=True,
+                       text=True, cwd=ROOT, env=env, check=True)
+    assert p.stdout.strip().splitlines()[-1] == (given or "1")
+
+
 def test_the_dispatch_table_names_every_command():
     assert set(COMMANDS) == set(typer.main.get_command(app).commands)
 
