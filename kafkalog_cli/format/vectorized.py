@@ -141,8 +141,8 @@ def _py_decode_group(buf: bytes, positions: list, bases: list, counts: list):
     else:
         spans = pa.Array.from_buffers(pa.large_binary(), 4 * n - 1,
                                       [None, pa.py_buffer(bounds), pa.py_buffer(buf)])
-    keys = _with_nulls(spans.take(pa.array(np.arange(0, 4 * n, 4))), klen, pa)
-    values = _with_nulls(spans.take(pa.array(np.arange(2, 4 * n, 4))), vlen, pa)
+    keys = _with_nulls(spans.take(int64_array(np.arange(0, 4 * n, 4))), klen, pa)
+    values = _with_nulls(spans.take(int64_array(np.arange(2, 4 * n, 4))), vlen, pa)
     return ts, od, keys, values
 
 
@@ -303,6 +303,16 @@ def int64_array(a):
     return pa.Array.from_buffers(pa.int64(), len(a), [None, pa.py_buffer(a)])
 
 
+def bool_array(a):
+    """A numpy bool array as a pyarrow boolean array (bits packed; not ``pa.array``, see
+    :func:`int64_array`)."""
+    import numpy as np
+    import pyarrow as pa
+
+    bits = np.packbits(np.asarray(a, bool), bitorder="little")
+    return pa.Array.from_buffers(pa.bool_(), len(a), [None, pa.py_buffer(bits)])
+
+
 #: decode_rows(blocks, positions, counts, base_offsets, base_timestamps, append_times) ->
 #: ``(offsets, timestamps_us, keys, values)`` as pyarrow arrays, or None: the records of
 #: the blocks with absolute offsets and timestamps (see :func:`_py_decode_rows`). The
@@ -324,7 +334,7 @@ def _with_nulls(arr, lengths, pa):
         return arr
     import pyarrow.compute as pc
 
-    return pc.if_else(pa.array(null), pa.scalar(None, pa.binary()), arr)
+    return pc.if_else(bool_array(null), pa.scalar(None, pa.binary()), arr)
 
 
 def check_block(data: bytes, count: int) -> None:

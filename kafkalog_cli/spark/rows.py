@@ -363,7 +363,7 @@ class _Columns:
                         (o < hi) if hi is not None else True)
                     runs[j] = runs[j][:3] + (int(keep[a:z].sum()),)
             if not keep.all():
-                mask = pa.array(keep)
+                mask = _fast.bool_array(keep)
                 offsets, ts = offsets.filter(mask), ts.filter(mask)
                 keys, values = keys.filter(mask), values.filter(mask)
                 runs = [r for r in runs if r[3]]
