@@ -30,10 +30,8 @@ from ..format.records import FileRecords, decode_records_into
 from ..storage.dir_files import log_dir_file_problems, partition_file_problems
 from ..storage.files import segment_bases
 from ..storage.segment import LogSegment
+from .engine import AUTO_LOCAL_MAX_BYTES, choose_engine  # noqa: F401 - audit's names too
 from .verify import INVALID_BYTES, NO_WHOLE_BATCH, verify_segment
-
-#: Inputs below this many bytes of .log are audited locally by ``--engine auto``.
-AUTO_LOCAL_MAX_BYTES = 1024 ** 3
 
 
 @dataclass
@@ -390,23 +388,6 @@ def audit(paths, *, engine: str = "auto", master: str | None = None,
     result.partitions.sort(key=lambda p: (p.topic, p.partition, p.directory))
     result.seconds = time.perf_counter() - t0
     return result
-
-
-def choose_engine(engine: str, total_bytes: int, master: str | None) -> str:
-    """``auto``: spark when a master is named or the input reaches
-    :data:`AUTO_LOCAL_MAX_BYTES` and pyspark is installed; local otherwise."""
-    import os
-
-    if engine in ("local", "spark"):
-        return engine
-    if master or os.environ.get("SPARK_MASTER"):
-        return "spark"
-    if total_bytes >= AUTO_LOCAL_MAX_BYTES:
-        import importlib.util
-
-        if importlib.util.find_spec("pyspark") is not None:
-            return "spark"
-    return "local"
 
 
 #: The ``--report`` Parquet columns: the JSON object's keys (timestamps as Parquet

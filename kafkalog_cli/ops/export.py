@@ -21,7 +21,7 @@ Engines:
   ``$SPARK_MASTER``), written with ``partitionBy("topic", "partition")`` (file names are
   Spark's, ``.parquet`` / ``.json``).
 * ``auto`` (default): spark when a master is named, or the input holds at least
-  :data:`~kafkalog_cli.ops.audit.AUTO_LOCAL_MAX_BYTES` (1 GiB) of ``.log`` and pyspark
+  :data:`~kafkalog_cli.ops.engine.AUTO_LOCAL_MAX_BYTES` (1 GiB) of ``.log`` and pyspark
   is installed; local otherwise. On a few cores local is faster (no JVM start-up, no
   per-task cost); Spark pays off with many cores or a cluster.
 
@@ -51,7 +51,7 @@ from ..errors import (
     UnreadableError,
 )
 from ..storage.location import RemotePath, as_path, has_magic, is_uri, resolve
-from .audit import choose_engine
+from .engine import choose_engine
 
 FORMATS = ("parquet", "jsonl")
 
