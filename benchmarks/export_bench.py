@@ -6,7 +6,10 @@ Data: read_bench's shape ``b`` (2,000 batches x 100 records, 10-byte key, ~100-b
 no headers; built with kafka-python's builder) as one partition ``bench-0``. Every reader
 writes the same rows (key, value, offset, timestamp, timestampType; no headers:
 ``includeHeaders`` false) to one Snappy Parquet file under ``topic=bench/partition=0/``,
-as kafkalog lays it out, and the row counts are checked.
+as kafkalog lays it out, and the row counts are checked. The aiokafka script runs twice:
+with pyarrow's default writer options (as a user writes it), and with the options
+kafkalog's local export passes (``parquet_writer_options``), so the ratio is not from
+the writer settings alone.
 
 Each reader runs in a process of its own (``--worker NAME``), which times its operation
 (CPU time of the process, best of ``--loops``) after a warm-up; readers take turns for
@@ -31,7 +34,8 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-READERS = ["kafkalog", "kafkalog[py]", "aiokafka[C]+pyarrow"]
+READERS = ["kafkalog", "kafkalog[py]", "aiokafka[C]+pyarrow",
+           "aiokafka[C]+pyarrow, kafkalog's writer options"]
 
 
 def partition_dir() -> Path:
@@ -54,7 +58,7 @@ def kafkalog_export(part: Path, out: Path) -> int:
     return r.to_dict()["records"]
 
 
-def aiokafka_export(part: Path, out: Path) -> int:
+def aiokafka_export(part: Path, out: Path, same_options: bool = False) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
     from aiokafka.record.memory_records import MemoryRecords
@@ -85,13 +89,22 @@ def aiokafka_export(part: Path, out: Path) -> int:
     # (so no topic and partition columns in the file), Snappy
     d = out / "topic=bench" / "partition=0"
     d.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, d / "part-00000.parquet", compression="snappy")
+    if same_options:  # the options kafkalog's local export passes its ParquetWriter
+        from kafkalog_cli.ops.export import parquet_writer_options
+
+        pq.write_table(table, d / "part-00000.parquet", **parquet_writer_options(table.schema))
+    else:
+        pq.write_table(table, d / "part-00000.parquet", compression="snappy")
     return n
 
 
 def worker(name: str, loops: int) -> None:
     part = partition_dir()
-    fn = aiokafka_export if name.startswith("aiokafka") else kafkalog_export
+    if name.startswith("aiokafka"):
+        def fn(part, out):
+            return aiokafka_export(part, out, "writer options" in name)
+    else:
+        fn = kafkalog_export
     with tempfile.TemporaryDirectory() as tmp:
         rows = fn(part, Path(tmp) / "w")  # warm-up: imports, codec contexts
         best = float("inf")
