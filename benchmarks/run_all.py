@@ -602,7 +602,9 @@ def startup_rows(tmp: Path, baseline: Path | None = None) -> list[Row]:
 # -- report ----------------------------------------------------------------------------------
 
 def table(rows: list[Row], args, load: tuple[float, float], seconds: float) -> str:
-    md = ["# All benchmarks, one run" + (" (--quick)" if args.quick else ""), "",
+    only = [g for g in GROUPS if g in args.only.split(",")]
+    title = "All benchmarks" if len(only) == len(GROUPS) else "Benchmarks: " + ", ".join(only)
+    md = [f"# {title}, one run" + (" (--quick)" if args.quick else ""), "",
           *(f"{ln}  " for ln in read_bench.env_lines()),
           f"Load average (1 min) {load[0]:.2f} at the start, {load[1]:.2f} at the end; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {seconds / 60:.1f} min.  ",
