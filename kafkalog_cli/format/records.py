@@ -420,10 +420,30 @@ def _render_decode_loops() -> tuple:
     return tuple(namespace[name] for name in _DECODE_CONSUMERS)
 
 
-#: DefaultRecord.readFrom over a block: ``(data, count, base_offset, base_timestamp, at)``
-#: -> a list of :class:`Record`; ``_decode_block_into`` takes the columns' ``append``
-#: methods after ``at`` (``hdr_append`` None drops the headers once checked).
-_py_decode_block, _py_decode_block_into = _render_decode_loops()
+if _c is None:
+    #: DefaultRecord.readFrom over a block: ``(data, count, base_offset, base_timestamp,
+    #: at)`` -> a list of :class:`Record`; ``_decode_block_into`` takes the columns'
+    #: ``append`` methods after ``at`` (``hdr_append`` None drops the headers once checked).
+    _py_decode_block, _py_decode_block_into = _render_decode_loops()
+else:
+    # The compiled core hands these loops only what it does not take (arguments beyond
+    # int64), so they are rendered on first use: compiling them costs every command ~3 ms
+    # of start-up.
+    _rendered: tuple = ()
+
+    def _py_loops() -> tuple:
+        global _rendered
+        if not _rendered:
+            _rendered = _render_decode_loops()
+        return _rendered
+
+    def _py_decode_block(data, count, base_offset, base_timestamp, _at):
+        return _py_loops()[0](data, count, base_offset, base_timestamp, _at)
+
+    def _py_decode_block_into(data, count, base_offset, base_timestamp, _at, off_append,
+                              ts_append, key_append, value_append, hdr_append):
+        return _py_loops()[1](data, count, base_offset, base_timestamp, _at, off_append,
+                              ts_append, key_append, value_append, hdr_append)
 #: the loops in use: the compiled core's twins (same arguments, values and errors) or these
 _decode_block, _decode_block_into = ((_c.decode_block, _c.decode_block_into) if _c is not None
                                      else (_py_decode_block, _py_decode_block_into))

@@ -25,6 +25,7 @@ import typer.main
 
 from kafkalog_cli.cli import COMMANDS
 from kafkalog_cli.cli.app import app
+from kafkalog_cli.format import builder
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAIN = "fixtures/logs/plain-0"
@@ -95,6 +96,8 @@ def test_produce_imports_nothing_heavy(tmp_path):
                                    "t", str(src), "-o", "json")
     assert code == 0
     assert _loaded(modules, HEAVY + ("logging", "hashlib")) == []
+    # the compiled encoder needs none of the pure-Python encoder's tables (~8 ms to build)
+    assert ("kafkalog_cli.format.encoder" in modules) == (not builder.SPEEDUPS)
 
 
 def test_the_dispatch_table_names_every_command():

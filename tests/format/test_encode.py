@@ -1,6 +1,6 @@
 """The compiled record encoder (``kafkalog_cli/format/_encode.c``) against the Python loops
-it replaces (``builder._py_encode_records`` / ``_py_encode_columns`` /
-``_py_encode_values``), byte for byte, errors included, on random records: keys, values
+it replaces (``encoder.encode_records`` / ``encode_columns`` /
+``encode_values``), byte for byte, errors included, on random records: keys, values
 and header values null or bytes of any length (varint length boundaries 63/64, 8191/8192),
 header keys str (non-ASCII, lone surrogates) or bytes, timestamps anywhere in int64 and
 beyond, offset deltas from any start, and what the C declines (other sequence and field
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafkalog_cli.format import builder
+from kafkalog_cli.format import builder, encoder
 from kafkalog_cli.format.builder import build_batch
 
 compiled = pytest.mark.skipif(not builder.SPEEDUPS, reason="the compiled encoder is not in use")
@@ -82,7 +82,7 @@ def records(draw, odd: bool = False):
 def test_encode_records_is_the_python_loop(case):
     recs, base, start = case
     c = outcome(builder.encode_records, recs, base, start)
-    p = outcome(builder._py_encode_records, recs, base, start)
+    p = outcome(encoder.encode_records, recs, base, start)
     assert c == p
 
 
@@ -97,7 +97,7 @@ def test_encode_columns_is_the_python_loop(case, no_keys, no_headers):
     keys = None if no_keys else keys
     headers = None if no_headers else headers
     c = outcome(builder.encode_columns, ts, keys, values, headers, base)
-    p = outcome(builder._py_encode_columns, ts, keys, values, headers, base)
+    p = outcome(encoder.encode_columns, ts, keys, values, headers, base)
     assert c == p
 
 
@@ -106,7 +106,7 @@ def test_encode_columns_is_the_python_loop(case, no_keys, no_headers):
 @given(st.lists(FIELD_ANY, max_size=60), st.integers(-(2**40), 2**40) | INT64)
 def test_encode_values_is_the_python_loop(values, delta):
     assert outcome(builder.encode_values, values, delta) == \
-        outcome(builder._py_encode_values, values, delta)
+        outcome(encoder.encode_values, values, delta)
 
 
 @compiled

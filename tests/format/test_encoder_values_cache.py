@@ -1,12 +1,12 @@
-"""format.builder.encode_values: the cached-heads path gives the bytes of encode_records for
+"""format.encoder.encode_values (the pure-Python encoder): the cached-heads path gives the bytes of encode_records for
 fixed, few and many distinct value lengths, large values, nulls and big batches."""
 
 import random
 
 import pytest
 
-from kafkalog_cli.format import builder
-from kafkalog_cli.format.builder import encode_records, encode_values
+from kafkalog_cli.format import encoder
+from kafkalog_cli.format.encoder import encode_records, encode_values
 
 
 def _ref(values, delta=0):
@@ -21,9 +21,9 @@ def test_fixed_length(n, length):
 
 
 def test_mixed_lengths_nulls_and_cache_bound(monkeypatch):
-    monkeypatch.setattr(builder, "_HEADS", {})
-    monkeypatch.setattr(builder, "_heads_cached", 0)
-    monkeypatch.setattr(builder, "_HEADS_MAX", 2000)
+    monkeypatch.setattr(encoder, "_HEADS", {})
+    monkeypatch.setattr(encoder, "_heads_cached", 0)
+    monkeypatch.setattr(encoder, "_HEADS_MAX", 2000)
     rng = random.Random(7)
     for t in range(400):
         n = rng.choice([1, 5, 100, 300])
@@ -33,4 +33,4 @@ def test_mixed_lengths_nulls_and_cache_bound(monkeypatch):
             vs[rng.randrange(n)] = None
         assert encode_values(vs) == _ref(vs)
         assert encode_values(vs[:20], 3) == _ref(vs[:20], 3)
-    assert builder._heads_cached <= 2000
+    assert encoder._heads_cached <= 2000

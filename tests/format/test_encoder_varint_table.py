@@ -1,9 +1,9 @@
-"""The record builder's precomputed varints of -64..16383 against kafka-python's
+"""The pure-Python encoder's precomputed varints of -64..16383 against kafka-python's
 ``encode_varint`` (an independent implementation of ByteUtils.writeVarint)."""
 
 from kafka.record.util import encode_varint
 
-from kafkalog_cli.format import builder
+from kafkalog_cli.format import encoder
 
 
 def _kafka_python(value: int) -> bytes:
@@ -13,15 +13,15 @@ def _kafka_python(value: int) -> bytes:
 
 
 def test_small_varints_are_kafka_pythons():
-    assert len(builder._VT) == 64 + 16384
-    for i, got in enumerate(builder._VT):
-        assert got == _kafka_python(i + builder._VT_LO), i
+    assert len(encoder._VT) == 64 + 16384
+    for i, got in enumerate(encoder._VT):
+        assert got == _kafka_python(i + encoder._VT_LO), i
 
 
 def test_field_sizes_and_zero_prefixed_varints_follow_the_table():
     # a length-prefixed field of n bytes takes varint(n) + n bytes; null (-1) one byte
-    assert builder._VF[-1 - builder._VT_LO] == 1
+    assert encoder._VF[-1 - encoder._VT_LO] == 1
     for n in (0, 1, 63, 64, 8191, 8192, 16383):
-        assert builder._VF[n - builder._VT_LO] == len(_kafka_python(n)) + n
+        assert encoder._VF[n - encoder._VT_LO] == len(_kafka_python(n)) + n
     for i in (0, 1, 63, 64, 8191, 8192, 16383):
-        assert builder._Z_VI[i] == b"\x00" + _kafka_python(i)
+        assert encoder._Z_VI[i] == b"\x00" + _kafka_python(i)

@@ -1,4 +1,5 @@
-"""format.builder.encode_columns gives exactly encode_records' result (block, count, max
+"""format.encoder.encode_columns (the pure-Python encoder) gives exactly encode_records'
+result (block, count, max
 timestamp, offset delta of the max) for keys, nulls, headers (cached or not, null header
 values, non-ASCII names), mixed timestamps, large fields and unhashable headers."""
 
@@ -6,8 +7,8 @@ import random
 
 import pytest
 
-from kafkalog_cli.format import builder
-from kafkalog_cli.format.builder import encode_columns, encode_records
+from kafkalog_cli.format import encoder
+from kafkalog_cli.format.encoder import encode_columns, encode_records
 
 
 def _rand_records(rng, n):
@@ -36,7 +37,7 @@ def test_same_as_encode_records(seed):
 
 
 def test_unhashable_headers_and_no_timestamps(monkeypatch):
-    monkeypatch.setattr(builder, "_HDR_CACHE_MAX", 2)
+    monkeypatch.setattr(encoder, "_HDR_CACHE_MAX", 2)
     recs = [(-1, b"k", b"v", [("a", b"b")]), (-1, None, b"w", ())]
     cols = [list(c) for c in zip(*recs, strict=True)]
     assert encode_columns(*cols, -1) == encode_records(recs, -1)
@@ -47,4 +48,4 @@ def test_unhashable_headers_and_no_timestamps(monkeypatch):
         recs = [(5, b"k", b"v", ((f"h{i}", b"b"),))]
         cols = [list(c) for c in zip(*recs, strict=True)]
         assert encode_columns(*cols, 5) == encode_records(recs, 5)
-    assert len(builder._HDR_CACHE) <= 4
+    assert len(encoder._HDR_CACHE) <= 4
