@@ -65,6 +65,7 @@ static PyObject *py_is_valid = NULL;      /* RecordBatch.is_valid in Python, for
 static PyObject *py_records = NULL;       /* RecordBatch.records in Python, off the fast path */
 static PyObject *crc32c_loader = NULL;    /* records._load_crc32c: the crc32c package's function */
 static PyObject *crc32c_lib = NULL;
+static PyObject *empty_tuple = NULL;      /* (): the headers of a record without any */
 static Py_ssize_t decode_chunk_bytes = 1024 * 1024;
 static PyCFunction list_append_meth = NULL;  /* list.append's C function */
 
@@ -120,7 +121,8 @@ static void record_dealloc(PyObject *op) { fl_dealloc(&fl_record, op); }
  * tuple in place, but a tuple subclass through iter(), whose tuple iterator is a new GC
  * object each time (a malloc and a free per record, a third of the unpacking's cost,
  * measured). setup() gives Record and RecordBatch this iterator instead: the same items
- * in the same order, its objects kept on a free list of up to TI_MAX.
+ * in the same order, one of them shared by successive unpackings (ti_iter) and the others
+ * kept on a free list of up to TI_MAX.
  */
 #define TI_MAX 64
 
@@ -214,12 +216,41 @@ static PyTypeObject TupIterType = {
     .tp_methods = ti_methods,
 };
 
+/*
+ * The iterator unpacking takes: ``a, b, c, d, e = record`` holds its iterator only while
+ * it unpacks, so one iterator, owned here, serves every unpacking in turn. It is handed
+ * out again only while no one else holds it (its reference count is this module's
+ * alone): no free-list pop and push, GC tracking or dealloc call per record. An iterator
+ * someone keeps stays theirs, untouched; iter() then takes one from the free list.
+ */
+static TupIter *ti_shared = NULL;
+
 static PyObject *ti_iter(PyObject *seq)
 {
     if (!PyTuple_Check(seq)) {
         PyErr_BadInternalCall();
         return NULL;
     }
+#ifndef Py_GIL_DISABLED
+    TupIter *it = ti_shared;
+    if (it != NULL && Py_REFCNT(it) == 1) {
+        /* the previous unpacking exhausted it (seq NULL), unless it was dropped early */
+        PyObject *old = it->seq;
+        Py_INCREF(seq);
+        it->seq = seq;
+        it->index = 0;
+        Py_INCREF(it);
+        Py_XDECREF(old);  /* may run code: ``it`` is already held (count 2), not reused */
+        return (PyObject *)it;
+    }
+    if (it == NULL) {
+        ti_shared = (TupIter *)ti_new(seq);
+        if (ti_shared == NULL)
+            return NULL;
+        Py_INCREF(ti_shared);
+        return (PyObject *)ti_shared;
+    }
+#endif
     return ti_new(seq);
 }
 static void batch_dealloc(PyObject *op) { fl_dealloc(&fl_batch, op); }
@@ -266,11 +297,16 @@ static void fl_install(freelist *fl, PyObject *type, Py_ssize_t size)
 #endif
 }
 
+/* a new Record, its items NULL, left out of the GC (see emit()): one from the free list
+ * is untracked (fl_dealloc), a new one is untracked here (tp_alloc tracks it) */
 static inline PyObject *new_record(void)
 {
-    if (fl_record.type != NULL)
+    if (fl_record.head != NULL)
         return fl_alloc(&fl_record);
-    return ((PyTypeObject *)RecordType)->tp_alloc((PyTypeObject *)RecordType, 5);
+    PyObject *op = ((PyTypeObject *)RecordType)->tp_alloc((PyTypeObject *)RecordType, 5);
+    if (op != NULL)
+        PyObject_GC_UnTrack(op);
+    return op;
 }
 
 static inline PyObject *new_batch(void)
@@ -371,6 +407,12 @@ static inline int read_varint(const uint8_t *d, Py_ssize_t end, Py_ssize_t *pos,
         uint32_t v = d[p];
         *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
         *pos = p + 1;
+        return 0;
+    }
+    if (p + 1 < end && d[p + 1] < 0x80) {  /* two bytes: a record's length, a value's */
+        uint32_t v = (uint32_t)(d[p] & 0x7F) | (uint32_t)d[p + 1] << 7;
+        *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+        *pos = p + 2;
         return 0;
     }
     uint64_t value = 0;
@@ -596,11 +638,10 @@ static int emit(consumer *c, int64_t base_offset, int64_t base_ts, int64_t offse
         PyTuple_SET_ITEM(rec, 2, key);
         PyTuple_SET_ITEM(rec, 3, value);
         PyTuple_SET_ITEM(rec, 4, headers);
-        /* left out of the GC, as CPython's collector itself untracks a tuple of atomic
-         * items: ints, bytes or None, and headers, a tuple of (str, bytes or None)
-         * pairs, can hold no cycle (saves the tracking and the collector's visits) */
-        if (PyObject_GC_IsTracked(rec))
-            PyObject_GC_UnTrack(rec);
+        /* left out of the GC (new_record), as CPython's collector itself untracks a
+         * tuple of atomic items: ints, bytes or None, and headers, a tuple of (str, bytes
+         * or None) pairs, can hold no cycle (saves the tracking and the collector's
+         * visits) */
         if (c->filled >= 0 && c->filled < PyList_GET_SIZE(c->out)) {
             PyList_SET_ITEM(c->out, c->filled, rec);  /* steals rec */
             c->filled++;
@@ -697,7 +738,7 @@ static int decode_loop(const uint8_t *d, Py_ssize_t end, Py_ssize_t count, int64
         }
         if (d[pos] == 0) {
             pos += 1;
-            headers = PyTuple_New(0);
+            headers = Py_NewRef(empty_tuple);
         } else {
             headers = decode_headers(d, end, &pos);
         }
@@ -1993,10 +2034,11 @@ PyMODINIT_FUNC PyInit__speedups(void)
         Py_DECREF(l);
     }
     PyErr_Clear();
+    empty_tuple = PyTuple_New(0);
     str_valid_end = PyUnicode_InternFromString("valid_end");
     str_step = PyUnicode_InternFromString("_step");
-    if (str_valid_end == NULL || str_step == NULL || PyType_Ready(&BatchIterType) < 0 ||
-        PyType_Ready(&TupIterType) < 0 ||
+    if (empty_tuple == NULL || str_valid_end == NULL || str_step == NULL ||
+        PyType_Ready(&BatchIterType) < 0 || PyType_Ready(&TupIterType) < 0 ||
         PyModule_AddObjectRef(m, "BatchIterator", (PyObject *)&BatchIterType) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -525,6 +525,51 @@ def test_iterating_records_and_batches(make):
         assert (offset, timestamp, key, value, headers) == tuple(want)
 
 
+def test_an_iterator_someone_holds_is_theirs():
+    """Unpacking reuses one iterator while no one else holds it: an iterator kept (half
+    read, or read inside another unpacking's loop) yields its own record's items whatever
+    is unpacked meanwhile; one dropped half read releases its record at the next
+    unpacking; an item whose __del__ keeps an iterator, freed while the shared one is
+    rebound, keeps one of its own."""
+    import sys
+
+    recs = C._decode_block(b"".join(raw_record(i, i, b"k%d" % i, b"v%d" % i)
+                                    for i in range(3)), 3, 10, 100, 0)
+    r0, r1, r2 = recs
+    it = iter(r0)
+    assert next(it) == 10
+    offset, timestamp, key, value, headers = r1
+    assert (offset, key) == (11, b"k1")
+    inner = [tuple(x for x in r2) for _ in range(3)]  # iterators made while ``it`` is held
+    assert inner == [tuple(r2)] * 3
+    assert list(it) == [100, b"k0", b"v0", ()]
+
+    del it
+    held = tuple.__new__(C.Record, ("a", "b", "c", "d", "e"))
+    base = sys.getrefcount(held)
+    it = iter(held)
+    next(it)
+    del it  # dropped half read: the shared iterator still holds ``held``
+    a, b, c, d, e = r2
+    assert sys.getrefcount(held) == base and (a, e) == (12, ())
+
+    kept = []
+
+    class Iterates:
+        def __del__(self):
+            inner = iter(r1)
+            next(inner)
+            kept.append(inner)
+
+    doomed = tuple.__new__(C.Record, (Iterates(), 2, 3, 4, 5))
+    it = iter(doomed)
+    next(it)
+    del it, doomed  # the shared iterator holds the last reference to ``doomed``
+    offset, timestamp, key, value, headers = r0  # rebinding frees doomed: __del__ iterates
+    assert (offset, key) == (10, b"k0")
+    assert list(kept.pop()) == [101, b"k1", b"v1", ()]
+
+
 def test_shared_ints_have_the_values_of_the_python_loop():
     """Records sharing a timestamp (or a batch's base offset and timestamps) may share one
     int: values equal the Python loop's, LogAppendTime included, and an int subclass
