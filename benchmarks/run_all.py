@@ -60,10 +60,12 @@ TS = read_bench.BASE_TS
 BATCH = 100
 #: children run as an installed package does: with bytecode (pip compiles it; a checkout
 #: writes __pycache__ on first import unless PYTHONDONTWRITEBYTECODE is set)
-#: OPENBLAS_NUM_THREADS is left to each side (kafkalog's CLI sets 1 unless told; the peers
-#: run with numpy's default unless a row says otherwise), not to the shell that runs this
+#: OPENBLAS_NUM_THREADS and MIMALLOC_ARENA_EAGER_COMMIT are left to each side (kafkalog's
+#: CLI sets 1 and 0 unless told; the peers run with the libraries' defaults unless a row
+#: says otherwise), not to the shell that runs this
 ENV = {**{k: v for k, v in os.environ.items()
-          if k not in ("PYTHONDONTWRITEBYTECODE", "OPENBLAS_NUM_THREADS")},
+          if k not in ("PYTHONDONTWRITEBYTECODE", "OPENBLAS_NUM_THREADS",
+                       "MIMALLOC_ARENA_EAGER_COMMIT")},
        "PYTHONPATH": str(ROOT)}
 PY = sys.executable
 
@@ -494,8 +496,9 @@ else:
 
 #: the aiokafka script given kafkalog's settings: its Parquet writer options (no
 #: dictionaries on these columns, delta-encoded offsets and timestamps, no value
-#: statistics) and OPENBLAS_NUM_THREADS=1 (numpy's idle BLAS threads, which kafkalog's CLI
-#: turns off), so the ratio is not from the settings alone
+#: statistics), OPENBLAS_NUM_THREADS=1 (numpy's idle BLAS threads, which kafkalog's CLI
+#: turns off) and MIMALLOC_ARENA_EAGER_COMMIT=0 (pyarrow's pool committing on demand, as
+#: kafkalog's CLI asks), so the ratio is not from the settings alone
 SAME_OPTIONS = "aiokafka[C] + pyarrow, kafkalog's settings"
 
 
@@ -523,7 +526,8 @@ def export_rows(n: int, tmp: Path) -> list[Row]:
                       child([PY, str(sp), str(log), str(tmp / "ac.parquet"), "aiokafka"])),
                  Impl(SAME_OPTIONS,
                       child([PY, str(sp), str(log), str(tmp / "ao.parquet"), "aiokafka",
-                             "kafkalog-options"], env={**ENV, "OPENBLAS_NUM_THREADS": "1"}))]
+                             "kafkalog-options"], env={**ENV, "OPENBLAS_NUM_THREADS": "1",
+                                                  "MIMALLOC_ARENA_EAGER_COMMIT": "0"}))]
         fixed = label.startswith("1 record")
         rows.append(Row("export", f"export --engine local to Parquet ({label})",
                         Impl("kafkalog", child(kl, before=clean)), peers,

@@ -46,13 +46,19 @@ def main(argv: list[str] | None = None) -> None:
 
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
-    # numpy (imported with pyarrow) starts OpenBLAS with a thread per core that spin-waits
-    # before it sleeps: ~60 ms of CPU a run on a 2-core machine (measured), for linear
-    # algebra kafkalog never does. One thread, unless the user set it. Before any import
-    # of numpy; children (Spark's workers) inherit it.
+    # Allocator and BLAS settings, each unless the user set it, before any import of
+    # pyarrow or numpy (children, Spark's workers, inherit them):
+    # - numpy (imported with pyarrow) starts OpenBLAS with a thread per core that
+    #   spin-waits before it sleeps: ~60 ms of CPU a run on a 2-core machine (measured),
+    #   for linear algebra kafkalog never does. One thread.
+    # - pyarrow's memory pool (mimalloc) commits its 1 GiB arena eagerly as transparent
+    #   huge pages, each zeroed whole on first touch: export's tens of MB then cost up to
+    #   3x the system time (0.06 -> 0.18-0.22 s on 200,000 records, measured after other
+    #   work had churned memory). Committed on demand instead, pages as they are used.
     import os
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("MIMALLOC_ARENA_EAGER_COMMIT", "0")
     module = _named_command(args)
     if module is None:
         from .app import main as app_main

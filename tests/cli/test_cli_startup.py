@@ -109,29 +109,31 @@ def test_export_json_imports_no_rich(tmp_path):
     assert _loaded(modules, ("rich", "pydantic", "pyspark", "numpy.ma")) == []
 
 
-OPENBLAS = """
+ALLOCATOR_ENV = """
 import os, sys
 from kafkalog_cli.cli import main
 try:
     main(["verify-index", "-o", "json", sys.argv[1]])
 except SystemExit:
     pass
-print(os.environ.get("OPENBLAS_NUM_THREADS"))
+print(os.environ.get("OPENBLAS_NUM_THREADS"), os.environ.get("MIMALLOC_ARENA_EAGER_COMMIT"))
 """
 
 
 @pytest.mark.parametrize("given", [None, "4"])
-def test_cli_runs_openblas_on_one_thread_unless_told(given):
+def test_cli_sets_blas_threads_and_arena_commit_unless_told(given):
     """numpy's OpenBLAS threads spin-wait after start-up (CPU for nothing: kafkalog does
-    no linear algebra): the CLI asks for one thread, unless the user chose a number."""
+    no linear algebra), and pyarrow's mimalloc commits its arena as huge pages zeroed
+    whole: the CLI asks for one BLAS thread and on-demand commits, unless the user chose."""
     import os
 
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    names = ("OPENBLAS_NUM_THREADS", "MIMALLOC_ARENA_EAGER_COMMIT")
+    env = {k: v for k, v in os.environ.items() if k not in names}
     if given:
-        env["OPENBLAS_NUM_THREADS"] = given
-    p = subprocess.run([sys.executable, "-c", OPENBLAS, PLAIN], capture_output=True,
+        env.update(dict.fromkeys(names, given))
+    p = subprocess.run([sys.executable, "-c", ALLOCATOR_ENV, PLAIN], capture_output=True,
                        text=True, cwd=ROOT, env=env, check=True)
-    assert p.stdout.strip().splitlines()[-1] == (given or "1")
+    assert p.stdout.strip().splitlines()[-1].split() == ([given] * 2 if given else ["1", "0"])
 
 
 def test_the_dispatch_table_names_every_command():
