@@ -277,6 +277,12 @@ def _core_decode_rows(blocks: list, positions, counts: list, base_offsets: list,
         return None  # the core's answer, before buffers of a size from these counts
     n = sum(counts)
     total = sum(len(b) for b in blocks)
+    if 7 * n > total:
+        # more records than the blocks can hold (each takes at least 7 bytes: its length,
+        # attributes, two deltas, the key and value lengths, the headers count): a
+        # batch's recordsCount is read from its header, and the buffers below are sized
+        # from it, so a hostile count must not size them
+        return None
     bits = (n + 7) // 8
     out = [pa.allocate_buffer(size) for size in
            (8 * n, 8 * n, 4 * (n + 1), 4 * (n + 1), total, total, bits, bits)]

@@ -295,3 +295,37 @@ def test_earliest_starts_at_the_log_start_offset(multi, tmp_path):
     # searches from logStartOffset, so the end is the log start offset itself)
     got, _ = read([multi], endingTimestamp=0)
     assert got == []
+
+
+# -- a hostile recordsCount ------------------------------------------------------------------
+
+def test_a_records_count_beyond_the_block_sizes_no_buffer(tmp_path, monkeypatch):
+    """recordsCount is read from the batch header (inside the CRC, so a valid CRC proves
+    nothing): a batch claiming 2**31 - 1 records in a 60-byte block must not size the
+    group's Arrow buffers (it once made a 600 MB read). The batch is corrupt data loss,
+    the batches around it are read."""
+    import pyarrow as pa
+
+    from kafkalog_cli.crc import load
+    from kafkalog_cli.format.builder import build_batch
+
+    crc = load()
+    recs = [(1000, b"k", b"v" * 10, ())] * 5
+    bad = bytearray(build_batch(recs, base_offset=5))
+    struct.pack_into(">i", bad, 57, 2**31 - 1)  # recordsCount
+    struct.pack_into(">I", bad, 17, crc(bytes(bad[21:])))  # a valid CRC again
+    first = build_batch(recs, base_offset=0)
+    d = tmp_path / "logs" / "t-0"
+    d.mkdir(parents=True)
+    (d / "00000000000000000000.log").write_bytes(
+        first + bytes(bad) + build_batch(recs, base_offset=10))
+    sizes = []
+    real = pa.allocate_buffer
+    monkeypatch.setattr(pa, "allocate_buffer", lambda n, *a, **k: (sizes.append(n),
+                                                                   real(n, *a, **k))[1])
+    got, st = read([d], failOnDataLoss="false")
+    assert [r["offset"] for r in got] == [0, 1, 2, 3, 4, 10, 11, 12, 13, 14]
+    assert st.corrupt_batches == 1 and st.skipped[0]["position"] == len(first)
+    assert max(sizes, default=0) < 1 << 20
+    with pytest.raises(rows.DataLossError, match="premature EOF"):
+        read([d])
