@@ -1517,7 +1517,49 @@ static void go_free(group_out *g)
 }
 
 /*
- * The ``k`` records of ``a[0:len]`` starting at starts[0..k-1], each ending where the next
+ * One record ``a[p:e]`` (``p`` after its length and attributes) of the common shape (one-
+ * or two-byte varints for the deltas and lengths, no headers, consumed exactly): its key
+ * and value (data, offsets, validity) appended to ``g``, its timestampDelta and
+ * offsetDelta to ``*tsd`` and ``*odl`` for the caller's columns; 1, or 0 when it is not of
+ * the shape. A key and a value lie inside their record, inside the blocks, so the data
+ * buffers (the blocks' size, below INT32_MAX) hold them.
+ */
+static inline int go_record(group_out *g, const uint8_t *a, Py_ssize_t p, Py_ssize_t e,
+                            int64_t *tsd, int64_t *odl)
+{
+    int64_t klen, vlen;
+    if (!short_varint(a, e, &p, tsd) || !short_varint(a, e, &p, odl) ||
+        !short_varint(a, e, &p, &klen))
+        return 0;
+    Py_ssize_t kpos = p;
+    p += klen > 0 ? klen : 0;
+    if (!short_varint(a, e, &p, &vlen))
+        return 0;
+    Py_ssize_t vpos = p;
+    p += vlen > 0 ? vlen : 0;
+    if (p + 1 != e || a[p] != 0)
+        return 0;
+    Py_ssize_t r = g->r++;
+    if (klen >= 0) {
+        g->kval.p[r >> 3] |= (char)(1u << (r & 7));
+        ob_put(&g->kdata, a + kpos, klen);
+    } else {
+        g->knulls++;
+    }
+    if (vlen >= 0) {
+        g->vval.p[r >> 3] |= (char)(1u << (r & 7));
+        ob_put(&g->vdata, a + vpos, vlen);
+    } else {
+        g->vnulls++;
+    }
+    int32_t ko = (int32_t)g->kdata.len, vo = (int32_t)g->vdata.len;
+    ob_put(&g->koff, &ko, 4);
+    ob_put(&g->voff, &vo, 4);
+    return 1;
+}
+
+/*
+ * The ``k`` records of ``a[0:len]``` starting at starts[0..k-1], each ending where the next
  * starts (starts[k]: the end of the last), when each has the common shape (one- or
  * two-byte varints for the deltas and lengths, no headers, consumed exactly): 1,
  * appended; 0 when one is not (the group is then None).
@@ -1532,38 +1574,11 @@ static int go_records(group_out *g, const uint8_t *a, Py_ssize_t len, const Py_s
         if (v < 0 || v >= len || e > len || e < v)
             return 0;
         Py_ssize_t p = v + 1 + (a[v] >= 0x80) + 1;  /* after the length and attributes */
-        int64_t tsd, odl, klen, vlen;
-        if (!short_varint(a, e, &p, &tsd) || !short_varint(a, e, &p, &odl) ||
-            !short_varint(a, e, &p, &klen))
+        int64_t tsd, odl;
+        if (!go_record(g, a, p, e, &tsd, &odl))
             return 0;
-        Py_ssize_t kpos = p;
-        p += klen > 0 ? klen : 0;
-        if (!short_varint(a, e, &p, &vlen))
-            return 0;
-        Py_ssize_t vpos = p;
-        p += vlen > 0 ? vlen : 0;
-        if (p + 1 != e || a[p] != 0)
-            return 0;
-        /* a key and a value lie inside their record, inside the blocks, so the data
-         * buffers (the blocks' size, below INT32_MAX) hold them */
-        Py_ssize_t r = g->r++;
         ob_put(&g->ts, &tsd, 8);
         ob_put(&g->od, &odl, 8);
-        if (klen >= 0) {
-            g->kval.p[r >> 3] |= (char)(1u << (r & 7));
-            ob_put(&g->kdata, a + kpos, klen);
-        } else {
-            g->knulls++;
-        }
-        if (vlen >= 0) {
-            g->vval.p[r >> 3] |= (char)(1u << (r & 7));
-            ob_put(&g->vdata, a + vpos, vlen);
-        } else {
-            g->vnulls++;
-        }
-        int32_t ko = (int32_t)g->kdata.len, vo = (int32_t)g->vdata.len;
-        ob_put(&g->koff, &ko, 4);
-        ob_put(&g->voff, &vo, 4);
     }
     return 1;
 }
@@ -1776,37 +1791,13 @@ static int rows_block(group_out *g, const uint8_t *a, Py_ssize_t len, Py_ssize_t
         return 0;
     Py_ssize_t v = 0;
     for (Py_ssize_t i = 0; i < cnt; i++) {
-        if (v + 1 >= len)
+        Py_ssize_t p = v;
+        int64_t rlen, tsd, odl;
+        if (!short_varint(a, len, &p, &rlen) || rlen < 0 || rlen > len - p)
             return 0;
-        uint32_t b0 = a[v], b1 = a[v + 1], raw;
-        Py_ssize_t w;
-        if (b0 < 0x80) {
-            raw = b0;
-            w = 1;
-        } else if (b1 < 0x80) {
-            raw = (b0 & 0x7F) | (b1 << 7);
-            w = 2;
-        } else {
+        Py_ssize_t e = p + (Py_ssize_t)rlen;
+        if (!go_record(g, a, p + 1, e, &tsd, &odl))  /* after the attributes */
             return 0;
-        }
-        int64_t rlen = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
-        if (rlen < 0 || rlen > len - v - w)
-            return 0;
-        Py_ssize_t e = v + w + (Py_ssize_t)rlen;
-        Py_ssize_t p = v + w + 1;  /* after the length and attributes */
-        int64_t tsd, odl, klen, vlen;
-        if (!short_varint(a, e, &p, &tsd) || !short_varint(a, e, &p, &odl) ||
-            !short_varint(a, e, &p, &klen))
-            return 0;
-        Py_ssize_t kpos = p;
-        p += klen > 0 ? klen : 0;
-        if (!short_varint(a, e, &p, &vlen))
-            return 0;
-        Py_ssize_t vpos = p;
-        p += vlen > 0 ? vlen : 0;
-        if (p + 1 != e || a[p] != 0)
-            return 0;
-        Py_ssize_t r = g->r++;
         /* base offsets and timestamps are below 2**62 (the caller's bounds), deltas
          * below 2**13: no overflow; the product wraps as numpy's does */
         int64_t off = base_off + odl;
@@ -1814,21 +1805,6 @@ static int rows_block(group_out *g, const uint8_t *a, Py_ssize_t len, Py_ssize_t
         int64_t us = (int64_t)(ms * 1000u);
         ob_put(&g->ts, &us, 8);
         ob_put(&g->od, &off, 8);
-        if (klen >= 0) {
-            g->kval.p[r >> 3] |= (char)(1u << (r & 7));
-            ob_put(&g->kdata, a + kpos, klen);
-        } else {
-            g->knulls++;
-        }
-        if (vlen >= 0) {
-            g->vval.p[r >> 3] |= (char)(1u << (r & 7));
-            ob_put(&g->vdata, a + vpos, vlen);
-        } else {
-            g->vnulls++;
-        }
-        int32_t ko = (int32_t)g->kdata.len, vo = (int32_t)g->vdata.len;
-        ob_put(&g->koff, &ko, 4);
-        ob_put(&g->voff, &vo, 4);
         v = e;
     }
     return v == len;
