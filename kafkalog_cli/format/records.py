@@ -437,13 +437,13 @@ else:
             _rendered = _render_decode_loops()
         return _rendered
 
-    def _py_decode_block(data, count, base_offset, base_timestamp, _at):
-        return _py_loops()[0](data, count, base_offset, base_timestamp, _at)
+    def _py_loop(i: int):
+        """The ``i``-th rendered loop, rendering them on its first call."""
+        def loop(*args):
+            return _py_loops()[i](*args)
+        return loop
 
-    def _py_decode_block_into(data, count, base_offset, base_timestamp, _at, off_append,
-                              ts_append, key_append, value_append, hdr_append):
-        return _py_loops()[1](data, count, base_offset, base_timestamp, _at, off_append,
-                              ts_append, key_append, value_append, hdr_append)
+    _py_decode_block, _py_decode_block_into = _py_loop(0), _py_loop(1)
 #: the loops in use: the compiled core's twins (same arguments, values and errors) or these
 _decode_block, _decode_block_into = ((_c.decode_block, _c.decode_block_into) if _c is not None
                                      else (_py_decode_block, _py_decode_block_into))
