@@ -25,7 +25,10 @@ Rows (the data is built by kafka-python's builder, deterministic, into
 * ``export --engine local`` to Parquet against kafka-python / aiokafka[C] + pyarrow, on
   one record (the fixed cost: start-up and imports), ``n`` and ``10 n`` records, with the
   ratio of the per-record part (less each side's fixed cost) in the note;
-* every command's start on a tiny fixture against ``python -c pass``.
+* every command's start on a tiny fixture against ``python -c pass``;
+* ``spark`` (not run by default; ``--only spark``): the Spark source's rows/s on
+  ``local[2]`` against the code of issue 13's filing (b0ee153), in a section of its own
+  after the table (:func:`spark_section`).
 
 Writes ``benchmarks/results/run_all.md`` (``run_all-quick.md`` with ``--quick``).
 
@@ -33,11 +36,13 @@ Writes ``benchmarks/results/run_all.md`` (``run_all-quick.md`` with ``--quick``)
     python benchmarks/run_all.py --quick    # 40,000 records a row, a few minutes
     python benchmarks/run_all.py --only dump,startup
     python benchmarks/run_all.py --only startup --baseline ../main   # before/after
+    python benchmarks/run_all.py --only spark --out /tmp/spark.md     # ~3 min, needs Java
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -603,19 +608,220 @@ def startup_rows(tmp: Path, baseline: Path | None = None) -> list[Row]:
     return rows
 
 
+# -- the Spark source against an older checkout ------------------------------------------------
+
+#: the code whose Spark figures ``results/spark.md`` held when issue 13 was filed (pure
+#: Python); the issue's target: the Spark source's rows/s on local[2] >= 2x this
+SPARK_BASELINE = "b0ee153"
+SPARK_TARGET = 2.0
+SPARK_MASTER = "local[2]"
+
+
+def checkout(rev: str, tmp: Path) -> Path:
+    """The tree of ``rev`` extracted into a new directory under ``tmp`` (``git archive |
+    tar -x``: the repository's index, work tree and refs are not touched), with its
+    modules compiled as the other children run them."""
+    d = tmp / f"checkout-{rev}"
+    d.mkdir()
+    git = subprocess.Popen(["git", "-C", str(ROOT), "archive", rev], stdout=subprocess.PIPE)
+    tar = subprocess.run(["tar", "-x", "-C", str(d)], stdin=git.stdout, check=False)
+    git.stdout.close()
+    if git.wait() or tar.returncode:
+        raise SystemExit(f"run_all: cannot extract {rev} (git archive | tar -x failed)")
+    subprocess.run([PY, "-m", "compileall", "-q", str(d / "kafkalog_cli")], env=ENV,
+                   stdout=subprocess.DEVNULL, check=False)
+    return d
+
+
+def spark_run(root: Path, rounds: int) -> dict:
+    """``spark_bench.py --one local[2]`` in a fresh process whose driver and Python workers
+    import ``root``'s ``kafkalog_cli``: its JSON, with the load average at its start.
+
+    The process runs in ``root``: pyspark starts its workers with ``python -m``, which puts
+    the working directory first on their ``sys.path``, ahead of ``PYTHONPATH`` (run from
+    this checkout, a baseline's workers imported this checkout's package). The probe
+    source's answer is checked."""
+    load = os.getloadavg()[0]
+    cmd = [PY, str(HERE / "spark_bench.py"), "--one", SPARK_MASTER, "--kafkalog", str(root),
+           "--sources", "kafkalog,arrowfile", "--rounds", str(rounds), "--read-cpu"]
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=root,
+                       env={**ENV, "PYTHONPATH": str(root)})
+    if p.returncode:
+        sys.stderr.write(p.stderr[-3000:])
+        raise SystemExit(f"run_all: {' '.join(cmd)} failed")
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    want = root.resolve() / "kafkalog_cli"
+    for side in ("driver", "worker"):
+        got = Path(out[f"{side}_kafkalog"]).resolve().parent
+        if got != want:
+            raise SystemExit(f"run_all: the Spark {side} imported {got}, not {want}")
+    out["load"] = load
+    return out
+
+
+def spark_runs(runs: int, rounds: int, tmp: Path, rev: str = SPARK_BASELINE,
+               ) -> list[tuple[str, dict]]:
+    """``runs`` pairs of runs, the baseline checkout then this one, alternately, on the
+    same data (generated, with the arrowfile source's files, by this checkout first)."""
+    import spark_bench
+
+    spark_bench.generate()
+    spark_bench.generate_arrow()
+    base = checkout(rev, tmp)
+    out = []
+    for i in range(runs):
+        for label, root in ((rev, base), ("this checkout", ROOT)):
+            print(f"# spark run {i + 1}/{runs}: {label}", file=sys.stderr)
+            out.append((label, spark_run(root, rounds)))
+    return out
+
+
+def spark_section(runs: list[tuple[str, dict]], rev: str = SPARK_BASELINE,
+                  nproc: int | None = None, target: float = SPARK_TARGET) -> str:
+    """The "Spark source" section from :func:`spark_runs`' figures (``runs``: (label,
+    spark_bench JSON) in run order, the baseline's label ``rev`` first in each pair).
+
+    The ratio is this checkout's kafkalog rows/s over the baseline's, per pair and best
+    of each. The ceiling is computed from the measurements: the arrowfile source serves
+    the same rows as the kafkalog source in the same Arrow batches, memory-mapped, so the
+    CPU a query of it costs (the JVM's, Arrow to rows and the count; the Python workers':
+    pyspark's planning, tasks and Arrow stream) is what any Python source of these rows
+    pays with a read that costs nothing. ``F`` s of CPU on ``nproc`` cores take at least
+    ``F / nproc`` s, so no read can beat ``rows * nproc / F`` rows/s; over the baseline's
+    best rate that is ``cap = baseline_best_s * nproc / F``. ``F`` is the smallest total
+    of any arrowfile query measured (the bound most favourable to reaching the target)."""
+    nproc = nproc or os.cpu_count() or 1
+    base = [r for label, r in runs if label == rev]
+    main = [r for label, r in runs if label != rev]
+    rows = base[0]["kafkalog_rows"]
+    md = [f"## Spark source ({SPARK_MASTER})", "",
+          f"Run with `--only spark` (not in the default groups: it needs Java and this "
+          f"repository's git history, takes minutes, and its figure is wall-clock rows/s, "
+          f"which the machine's load moves more than the CPU-time ratios above). "
+          f"`benchmarks/spark_bench.py --one '{SPARK_MASTER}'`, a fresh Spark session per "
+          f"run, alternately from `git archive {rev}` (the code when issue 13 was filed) and "
+          f"from this checkout, on the same data: {rows:,} records of "
+          f"{_spark_const('VALUE')} B values and 8 B keys in "
+          f"{_spark_const('PARTITIONS')} partitions x {_spark_const('SEGMENTS')} segments, "
+          f"`minPartitions={_spark_const('MIN_PARTITIONS')}`. Each run: the best of "
+          f"{base[0]['rounds']} `count()` queries after a warm-up, the kafkalog source and "
+          "the arrowfile source (the same rows as kafkalog's `read()` yields, written once "
+          "to Arrow IPC files and memory-mapped: a Python source whose read costs next to "
+          "nothing) in turn. CPU from /proc: the Spark JVM's threads and the Python "
+          "workers; `read()` CPU: the kafkalog reader's `read()` of every input partition "
+          "in the driver process (best of 3).", "",
+          "Python workers' `kafkalog_cli` (a probe source in a worker, every run): "
+          + "; ".join(f"{label}: `{_short(r['worker_kafkalog'])}`, compiled core "
+                      f"{'loaded' if r['worker_speedups'] else 'absent'}"
+                      for label, r in ((rev, base[0]), ("this checkout", main[0]))) + ".", "",
+          "| run | checkout | load | kafkalog rows/s | query s | JVM CPU s | workers CPU s | "
+          "`read()` CPU s | arrowfile rows/s | arrowfile JVM CPU s | arrowfile workers CPU s |",
+          "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    for i, (label, r) in enumerate(runs):
+        md.append(f"| {i // 2 + 1} | {label} | {r['load']:.2f} | "
+                  f"{r['kafkalog_rows_per_s']:,} | {r['kafkalog_best_s']:.3f} | "
+                  f"{r['kafkalog_jvm_cpu_s']:.2f} | {r['kafkalog_py_cpu_s']:.2f} | "
+                  f"{r['kafkalog_read_cpu_s']:.2f} | {r['arrowfile_rows_per_s']:,} | "
+                  f"{r['arrowfile_jvm_cpu_s']:.2f} | {r['arrowfile_py_cpu_s']:.2f} |")
+    pairs = [m["kafkalog_rows_per_s"] / b["kafkalog_rows_per_s"]
+             for b, m in zip(base, main, strict=False)]
+    best_b = max(base, key=lambda r: r["kafkalog_rows_per_s"])
+    best_m = max(main, key=lambda r: r["kafkalog_rows_per_s"])
+    best = best_m["kafkalog_rows_per_s"] / best_b["kafkalog_rows_per_s"]
+    # the cheapest arrowfile query of all runs: the least CPU a query of these rows costs
+    free = min((q for _, r in runs for q in r["arrowfile_queries"]),
+               key=lambda q: q[1] + q[2])
+    floor = free[1] + free[2]
+    jvm = [q[1] for _, r in runs for n in ("kafkalog", "arrowfile") for q in r[f"{n}_queries"]]
+    outside = {label: [r["kafkalog_py_cpu_s"] - r["kafkalog_read_cpu_s"] for lb, r in runs
+                       if lb == label] for label in (rev, "this checkout")}
+    arrow_py = [q[2] for _, r in runs for q in r["arrowfile_queries"]]
+    cap_rate = rows * nproc / floor
+    cap = best_b["kafkalog_best_s"] * nproc / floor
+    arrow_best = max(r["arrowfile_rows_per_s"] for _, r in runs)
+    met = best >= target
+    used = (best_m["kafkalog_jvm_cpu_s"] + best_m["kafkalog_py_cpu_s"]) / best_m["kafkalog_best_s"]
+    md += ["",
+           "this checkout / baseline, kafkalog rows/s: "
+           + ", ".join(f"pair {i + 1} **{x:.2f}x**" for i, x in enumerate(pairs))
+           + f"; best of each: {best_m['kafkalog_rows_per_s']:,} / "
+             f"{best_b['kafkalog_rows_per_s']:,} = **{best:.2f}x** (target >= "
+             f"{target:.1f}x: **{'met' if met else 'not met'}**).", "",
+           "Where a query's time goes, and the ceiling (computed from the runs above):", "",
+           f"- The JVM's CPU per query (Arrow batches to rows, the count; the same for "
+           f"either source and either checkout): {min(jvm):.2f}-{max(jvm):.2f} s over the "
+           f"{len(jvm)} timed queries.",
+           "- Python workers' CPU outside kafkalog's `read()` (workers' CPU less the "
+           "in-process `read()` CPU, per run): "
+           + "; ".join(f"{label} {', '.join(f'{x:.2f}' for x in xs)} s"
+                       for label, xs in outside.items())
+           + f"; the arrowfile source's workers, whose read costs next to nothing: "
+             f"{min(arrow_py):.2f}-{max(arrow_py):.2f} s.",
+           f"- kafkalog's `read()` itself: {rev} "
+           + ", ".join(f"{r['kafkalog_read_cpu_s']:.2f}" for r in base)
+           + " s, this checkout " + ", ".join(f"{r['kafkalog_read_cpu_s']:.2f}" for r in main)
+           + " s of CPU per query.",
+           f"- The cheapest arrowfile query took {free[1]:.2f} s of JVM CPU + {free[2]:.2f} s "
+           f"of workers' CPU = **{floor:.2f} s**: what a query of these {rows:,} rows costs "
+           f"whatever the read costs. On {nproc} cores that is at least {floor / nproc:.3f} "
+           f"s of wall time, at most **{cap_rate:,.0f} rows/s** = {rev}'s best query "
+           f"{best_b['kafkalog_best_s']:.3f} s x {nproc} / {floor:.2f} s = **{cap:.2f}x** "
+           f"its rate, with every core busy all the time and nothing else running (this "
+           f"checkout's best query kept {used:.2f} of the {nproc} cores busy). The "
+           f"arrowfile source itself reached {arrow_best:,} rows/s "
+           f"({arrow_best / best_b['kafkalog_rows_per_s']:.2f}x).",
+           ""]
+    if met:
+        md.append(f"The {target:.1f}x target is met.")
+    elif cap < target:
+        md.append(f"The {target:.1f}x target is not met, and cannot be on this machine: a "
+                  f"read that cost nothing would be capped at {cap:.2f}x {rev}'s rate by the "
+                  "JVM's and pyspark's own CPU; this checkout reaches "
+                  f"{best:.2f}x ({best / cap:.0%} of that cap).")
+    else:
+        md.append(f"The {target:.1f}x target is not met ({best:.2f}x), though the ceiling "
+                  f"({cap:.2f}x) allows it.")
+    raw = [{"checkout": label, **{k: v for k, v in r.items()
+                                  if not k.endswith(("_queries", "_kafkalog"))},
+            "queries": {n: r[f"{n}_queries"] for n in ("kafkalog", "arrowfile")}}
+           for label, r in runs]
+    md += ["", f"Raw (queries: seconds, JVM CPU s, workers CPU s): `{json.dumps(raw)}`", ""]
+    return "\n".join(md)
+
+
+def _spark_const(name: str):
+    import spark_bench
+
+    return getattr(spark_bench, name)
+
+
+def _short(path: str) -> str:
+    """A worker's ``kafkalog_cli`` path, relative to this checkout when inside it."""
+    p = Path(path).resolve().parent
+    try:
+        return str(p.relative_to(ROOT))
+    except ValueError:
+        return str(p)
+
+
 # -- report ----------------------------------------------------------------------------------
 
 def table(rows: list[Row], args, load: tuple[float, float], seconds: float) -> str:
     only = [g for g in GROUPS if g in args.only.split(",")]
-    title = "All benchmarks" if len(only) == len(GROUPS) else "Benchmarks: " + ", ".join(only)
+    title = ("All benchmarks" if set(DEFAULT_GROUPS) <= set(only)
+             else "Benchmarks: " + ", ".join(only))
     md = [f"# {title}, one run" + (" (--quick)" if args.quick else ""), "",
           *(f"{ln}  " for ln in read_bench.env_lines()),
           f"Load average (1 min) {load[0]:.2f} at the start, {load[1]:.2f} at the end; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {seconds / 60:.1f} min.  ",
-          f"Best of {args.repeat} interleaved rounds after a warm-up, CPU seconds. "
-          "Ratio = peer's CPU time / kafkalog's (above 1: kafkalog is faster).", "",
-          "| group | benchmark | kafkalog CPU s | peer | peer CPU s | ratio | target | met | note |",
-          "|---|---|--:|---|--:|--:|--:|---|---|"]
+          ""]
+    if not rows:
+        return "\n".join(md)
+    md[-1:] = [f"Best of {args.repeat} interleaved rounds after a warm-up, CPU seconds. "
+               "Ratio = peer's CPU time / kafkalog's (above 1: kafkalog is faster).", "",
+               "| group | benchmark | kafkalog CPU s | peer | peer CPU s | ratio | target | met "
+               "| note |",
+               "|---|---|--:|---|--:|--:|--:|---|---|"]
     for row in rows:
         kl = row.best[row.kafkalog.name]
         for p in row.peers:
@@ -632,7 +838,9 @@ def table(rows: list[Row], args, load: tuple[float, float], seconds: float) -> s
     return "\n".join(md)
 
 
-GROUPS = ("startup", "read", "build", "produce", "dump", "export")
+GROUPS = ("startup", "read", "build", "produce", "dump", "export", "spark")
+#: run unless ``--only`` says otherwise: not ``spark`` (see :func:`spark_section`'s text)
+DEFAULT_GROUPS = GROUPS[:-1]
 
 
 def main(argv=None) -> int:
@@ -642,18 +850,29 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, help="timed rounds (default 3; 2 with --quick)")
     ap.add_argument("--min-time", type=float, default=0.2,
                     help="in-process jobs shorter than this are looped (CPU seconds)")
-    ap.add_argument("--only", default=",".join(GROUPS), help="comma list of " +
-                    ",".join(GROUPS))
+    ap.add_argument("--only", default=",".join(DEFAULT_GROUPS),
+                    help="comma list of " + ",".join(GROUPS) + " (default: all but spark)")
     ap.add_argument("--out", help="markdown file (default benchmarks/results/run_all.md)")
     ap.add_argument("--baseline", type=Path,
                     help="another checkout (e.g. a worktree of main): the startup rows also "
                          "time each command run from it, interleaved (before/after)")
+    ap.add_argument("--spark-runs", type=int, default=2,
+                    help="spark: pairs of runs, the baseline's then this checkout's "
+                         "(default 2)")
+    ap.add_argument("--spark-rounds", type=int, default=4,
+                    help="spark: timed count() queries of each source a run (default 4)")
+    ap.add_argument("--spark-baseline", default=SPARK_BASELINE,
+                    help=f"spark: the revision compared with (default {SPARK_BASELINE})")
     args = ap.parse_args(argv)
+    if args.spark_runs < 1 or args.spark_rounds < 1:
+        ap.error("--spark-runs and --spark-rounds take 1 or more")
     n = args.records or (40_000 if args.quick else 200_000)
     args.repeat = args.repeat or (2 if args.quick else 3)
     out = Path(args.out) if args.out else RESULTS / ("run_all-quick.md" if args.quick
                                                      else "run_all.md")
     only = set(args.only.split(","))
+    if only - set(GROUPS):
+        ap.error("unknown groups: " + ", ".join(sorted(only - set(GROUPS))))
     for root in (ROOT, args.baseline) if args.baseline else (ROOT,):
         subprocess.run([PY, "-m", "compileall", "-q", str(Path(root) / "kafkalog_cli")],
                        env=ENV, stdout=subprocess.DEVNULL, check=False)
@@ -676,9 +895,13 @@ def main(argv=None) -> int:
             rows += export_rows(n, tmp)
         run_rounds(rows, args.repeat)
         export_notes(rows)
+        spark = (spark_runs(args.spark_runs, args.spark_rounds, tmp, args.spark_baseline)
+                 if "spark" in only else None)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     text = table(rows, args, (load0, os.getloadavg()[0]), time.time() - t0)
+    if spark:
+        text += "\n" + spark_section(spark, args.spark_baseline)
     if out.name:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)

@@ -16,6 +16,15 @@ partitions (``minPartitions=6``) for both sources. The trivial source reads the 
 ``.log`` files and slices them into rows of the same shape (the feasibility probe's
 reader), so it is a ceiling for a Python source on this machine: Spark's per-row and
 per-task costs without Kafka decoding.
+
+``--one MASTER`` runs one master in this process and prints JSON; ``--kafkalog DIR`` makes
+the driver and Spark's Python workers import ``kafkalog_cli`` from another checkout (the
+worker's import is checked with a probe source), ``--sources`` picks the sources
+(``kafkalog``, ``trivial``, and ``arrowfile``: the same rows as kafkalog's read, written
+once to Arrow IPC files and memory-mapped, a Python source whose read costs next to
+nothing), and ``--read-cpu`` adds the CPU time of the reader's own ``read()`` of every
+input partition, in this process. ``benchmarks/run_all.py --only spark`` uses these to
+compare two checkouts.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ DATA = HERE / "data" / "spark"
 RESULTS = HERE / "results" / "spark.md"
 PARTITIONS = 8
 SEGMENTS = 4
+ARROW = DATA / "arrow"
 RECORDS = 2_000_000
 BATCH = 200
 VALUE = 100
@@ -85,6 +95,36 @@ def generate() -> Path:
     return log
 
 
+def generate_arrow() -> Path:
+    """kafkalog's rows of the data, as its data source's input partitions hold them
+    (``minPartitions``), one Arrow IPC file a partition (``part-<i>.arrow``), the record
+    batches as ``read()`` yields them; written once with this checkout's kafkalog."""
+    import pyarrow as pa
+
+    from kafkalog_cli.spark.datasource import KafkaLogDataSource
+
+    log = generate()
+    marker = ARROW / f"done-{RECORDS}-{MIN_PARTITIONS}"
+    if marker.exists():
+        return ARROW
+    import shutil
+
+    shutil.rmtree(ARROW, ignore_errors=True)
+    ARROW.mkdir(parents=True)
+    reader = KafkaLogDataSource({"path": str(log), "minPartitions": str(MIN_PARTITIONS)}
+                                ).reader(None)
+    for i, part in enumerate(reader.partitions()):
+        writer = None
+        for rb in reader.read(part):
+            if writer is None:
+                writer = pa.ipc.new_file(str(ARROW / f"part-{i}.arrow"), rb.schema)
+            writer.write_batch(rb)
+        if writer is not None:
+            writer.close()
+    marker.write_text("ok\n")
+    return ARROW
+
+
 # -- the trivial source ----------------------------------------------------------------------
 
 def trivial_source():
@@ -120,6 +160,69 @@ def trivial_source():
     return TrivialSource, pa
 
 
+def arrowfile_source():
+    """``format("arrowfile")``: the record batches of ``generate_arrow``'s files, each
+    input partition one file, memory-mapped (the batches reference the map: no copy, no
+    decoding). What a worker spends on a query of it is pyspark's own cost of a Python
+    source of these rows (planning, tasks, the Arrow stream to the JVM)."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    class ArrowFileReader(DataSourceReader):
+        def __init__(self, options):
+            self.path = options["path"]
+
+        def partitions(self):
+            return [InputPartition(str(p)) for p in sorted(Path(self.path).glob("*.arrow"))]
+
+        def read(self, part):
+            import pyarrow as pa
+
+            with pa.memory_map(part.value) as src:
+                f = pa.ipc.open_file(src)
+                for i in range(f.num_record_batches):
+                    yield f.get_batch(i)
+
+    class ArrowFileSource(DataSource):
+        @classmethod
+        def name(cls):
+            return "arrowfile"
+
+        def schema(self):
+            return ("key binary, value binary, topic string, partition int, offset long, "
+                    "timestamp timestamp, timestampType int")
+
+        def reader(self, schema):
+            return ArrowFileReader(self.options)
+
+    return ArrowFileSource
+
+
+def probe_source():
+    """``format("kafkalogprobe")``: one row from a Python worker naming the
+    ``kafkalog_cli`` it imports and whether its compiled core is loaded."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader
+
+    class ProbeReader(DataSourceReader):
+        def read(self, part):
+            import kafkalog_cli
+            from kafkalog_cli.format import records
+
+            yield (kafkalog_cli.__file__, bool(getattr(records, "SPEEDUPS", False)))
+
+    class ProbeSource(DataSource):
+        @classmethod
+        def name(cls):
+            return "kafkalogprobe"
+
+        def schema(self):
+            return "file string, speedups boolean"
+
+        def reader(self, schema):
+            return ProbeReader()
+
+    return ProbeSource
+
+
 def trivial_batches(files):
     """Rows of the kafkalog schema sliced out of the files (no Kafka decoding)."""
     import pyarrow as pa
@@ -148,8 +251,10 @@ def trivial_batches(files):
 
 def _process_cpu() -> tuple[float, float]:
     """CPU seconds used so far by this process's Spark JVM (all threads) and by the Python
-    workers under it (the pyspark daemon and its forked workers, exited ones included),
-    from /proc (Linux; zeros elsewhere)."""
+    workers under it (the pyspark daemons and their forked workers, exited ones included,
+    and any worker the JVM ran and reaped itself: the JVM's only children are Python
+    workers, so its children's times count as workers'), from /proc (Linux; zeros
+    elsewhere)."""
     tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     stats = {}
     for d in Path("/proc").glob("[0-9]*"):
@@ -170,34 +275,66 @@ def _process_cpu() -> tuple[float, float]:
         name, _, t = stats[pid]
         if name == "java":
             jvm += (t[0] + t[1]) / tick
+            py += (t[2] + t[3]) / tick
         elif name.startswith("python"):
             py += sum(t) / tick
         todo.extend(children.get(pid, []))
     return jvm, py
 
 
-def run_master(master: str) -> dict:
+SOURCES = {"trivial": "trivialbench", "kafkalog": "kafkalog", "arrowfile": "arrowfile"}
+
+
+def read_cpu(log: Path, loops: int = 3) -> float:
+    """CPU seconds of the kafkalog reader's ``read()`` of every input partition, in this
+    process (best of ``loops``): the part of a query's Python-worker CPU that is
+    kafkalog's read, the rest being pyspark's worker and planning."""
+    from kafkalog_cli.spark.datasource import KafkaLogDataSource
+
+    reader = KafkaLogDataSource({"path": str(log), "minPartitions": str(MIN_PARTITIONS)}
+                                ).reader(None)
+    parts = reader.partitions()
+    best = float("inf")
+    for _ in range(loops):
+        c = time.process_time()
+        for p in parts:
+            for _ in reader.read(p):
+                pass
+        best = min(best, time.process_time() - c)
+    return best
+
+
+def run_master(master: str, sources: tuple[str, ...] = ("trivial", "kafkalog"),
+               rounds: int = ROUNDS, kafkalog_root: Path = ROOT,
+               with_read_cpu: bool = False) -> dict:
     os.environ["PYTHONPATH"] = os.pathsep.join(
-        [str(HERE), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+        [str(HERE), str(kafkalog_root), *filter(None, [os.environ.get("PYTHONPATH")])])
+    import kafkalog_cli
     from kafkalog_cli.spark import get_session
 
     log = generate()
+    arrow = generate_arrow() if "arrowfile" in sources else None
     t = time.perf_counter()
     spark = get_session(master)
     start = time.perf_counter() - t
-    trivial, _ = trivial_source()
-    spark.dataSource.register(trivial)
-    out = {"master": master, "session_start_s": round(start, 2)}
-    sources = (("trivial", "trivialbench", {}),
-               ("kafkalog", "kafkalog", {"minPartitions": str(MIN_PARTITIONS)}))
-    times: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _, _ in sources}
-    # one warm-up query each, then ROUNDS rounds running the sources in turn, so the
-    # shared machine's load hits both alike; the best round of each counts
-    for i in range(ROUNDS + 1):
-        for name, fmt, opts in sources:
+    for make in (trivial_source, arrowfile_source, probe_source):
+        src = make()
+        spark.dataSource.register(src[0] if isinstance(src, tuple) else src)
+    probe = spark.read.format("kafkalogprobe").load().collect()[0]
+    out = {"master": master, "session_start_s": round(start, 2), "rounds": rounds,
+           "driver_kafkalog": kafkalog_cli.__file__, "worker_kafkalog": probe["file"],
+           "worker_speedups": probe["speedups"]}
+    opts = {"kafkalog": {"minPartitions": str(MIN_PARTITIONS)}}
+    times: dict[str, list[tuple[float, float, float]]] = {name: [] for name in sources}
+    # one warm-up query each, then ``rounds`` rounds running the sources in turn, so the
+    # shared machine's load hits them alike; the best round of each counts
+    for i in range(rounds + 1):
+        for name in sources:
+            path = arrow if name == "arrowfile" else log
             jvm0, py0 = _process_cpu()
             t = time.perf_counter()
-            rows = spark.read.format(fmt).options(**opts).load(str(log)).count()
+            rows = (spark.read.format(SOURCES[name]).options(**opts.get(name, {}))
+                    .load(str(path)).count())
             dt = time.perf_counter() - t
             jvm1, py1 = _process_cpu()
             out[f"{name}_rows"] = rows
@@ -205,7 +342,7 @@ def run_master(master: str) -> dict:
                 times[name].append((dt, jvm1 - jvm0, py1 - py0))
             else:
                 out[f"{name}_first_s"] = round(dt, 2)
-    for name, _, _ in sources:
+    for name in sources:
         best, jvm, py = min(times[name])
         out[f"{name}_best_s"] = round(best, 3)
         out[f"{name}_rows_per_s"] = round(out[f"{name}_rows"] / best)
@@ -213,7 +350,11 @@ def run_master(master: str) -> dict:
         out[f"{name}_jvm_cpu_s"] = round(jvm, 3)
         out[f"{name}_py_cpu_s"] = round(py, 3)
         out[f"{name}_cores_used"] = round((jvm + py) / best, 2)
+        # every timed query's (seconds, JVM CPU s, workers' CPU s), for the spread
+        out[f"{name}_queries"] = [[round(x, 3) for x in q] for q in times[name]]
     spark.stop()
+    if with_read_cpu:
+        out["kafkalog_read_cpu_s"] = round(read_cpu(log), 3)
     return out
 
 
@@ -297,13 +438,32 @@ def _sub(arg: str) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--one", help="run one master (or 'local': the local engine) in this "
+                                  "process and print JSON")
+    ap.add_argument("--kafkalog", type=Path, default=ROOT,
+                    help="with --one: the checkout whose kafkalog_cli the driver and the "
+                         "Python workers import (default: this one)")
+    ap.add_argument("--sources", default="trivial,kafkalog",
+                    help="with --one: comma list of " + ",".join(SOURCES))
+    ap.add_argument("--rounds", type=int, default=ROUNDS,
+                    help=f"with --one: timed rounds after the warm-up (default {ROUNDS})")
+    ap.add_argument("--read-cpu", action="store_true",
+                    help="with --one: also the CPU time of kafkalog's read() in process")
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--runs", type=int, default=2,
                     help="alternating local[1]/local[2] processes (default 2)")
     a = ap.parse_args()
     if a.one:
-        print(json.dumps(run_local() if a.one == "local" else run_master(a.one)))
+        if a.one == "local":
+            print(json.dumps(run_local()))
+            return
+        root = a.kafkalog.resolve()
+        sys.path.insert(0, str(root))
+        sources = tuple(x for x in a.sources.split(",") if x)
+        unknown = set(sources) - set(SOURCES)
+        if unknown:
+            ap.error(f"unknown sources: {', '.join(sorted(unknown))}")
+        print(json.dumps(run_master(a.one, sources, a.rounds, root, a.read_cpu)))
         return
     t0 = time.perf_counter()
     generate()
