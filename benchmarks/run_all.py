@@ -790,6 +790,7 @@ def spark_section(runs: list[tuple[str, dict]], rev: str = SPARK_BASELINE,
            f"- The arrowfile source itself reached {arrow_best:,} rows/s "
            f"({arrow_best / best_b['kafkalog_rows_per_s']:.2f}x {rev}'s best).",
            ""]
+    free_ratio = arrow_best / best_b["kafkalog_rows_per_s"]
     if met:
         md.append(f"The {target:.1f}x target is met.")
     elif cap < target:
@@ -797,15 +798,14 @@ def spark_section(runs: list[tuple[str, dict]], rev: str = SPARK_BASELINE,
                   f"read that cost nothing would be capped at {cap:.2f}x {rev}'s rate by the "
                   "JVM's and pyspark's own CPU; this checkout reaches "
                   f"{best:.2f}x ({best / cap:.0%} of that cap).")
-    elif cpu_cap < target:
-        md.append(f"The {target:.1f}x target is not met ({best:.2f}x). A read that cost "
-                  f"nothing would save at most {cpu_cap:.2f}x of a query's CPU; only the "
-                  f"wall-time ceiling ({cap:.2f}x, {rev}'s query having kept {busy_b:.2f} "
-                  f"of {nproc} cores busy) would allow {target:.1f}x, with both cores busy "
-                  "all the time.")
     else:
-        md.append(f"The {target:.1f}x target is not met ({best:.2f}x), though both ceilings "
-                  f"({cap:.2f}x, {cpu_cap:.2f}x) allow it.")
+        md.append(f"The {target:.1f}x target is not met ({best:.2f}x). Measured ceiling: "
+                  f"the arrowfile source, a read that costs next to nothing, reached "
+                  f"{free_ratio:.2f}x {rev}'s best rate in these runs; the CPU ceiling is "
+                  f"{cpu_cap:.2f}x and the wall-time one {cap:.2f}x (both cores busy all the "
+                  f"time, nothing else running), so {target:.1f}x "
+                  + ("would need a read that costs nothing and a machine to itself."
+                     if min(cpu_cap, free_ratio) < target else "is within reach."))
     raw = [{"checkout": label, **{k: v for k, v in r.items()
                                   if not k.endswith(("_queries", "_kafkalog"))},
             "queries": {n: r[f"{n}_queries"] for n in ("kafkalog", "arrowfile")}}
