@@ -826,12 +826,13 @@ def _spark_const(name: str):
 
 
 def _short(path: str) -> str:
-    """A worker's ``kafkalog_cli`` path, relative to this checkout when inside it."""
+    """A worker's ``kafkalog_cli`` directory: relative to this checkout when inside it, else
+    its last two parts (the temporary directory's name changes every run)."""
     p = Path(path).resolve().parent
     try:
         return str(p.relative_to(ROOT))
     except ValueError:
-        return str(p)
+        return f".../{p.parent.name}/{p.name}"
 
 
 # -- report ----------------------------------------------------------------------------------
