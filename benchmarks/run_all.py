@@ -38,6 +38,7 @@ Writes ``benchmarks/results/run_all.md`` (``run_all-quick.md`` with ``--quick``)
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -603,6 +604,271 @@ def startup_rows(tmp: Path, baseline: Path | None = None) -> list[Row]:
     return rows
 
 
+# -- memory ----------------------------------------------------------------------------------
+
+#: bump when the memory segment's content changes (its marker then no longer matches)
+MEM_DATA_VERSION = 1
+MEM_RECORDS_PER_BATCH = 100
+MEM_LIMIT_MB = 64
+MEM_POLL_S = 0.01
+
+
+def memory_partition(name: str, target_bytes: int) -> tuple[Path, dict]:
+    """A partition directory ``<name>/mem-0`` with one segment (``.log``, ``.index``,
+    ``.timeindex``) of 100-record v2 batches, uncompressed, up to ``target_bytes``
+    (at least one batch; ``target_bytes`` 0: one batch of one record). Each record: a
+    14-byte key, a ~100-byte JSON value, 2 headers; timestamps increase by 1 ms a record.
+    Built with kafkalog's own encoder a batch at a time (never the whole log in memory);
+    the indexes are the recovery scan's (``rebuild_indexes``, one entry every 4096 bytes,
+    as the broker writes them), and the scan also checks the log: every batch whole and
+    valid. Cached: ``<name>.json`` beside it is the marker, written last, holding the
+    segment's figures (``batches``, ``records``, ``bytes``)."""
+    from kafkalog_cli.format.builder import assemble_batch, encode_columns
+    from kafkalog_cli.storage.segment import open_view, rebuild_indexes, release_view
+
+    marker = DATA / f"{name}.json"
+    root = DATA / name
+    pdir = root / "mem-0"
+    want = {"version": MEM_DATA_VERSION, "targetBytes": target_bytes}
+    if marker.exists():
+        info = json.loads(marker.read_text())
+        if {k: info.get(k) for k in want} == want and (pdir / f"{0:020d}.log").exists():
+            return pdir, info
+    print(f"# building {root.relative_to(ROOT)}", file=sys.stderr)
+    shutil.rmtree(root, ignore_errors=True)
+    marker.unlink(missing_ok=True)
+    building = DATA / f"{name}.tmp"
+    shutil.rmtree(building, ignore_errors=True)
+    (building / "mem-0").mkdir(parents=True)
+    log = building / "mem-0" / f"{0:020d}.log"
+    nrec = 1 if target_bytes == 0 else MEM_RECORDS_PER_BATCH
+    vals = [b'{"id": %08d, "payload": "' % i + b"x" * 74 + b'"}' for i in range(1000)]
+    headers = [(("h0", b"header-value-0"), ("h1", b"header-value-1"))] * nrec
+    off = size = batches = 0
+    with open(log, "wb") as f:
+        while batches == 0 or size < target_bytes:
+            ts = [TS + off + i for i in range(nrec)]
+            keys = [b"key-%010d" % (off + i) for i in range(nrec)]
+            start = (batches % 10) * nrec % len(vals)
+            block, n, max_ts, _ = encode_columns(ts, keys, vals[start:start + nrec], headers,
+                                                 ts[0])
+            batch = assemble_batch(block, base_offset=off, partition_leader_epoch=0,
+                                   attributes=0, last_offset_delta=n - 1,
+                                   base_timestamp=ts[0], max_timestamp=max_ts,
+                                   producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                                   records_count=n)
+            if target_bytes and size + len(batch) > target_bytes:
+                break
+            f.write(batch)
+            size += len(batch)
+            off += n
+            batches += 1
+    view = open_view(log)
+    try:
+        idx = rebuild_indexes(view, 0, file=log)
+    finally:
+        release_view(view)
+    assert idx.error is None and idx.valid_bytes == size and idx.batches == batches, idx
+    log.with_suffix(".index").write_bytes(idx.offset_index_bytes(0))
+    log.with_suffix(".timeindex").write_bytes(idx.time_index_bytes(0))
+    building.rename(root)
+    info = {**want, "batches": batches, "records": off, "bytes": size}
+    marker.write_text(json.dumps(info) + "\n")
+    return pdir, info
+
+
+#: run in each measured child: the CLI's own entry point in process (argv after the
+#: result file and the mode), with tracemalloc started before any kafkalog import in
+#: "trace" mode; writes the exit status, the Python heap peak and pyarrow's pool peak
+MEM_DRIVER = r"""
+import json, sys
+result, mode, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+if mode == "trace":
+    import tracemalloc
+    tracemalloc.start()
+from kafkalog_cli.cli import main
+code = 0
+try:
+    main(argv)
+except SystemExit as e:
+    code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+res = {"exit": code}
+if mode == "trace":
+    res["heapPeak"] = tracemalloc.get_traced_memory()[1]
+pa = sys.modules.get("pyarrow")
+if pa is not None:
+    pool = pa.default_memory_pool()
+    res["poolPeak"] = pool.max_memory()
+    res["poolBackend"] = pool.backend_name
+with open(result, "w") as f:
+    json.dump(res, f)
+"""
+
+
+class MemRun:
+    """One measured child: ``heap``/``pool`` peaks (bytes, None when not measured),
+    ``rss`` the peak RssAnon polled (bytes), ``cpu`` user + system seconds, ``samples``
+    the RssAnon polls, ``wall`` seconds."""
+
+    def __init__(self, res: dict, rss: int, cpu: float, samples: int, wall: float):
+        self.heap = res.get("heapPeak")
+        self.pool = res.get("poolPeak")
+        self.pool_backend = res.get("poolBackend")
+        self.rss, self.cpu, self.samples, self.wall = rss, cpu, samples, wall
+
+
+def _rss_anon(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def mem_child(argv: list[str], tmp: Path, trace: bool, env: dict | None = None,
+              before=None) -> MemRun:
+    """Run the CLI with ``argv`` in a child (stdout to /dev/null), polling its RssAnon
+    every ~10 ms until it exits; its CPU from ``wait4``'s rusage."""
+    if before is not None:
+        before()
+    result = tmp / "mem-result.json"
+    result.unlink(missing_ok=True)
+    cmd = [PY, "-c", MEM_DRIVER, str(result), "trace" if trace else "plain", *argv]
+    peak = samples = 0
+    t0 = time.perf_counter()
+    with open(os.devnull, "wb") as out, open(os.devnull, "rb") as inp, \
+            open(tmp / "mem-stderr", "w+b") as err:
+        p = subprocess.Popen(cmd, stdin=inp, stdout=out, stderr=err, cwd=ROOT,
+                             env=ENV if env is None else env)
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            rss = _rss_anon(p.pid)
+            if rss is not None:
+                peak = max(peak, rss)
+                samples += 1
+            time.sleep(MEM_POLL_S)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+    wall = time.perf_counter() - t0
+    if p.returncode != 0 or not result.exists():
+        raise RuntimeError(f"{argv}: exit {p.returncode}: {stderr[-800:]}")
+    res = json.loads(result.read_text())
+    if res["exit"] != 0:
+        raise RuntimeError(f"{argv}: CLI exit {res['exit']}: {stderr[-800:]}")
+    return MemRun(res, peak, ru.ru_utime + ru.ru_stime, samples, wall)
+
+
+class MemRow:
+    def __init__(self, command: str, records: int, plain: MemRun, traced: MemRun,
+                 note: str = ""):
+        self.command, self.records, self.plain, self.traced = command, records, plain, traced
+        self.note = note
+
+    @property
+    def judged(self) -> float:
+        """What the 64 MB line applies to: Python heap + pyarrow's pool (bytes)."""
+        return (self.traced.heap or 0) + (self.plain.pool or 0)
+
+
+def memory_rows(mb: int, tmp: Path, pure: bool = True) -> tuple[list[MemRow], dict]:
+    """Peak memory of dump-segment (-o kafka, -o json), read (-o json, text) and export
+    (local, Parquet) on a generated ~``mb`` MiB segment, each also on a one-record
+    segment (the interpreter and the command's imports); with ``pure``, dump -o kafka
+    again with ``KAFKALOG_PURE_PYTHON=1``. Each command runs twice: under tracemalloc
+    (the Python heap peak) and without it (RSS, CPU, pyarrow's pool: tracemalloc's own
+    bookkeeping would count in the RSS and the CPU)."""
+    tiny, tiny_info = memory_partition("mem-1rec", 0)
+    big, info = memory_partition(f"mem-{mb}m", mb << 20)
+    out = tmp / "mem-export"
+
+    def clean():
+        shutil.rmtree(out, ignore_errors=True)
+
+    def commands(pdir: Path):
+        log = str(pdir / f"{0:020d}.log")
+        dump = ["dump-segment", "--deep-iteration", "--print-data-log"]
+        return [
+            ("dump-segment --deep-iteration --print-data-log -o kafka",
+             dump + ["-o", "kafka", log], None, None),
+            ("dump-segment --deep-iteration --print-data-log -o json",
+             dump + ["-o", "json", log], None, None),
+            ("read -o json", ["read", "-o", "json", str(pdir)], None, None),
+            ("read (console text: values)", ["read", str(pdir)], None, None),
+            ("export --engine local --format parquet",
+             ["export", "--engine", "local", "--format", "parquet", "--to", str(out),
+              str(pdir), "-o", "json"], None, clean),
+        ] + ([("dump-segment --deep-iteration --print-data-log -o kafka, "
+               "KAFKALOG_PURE_PYTHON=1", dump + ["-o", "kafka", log],
+               {**ENV, "KAFKALOG_PURE_PYTHON": "1"}, None)] if pure else [])
+
+    rows = []
+    for (label, argv, env, before), (_, big_argv, _, _) in zip(commands(tiny),
+                                                              commands(big), strict=True):
+        for pinfo, args in ((tiny_info, argv), (info, big_argv)):
+            print(f"# memory: {label} ({pinfo['records']:,} records)", file=sys.stderr)
+            traced = mem_child(args, tmp, True, env, before)
+            plain = mem_child(args, tmp, False, env, before)
+            note = ""
+            if label.startswith("export"):
+                import pyarrow.parquet as pq
+
+                written = sum(pq.ParquetFile(f).metadata.num_rows
+                              for f in out.rglob("*.parquet"))
+                note = f"{written:,} rows written"
+                assert written == pinfo["records"], (written, pinfo)
+            rows.append(MemRow(label, pinfo["records"], plain, traced, note))
+    clean()
+    return rows, info
+
+
+def memory_section(rows: list[MemRow], info: dict, mb: int, seconds: float) -> str:
+    mib = 1 << 20
+    polls = [r.plain.wall / r.plain.samples for r in rows if r.plain.samples]
+    backend = next((r.plain.pool_backend for r in rows if r.plain.pool_backend), "?")
+    md = [f"## Peak memory (generated by run_all.py --only memory; {seconds / 60:.1f} min)",
+          "",
+          f"One generated segment of {info['bytes'] / mib:,.0f} MiB (`--memory-mb {mb}`): "
+          f"{info['batches']:,} uncompressed v2 batches of {MEM_RECORDS_PER_BATCH} records, "
+          f"{info['records']:,} records, each a 14-byte key, a ~100-byte value and 2 "
+          "headers, with its `.index` and `.timeindex`; each command also on a one-record "
+          "segment (the interpreter and the command's imports, nothing of the data). "
+          "Each command runs the CLI in a child process (stdout to /dev/null), twice: "
+          "under `tracemalloc` started before any kafkalog import (the Python heap "
+          "peak, imports included), and without it (the rest: tracemalloc's own "
+          "bookkeeping would add to the RSS and the CPU).",
+          "",
+          f"- *pyarrow pool*: `pyarrow.default_memory_pool().max_memory()` ({backend}), "
+          "memory the Python heap does not see; export only (no other command imports "
+          "pyarrow).",
+          "- *peak anonymous RSS*: the largest `RssAnon` of `/proc/<pid>/status`, polled "
+          f"every {MEM_POLL_S * 1000:.0f} ms from the parent (measured interval "
+          f"{min(polls) * 1000:.0f}-{max(polls) * 1000:.0f} ms): the whole process "
+          "(interpreter, heaps, pyarrow's pool, C allocations). The segment is read "
+          "through a memory map: its pages are file-backed page cache, which "
+          "`VmHWM`/`ru_maxrss` would count (up to the whole segment) and `RssAnon` does "
+          "not.",
+          "- *CPU s*: the child's user + system time (the run without tracemalloc).",
+          f"- *under {MEM_LIMIT_MB} MB?*: issue 13's target, on the Python heap peak plus "
+          "pyarrow's pool peak (MB = 10^6 bytes).",
+          "",
+          "| command | records | Python heap peak MB | pyarrow pool peak MB | "
+          "peak anonymous RSS MB | CPU s | under 64 MB? | note |",
+          "|---|--:|--:|--:|--:|--:|---|---|"]
+    for r in rows:
+        pool = "" if r.plain.pool is None else f"{r.plain.pool / 1e6:.1f}"
+        ok = "yes" if r.judged < MEM_LIMIT_MB * 1e6 else "**no**"
+        md.append(f"| {r.command} | {r.records:,} | {r.traced.heap / 1e6:.1f} | {pool} | "
+                  f"{r.plain.rss / 1e6:.1f} | {r.plain.cpu:.2f} | {ok} | {r.note} |")
+    md.append("")
+    return "\n".join(md)
+
+
 # -- report ----------------------------------------------------------------------------------
 
 def table(rows: list[Row], args, load: tuple[float, float], seconds: float) -> str:
@@ -611,11 +877,13 @@ def table(rows: list[Row], args, load: tuple[float, float], seconds: float) -> s
     md = [f"# {title}, one run" + (" (--quick)" if args.quick else ""), "",
           *(f"{ln}  " for ln in read_bench.env_lines()),
           f"Load average (1 min) {load[0]:.2f} at the start, {load[1]:.2f} at the end; "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {seconds / 60:.1f} min.  ",
-          f"Best of {args.repeat} interleaved rounds after a warm-up, CPU seconds. "
-          "Ratio = peer's CPU time / kafkalog's (above 1: kafkalog is faster).", "",
-          "| group | benchmark | kafkalog CPU s | peer | peer CPU s | ratio | target | met | note |",
-          "|---|---|--:|---|--:|--:|--:|---|---|"]
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {seconds / 60:.1f} min.  "]
+    if not rows:
+        return "\n".join(md + [""])
+    md += [f"Best of {args.repeat} interleaved rounds after a warm-up, CPU seconds. "
+           "Ratio = peer's CPU time / kafkalog's (above 1: kafkalog is faster).", "",
+           "| group | benchmark | kafkalog CPU s | peer | peer CPU s | ratio | target | met | note |",
+           "|---|---|--:|---|--:|--:|--:|---|---|"]
     for row in rows:
         kl = row.best[row.kafkalog.name]
         for p in row.peers:
@@ -632,7 +900,7 @@ def table(rows: list[Row], args, load: tuple[float, float], seconds: float) -> s
     return "\n".join(md)
 
 
-GROUPS = ("startup", "read", "build", "produce", "dump", "export")
+GROUPS = ("startup", "read", "build", "produce", "dump", "export", "memory")
 
 
 def main(argv=None) -> int:
@@ -645,6 +913,10 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=",".join(GROUPS), help="comma list of " +
                     ",".join(GROUPS))
     ap.add_argument("--out", help="markdown file (default benchmarks/results/run_all.md)")
+    ap.add_argument("--memory-mb", type=int, default=1024,
+                    help="size of the memory group's segment (MiB; default 1024)")
+    ap.add_argument("--no-memory-pure", dest="memory_pure", action="store_false",
+                    help="skip the memory group's KAFKALOG_PURE_PYTHON=1 row")
     ap.add_argument("--baseline", type=Path,
                     help="another checkout (e.g. a worktree of main): the startup rows also "
                          "time each command run from it, interleaved (before/after)")
@@ -676,9 +948,16 @@ def main(argv=None) -> int:
             rows += export_rows(n, tmp)
         run_rounds(rows, args.repeat)
         export_notes(rows)
+        section = ""
+        if "memory" in only:
+            m0 = time.time()
+            mem, info = memory_rows(args.memory_mb, tmp, args.memory_pure)
+            section = memory_section(mem, info, args.memory_mb, time.time() - m0)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     text = table(rows, args, (load0, os.getloadavg()[0]), time.time() - t0)
+    if section:
+        text += "\n" + section
     if out.name:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
