@@ -464,6 +464,8 @@ def dump_rows(n: int, tmp: Path) -> list[Row]:
 
 PEER_EXPORT = r'''
 import sys
+if len(sys.argv) > 4:
+    sys.modules["numpy"] = None   # pyarrow without numpy, as kafkalog's CLI export runs
 import pyarrow as pa, pyarrow.parquet as pq
 if sys.argv[3] == "aiokafka":
     from aiokafka.record.memory_records import MemoryRecords
@@ -497,9 +499,11 @@ else:
 
 #: the aiokafka script given kafkalog's settings: its Parquet writer options (no
 #: dictionaries on these columns, delta-encoded offsets and timestamps, no value
-#: statistics), OPENBLAS_NUM_THREADS=1 (numpy's idle BLAS threads, which kafkalog's CLI
-#: turns off) and MIMALLOC_ARENA_EAGER_COMMIT=0 (pyarrow's pool committing on demand, as
-#: kafkalog's CLI asks), so the ratio is not from the settings alone
+#: statistics), no numpy (kafkalog's CLI export keeps it out with the compiled core:
+#: pyarrow runs without it), OPENBLAS_NUM_THREADS=1 (numpy's idle BLAS threads, which
+#: kafkalog's CLI turns off where it loads numpy) and MIMALLOC_ARENA_EAGER_COMMIT=0
+#: (pyarrow's pool committing on demand, as kafkalog's CLI asks), so the ratio is not from
+#: the settings alone
 SAME_OPTIONS = "aiokafka[C] + pyarrow, kafkalog's settings"
 
 

@@ -23,6 +23,13 @@ COMMANDS = {
 }
 
 
+#: True while :func:`main` runs as this process's entry point (the console script and
+#: ``python -m kafkalog_cli`` call it without ``argv``); False when a host calls
+#: ``main(argv)`` (tests, embedding). A command changes the process beyond its own work
+#: (``export`` keeping numpy out) only in a process of its own.
+OWN_PROCESS = False
+
+
 def _named_command(args: list[str]) -> str | None:
     """The command the arguments name, when it comes first (after ``--debug``)."""
     for a in args:
@@ -33,7 +40,11 @@ def _named_command(args: list[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``kafkalog`` console script and ``python -m kafkalog_cli``."""
+    """Entry point of the ``kafkalog`` console script and ``python -m kafkalog_cli``
+    (``argv``: the arguments after the program name; default ``sys.argv[1:]``, and then
+    the process is kafkalog's own, see :data:`OWN_PROCESS`)."""
+    global OWN_PROCESS
+    OWN_PROCESS = argv is None
     args = sys.argv[1:] if argv is None else argv
     if args == ["--version"]:
         from .._version import __version__

@@ -17,10 +17,12 @@ inside its record, the record consumed exactly, the lengths chain ending exactly
 block's end after ``count`` records), so the values are the same; tests compare both on
 generated data, the fixtures and the real corpus.
 
-numpy is optional: :data:`AVAILABLE` is False without it and the rows layer uses the
-list path only. numpy and pyarrow are imported by the first group decode, not with this
-module (their imports cost 0.13 s of CPU, measured, more than a small input's whole run):
-:func:`scan_lengths` needs neither.
+numpy is optional: :data:`AVAILABLE` is False without it, and the group decode in Python
+is then off. The compiled core's :func:`decode_rows` needs no numpy (:data:`ROWS`), so
+the rows layer keeps its group path with the core and pyarrow alone. numpy and pyarrow
+are imported by the first group decode, not with this module (their imports cost 0.13 s
+of CPU, measured, more than a small input's whole run): :func:`scan_lengths` needs
+neither.
 """
 
 from __future__ import annotations
@@ -32,6 +34,29 @@ from .records import _c as _core
 
 #: whether numpy is installed (the group decode needs it; found without importing it)
 AVAILABLE = find_spec("numpy") is not None
+#: whether :func:`decode_rows` can run: the compiled core's needs pyarrow only, the Python
+#: one numpy too
+ROWS = _core is not None or AVAILABLE
+
+
+def without_numpy() -> bool:
+    """Keep numpy out of this process when the compiled core is in use: ``import numpy``
+    then raises ImportError (a ``None`` entry in ``sys.modules``), pyarrow loads without
+    it as it supports, and :data:`AVAILABLE` turns False (the Python group decode is not
+    used; the core's :func:`decode_rows` needs no numpy). numpy's import is ~50 ms of CPU
+    (measured), a fifth of a small ``export``'s whole run.
+
+    Only for a caller that owns the process and imports nothing else after (the CLI): a
+    library call must not hide a module from its host. Returns whether numpy is now kept
+    out (False without the core, or when numpy is already imported)."""
+    global AVAILABLE
+    import sys
+
+    if _core is None or sys.modules.get("numpy", False) is not False:
+        return sys.modules.get("numpy", False) is None
+    sys.modules["numpy"] = None
+    AVAILABLE = False
+    return True
 
 
 _SKIP: list[int] | None = None

@@ -199,7 +199,8 @@ def _refuse_overlap(out, inputs, overwrite: bool) -> None:
 
 def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
            master: str | None = None, options: dict | None = None,
-           overwrite: bool = False, verbose: bool = False, progress=None) -> ExportResult:
+           overwrite: bool = False, verbose: bool = False, progress=None,
+           own_process: bool = False) -> ExportResult:
     """Export the records under ``paths`` to ``out``.
 
     ``options`` are the data source's read options (``subscribe``, ``subscribePattern``,
@@ -207,7 +208,9 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
     ``endingTimestamp``, ``includeHeaders`` (default true here), ``includeBatchMetadata``,
     ``failOnDataLoss``, ``isolationLevel``, ``maxDecompressedBytes``). ``progress(done_bytes,
     total_bytes)``, if given, is called after each partition the local engine exports
-    (bytes of the slices read).
+    (bytes of the slices read). ``own_process``: the caller owns this process and
+    imports nothing after (the CLI); the local engine then keeps numpy out of it when
+    the compiled core is in use (:func:`~kafkalog_cli.format.vectorized.without_numpy`).
 
     Raises:
         InvalidArgumentError: a bad option or format, or ``out`` exists.
@@ -218,7 +221,6 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
 
     if fmt not in FORMATS:
         raise InvalidArgumentError(f"unknown format {fmt!r} (parquet or jsonl)")
-    require("pyarrow")
     from ..spark.plan import discover, parse_options, split_paths
 
     opts = {"includeHeaders": "true", **{k: str(v) for k, v in (options or {}).items()}}
@@ -227,6 +229,11 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
     parts = discover(path_list)
     total = sum(pd.bytes for pd in parts)
     engine = choose_engine(engine, total, master)
+    if engine == "local" and own_process:
+        from ..format.vectorized import without_numpy
+
+        without_numpy()   # before pyarrow's first import
+    require("pyarrow")
     out = as_path(resolve(out))   # a local directory, or a URI written through pyarrow
     # before anything is deleted: the output must not overlap an input
     _refuse_overlap(out, [p for p in path_list if not has_magic(p)]

@@ -160,7 +160,7 @@ class ReadStats:
 class _Columns:
     """Rows decoded but not yet emitted, kept as columns.
 
-    v2 batches wait in a *group* (when numpy is there): their decompressed records
+    v2 batches wait in a *group* (with the compiled core, or numpy): their decompressed records
     blocks, the position of each record
     (:func:`~kafkalog_cli.format.vectorized.scan_lengths`) and one entry per batch; the
     group is decoded at once by :func:`~kafkalog_cli.format.vectorized.decode_blocks`,
@@ -179,7 +179,7 @@ class _Columns:
         self.meta = opts.include_batch_metadata
         self.schema = arrow_schema(self.headers, self.meta)
         self.loss = loss
-        self.fast = _fast.AVAILABLE
+        self.fast = _fast.ROWS
         self.pieces: list[pa.RecordBatch] = []
         self.n = 0
         self._clear_lists()
@@ -351,22 +351,12 @@ class _Columns:
         # offset bounds, as the list path: a batch whose first or last record is out of
         # [lo, hi) keeps only its records inside
         if any(g[4] is not None or g[5] is not None for g in group):
-            offs = offsets.to_numpy()
-            first = np.concatenate(([0], np.cumsum(counts)[:-1]))
-            keep = np.ones(len(offs), bool)
-            for j, g in enumerate(group):
-                lo, hi = g[4], g[5]
-                a, z = first[j], first[j] + g[3]
-                o = offs[a:z]
-                if (lo is not None and o[0] < lo) or (hi is not None and o[-1] >= hi):
-                    keep[a:z] = ((o >= lo) if lo is not None else True) & (
-                        (o < hi) if hi is not None else True)
-                    runs[j] = runs[j][:3] + (int(keep[a:z].sum()),)
-            if not keep.all():
-                mask = _fast.bool_array(keep)
-                offsets, ts = offsets.filter(mask), ts.filter(mask)
-                keys, values = keys.filter(mask), values.filter(mask)
-                runs = [r for r in runs if r[3]]
+            cut = _kept_spans(offsets, group)
+            if cut is not None:
+                spans, kept = cut
+                offsets, ts, keys, values = (_take_spans(a, spans)
+                                             for a in (offsets, ts, keys, values))
+                runs = [r[:3] + (k,) for r, k in zip(runs, kept, strict=True) if k]
         if not len(offsets):
             return
         self.n += len(offsets)
@@ -417,6 +407,44 @@ class _Columns:
         if len(pieces) == 1:
             return pieces[0]
         return pa.Table.from_batches(pieces, self.schema).combine_chunks().to_batches()[0]
+
+
+def _kept_spans(offsets: pa.Array, group: list):
+    """The rows of a decoded group inside each batch's ``[lo, hi)`` (``group`` entries
+    ``(batch, topic, partition, count, lo, hi, ...)``, their rows in order in
+    ``offsets``): ``(spans, kept)``, the ``(start, stop)`` spans of row indexes kept and
+    each batch's count of rows kept; None when every row is inside. Only a batch whose
+    first or last record is out is looked at record by record (the list path's rule);
+    the offsets are read through a view of the int64 buffer, so this needs neither numpy
+    nor pyarrow.compute."""
+    offs = memoryview(offsets.buffers()[1]).cast("q")[offsets.offset:]
+    spans: list[list[int]] = []
+    kept: list[int] = []
+    a = 0
+    for g in group:
+        lo, hi, z = g[4], g[5], a + g[3]
+        if (lo is not None and offs[a] < lo) or (hi is not None and offs[z - 1] >= hi):
+            inside = [i for i in range(a, z) if (lo is None or offs[i] >= lo)
+                      and (hi is None or offs[i] < hi)]
+        else:
+            inside = None
+        for i, j in ((a, z),) if inside is None else ((i, i + 1) for i in inside):
+            if spans and spans[-1][1] == i:
+                spans[-1][1] = j
+            else:
+                spans.append([i, j])
+        kept.append(g[3] if inside is None else len(inside))
+        a = z
+    return None if sum(kept) == a else (spans, kept)
+
+
+def _take_spans(arr: pa.Array, spans: list[list[int]]) -> pa.Array:
+    """The rows of ``arr`` in ``spans``, in order (slices joined: no pyarrow.compute)."""
+    if not spans:
+        return arr.slice(0, 0)
+    if len(spans) == 1:
+        return arr.slice(spans[0][0], spans[0][1] - spans[0][0])
+    return pa.concat_arrays([arr.slice(s, e - s) for s, e in spans])
 
 
 def _timestamps_us(ms) -> pa.Array:
@@ -530,7 +558,7 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
         topic, partition = s.topic, s.partition
         seg_base = s.base_offset
         prev_last = None
-        cols.fast = _fast.AVAILABLE  # turned off for the slice by a batch it cannot take
+        cols.fast = _fast.ROWS  # turned off for the slice by a batch it cannot take
         it = fr.batches()
         for b in it:
             # The CRC and offset-order checks come before the [lo, hi) bounds: the base

@@ -66,6 +66,7 @@ def plain(tmp_path_factory) -> Path:
 def read_all(paths, options: dict, fast: bool, monkeypatch):
     """(table, stats) of read_slices over every split, or the error (type, text)."""
     monkeypatch.setattr(fastdecode, "AVAILABLE", fast)
+    monkeypatch.setattr(fastdecode, "ROWS", fast)
     opts = plan.parse_options({"minPartitions": "3", **options})
     splits, _ = plan.plan_slices(plan.discover([str(p) for p in paths]), opts)
     stats = rows.ReadStats()

@@ -88,6 +88,7 @@ def export(
       kafkalog export data/ --to out --topic orders --starting-offsets '{"orders":{"0":100}}'
       kafkalog export 'logs/*/kafka-logs' --to out --engine spark --master spark://h:7077
     """
+    from ... import cli
     from ...ops.export import export as run
     from ...render.export import render_export
     from ...render.progress import byte_progress
@@ -114,5 +115,5 @@ def export(
     with byte_progress("export") as advance:
         result = run([str(p) for p in paths], to, fmt=fmt.value, engine=engine.value,
                      master=master, options=options, overwrite=overwrite, verbose=verbose,
-                     progress=advance)
+                     progress=advance, own_process=cli.OWN_PROCESS)
     emit_and_exit(result, output, render_export)
