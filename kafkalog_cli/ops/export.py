@@ -289,6 +289,7 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportRes
                         sink = _output_stream(d, "part-00000.jsonl")
                         jf = io.TextIOWrapper(sink, encoding="utf-8")
                     jf.writelines(json_lines(rb))
+                del rb   # not held while the next batch is read (its memory twice over)
         finally:
             # the writer first (its footer), then the stream: closing it is what
             # completes an upload, and its errors must reach the caller

@@ -94,6 +94,13 @@ METADATA_FIELDS = [
 ]
 TIMESTAMP_TYPE_IDS = {"CreateTime": 0, "LogAppendTime": 1, "NoTimestampType": -1}
 BATCH_ROWS = 65536
+#: Rows the list path (records the group cannot take: with headers, legacy, or without
+#: the compiled core and numpy) holds as Python objects before it turns them into an
+#: Arrow piece. A record with 2 headers is ~700 bytes of Python objects (its key and value
+#: bytes, offset and timestamp ints, a headers list of tuples of str and bytes; 46 MB for
+#: 65,536 such records, measured), ~200 in Arrow: pieces of BATCH_ROWS kept ~45 MB of
+#: Python heap for a batch of ~13 MB.
+LIST_PIECE_ROWS = 4096
 
 
 def schema_ddl(include_headers: bool = False, include_batch_metadata: bool = False) -> str:
@@ -166,8 +173,9 @@ class _Columns:
     group is decoded at once by :func:`~kafkalog_cli.format.vectorized.decode_blocks`,
     which takes the common shape only (short varints, no headers); the offset range is
     applied to the group's rows as the list path applies it.
-    Other batches are decoded by ``batch_records_into`` into column lists. Either kind
-    is turned into Arrow *pieces* in batch order; :meth:`build` joins them.
+    Other batches are decoded by ``batch_records_into`` into column lists, turned into a
+    piece every :data:`LIST_PIECE_ROWS` rows. Either kind is turned into Arrow *pieces*
+    in batch order; :meth:`build` joins them.
 
     ``loss`` is called as ``loss(err, size)`` for a batch of the group that does not
     decode (the group then falls back to the list path); callers flush the group
@@ -212,7 +220,10 @@ class _Columns:
                                     batch[2], batch[9],
                                     batch[10] if batch[7] & 8 else None,  # LogAppendTime
                                     offs, tss, keys, vals, hdrs)
-        return self._keep(topic, partition, batch, n0, k, lo, hi)
+        k = self._keep(topic, partition, batch, n0, k, lo, hi)
+        if len(offs) >= LIST_PIECE_ROWS:
+            self._finish_lists()
+        return k
 
     def add_streamed(self, topic: str, partition: int, batch, lo: int | None,
                      hi: int | None, path, max_bytes: int) -> Iterator[None]:
@@ -247,8 +258,9 @@ class _Columns:
             vals.append(r[3])
             if hdrs is not None:
                 hdrs.append(r[4])
-            if len(offs) - n0 >= BATCH_ROWS:
+            if len(offs) >= LIST_PIECE_ROWS:
                 self._keep(topic, partition, batch, n0, len(offs) - n0, lo, hi)
+                self._finish_lists()
                 yield
                 offs, tss, keys, vals, hdrs = (self.offsets, self.ts, self.keys, self.values,
                                                self.hdrs)
@@ -608,10 +620,7 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                 if big:  # streamed, emitting full Arrow batches as the rows come
                     for _ in cols.add_streamed(topic, partition, b, lo, hi, path, limit):
                         if cols.n >= BATCH_ROWS:
-                            rb = cols.build()
-                            if rb is not None:
-                                stats.rows += rb.num_rows
-                                yield rb
+                            yield from _emit(cols, stats)
                     continue
                 k = None if data is None else cols.add_fast(topic, partition, b, lo, hi,
                                                             path, data)
@@ -625,10 +634,7 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                     b.size)
                 continue
             if cols.n >= BATCH_ROWS:
-                rb = cols.build()
-                if rb is not None:
-                    stats.rows += rb.num_rows
-                    yield rb
+                yield from _emit(cols, stats)
         for _ in it:  # after a stop at ``hi``: the rest of the slice's headers, so that
             pass      # bytes that are not whole batches further on are still reported
         if fr.stop_error is not None:
@@ -685,7 +691,14 @@ def read_slices(slices: Iterable[Slice], opts: ReadOptions,
     for s in slices:
         yield from read_slice(s, opts, cols, stats)
     if cols.n:
-        rb = cols.build()
-        if rb is not None:
-            stats.rows += rb.num_rows
-            yield rb
+        yield from _emit(cols, stats)
+
+
+def _emit(cols: _Columns, stats: ReadStats) -> Iterator[pa.RecordBatch]:
+    """The pending rows as one batch, if any row is left. A generator of its own, so no
+    frame of the reading generators keeps the batch once the consumer is done with it: a
+    batch held while the next one is built would double the Arrow memory of a read."""
+    rb = cols.build()
+    if rb is not None:
+        stats.rows += rb.num_rows
+        yield rb
