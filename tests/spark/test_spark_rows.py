@@ -432,3 +432,37 @@ def test_a_batch_is_not_held_while_the_next_is_built(tmp_path, monkeypatch):
     r = export([str(d)], tmp_path / "out", fmt="jsonl", engine="local")
     assert r.rows == 5000 and len(sizes) == 5
     assert max(pool_at_build) < min(sizes) / 2, (pool_at_build, sizes)
+
+
+@pytest.mark.parametrize("per_batch", [10, 100])  # 200 KB blocks; 2 MB ones (streamed)
+@pytest.mark.parametrize("headers", [False, True])  # the group decode; the list path
+def test_a_batch_of_large_records_is_bounded_by_bytes(tmp_path, monkeypatch, per_batch,
+                                                      headers):
+    """Rows alone bounded an Arrow batch at 65,536 records: a 200 MB segment of 100 KB
+    records became one batch (a 524 MB pyarrow pool, measured). A batch now ends after
+    the block that brings its records to BATCH_BYTES (1 MiB here)."""
+    from kafkalog_cli.format.builder import build_batch
+
+    monkeypatch.setattr(rows, "BATCH_BYTES", 1 << 20, raising=False)
+    d = tmp_path / "logs" / "big-0"
+    d.mkdir(parents=True)
+    hs = (("h", b"x"),) if headers else ()
+    n = 500
+    with open(d / "00000000000000000000.log", "wb") as f:
+        for base in range(0, n, per_batch):
+            f.write(build_batch([(1000 + i, None, bytes([65 + i % 26]) * 20_000, hs)
+                                 for i in range(base, base + per_batch)],
+                                base_offset=base))
+    o = plan.parse_options({"includeHeaders": "true"})
+    o.min_partitions = 1
+    (split,), _ = plan.plan_slices(plan.discover([str(d)]), o)
+    offsets, sizes = [], []
+    for rb in rows.read_slices(split, o):
+        offsets += rb.column("offset").to_pylist()
+        values = rb.column("value").to_pylist()
+        assert values == [bytes([65 + i % 26]) * 20_000 for i in offsets[-len(values):]]
+        sizes.append(sum(map(len, values)))
+    assert offsets == list(range(n))
+    # a batch ends after the block (here at most ~1 MiB: streamed runs) reaching 1 MiB
+    assert len(sizes) >= 4 and max(sizes) < (1 << 20) + min(per_batch * 20_000, 1 << 20) \
+        + 20_000, sizes
