@@ -848,7 +848,8 @@ def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
         last_traced = None
         for (_, info), cmds in zip(segs, per_seg, strict=True):
             argv = cmds[i][1]
-            print(f"# memory: {label} ({info['records']:,} records)", file=sys.stderr)
+            print(f"# memory: {label} ({info['records']:,} record"
+                  f"{'' if info['records'] == 1 else 's'})", file=sys.stderr)
             traced = None
             if info["records"] == 1 or info["bytes"] <= trace_mb << 20:
                 traced = mem_child(argv, tmp, True, env, clean)
@@ -906,7 +907,8 @@ def memory_section(rows: list[MemRow], segs: list[dict], mb: int, trace_mb: int,
           "- *peak anonymous RSS*: the largest `RssAnon` of `/proc/<pid>/status`, polled "
           f"every {MEM_POLL_S * 1000:.0f} ms from the parent (measured interval "
           f"{min(polls) * 1000:.0f}-{max(polls) * 1000:.0f} ms): the whole process "
-          "(interpreter, Python heap, pyarrow's pool, C allocations, libraries' data). "
+          "(interpreter, Python heap, pyarrow's pool, C allocations, libraries' data, "
+          "and pages the allocators keep after a free: mimalloc's, pymalloc's arenas). "
           "The segment is read through a memory map: its pages are file-backed page "
           "cache, which `VmHWM`/`ru_maxrss` would count (up to the whole segment) and "
           "`RssAnon` does not.",
@@ -1013,8 +1015,9 @@ def main(argv=None) -> int:
             rows += dump_rows(n, tmp)
         if "export" in only:
             rows += export_rows(n, tmp)
-        run_rounds(rows, args.repeat)
-        export_notes(rows)
+        if rows:
+            run_rounds(rows, args.repeat)
+            export_notes(rows)
         section = ""
         if "memory" in only:
             m0 = time.time()
