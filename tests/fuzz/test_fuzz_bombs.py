@@ -27,6 +27,7 @@ import pytest
 from fuzz_client import check
 from fuzz_testkit import (
     LONG,
+    SEVEN,
     big_record_batch,
     bomb_batch,
     compress,
@@ -114,6 +115,26 @@ def test_records_bomb_with_a_lying_count(fuzz_worker, codec, count):
     struct.pack_into(">i", b, 23, count - 1)
     struct.pack_into(">I", b, 17, crc32c.crc32c(bytes(b[21:])))
     res = _run(fuzz_worker, bytes(b), ("read", "audit", "dump"))
+    assert res["audit"]["value"] == 0 or res["audit"]["outcome"] == "typed"
+
+
+@pytest.mark.parametrize("count", [1 << 20, (1 << 31) - 1])
+def test_a_lying_count_on_a_small_plain_block(fuzz_worker, count):
+    """Eight records, uncompressed, under a recordsCount of millions: corrupt to every
+    decoding target, which must not size anything from the count (the compiled core's
+    group decode once allocated its Arrow buffers from it: export took 610 MB for this
+    60-byte block). The compressed bombs above do not reach that path with a count this
+    far above the block: the count is checked against the decompressed size first."""
+    import struct
+
+    import crc32c
+
+    b = bytearray(v2_batch(SEVEN * 8, codec=0, count=8))
+    struct.pack_into(">i", b, 57, count)
+    struct.pack_into(">i", b, 23, count - 1)
+    struct.pack_into(">I", b, 17, crc32c.crc32c(bytes(b[21:])))
+    res = _run(fuzz_worker, bytes(b), ("read", "audit", "dump", "export"),
+               peak_kib=16 * 1024, name="lying-0")
     assert res["audit"]["value"] == 0 or res["audit"]["outcome"] == "typed"
 
 
