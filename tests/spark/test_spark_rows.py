@@ -466,3 +466,40 @@ def test_a_batch_of_large_records_is_bounded_by_bytes(tmp_path, monkeypatch, per
     # a batch ends after the block (here at most ~1 MiB: streamed runs) reaching 1 MiB
     assert len(sizes) >= 4 and max(sizes) < (1 << 20) + min(per_batch * 20_000, 1 << 20) \
         + 20_000, sizes
+
+
+def test_planning_splits_walks_the_offset_index_without_a_list(tmp_path):
+    """Cutting a segment larger than the split size walks its offset index; the walk
+    listed every entry as objects first (~265 bytes an entry: 18 MB of heap for the 65k
+    entries of run_all's 1 GiB memory segment, in the driver and in the local export,
+    growing with the segment). The cuts are still at index positions that start a batch,
+    at least one split size apart."""
+    import tracemalloc
+
+    from kafkalog_cli.format.builder import build_batch
+    from kafkalog_cli.storage.recovery_scan import scan_log
+
+    d = tmp_path / "logs" / "t-0"
+    d.mkdir(parents=True)
+    one = build_batch([(1000, None, b"x", ())], base_offset=0)
+    n = 150_000
+    data = bytearray(one * n)
+    for i in range(n):  # base offsets 0, 1, ... (outside the CRC)
+        data[i * len(one):i * len(one) + 8] = i.to_bytes(8, "big")
+    (d / "00000000000000000000.log").write_bytes(data)
+    # an entry for every batch (index.interval.bytes below a batch's size)
+    (d / "00000000000000000000.index").write_bytes(
+        scan_log(memoryview(data), 0, len(one) - 1).offset_index)
+    o = plan.parse_options({"maxPartitionBytes": str(len(data) // 5)})
+    parts = plan.discover([str(d)])
+    tracemalloc.start()
+    try:
+        splits, total = plan.plan_slices(parts, o)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert total == len(data)
+    cuts = [s.start for sp in splits for s in sp][1:]
+    assert len(cuts) >= 4 and all(c % len(one) == 0 for c in cuts)
+    assert all(b - a >= len(data) // 5 for a, b in zip([0, *cuts], cuts, strict=False))
+    assert peak < 8_000_000, peak  # 40 MB before; the index's bytes are 1.2 MB
