@@ -30,8 +30,8 @@ Rows (the data is built by kafka-python's builder, deterministic, into
 The ``memory`` group is not a ratio: a "Peak memory" section after the table gives the
 Python heap peak (tracemalloc), pyarrow's pool peak and the peak anonymous RSS of
 ``dump-segment``, ``read`` and ``export`` on a generated 1 GiB segment (``--memory-mb``;
-the heap on a 128 MiB one, ``--memory-trace-mb``) against issue 13's 64 MB (see
-:func:`memory_rows`; ~4 min, the segments built once, ~5 s).
+the heap on a 64 MiB one, ``--memory-trace-mb``, and where the RSS does not settle it)
+against issue 13's 64 MB (see :func:`memory_rows`; ~4 min, the segments built once).
 
 Writes ``benchmarks/results/run_all.md`` (``run_all-quick.md`` with ``--quick``).
 
@@ -779,27 +779,21 @@ def mem_child(argv: list[str], tmp: Path, trace: bool, env: dict | None = None,
 
 class MemRow:
     """One command on one segment: ``plain`` (RSS, CPU, pool) and ``traced`` (the Python
-    heap; None when the segment is above ``--memory-trace-mb``)."""
+    heap; None when not traced, see :func:`memory_rows`)."""
 
     def __init__(self, command: str, info: dict, plain: MemRun, traced: MemRun | None,
                  note: str = ""):
         self.command, self.info, self.plain, self.traced = command, info, plain, traced
         self.records = info["records"]
         self.note = note
-        #: the Python heap peak of the largest traced run of the same command, and that
-        #: run's peak anonymous RSS (for an untraced row's estimate)
-        self.heap_from: MemRow | None = None
 
-    def judged(self) -> tuple[float, bool]:
-        """(bytes the 64 MB line applies to: Python heap + pyarrow's pool, whether that
-        is an upper estimate). An untraced row takes the heap of the largest traced run
-        of the command plus any growth of the peak anonymous RSS since that run (which
-        holds the heap, so the heap cannot have grown by more), plus its own pool."""
-        pool = self.plain.pool or 0
+    def judged(self) -> tuple[float, str]:
+        """(bytes the 64 MB line applies to, what they are): the Python heap peak plus
+        pyarrow's pool peak when traced; else the peak anonymous RSS, which holds both
+        (every byte the heap and the pool use is in anonymous pages, written)."""
         if self.traced is not None:
-            return self.traced.heap + pool, False
-        ref = self.heap_from
-        return ref.traced.heap + max(0, self.plain.rss - ref.plain.rss) + pool, True
+            return self.traced.heap + (self.plain.pool or 0), "heap + pool"
+        return self.plain.rss, "RSS"
 
 
 def _mem_commands(pdir: Path, out: Path, pure: bool) -> list[tuple[str, list[str], dict | None]]:
@@ -830,9 +824,11 @@ def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
     same shape and on a one-record one (the interpreter and the command's imports); with
     ``pure``, dump -o kafka again with ``KAFKALOG_PURE_PYTHON=1``. Each command runs
     without tracemalloc on every segment (RSS, CPU, pyarrow's pool: tracemalloc's own
-    bookkeeping would count in the RSS and the CPU), and under it on the segments of at
-    most ``trace_mb`` MiB (the Python heap peak: tracemalloc costs ~10x the CPU of these
-    loops). Returns the rows, command by command, and the segments' figures."""
+    bookkeeping would count in the RSS and the CPU), and under it (the Python heap peak;
+    it costs ~10x the CPU of these loops) on the segments of at most ``trace_mb`` MiB and
+    on any other where the peak anonymous RSS reaches :data:`MEM_LIMIT_MB`, so that the
+    RSS does not settle the target there. Returns the rows, command by command, and the
+    segments' figures."""
     segs = [memory_partition("mem-1rec", 0)]
     if 0 < trace_mb < mb:
         segs.append(memory_partition(f"mem-{trace_mb}m", trace_mb << 20))
@@ -845,15 +841,15 @@ def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
     per_seg = [_mem_commands(pdir, out, pure) for pdir, _ in segs]
     rows = []
     for i, (label, _, env) in enumerate(per_seg[0]):
-        last_traced = None
         for (_, info), cmds in zip(segs, per_seg, strict=True):
             argv = cmds[i][1]
             print(f"# memory: {label} ({info['records']:,} record"
                   f"{'' if info['records'] == 1 else 's'})", file=sys.stderr)
-            traced = None
-            if info["records"] == 1 or info["bytes"] <= trace_mb << 20:
-                traced = mem_child(argv, tmp, True, env, clean)
             plain = mem_child(argv, tmp, False, env, clean)
+            traced = None
+            if (info["records"] == 1 or info["bytes"] <= trace_mb << 20
+                    or plain.rss >= MEM_LIMIT_MB * 1e6):
+                traced = mem_child(argv, tmp, True, env, clean)
             note = ""
             if label.startswith("export"):
                 import pyarrow.parquet as pq
@@ -862,11 +858,7 @@ def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
                               for f in out.rglob("*.parquet"))
                 assert written == info["records"], (label, written, info)
                 note = f"{written:,} rows written"
-            row = MemRow(label, info, plain, traced, note)
-            if traced is not None:
-                last_traced = row
-            row.heap_from = last_traced
-            rows.append(row)
+            rows.append(MemRow(label, info, plain, traced, note))
     clean()
     return rows, [info for _, info in segs]
 
@@ -875,7 +867,6 @@ def memory_section(rows: list[MemRow], segs: list[dict], mb: int, trace_mb: int,
                    seconds: float) -> str:
     mib = 1 << 20
     big = segs[-1]
-    traced_big = any(r.traced is not None and r.info is big for r in rows)
     mid = segs[1] if len(segs) > 2 else None
     polls = [r.plain.wall / r.plain.samples for r in rows if r.plain.samples]
     backend = next((r.plain.pool_backend for r in rows if r.plain.pool_backend), "?")
@@ -897,10 +888,9 @@ def memory_section(rows: list[MemRow], segs: list[dict], mb: int, trace_mb: int,
           "- *Python heap peak*: `tracemalloc`'s peak, started before any kafkalog "
           "import (imports included), in a run of its own: its bookkeeping adds to "
           "the RSS and costs ~10x the CPU of these loops, so it runs on the segments up "
-          f"to `--memory-trace-mb` ({trace_mb} MiB)"
-          + ("" if traced_big else
-             f"; not on the {big['bytes'] / mib:,.0f} MiB one (`--memory-trace-mb {mb}` "
-             "measures it too, at several minutes a command)") + ".",
+          f"to `--memory-trace-mb` ({trace_mb} MiB), and on a larger one only where the "
+          f"peak anonymous RSS reaches {MEM_LIMIT_MB} MB (`--memory-trace-mb {mb}` "
+          "traces every command there, at minutes a command).",
           f"- *pyarrow pool peak*: `pyarrow.default_memory_pool().max_memory()` "
           f"({backend}), the Arrow buffers the Python heap does not see; export only "
           "(nothing else imports pyarrow).",
@@ -914,9 +904,8 @@ def memory_section(rows: list[MemRow], segs: list[dict], mb: int, trace_mb: int,
           "`RssAnon` does not.",
           "- *CPU s*: the child's user + system time, in the run without tracemalloc.",
           f"- *under {MEM_LIMIT_MB} MB?*: Python heap peak + pyarrow pool peak "
-          "(MB = 10^6 bytes). On a row without a heap figure, *est.*: the heap peak of "
-          "the command's largest traced run plus the growth of the peak anonymous RSS "
-          "since that run (the RSS holds the heap), plus the pool: an upper estimate.",
+          "(MB = 10^6 bytes); on a row without a heap figure, the peak anonymous RSS, "
+          "which holds them both (*RSS*).",
           "",
           "| command | records | Python heap peak MB | pyarrow pool peak MB | "
           "peak anonymous RSS MB | CPU s | under 64 MB? | note |",
@@ -924,10 +913,10 @@ def memory_section(rows: list[MemRow], segs: list[dict], mb: int, trace_mb: int,
     for r in rows:
         heap = "—" if r.traced is None else f"{r.traced.heap / 1e6:.1f}"
         pool = "" if r.plain.pool is None else f"{r.plain.pool / 1e6:.1f}"
-        judged, est = r.judged()
+        judged, what = r.judged()
         ok = "yes" if judged < MEM_LIMIT_MB * 1e6 else "**no**"
-        if est:
-            ok += f" (est. {judged / 1e6:.1f})"
+        if what == "RSS":
+            ok += " (RSS)"
         md.append(f"| {r.command} | {r.records:,} | {heap} | {pool} | "
                   f"{r.plain.rss / 1e6:.1f} | {r.plain.cpu:.2f} | {ok} | {r.note} |")
     md.append("")
@@ -980,10 +969,11 @@ def main(argv=None) -> int:
     ap.add_argument("--out", help="markdown file (default benchmarks/results/run_all.md)")
     ap.add_argument("--memory-mb", type=int, default=1024,
                     help="size of the memory group's segment (MiB; default 1024)")
-    ap.add_argument("--memory-trace-mb", type=int, default=128,
+    ap.add_argument("--memory-trace-mb", type=int, default=64,
                     help="the memory group's tracemalloc runs on a segment of this size "
-                         "(MiB; default 128; --memory-mb's value traces that segment, "
-                         "several minutes a command)")
+                         "(MiB; default 64), and on the --memory-mb one where a "
+                         "command's RSS reaches 64 MB (--memory-trace-mb 1024: all of "
+                         "them, minutes a command)")
     ap.add_argument("--no-memory-pure", dest="memory_pure", action="store_false",
                     help="skip the memory group's KAFKALOG_PURE_PYTHON=1 row")
     ap.add_argument("--baseline", type=Path,
