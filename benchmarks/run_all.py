@@ -857,7 +857,7 @@ def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
                 written = sum(pq.ParquetFile(f).metadata.num_rows
                               for f in out.rglob("*.parquet"))
                 assert written == info["records"], (label, written, info)
-                note = f"{written:,} rows written"
+                note = f"{written:,} row{'' if written == 1 else 's'} written"
             rows.append(MemRow(label, info, plain, traced, note))
     clean()
     return rows, [info for _, info in segs]
