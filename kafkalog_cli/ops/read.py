@@ -307,9 +307,13 @@ def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMIT
                 key = bytes(key)
             if value is not None and value.__class__ is not bytes:
                 value = bytes(value)
+                headers = tuple([(k, _bytes(v)) for k, v in headers])
+            elif headers and (value is None or headers.__class__ is not tuple):
+                headers = tuple([(k, _bytes(v)) for k, v in headers])
+            # else: the decoder cut the headers' values from the buffer it cut the value
+            # from, so they are bytes too (a tuple of (str, bytes | None) tuples)
             yield _record(ConsumerRecord, (
-                topic, part, off, r[1], ts_type, key, value,
-                tuple([(k, _bytes(v)) for k, v in headers]) if headers else (), epoch, None))
+                topic, part, off, r[1], ts_type, key, value, headers or (), epoch, None))
             n += 1
             if max_records is not None and n >= max_records:
                 return
