@@ -22,6 +22,8 @@ Rows (the data is built by kafka-python's builder, deterministic, into
 * ``dump-segment --print-data-log`` with ``-o kafka`` and ``-o json`` (subprocesses, stdout
   to /dev/null) against a kafka-python script printing the same lines (checked byte for
   byte before timing);
+* ``read`` (group ``consume``: console text and ``-o json``, subprocesses) against a
+  kafka-python script printing the same lines from the same ``.log``;
 * ``export --engine local`` to Parquet against kafka-python / aiokafka[C] + pyarrow, on
   one record (the fixed cost: start-up and imports), ``n`` and ``10 n`` records, with the
   ratio of the per-record part (less each side's fixed cost) in the note;
@@ -463,6 +465,71 @@ def dump_rows(n: int, tmp: Path) -> list[Row]:
                             Impl("kafkalog", child(kl_cmd)),
                             [Impl("kafka-python script", child(kp_cmd))],
                             ("kafka-python script", 5.0),
+                            "same output" if a == b else "OUTPUT DIFFERS from the script's"))
+    return rows
+
+
+# -- rows: read (the command) ---------------------------------------------------------------
+
+KP_READ = r'''
+import json, sys
+from kafka.record.memory_records import MemoryRecords
+path, topic, partition, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+data = open(path, "rb").read()
+out = sys.stdout.buffer.write
+dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+mr = MemoryRecords(data)
+n = 0
+while True:
+    b = mr.next_batch()
+    if b is None:
+        break
+    if b.is_control_batch:
+        continue
+    lines = []
+    if mode == "console":   # the console consumer's default: the value, a line each
+        for r in b:
+            v = r.value
+            lines.append(b"null" if v is None else v)
+    else:
+        tt = "LogAppendTime" if b.timestamp_type else "CreateTime"
+        epoch = b.leader_epoch if b.leader_epoch >= 0 else None
+        for r in b:
+            k, v = r.key, r.value
+            lines.append(dumps({
+                "topic": topic, "partition": partition, "offset": r.offset,
+                "timestamp": r.timestamp, "timestampType": tt, "leaderEpoch": epoch,
+                "key": None if k is None else k.decode(),
+                "value": None if v is None else v.decode(),
+                "headers": [{"key": h[0], "value": None if h[1] is None else h[1].decode()}
+                            for h in r.headers]}).encode())
+    n += len(lines)
+    if lines:
+        out(b"\n".join(lines) + b"\n")
+sys.stderr.write(f"Processed a total of {n} messages\n")
+'''
+
+
+def read_cmd_rows(n: int, tmp: Path) -> list[Row]:
+    """``read`` (a consumer's view of a partition: console text, JSON Lines) against a
+    kafka-python script that prints the same lines from the same .log."""
+    sp = tmp / "kp_read.py"
+    sp.write_text(KP_READ)
+    rows = []
+    for shape, headers in (("b", 0), ("h", 2)):
+        log = segment(f"{shape}-{n}", n // 100, 100, 0, headers)
+        pdir = log.parent
+        topic, _, part = pdir.name.rpartition("-")
+        what = f"{n:,} records" + (f", {headers} headers each" if headers else ", no headers")
+        for mode, opts in (("console", []), ("json", ["-o", "json"])):
+            kl_cmd = [PY, "-m", "kafkalog_cli", "read", *opts, str(pdir)]
+            kp_cmd = [PY, str(sp), str(log), topic, part, mode]
+            a = subprocess.run(kl_cmd, capture_output=True, cwd=ROOT, env=ENV).stdout
+            b = subprocess.run(kp_cmd, capture_output=True, cwd=ROOT, env=ENV).stdout
+            label = "console text" if mode == "console" else "-o json"
+            rows.append(Row("consume", f"read, {label} ({what})",
+                            Impl("kafkalog", child(kl_cmd)),
+                            [Impl("kafka-python script", child(kp_cmd))], None,
                             "same output" if a == b else "OUTPUT DIFFERS from the script's"))
     return rows
 
@@ -954,7 +1021,7 @@ def table(rows: list[Row], args, load: tuple[float, float], seconds: float) -> s
     return "\n".join(md)
 
 
-GROUPS = ("startup", "read", "build", "produce", "dump", "export", "memory")
+GROUPS = ("startup", "read", "build", "produce", "dump", "consume", "export", "memory")
 
 
 def main(argv=None) -> int:
@@ -1003,6 +1070,8 @@ def main(argv=None) -> int:
             rows += produce_rows(n, args.min_time, tmp)
         if "dump" in only:
             rows += dump_rows(n, tmp)
+        if "consume" in only:
+            rows += read_cmd_rows(n, tmp)
         if "export" in only:
             rows += export_rows(n, tmp)
         if rows:
