@@ -22,6 +22,8 @@ Rows (the data is built by kafka-python's builder, deterministic, into
 * ``dump-segment --print-data-log`` with ``-o kafka`` and ``-o json`` (subprocesses, stdout
   to /dev/null) against a kafka-python script printing the same lines (checked byte for
   byte before timing);
+* ``read`` (group ``consume``: console text and ``-o json``, subprocesses) against a
+  kafka-python script printing the same lines from the same ``.log``;
 * ``export --engine local`` to Parquet against kafka-python / aiokafka[C] + pyarrow, on
   one record (the fixed cost: start-up and imports), ``n`` and ``10 n`` records, with the
   ratio of the per-record part (less each side's fixed cost) in the note;
@@ -30,6 +32,12 @@ Rows (the data is built by kafka-python's builder, deterministic, into
   ``local[2]`` against the code of issue 13's filing (b0ee153), in a section of its own
   after the table (:func:`spark_section`).
 
+The ``memory`` group is not a ratio: a "Peak memory" section after the table gives the
+Python heap peak (tracemalloc), pyarrow's pool peak and the peak anonymous RSS of
+``dump-segment``, ``read`` and ``export`` on a generated 1 GiB segment (``--memory-mb``;
+the heap on a 64 MiB one, ``--memory-trace-mb``, and where the RSS does not settle it)
+against issue 13's 64 MB (see :func:`memory_rows`; ~4 min, the segments built once).
+
 Writes ``benchmarks/results/run_all.md`` (``run_all-quick.md`` with ``--quick``).
 
     python benchmarks/run_all.py            # full data (200,000 records a row), ~15 min
@@ -37,6 +45,7 @@ Writes ``benchmarks/results/run_all.md`` (``run_all-quick.md`` with ``--quick``)
     python benchmarks/run_all.py --only dump,startup
     python benchmarks/run_all.py --only startup --baseline ../main   # before/after
     python benchmarks/run_all.py --only spark --out /tmp/spark.md     # ~3 min, needs Java
+    python benchmarks/run_all.py --only memory --out /tmp/mem.md
 """
 
 from __future__ import annotations
@@ -464,6 +473,71 @@ def dump_rows(n: int, tmp: Path) -> list[Row]:
     return rows
 
 
+# -- rows: read (the command) ---------------------------------------------------------------
+
+KP_READ = r'''
+import json, sys
+from kafka.record.memory_records import MemoryRecords
+path, topic, partition, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+data = open(path, "rb").read()
+out = sys.stdout.buffer.write
+dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+mr = MemoryRecords(data)
+n = 0
+while True:
+    b = mr.next_batch()
+    if b is None:
+        break
+    if b.is_control_batch:
+        continue
+    lines = []
+    if mode == "console":   # the console consumer's default: the value, a line each
+        for r in b:
+            v = r.value
+            lines.append(b"null" if v is None else v)
+    else:
+        tt = "LogAppendTime" if b.timestamp_type else "CreateTime"
+        epoch = b.leader_epoch if b.leader_epoch >= 0 else None
+        for r in b:
+            k, v = r.key, r.value
+            lines.append(dumps({
+                "topic": topic, "partition": partition, "offset": r.offset,
+                "timestamp": r.timestamp, "timestampType": tt, "leaderEpoch": epoch,
+                "key": None if k is None else k.decode(),
+                "value": None if v is None else v.decode(),
+                "headers": [{"key": h[0], "value": None if h[1] is None else h[1].decode()}
+                            for h in r.headers]}).encode())
+    n += len(lines)
+    if lines:
+        out(b"\n".join(lines) + b"\n")
+sys.stderr.write(f"Processed a total of {n} messages\n")
+'''
+
+
+def read_cmd_rows(n: int, tmp: Path) -> list[Row]:
+    """``read`` (a consumer's view of a partition: console text, JSON Lines) against a
+    kafka-python script that prints the same lines from the same .log."""
+    sp = tmp / "kp_read.py"
+    sp.write_text(KP_READ)
+    rows = []
+    for shape, headers in (("b", 0), ("h", 2)):
+        log = segment(f"{shape}-{n}", n // 100, 100, 0, headers)
+        pdir = log.parent
+        topic, _, part = pdir.name.rpartition("-")
+        what = f"{n:,} records" + (f", {headers} headers each" if headers else ", no headers")
+        for mode, opts in (("console", []), ("json", ["-o", "json"])):
+            kl_cmd = [PY, "-m", "kafkalog_cli", "read", *opts, str(pdir)]
+            kp_cmd = [PY, str(sp), str(log), topic, part, mode]
+            a = subprocess.run(kl_cmd, capture_output=True, cwd=ROOT, env=ENV).stdout
+            b = subprocess.run(kp_cmd, capture_output=True, cwd=ROOT, env=ENV).stdout
+            label = "console text" if mode == "console" else "-o json"
+            rows.append(Row("consume", f"read, {label} ({what})",
+                            Impl("kafkalog", child(kl_cmd)),
+                            [Impl("kafka-python script", child(kp_cmd))], None,
+                            "same output" if a == b else "OUTPUT DIFFERS from the script's"))
+    return rows
+
+
 # -- rows: export ----------------------------------------------------------------------------
 
 PEER_EXPORT = r'''
@@ -835,6 +909,316 @@ def _short(path: str) -> str:
         return f".../{p.parent.name}/{p.name}"
 
 
+
+
+# -- memory ----------------------------------------------------------------------------------
+
+#: bump when the memory segment's content changes (its marker then no longer matches)
+MEM_DATA_VERSION = 1
+MEM_RECORDS_PER_BATCH = 100
+MEM_LIMIT_MB = 64
+MEM_POLL_S = 0.01
+
+
+def memory_partition(name: str, target_bytes: int) -> tuple[Path, dict]:
+    """A partition directory ``<name>/mem-0`` with one segment (``.log``, ``.index``,
+    ``.timeindex``) of 100-record v2 batches, uncompressed, up to ``target_bytes``
+    (at least one batch; ``target_bytes`` 0: one batch of one record). Each record: a
+    14-byte key, a ~100-byte JSON value, 2 headers; timestamps increase by 1 ms a record.
+    Built with kafkalog's own encoder a batch at a time (never the whole log in memory);
+    the indexes are the recovery scan's (``rebuild_indexes``, one entry every 4096 bytes,
+    as the broker writes them), and the scan also checks the log: every batch whole and
+    valid. Cached: ``<name>.json`` beside it is the marker, written last, holding the
+    segment's figures (``batches``, ``records``, ``bytes``)."""
+    from kafkalog_cli.format.builder import assemble_batch, encode_columns
+    from kafkalog_cli.storage.segment import open_view, rebuild_indexes, release_view
+
+    marker = DATA / f"{name}.json"
+    root = DATA / name
+    pdir = root / "mem-0"
+    want = {"version": MEM_DATA_VERSION, "targetBytes": target_bytes}
+    if marker.exists():
+        info = json.loads(marker.read_text())
+        if {k: info.get(k) for k in want} == want and (pdir / f"{0:020d}.log").exists():
+            return pdir, info
+    print(f"# building {root.relative_to(ROOT)}", file=sys.stderr)
+    shutil.rmtree(root, ignore_errors=True)
+    marker.unlink(missing_ok=True)
+    building = DATA / f"{name}.tmp"
+    shutil.rmtree(building, ignore_errors=True)
+    (building / "mem-0").mkdir(parents=True)
+    log = building / "mem-0" / f"{0:020d}.log"
+    nrec = 1 if target_bytes == 0 else MEM_RECORDS_PER_BATCH
+    vals = [b'{"id": %08d, "payload": "' % i + b"x" * 74 + b'"}' for i in range(1000)]
+    headers = [(("h0", b"header-value-0"), ("h1", b"header-value-1"))] * nrec
+    off = size = batches = 0
+    with open(log, "wb") as f:
+        while batches == 0 or size < target_bytes:
+            ts = [TS + off + i for i in range(nrec)]
+            keys = [b"key-%010d" % (off + i) for i in range(nrec)]
+            start = (batches % 10) * nrec % len(vals)
+            block, n, max_ts, _ = encode_columns(ts, keys, vals[start:start + nrec], headers,
+                                                 ts[0])
+            batch = assemble_batch(block, base_offset=off, partition_leader_epoch=0,
+                                   attributes=0, last_offset_delta=n - 1,
+                                   base_timestamp=ts[0], max_timestamp=max_ts,
+                                   producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                                   records_count=n)
+            if target_bytes and size + len(batch) > target_bytes:
+                break
+            f.write(batch)
+            size += len(batch)
+            off += n
+            batches += 1
+    view = open_view(log)
+    try:
+        idx = rebuild_indexes(view, 0, file=log)
+    finally:
+        release_view(view)
+    assert idx.error is None and idx.valid_bytes == size and idx.batches == batches, idx
+    log.with_suffix(".index").write_bytes(idx.offset_index_bytes(0))
+    log.with_suffix(".timeindex").write_bytes(idx.time_index_bytes(0))
+    building.rename(root)
+    info = {**want, "batches": batches, "records": off, "bytes": size}
+    marker.write_text(json.dumps(info) + "\n")
+    return pdir, info
+
+
+#: run in each measured child: the CLI's entry point, called as the console script calls
+#: it (``sys.argv``: the command line after the result file and the mode; no argv, so the
+#: process is kafkalog's own), with tracemalloc started before any kafkalog import in
+#: "trace" mode; writes the exit status, the Python heap peak and pyarrow's pool peak
+MEM_DRIVER = r"""
+import json, sys
+result, mode = sys.argv[1], sys.argv[2]
+sys.argv = ["kafkalog", *sys.argv[3:]]
+if mode == "trace":
+    import tracemalloc
+    tracemalloc.start()
+from kafkalog_cli.cli import main
+code = 0
+try:
+    main()   # no argv: the process is kafkalog's own, as the console script's
+except SystemExit as e:
+    code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+res = {"exit": code}
+if mode == "trace":
+    res["heapPeak"] = tracemalloc.get_traced_memory()[1]
+pa = sys.modules.get("pyarrow")
+if pa is not None:
+    pool = pa.default_memory_pool()
+    res["poolPeak"] = pool.max_memory()
+    res["poolBackend"] = pool.backend_name
+with open(result, "w") as f:
+    json.dump(res, f)
+"""
+
+
+class MemRun:
+    """One measured child: ``heap``/``pool`` peaks (bytes, None when not measured),
+    ``rss`` the peak RssAnon polled (bytes), ``cpu`` user + system seconds, ``samples``
+    the RssAnon polls, ``wall`` seconds."""
+
+    def __init__(self, res: dict, rss: int, cpu: float, samples: int, wall: float):
+        self.heap = res.get("heapPeak")
+        self.pool = res.get("poolPeak")
+        self.pool_backend = res.get("poolBackend")
+        self.rss, self.cpu, self.samples, self.wall = rss, cpu, samples, wall
+
+
+def _rss_anon(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def mem_child(argv: list[str], tmp: Path, trace: bool, env: dict | None = None,
+              before=None) -> MemRun:
+    """Run the CLI with ``argv`` in a child (stdout to /dev/null), polling its RssAnon
+    every ~10 ms until it exits; its CPU from ``wait4``'s rusage."""
+    if before is not None:
+        before()
+    result = tmp / "mem-result.json"
+    result.unlink(missing_ok=True)
+    cmd = [PY, "-c", MEM_DRIVER, str(result), "trace" if trace else "plain", *argv]
+    peak = samples = 0
+    t0 = time.perf_counter()
+    with open(os.devnull, "wb") as out, open(os.devnull, "rb") as inp, \
+            open(tmp / "mem-stderr", "w+b") as err:
+        p = subprocess.Popen(cmd, stdin=inp, stdout=out, stderr=err, cwd=ROOT,
+                             env=ENV if env is None else env)
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            rss = _rss_anon(p.pid)
+            if rss is not None:
+                peak = max(peak, rss)
+                samples += 1
+            time.sleep(MEM_POLL_S)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+    wall = time.perf_counter() - t0
+    if p.returncode != 0 or not result.exists():
+        raise RuntimeError(f"{argv}: exit {p.returncode}: {stderr[-800:]}")
+    res = json.loads(result.read_text())
+    if res["exit"] != 0:
+        raise RuntimeError(f"{argv}: CLI exit {res['exit']}: {stderr[-800:]}")
+    return MemRun(res, peak, ru.ru_utime + ru.ru_stime, samples, wall)
+
+
+class MemRow:
+    """One command on one segment: ``plain`` (RSS, CPU, pool) and ``traced`` (the Python
+    heap; None when not traced, see :func:`memory_rows`)."""
+
+    def __init__(self, command: str, info: dict, plain: MemRun, traced: MemRun | None,
+                 note: str = ""):
+        self.command, self.info, self.plain, self.traced = command, info, plain, traced
+        self.records = info["records"]
+        self.note = note
+
+    def judged(self) -> tuple[float, str]:
+        """(bytes the 64 MB line applies to, what they are): the Python heap peak plus
+        pyarrow's pool peak when traced; else the peak anonymous RSS, which holds both
+        (every byte the heap and the pool use is in anonymous pages, written)."""
+        if self.traced is not None:
+            return self.traced.heap + (self.plain.pool or 0), "heap + pool"
+        return self.plain.rss, "RSS"
+
+
+def _mem_commands(pdir: Path, out: Path, pure: bool) -> list[tuple[str, list[str], dict | None]]:
+    log = str(pdir / f"{0:020d}.log")
+    dump = ["dump-segment", "--deep-iteration", "--print-data-log"]
+    cmds = [
+        ("dump-segment --deep-iteration --print-data-log -o kafka",
+         dump + ["-o", "kafka", log], None),
+        ("dump-segment --deep-iteration --print-data-log -o json",
+         dump + ["-o", "json", log], None),
+        ("read -o json", ["read", "-o", "json", str(pdir)], None),
+        ("read (console text: the values)", ["read", str(pdir)], None),
+        ("export --engine local --format parquet",
+         ["export", "--engine", "local", "--format", "parquet", "--to", str(out), str(pdir),
+          "-o", "json"], None),
+    ]
+    if pure:
+        cmds.append(("dump-segment --deep-iteration --print-data-log -o kafka, "
+                     "KAFKALOG_PURE_PYTHON=1", dump + ["-o", "kafka", log],
+                     {**ENV, "KAFKALOG_PURE_PYTHON": "1"}))
+    return cmds
+
+
+def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
+                ) -> tuple[list[MemRow], list[dict]]:
+    """Peak memory of dump-segment (-o kafka, -o json), read (-o json, text) and export
+    (local, Parquet) on a generated ~``mb`` MiB segment, on a ~``trace_mb`` MiB one of the
+    same shape and on a one-record one (the interpreter and the command's imports); with
+    ``pure``, dump -o kafka again with ``KAFKALOG_PURE_PYTHON=1``. Each command runs
+    without tracemalloc on every segment (RSS, CPU, pyarrow's pool: tracemalloc's own
+    bookkeeping would count in the RSS and the CPU), and under it (the Python heap peak;
+    it costs ~10x the CPU of these loops) on the segments of at most ``trace_mb`` MiB and
+    on any other where the peak anonymous RSS reaches :data:`MEM_LIMIT_MB`, so that the
+    RSS does not settle the target there. Returns the rows, command by command, and the
+    segments' figures."""
+    segs = [memory_partition("mem-1rec", 0)]
+    if 0 < trace_mb < mb:
+        segs.append(memory_partition(f"mem-{trace_mb}m", trace_mb << 20))
+    segs.append(memory_partition(f"mem-{mb}m", mb << 20))
+    out = tmp / "mem-export"
+
+    def clean():
+        shutil.rmtree(out, ignore_errors=True)
+
+    per_seg = [_mem_commands(pdir, out, pure) for pdir, _ in segs]
+    rows = []
+    for i, (label, _, env) in enumerate(per_seg[0]):
+        for (_, info), cmds in zip(segs, per_seg, strict=True):
+            argv = cmds[i][1]
+            print(f"# memory: {label} ({info['records']:,} record"
+                  f"{'' if info['records'] == 1 else 's'})", file=sys.stderr)
+            plain = mem_child(argv, tmp, False, env, clean)
+            traced = None
+            if (info["records"] == 1 or info["bytes"] <= trace_mb << 20
+                    or plain.rss >= MEM_LIMIT_MB * 1e6):
+                traced = mem_child(argv, tmp, True, env, clean)
+            note = ""
+            if label.startswith("export"):
+                import pyarrow.parquet as pq
+
+                written = sum(pq.ParquetFile(f).metadata.num_rows
+                              for f in out.rglob("*.parquet"))
+                assert written == info["records"], (label, written, info)
+                note = f"{written:,} row{'' if written == 1 else 's'} written"
+            rows.append(MemRow(label, info, plain, traced, note))
+    clean()
+    return rows, [info for _, info in segs]
+
+
+def memory_section(rows: list[MemRow], segs: list[dict], mb: int, trace_mb: int,
+                   seconds: float) -> str:
+    mib = 1 << 20
+    big = segs[-1]
+    mid = segs[1] if len(segs) > 2 else None
+    polls = [r.plain.wall / r.plain.samples for r in rows if r.plain.samples]
+    backend = next((r.plain.pool_backend for r in rows if r.plain.pool_backend), "?")
+    md = [f"## Peak memory (generated by run_all.py's memory group, {seconds / 60:.1f} min)",
+          "",
+          f"Issue 13's target: the peak heap of dump, read and export stays under "
+          f"{MEM_LIMIT_MB} MB on a 1 GB segment. One generated segment of "
+          f"{big['bytes'] / mib:,.0f} MiB (`--memory-mb {mb}`): {big['batches']:,} "
+          f"uncompressed v2 batches of {MEM_RECORDS_PER_BATCH} records, "
+          f"{big['records']:,} records, each a 14-byte key, a ~100-byte value and 2 "
+          "headers (which take export off the compiled core's column decode, onto its "
+          "per-record path), with its `.index` and `.timeindex`"
+          + (f"; the same shape in {mid['bytes'] / mib:,.0f} MiB "
+             f"(`--memory-trace-mb {trace_mb}`, {mid['records']:,} records)" if mid else "")
+          + "; and a one-record segment: the interpreter and the command's imports, "
+          "nothing of the data. Each command runs the CLI in a child process, as the "
+          "console script does (stdout to /dev/null).",
+          "",
+          "- *Python heap peak*: `tracemalloc`'s peak, started before any kafkalog "
+          "import (imports included), in a run of its own: its bookkeeping adds to "
+          "the RSS and costs ~10x the CPU of these loops, so it runs on the segments up "
+          f"to `--memory-trace-mb` ({trace_mb} MiB), and on a larger one only where the "
+          f"peak anonymous RSS reaches {MEM_LIMIT_MB} MB (`--memory-trace-mb {mb}` "
+          "traces every command there, at minutes a command).",
+          f"- *pyarrow pool peak*: `pyarrow.default_memory_pool().max_memory()` "
+          f"({backend}), the Arrow buffers the Python heap does not see; export only "
+          "(nothing else imports pyarrow).",
+          "- *peak anonymous RSS*: the largest `RssAnon` of `/proc/<pid>/status`, polled "
+          f"every {MEM_POLL_S * 1000:.0f} ms from the parent (measured interval "
+          f"{min(polls) * 1000:.0f}-{max(polls) * 1000:.0f} ms): the whole process "
+          "(interpreter, Python heap, pyarrow's pool, C allocations, libraries' data, "
+          "and pages the allocators keep after a free: mimalloc's, pymalloc's arenas). "
+          "The segment is read through a memory map: its pages are file-backed page "
+          "cache, which `VmHWM`/`ru_maxrss` would count (up to the whole segment) and "
+          "`RssAnon` does not.",
+          "- *CPU s*: the child's user + system time, in the run without tracemalloc.",
+          f"- *under {MEM_LIMIT_MB} MB?*: Python heap peak + pyarrow pool peak "
+          "(MB = 10^6 bytes); on a row without a heap figure, the peak anonymous RSS, "
+          "which holds them both (*RSS*).",
+          "",
+          "| command | records | Python heap peak MB | pyarrow pool peak MB | "
+          "peak anonymous RSS MB | CPU s | under 64 MB? | note |",
+          "|---|--:|--:|--:|--:|--:|---|---|"]
+    for r in rows:
+        heap = "—" if r.traced is None else f"{r.traced.heap / 1e6:.1f}"
+        pool = "" if r.plain.pool is None else f"{r.plain.pool / 1e6:.1f}"
+        judged, what = r.judged()
+        ok = "yes" if judged < MEM_LIMIT_MB * 1e6 else "**no**"
+        if what == "RSS":
+            ok += " (RSS)"
+        md.append(f"| {r.command} | {r.records:,} | {heap} | {pool} | "
+                  f"{r.plain.rss / 1e6:.1f} | {r.plain.cpu:.2f} | {ok} | {r.note} |")
+    md.append("")
+    return "\n".join(md)
+
+
 # -- report ----------------------------------------------------------------------------------
 
 def table(rows: list[Row], args, load: tuple[float, float], seconds: float) -> str:
@@ -844,15 +1228,13 @@ def table(rows: list[Row], args, load: tuple[float, float], seconds: float) -> s
     md = [f"# {title}, one run" + (" (--quick)" if args.quick else ""), "",
           *(f"{ln}  " for ln in read_bench.env_lines()),
           f"Load average (1 min) {load[0]:.2f} at the start, {load[1]:.2f} at the end; "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {seconds / 60:.1f} min.  ",
-          ""]
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {seconds / 60:.1f} min.  "]
     if not rows:
-        return "\n".join(md)
-    md[-1:] = [f"Best of {args.repeat} interleaved rounds after a warm-up, CPU seconds. "
-               "Ratio = peer's CPU time / kafkalog's (above 1: kafkalog is faster).", "",
-               "| group | benchmark | kafkalog CPU s | peer | peer CPU s | ratio | target | met "
-               "| note |",
-               "|---|---|--:|---|--:|--:|--:|---|---|"]
+        return "\n".join(md + [""])
+    md += [f"Best of {args.repeat} interleaved rounds after a warm-up, CPU seconds. "
+           "Ratio = peer's CPU time / kafkalog's (above 1: kafkalog is faster).", "",
+           "| group | benchmark | kafkalog CPU s | peer | peer CPU s | ratio | target | met | note |",
+           "|---|---|--:|---|--:|--:|--:|---|---|"]
     for row in rows:
         kl = row.best[row.kafkalog.name]
         for p in row.peers:
@@ -869,7 +1251,8 @@ def table(rows: list[Row], args, load: tuple[float, float], seconds: float) -> s
     return "\n".join(md)
 
 
-GROUPS = ("startup", "read", "build", "produce", "dump", "export", "spark")
+GROUPS = ("startup", "read", "build", "produce", "dump", "consume", "export", "memory",
+          "spark")
 #: run unless ``--only`` says otherwise: not ``spark`` (see :func:`spark_section`'s text)
 DEFAULT_GROUPS = GROUPS[:-1]
 
@@ -884,6 +1267,15 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=",".join(DEFAULT_GROUPS),
                     help="comma list of " + ",".join(GROUPS) + " (default: all but spark)")
     ap.add_argument("--out", help="markdown file (default benchmarks/results/run_all.md)")
+    ap.add_argument("--memory-mb", type=int, default=1024,
+                    help="size of the memory group's segment (MiB; default 1024)")
+    ap.add_argument("--memory-trace-mb", type=int, default=64,
+                    help="the memory group's tracemalloc runs on a segment of this size "
+                         "(MiB; default 64), and on the --memory-mb one where a "
+                         "command's RSS reaches 64 MB (--memory-trace-mb 1024: all of "
+                         "them, minutes a command)")
+    ap.add_argument("--no-memory-pure", dest="memory_pure", action="store_false",
+                    help="skip the memory group's KAFKALOG_PURE_PYTHON=1 row")
     ap.add_argument("--baseline", type=Path,
                     help="another checkout (e.g. a worktree of main): the startup rows also "
                          "time each command run from it, interleaved (before/after)")
@@ -922,17 +1314,28 @@ def main(argv=None) -> int:
             rows += produce_rows(n, args.min_time, tmp)
         if "dump" in only:
             rows += dump_rows(n, tmp)
+        if "consume" in only:
+            rows += read_cmd_rows(n, tmp)
         if "export" in only:
             rows += export_rows(n, tmp)
-        run_rounds(rows, args.repeat)
-        export_notes(rows)
-        spark = (spark_runs(args.spark_runs, args.spark_rounds, tmp, args.spark_baseline)
-                 if "spark" in only else None)
+        if rows:
+            run_rounds(rows, args.repeat)
+            export_notes(rows)
+        section = ""
+        if "memory" in only:
+            m0 = time.time()
+            mem, segs = memory_rows(args.memory_mb, args.memory_trace_mb, tmp,
+                                    args.memory_pure)
+            section = memory_section(mem, segs, args.memory_mb, args.memory_trace_mb,
+                                     time.time() - m0)
+        if "spark" in only:
+            spark = spark_runs(args.spark_runs, args.spark_rounds, tmp, args.spark_baseline)
+            section += ("\n" if section else "") + spark_section(spark, args.spark_baseline)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     text = table(rows, args, (load0, os.getloadavg()[0]), time.time() - t0)
-    if spark:
-        text += "\n" + spark_section(spark, args.spark_baseline)
+    if section:
+        text += "\n" + section
     if out.name:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)

@@ -16,7 +16,8 @@ Engines:
 
 * ``local``: this process, one partition after the other; Arrow record batches stream
   into one ``ParquetWriter`` per partition (``part-00000.parquet``) or one JSON Lines
-  file (``part-00000.jsonl``). Memory stays at a few batches of 64k rows.
+  file (``part-00000.jsonl``). Memory stays at a few batches of 64k rows or 8 MiB of
+  records (``spark.rows.BATCH_ROWS``, ``BATCH_BYTES``).
 * ``spark``: the ``kafkalog`` data source on ``local[*]`` (or ``--master`` /
   ``$SPARK_MASTER``), written with ``partitionBy("topic", "partition")`` (file names are
   Spark's, ``.parquet`` / ``.json``).
@@ -77,8 +78,8 @@ def parquet_writer_options(schema) -> dict:
     Spark and pyarrow by default), dictionaries only where values repeat
     (:data:`PARQUET_DICTIONARY_COLUMNS`), delta encoding of offsets and timestamps
     (:data:`PARQUET_DELTA_COLUMNS`), statistics on every column but the payloads
-    (:data:`PARQUET_NO_STATISTICS`). Row groups are the Arrow batches (64k rows), so
-    memory stays at a few batches."""
+    (:data:`PARQUET_NO_STATISTICS`). Row groups are the Arrow batches (64k rows, or
+    8 MiB of records), so memory stays at a few batches."""
     paths = []
     for f in schema:
         if f.name == "headers":
@@ -289,6 +290,7 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportRes
                         sink = _output_stream(d, "part-00000.jsonl")
                         jf = io.TextIOWrapper(sink, encoding="utf-8")
                     jf.writelines(json_lines(rb))
+                del rb   # not held while the next batch is read (its memory twice over)
         finally:
             # the writer first (its footer), then the stream: closing it is what
             # completes an upload, and its errors must reach the caller

@@ -136,8 +136,6 @@ def escaped(rec):
     """``rec`` with its key, value and headers as terminal-safe text
     (:func:`~kafkalog_cli.render.text.safe_bytes`: control characters and bytes that are
     not UTF-8 as visible escapes); a decoded record's JSON likewise."""
-    from dataclasses import replace
-
     from .text import safe, safe_bytes
 
     def esc(b):
@@ -151,7 +149,7 @@ def escaped(rec):
     else:
         key, value = esc(key), esc(value)
     headers = tuple((safe(k), esc(v)) for k, v in rec.headers)
-    return replace(rec, key=key, value=value, headers=headers, decoded=None)
+    return rec._replace(key=key, value=value, headers=headers, decoded=None)
 
 
 def write_console(records: Iterable, cfg: FormatterConfig, out=None, *,

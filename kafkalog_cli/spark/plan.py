@@ -532,11 +532,12 @@ def _split_points(seg_dir: str, base: int, size: int, target: int) -> list[int]:
         idx = seg.offset_index
         if idx is None or not idx.entries:
             return []
-        positions = [e.position for e in idx.entries_list()[:idx.entries - idx.zero_tail]]
         points: list[int] = []
         want = target
         last = 0
-        for pos in positions:
+        # entry by entry: a list of a big segment's entries grew the driver's (and the
+        # local export's) heap with the segment, 18 MB for 1 GiB of 16 KB batches
+        for _, pos in idx.iter_raw_entries(idx.entries - idx.zero_tail):
             if pos <= last or pos >= size:
                 continue
             if pos >= want and size - pos >= target // 4:

@@ -94,6 +94,17 @@ METADATA_FIELDS = [
 ]
 TIMESTAMP_TYPE_IDS = {"CreateTime": 0, "LogAppendTime": 1, "NoTimestampType": -1}
 BATCH_ROWS = 65536
+#: A batch is also emitted once its rows' records blocks (decompressed) reach this many
+#: bytes: rows alone let a batch of 100 KB records reach 6.5 GB (a 200 MB segment of
+#: 2,000 such records was one batch, a 524 MB pyarrow pool peak in export; 38 MB now).
+BATCH_BYTES = 8 << 20
+#: Rows the list path (records the group cannot take: with headers, legacy, or without
+#: the compiled core and numpy) holds as Python objects before it turns them into an
+#: Arrow piece. A record with 2 headers is ~700 bytes of Python objects (its key and value
+#: bytes, offset and timestamp ints, a headers list of tuples of str and bytes; 46 MB for
+#: 65,536 such records, measured), ~200 in Arrow: pieces of BATCH_ROWS kept ~45 MB of
+#: Python heap for a batch of ~13 MB.
+LIST_PIECE_ROWS = 4096
 
 
 def schema_ddl(include_headers: bool = False, include_batch_metadata: bool = False) -> str:
@@ -166,8 +177,9 @@ class _Columns:
     group is decoded at once by :func:`~kafkalog_cli.format.vectorized.decode_blocks`,
     which takes the common shape only (short varints, no headers); the offset range is
     applied to the group's rows as the list path applies it.
-    Other batches are decoded by ``batch_records_into`` into column lists. Either kind
-    is turned into Arrow *pieces* in batch order; :meth:`build` joins them.
+    Other batches are decoded by ``batch_records_into`` into column lists, turned into a
+    piece every :data:`LIST_PIECE_ROWS` rows. Either kind is turned into Arrow *pieces*
+    in batch order; :meth:`build` joins them.
 
     ``loss`` is called as ``loss(err, size)`` for a batch of the group that does not
     decode (the group then falls back to the list path); callers flush the group
@@ -181,7 +193,9 @@ class _Columns:
         self.loss = loss
         self.fast = _fast.ROWS
         self.pieces: list[pa.RecordBatch] = []
+        #: rows pending (pieces, group, lists), and the bytes of their records blocks
         self.n = 0
+        self.bytes = 0
         self._clear_lists()
         self._clear_group()
 
@@ -205,6 +219,7 @@ class _Columns:
         self.flush_group()
         offs, tss, keys, vals, hdrs = self.offsets, self.ts, self.keys, self.values, self.hdrs
         n0 = len(offs)
+        self.bytes += batch.size if data is None else len(data)
         if data is None:
             k = batch_records_into(batch, offs, tss, keys, vals, hdrs)
         else:
@@ -212,7 +227,10 @@ class _Columns:
                                     batch[2], batch[9],
                                     batch[10] if batch[7] & 8 else None,  # LogAppendTime
                                     offs, tss, keys, vals, hdrs)
-        return self._keep(topic, partition, batch, n0, k, lo, hi)
+        k = self._keep(topic, partition, batch, n0, k, lo, hi)
+        if len(offs) >= LIST_PIECE_ROWS:
+            self._finish_lists()
+        return k
 
     def add_streamed(self, topic: str, partition: int, batch, lo: int | None,
                      hi: int | None, path, max_bytes: int) -> Iterator[None]:
@@ -247,8 +265,11 @@ class _Columns:
             vals.append(r[3])
             if hdrs is not None:
                 hdrs.append(r[4])
-            if len(offs) - n0 >= BATCH_ROWS:
+            self.bytes += (0 if r[2] is None else len(r[2])) + (0 if r[3] is None
+                                                                 else len(r[3]))
+            if len(offs) >= LIST_PIECE_ROWS or self.bytes >= BATCH_BYTES:
                 self._keep(topic, partition, batch, n0, len(offs) - n0, lo, hi)
+                self._finish_lists()
                 yield
                 offs, tss, keys, vals, hdrs = (self.offsets, self.ts, self.keys, self.values,
                                                self.hdrs)
@@ -317,12 +338,19 @@ class _Columns:
         self.size += len(data)
         self.group.append((batch, topic, partition, count, lo, hi, data, path))
         self.n += count
+        self.bytes += len(data)
         return count
 
     def drop_group(self) -> None:
         """Forget the pending group (its segment is gone: a read that failed)."""
         self.n -= sum(g[3] for g in self.group)
+        self.bytes -= self.size
         self._clear_group()
+
+    def full(self) -> bool:
+        """Whether the pending rows make a batch: :data:`BATCH_ROWS` rows or
+        :data:`BATCH_BYTES` of records."""
+        return self.n >= BATCH_ROWS or self.bytes >= BATCH_BYTES
 
     def flush_group(self) -> None:
         """Decode the pending group into a piece (falling back to the list path)."""
@@ -334,6 +362,8 @@ class _Columns:
         got = _fast.decode_rows(self.blocks, self.positions, counts,
                                 [g[0][2] for g in group], [g[0][9] for g in group], lat)
         self.n -= sum(counts)
+        size = self.size
+        self.bytes -= size
         self._clear_group()
         if got is None:
             # not the fast shape (or corrupt): decode batch by batch, which gives the
@@ -360,6 +390,7 @@ class _Columns:
         if not len(offsets):
             return
         self.n += len(offsets)
+        self.bytes += size
         hdrs = pa.nulls(len(offsets), HEADER_TYPE) if self.headers else None
         self.pieces.append(self._piece(keys, values, offsets, ts.view(TIMESTAMP_TYPE), hdrs,
                                        runs))
@@ -402,6 +433,7 @@ class _Columns:
         pieces = self.pieces
         self.pieces = []
         self.n = 0
+        self.bytes = 0
         if not pieces:
             return None
         if len(pieces) == 1:
@@ -607,11 +639,8 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                     big = bool(b.compression)
                 if big:  # streamed, emitting full Arrow batches as the rows come
                     for _ in cols.add_streamed(topic, partition, b, lo, hi, path, limit):
-                        if cols.n >= BATCH_ROWS:
-                            rb = cols.build()
-                            if rb is not None:
-                                stats.rows += rb.num_rows
-                                yield rb
+                        if cols.full():
+                            yield from _emit(cols, stats)
                     continue
                 k = None if data is None else cols.add_fast(topic, partition, b, lo, hi,
                                                             path, data)
@@ -624,11 +653,8 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                     f"batch does not decode: {e.message}", file=path, position=b.position),
                     b.size)
                 continue
-            if cols.n >= BATCH_ROWS:
-                rb = cols.build()
-                if rb is not None:
-                    stats.rows += rb.num_rows
-                    yield rb
+            if cols.full():
+                yield from _emit(cols, stats)
         for _ in it:  # after a stop at ``hi``: the rest of the slice's headers, so that
             pass      # bytes that are not whole batches further on are still reported
         if fr.stop_error is not None:
@@ -679,13 +705,21 @@ def _batch_ok(seg: LogSegment, pos: int) -> bool:
 
 def read_slices(slices: Iterable[Slice], opts: ReadOptions,
                 stats: ReadStats | None = None) -> Iterator[pa.RecordBatch]:
-    """Arrow record batches (up to 64k rows) of every slice, in order."""
+    """Arrow record batches of every slice, in order: up to :data:`BATCH_ROWS` rows, and
+    about :data:`BATCH_BYTES` of records (a batch ends after the block that reaches it)."""
     stats = stats if stats is not None else ReadStats()
     cols = _Columns(opts, lambda err, size: _record_loss(stats, opts, err, size))
     for s in slices:
         yield from read_slice(s, opts, cols, stats)
     if cols.n:
-        rb = cols.build()
-        if rb is not None:
-            stats.rows += rb.num_rows
-            yield rb
+        yield from _emit(cols, stats)
+
+
+def _emit(cols: _Columns, stats: ReadStats) -> Iterator[pa.RecordBatch]:
+    """The pending rows as one batch, if any row is left. A generator of its own, so no
+    frame of the reading generators keeps the batch once the consumer is done with it: a
+    batch held while the next one is built would double the Arrow memory of a read."""
+    rb = cols.build()
+    if rb is not None:
+        stats.rows += rb.num_rows
+        yield rb

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Iterator
 
 from ..errors import CorruptIndexError, UnreadableError
 from .fileio import open_for_write
@@ -116,6 +117,14 @@ class AbstractIndex:
     def raw_entries(self) -> list[tuple]:
         size = self.ENTRY.size
         return list(self.ENTRY.iter_unpack(bytes(self._buf[:self.entries * size])))
+
+    def iter_raw_entries(self, stop: int | None = None) -> Iterator[tuple]:
+        """The first ``stop`` entries (default: all in use) as stored, one at a time: a
+        walk over an index without a tuple per entry held at once (listed as
+        :class:`~.offset_index.OffsetPosition` s, the 65k entries of a 1 GiB segment of
+        16 KB batches were 18 MB of heap; they are 0.5 MB of bytes)."""
+        n = self.entries if stop is None else max(0, min(stop, self.entries))
+        return self.ENTRY.iter_unpack(bytes(self._buf[:n * self.ENTRY.size]))
 
     def to_bytes(self) -> bytes:
         """The entries in use, as a trimmed file holds them."""

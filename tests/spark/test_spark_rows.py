@@ -329,3 +329,177 @@ def test_a_records_count_beyond_the_block_sizes_no_buffer(tmp_path, monkeypatch)
     assert max(sizes, default=0) < 1 << 20
     with pytest.raises(rows.DataLossError, match="premature EOF"):
         read([d])
+
+
+# -- memory of a read ------------------------------------------------------------------------
+
+def _headers_partition(root: Path, n: int, batch: int = 100) -> Path:
+    """A partition of ``n`` records with 2 headers each, in uncompressed batches of
+    ``batch``: records the group decode does not take (headers), so the list path reads
+    them."""
+    from kafkalog_cli.format.builder import build_batch
+
+    d = root / "logs" / "h-0"
+    d.mkdir(parents=True)
+    hs = (("h0", b"header-value-0"), ("h1", b"header-value-1"))
+    with open(d / "00000000000000000000.log", "wb") as f:
+        for base in range(0, n, batch):
+            f.write(build_batch([(1000 + i, b"key-%010d" % i, b"v" * 20, hs)
+                                 for i in range(base, min(n, base + batch))],
+                                base_offset=base))
+    return d
+
+
+def test_the_list_path_holds_a_piece_of_python_objects_not_a_batch(tmp_path, monkeypatch):
+    """A record with headers is ~600 bytes of Python objects on the list path (its key
+    and value bytes, ints, a list of tuples of str and bytes), ~100 in Arrow. Held for a
+    whole Arrow batch (65,536 rows) they were ~40 MB of heap (46 MB for the ~100-byte
+    values of run_all's memory rows: over issue 13's 64 MB with pyarrow's pool); now
+    turned into Arrow every LIST_PIECE_ROWS rows. The group decode, which declines
+    headers and hands them to the list path after one group, is off here: its first
+    group's cost (numpy temporaries without the compiled core) is not the list path's."""
+    import tracemalloc
+
+    monkeypatch.setattr(rows._fast, "ROWS", False)
+    n = rows.BATCH_ROWS + 4000
+    d = _headers_partition(tmp_path, n)
+    o = plan.parse_options({"includeHeaders": "true"})
+    o.min_partitions = 1
+    (split,), _ = plan.plan_slices(plan.discover([str(d)]), o)
+    got = 0
+    tracemalloc.start()
+    try:
+        for rb in rows.read_slices(split, o):
+            got += rb.num_rows
+            assert rb.column("headers")[0].as_py() == [
+                {"key": "h0", "value": b"header-value-0"},
+                {"key": "h1", "value": b"header-value-1"}]
+            del rb
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got == n
+    assert peak < 12_000_000, peak  # ~40 MB before
+
+
+def test_a_batch_is_not_held_while_the_next_is_built(tmp_path, monkeypatch):
+    """The reading generators dropped their reference to a yielded batch only when the
+    next one was built: two batches' Arrow memory at once, and export's loop held it
+    too. Each batch is gone (its consumer done with it) before the next build starts."""
+    import weakref
+
+    import pyarrow as pa
+
+    monkeypatch.setattr(rows, "BATCH_ROWS", 1000)
+    d = _headers_partition(tmp_path, 5000)
+    built: list = []
+    alive_at_build: list[int] = []
+    real = rows._Columns.build
+
+    def build(self):
+        alive_at_build.append(sum(w() is not None for w in built))
+        rb = real(self)
+        if rb is not None:
+            built.append(weakref.ref(rb))
+        return rb
+
+    monkeypatch.setattr(rows._Columns, "build", build)
+    o = plan.parse_options({"includeHeaders": "true"})
+    o.min_partitions = 1
+    (split,), _ = plan.plan_slices(plan.discover([str(d)]), o)
+    offsets = []
+    for rb in rows.read_slices(split, o):
+        offsets += rb.column("offset").to_pylist()
+        del rb
+    assert offsets == list(range(5000))
+    assert len(built) == 5 and alive_at_build == [0] * 5
+
+    # export's loop (JSON Lines: its writer keeps no Arrow memory): no Arrow memory is in
+    # use when a build starts (the previous batch, before)
+    from kafkalog_cli.ops.export import export
+
+    pool_at_build: list[int] = []
+    sizes: list[int] = []
+
+    def build_export(self):
+        pool_at_build.append(pa.total_allocated_bytes())
+        rb = real(self)
+        if rb is not None:
+            sizes.append(rb.nbytes)
+        return rb
+
+    monkeypatch.setattr(rows._Columns, "build", build_export)
+    r = export([str(d)], tmp_path / "out", fmt="jsonl", engine="local")
+    assert r.rows == 5000 and len(sizes) == 5
+    assert max(pool_at_build) < min(sizes) / 2, (pool_at_build, sizes)
+
+
+@pytest.mark.parametrize("per_batch", [10, 100])  # 200 KB blocks; 2 MB ones (streamed)
+@pytest.mark.parametrize("headers", [False, True])  # the group decode; the list path
+def test_a_batch_of_large_records_is_bounded_by_bytes(tmp_path, monkeypatch, per_batch,
+                                                      headers):
+    """Rows alone bounded an Arrow batch at 65,536 records: a 200 MB segment of 100 KB
+    records became one batch (a 524 MB pyarrow pool, measured). A batch now ends after
+    the block that brings its records to BATCH_BYTES (1 MiB here)."""
+    from kafkalog_cli.format.builder import build_batch
+
+    monkeypatch.setattr(rows, "BATCH_BYTES", 1 << 20, raising=False)
+    d = tmp_path / "logs" / "big-0"
+    d.mkdir(parents=True)
+    hs = (("h", b"x"),) if headers else ()
+    n = 500
+    with open(d / "00000000000000000000.log", "wb") as f:
+        for base in range(0, n, per_batch):
+            f.write(build_batch([(1000 + i, None, bytes([65 + i % 26]) * 20_000, hs)
+                                 for i in range(base, base + per_batch)],
+                                base_offset=base))
+    o = plan.parse_options({"includeHeaders": "true"})
+    o.min_partitions = 1
+    (split,), _ = plan.plan_slices(plan.discover([str(d)]), o)
+    offsets, sizes = [], []
+    for rb in rows.read_slices(split, o):
+        offsets += rb.column("offset").to_pylist()
+        values = rb.column("value").to_pylist()
+        assert values == [bytes([65 + i % 26]) * 20_000 for i in offsets[-len(values):]]
+        sizes.append(sum(map(len, values)))
+    assert offsets == list(range(n))
+    # a batch ends after the block (here at most ~1 MiB: streamed runs) reaching 1 MiB
+    assert len(sizes) >= 4 and max(sizes) < (1 << 20) + min(per_batch * 20_000, 1 << 20) \
+        + 20_000, sizes
+
+
+def test_planning_splits_walks_the_offset_index_without_a_list(tmp_path):
+    """Cutting a segment larger than the split size walks its offset index; the walk
+    listed every entry as objects first (~265 bytes an entry: 18 MB of heap for the 65k
+    entries of run_all's 1 GiB memory segment, in the driver and in the local export,
+    growing with the segment). The cuts are still at index positions that start a batch,
+    at least one split size apart."""
+    import tracemalloc
+
+    from kafkalog_cli.format.builder import build_batch
+    from kafkalog_cli.storage.recovery_scan import scan_log
+
+    d = tmp_path / "logs" / "t-0"
+    d.mkdir(parents=True)
+    one = build_batch([(1000, None, b"x", ())], base_offset=0)
+    n = 150_000
+    data = bytearray(one * n)
+    for i in range(n):  # base offsets 0, 1, ... (outside the CRC)
+        data[i * len(one):i * len(one) + 8] = i.to_bytes(8, "big")
+    (d / "00000000000000000000.log").write_bytes(data)
+    # an entry for every batch (index.interval.bytes below a batch's size)
+    (d / "00000000000000000000.index").write_bytes(
+        scan_log(memoryview(data), 0, len(one) - 1).offset_index)
+    o = plan.parse_options({"maxPartitionBytes": str(len(data) // 5)})
+    parts = plan.discover([str(d)])
+    tracemalloc.start()
+    try:
+        splits, total = plan.plan_slices(parts, o)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert total == len(data)
+    cuts = [s.start for sp in splits for s in sp][1:]
+    assert len(cuts) >= 4 and all(c % len(one) == 0 for c in cuts)
+    assert all(b - a >= len(data) // 5 for a, b in zip([0, *cuts], cuts, strict=False))
+    assert peak < 8_000_000, peak  # 40 MB before; the index's bytes are 1.2 MB
