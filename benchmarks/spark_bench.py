@@ -52,6 +52,9 @@ BATCH = 200
 VALUE = 100
 T0 = 1_700_000_000_000
 MIN_PARTITIONS = 6
+#: the rows of the trivial and arrowfile sources: the kafkalog source's default columns
+ROW_SCHEMA = ("key binary, value binary, topic string, partition int, offset long, "
+              "timestamp timestamp, timestampType int")
 ROUNDS = 4
 
 
@@ -151,8 +154,7 @@ def trivial_source():
             return "trivialbench"
 
         def schema(self):
-            return ("key binary, value binary, topic string, partition int, offset long, "
-                    "timestamp timestamp, timestampType int")
+            return ROW_SCHEMA
 
         def reader(self, schema):
             return TrivialReader(self.options)
@@ -188,8 +190,7 @@ def arrowfile_source():
             return "arrowfile"
 
         def schema(self):
-            return ("key binary, value binary, topic string, partition int, offset long, "
-                    "timestamp timestamp, timestampType int")
+            return ROW_SCHEMA
 
         def reader(self, schema):
             return ArrowFileReader(self.options)

@@ -52,11 +52,12 @@ def without_numpy() -> bool:
     global AVAILABLE
     import sys
 
-    if _core is None or sys.modules.get("numpy", False) is not False:
-        return sys.modules.get("numpy", False) is None
-    sys.modules["numpy"] = None
-    AVAILABLE = False
-    return True
+    loaded = sys.modules.get("numpy", False)   # False: never imported; None: kept out
+    if _core is not None and loaded is False:
+        sys.modules["numpy"] = None
+        AVAILABLE = False
+        return True
+    return loaded is None
 
 
 _SKIP: list[int] | None = None

@@ -303,15 +303,15 @@ def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMIT
             if lso is not None and off >= lso:
                 return
             key, value, headers = r[2], r[3], r[4]
+            # the decoder cuts the headers' values from the buffer it cuts the value from:
+            # with a value of bytes they are bytes too (a tuple of (str, bytes | None))
+            if headers and (value is None or value.__class__ is not bytes
+                            or headers.__class__ is not tuple):
+                headers = tuple([(k, _bytes(v)) for k, v in headers])
             if key is not None and key.__class__ is not bytes:
                 key = bytes(key)
             if value is not None and value.__class__ is not bytes:
                 value = bytes(value)
-                headers = tuple([(k, _bytes(v)) for k, v in headers])
-            elif headers and (value is None or headers.__class__ is not tuple):
-                headers = tuple([(k, _bytes(v)) for k, v in headers])
-            # else: the decoder cut the headers' values from the buffer it cut the value
-            # from, so they are bytes too (a tuple of (str, bytes | None) tuples)
             yield _record(ConsumerRecord, (
                 topic, part, off, r[1], ts_type, key, value, headers or (), epoch, None))
             n += 1

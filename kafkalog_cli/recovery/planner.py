@@ -225,7 +225,7 @@ def _index_sane(cls, path: Path, base: int, log_size: int) -> bool:
         except CorruptIndexError:
             return False
     prev_key = prev_val = None
-    for i, (a, b) in enumerate(idx.raw_entries()[:idx.entries - idx.zero_tail]):
+    for i, (a, b) in enumerate(idx.iter_raw_entries(idx.entries - idx.zero_tail)):
         rel, pos = (b, None) if is_time else (a, b)
         if rel < 0:
             return False

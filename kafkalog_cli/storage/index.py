@@ -115,8 +115,8 @@ class AbstractIndex:
         return self.ENTRY.unpack_from(self._buf, n * self.ENTRY.size)
 
     def raw_entries(self) -> list[tuple]:
-        size = self.ENTRY.size
-        return list(self.ENTRY.iter_unpack(bytes(self._buf[:self.entries * size])))
+        """Every entry in use as stored, listed (see :meth:`iter_raw_entries`)."""
+        return list(self.iter_raw_entries())
 
     def iter_raw_entries(self, stop: int | None = None) -> Iterator[tuple]:
         """The first ``stop`` entries (default: all in use) as stored, one at a time: a
