@@ -58,8 +58,8 @@ class AdminApis(ApiHandlers):
     """The admin handlers of one node over ``catalog``; ``options`` is the server's
     :class:`~kafkalog_cli.server.kafka_apis.ServerOptions`."""
 
-    def __init__(self, catalog: LogDirCatalog, options):
-        super().__init__(catalog, options)
+    def __init__(self, catalog: LogDirCatalog, options, auth=None):
+        super().__init__(catalog, options, auth)
         catalog.broker_configs.static.update({
             "num.partitions": str(options.num_partitions),
             "auto.create.topics.enable": "true" if options.auto_create_topics else "false"})

@@ -19,6 +19,14 @@ Memory, as ``SocketServer`` bounds it (docs/serve.md, "Limits"):
 Produce batches are validated on worker threads (:mod:`.workers`), so one large batch
 does not stall the other connections.
 
+Security (:mod:`.security`): the server opens every listener of ``listeners`` (default:
+one PLAINTEXT listener on ``options.host:options.port``), TLS on SSL / SASL_SSL ones. Each
+connection has a :class:`~.security.authenticator.Session` (its listener and principal,
+attached to every request); on a SASL listener the SASL exchange runs before the first
+request is dispatched, and a failed authentication is answered and closed after
+``connection.failed.authentication.delay.ms``. Before dispatch, a SaslHandshake may start a
+re-authentication and an expired session closes the connection.
+
 :class:`ServerThread` runs the server on its own event-loop thread (tests, benchmarks);
 :func:`run` runs it in the foreground until SIGTERM/SIGINT (``kafkalog serve``).
 """
@@ -31,12 +39,16 @@ import logging
 import signal
 import threading
 
-from ..errors import CloseConnection, IncompleteFrame, InvalidRequest
+from ..errors import AuthenticationError, CloseConnection, IncompleteFrame, InvalidRequest
+from ..protocol.apis import ApiKeys
 from ..protocol.wire import build_response, parse_request, read_frame_body, read_frame_size
 from . import configs as cfgs
 from .catalog import LogDirCatalog
 from .kafka_apis import NO_RESPONSE, KafkaApis, ServerOptions
 from .metrics import BrokerTopicStats
+from .security.authenticator import ListenerSecurity, SaslAuthenticator, Session, can_reauthenticate
+from .security.listeners import listeners_of
+from .security.server_security import ServerSecurity
 
 log = logging.getLogger("kafkalog.serve")
 
@@ -129,25 +141,39 @@ async def _cancelled(task: asyncio.Task | None) -> None:
 
 
 class KafkaServer:
-    """Serve ``catalog`` on ``options.host:options.port`` (port 0: an ephemeral port).
+    """Serve ``catalog`` on ``options.host:options.port`` (port 0: an ephemeral port), or
+    on the ``listeners`` of ``security_configs``.
 
     ``broker_configs``: :data:`~.configs.SOCKET_CONFIGS` overrides (name -> value):
     ``socket.request.max.bytes``, ``queued.max.request.bytes``,
     ``connections.max.idle.ms`` (DescribeConfigs reports them as static broker configs).
+    ``security_configs``: the security keys (:mod:`.security.config`: listeners, TLS, SASL,
+    the authorizer); ``add_scram``: :class:`~.security.scram.ScramUser` credentials to store
+    before listening (``--add-scram``).
 
     Raises:
         InvalidConfigError: a broker config out of range.
+        SecurityConfigError: a security config serve cannot run with.
     """
 
     def __init__(self, catalog: LogDirCatalog, options: ServerOptions, *,
                  bind_host: str | None = None, metrics_interval: float | None = None,
                  broker_configs: dict | None = None,
-                 checkpoint_interval: float = CHECKPOINT_INTERVAL_S):
+                 checkpoint_interval: float = CHECKPOINT_INTERVAL_S,
+                 security_configs: dict | None = None, add_scram=()):
         self.catalog = catalog
         self.options = options
         self.bind_host = bind_host or options.host
         self.stats = BrokerTopicStats()
-        self.apis = KafkaApis(catalog, options, self.stats)
+        listeners, skipped = listeners_of(
+            security_configs or {}, default_listeners=_listener_uri(self.bind_host, options.port),
+            advertised_host=options.host if options.host != self.bind_host else None)
+        self.security = ServerSecurity(catalog, security_configs or {}, listeners)
+        for name in skipped:
+            self.security.notes.append(f"listener {name} is a controller listener "
+                                       "(controller.listener.names): not opened")
+        self._add_scram = list(add_scram)
+        self.apis = KafkaApis(catalog, options, self.stats, security=self.security)
         self.metrics_interval = metrics_interval
         self.configs = cfgs.broker_configs(broker_configs)
         catalog.broker_configs.static.update({k: str(v) for k, v in (broker_configs or {}).items()})
@@ -157,7 +183,7 @@ class KafkaServer:
         self.max_idle = idle_ms / 1000 if idle_ms >= 0 else None
         self._connections: dict[asyncio.Task, _Connection] = {}
         self._idle_task: asyncio.Task | None = None
-        self._server: asyncio.base_events.Server | None = None
+        self._servers: list[asyncio.base_events.Server] = []
         self._clients: set[asyncio.Task] = set()
         self._metrics_task: asyncio.Task | None = None
         self.checkpoint_interval = checkpoint_interval
@@ -166,16 +192,32 @@ class KafkaServer:
         self.connection_errors = 0
 
     async def start(self) -> int:
-        """Load the coordinators' state, then listen; returns the bound port.
+        """Load the coordinators' state and the ACLs and SCRAM credentials, store the
+        ``add_scram`` credentials, then open every listener; returns the first listener's
+        bound port (each listener's is in its ``endpoint.port``; a port 0 advertised is the
+        bound one).
 
         Raises:
             CoordinatorLoadError: ``__consumer_offsets`` does not load (nothing is served).
+            KafkalogError: ``__cluster_metadata`` does not load.
+            OSError: a listener's address cannot be bound.
         """
         self.apis.load()
-        self._server = await asyncio.start_server(self._client, self.bind_host,
-                                                  self.options.port, reuse_address=True)
-        port = self._server.sockets[0].getsockname()[1]
-        self.options.port = port
+        self.security.load()
+        if self._add_scram:
+            self.security.add_scram_users(self._add_scram)
+        for note in self.security.notes:
+            log.info("%s", note)
+        try:
+            for sec in self.security.listeners:
+                await self._listen(sec)
+        except BaseException:
+            for srv in self._servers:
+                srv.close()
+            raise
+        first = self.security.listeners[0].listener
+        port = first.endpoint.port
+        self.options.host, self.options.port = first.advertised_host, first.advertised_port
         if self.metrics_interval:
             self._metrics_task = asyncio.create_task(self._report_metrics())
         if self.checkpoint_interval and not self.options.read_only:
@@ -185,6 +227,23 @@ class KafkaServer:
         if not self.options.read_only:
             self._txn_task = asyncio.create_task(self._abort_timed_out_transactions())
         return port
+
+    async def _listen(self, sec: ListenerSecurity) -> None:
+        """Bind one listener (TLS when it has a context) and note its bound port."""
+        lis = sec.listener
+        ep = lis.endpoint
+
+        async def client(reader, writer):
+            await self._client(reader, writer, sec)
+
+        server = await asyncio.start_server(
+            client, ep.host or None, ep.port, reuse_address=True, ssl=sec.ssl_context,
+            ssl_handshake_timeout=self.max_idle or 60.0 if sec.ssl_context else None)
+        self._servers.append(server)
+        bound = server.sockets[0].getsockname()[1]
+        if lis.advertised_port == 0:
+            lis.advertised_port = bound
+        ep.port = bound
 
     async def _abort_timed_out_transactions(self) -> None:
         """TransactionCoordinator's scheduled abortTimedOutTransactions, every
@@ -200,8 +259,8 @@ class KafkaServer:
 
     async def stop(self) -> None:
         """Stop listening, drop the connections, then close the log directory cleanly."""
-        if self._server is not None:
-            self._server.close()
+        for srv in self._servers:
+            srv.close()
         for t in list(self._clients):
             t.cancel()
         if self._clients:
@@ -214,9 +273,9 @@ class KafkaServer:
             await _cancelled(self._metrics_task)
             for line in self.stats.report():
                 log.info("%s", line)
-        if self._server is not None:
+        for srv in self._servers:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 1)
+                await asyncio.wait_for(srv.wait_closed(), 1)
         self.catalog.close()
 
     async def _checkpoints(self) -> None:
@@ -248,7 +307,8 @@ class KafkaServer:
                              _peer(conn.writer), self.max_idle * 1000)
                     task.cancel()
 
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                      sec: ListenerSecurity) -> None:
         task = asyncio.current_task()
         self._clients.add(task)
         loop = asyncio.get_running_loop()
@@ -257,11 +317,14 @@ class KafkaServer:
         peer = writer.get_extra_info("peername")
         client_host = f"/{peer[0]}" if isinstance(peer, tuple) else ""  # clientAddress
         pool = self.memory_pool
+        session = Session(sec, peer, writer.get_extra_info("sockname"))
 
         def touch():
             conn.last_active = loop.time()
 
         try:
+            await self._authenticate(session, reader, writer)
+            touch()
             while True:
                 size = await read_frame_size(reader, self.max_request_size)
                 if size is None:
@@ -274,8 +337,13 @@ class KafkaServer:
                     conn.busy = True
                     request = parse_request(frame)
                     request.client_host = client_host
+                    request.session = session
                     del frame
-                    result = await self.apis.handle(request)
+                    if session.expires_at is not None and \
+                            await self._reauthenticate(session, request, reader, writer):
+                        result = NO_RESPONSE
+                    else:
+                        result = await self.apis.handle(request)
                     request.body = None  # the records: given back with the bytes
                 finally:
                     pool.release(size)
@@ -287,6 +355,8 @@ class KafkaServer:
                 del result
                 await writer.drain()
                 touch()
+        except AuthenticationError as e:
+            await self._failed_authentication(session, writer, where, e)
         except InvalidRequest as e:
             self._connection_error(where, f"invalid request: {e}")
         except CloseConnection as e:
@@ -307,9 +377,64 @@ class KafkaServer:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
+    async def _authenticate(self, session: Session, reader, writer) -> None:
+        """The connection's principal: the client certificate's on SSL, the SASL
+        exchange's on SASL listeners (ANONYMOUS otherwise).
+
+        Raises:
+            AuthenticationError: answer after the failure delay, then close.
+            CloseConnection: a certificate no ``ssl.principal.mapping.rules`` rule maps.
+        """
+        sec = session.security
+        if sec.ssl_context is not None and not sec.uses_sasl:
+            from .security.ssl_factory import ssl_principal
+
+            try:
+                session.principal = ssl_principal(writer.get_extra_info("ssl_object"),
+                                                  sec.principal_mapper)
+            except ValueError as e:
+                raise CloseConnection(f"SSL principal mapping failed: {e}") from None
+        if sec.uses_sasl:
+            await SaslAuthenticator(session, self.apis.handle_api_versions).authenticate(
+                reader, writer)
+
+    async def _reauthenticate(self, session: Session, request, reader, writer) -> bool:
+        """Before dispatch, on a session with a lifetime: a SaslHandshake starts a
+        re-authentication (True: handled); any request after the session expired closes
+        the connection (``KafkaChannel`` / ``SocketServer.Processor``)."""
+        now = asyncio.get_running_loop().time()
+        if request.api_key == ApiKeys.SASL_HANDSHAKE and can_reauthenticate(session, now):
+            await SaslAuthenticator(session, self.apis.handle_api_versions,
+                                    reauth_of=session.mechanism).authenticate(
+                reader, writer, first_request=request)
+            return True
+        if session.expired(now):
+            raise CloseConnection(f"the session of {session.principal} expired "
+                                  "(connections.max.reauth.ms) without re-authentication")
+        return False
+
+    async def _failed_authentication(self, session: Session, writer, where: str,
+                                     e: AuthenticationError) -> None:
+        """``Selector``'s delayed close: wait ``connection.failed.authentication.delay.ms``,
+        send the failure response (if any), close."""
+        log.info("connection %s: failed authentication on listener %s: %s", where,
+                 session.listener_name, e.message)
+        delay = session.security.failed_auth_delay_ms / 1000
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if e.response is not None:
+            with contextlib.suppress(ConnectionError, OSError):
+                writer.write(e.response)
+                await asyncio.wait_for(writer.drain(), 5)
+
     def _connection_error(self, where: str, message: str) -> None:
         self.connection_errors += 1
         log.warning("connection %s: %s", where, message)
+
+
+def _listener_uri(host: str, port: int) -> str:
+    """``PLAINTEXT://host:port`` (an IPv6 host in brackets): ``--listen`` as a listener."""
+    return f"PLAINTEXT://{'[' + host + ']' if ':' in host else host}:{port}"
 
 
 def _peer(writer: asyncio.StreamWriter) -> str:
@@ -331,10 +456,11 @@ def _open(log_dir, options: ServerOptions, server_configs: dict | None,
 def run(log_dir, options: ServerOptions, *, bind_host: str | None = None,
         server_configs: dict | None = None, broker_configs: dict | None = None,
         metrics_interval: float | None = None, on_ready=None, recovered: bool = False,
-        lock=None) -> None:
+        lock=None, security_configs: dict | None = None, add_scram=()) -> None:
     """Serve in the foreground until SIGTERM or SIGINT, then close cleanly.
 
-    ``server_configs``: topic config defaults; ``broker_configs``: see :class:`KafkaServer`;
+    ``server_configs``: topic config defaults; ``broker_configs``, ``security_configs``,
+    ``add_scram``: see :class:`KafkaServer`;
     ``recovered``: the caller ran the log recovery on ``log_dir`` just before; ``lock``:
     the directory's :class:`~kafkalog_cli.storage.lock.LogDirLock`, held by the caller
     (released at the end).
@@ -348,16 +474,17 @@ def run(log_dir, options: ServerOptions, *, bind_host: str | None = None,
         raise
     try:
         asyncio.run(_serve_until_signal(catalog, options, bind_host, metrics_interval,
-                                        on_ready, broker_configs))
+                                        on_ready, broker_configs, security_configs, add_scram))
     finally:
         catalog.close(clean=False)  # a no-op after the clean close; else release the lock
 
 
 async def _serve_until_signal(catalog, options, bind_host, metrics_interval, on_ready,
-                              broker_configs):
+                              broker_configs, security_configs, add_scram):
     try:
         server = KafkaServer(catalog, options, bind_host=bind_host,
-                             metrics_interval=metrics_interval, broker_configs=broker_configs)
+                             metrics_interval=metrics_interval, broker_configs=broker_configs,
+                             security_configs=security_configs, add_scram=add_scram)
         await server.start()
     except BaseException:
         catalog.close(clean=False)
@@ -386,8 +513,11 @@ class ServerThread:
     def __init__(self, log_dir, options: ServerOptions | None = None, *,
                  server_configs: dict | None = None, broker_configs: dict | None = None,
                  metrics_interval: float | None = None,
-                 checkpoint_interval: float = CHECKPOINT_INTERVAL_S):
+                 checkpoint_interval: float = CHECKPOINT_INTERVAL_S,
+                 security_configs: dict | None = None, add_scram=()):
         self.checkpoint_interval = checkpoint_interval
+        self.security_configs = security_configs
+        self.add_scram = add_scram
         self.log_dir = log_dir
         self.options = options or ServerOptions(port=0)
         self.server_configs = server_configs
@@ -407,6 +537,13 @@ class ServerThread:
     def bootstrap(self) -> str:
         return f"{self.options.host}:{self.options.port}"
 
+    def listener_port(self, name: str) -> int:
+        """The bound port of the listener ``name`` (upper case)."""
+        for sec in self.server.security.listeners:
+            if sec.listener.name == name:
+                return sec.listener.endpoint.port
+        raise KeyError(name)
+
     def start(self) -> ServerThread:
         catalog = _open(self.log_dir, self.options, self.server_configs)
         self._loop = asyncio.new_event_loop()
@@ -414,7 +551,9 @@ class ServerThread:
             self.server = KafkaServer(catalog, self.options,
                                       metrics_interval=self.metrics_interval,
                                       broker_configs=self.broker_configs,
-                                      checkpoint_interval=self.checkpoint_interval)
+                                      checkpoint_interval=self.checkpoint_interval,
+                                      security_configs=self.security_configs,
+                                      add_scram=self.add_scram)
         except BaseException:
             catalog.close(clean=False)
             self._loop.close()

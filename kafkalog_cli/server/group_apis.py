@@ -51,8 +51,8 @@ class GroupApis(ApiHandlers):
     """The group handlers of one node; ``options`` is the server's ServerOptions."""
 
     def __init__(self, catalog: LogDirCatalog, options,
-                 coordinator: GroupCoordinator | None = None):
-        super().__init__(catalog, options)
+                 coordinator: GroupCoordinator | None = None, auth=None):
+        super().__init__(catalog, options, auth)
         self.groups = coordinator or GroupCoordinator(group_config(catalog))
 
     #: handlers that await the group (JoinGroup / SyncGroup)

@@ -65,6 +65,7 @@ from .group_log import GroupLogStore, load_groups, restore
 from .groups import GroupCoordinator, GroupStore
 from .handlers import partition_answers
 from .metrics import BrokerTopicStats
+from .security.authorizer import AuthHelper
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 from .transactions import TransactionCoordinator
 from .txn_apis import TxnApis
@@ -111,21 +112,25 @@ def _partition_error(index: int, error: Errors) -> dict:
 
 class KafkaApis:
     def __init__(self, catalog: LogDirCatalog, options: ServerOptions,
-                 stats: BrokerTopicStats | None = None):
+                 stats: BrokerTopicStats | None = None, *, security=None):
         self.catalog = catalog
         self.options = options
         self.stats = stats or BrokerTopicStats()
+        #: the server's security (listeners, authorizer, ACLs, SCRAM credentials); None:
+        #: no authorizer and the security APIs' answers of a broker without one
+        self.security = security
+        self.auth = security.auth if security is not None else AuthHelper(None)
         self._appended = asyncio.Event()
         #: validates Produce batches off the event loop (closed by :meth:`close`)
         self.workers = WorkerPool()
-        self.admin = AdminApis(catalog, options)
+        self.admin = AdminApis(catalog, options, self.auth)
         #: __consumer_offsets: the group coordinator's records (server/group_log.py)
         self.offsets_topic = CoordinatorTopic(
             catalog, OFFSETS_TOPIC, "offsets.topic.num.partitions",
             "offsets.topic.segment.bytes", on_append=lambda: self._notify_append())
         store = GroupStore() if options.read_only else GroupLogStore(self.offsets_topic)
         self.group_apis = GroupApis(catalog, options,
-                                    GroupCoordinator(group_config(catalog), store))
+                                    GroupCoordinator(group_config(catalog), store), self.auth)
         #: __transaction_state and the transaction coordinator (server/transactions.py)
         self.txn_topic = CoordinatorTopic(
             catalog, TRANSACTION_TOPIC, "transaction.state.log.num.partitions",
@@ -136,7 +141,7 @@ class KafkaApis:
             max_timeout_ms=catalog.broker_configs.int_value("transaction.max.timeout.ms"),
             on_append=lambda: self._notify_append())
         self.txn_apis = TxnApis(catalog, options, self.txn, self.group_apis.groups,
-                                self.offsets_topic)
+                                self.offsets_topic, self.auth)
         #: the group coordinator (server/groups.py)
         self.groups = self.group_apis.groups
         self.handlers = {
@@ -152,6 +157,8 @@ class KafkaApis:
         self.handlers.update(self.admin.handlers())
         self.handlers.update(self.group_apis.handlers())
         self.handlers.update(self.txn_apis.handlers())
+        if security is not None:
+            self.handlers.update(security.handlers())
         self._awaiting = _AWAITING | AdminApis.AWAITING | GroupApis.AWAITING
 
     def load(self) -> None:

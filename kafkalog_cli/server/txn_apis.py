@@ -30,8 +30,8 @@ class TxnApis(ApiHandlers):
     """The transaction handlers of one node."""
 
     def __init__(self, catalog: LogDirCatalog, options, coordinator: TransactionCoordinator,
-                 groups: GroupCoordinator, offsets_topic: CoordinatorTopic):
-        super().__init__(catalog, options)
+                 groups: GroupCoordinator, offsets_topic: CoordinatorTopic, auth=None):
+        super().__init__(catalog, options, auth)
         self.txn = coordinator
         self.groups = groups
         self.offsets_topic = offsets_topic
