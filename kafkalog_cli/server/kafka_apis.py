@@ -53,19 +53,20 @@ from ..storage.files import validate_topic_name
 from . import configs as cfgs
 from . import reads
 from .admin import (
-    CLUSTER_AUTHORIZED_OPERATIONS,
     EXCESSIVE_BATCH_MESSAGE,
     MAX_RECORDS_PER_USER_OP,
     AdminApis,
 )
-from .catalog import LogDirCatalog, Topic, is_internal
+from .catalog import METADATA_TOPIC, LogDirCatalog, Topic, is_internal
 from .coordinator_log import OFFSETS_TOPIC, TRANSACTION_TOPIC, CoordinatorTopic
 from .group_apis import GroupApis, group_config
 from .group_log import GroupLogStore, load_groups, restore
 from .groups import GroupCoordinator, GroupStore
-from .handlers import partition_answers
+from .handlers import endpoint_of, partition_answers
 from .metrics import BrokerTopicStats
+from .security.acls import CLUSTER_NAME, AclOperation, ResourceType
 from .security.authorizer import AuthHelper
+from .security.java_order import java_order
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 from .transactions import TransactionCoordinator
 from .txn_apis import TxnApis
@@ -74,9 +75,6 @@ from .workers import WorkerPool
 log = logging.getLogger("kafkalog.serve")
 
 ADMIN_CLIENT_ID = "__admin_client"
-#: AclOperation codes a topic supports (READ..ALTER_CONFIGS), as a 32-bit field: what the
-#: broker reports without an authorizer.
-TOPIC_AUTHORIZED_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 _INT32 = struct.Struct(">i")
 _INT8 = struct.Struct(">b")
 _INT16 = struct.Struct(">h")
@@ -208,7 +206,7 @@ class KafkaApis:
 
     # -- Metadata -----------------------------------------------------------------------
 
-    def _topic_metadata(self, topic: Topic, version: int, include_ops: bool) -> dict:
+    def _topic_metadata(self, req: Request, topic: Topic, include_ops: bool) -> dict:
         node = self.options.node_id
         parts = []
         for p in sorted(topic.partitions.keys() | topic.offline.keys()):
@@ -225,13 +223,20 @@ class KafkaApis:
         out = {"errorCode": 0, "name": topic.name, "topicId": topic.topic_id,
                "isInternal": is_internal(topic.name), "partitions": parts}
         if include_ops:
-            out["topicAuthorizedOperations"] = TOPIC_AUTHORIZED_OPERATIONS
+            out["topicAuthorizedOperations"] = self.auth.authorized_operations(
+                req, ResourceType.TOPIC, topic.name)
         return out
 
     def handle_metadata(self, req: Request) -> Reply:
+        """KafkaApis.handleTopicMetadataRequest: the topics asked (or all), those the
+        principal may not DESCRIBE left out of "all" and answered TOPIC_AUTHORIZATION_FAILED
+        when named (without their id: existence is not disclosed), unknown ones
+        auto-created when allowed (CREATE on the cluster or the topic, else
+        TOPIC_AUTHORIZATION_FAILED); this node advertised on the listener the request came
+        in on; the authorized-operations fields when asked (v8+)."""
         v = req.api_version
         body = req.body
-        include_ops = body.get("includeTopicAuthorizedOperations", False)
+        include_ops = v >= 8 and body.get("includeTopicAuthorizedOperations", False)
         requested = body["topics"]
         topics = []
         if requested and v < 12 and any(r.get("name") is None or r.get("topicId", ZERO_UUID)
@@ -245,57 +250,99 @@ class KafkaApis:
                                "name": "" if r.get("name") is None else r["name"],
                                "topicId": r.get("topicId", ZERO_UUID), "isInternal": False,
                                "partitions": []} for r in requested]})
+        auth = self.auth
         if requested is None or (v == 0 and not requested):
-            topics = [self._topic_metadata(t, v, include_ops)
-                      for _, t in sorted(self.catalog.topics.items())]
+            names = sorted(self.catalog.topics)
+            allowed = auth.filter_by_authorized(req, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                names, log_if_denied=False)
+            topics = [self._topic_metadata(req, self.catalog.topics[n], include_ops)
+                      for n in names if n in allowed]
         else:
-            allow_auto = body.get("allowAutoTopicCreation", True) if v >= 4 else True
-            for r in requested:
-                name = r.get("name")
-                if name is None:
-                    t = self.catalog.by_id.get(r.get("topicId", ZERO_UUID))
-                    if t is None:
-                        topics.append({"errorCode": int(Errors.UNKNOWN_TOPIC_ID), "name": None,
-                                       "topicId": r.get("topicId", ZERO_UUID),
-                                       "partitions": []})
-                    else:
-                        topics.append(self._topic_metadata(t, v, include_ops))
-                    continue
-                t = self.catalog.topics.get(name)
-                if t is None:
-                    error = Errors.UNKNOWN_TOPIC_OR_PARTITION
-                    try:
-                        _validate_name(name)
-                    except InvalidArgumentError:
-                        error = Errors.INVALID_TOPIC_EXCEPTION
-                    else:
-                        if allow_auto and self.options.auto_create_topics and \
-                                not self.options.read_only and \
-                                not is_internal(name) and not self._collides(name):
-                            # created synchronously: answered at once instead of
-                            # LEADER_NOT_AVAILABLE and a retry
-                            t = self.catalog.create_topic(name, self.options.num_partitions)
-                            log.info("auto-created topic %s with %d partitions", name,
-                                     self.options.num_partitions)
-                    if t is None:
-                        topics.append({"errorCode": int(error), "name": name,
-                                       "topicId": ZERO_UUID, "isInternal": is_internal(name),
-                                       "partitions": []})
-                        continue
-                topics.append(self._topic_metadata(t, v, include_ops))
+            topics = self._requested_metadata(req, requested, include_ops)
         node = self.options.node_id
-        # v8-10: the cluster's authorized operations when asked (all: no authorizer)
-        cluster_ops = CLUSTER_AUTHORIZED_OPERATIONS if 8 <= v <= 10 and body.get(
-            "includeClusterAuthorizedOperations") else -2**31
+        cluster_ops = -2**31
+        if 8 <= v <= 10 and body.get("includeClusterAuthorizedOperations"):
+            # v8-10: the cluster's authorized operations when asked (0 without DESCRIBE)
+            cluster_ops = (auth.authorized_operations(req, ResourceType.CLUSTER, CLUSTER_NAME)
+                           if auth.authorize_cluster(req, AclOperation.DESCRIBE) else 0)
+        host, port = endpoint_of(req, self.options)
         return Reply({
             "throttleTimeMs": 0,
-            "brokers": [{"nodeId": node, "host": self.options.host, "port": self.options.port,
-                         "rack": None}],
+            "brokers": [{"nodeId": node, "host": host, "port": port, "rack": None}],
             "clusterId": self.catalog.cluster_id,
             "controllerId": node,
             "topics": topics,
             "clusterAuthorizedOperations": cluster_ops,
         })
+
+    def _requested_metadata(self, req: Request, requested: list[dict],
+                            include_ops: bool) -> list[dict]:
+        """The named topics' entries, in Kafka's order: unknown topic ids, the topics the
+        principal may describe (request order), those it may not create, those it may not
+        describe."""
+        auth = self.auth
+        v = req.api_version
+        body = req.body
+        allow_auto = body.get("allowAutoTopicCreation", True) if v >= 4 else True
+        unknown_ids, by_name = [], []
+        for r in requested:
+            name = r.get("name")
+            if name is None:
+                t = self.catalog.by_id.get(r.get("topicId", ZERO_UUID))
+                if t is None:
+                    unknown_ids.append({"errorCode": int(Errors.UNKNOWN_TOPIC_ID), "name": None,
+                                        "topicId": r.get("topicId", ZERO_UUID), "partitions": []})
+                else:
+                    by_name.append((t.name, True))
+            else:
+                by_name.append((name, False))
+        names = [n for n, _ in by_name]
+        describable = auth.filter_by_authorized(req, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                dict.fromkeys(names))
+        creatable = None
+        auto = allow_auto and self.options.auto_create_topics
+        if auto and auth.enabled:
+            absent = [n for n in dict.fromkeys(names)
+                      if n in describable and n not in self.catalog.topics]
+            if absent and not auth.authorize_cluster(req, AclOperation.CREATE,
+                                                     log_if_denied=False):
+                creatable = auth.filter_by_authorized(req, AclOperation.CREATE,
+                                                      ResourceType.TOPIC, absent)
+        out, no_create, no_describe = [], [], []
+        for name, by_id in by_name:
+            if name not in describable:
+                t = self.catalog.topics.get(name)
+                no_describe.append({"errorCode": int(Errors.TOPIC_AUTHORIZATION_FAILED),
+                                    "name": None if by_id else name,
+                                    "topicId": t.topic_id if by_id and t else ZERO_UUID,
+                                    "isInternal": False, "partitions": []})
+                continue
+            t = self.catalog.topics.get(name)
+            if t is None and creatable is not None and name not in creatable:
+                no_create.append({"errorCode": int(Errors.TOPIC_AUTHORIZATION_FAILED),
+                                  "name": name, "topicId": ZERO_UUID,
+                                  "isInternal": is_internal(name), "partitions": []})
+                continue
+            if t is None:
+                error = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                try:
+                    _validate_name(name)
+                except InvalidArgumentError:
+                    error = Errors.INVALID_TOPIC_EXCEPTION
+                else:
+                    if auto and not self.options.read_only and \
+                            not is_internal(name) and not self._collides(name):
+                        # created synchronously: answered at once instead of
+                        # LEADER_NOT_AVAILABLE and a retry
+                        t = self.catalog.create_topic(name, self.options.num_partitions)
+                        log.info("auto-created topic %s with %d partitions", name,
+                                 self.options.num_partitions)
+                if t is None:
+                    out.append({"errorCode": int(error), "name": name, "topicId": ZERO_UUID,
+                                "isInternal": is_internal(name), "partitions": []})
+                    continue
+            out.append(self._topic_metadata(req, t, include_ops))
+        return unknown_ids + out + no_create + no_describe
 
     def _collides(self, name: str) -> bool:
         """Topic.hasCollision: '.' and '_' collide in metric names."""
@@ -321,12 +368,16 @@ class KafkaApis:
         except CorruptRecordError as e:
             # an exception out of handleProduceRequest: RequestHandlerHelper.handleError
             return self._produce_error_response(req, Errors.CORRUPT_MESSAGE, e.message)
-        if txn_parts and body["transactionalId"] is None:
+        txn_id = body["transactionalId"]
+        if txn_parts and (txn_id is None or not self.auth.authorize(
+                req, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id)):
             # ApiError.fromThrowable leaves out a message equal to the error's default one
             return self._produce_error_response(req, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        writable = self.auth.filter_by_authorized(req, AclOperation.WRITE, ResourceType.TOPIC,
+                                                  [td["name"] for td in body["topicData"]])
         slots: dict[tuple[str, int], dict] = {}  # response entries, first-seen order
-        missing: dict[tuple[str, int], Errors] = {}  # unauthorizedTopicResponses (--read-only),
-        # nonExistingTopicResponses (or offline)
+        missing: dict[tuple[str, int], Errors] = {}  # unauthorizedTopicResponses (no WRITE,
+        # --read-only), nonExistingTopicResponses (or offline)
         invalid: dict[tuple[str, int], Errors] = {}  # invalidRequestResponses
         authorized: dict[tuple[str, int], tuple] = {}  # authorizedRequestInfo
         for td in body["topicData"]:
@@ -335,6 +386,9 @@ class KafkaApis:
                 idx = pd["index"]
                 tp = (name, idx)
                 slots.setdefault(tp, {"index": idx})
+                if name not in writable:
+                    missing[tp] = Errors.TOPIC_AUTHORIZATION_FAILED
+                    continue
                 if self.options.read_only:  # no WRITE on any topic: nothing is validated
                     missing[tp] = READ_ONLY_ERROR
                     continue
@@ -472,16 +526,17 @@ class KafkaApis:
                           "sessionId": 0, "responses": []})
         max_wait = max(0, body["maxWaitMs"])
         deadline = time.monotonic() + max_wait / 1000
+        readable = self._readable_topics(req)
         while True:
             event = self._appended
-            responses, total, errored = self._read_all(body, v)
+            responses, total, errored = self._read_all(body, v, readable)
             if total >= body["minBytes"] or errored or max_wait == 0 or \
                     time.monotonic() >= deadline:
                 break
             try:
                 await asyncio.wait_for(event.wait(), deadline - time.monotonic())
             except asyncio.TimeoutError:
-                responses, total, errored = self._read_all(body, v)
+                responses, total, errored = self._read_all(body, v, readable)
                 break
         for name, parts in responses:
             n = sum(len(p["records"]) for p in parts)
@@ -500,7 +555,28 @@ class KafkaApis:
             out.append(entry)
         return Reply({"throttleTimeMs": 0, "errorCode": 0, "sessionId": 0, "responses": out})
 
-    def _read_all(self, body: dict, v: int):
+    def _readable_topics(self, req: Request) -> set[str] | None:
+        """The topics of a consumer's Fetch it may READ (KafkaApis.handleFetchRequest:
+        ``filterByAuthorized`` over its partitions; topic ids resolved first); None:
+        every topic (no authorizer)."""
+        if not self.auth.enabled:
+            return None
+        names = []
+        for ft in req.body["topics"]:
+            if req.api_version >= 13:
+                t = self.catalog.by_id.get(ft["topicId"])
+                if t is None:
+                    continue
+                name = t.name
+            else:
+                name = ft["topic"]
+            names += [name] * len(ft["partitions"])
+        return self.auth.filter_by_authorized(req, AclOperation.READ, ResourceType.TOPIC, names)
+
+    def _read_all(self, body: dict, v: int, readable: set[str] | None = None):
+        """``readable``: the topics the principal may read (None: all); the others'
+        partitions answer TOPIC_AUTHORIZATION_FAILED (before their existence is looked at,
+        so it is not disclosed)."""
         limit = body.get("maxBytes", 0x7FFFFFFF)
         min_one = True  # hardMaxBytesLimit is for v0-2 only
         committed = body.get("isolationLevel", 0) == 1
@@ -525,6 +601,10 @@ class KafkaApis:
             for fp in ft["partitions"]:
                 idx = fp["partition"]
                 part = t.partitions.get(idx) if t else None
+                if readable is not None and name is not None and name not in readable:
+                    errored = True
+                    parts.append(_fetch_error(idx, Errors.TOPIC_AUTHORIZATION_FAILED, ft))
+                    continue
                 if name:
                     self.stats.mark(name, "TotalFetchRequestsPerSec")
                 if part is None:
@@ -557,6 +637,9 @@ class KafkaApis:
     # -- ListOffsets --------------------------------------------------------------------
 
     def handle_list_offsets(self, req: Request) -> Reply:
+        """``handleListOffsetRequestV1AndAbove``: the topics the principal may DESCRIBE
+        through ``ReplicaManager.fetchOffset``, the others TOPIC_AUTHORIZATION_FAILED after
+        them."""
         v = req.api_version
         topics = []
         seen = set()
@@ -565,7 +648,11 @@ class KafkaApis:
             for p in t["partitions"]:
                 key = (t["name"], p["partitionIndex"])
                 (dups if key in seen else seen).add(key)
-        for name, p, parts in partition_answers(req.body["topics"], topics):
+        allowed = self.auth.filter_by_authorized(req, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                 [t["name"] for t in req.body["topics"]])
+        denied = [t for t in req.body["topics"] if t["name"] not in allowed]
+        for name, p, parts in partition_answers(
+                [t for t in req.body["topics"] if t["name"] in allowed], topics):
             idx = p["partitionIndex"]
             res = {"partitionIndex": idx, "errorCode": 0, "timestamp": -1, "offset": -1,
                    "leaderEpoch": -1}
@@ -587,11 +674,32 @@ class KafkaApis:
                     part, p["timestamp"], req.body.get("isolationLevel", 0) == 1)
                 if found is not None:
                     res["timestamp"], res["offset"], res["leaderEpoch"] = found
+        for t in denied:
+            topics.append({"name": t["name"], "partitions": [
+                {"partitionIndex": p["partitionIndex"], "leaderEpoch": -1,
+                 "errorCode": int(Errors.TOPIC_AUTHORIZATION_FAILED), "timestamp": -1,
+                 "offset": -1} for p in t["partitions"]]})
         return Reply({"throttleTimeMs": 0, "topics": topics})
 
     # -- InitProducerId -----------------------------------------------------------------
 
     def handle_init_producer_id(self, req: Request) -> Reply:
+        """``KafkaApis.handleInitProducerIdRequest``: WRITE on the transactional id, or -
+        idempotent - IDEMPOTENT_WRITE on the cluster or WRITE on some topic
+        (``authorizeByResourceType``)."""
+        txn_id = req.body["transactionalId"]
+        if txn_id is not None:
+            if not self.auth.authorize(req, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                       txn_id):
+                return Reply({"throttleTimeMs": 0, "errorCode": int(
+                    Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED), "producerId": -1,
+                    "producerEpoch": -1})
+        elif not self.auth.authorize_cluster(req, AclOperation.IDEMPOTENT_WRITE,
+                                             log_if_denied=False) and \
+                not self.auth.authorize_by_resource_type(req, AclOperation.WRITE,
+                                                         ResourceType.TOPIC):
+            return Reply({"throttleTimeMs": 0, "errorCode": int(
+                Errors.CLUSTER_AUTHORIZATION_FAILED), "producerId": -1, "producerEpoch": -1})
         if self.options.read_only and req.body["transactionalId"] is None:
             # an idempotent producer writes: as a broker answers a client without the
             # IdempotentWrite / Write permission
@@ -608,8 +716,39 @@ class KafkaApis:
     # -- CreateTopics / DeleteTopics ----------------------------------------------------
 
     def handle_create_topics(self, req: Request) -> Reply:
+        """``ControllerApis.createTopics`` then ``ReplicationControlManager.createTopics``:
+        CREATE on the cluster or on each topic (else TOPIC_AUTHORIZATION_FAILED
+        "Authorization failed.", answered after the others, as are duplicate names and
+        ``__cluster_metadata``); the configs of a new topic only when the principal may
+        DESCRIBE_CONFIGS it (else ``topicConfigErrorCode`` TOPIC_AUTHORIZATION_FAILED)."""
         body = req.body
         names = [t["name"] for t in body["topics"]]
+        auth = self.auth
+        refused: list[dict] = []
+        describable = None
+        if auth.enabled:
+            counts: dict[str, int] = {}
+            for n in names:
+                counts[n] = counts.get(n, 0) + 1
+            unique = [n for n in java_order(counts) if counts[n] == 1 and n != METADATA_TOPIC]
+            creatable = set(unique) if auth.authorize_cluster(
+                req, AclOperation.CREATE, log_if_denied=False) else auth.filter_by_authorized(
+                req, AclOperation.CREATE, ResourceType.TOPIC, unique)
+            describable = auth.filter_by_authorized(
+                req, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, unique,
+                log_if_denied=False)
+            refused = [_created(n, Errors.INVALID_REQUEST, "Duplicate topic name.")
+                       for n in java_order(counts) if counts[n] > 1]
+            for n in java_order(counts):
+                if n == METADATA_TOPIC and counts[n] == 1:
+                    refused.append(_created(n, Errors.INVALID_REQUEST, "Creation of internal "
+                                            f"topic {METADATA_TOPIC} is prohibited."))
+                elif counts[n] == 1 and n not in creatable:
+                    refused.append(_created(n, Errors.TOPIC_AUTHORIZATION_FAILED,
+                                            "Authorization failed."))
+            gone = {r["name"] for r in refused}
+            body = dict(body, topics=[t for t in body["topics"] if t["name"] not in gone])
+            names = [t["name"] for t in body["topics"]]
         results = []
         checked = []
         for t in body["topics"]:
@@ -634,18 +773,21 @@ class KafkaApis:
                 res.update(errorCode=int(Errors.POLICY_VIOLATION),
                            errorMessage=EXCESSIVE_BATCH_MESSAGE, topicId=ZERO_UUID,
                            numPartitions=-1, replicationFactor=-1, configs=[])
-            return Reply({"throttleTimeMs": 0, "topics": results})
+            return Reply({"throttleTimeMs": 0, "topics": results + refused})
         for t, res, n, overrides in checked:
             name = t["name"]
             if not body.get("validateOnly"):
                 topic = self.catalog.create_topic(name, n, overrides)
                 res["topicId"] = topic.topic_id
+            if describable is not None and name not in describable:
+                res["topicConfigErrorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
+                continue
             res["numPartitions"], res["replicationFactor"] = n, 1
             res["configs"] = [
                 {k: e[k] for k in ("name", "value", "readOnly", "configSource", "isSensitive")}
                 for e in cfgs.describe_topic(self.catalog.broker_configs, overrides, None,
                                              False)]
-        return Reply({"throttleTimeMs": 0, "topics": results})
+        return Reply({"throttleTimeMs": 0, "topics": results + refused})
 
     def _check_create(self, t: dict, names: list[str]):
         name = t["name"]
@@ -691,10 +833,29 @@ class KafkaApis:
         return Errors.NONE, None, overrides
 
     def handle_delete_topics(self, req: Request) -> Reply:
+        """``ControllerApis.deleteTopics``: DELETE on the cluster or the topic; a topic the
+        principal may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED whether it exists or
+        not (and, asked by id, without its name)."""
         v = req.api_version
         body = req.body
         wanted = ([{"name": n, "topicId": ZERO_UUID} for n in body["topicNames"]] if v < 6
                   else body["topics"])
+        describable = deletable = None
+        if self.auth.enabled:
+            names = []
+            for w in wanted:
+                if w.get("name") is not None:
+                    names.append(w["name"])
+                elif (t := self.catalog.by_id.get(w.get("topicId", ZERO_UUID))) is not None:
+                    names.append(t.name)
+            names = list(dict.fromkeys(names))
+            if self.auth.authorize_cluster(req, AclOperation.DELETE, log_if_denied=False):
+                describable = deletable = set(names)
+            else:
+                describable = self.auth.filter_by_authorized(
+                    req, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
+                deletable = self.auth.filter_by_authorized(
+                    req, AclOperation.DELETE, ResourceType.TOPIC, names)
         results = []
         for w in wanted:
             name, tid = w.get("name"), w.get("topicId", ZERO_UUID)
@@ -706,11 +867,22 @@ class KafkaApis:
                     res["errorCode"] = int(Errors.UNKNOWN_TOPIC_ID)
                     res["errorMessage"] = "This server does not host this topic ID."
                     continue
+                if deletable is not None and t.name not in deletable:
+                    res["errorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
+                    if t.name in describable:
+                        res["name"] = t.name
+                    continue
             else:
+                if describable is not None and name is not None and name not in describable:
+                    res["errorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
+                    continue
                 t = self.catalog.topics.get(name) if name is not None else None
                 if t is None:
                     res["errorCode"] = int(Errors.UNKNOWN_TOPIC_OR_PARTITION)
                     res["errorMessage"] = "This server does not host this topic-partition."
+                    continue
+                if deletable is not None and t.name not in deletable:
+                    res["errorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
                     continue
             res["name"], res["topicId"] = t.name, t.topic_id
             if self.options.read_only:
@@ -720,6 +892,12 @@ class KafkaApis:
             self.groups.on_topic_deleted(t.name)
             log.info("deleted topic %s", t.name)
         return Reply({"throttleTimeMs": 0, "responses": results})
+
+
+def _created(name: str, error: Errors, message: str) -> dict:
+    """A CreatableTopicResult refused before the controller looked at it."""
+    return {"name": name, "topicId": ZERO_UUID, "errorCode": int(error), "errorMessage": message,
+            "numPartitions": -1, "replicationFactor": -1, "configs": []}
 
 
 #: handlers that await (Produce's validation on a worker thread, Fetch's delayed read;
