@@ -234,7 +234,7 @@ class StandardAuthorizer:
             p, e = b.pattern, b.entry
             if p.resource_type != rtype:
                 continue
-            if e.host != ctx.client_host and e.host != WILDCARD:
+            if not host_matches(e.host, ctx.client_host):  # Kafka 4.4: CIDR ranges too
                 continue
             if e.principal != WILDCARD_PRINCIPAL and _acl_principal(e.principal) != \
                     ctx.principal:
