@@ -323,7 +323,8 @@ class KafkaServer:
             conn.last_active = loop.time()
 
         try:
-            await self._authenticate(session, reader, writer)
+            if not await self._authenticate(session, reader, writer):
+                return  # the client left during the SASL exchange (the finally closes)
             touch()
             while True:
                 size = await read_frame_size(reader, self.max_request_size)
@@ -377,9 +378,10 @@ class KafkaServer:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    async def _authenticate(self, session: Session, reader, writer) -> None:
+    async def _authenticate(self, session: Session, reader, writer) -> bool:
         """The connection's principal: the client certificate's on SSL, the SASL
-        exchange's on SASL listeners (ANONYMOUS otherwise).
+        exchange's on SASL listeners (ANONYMOUS otherwise). False: the client closed the
+        connection during the SASL exchange.
 
         Raises:
             AuthenticationError: answer after the failure delay, then close.
@@ -395,8 +397,9 @@ class KafkaServer:
             except ValueError as e:
                 raise CloseConnection(f"SSL principal mapping failed: {e}") from None
         if sec.uses_sasl:
-            await SaslAuthenticator(session, self.apis.handle_api_versions).authenticate(
+            return await SaslAuthenticator(session, self.apis.handle_api_versions).authenticate(
                 reader, writer)
+        return True
 
     async def _reauthenticate(self, session: Session, request, reader, writer) -> bool:
         """Before dispatch, on a session with a lifetime: a SaslHandshake starts a
@@ -404,9 +407,11 @@ class KafkaServer:
         the connection (``KafkaChannel`` / ``SocketServer.Processor``)."""
         now = asyncio.get_running_loop().time()
         if request.api_key == ApiKeys.SASL_HANDSHAKE and can_reauthenticate(session, now):
-            await SaslAuthenticator(session, self.apis.handle_api_versions,
-                                    reauth_of=session.mechanism).authenticate(
-                reader, writer, first_request=request)
+            if not await SaslAuthenticator(session, self.apis.handle_api_versions,
+                                           reauth_of=session.mechanism).authenticate(
+                    reader, writer, first_request=request):
+                raise CloseConnection("the client closed the connection during "
+                                      "re-authentication")
             return True
         if session.expired(now):
             raise CloseConnection(f"the session of {session.principal} expired "

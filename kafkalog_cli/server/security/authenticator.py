@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from ...errors import (
     AuthenticationError,
     CloseConnection,
-    IncompleteFrame,
     InvalidRequest,
     SaslError,
     SecurityConfigError,
@@ -224,9 +223,9 @@ class SaslAuthenticator:
     """Drives one SASL exchange over a connection (see the module docstring).
 
     ``api_versions(request) -> response body`` answers an ApiVersions request as the
-    server does. :meth:`authenticate` returns when the client is authenticated; it raises
-    :class:`~kafkalog_cli.errors.AuthenticationError` (answer ``.response`` after the
-    failure delay, then close) or ``InvalidRequest`` / ``IncompleteFrame`` /
+    server does. :meth:`authenticate` returns when the client is authenticated or gone; it
+    raises :class:`~kafkalog_cli.errors.AuthenticationError` (answer ``.response`` after
+    the failure delay, then close) or ``InvalidRequest`` / ``IncompleteFrame`` /
     ``CloseConnection`` (close now).
     """
 
@@ -245,23 +244,26 @@ class SaslAuthenticator:
     def _text(self) -> str:
         return "re-authentication" if self.previous_mechanism else "authentication"
 
-    async def _read(self, reader) -> bytes:
+    async def _read(self, reader) -> bytes | None:
         try:
             size = await read_frame_size(reader, self.security.max_receive_size)
         except InvalidRequest:
             raise AuthenticationError("Failing SASL authentication due to invalid receive "
                                       "size") from None
         if size is None:
-            raise IncompleteFrame(0, 4)
+            return None
         return await read_frame_body(reader, size)
 
-    async def authenticate(self, reader, writer, first_request=None) -> None:
-        """Run the exchange until the client is authenticated. ``first_request``: the
-        parsed SaslHandshake that started a re-authentication."""
+    async def authenticate(self, reader, writer, first_request=None) -> bool:
+        """Run the exchange until the client is authenticated (True) or closes the
+        connection between frames (False). ``first_request``: the parsed SaslHandshake
+        that started a re-authentication."""
         if first_request is not None:
             await self._kafka_request(None, writer, first_request)
         while self.state != "COMPLETE":
             frame = await self._read(reader)
+            if frame is None:
+                return False
             if self.state in ("INITIAL_REQUEST", "HANDSHAKE_OR_VERSIONS_REQUEST",
                               "HANDSHAKE_REQUEST", "REAUTH_PROCESS_HANDSHAKE"):
                 await self._kafka_request(frame, writer)
@@ -271,6 +273,7 @@ class SaslAuthenticator:
                 await self._sasl_token(frame, writer)
             else:
                 raise CloseConnection(f"unexpected SASL state {self.state}")
+        return True
 
     async def _send(self, writer, data: bytes) -> None:
         writer.write(data)
