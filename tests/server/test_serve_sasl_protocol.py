@@ -173,7 +173,7 @@ def test_scram_exchange_on_the_wire(sasl):
     final_bare = f"c=biws,r={parts['r']}"
     auth = f"{first_bare},{server_first},{final_bare}".encode()
     sig = hmac.new(hashlib.sha256(client_key).digest(), auth, "sha256").digest()
-    proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, sig))).decode()
+    proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, sig, strict=True))).decode()
     r2 = c.request(ApiKeys.SASL_AUTHENTICATE, 2, {"authBytes": f"{final_bare},p={proof}".encode()})
     server_key = hmac.new(salted, b"Server Key", "sha256").digest()
     assert r2["errorCode"] == 0

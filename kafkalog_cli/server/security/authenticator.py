@@ -84,6 +84,8 @@ class ListenerSecurity:
     max_receive_size: int = 524288
     #: ``(user, ScramMechanism) -> ScramCredential | None``
     credentials: object = None
+    #: lines for the start-up log (where serve reads a config differently from a broker)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def uses_sasl(self) -> bool:
@@ -144,6 +146,9 @@ def listener_security(listener: Listener, credentials) -> ListenerSecurity:
         if text is None and cfg.get("sasl.jaas.config") is not None:
             # a broker ignores it (with a warning); serve uses it: see docs/serve.md
             key, text = "sasl.jaas.config", cfg["sasl.jaas.config"]
+            sec.notes.append(f"{where}: {m} uses the unprefixed sasl.jaas.config (a broker "
+                             f"ignores it: it reads {m.lower()}.sasl.jaas.config, "
+                             f"listener-prefixed or not)")
         if text is not None:
             sec.jaas[m] = parse_jaas_config(text, f"{where}: {key}")
         elif m in (PLAIN, OAUTHBEARER):

@@ -101,6 +101,8 @@ class ServerSecurity:
         self.image.listeners.append(self._on_change)
         self.listeners: list[ListenerSecurity] = [listener_security(lis, self.credential)
                                                   for lis in listeners]
+        for sec in self.listeners:
+            self.notes += sec.notes
         self.acl_apis = AclApis(self)
         self.scram_apis = ScramApis(self)
 
