@@ -84,7 +84,8 @@ class AdminApis(ApiHandlers):
         denied = []  # ConfigHelper: the unauthorized resources answered after the others
         for r in body["resources"]:
             rtype, rname = r["resourceType"], r["resourceName"]
-            res = {"errorCode": 0, "errorMessage": None, "resourceType": rtype,
+            # DescribeConfigsResult.errorMessage unset ("") unless an error (Kafka 4.4)
+            res = {"errorCode": 0, "errorMessage": "", "resourceType": rtype,
                    "resourceName": rname, "configs": []}
             error = self._config_authorization(req, AclOperation.DESCRIBE_CONFIGS, rtype, rname)
             if error is not None:

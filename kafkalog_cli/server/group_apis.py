@@ -71,8 +71,10 @@ class GroupApis(ApiHandlers):
         host, port = self.endpoint(req)
         out = []
         for key in keys:
+            # v4's Coordinator.errorMessage is left unset ("") by KafkaApis; below v4 the
+            # response's is Errors.message() (null for NONE)
             c = {"key": key, "nodeId": node, "host": host, "port": port, "errorCode": 0,
-                 "errorMessage": None}
+                 "errorMessage": "" if v >= 4 else None}
             key_type = body.get("keyType", COORDINATOR_GROUP)
             denied = None
             if key_type == COORDINATOR_GROUP and not self.auth.authorize(
@@ -85,7 +87,7 @@ class GroupApis(ApiHandlers):
             if denied is not None:
                 # KafkaApis.getCoordinator: Node.noNode; below v4 the error's message
                 c.update(nodeId=-1, host="", port=-1, errorCode=int(denied[0]),
-                         errorMessage=denied[1] if v < 4 else None)
+                         errorMessage=denied[1] if v < 4 else "")
             elif key_type not in (COORDINATOR_GROUP, COORDINATOR_TRANSACTION):
                 c.update(nodeId=-1, host="", port=-1,
                          errorCode=int(Errors.COORDINATOR_NOT_AVAILABLE),

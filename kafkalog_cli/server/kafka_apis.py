@@ -75,6 +75,8 @@ from .workers import WorkerPool
 log = logging.getLogger("kafkalog.serve")
 
 ADMIN_CLIENT_ID = "__admin_client"
+#: ``new ApiError(TOPIC_AUTHORIZATION_FAILED)``'s message (the error's default)
+TOPIC_AUTHORIZATION_FAILED_MESSAGE = "Topic authorization failed."
 _INT32 = struct.Struct(">i")
 _INT8 = struct.Struct(">b")
 _INT16 = struct.Struct(">h")
@@ -869,12 +871,14 @@ class KafkaApis:
                     continue
                 if deletable is not None and t.name not in deletable:
                     res["errorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
+                    res["errorMessage"] = TOPIC_AUTHORIZATION_FAILED_MESSAGE
                     if t.name in describable:
                         res["name"] = t.name
                     continue
             else:
                 if describable is not None and name is not None and name not in describable:
                     res["errorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
+                    res["errorMessage"] = TOPIC_AUTHORIZATION_FAILED_MESSAGE
                     continue
                 t = self.catalog.topics.get(name) if name is not None else None
                 if t is None:
@@ -883,6 +887,7 @@ class KafkaApis:
                     continue
                 if deletable is not None and t.name not in deletable:
                     res["errorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
+                    res["errorMessage"] = TOPIC_AUTHORIZATION_FAILED_MESSAGE
                     continue
             res["name"], res["topicId"] = t.name, t.topic_id
             if self.options.read_only:

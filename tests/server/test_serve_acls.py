@@ -113,7 +113,7 @@ def test_acl_apis_create_describe_delete_as_the_controller_answers(acl_server):
     good = [acl(TOPIC, "api-orders", READ), acl(TOPIC, "api-", WRITE, pattern=PREFIXED),
             acl(TOPIC, "*", DESCRIBE, principal="User:*"),
             acl(GROUP, "api-g", READ, DENY, host="10.0.0.0/8")]
-    assert create_acls(admin, *good, good[0]) == [(0, None)] * 5
+    assert create_acls(admin, *good, good[0]) == [(0, "")] * 5
     bad = [acl(CLUSTER, "not-the-cluster", ALTER), acl(TOPIC, "", READ),
            acl(TOPIC, "x", READ, principal="alice"), acl(TOPIC, "x", READ, host="10.0.0.0/99"),
            acl(TOPIC, "x", READ, host="")]
@@ -123,12 +123,11 @@ def test_acl_apis_create_describe_delete_as_the_controller_answers(acl_server):
     assert out[1][1] == "Invalid empty resource name"
     assert out[2][1] == ("Could not parse principal from `alice` (no colon is present "
                          "separating the principal type from the principal name)")
-    assert out[3][1].startswith("Invalid CIDR notation '10.0.0.0/99'")
+    assert out[3][1] == "Invalid CIDR notation '10.0.0.0/99': Value [99] not in range [0,32]"
     assert out[4][1] == "Host pattern cannot be null or empty"
     # an ANY / MATCH in a creation: CreateAclsRequest.aclBinding throws, the request fails
     assert create_acls(admin, good[0], acl(TOPIC, "x", READ, pattern=MATCH)) == [
-        (Errors.UNKNOWN_SERVER_ERROR, "The server experienced an unexpected error when "
-                                      "processing the request.")] * 2
+        (Errors.UNKNOWN_SERVER_ERROR, None)] * 2
     match = describe_acls(admin, resourceTypeFilter=TOPIC, resourceNameFilter="api-orders",
                           patternTypeFilter=MATCH)
     assert match["errorCode"] == 0
@@ -158,13 +157,13 @@ def test_acl_apis_need_the_cluster_permissions(acl_server):
     alice = raw_as(server, "alice")
     d = describe_acls(alice)
     assert d["errorCode"] == Errors.CLUSTER_AUTHORIZATION_FAILED and d["resources"] == []
-    assert "is not authorized" in d["errorMessage"] and "User:alice" in d["errorMessage"]
+    assert d["errorMessage"].endswith("needs DESCRIBE permission.")
     assert [e for e, _ in create_acls(alice, acl(TOPIC, "t", READ), acl(TOPIC, "u", READ))] \
         == [Errors.CLUSTER_AUTHORIZATION_FAILED] * 2
     assert delete_acls(alice)["errorCode"] == Errors.CLUSTER_AUTHORIZATION_FAILED
     admin = raw_as(server, "admin")
-    assert create_acls(admin, acl(CLUSTER, "kafka-cluster", ALTER)) == [(0, None)]
-    assert create_acls(alice, acl(TOPIC, "by-alice", READ, principal="User:bob")) == [(0, None)]
+    assert create_acls(admin, acl(CLUSTER, "kafka-cluster", ALTER)) == [(0, "")]
+    assert create_acls(alice, acl(TOPIC, "by-alice", READ, principal="User:bob")) == [(0, "")]
     # ALTER implies DESCRIBE (StandardAuthorizer), so alice may describe now
     assert describe_acls(alice, resourceTypeFilter=TOPIC, resourceNameFilter="by-alice",
                          patternTypeFilter=LITERAL)["errorCode"] == 0
@@ -183,7 +182,7 @@ def test_acls_and_scram_users_live_in_cluster_metadata(tmp_path):
     with _serve(tmp_path, certs, add_scram=users) as s:
         admin = raw_as(s, "admin")
         assert create_acls(admin, acl(TOPIC, "kept", READ), acl(TOPIC, "gone", READ)) == \
-            [(0, None)] * 2
+            [(0, "")] * 2
         assert len(delete_acls(admin, resourceTypeFilter=TOPIC, resourceNameFilter="gone")[
             "matchingAcls"]) == 1
         admin.close()
@@ -240,9 +239,9 @@ def test_produce_and_fetch_follow_the_acls(acl_server):
     admin = raw_as(server, "admin")
     err = _produce(server, "alice", "pf-orders")
     assert err is not None and err.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
-    assert create_acls(admin, acl(TOPIC, "pf-", WRITE, pattern=PREFIXED)) == [(0, None)]
+    assert create_acls(admin, acl(TOPIC, "pf-", WRITE, pattern=PREFIXED)) == [(0, "")]
     assert _produce(server, "alice", "pf-orders") is None
-    assert create_acls(admin, acl(TOPIC, "pf-audit", ALL, DENY)) == [(0, None)]
+    assert create_acls(admin, acl(TOPIC, "pf-audit", ALL, DENY)) == [(0, "")]
     err = _produce(server, "alice", "pf-audit")
     assert err is not None and err.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
 
@@ -260,9 +259,9 @@ def test_produce_and_fetch_follow_the_acls(acl_server):
             c.close()
 
     assert create_acls(admin, acl(TOPIC, "pf-orders", READ, host="10.9.9.9"),
-                       acl(GROUP, "pf-reader", READ)) == [(0, None)] * 2
+                       acl(GROUP, "pf-reader", READ)) == [(0, "")] * 2
     assert read_one() == KafkaError.TOPIC_AUTHORIZATION_FAILED
-    assert create_acls(admin, acl(TOPIC, "pf-orders", READ, host="127.0.0.1")) == [(0, None)]
+    assert create_acls(admin, acl(TOPIC, "pf-orders", READ, host="127.0.0.1")) == [(0, "")]
     assert read_one() == b"v"
     delete_acls(admin, principalFilter="User:alice")
     admin.close()
@@ -276,7 +275,7 @@ def test_consumer_groups_need_read_on_the_group(acl_server):
     server, _ = acl_server
     _create_topic(server, "grp-t")
     admin = raw_as(server, "admin")
-    assert create_acls(admin, acl(TOPIC, "grp-t", READ)) == [(0, None)]
+    assert create_acls(admin, acl(TOPIC, "grp-t", READ)) == [(0, "")]
 
     def consume():
         c = Consumer({**_ck(server, "alice"), "group.id": "grp-app",
@@ -294,7 +293,7 @@ def test_consumer_groups_need_read_on_the_group(acl_server):
             c.close()
 
     assert consume() == KafkaError.GROUP_AUTHORIZATION_FAILED
-    assert create_acls(admin, acl(GROUP, "grp-", READ, pattern=PREFIXED)) == [(0, None)]
+    assert create_acls(admin, acl(GROUP, "grp-", READ, pattern=PREFIXED)) == [(0, "")]
     assert consume() == "assigned"
     alice = raw_as(server, "alice")
     res = alice.request(ApiKeys.OFFSET_COMMIT, 8, {
@@ -330,7 +329,7 @@ def test_transactions_and_idempotence_need_their_acls(acl_server):
     assert "TRANSACTIONAL_ID_AUTHORIZATION_FAILED" in str(e.value) or \
         "Transactional Id authorization failed" in str(e.value)
     assert create_acls(admin, acl(TXN, "tx-alice", WRITE), acl(TOPIC, "tx-t", WRITE)) == [
-        (0, None)] * 2
+        (0, "")] * 2
     p = Producer({**_ck(server, "alice"), "transactional.id": "tx-alice"})
     p.init_transactions(10)
     p.begin_transaction()
@@ -342,7 +341,7 @@ def test_transactions_and_idempotence_need_their_acls(acl_server):
         "producerEpoch": -1})
     assert res["errorCode"] == Errors.CLUSTER_AUTHORIZATION_FAILED
     assert create_acls(admin, acl(CLUSTER, "kafka-cluster", IDEMPOTENT_WRITE,
-                                  principal="User:bob")) == [(0, None)]
+                                  principal="User:bob")) == [(0, "")]
     res = alice.request(ApiKeys.INIT_PRODUCER_ID, 4, {
         "transactionalId": None, "transactionTimeoutMs": 60000, "producerId": -1,
         "producerEpoch": -1})
@@ -369,7 +368,7 @@ def test_admin_requests_and_metadata_follow_the_acls(acl_server):
     res = alice.request(ApiKeys.CREATE_TOPICS, 7, body)["topics"][0]
     assert (res["errorCode"], res["errorMessage"]) == (Errors.TOPIC_AUTHORIZATION_FAILED,
                                                        "Authorization failed.")
-    assert create_acls(admin, acl(TOPIC, "adm-", CREATE, pattern=PREFIXED)) == [(0, None)]
+    assert create_acls(admin, acl(TOPIC, "adm-", CREATE, pattern=PREFIXED)) == [(0, "")]
     res = alice.request(ApiKeys.CREATE_TOPICS, 7, body)["topics"][0]
     assert res["errorCode"] == 0
     # created, but without DESCRIBE_CONFIGS the configs are not shown
@@ -383,7 +382,7 @@ def test_admin_requests_and_metadata_follow_the_acls(acl_server):
         "allowAutoTopicCreation": False, "includeTopicAuthorizedOperations": True})
     assert (md["topics"][0]["errorCode"], md["topics"][0]["topicId"]) == (
         Errors.TOPIC_AUTHORIZATION_FAILED, "AAAAAAAAAAAAAAAAAAAAAA")
-    assert create_acls(admin, acl(TOPIC, "adm-new", READ)) == [(0, None)]
+    assert create_acls(admin, acl(TOPIC, "adm-new", READ)) == [(0, "")]
     md = alice.request(ApiKeys.METADATA, 12, {"topics": None, "allowAutoTopicCreation": False,
                                               "includeTopicAuthorizedOperations": True})
     [t] = [t for t in md["topics"] if t["name"] == "adm-new"]
@@ -420,7 +419,7 @@ def test_certificate_principal_takes_the_acls(acl_server):
     server, certs = acl_server
     _create_topic(server, "cert-t")
     admin = raw_as(server, "admin")
-    assert create_acls(admin, acl(TOPIC, "cert-t", WRITE)) == [(0, None)]
+    assert create_acls(admin, acl(TOPIC, "cert-t", WRITE)) == [(0, "")]
 
     def produce(cert):
         conf = {"bootstrap.servers": f"127.0.0.1:{server.listener_port('SSL')}",
@@ -483,8 +482,7 @@ def test_scram_credentials_apis_with_the_admin_client(acl_server):
     res = alice.request(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, {"users": [{"name": "a"}]})
     assert res["errorCode"] == Errors.CLUSTER_AUTHORIZATION_FAILED
     assert res["results"] == [{"user": "", "errorCode": Errors.CLUSTER_AUTHORIZATION_FAILED,
-                               "errorMessage": "Cluster authorization failed.",
-                               "credentialInfos": []}]
+                               "errorMessage": None, "credentialInfos": []}]
     res = alice.request(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, {"deletions": [
         {"name": "b", "mechanism": 1}, {"name": "a", "mechanism": 1}], "upsertions": []})
     assert [(r["user"], r["errorCode"]) for r in res["results"]] == [
@@ -540,7 +538,7 @@ def test_read_only_server_enforces_a_copied_directorys_acls(tmp_path):
     users = [parse_add_scram(a) for a in add_scram_args()]
     with _serve(tmp_path, certs, add_scram=users) as s:
         admin = raw_as(s, "admin")
-        assert create_acls(admin, acl(TOPIC, "ro", READ)) == [(0, None)]
+        assert create_acls(admin, acl(TOPIC, "ro", READ)) == [(0, "")]
         admin.close()
     before = {p: p.stat().st_mtime_ns for p in (tmp_path / "logs").rglob("*")}
     with ServerThread(tmp_path / "logs", ServerOptions(port=0, read_only=True),

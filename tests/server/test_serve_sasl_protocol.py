@@ -80,7 +80,7 @@ def test_apiversions_and_handshake_then_plain_authenticate(sasl):
     assert hs == {"errorCode": 0,
                   "mechanisms": ["PLAIN", "SCRAM-SHA-512", "SCRAM-SHA-256", "OAUTHBEARER"]}
     res = c.request(ApiKeys.SASL_AUTHENTICATE, 2, {"authBytes": b"\0alice\0alice-secret"})
-    assert res == {"errorCode": 0, "errorMessage": None, "authBytes": b"",
+    assert res == {"errorCode": 0, "errorMessage": "", "authBytes": b"",
                    "sessionLifetimeMs": 0}
     assert c.request(ApiKeys.METADATA, 12, METADATA_BODY)["brokers"]
     # after the exchange both SASL APIs are ordinary requests: ILLEGAL_SASL_STATE

@@ -50,21 +50,23 @@ from .metadata_log import ACCESS_CONTROL_ENTRY, REMOVE_ACCESS_CONTROL_ENTRY, acl
 
 #: QuorumController.MAX_RECORDS_PER_USER_OP
 MAX_RECORDS_PER_USER_OP = 10_000
-UNKNOWN_SERVER_ERROR_MESSAGE = ("The server experienced an unexpected error when processing "
-                                "the request.")
+#: ApiError.fromThrowable of an exception that is no ApiException: UNKNOWN_SERVER_ERROR,
+#: without a message (Kafka 4.4)
+UNKNOWN_SERVER_ERROR_MESSAGE = None
 
 
-def cluster_denied_message(req) -> str:
-    """``ClusterAuthorizationException("Request $request is not authorized.")`` with
-    ``RequestChannel.Request.toString``."""
+def cluster_denied_message(req, op: AclOperation) -> str:
+    """``AuthHelper.authorizeClusterOperation``'s ClusterAuthorizationException (Kafka 4.4:
+    ``Request $request needs $op permission.``), ``Request.toString`` written with this
+    connection's values (the broker's names its processor, session object and buffer)."""
     session = getattr(req, "session", None)
     if session is None:
-        return f"Request Request(processor=0, session=Session(User:ANONYMOUS,{req.client_host})" \
-               ") is not authorized."
+        return f"Request Request(processor=0, connectionId=, session={req.client_host}) " \
+               f"needs {op.name} permission."
     return (f"Request Request(processor=0, connectionId={session.connection_id}, "
             f"session={session.describe()}, listenerName=ListenerName({session.listener_name}),"
             f" securityProtocol={session.listener.security_protocol}, buffer=null, "
-            "envelope=None) is not authorized.")
+            f"envelope=Optional.empty) needs {op.name} permission.")
 
 
 def _check_codes(req, items, keys) -> None:
@@ -126,10 +128,12 @@ class AclApis:
         _check_codes(req, [body], ("resourceTypeFilter", "patternTypeFilter", "operation",
                                    "permissionType"))
         auth = self.security.auth
-        out = {"throttleTimeMs": 0, "errorCode": 0, "errorMessage": None, "resources": []}
+        # an unset nullable string is "" (the generated message's default), null only
+        # where Kafka sets it so
+        out = {"throttleTimeMs": 0, "errorCode": 0, "errorMessage": "", "resources": []}
         if not auth.authorize_cluster(req, AclOperation.DESCRIBE):
             out.update(errorCode=int(Errors.CLUSTER_AUTHORIZATION_FAILED),
-                       errorMessage=cluster_denied_message(req))
+                       errorMessage=cluster_denied_message(req, AclOperation.DESCRIBE))
             return out
         if auth.authorizer is None:
             out.update(errorCode=int(Errors.SECURITY_DISABLED),
@@ -161,7 +165,8 @@ class AclApis:
 
         auth = self.security.auth
         if not auth.authorize_cluster(req, AclOperation.ALTER):
-            return all_failed(Errors.CLUSTER_AUTHORIZATION_FAILED, cluster_denied_message(req))
+            return all_failed(Errors.CLUSTER_AUTHORIZATION_FAILED,
+                              cluster_denied_message(req, AclOperation.ALTER))
         if auth.authorizer is None:
             return all_failed(Errors.SECURITY_DISABLED, "No Authorizer is configured.")
         bindings = []
@@ -195,7 +200,7 @@ class AclApis:
                 existing.add(b)
                 acl_id = self._new_id()
                 records.append((ACCESS_CONTROL_ENTRY, acl_record(acl_id, b)))
-            results.append({"errorCode": 0, "errorMessage": None})
+            results.append({"errorCode": 0, "errorMessage": ""})
         try:
             self.security.metadata.append(records)
         except AppendError as e:
@@ -223,7 +228,8 @@ class AclApis:
 
         auth = self.security.auth
         if not auth.authorize_cluster(req, AclOperation.ALTER):
-            return all_failed(Errors.CLUSTER_AUTHORIZATION_FAILED, cluster_denied_message(req))
+            return all_failed(Errors.CLUSTER_AUTHORIZATION_FAILED,
+                              cluster_denied_message(req, AclOperation.ALTER))
         if auth.authorizer is None:
             return all_failed(Errors.SECURITY_DISABLED, "No Authorizer is configured.")
         acls = list(self.security.image.acls.items())

@@ -245,8 +245,21 @@ def validate_host_pattern(host: str) -> None:
         return
     try:
         ipaddress.ip_network(host, strict=False)
-    except ValueError as e:
-        raise ValueError(f"Invalid CIDR notation '{host}': {e}") from None
+    except ValueError:
+        raise ValueError(f"Invalid CIDR notation '{host}': {_cidr_problem(host)}") from None
+
+
+def _cidr_problem(host: str) -> str:
+    """commons-net ``SubnetUtils``' message for an IPv4 range (``Value [40] not in range
+    [0,32]``, ``Could not parse [...]``)."""
+    address, _, bits = host.rpartition("/")
+    if ":" not in host and bits.isdigit() and len(bits) <= 3 and address.count(".") == 3:
+        try:
+            ipaddress.IPv4Address(address)
+        except ValueError:
+            return f"Could not parse [{host}]"
+        return f"Value [{int(bits)}] not in range [0,32]"
+    return f"Could not parse [{host}]"
 
 
 def host_matches(acl_host: str, client_host: str) -> bool:

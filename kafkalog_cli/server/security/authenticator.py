@@ -369,7 +369,7 @@ class SaslAuthenticator:
             err.response = build_response(request, _auth_failed(message))
             raise err from None
         await self._send(writer, build_response(request, {
-            "errorCode": 0, "errorMessage": None, "authBytes": token or b"",
+            "errorCode": 0, "errorMessage": "", "authBytes": token or b"",
             "sessionLifetimeMs": lifetime}))
 
     def _complete(self) -> int:

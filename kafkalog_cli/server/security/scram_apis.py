@@ -32,8 +32,6 @@ from .java_order import java_order
 from .metadata_log import REMOVE_USER_SCRAM_CREDENTIAL, USER_SCRAM_CREDENTIAL
 from .scram import MAX_ITERATIONS, MIN_ITERATIONS, ScramMechanism, credential_from_salted
 
-CLUSTER_AUTHORIZATION_FAILED_MESSAGE = "Cluster authorization failed."
-
 
 class ScramApis:
     """The SCRAM credential handlers over the server's
@@ -49,11 +47,11 @@ class ScramApis:
     def handle_describe_user_scram_credentials(self, req) -> dict:
         users = req.body["users"]
         if not self.security.auth.authorize_cluster(req, AclOperation.DESCRIBE):
+            # getErrorResponse(Errors.X.exception): ApiError.fromThrowable leaves out a
+            # message equal to the error's default one
             code = int(Errors.CLUSTER_AUTHORIZATION_FAILED)
-            return {"throttleTimeMs": 0, "errorCode": code,
-                    "errorMessage": CLUSTER_AUTHORIZATION_FAILED_MESSAGE,
-                    "results": [{"user": "", "errorCode": code,
-                                 "errorMessage": CLUSTER_AUTHORIZATION_FAILED_MESSAGE,
+            return {"throttleTimeMs": 0, "errorCode": code, "errorMessage": None,
+                    "results": [{"user": "", "errorCode": code, "errorMessage": None,
                                  "credentialInfos": []} for _ in users or ()]}
         scram = self.security.image.scram
         duplicate: dict[str, bool] = {}
@@ -65,7 +63,7 @@ class ScramApis:
                 duplicate[u["name"]] = u["name"] in duplicate
         results = []
         for name in java_order(duplicate):
-            result = {"user": name, "errorCode": 0, "errorMessage": None, "credentialInfos": []}
+            result = {"user": name, "errorCode": 0, "errorMessage": "", "credentialInfos": []}
             if duplicate[name]:
                 result.update(errorCode=int(Errors.DUPLICATE_RESOURCE), errorMessage=(
                     "Cannot describe SCRAM credentials for the same user twice in a single "
@@ -79,7 +77,7 @@ class ScramApis:
                     result.update(errorCode=int(Errors.RESOURCE_NOT_FOUND), errorMessage=(
                         f"Attempt to describe a user credential that does not exist: {name}"))
             results.append(result)
-        return {"throttleTimeMs": 0, "errorCode": 0, "errorMessage": None, "results": results}
+        return {"throttleTimeMs": 0, "errorCode": 0, "errorMessage": "", "results": results}
 
     def handle_alter_user_scram_credentials(self, req) -> dict:
         body = req.body
@@ -87,7 +85,7 @@ class ScramApis:
             from .acl_apis import cluster_denied_message
 
             return _all_failed(body, Errors.CLUSTER_AUTHORIZATION_FAILED,
-                               cluster_denied_message(req))
+                               cluster_denied_message(req, AclOperation.ALTER))
         scram = self.security.image.scram
         to_delete: dict[str, dict] = {}
         to_upsert: dict[str, dict] = {}
