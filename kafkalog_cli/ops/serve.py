@@ -23,6 +23,7 @@ from ..server.kafka_apis import ServerOptions
 from ..server.security import config as security_config
 from ..server.security.listeners import listeners_of
 from ..server.security.scram import parse_add_scram
+from ..server.security.server_security import validate_configs
 from ..storage.files import partition_dirs_of
 from ..storage.location import require_local
 from ..storage.lock import LogDirLock
@@ -179,6 +180,7 @@ def serve(log_dir, *, listen: str | None = None, node_id: int = 0,
     listeners, _ = listeners_of(security, default_listeners=default_listener,
                                 advertised_host=advertised_host)
     _check_remote(listeners, allow_remote)
+    validate_configs(security, listeners)
     server_configs.setdefault(security_config.LISTENERS,
                               security.get(security_config.LISTENERS, default_listener))
     if advertised_host is None:

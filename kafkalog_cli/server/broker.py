@@ -39,7 +39,13 @@ import logging
 import signal
 import threading
 
-from ..errors import AuthenticationError, CloseConnection, IncompleteFrame, InvalidRequest
+from ..errors import (
+    AuthenticationError,
+    CloseConnection,
+    IncompleteFrame,
+    InvalidRequest,
+    SecurityConfigError,
+)
 from ..protocol.apis import ApiKeys
 from ..protocol.wire import build_response, parse_request, read_frame_body, read_frame_size
 from . import configs as cfgs
@@ -181,6 +187,13 @@ class KafkaServer:
         self.memory_pool = RequestMemoryPool(self.configs[cfgs.QUEUED_MAX_REQUEST_BYTES])
         idle_ms = self.configs[cfgs.CONNECTIONS_MAX_IDLE_MS]
         self.max_idle = idle_ms / 1000 if idle_ms >= 0 else None
+        for sec in self.security.listeners:
+            if idle_ms >= 0 and sec.failed_auth_delay_ms >= idle_ms:
+                raise SecurityConfigError(
+                    f"connection.failed.authentication.delay.ms={sec.failed_auth_delay_ms} "
+                    f"should always be less than connections.max.idle.ms={idle_ms} to prevent "
+                    "failed authentication responses from timing out",
+                    "connection.failed.authentication.delay.ms")
         self._connections: dict[asyncio.Task, _Connection] = {}
         self._idle_task: asyncio.Task | None = None
         self._servers: list[asyncio.base_events.Server] = []

@@ -137,6 +137,7 @@ def test_what_serve_cannot_run_is_one_line_without_secrets(tmp_path, certs, conf
     assert "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not re.search(r"(Jks|Jaas|Wrong)-Secret-1", r.stderr)
+    assert not any(tmp_path.iterdir())  # refused before the directory is locked or written
 
 
 def test_add_scram_options_refused_cleanly(tmp_path):

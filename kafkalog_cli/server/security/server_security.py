@@ -81,6 +81,20 @@ def check_configs(configs: dict[str, str]) -> list[str]:
     return notes
 
 
+def validate_configs(configs: dict[str, str], listeners: list[Listener]) -> None:
+    """Everything :class:`ServerSecurity` refuses, checked without a log directory (so
+    ``serve`` refuses a bad config before it locks or recovers the directory): the keys,
+    the authorizer, each listener's TLS context and SASL set-up.
+
+    Raises:
+        SecurityConfigError: the first problem.
+    """
+    check_configs(configs)
+    authorizer_from_configs(configs)
+    for lis in listeners:
+        listener_security(lis, None)
+
+
 class ServerSecurity:
     """The security of one server over ``catalog`` (see the module docstring).
 
