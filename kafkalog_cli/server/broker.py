@@ -370,7 +370,9 @@ class KafkaServer:
                 await writer.drain()
                 touch()
         except AuthenticationError as e:
-            await self._failed_authentication(session, writer, where, e)
+            # a stop or the idle close cancels the delay: close without the answer
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._failed_authentication(session, writer, where, e)
         except InvalidRequest as e:
             self._connection_error(where, f"invalid request: {e}")
         except CloseConnection as e:

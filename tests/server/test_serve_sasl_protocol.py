@@ -315,3 +315,29 @@ def test_hostile_sasl_and_tls_bytes_leave_the_server_serving(sasl, certs):
     while time.monotonic() < deadline and sasl.call(lambda: len(sasl.server._clients)):
         time.sleep(0.1)
     assert sasl.call(lambda: len(sasl.server._clients)) == 0
+
+
+def test_stop_during_the_failure_delay_is_quiet_and_prompt(tmp_path, certs, caplog):
+    """A connection waiting out a long connection.failed.authentication.delay.ms does not
+    hold up the stop, and its cancelled wait is no error (it was: asyncio's "Exception in
+    callback" with a CancelledError traceback for each such connection)."""
+    cfg = listener_configs(certs, delay_ms=20_000, extra={"connections.max.idle.ms": "60000"})
+    server = ServerThread(tmp_path, ServerOptions(port=0), security_configs=cfg).start()
+    try:
+        c = _client(server)
+        c.send(17, 1, {"mechanism": "PLAIN"})
+        c.recv_frame()
+        with caplog.at_level("INFO"):
+            c.send(36, 2, {"authBytes": b"\0alice\0wrong"})
+            deadline = time.monotonic() + 10
+            while "failed authentication" not in caplog.text and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert "failed authentication" in caplog.text
+            caplog.clear()
+            started = time.monotonic()
+            server.stop()
+            assert time.monotonic() - started < 5
+        assert [r for r in caplog.records if r.levelname == "ERROR"] == [], caplog.text
+        assert c.recv_frame() is None  # closed without the answer
+    finally:
+        server.stop()
