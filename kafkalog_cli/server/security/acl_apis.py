@@ -121,6 +121,17 @@ class AclApis:
                 ApiKeys.CREATE_ACLS: self.handle_create_acls,
                 ApiKeys.DELETE_ACLS: self.handle_delete_acls}
 
+    def _alter_refused(self, req) -> tuple[Errors, str] | None:
+        """CreateAcls' and DeleteAcls' first checks (``AclApis``): ALTER on the cluster,
+        then an authorizer at all; the error and message for every entry, or None."""
+        auth = self.security.auth
+        if not auth.authorize_cluster(req, AclOperation.ALTER):
+            return (Errors.CLUSTER_AUTHORIZATION_FAILED,
+                    cluster_denied_message(req, AclOperation.ALTER))
+        if auth.authorizer is None:
+            return Errors.SECURITY_DISABLED, "No Authorizer is configured."
+        return None
+
     # -- DescribeAcls ---------------------------------------------------------------------
 
     def handle_describe_acls(self, req) -> dict:
@@ -163,12 +174,8 @@ class AclApis:
             return {"throttleTimeMs": 0, "results": [
                 {"errorCode": int(error), "errorMessage": message} for _ in creations]}
 
-        auth = self.security.auth
-        if not auth.authorize_cluster(req, AclOperation.ALTER):
-            return all_failed(Errors.CLUSTER_AUTHORIZATION_FAILED,
-                              cluster_denied_message(req, AclOperation.ALTER))
-        if auth.authorizer is None:
-            return all_failed(Errors.SECURITY_DISABLED, "No Authorizer is configured.")
+        if (refused := self._alter_refused(req)) is not None:
+            return all_failed(*refused)
         bindings = []
         for c in creations:
             b = AclBinding(
@@ -226,12 +233,8 @@ class AclApis:
                 {"errorCode": int(error), "errorMessage": message, "matchingAcls": []}
                 for _ in filters]}
 
-        auth = self.security.auth
-        if not auth.authorize_cluster(req, AclOperation.ALTER):
-            return all_failed(Errors.CLUSTER_AUTHORIZATION_FAILED,
-                              cluster_denied_message(req, AclOperation.ALTER))
-        if auth.authorizer is None:
-            return all_failed(Errors.SECURITY_DISABLED, "No Authorizer is configured.")
+        if (refused := self._alter_refused(req)) is not None:
+            return all_failed(*refused)
         acls = list(self.security.image.acls.items())
         removed: dict[str, None] = {}
         results = []
