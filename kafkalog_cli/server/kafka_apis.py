@@ -366,13 +366,9 @@ class KafkaApis:
             if topic is None:  # deleted while an earlier partition was being validated
                 slot.update(_partition_error(slot["index"], Errors.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
-            if acks == -1 and int(self.catalog.effective_configs(topic)[
-                    "min.insync.replicas"]) > 1:
-                # Partition.appendRecordsToLeader: ISR {this node} < min.insync.replicas
-                slot.update(_partition_error(slot["index"], Errors.NOT_ENOUGH_REPLICAS))
-                slot["logStartOffset"] = part.log_start_offset
-                self.stats.mark(name, "FailedProduceRequestsPerSec")
-                continue
+            # acks=-1 and min.insync.replicas: Partition.appendRecordsToLeader compares the
+            # ISR with effectiveMinIsr, min.insync.replicas capped at the replica count
+            # (KAFKA-15583, Kafka 3.7): one replica, so the ISR {this node} always suffices
             try:
                 info = await self._append(part, records)
             except AppendError as e:
