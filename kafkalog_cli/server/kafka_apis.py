@@ -308,13 +308,11 @@ class KafkaApis:
         v = req.api_version
         acks = body["acks"]
         try:
-            txn_parts = {(td["name"], pd["index"]) for td in body["topicData"]
-                         for pd in td["partitionData"]
-                         if _first_batch_is_transactional(pd["records"])}
+            has_transactional = _has_transactional_records(body["topicData"])
         except CorruptRecordError as e:
             # an exception out of handleProduceRequest: RequestHandlerHelper.handleError
             return self._produce_error_response(req, Errors.CORRUPT_MESSAGE, e.message)
-        if txn_parts and body["transactionalId"] is None:
+        if has_transactional and body["transactionalId"] is None:
             # ApiError.fromThrowable leaves out a message equal to the error's default one
             return self._produce_error_response(req, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         slots: dict[tuple[str, int], dict] = {}  # response entries, first-seen order
@@ -343,16 +341,27 @@ class KafkaApis:
                 if batch.size != len(records):
                     records = records[:batch.size]  # trimInvalidBytes
                 authorized[tp] = (records, part)
+        # ReplicaManager.handleProduceAppend: the producers of the transactional batches
+        txn_parts = {tp for tp, (records, _) in authorized.items()
+                     if _is_transactional_batch(records)}
+        if len({_producer_of(authorized[tp][0]) for tp in txn_parts}) > 1:
+            return self._produce_error_response(
+                req, Errors.INVALID_PRODUCER_ID_MAPPING,
+                "Transactional records contained more than one producer ID")
         pending = []
         for tp, (records, part) in authorized.items():
             slot = slots[tp]
-            if acks not in (-1, 0, 1):
-                slot.update(_partition_error(tp[1], Errors.INVALID_REQUIRED_ACKS))
-            elif tp in txn_parts and (error := self.txn.verify(
-                    body["transactionalId"], *_producer_of(records), tp)) is not Errors.NONE:
-                # ReplicaManager.appendRecords: the partition must be in the producer's
-                # transaction (the coordinator's verification, KIP-890 part 1)
+            if tp in txn_parts and body["transactionalId"] is not None and (
+                    error := self.txn.verify(body["transactionalId"], *_producer_of(records),
+                                             tp)) is not Errors.NONE:
+                # the partition must be in the producer's transaction (the coordinator's
+                # verification, KIP-890 part 1), asked before appendRecords checks the acks
+                error, message = _verification_error(error, v)
                 slot.update(_partition_error(tp[1], error))
+                if message is not None:
+                    slot["errorMessage"] = message
+            elif acks not in (-1, 0, 1):
+                slot.update(_partition_error(tp[1], Errors.INVALID_REQUIRED_ACKS))
             else:
                 pending.append((tp[0], slot, records, part))
         internal_allowed = req.client_id == ADMIN_CLIENT_ID
@@ -736,6 +745,55 @@ def _by_topic(slots: dict[tuple[str, int], dict]) -> list[dict]:
     for (name, _), slot in slots.items():
         topics.setdefault(name, []).append(slot)
     return [{"name": n, "partitionResponses": out} for n, out in topics.items()]
+
+
+def _has_transactional_records(topic_data: list[dict]) -> bool:
+    """RequestUtils.hasTransactionalRecords: is the first batch of some partition's records
+    transactional. Like ``RequestUtils.flag`` it stops at the first one found, so records
+    after it are not read (a corrupt batch there is left to ``validateRecords``).
+
+    Raises:
+        CorruptRecordError: see :func:`_first_batch_is_transactional`, for a partition
+            read before any transactional batch was found.
+    """
+    return any(_first_batch_is_transactional(pd["records"]) for td in topic_data
+               for pd in td["partitionData"])
+
+
+def _is_transactional_batch(records) -> bool:
+    """A validated v2 batch (``validateRecords`` passed): ``hasProducerId &&
+    isTransactional``, as handleProduceAppend filters them."""
+    return bool(records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_FLAG_MASK) and \
+        _producer_of(records)[0] >= 0
+
+
+#: the coordinator's verification errors ReplicaManager.handleProduceAppend words as
+#: NOT_ENOUGH_REPLICAS (a retriable error old clients retry without a metadata refresh)
+_RETRIABLE_VERIFICATION = frozenset({
+    Errors.CONCURRENT_TRANSACTIONS, Errors.NETWORK_EXCEPTION,
+    Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_COORDINATOR})
+
+
+def _verification_error(error: Errors, version: int) -> tuple[Errors, str | None]:
+    """A verification error as Produce answers it (``AddPartitionsToTxnManager`` then
+    ``handleProduceAppend``'s postVerificationCallback): a partition not in the transaction
+    is TRANSACTION_ABORTABLE for Produce v11+ (KIP-890), INVALID_TXN_STATE with "Partition
+    was not added to the transaction" below; retriable coordinator errors become
+    NOT_ENOUGH_REPLICAS and UNKNOWN_PRODUCER_ID OUT_OF_ORDER_SEQUENCE_NUMBER, each with
+    "Unable to verify the partition has been added to the transaction. Underlying error:
+    <ERROR>"; others as they are, without a message."""
+    if error is Errors.INVALID_TXN_STATE:
+        if version >= 11:
+            return Errors.TRANSACTION_ABORTABLE, None
+        return error, "Partition was not added to the transaction"
+    unable = ("Unable to verify the partition has been added to the transaction. "
+              f"Underlying error: {error.name}")
+    if error in _RETRIABLE_VERIFICATION:
+        return Errors.NOT_ENOUGH_REPLICAS, unable
+    if error is Errors.UNKNOWN_PRODUCER_ID:
+        return Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, unable
+    return error, None
 
 
 def _first_batch_is_transactional(records) -> bool:
