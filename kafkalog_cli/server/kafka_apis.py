@@ -152,6 +152,7 @@ class KafkaApis:
         self.handlers.update(self.admin.handlers())
         self.handlers.update(self.group_apis.handlers())
         self.handlers.update(self.txn_apis.handlers())
+        self.handlers[ApiKeys.FIND_COORDINATOR] = self._find_coordinator
         self._awaiting = _AWAITING | AdminApis.AWAITING | GroupApis.AWAITING
 
     def load(self) -> None:
@@ -180,6 +181,17 @@ class KafkaApis:
         h = self.handlers[request.api_key]
         result = await h(request) if request.api_key in self._awaiting else h(request)
         return Reply(result) if isinstance(result, dict) else result
+
+    def _find_coordinator(self, req: Request):
+        """FindCoordinator, after the coordinator's topic is made to exist: the broker
+        creates ``__consumer_offsets`` / ``__transaction_state`` on the first lookup
+        (``KafkaApis.getCoordinator``), so Metadata lists them from then on."""
+        if not self.options.read_only:
+            key_type = req.body.get("keyType", 0)
+            topic = {0: self.offsets_topic, 1: self.txn_topic}.get(key_type)
+            if topic is not None:
+                topic.ensure()
+        return self.group_apis.handle_find_coordinator(req)
 
     def _notify_append(self) -> None:
         self._appended.set()
@@ -533,7 +545,9 @@ class KafkaApis:
                 epoch_error = _check_epoch(fp.get("currentLeaderEpoch", -1), part.leader_epoch)
                 if epoch_error is not None:
                     errored = True
-                    parts.append(_fetch_error(idx, epoch_error, ft))
+                    # an error of the read (ReplicaManager.readFromLog): no aborted list
+                    parts.append({**_fetch_error(idx, epoch_error, ft),
+                                  "abortedTransactions": None})
                     continue
                 r = reads.read(part, fp["fetchOffset"], min(fp["partitionMaxBytes"], limit),
                                min_one, committed)
@@ -563,8 +577,12 @@ class KafkaApis:
             for p in t["partitions"]:
                 key = (t["name"], p["partitionIndex"])
                 (dups if key in seen else seen).add(key)
+        answered = set()
         for name, p, parts in partition_answers(req.body["topics"], topics):
             idx = p["partitionIndex"]
+            if (name, idx) in answered:
+                continue  # the answers are keyed by topic-partition: a duplicate once
+            answered.add((name, idx))
             res = {"partitionIndex": idx, "errorCode": 0, "timestamp": -1, "offset": -1,
                    "leaderEpoch": -1}
             parts.append(res)
@@ -861,6 +879,9 @@ def _check_epoch(requested: int, current: int) -> Errors | None:
 
 
 def _fetch_error(index: int, error: Errors, ft: dict) -> dict:
+    """FetchResponse.partitionResponse(partition, error): a partition refused before the
+    read (unknown topic, partition or topic id); its abortedTransactions is the message
+    class's default, an empty array."""
     return {"partitionIndex": index, "errorCode": int(error), "highWatermark": -1,
-            "lastStableOffset": -1, "logStartOffset": -1, "abortedTransactions": None,
+            "lastStableOffset": -1, "logStartOffset": -1, "abortedTransactions": [],
             "preferredReadReplica": -1, "records": b"", "_id": ft.get("topicId", ZERO_UUID)}
