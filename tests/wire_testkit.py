@@ -16,7 +16,8 @@ decoded and compared field by field after ONE normalisation (:func:`normalise`).
   - ``clusterId`` -> ``"<cluster>"``; ``host`` -> ``"<host>"``, ``port`` -> ``"<port>"``
     (the listeners are on different ports; the node id is the same, 1, on both);
   - ``topicId`` -> ``"<id:NAME>"`` for the ids each side gave its topics (both make
-    random ones); unknown ids are kept (they were sent);
+    random ones), ``"<other id>"`` for any other id but the zero one (a validateOnly
+    creation's, one sent in a request);
   - member ids (``memberId``, ``leader``, ``memberId`` of members; ``<clientId>-<random
     UUID>``) -> ``"<member:N>"``, N in order of first appearance on that side;
   - the order of topic, partition, transaction and group entries (Kafka builds many
@@ -195,7 +196,8 @@ def normalise(value, side: Side, key: str | None = None):
     if isinstance(value, list):
         out = [normalise(v, side, key) for v in value]
         if key in ("responses", "partitionResponses", "topics", "partitions",
-                   "transactionStates", "groups", "results") and all(
+                   "transactionStates", "groups", "results", "configs",
+                   "synonyms") and all(
                 isinstance(v, dict) for v in out):
             out.sort(key=_entry_key)
         return out
@@ -209,8 +211,8 @@ def normalise(value, side: Side, key: str | None = None):
         return "<host>"
     if key == "port":
         return "<port>"
-    if key == "topicId" and value != ZERO_UUID and value in side.topic_ids:
-        return f"<id:{side.topic_ids[value]}>"
+    if key == "topicId" and value != ZERO_UUID:
+        return f"<id:{side.topic_ids[value]}>" if value in side.topic_ids else "<other id>"
     if key in ("memberId", "leader") and isinstance(value, str) and value:
         return side.members.setdefault(value, f"<member:{len(side.members)}>")
     if key in ("logAppendTimeMs", "transactionStartTimeMs") and value != -1:

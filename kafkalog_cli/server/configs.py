@@ -224,11 +224,16 @@ _FROM_OPTIONS = frozenset({"node.id", "broker.id", "log.dirs", "num.partitions",
 
 # -- values ------------------------------------------------------------------------------
 
-def _number(name: str, value: str, lo: int | None = None) -> str:
+_TYPE_NAMES = {INT: "INT", LONG: "LONG", SHORT: "SHORT"}
+
+
+def _number(name: str, value: str, lo: int | None = None, kind: int = LONG) -> str:
+    """ConfigDef.parseType for INT/LONG/SHORT, then its atLeast validator (``lo``)."""
     try:
         n = int(value.strip())
     except ValueError:
-        raise InvalidConfigError(name, value, "Expected value to be a number") from None
+        raise InvalidConfigError(name, value,
+                                 f"Not a number of type {_TYPE_NAMES[kind]}") from None
     if lo is not None and n < lo:
         raise InvalidConfigError(name, value, f"Value must be at least {lo}")
     return str(n)
@@ -258,7 +263,7 @@ def validate(name: str, value: str | None) -> str:
         return ("true" if parsed else "false") if isinstance(parsed, bool) else str(parsed)
     kind = spec[1]
     if kind in (INT, LONG, SHORT):
-        return _number(name, value, _AT_LEAST.get(name))
+        return _number(name, value, _AT_LEAST.get(name), kind)
     if kind == BOOLEAN:
         if value.strip().lower() not in ("true", "false"):
             raise InvalidConfigError(name, value, "Expected value to be either true or false")
@@ -327,7 +332,7 @@ def validate_broker(name: str, value: str) -> str:
     if spec.topic is not None and TOPIC_SYNONYMS[spec.topic][0][0] == name:
         return validate(spec.topic, value)
     if spec.type in (INT, LONG):
-        return _number(name, value, _BROKER_AT_LEAST.get(name))
+        return _number(name, value, _BROKER_AT_LEAST.get(name), spec.type)
     if spec.type == BOOLEAN:
         if value.strip().lower() not in ("true", "false"):
             raise InvalidConfigError(name, value, "Expected value to be either true or false")

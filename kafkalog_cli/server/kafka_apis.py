@@ -49,6 +49,7 @@ from ..schema.record_batch import (
     PRODUCER_EPOCH_OFFSET,
     PRODUCER_ID_OFFSET,
 )
+from ..storage.dir_files import random_kafka_uuid
 from ..storage.files import validate_topic_name
 from . import configs as cfgs
 from . import reads
@@ -628,8 +629,12 @@ class KafkaApis:
         names = [t["name"] for t in body["topics"]]
         results = []
         checked = []
+        answered = set()
         for t in body["topics"]:
             name = t["name"]
+            if name in answered:
+                continue  # the answers are keyed by name: a duplicate once
+            answered.add(name)
             res = {"name": name, "topicId": ZERO_UUID, "errorCode": 0, "errorMessage": None,
                    "numPartitions": -1, "replicationFactor": -1, "configs": []}
             results.append(res)
@@ -656,6 +661,8 @@ class KafkaApis:
             if not body.get("validateOnly"):
                 topic = self.catalog.create_topic(name, n, overrides)
                 res["topicId"] = topic.topic_id
+            else:  # the controller makes the topic's id before it sees validateOnly
+                res["topicId"] = random_kafka_uuid()
             res["numPartitions"], res["replicationFactor"] = n, 1
             res["configs"] = [
                 {k: e[k] for k in ("name", "value", "readOnly", "configSource", "isSensitive")}
@@ -678,9 +685,18 @@ class KafkaApis:
                     f"Topic '{name}' collides with an existing topic.", None)
         n, rf, assignments = t["numPartitions"], t["replicationFactor"], t["assignments"]
         if assignments:
-            if n != -1 or rf != -1:
-                return (Errors.INVALID_REQUEST, "Both numPartitions or replicationFactor and "
-                        "replicasAssignments were set. Both cannot be used at the same time.",
+            # ReplicationControlManager.createTopic, as the pinned broker words it
+            if n != -1:
+                return (Errors.INVALID_REQUEST, "A manual partition assignment was specified, "
+                        "but numPartitions was not set to -1.", None)
+            if rf != -1:
+                return (Errors.INVALID_REQUEST, "A manual partition assignment was specified, "
+                        "but replication factor was not set to -1.", None)
+            unknown = [b for a in assignments for b in a["brokerIds"]
+                       if b != self.options.node_id]
+            if unknown:
+                return (Errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
+                        f"includes broker {unknown[0]}, but no such broker is registered.",
                         None)
             idxs = sorted(a["partitionIndex"] for a in assignments)
             if idxs != list(range(len(idxs))) or any(
@@ -697,7 +713,12 @@ class KafkaApis:
             return (Errors.INVALID_REPLICATION_FACTOR,
                     f"Unable to replicate the partition {rf} time(s): The target replication "
                     f"factor of {rf} cannot be reached because only 1 broker(s) are "
-                    "registered.", None)
+                    "registered or some brokers have all their log directories cordoned.",
+                    None)
+        nulls = [c["name"] for c in t["configs"] if c["value"] is None]
+        if nulls:  # ControllerConfigurationValidator / ConfigurationControlManager
+            return (Errors.INVALID_CONFIG,
+                    f"Null value not supported for topic configs: {', '.join(nulls)}", None)
         try:
             overrides = cfgs.validate_topic_configs(
                 {c["name"]: c["value"] for c in t["configs"]},
