@@ -239,7 +239,7 @@ def test_incremental_alter_configs_ops_and_errors(raw):
         ("7", Errors.INVALID_REQUEST, "Unexpected broker id, expected 0, but received 7")]
     assert _alter(c, [(BROKER, "0", [("group.initial.rebalance.delay.ms", SET, "1")])]) == [
         ("0", Errors.INVALID_REQUEST, "Cannot update these configs dynamically: "
-                                      "Set(group.initial.rebalance.delay.ms)")]
+                                      "[group.initial.rebalance.delay.ms]")]
     assert _alter(c, [(BROKER, "", [("log.segment.bytes", SET, "12")])])[0][1] == \
         Errors.INVALID_REQUEST
     # validateOnly: checked, nothing changes
