@@ -71,10 +71,9 @@ class GroupApis(ApiHandlers):
         host, port = self.endpoint(req)
         out = []
         for key in keys:
-            # v4's Coordinator.errorMessage is left unset ("") by KafkaApis; below v4 the
-            # response's is Errors.message() (null for NONE)
+            # a found coordinator's errorMessage: "" (the message field's default)
             c = {"key": key, "nodeId": node, "host": host, "port": port, "errorCode": 0,
-                 "errorMessage": "" if v >= 4 else None}
+                 "errorMessage": ""}
             key_type = body.get("keyType", COORDINATOR_GROUP)
             denied = None
             if key_type == COORDINATOR_GROUP and not self.auth.authorize(
@@ -99,8 +98,10 @@ class GroupApis(ApiHandlers):
         if v >= 4:
             return {"throttleTimeMs": 0, "coordinators": out}
         c = out[0]
+        # FindCoordinatorResponse.prepareOldResponse: the error's own message, "NONE" too
+        message = c["errorMessage"] if c["errorCode"] else Errors.NONE.name
         return {"throttleTimeMs": 0, "errorCode": c["errorCode"],
-                "errorMessage": c["errorMessage"], "nodeId": c["nodeId"], "host": c["host"],
+                "errorMessage": message, "nodeId": c["nodeId"], "host": c["host"],
                 "port": c["port"]}
 
     async def handle_join_group(self, req) -> dict:
