@@ -197,9 +197,19 @@ class KafkaApis:
         if not self.options.read_only:
             key_type = req.body.get("keyType", 0)
             topic = {0: self.offsets_topic, 1: self.txn_topic}.get(key_type)
-            if topic is not None:
+            if topic is not None and self._may_find(req, key_type):
                 topic.ensure()
         return self.group_apis.handle_find_coordinator(req)
+
+    def _may_find(self, req: Request, key_type: int) -> bool:
+        """getCoordinator looks the coordinator up (and makes its topic) only for a key the
+        principal may DESCRIBE (the group or the transactional id)."""
+        if not self.auth.enabled:
+            return True
+        keys = req.body["coordinatorKeys"] if req.api_version >= 4 else [req.body["key"]]
+        rtype = ResourceType.GROUP if key_type == 0 else ResourceType.TRANSACTIONAL_ID
+        return any(self.auth.authorize(req, AclOperation.DESCRIBE, rtype, k,
+                                       log_if_denied=False) for k in keys)
 
     def _notify_append(self) -> None:
         self._appended.set()

@@ -555,3 +555,32 @@ def test_read_only_server_enforces_a_copied_directorys_acls(tmp_path):
         c.close()
     after = {p: p.stat().st_mtime_ns for p in (tmp_path / "logs").rglob("*")}
     assert after == before
+
+
+def test_denied_find_coordinator_makes_no_coordinator_topic(tmp_path):
+    """KafkaApis.getCoordinator checks DESCRIBE on the group / transactional id before it
+    looks the coordinator up, so a denied lookup does not create __consumer_offsets or
+    __transaction_state (it did: the topic was made first); an allowed one does."""
+    certs = make_certs(tmp_path / "certs")
+    with _serve(tmp_path, certs) as s:
+        alice, admin = raw_as(s, "alice"), raw_as(s, "admin")
+        for key_type, error in ((0, Errors.GROUP_AUTHORIZATION_FAILED),
+                                (1, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)):
+            r = alice.request(ApiKeys.FIND_COORDINATOR, 4,
+                              {"keyType": key_type, "coordinatorKeys": ["k1", "k2"]})
+            assert [c["errorCode"] for c in r["coordinators"]] == [error, error]
+            r = alice.request(ApiKeys.FIND_COORDINATOR, 3, {"keyType": key_type, "key": "k"})
+            assert r["errorCode"] == error
+
+        def internal_topics():
+            r = admin.request(ApiKeys.METADATA, 12, {
+                "topics": None, "allowAutoTopicCreation": False,
+                "includeTopicAuthorizedOperations": False})
+            return sorted(t["name"] for t in r["topics"] if t["name"].startswith("__"))
+
+        assert internal_topics() == []
+        r = admin.request(ApiKeys.FIND_COORDINATOR, 4, {"keyType": 0, "coordinatorKeys": ["g"]})
+        assert r["coordinators"][0]["errorCode"] == 0
+        assert internal_topics() == ["__consumer_offsets"]
+        alice.close()
+        admin.close()
