@@ -65,6 +65,26 @@ def offset_value(offset: OffsetAndMetadata) -> bytes:
          "expireTimestamp": -1}, OFFSET_COMMIT_VALUE_VERSION)
 
 
+#: GroupCoordinatorRecordHelpers.offsetCommitValueVersion without an expire timestamp
+#: (Kafka 4.1+: flexible, with the tagged topic id)
+OFFSET_COMMIT_VALUE_VERSION_V4 = 4
+
+
+def offset_commit_record(group_id: str, topic: str, partition: int, offset: int, *,
+                         commit_timestamp: int, leader_epoch: int = -1, metadata: str = "",
+                         topic_id: str | None = None) -> tuple[bytes, bytes]:
+    """The ``(key, value)`` of the OffsetCommit record a Kafka 4.4 coordinator writes
+    (GroupCoordinatorRecordHelpers.newOffsetCommitRecord): value version 4 with
+    ``topicId`` (left out when None, the zero id), no expire timestamp."""
+    value = {"offset": offset, "leaderEpoch": leader_epoch, "metadata": metadata,
+             "commitTimestamp": commit_timestamp, "expireTimestamp": -1}
+    if topic_id is not None:
+        value["topicId"] = topic_id
+    return offset_key(group_id, topic, partition), _INT16.pack(
+        OFFSET_COMMIT_VALUE_VERSION_V4) + OffsetCommitValue.build(
+        value, OFFSET_COMMIT_VALUE_VERSION_V4)
+
+
 def group_key(group_id: str) -> bytes:
     return _INT16.pack(GROUP_METADATA_TYPE) + GroupMetadataKey.build({"group": group_id}, 0)
 
