@@ -17,6 +17,7 @@ def _register() -> None:
         describe,
         dump_segment,
         export,
+        groups,
         produce,
         read,
         recover,

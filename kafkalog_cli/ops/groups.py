@@ -152,9 +152,9 @@ class OffsetRow:
     offset: int | None
     log_end_offset: int | None
     leader_epoch: int | None
-    consumer_id: str
-    host: str
-    client_id: str
+    consumer_id: str | None
+    host: str | None
+    client_id: str | None
 
     @property
     def lag(self) -> int | None:
@@ -317,12 +317,12 @@ def _offset_rows(c: Coordinator, desc: GroupDescription, committed: dict) -> lis
         rows.extend(_rows_for(c, desc.group_id, sorted(tps), committed, m.consumer_id,
                               m.host, m.client_id))
     rest = sorted(tp for tp in committed if tp not in assigned)
-    rows.extend(_rows_for(c, desc.group_id, rest, committed, "-", "-", "-"))
+    rows.extend(_rows_for(c, desc.group_id, rest, committed, None, None, None))
     return rows
 
 
-def _rows_for(c: Coordinator, group: str, tps, committed: dict, consumer: str, host: str,
-              client: str) -> list[OffsetRow]:
+def _rows_for(c: Coordinator, group: str, tps, committed: dict, consumer: str | None,
+              host: str | None, client: str | None) -> list[OffsetRow]:
     out = []
     for t, p in tps:
         off = committed.get((t, p))

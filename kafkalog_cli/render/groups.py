@@ -27,11 +27,11 @@ def _s(v) -> str:
     return MISSING if v is None else str(v)
 
 
-def _fmt(widths_and_values) -> str:
-    """Java's ``%-Ns`` for each ``(width, value)`` joined by single spaces; a width of 0
-    is a plain ``%s``."""
+def _fmt(widths, values) -> str:
+    """Java's ``%-Ns`` for each width and value, joined by single spaces; a width of 0 is
+    a plain ``%s``."""
     out = []
-    for w, v in widths_and_values:
+    for w, v in zip(widths, values, strict=True):
         v = str(v)
         out.append(v.ljust(w) if w else v)
     return " ".join(out)
@@ -81,9 +81,10 @@ def render_list(result, *, with_type: bool = False, with_state: bool = False,
         cols.append(("TYPE", lambda g: _TYPE_NAMES.get(g.type, "Unknown"), 20))
     if with_state:
         cols.append(("STATE", lambda g: g.state, 20))
-    o.write(_fmt([(w, h) for h, _, w in cols]) + "\n")
+    widths = [w for _, _, w in cols]
+    o.write(_fmt(widths, [h for h, _, _ in cols]) + "\n")
     for g in result.groups:
-        o.write(_fmt([(w, f(g)) for _, f, w in cols]) + "\n")
+        o.write(_fmt(widths, [f(g) for _, f, _ in cols]) + "\n")
 
 
 # -- --describe ----------------------------------------------------------------------------
@@ -107,17 +108,18 @@ def _offsets(o: _Out, g, verbose: bool) -> None:
         return
     wg = max([15] + [len(g.group_id)])
     wt = max([15] + [len(_s(r.topic)) for r in rows])
-    wc = max([15] + [len(r.consumer_id) for r in rows])
-    wh = max([15] + [len(r.host) for r in rows])
+    wc = max([15] + [len(_s(r.consumer_id)) for r in rows])
+    wh = max([15] + [len(_s(r.host)) for r in rows])
     head = ["GROUP", "TOPIC", "PARTITION"] + (["LEADER-EPOCH"] if verbose else []) + [
         "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"]
     widths = [wg, wt, 10] + ([15] if verbose else []) + [15, 15, 15, wc, wh, 0]
-    o.write("\n" + _fmt(zip(widths, head)))
+    o.write("\n" + _fmt(widths, head))
     for r in rows:
         vals = [r.group, _s(r.topic), _s(r.partition)] + (
             [_s(r.leader_epoch)] if verbose else []) + [
-            _s(r.offset), _s(r.log_end_offset), _s(r.lag), r.consumer_id, r.host, r.client_id]
-        o.write("\n" + _fmt(zip(widths, vals)))
+            _s(r.offset), _s(r.log_end_offset), _s(r.lag), _s(r.consumer_id), _s(r.host),
+            _s(r.client_id)]
+        o.write("\n" + _fmt(widths, vals))
     o.write("\n")
 
 
@@ -155,24 +157,24 @@ def _members(o: _Out, g, verbose: bool) -> None:
         head = ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"]
     migration = has_classic and has_consumer
     vwidths = [15, wca, 15, wta] + ([0] if migration else [])
-    o.write("\n" + _fmt(zip(widths, head)) + " ")
+    o.write("\n" + _fmt(widths, head) + " ")
     if verbose:
         vhead = ["CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"]
         vhead += ["UPGRADED"] if migration else []
-        o.write(_fmt(zip(vwidths, vhead)))
+        o.write(_fmt(vwidths, vhead))
     o.write("\n")
     if not g.exists:
         return
     for m in members:
         vals = [m.group, m.consumer_id] + ([m.group_instance_id] if with_instance else []) + [
             m.host, m.client_id, len(m.assignment)]
-        o.write(_fmt(zip(widths, vals)) + " ")
+        o.write(_fmt(widths, vals) + " ")
         if verbose:
             vv = [_s(m.member_epoch), assignment_string(m.assignment) or MISSING,
                   _s(m.target_epoch), assignment_string(m.target_assignment) or MISSING]
             if migration:
                 vv.append(_s(None if m.upgraded is None else str(m.upgraded).lower()))
-            o.write(_fmt(zip(vwidths, vv)))
+            o.write(_fmt(vwidths, vv))
         o.write("\n")
 
 
@@ -193,6 +195,53 @@ def _state(o: _Out, g, verbose: bool, coordinator: str | None, node_id: int) -> 
         widths = [wg, wco, 20, 20, 0]
         head = ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"]
         vals = [g.group_id, coord, strategy, g.state, len(g.members)]
-    o.write("\n" + _fmt(zip(widths, head)))
-    o.write("\n" + _fmt(zip(widths, vals)))
+    o.write("\n" + _fmt(widths, head))
+    o.write("\n" + _fmt(widths, vals))
+    o.write("\n")
+
+
+# -- --reset-offsets -----------------------------------------------------------------------
+
+EXECUTE_MISSING = ("WARN: No action will be performed as the --execute option is missing. "
+                   "In version 5.0, this command will require either --dry-run or --execute "
+                   "to be specified. You should add the --dry-run option explicitly if you are "
+                   "scripting this command and want to keep the current default behavior "
+                   "without prompting.")
+
+
+def _csv(v) -> str:
+    """Jackson's CSV field: quoted (quotes doubled) when it holds a separator, a quote or
+    a line break."""
+    s = str(v)
+    if any(ch in s for ch in ',"\n\r'):
+        return '"' + s.replace('"', '""') + '"'
+    return s
+
+
+def render_reset(result, *, export: bool = False, single_group: bool = True,
+                 warn_dry_run: bool = False, out=None, err=None) -> None:
+    """The plan as GroupOffsetsResetter.printOffsetsToReset prints it (after the warnings
+    and refusals the tool prints while planning), or as ``--export`` CSV
+    (``topic,partition,offset``, with the group first when several are named)."""
+    o = _Out(out, err)
+    if warn_dry_run:
+        o.note(EXECUTE_MISSING + "\n")
+    for m in result.messages:
+        o.write(m + "\n")
+    if export:
+        lines = []
+        for g, rows in result.plan.items():
+            for t, p, off in rows:
+                fields = ([] if single_group else [g]) + [t, p, off]
+                lines.append(",".join(_csv(f) for f in fields) + "\n")
+        o.write("".join(lines) + "\n")
+        return
+    wg = max([15] + [len(g) for g in result.plan])
+    wt = max([15] + [len(t) for rows in result.plan.values() for t, _, _ in rows])
+    widths = [wg, wt, 10, 0]
+    if result.plan:
+        o.write("\n" + _fmt(widths, ["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"]))
+    for g, rows in result.plan.items():
+        for t, p, off in rows:
+            o.write("\n" + _fmt(widths, [g, t, p, off]))
     o.write("\n")
