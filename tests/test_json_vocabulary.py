@@ -203,8 +203,9 @@ def test_schema_files_are_package_data():
     assert '"schemas/*.json"' in (REPO / "pyproject.toml").read_text()
     names = {p.name for p in resources.files("kafkalog_cli.schemas").iterdir()
              if p.name.endswith(".json")}
-    assert names == {"audit.json", "consumer-record.json", "describe.json",
-                     "dump-event.json", "export-row.json", "export.json", "produce.json",
+    assert names == {"audit.json", "consumer-record.json", "delete-records.json",
+                     "describe.json", "dump-event.json", "export-row.json", "export.json",
+                     "get-offsets.json", "groups-reset.json", "groups.json", "produce.json",
                      "recover-undo.json", "recover.json", "verify-index.json"}
     docs = (REPO / "docs" / "json.md").read_text()
     for n in names:
