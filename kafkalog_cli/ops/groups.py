@@ -662,7 +662,14 @@ def _append_commits(c: Coordinator, gid: str, rows, now: int) -> tuple[int, int]
     if not shards:
         raise RefusedError(f"no {OFFSETS_TOPIC} partition in these log directories: the "
                            "group coordinator's topic is not here")
-    p = partition_for(gid, max(shards) + 1)
+    g = c.state.groups.get(gid)
+    if g is not None:
+        p = g.partition  # where its records are: the coordinator's partition for it
+    else:
+        # offsets.topic.num.partitions: the partitions on disk when they are all there,
+        # else the default (a copy may hold a few of them only)
+        contiguous = shards == list(range(len(shards)))
+        p = partition_for(gid, len(shards) if contiguous else max(max(shards) + 1, 50))
     pd = c.dirs.get(OFFSETS_TOPIC, p)
     if pd is None:
         raise RefusedError(f"group {gid} lives in {OFFSETS_TOPIC}-{p}, which is not in these "
