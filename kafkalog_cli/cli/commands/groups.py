@@ -27,7 +27,7 @@ def groups(
     members: Annotated[bool, typer.Option(
         "--members", help="Describe the members of the group.")] = False,
     state: Annotated[str | None, typer.Option(
-        "--state", metavar="[STATES]", help="With --describe: the group's state; with "
+        "--state", metavar="STATES", help="With --describe: the group's state; with "
         "--list: show the STATE column, and keep the groups in these states "
         "(comma-separated) when given.", show_default=False)] = None,
     offsets: Annotated[bool, typer.Option(
@@ -35,7 +35,7 @@ def groups(
     verbose: Annotated[bool, typer.Option(
         "--verbose", help="More columns: leader epochs, member epochs, assignments.")] = False,
     type_: Annotated[str | None, typer.Option(
-        "--type", metavar="[TYPES]", help="With --list: show the TYPE column, and keep the "
+        "--type", metavar="TYPES", help="With --list: show the TYPE column, and keep the "
         "groups of these types (classic, consumer) when given.", show_default=False)] = None,
     topic: Annotated[list[str] | None, typer.Option(
         "--topic", metavar="TOPIC", help="--reset-offsets: the topic (TOPIC or "
@@ -53,8 +53,8 @@ def groups(
         "--to-datetime", metavar="TIME", help="Reset to the first offset at or after this "
         "time (YYYY-MM-DDTHH:mm:SS.sss, UTC without a zone; or epoch ms).")] = None,
     by_duration: Annotated[str | None, typer.Option(
-        "--by-duration", metavar="PnDTnHnMnS", help="Reset to the offset of now minus "
-        "this duration.")] = None,
+        "--by-duration", metavar="DURATION", help="Reset to the offset of now minus "
+        "this ISO-8601 duration (PnDTnHnMnS).")] = None,
     shift_by: Annotated[int | None, typer.Option(
         "--shift-by", metavar="N", help="Shift the committed offsets by N (may be "
         "negative).")] = None,
