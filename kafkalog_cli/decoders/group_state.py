@@ -228,6 +228,27 @@ class GroupLogReplay:
                 f"{where}: the record at offset {record_offset} does not load: {e}") from None
         self._apply(partition, rtype, k, v, record_offset, producer_id)
 
+    def replay_batch(self, partition: int, batch, records=None, where: str = "") -> None:
+        """One ``__consumer_offsets`` batch as ``CoordinatorLoaderImpl`` feeds it: a control
+        batch's COMMIT / ABORT marker ends its producer's transaction, the records of a
+        transactional batch wait for it, the others apply at once. ``records``: the
+        batch's records when already decoded.
+
+        Raises:
+            CoordinatorLoadError: a record does not parse.
+        """
+        from ..format.control import COMMIT, read_end_txn_marker
+
+        pid = getattr(batch, "producer_id", -1)
+        if getattr(batch, "is_control", False):
+            marker = read_end_txn_marker(batch)
+            if marker is not None:
+                self.replay_end_txn(pid, marker.control_type == COMMIT)
+            return
+        txn_pid = pid if getattr(batch, "is_transactional", False) else NO_PRODUCER_ID
+        for r in batch.records() if records is None else records:
+            self.replay(partition, r.offset, r.key, r.value, producer_id=txn_pid, where=where)
+
     def replay_end_txn(self, producer_id: int, commit: bool) -> None:
         """OffsetMetadataManager.replayEndTransactionMarker."""
         done = self.pending.pop(producer_id, [])

@@ -39,7 +39,6 @@ from ..decoders.group_state import (
     GroupLogReplay,
 )
 from ..errors import InvalidArgumentError
-from ..format.control import COMMIT, read_end_txn_marker
 from ..javaorder import concurrent_hash_map_order, hash_map_order, topic_partition_hash
 from .logdirs import BrokerLogDirs
 
@@ -121,15 +120,7 @@ def _replay_partition(dirs: BrokerLogDirs, topic: str, p: int, state: GroupLogRe
                     if r.key is not None:
                         state.replay_share_state(r.key, r.value, r.offset, where)
             continue
-        pid = getattr(batch, "producer_id", -1)
-        if getattr(batch, "is_control", False):
-            marker = read_end_txn_marker(batch)
-            if marker is not None:
-                state.replay_end_txn(pid, marker.control_type == COMMIT)
-            continue
-        txn = pid if getattr(batch, "is_transactional", False) else -1
-        for r in batch.records():
-            state.replay(p, r.offset, r.key, r.value, producer_id=txn, where=where)
+        state.replay_batch(p, batch, where=where)
 
 
 def _is_consumer_group(g: Group) -> bool:

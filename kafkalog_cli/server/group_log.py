@@ -39,7 +39,6 @@ from ..decoders.group_messages import (
 )
 from ..decoders.group_state import GroupLogReplay
 from ..errors import AppendError, CoordinatorLoadError, KafkalogError
-from ..format.control import COMMIT, read_end_txn_marker
 from .coordinator_log import CoordinatorTopic
 from .groups import EMPTY, STABLE, Group, GroupCoordinator, GroupStore, Member, OffsetAndMetadata
 
@@ -168,16 +167,7 @@ def replay_topic(topic: CoordinatorTopic) -> GroupLogReplay:
     """
     state = GroupLogReplay()
     for p, batch, records in _scan(topic):
-        pid = getattr(batch, "producer_id", -1)
-        if getattr(batch, "is_control", False):
-            marker = read_end_txn_marker(batch)
-            if marker is not None:
-                state.replay_end_txn(pid, marker.control_type == COMMIT)
-            continue
-        txn_pid = pid if getattr(batch, "is_transactional", False) else -1
-        where = f"{topic.name}-{p}"
-        for r in records:
-            state.replay(p, r.offset, r.key, r.value, producer_id=txn_pid, where=where)
+        state.replay_batch(p, batch, records, where=f"{topic.name}-{p}")
     return state
 
 
