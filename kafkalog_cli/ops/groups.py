@@ -113,7 +113,8 @@ def _replay_partition(dirs: BrokerLogDirs, topic: str, p: int, state: GroupLogRe
     pd = dirs.get(topic, p)
     log = pd.log
     where = f"{topic}-{p}"
-    for _seg, batch in log.batches_from(pd.log_start_offset):
+    problems: list[str] = []  # bytes after a segment's last whole batch, named
+    for _seg, batch in log.batches_from(pd.log_start_offset, problems=problems):
         if topic == SHARE_STATE_TOPIC:
             if not batch.is_control:
                 for r in batch.records():
@@ -121,6 +122,7 @@ def _replay_partition(dirs: BrokerLogDirs, topic: str, p: int, state: GroupLogRe
                         state.replay_share_state(r.key, r.value, r.offset, where)
             continue
         state.replay_batch(p, batch, where=where)
+    dirs.problems.extend(problems)
 
 
 def _is_consumer_group(g: Group) -> bool:

@@ -248,3 +248,19 @@ def test_java_orders_as_the_tools_print_them():
     assert hash_map_order(list(t) + ["gc"]) == ["gn-live", "gc-live", "gn", "gs", "gc"]
     # Utils.abs(Integer.MIN_VALUE) is 0: "polygenelubricants".hashCode() == MIN_VALUE
     assert java_string_hash("polygenelubricants") == -(1 << 31)
+
+
+@pytest.mark.corpus
+def test_bytes_after_the_last_batch_are_named(corpus_root, tmp_path):
+    """A torn tail of __consumer_offsets: the groups before it are answered, the bytes
+    named (file and position) on stderr, exit 1."""
+    log_dir = tmp_path / "logs"
+    shutil.copytree(corpus_root / ZK, log_dir)
+    seg = log_dir / "__consumer_offsets-21" / f"{0:020d}.log"
+    size = seg.stat().st_size
+    with seg.open("ab") as f:
+        f.write(b"\x00" * 7 + b"\x99torn")
+    r = cli("groups", str(log_dir), "--list")
+    assert r.returncode == 1
+    assert r.stdout.splitlines() == ["console-consumer-27984", "ai-interview"]
+    assert f"{seg} at byte {size}: 12 invalid bytes after the last whole batch" in r.stderr
