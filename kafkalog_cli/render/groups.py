@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 
 from ..decoders.group_state import DEAD, EMPTY, STABLE
+from ..javaorder import hash_map_order
 from .text import safe
 
 MISSING = "-"
@@ -91,8 +92,17 @@ def render_list(result, *, with_type: bool = False, with_state: bool = False,
 
 def render_describe(result, *, what: str = "offsets", verbose: bool = False,
                     coordinator: str | None = None, out=None, err=None) -> None:
-    """``what``: offsets, members or state."""
+    """``what``: offsets, members or state. A group the coordinator does not have fails the
+    whole describe, as the tool's describeConsumerGroups does (GroupIdNotFoundException
+    for the first such group in the order of its ``HashMap`` of group ids)."""
     o = _Out(out, err)
+    missing = {g.group_id for g in result.groups if not g.exists}
+    if missing:
+        first = next(g for g in hash_map_order([g.group_id for g in result.groups])
+                     if g in missing)
+        o.write("\nError: Executing consumer group command failed due to org.apache.kafka."
+                f"common.errors.GroupIdNotFoundException: Group {first} not found.\n")
+        return
     for g in result.groups:
         if what == "members":
             _members(o, g, verbose)

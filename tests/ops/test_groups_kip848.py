@@ -124,4 +124,4 @@ def test_consumer_group_replay(log_dir):
     assert (g["groupEpoch"], g["targetAssignmentEpoch"], g["assignmentStrategy"]) == (
         3, 3, "uniform")
     r = cli("groups", str(log_dir), "--describe", "--group", "gone")
-    assert r.stdout == "\nError: Consumer group 'gone' does not exist.\n"
+    assert r.stdout.endswith("GroupIdNotFoundException: Group gone not found.\n")
