@@ -195,6 +195,8 @@ class GroupLogReplay:
         self.pending: dict[int, list[tuple[str, str, int, CommittedOffset]]] = {}
         self.share_partitions: dict[tuple[str, str, int], SharePartitionState] = {}
         self.order: dict[int, BaseHashTable] = {}
+        #: key bytes -> (record type, parsed key): a key is parsed once
+        self._keys: dict[bytes, tuple[int, dict]] = {}
         #: kafkalog's addition: classic GroupMetadata values as read (serve restores them)
         self.classic_values: dict[str, dict | None] = {}
 
@@ -212,13 +214,25 @@ class GroupLogReplay:
         try:
             if key is None or len(key) < 2:
                 raise ValueError("a record without a key")
-            rtype = int16(key)
-            types = gm.RECORD_TYPES.get(rtype)
-            if types is None:
-                return  # an unknown record type: the coordinator skips it too
-            key_msg, value_msg = types
-            k, _ = key_msg.parse(key, key_read_version(key_msg, rtype), offset=2)
+            key = bytes(key)
+            parsed = self._keys.get(key)
+            if parsed is None:
+                rtype = int16(key)
+                types = gm.RECORD_TYPES.get(rtype)
+                if types is None:
+                    return  # an unknown record type: the coordinator skips it too
+                k, _ = types[0].parse(key, key_read_version(types[0], rtype), offset=2)
+                parsed = self._keys[key] = (rtype, k)
+            rtype, k = parsed
+            value_msg = gm.RECORD_TYPES[rtype][1]
             v = None
+            if rtype in (0, 1) and value is not None and producer_id == NO_PRODUCER_ID:
+                # the bulk of the topic: parsed when asked for, once per live key
+                if len(value) < 2:
+                    raise ValueError("a value shorter than its version")
+                self._offset_commit(partition, k, _Raw(bytes(value), record_offset, where,
+                                                       value_msg), record_offset, producer_id)
+                return
             if value is not None:
                 if len(value) < 2:
                     raise ValueError("a value shorter than its version")
@@ -297,7 +311,20 @@ class GroupLogReplay:
     # -- results ------------------------------------------------------------------------
 
     def committed(self, group_id: str) -> dict[tuple[str, int], CommittedOffset]:
-        return self.offsets.get(group_id, {})
+        """The committed offsets of ``group_id``.
+
+        Raises:
+            CoordinatorLoadError: an OffsetCommit value that does not parse.
+        """
+        offs = self.offsets.get(group_id, {})
+        for tp, o in offs.items():
+            if isinstance(o, _Raw):
+                offs[tp] = o.parse()
+        return offs
+
+    def all_committed(self) -> dict[str, dict[tuple[str, int], CommittedOffset]]:
+        """:meth:`committed` of every group with offsets."""
+        return {g: self.committed(g) for g in list(self.offsets)}
 
     def group_ids_in_coordinator_order(self, partitions: list[int]) -> list[str]:
         """The live groups, ``partitions`` (shards) in the given order, each shard's in its
@@ -372,7 +399,7 @@ class GroupLogReplay:
             return
         if gid not in self.groups:
             self._group(partition, gid, CLASSIC)
-        off = CommittedOffset.from_value(v, record_offset)
+        off = v if isinstance(v, _Raw) else CommittedOffset.from_value(v, record_offset)
         if producer_id != NO_PRODUCER_ID:
             self.pending.setdefault(producer_id, []).append((gid, *tp, off))
         else:
@@ -444,6 +471,24 @@ class GroupLogReplay:
         m.assignment = [(tp["topicId"], list(tp["partitions"]))
                         for tp in v.get("assignedPartitions") or []
                         if "topicId" in tp]
+
+
+class _Raw:
+    """An OffsetCommit value not parsed yet (most are replaced by a later commit)."""
+
+    __slots__ = ("value", "record_offset", "where", "message")
+
+    def __init__(self, value: bytes, record_offset: int, where: str, message):
+        self.value, self.record_offset, self.where = value, record_offset, where
+        self.message = message
+
+    def parse(self) -> CommittedOffset:
+        try:
+            v, _ = self.message.parse(self.value, int16(self.value), offset=2)
+        except (ValueError, KeyError, *PARSE_ERRORS) as e:
+            raise CoordinatorLoadError(f"{self.where}: the record at offset "
+                                       f"{self.record_offset} does not load: {e}") from None
+        return CommittedOffset.from_value(v, self.record_offset)
 
 
 def _classic_assignment(protocol_type: str, data) -> list[tuple[str, list[int]]]:

@@ -153,7 +153,7 @@ def load_groups(topic: CoordinatorTopic) -> tuple[dict[str, dict | None],
                              "cannot be loaded", file=topic.catalog.log_dir / f"{topic.name}-{p}")
     state = replay_topic(topic)
     offsets = {g: {tp: o.to_dict() for tp, o in offs.items()}
-               for g, offs in state.offsets.items()}
+               for g, offs in state.all_committed().items()}
     pending = {pid: [(g, t, p, o.to_dict()) for g, t, p, o in entries]
                for pid, entries in state.pending.items()}
     return dict(state.classic_values), offsets, pending
