@@ -41,7 +41,7 @@ def serve(
         "authorizer.class.name, super.users (docs/serve.md, Security).",
         show_default=False)] = None,
     add_scram: Annotated[list[str] | None, typer.Option(
-        "--add-scram", metavar="MECHANISM=[name=U,password=P]", help="Store a SCRAM "
+        "--add-scram", metavar="MECHANISM=[NAME=U,PASSWORD=P]", help="Store a SCRAM "
         "credential in __cluster_metadata before serving, as kafka-storage format "
         "--add-scram spells it (repeatable): SCRAM-SHA-256=[name=admin,password=secret] "
         "(also iterations=, salt=, saltedpassword=).", show_default=False)] = None,
