@@ -1,0 +1,290 @@
+"""Decoding keys and values framed in Schema Registry's wire format (:mod:`.wire`) with
+the schemas of a source (the offline :class:`~.store.SchemaStore` and/or a live
+registry), as the Confluent console consumers print them.
+
+One decoder per topic read: :meth:`RecordDecoder.decode` returns a
+:class:`SchemaDecoded` for a record (its key and value, each a :class:`DecodedField` or
+left as bytes), never raises: what cannot be decoded (not framed, an unknown id, a schema
+of another type than the one insisted on, bytes that do not decode) keeps its bytes and
+says why in ``warnings``. Schemas are parsed once per id.
+
+Modes (``--key-decoder`` / ``--value-decoder``): ``schema-registry`` (the type comes with
+the id), or ``avro`` / ``protobuf`` / ``json-schema`` (the id's schema must be of that
+type).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import InvalidArgumentError, SchemaDecodeError
+from .records import AVRO, JSON, PROTOBUF
+from .wire import read_message_indexes, split_frame
+
+SCHEMA_REGISTRY = "schema-registry"
+#: ``--key-decoder`` / ``--value-decoder`` values
+DECODERS = (SCHEMA_REGISTRY, "avro", "protobuf", "json-schema")
+#: schemaType -> the ``valueEncoding`` label of a decoded value
+ENCODING_OF_TYPE = {AVRO: "avro", PROTOBUF: "protobuf", JSON: "json-schema"}
+TYPE_OF_ENCODING = {v: k for k, v in ENCODING_OF_TYPE.items()}
+#: references followed at most this deep (a cycle in a hostile ``_schemas``)
+MAX_REFERENCE_DEPTH = 32
+
+
+def check_decoder(name: str | None, option: str = "--value-decoder") -> None:
+    """Raises InvalidArgumentError for a name not in :data:`DECODERS`."""
+    if name is not None and name not in DECODERS:
+        raise InvalidArgumentError(f"{option} {name!r}: expected one of "
+                                   f"{', '.join(DECODERS)}")
+
+
+
+
+def _dumps(value) -> str:
+    import orjson
+
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # an integer beyond 64 bits
+        import json
+
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(slots=True)
+class DecodedField:
+    """A decoded key or value: ``json`` its compact JSON text (what the console consumer
+    prints), ``schema_id``, ``subject`` (None when not known), ``encoding`` (``avro``,
+    ``protobuf``, ``json-schema``)."""
+
+    json: str
+    schema_id: int
+    subject: str | None
+    encoding: str
+
+    @property
+    def value(self):
+        """The JSON value (parsed from :attr:`json`)."""
+        import orjson
+
+        try:
+            return orjson.loads(self.json)
+        except orjson.JSONDecodeError:
+            import json
+
+            return json.loads(self.json)
+
+
+@dataclass(slots=True)
+class SchemaDecoded:
+    """A record's key and value as decoded through Schema Registry (the ``decoded`` of a
+    :class:`~kafkalog_cli.ops.read.ConsumerRecord`). ``key`` / ``value`` are None when
+    that side was not decoded (no decoder asked, a null, or a failure: ``warnings`` says
+    why and ``key_failed`` / ``value_failed`` are set)."""
+
+    key: DecodedField | None = None
+    value: DecodedField | None = None
+    warnings: list = field(default_factory=list)
+    key_failed: bool = False
+    value_failed: bool = False
+
+    def console(self, key: bytes | None, value: bytes | None):
+        """``(key, value)`` bytes as the console consumer prints them: the decoded JSON,
+        else the raw bytes."""
+        return (key if self.key is None else self.key.json.encode(),
+                value if self.value is None else self.value.json.encode())
+
+
+class RecordDecoder:
+    """Decodes the keys and values of one topic's records (see the module docstring).
+
+    Args:
+        source: the schemas (a :class:`~.store.SchemaStore`, a
+            :class:`~.rest.RestSchemaSource` or a :class:`~.rest.ChainedSource`).
+        topic: the topic, for the subjects of TopicNameStrategy (``<topic>-key``,
+            ``<topic>-value``) named first when an id is under several.
+        key_decoder / value_decoder: a mode of :data:`DECODERS`, or None (left as bytes).
+    """
+
+    def __init__(self, source, topic: str, *, key_decoder: str | None = None,
+                 value_decoder: str | None = None):
+        check_decoder(key_decoder, "--key-decoder")
+        check_decoder(value_decoder, "--value-decoder")
+        self.source = source
+        self.topic = topic
+        self.key_decoder = key_decoder
+        self.value_decoder = value_decoder
+        self._codecs: dict = {}
+        self._subjects: dict = {}
+        #: {schema id: records} of ids the source does not have
+        self.missing: dict[int, int] = {}
+        #: records left as bytes for another reason, and the first such reason
+        self.failed = 0
+        self.first_failure: str | None = None
+
+    # -- schemas -----------------------------------------------------------------------
+
+    def codec(self, schema_id: int):
+        """The codec (:class:`~.avro.AvroCodec`, :class:`~.protobuf.ProtobufCodec`,
+        :class:`~.json_schema.JsonSchemaCodec`) of ``schema_id``, parsed once.
+
+        Raises:
+            SchemaDecodeError: the id is unknown, a reference missing, or the schema
+                does not parse.
+        """
+        c = self._codecs.get(schema_id)
+        if c is None:
+            try:
+                c = codec_for(self.source, self.source.by_id(schema_id), schema_id)
+            except (SchemaDecodeError, ValueError) as e:
+                c = SchemaDecodeError(str(e))
+            self._codecs[schema_id] = c
+        if isinstance(c, SchemaDecodeError):
+            raise c
+        return c
+
+    def subject_of(self, schema_id: int, is_key: bool) -> str | None:
+        key = (schema_id, is_key)
+        if key not in self._subjects:
+            subjects = self.source.subjects_of(schema_id)
+            own = f"{self.topic}-{'key' if is_key else 'value'}"
+            self._subjects[key] = own if own in subjects else (subjects[0] if subjects
+                                                               else None)
+        return self._subjects[key]
+
+    # -- records -----------------------------------------------------------------------
+
+    def decode_field(self, data: bytes, mode: str, is_key: bool) -> DecodedField:
+        """One framed key or value.
+
+        Raises:
+            SchemaDecodeError / EOFError / others of the
+                codecs: the caller keeps the bytes and warns.
+        """
+        schema_id, pos = split_frame(data)
+        try:
+            codec = self.codec(schema_id)
+        except SchemaDecodeError:
+            if self.source.by_id(schema_id) is None:
+                self.missing[schema_id] = self.missing.get(schema_id, 0) + 1
+            raise
+        kind = codec.kind
+        if mode != SCHEMA_REGISTRY and kind != mode:
+            raise SchemaDecodeError(f"schema id {schema_id} is a {kind} schema, not {mode}")
+        if kind == "avro":
+            datum = codec.decode(data[pos:])
+            value = codec.to_json_value(datum)
+        elif kind == "protobuf":
+            indexes, pos = read_message_indexes(data, pos)
+            datum = codec.decode(data[pos:], indexes)
+            value = codec.to_json_value(datum)
+        else:
+            datum = value = codec.decode(data[pos:])
+        return DecodedField(_dumps(value), schema_id, self.subject_of(schema_id, is_key),
+                            kind)
+
+    def decode(self, key: bytes | None, value: bytes | None) -> SchemaDecoded:
+        """A record's key and value (see :class:`SchemaDecoded`); never raises."""
+        d = SchemaDecoded()
+        for is_key, data, mode in ((True, key, self.key_decoder),
+                                   (False, value, self.value_decoder)):
+            if mode is None or data is None:
+                continue
+            try:
+                f = self.decode_field(data, mode, is_key)
+            except Exception as e:  # noqa: BLE001 - any decoder failure keeps the bytes
+                why = _why(e)
+                d.warnings.append(f"{'key' if is_key else 'value'}: {why}")
+                if is_key:
+                    d.key_failed = True
+                else:
+                    d.value_failed = True
+                if not isinstance(e, SchemaDecodeError) or "not found" not in why:
+                    self.failed += 1
+                    if self.first_failure is None:
+                        self.first_failure = why
+                continue
+            if is_key:
+                d.key = f
+            else:
+                d.value = f
+        return d
+
+    def problems(self) -> list[str]:
+        """One line per schema id not found (and the records left as bytes for it), one
+        for the records that did not decode for other reasons."""
+        out = [f"schema id {sid} not found in {self.source.source}: {n} record"
+               f"{'s' if n != 1 else ''} of {self.topic} kept as bytes"
+               for sid, n in sorted(self.missing.items())]
+        if self.failed:
+            what = "keys or values" if self.failed != 1 else "key or value"
+            out.append(f"{self.failed} {what} of {self.topic} did not decode and were kept as bytes (the first: "
+                       f"{self.first_failure})")
+        return out
+
+
+def _why(e: Exception) -> str:
+    text = str(e) or type(e).__name__
+    if isinstance(e, SchemaDecodeError):
+        return text
+    return f"does not decode: {text}"
+
+
+# -- schemas and their references --------------------------------------------------------
+
+def _resolve_references(source, sv, depth: int = 0, seen=None) -> list:
+    """The referenced SchemaValues of ``sv``, transitively, dependencies first, as
+    ``[(reference name, SchemaValue)]``.
+
+    Raises:
+        SchemaDecodeError: a reference the source does not have, or a chain deeper than
+            :data:`MAX_REFERENCE_DEPTH`.
+    """
+    if depth > MAX_REFERENCE_DEPTH:
+        raise SchemaDecodeError(f"references nested deeper than {MAX_REFERENCE_DEPTH}")
+    seen = set() if seen is None else seen
+    out = []
+    for ref in sv.references:
+        key = (ref.subject, ref.version)
+        if key in seen:
+            continue
+        seen.add(key)
+        target = source.version(ref.subject, ref.version)
+        if target is None:
+            raise SchemaDecodeError(f"reference {ref.name} (subject {ref.subject} version "
+                                    f"{ref.version}) not found")
+        out.extend(_resolve_references(source, target, depth + 1, seen))
+        out.append((ref.name, target))
+    return out
+
+
+def codec_for(source, sv, schema_id: int | None = None):
+    """The codec of a registered schema ``sv`` (its references looked up in ``source``).
+
+    Raises:
+        SchemaDecodeError: ``sv`` is None (the id is not found), a reference is missing,
+            the schema type is unknown or the schema does not parse.
+    """
+    if sv is None:
+        raise SchemaDecodeError(f"schema id {schema_id} not found in {source.source}")
+    refs = _resolve_references(source, sv)
+    st = sv.schema_type
+    try:
+        if st == AVRO:
+            from .avro import AvroCodec
+
+            return AvroCodec(sv.schema, [r.schema for _, r in refs])
+        if st == PROTOBUF:
+            from .protobuf import ProtobufCodec
+
+            return ProtobufCodec(sv.schema, {name: r.schema for name, r in refs})
+        if st == JSON:
+            from .json_schema import JsonSchemaCodec
+
+            return JsonSchemaCodec(sv.schema, {name: r.schema for name, r in refs})
+    except ImportError as e:
+        raise SchemaDecodeError(f"{e.name} is not installed; install it with: pip install "
+                                "'kafkalog[schema-registry]'") from None
+    except ValueError as e:
+        raise SchemaDecodeError(f"schema id {sv.id}: {e}") from None
+    raise SchemaDecodeError(f"schema id {sv.id} has an unknown schemaType {st!r}")
