@@ -288,3 +288,79 @@ def codec_for(source, sv, schema_id: int | None = None):
     except ValueError as e:
         raise SchemaDecodeError(f"schema id {sv.id}: {e}") from None
     raise SchemaDecodeError(f"schema id {sv.id} has an unknown schemaType {st!r}")
+
+
+@dataclass
+class SchemaRegistryOptions:
+    """What a reading command is asked to decode through Schema Registry, and with which
+    schemas (the options ``--key-decoder``, ``--value-decoder``, ``--schemas``,
+    ``--schema-registry``, ``--schema-registry-property``).
+
+    Attributes:
+        key_decoder / value_decoder: a mode of :data:`DECODERS`, or None.
+        schemas: the ``_schemas`` partition (or a log directory holding one); None: the
+            one beside the partition read.
+        url / properties: a live registry's URL and its basic-auth properties.
+    """
+
+    key_decoder: str | None = None
+    value_decoder: str | None = None
+    schemas: str | None = None
+    url: str | None = None
+    properties: dict = field(default_factory=dict)
+    _sources: dict = field(default_factory=dict, repr=False)
+
+    def __bool__(self) -> bool:
+        return bool(self.key_decoder or self.value_decoder)
+
+    def check(self) -> None:
+        """Raises InvalidArgumentError: an unknown mode, or schema sources without a
+        decoder."""
+        check_decoder(self.key_decoder, "--key-decoder")
+        check_decoder(self.value_decoder, "--value-decoder")
+        if not self and (self.schemas or self.url or self.properties):
+            raise InvalidArgumentError("--schemas, --schema-registry and "
+                                       "--schema-registry-property need --key-decoder or "
+                                       "--value-decoder")
+
+    @classmethod
+    def from_properties(cls, props, **kwargs) -> SchemaRegistryOptions:
+        """With ``props`` given as ``NAME=VALUE`` strings.
+
+        Raises:
+            InvalidArgumentError: a string without ``=``.
+        """
+        out = {}
+        for p in props or ():
+            if "=" not in p:
+                raise InvalidArgumentError(f"--schema-registry-property {p!r}: expected "
+                                           "NAME=VALUE")
+            k, v = p.split("=", 1)
+            out[k.strip()] = v
+        opts = cls(properties=out, **kwargs)
+        opts.check()
+        return opts
+
+    def source(self, near):
+        """The schema source for a partition directory ``near`` (loaded once per
+        ``_schemas`` partition; see :func:`~.store.open_schema_source`)."""
+        from ..storage.location import as_path
+        from .store import open_schema_source
+
+        key = None if self.schemas is not None else str(as_path(near).parent)
+        if key not in self._sources:
+            self._sources[key] = open_schema_source(
+                near, schemas=self.schemas, url=self.url, properties=self.properties)
+        return self._sources[key]
+
+    def decoder(self, topic: str, near) -> RecordDecoder | None:
+        """A :class:`RecordDecoder` for ``topic``'s partition directory ``near``, or None
+        when nothing is to be decoded."""
+        if not self:
+            return None
+        return RecordDecoder(self.source(near), topic, key_decoder=self.key_decoder,
+                             value_decoder=self.value_decoder)
+
+    def replay_problems(self) -> list[str]:
+        """What the ``_schemas`` replays skipped, one line each."""
+        return [p for s in self._sources.values() for p in s.problems]

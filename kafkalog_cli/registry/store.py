@@ -33,6 +33,7 @@ from ..constants import CONTROL_FLAG_MASK, DEFAULT_MAX_DECOMPRESSED_BYTES
 from ..errors import KafkalogError, NotAKafkaFileError, SchemaDecodeError
 from ..format.records import RecordBatch
 from ..storage.files import OTHER, PARTITION, check_exists, classify_dir
+from ..storage.location import as_path
 from ..storage.log import Log
 from ..storage.segment import iter_records_of
 from .records import (
@@ -263,3 +264,48 @@ def load_store(partition_dir, *, check_crcs: bool = True,
     finally:
         log.close()
     return store
+
+
+def open_schema_source(near=None, *, schemas=None, url: str | None = None,
+                       properties: dict[str, str] | None = None, check_crcs: bool = True):
+    """The schemas a reader decodes with: the ``_schemas`` partition ``schemas`` names (a
+    partition directory, or a log directory holding ``_schemas-0``), else the one of the
+    log directory holding the partition directory ``near``; and/or a live registry at
+    ``url`` (asked after the offline store, for what it does not hold).
+
+    Raises:
+        InvalidArgumentError: neither a ``_schemas`` partition nor ``url``; a bad URL or
+            property.
+        NotAKafkaFileError / UnreadableError / CorruptRecordError: ``schemas`` is not a
+            readable partition.
+    """
+    from ..errors import InvalidArgumentError
+
+    part = None
+    if schemas is not None:
+        part = find_schemas_partition(schemas)
+        if part is None:
+            raise InvalidArgumentError(f"--schemas {schemas}: no {SCHEMAS_TOPIC}-0 partition "
+                                       "directory in this log directory")
+    elif near is not None:
+        d = as_path(near)
+        for cand in (d / f"{SCHEMAS_TOPIC}-0", d.parent / f"{SCHEMAS_TOPIC}-0"):
+            if cand.is_dir():
+                part = cand
+                break
+    sources = []
+    if part is not None:
+        sources.append(load_store(part, check_crcs=check_crcs))
+    if url:
+        from .rest import RestSchemaSource
+
+        sources.append(RestSchemaSource(url, properties))
+    if not sources:
+        raise InvalidArgumentError(
+            f"no {SCHEMAS_TOPIC} partition beside {near} to decode with: name one with "
+            "--schemas PATH, or a live registry with --schema-registry URL")
+    if len(sources) == 1:
+        return sources[0]
+    from .rest import ChainedSource
+
+    return ChainedSource(sources)

@@ -116,7 +116,9 @@ def format_record(rec, cfg: FormatterConfig) -> bytes:
                 k.encode("utf-8") + b":" + (null if v is None else v) for k, v in rec.headers))
     key, value = rec.key, rec.value
     d = rec.decoded
-    if d is not None:
+    if d is not None and hasattr(d, "console"):  # Schema Registry's: JSON, else bytes
+        key, value = d.console(key, value)
+    elif d is not None:
         key = None if d.key is None else d.key_json().encode("utf-8")
         value = None if d.tombstone or d.value is None else d.value_json().encode("utf-8")
     if cfg.print_key:
@@ -142,7 +144,9 @@ def escaped(rec):
         return None if b is None else safe_bytes(b).encode("utf-8")
 
     key, value, d = rec.key, rec.value, rec.decoded
-    if d is not None:
+    if d is not None and hasattr(d, "console"):
+        key, value = map(esc, d.console(key, value))
+    elif d is not None:
         key = None if d.key is None else safe(d.key_json()).encode("utf-8")
         value = (None if d.tombstone or d.value is None
                  else safe(d.value_json()).encode("utf-8"))
@@ -191,6 +195,8 @@ def json_line(rec, encoding: str = "utf8") -> str:
     templates with json's own string encoder: the same keys in the same order, no dict
     (a decoded record goes through ``to_dict``)."""
     if rec.decoded is not None:
+        if hasattr(rec.decoded, "console"):
+            return _schema_json_line(rec, encoding)
         return _DUMPS(rec.to_dict(encoding))
     estr = _ESTR
     key, value = rec.key, rec.value
@@ -221,6 +227,41 @@ def json_line(rec, encoding: str = "utf8") -> str:
                       + (f',"valueEncoding":"{hlabel}"}}' if hlabel else "}"))
         return line + ',"headers":[' + ",".join(hs) + "]}"
     return line + ',"headers":[]}'
+
+
+def _schema_json_line(rec, encoding: str) -> str:
+    """:func:`json_line` of a record decoded through Schema Registry: the decoded key and
+    value are the decoder's JSON text already (``ConsumerRecord.to_dict``'s keys in its
+    order, without parsing it back)."""
+    estr = _ESTR
+    d = rec.decoded
+    epoch = rec.leader_epoch
+    parts = [f'{{"topic":{estr(rec.topic)},"partition":{rec.partition},'
+             f'"offset":{rec.offset},"timestamp":{rec.timestamp},'
+             f'"timestampType":{estr(rec.timestamp_type)},'
+             f'"leaderEpoch":{"null" if epoch is None else epoch}']
+    for name, f, data, failed in (("key", d.key, rec.key, d.key_failed),
+                                  ("value", d.value, rec.value, d.value_failed)):
+        if f is not None:
+            parts.append(f'"{name}":{f.json},"{name}Encoding":"{f.encoding}",'
+                         f'"{name}SchemaId":{f.schema_id}')
+            if f.subject is not None:
+                parts.append(f'"{name}Subject":{estr(f.subject)}')
+            continue
+        text, label = _json_bytes(data, "base64" if failed else encoding, estr)
+        parts.append(f'"{name}":{text}')
+        if label:
+            parts.append(f'"{name}Encoding":"{label}"')
+    hs = []
+    for hk, hv in rec.headers:
+        htext, hlabel = _json_bytes(hv, encoding, estr)
+        hs.append(f'{{"key":{estr(hk)},"value":{htext}'
+                  + (f',"valueEncoding":"{hlabel}"}}' if hlabel else "}"))
+    parts.append('"headers":[' + ",".join(hs) + "]")
+    line = ",".join(parts)
+    if d.warnings:
+        line += ',"decodeWarnings":' + _DUMPS(list(d.warnings))
+    return line + "}"
 
 
 _DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
