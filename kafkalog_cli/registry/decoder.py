@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import InvalidArgumentError, SchemaDecodeError
+from ..errors import InvalidArgumentError, SchemaDecodeError, SchemaRegistryError
 from .records import AVRO, JSON, PROTOBUF
 from .wire import read_message_indexes, split_frame
 
@@ -184,7 +184,12 @@ class RecordDecoder:
                             kind)
 
     def decode(self, key: bytes | None, value: bytes | None) -> SchemaDecoded:
-        """A record's key and value (see :class:`SchemaDecoded`); never raises."""
+        """A record's key and value (see :class:`SchemaDecoded`).
+
+        Raises:
+            SchemaRegistryError: only a live registry that cannot be asked; what does not
+                decode is a warning.
+        """
         d = SchemaDecoded()
         for is_key, data, mode in ((True, key, self.key_decoder),
                                    (False, value, self.value_decoder)):
@@ -192,6 +197,8 @@ class RecordDecoder:
                 continue
             try:
                 f = self.decode_field(data, mode, is_key)
+            except SchemaRegistryError:
+                raise  # a live registry that fails: not this record's fault, stop
             except Exception as e:  # noqa: BLE001 - any decoder failure keeps the bytes
                 why = _why(e)
                 d.warnings.append(f"{'key' if is_key else 'value'}: {why}")

@@ -14,7 +14,6 @@ unreferenced.
 from __future__ import annotations
 
 import base64
-import binascii
 import os
 import subprocess
 import sys
@@ -40,7 +39,7 @@ def _descriptor_from_base64(text: str):
     try:
         raw = base64.b64decode(s, validate=True)
         fd = descriptor_pb2.FileDescriptorProto.FromString(raw)
-    except (binascii.Error, ValueError, Exception):  # noqa: BLE001 - DecodeError
+    except Exception:  # noqa: BLE001 - binascii.Error, protobuf's DecodeError
         return None
     return fd if fd.name or fd.message_type else None
 
@@ -57,9 +56,12 @@ def _include_dirs() -> list[str]:
 
     dirs = [os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")]
     try:  # google/type/*.proto etc., when googleapis-common-protos is installed
-        import google.type as gt  # noqa: F401
+        import google.type as gt
 
-        dirs.append(os.path.dirname(os.path.dirname(os.path.dirname(gt.__file__))))
+        for d in getattr(gt, "__path__", ()):
+            if os.path.exists(os.path.join(d, "date.proto")):
+                dirs.append(os.path.dirname(os.path.dirname(d)))
+                break
     except ImportError:
         pass
     return dirs
