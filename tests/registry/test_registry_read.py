@@ -346,3 +346,36 @@ def test_soft_and_hard_deletes_seen_as_the_registry_serves_ids(cli, confluent_di
     recs, r = read_json(cli, str(log), "-t", "users", "--value-decoder", "schema-registry")
     assert r.returncode == 1 and recs[0]["valueEncoding"] == "base64"
     assert f"schema id {v['id']} not found" in r.stderr
+
+
+def test_dump_segment_value_decoder(cli, confluent_dir):
+    """dump-segment --value-decoder: kafka-dump-log.sh's record lines with the decoded
+    JSON as the payload, JSON Lines with the decoded value and its labels."""
+    part = confluent_dir["log"] / "users-0"
+    # (the key decoded too: its raw frame holds a newline, Avro's length byte 10)
+    r = cli("dump-segment", str(part), "--key-decoder", "schema-registry", "--value-decoder",
+            "schema-registry", "-o", "kafka")
+    assert r.returncode == 0, r.stderr
+    payloads = [line.split(" payload: ", 1)[1] for line in r.stdout.split("\n")
+                if line.startswith("| offset:")]
+    assert [json.loads(p) for p in payloads] == [avro_json(USER_V1, u) for u in USERS]
+    r = cli("dump-segment", str(part), "--key-decoder", "avro", "--value-decoder", "avro",
+            "-o", "json")
+    recs = [o for o in map(json.loads, r.stdout.splitlines()) if o["type"] == "record"]
+    assert [o["value"] for o in recs] == [avro_json(USER_V1, u) for u in USERS]
+    assert [o["key"] for o in recs] == [u["name"] for u in USERS]
+    assert {(o["valueEncoding"], o["valueSubject"], o["keySubject"]) for o in recs} == {
+        ("avro", "users-value", "users-key")}
+
+
+def test_dump_segment_names_undecoded_records(cli, confluent_dir, tmp_path):
+    log = tmp_path / "logs"
+    good = confluent_dir["users"][0][1]
+    part = write_topic(log, "users-0", [(None, good), (None, b"\x00\x00\x00\x00\x63xx")])
+    confluent_dir["stub"].write_schemas(log)
+    r = cli("dump-segment", str(part), "--value-decoder", "schema-registry", "-o", "json")
+    assert r.returncode == 1
+    recs = [o for o in map(json.loads, r.stdout.splitlines()) if o["type"] == "record"]
+    assert recs[1]["valueEncoding"] == "base64" and "schema id 99 not found" in \
+        recs[1]["decodeWarnings"][0]
+    assert "schema id 99 not found" in r.stderr and "1 record of users" in r.stderr
