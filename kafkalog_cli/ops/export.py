@@ -276,7 +276,6 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None,
     import pyarrow.parquet as pq
 
     from ..spark.decoded import BatchDecoder
-
     from ..spark.plan import plan_slices
     from ..spark.rows import ReadStats, read_slices
 
