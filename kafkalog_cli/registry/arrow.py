@@ -220,7 +220,8 @@ def _protobuf_arrow(desc, stack=()):
                 convs.append((f.name, conv, False, False))
                 continue
         t, c = _field_arrow(f, scalar, stack)
-        repeated = f.label == F.LABEL_REPEATED
+        repeated = (f.is_repeated if hasattr(f, "is_repeated")  # protobuf >= 6
+                    else f.label == F.LABEL_REPEATED)
         if repeated:
             t = pa.list_(t)
         fields.append(pa.field(f.name, t))
@@ -276,7 +277,7 @@ class TypedColumn:
         self.subject = f"{topic}-{side}"
         self._dec = RecordDecoder(source, topic, **{f"{side}_decoder": mode})
         self.kind = "json"
-        self.arrow_type = pa.string()
+        self.arrow_type = self.build_type = pa.string()
         self.reader = None
         self.problems: list[str] = []
         reader = source.latest(self.subject)

@@ -134,12 +134,16 @@ class RecordDecoder:
         """
         c = self._codecs.get(schema_id)
         if c is None:
+            sv = self.source.by_id(schema_id)
             try:
-                c = codec_for(self.source, self.source.by_id(schema_id), schema_id)
+                c = codec_for(self.source, sv, schema_id)
             except (SchemaDecodeError, ValueError) as e:
                 c = SchemaDecodeError(str(e))
+                c.missing = sv is None
             self._codecs[schema_id] = c
         if isinstance(c, SchemaDecodeError):
+            if getattr(c, "missing", False):
+                self.missing[schema_id] = self.missing.get(schema_id, 0) + 1
             raise c
         return c
 
@@ -162,12 +166,7 @@ class RecordDecoder:
                 codecs: the caller keeps the bytes and warns.
         """
         schema_id, pos = split_frame(data)
-        try:
-            codec = self.codec(schema_id)
-        except SchemaDecodeError:
-            if self.source.by_id(schema_id) is None:
-                self.missing[schema_id] = self.missing.get(schema_id, 0) + 1
-            raise
+        codec = self.codec(schema_id)
         kind = codec.kind
         if mode != SCHEMA_REGISTRY and kind != mode:
             raise SchemaDecodeError(f"schema id {schema_id} is a {kind} schema, not {mode}")
@@ -206,7 +205,7 @@ class RecordDecoder:
                     d.key_failed = True
                 else:
                     d.value_failed = True
-                if not isinstance(e, SchemaDecodeError) or "not found" not in why:
+                if not getattr(e, "missing", False):
                     self.failed += 1
                     if self.first_failure is None:
                         self.first_failure = why

@@ -108,11 +108,16 @@ def decoded_schema(options: dict, o, registry):
     from pyspark.sql.pandas.types import from_arrow_schema
 
     from . import plan
-    from .decoded import BatchDecoder
+    from .decoded import BatchDecoder, decodes
     from .rows import arrow_schema
 
     parts = [pd for pd in plan.discover(plan.split_paths(options))
              if o.wants(pd.topic, pd.partition)]
+    internal = sorted({pd.topic for pd in parts if not decodes(pd.topic)})
+    if internal:
+        raise InvalidArgumentError(
+            f"keyDecoder/valueDecoder: the read includes {', '.join(internal)}, whose "
+            "records are not decoded: subscribe to the topics to decode")
     decoder = BatchDecoder(registry, {pd.topic: pd.directory for pd in parts}, spark=True)
     types: dict = {}
     for topic in dict.fromkeys(pd.topic for pd in parts):

@@ -8,13 +8,21 @@ A decoded side's binary column is replaced by the typed column of
 :class:`~kafkalog_cli.registry.arrow.TypedColumn` (the subject's newest schema as every
 record's reader), and two columns follow it: ``<side>SchemaId`` (int32, the writer's
 id) and ``<side>Raw`` (binary: the bytes of a record that did not decode, which is
-counted in ``undecodedRecords``; null otherwise)."""
+counted in ``undecodedRecords``; null otherwise). The records of Kafka's internal topics
+(``__consumer_offsets``, ...) and of Schema Registry's own ``_schemas`` are not decoded
+(:func:`decodes`): an export of a whole log directory leaves them as they are."""
 
 from __future__ import annotations
 
 from ..errors import InvalidArgumentError
 
 SIDES = ("key", "value")
+
+
+def decodes(topic: str) -> bool:
+    """Whether ``topic``'s records are decoded: not Kafka's internal topics (``__*``), not
+    the registry's ``_schemas``."""
+    return not topic.startswith("__") and topic != "_schemas"
 
 
 def registry_options(options: dict):
@@ -82,6 +90,8 @@ class BatchDecoder:
         import pyarrow as pa
 
         topics = rb.column("topic").to_pylist()
+        if not any(map(decodes, dict.fromkeys(topics))):
+            return rb
         names = list(rb.schema.names)
         arrays = [rb.column(n) for n in names]
         fields = list(rb.schema)
