@@ -122,6 +122,11 @@ class _JsonConverters:
         return conv
 
     def union(self, branches):
+        others = [b for b in branches if _type_of(b) != "null"]
+        if len(others) == 1 and len(branches) == 2:  # ["null", T]: the common case
+            t = _type_of(others[0])
+            if t in PRIMITIVES and t != "bytes":
+                return lambda v: None if v is None else {t: v}
         names = {}
         by_python: dict = {}
         for b in branches:
@@ -191,25 +196,32 @@ class AvroCodec:
         self.schema = parse(schema_text, self.named)
         self.logical_schema = parse(schema_text, self.logical_named, logical=True)
         self._conv = json_converter(self.schema, self.named)
+        from fastavro import schemaless_reader
+
+        self._read = schemaless_reader
 
     def decode(self, payload, reader=None):
         """The datum of an Avro binary ``payload`` (fastavro's Python shape, unions of
         named types as ``(name, value)``), read as ``reader``'s schema (an
-        :class:`AvroCodec`) when given.
+        :class:`AvroCodec`) when given. Bytes after the datum are ignored, as Avro's
+        ``BinaryDecoder`` in the Confluent deserializer ignores them.
 
         Raises:
             ValueError / EOFError / others of fastavro: bytes that do not decode; the
                 caller turns any exception into a warning.
         """
-        from fastavro import schemaless_reader
+        return self._read(io.BytesIO(payload), self.schema,
+                          None if reader is None else reader.schema, return_named_type=True)
 
-        fo = io.BytesIO(payload)
-        out = schemaless_reader(fo, self.schema, None if reader is None else reader.schema,
-                                return_named_type=True)
-        rest = len(payload) - fo.tell()
-        if rest:
-            raise ValueError(f"{rest} bytes left after the Avro datum")
-        return out
+    def decode_json_value(self, payload):
+        """An Avro binary ``payload`` in Avro's JSON encoding, as Python objects
+        (:meth:`decode`, then :meth:`to_json_value`): the decoder's fast path.
+
+        Raises:
+            as :meth:`decode`.
+        """
+        datum = self._read(io.BytesIO(payload), self.schema, None, return_named_type=True)
+        return datum if self._conv is None else self._conv(datum)
 
     def to_json_value(self, datum):
         """``datum`` (from :meth:`decode`) in Avro's JSON encoding, as Python objects."""

@@ -15,6 +15,7 @@ type).
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 from ..errors import InvalidArgumentError, SchemaDecodeError, SchemaRegistryError
@@ -27,6 +28,7 @@ DECODERS = (SCHEMA_REGISTRY, "avro", "protobuf", "json-schema")
 #: schemaType -> the ``valueEncoding`` label of a decoded value
 ENCODING_OF_TYPE = {AVRO: "avro", PROTOBUF: "protobuf", JSON: "json-schema"}
 TYPE_OF_ENCODING = {v: k for k, v in ENCODING_OF_TYPE.items()}
+_ID = struct.Struct(">i").unpack_from
 #: references followed at most this deep (a cycle in a hostile ``_schemas``)
 MAX_REFERENCE_DEPTH = 32
 
@@ -40,59 +42,99 @@ def check_decoder(name: str | None, option: str = "--value-decoder") -> None:
 
 
 
-def _dumps(value) -> str:
-    import orjson
+_ORJSON_DUMPS = None
 
+
+def _dumps(value) -> bytes:
+    """Compact UTF-8 JSON (orjson; the json module for integers beyond 64 bits)."""
+    global _ORJSON_DUMPS
+    if _ORJSON_DUMPS is None:
+        import orjson
+
+        _ORJSON_DUMPS = orjson.dumps
     try:
-        return orjson.dumps(value).decode()
+        return _ORJSON_DUMPS(value)
     except TypeError:  # an integer beyond 64 bits
         import json
 
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-@dataclass(slots=True)
+class FieldMeta:
+    """What a decoded key or value is labelled with, one per schema id and side:
+    ``schema_id``, ``subject`` (None when not known), ``encoding`` (``avro``,
+    ``protobuf``, ``json-schema``), and ``suffix``, the JSON text of the labels as
+    ``read -o json`` writes them after the value (``,"valueEncoding":...``)."""
+
+    __slots__ = ("schema_id", "subject", "encoding", "suffix", "head")
+
+    def __init__(self, schema_id: int, subject: str | None, encoding: str, side: str):
+        import json
+
+        self.schema_id, self.subject, self.encoding = schema_id, subject, encoding
+        #: the UTF-8 JSON before the value (``"value":``) and after it (its labels)
+        self.head = f'"{side}":'.encode()
+        self.suffix = (f',"{side}Encoding":"{encoding}","{side}SchemaId":{schema_id}'
+                       + ("" if subject is None else
+                          f',"{side}Subject":{json.dumps(subject, ensure_ascii=False)}')
+                       ).encode()
+
+
 class DecodedField:
-    """A decoded key or value: ``json`` its compact JSON text (what the console consumer
-    prints), ``schema_id``, ``subject`` (None when not known), ``encoding`` (``avro``,
-    ``protobuf``, ``json-schema``)."""
+    """A decoded key or value: ``datum`` its JSON value (Avro's JSON encoding, Protobuf's
+    JSON mapping, the JSON document: what the console consumer prints), ``jsonb`` that
+    as compact UTF-8 JSON (made on first use; ``json`` as text), and ``meta``
+    (:class:`FieldMeta`: ``schema_id``, ``subject``, ``encoding``)."""
 
-    json: str
-    schema_id: int
-    subject: str | None
-    encoding: str
+    __slots__ = ("datum", "meta", "_jsonb")
+
+    def __init__(self, datum, meta: FieldMeta):
+        self.datum, self.meta, self._jsonb = datum, meta, None
+
+    @property
+    def jsonb(self) -> bytes:
+        if self._jsonb is None:
+            self._jsonb = _dumps(self.datum)
+        return self._jsonb
+
+    @property
+    def json(self) -> str:
+        return self.jsonb.decode()
+
+    schema_id = property(lambda self: self.meta.schema_id)
+    subject = property(lambda self: self.meta.subject)
+    encoding = property(lambda self: self.meta.encoding)
 
     @property
     def value(self):
-        """The JSON value (parsed from :attr:`json`)."""
-        import orjson
+        """The JSON value (:attr:`datum`)."""
+        return self.datum
 
-        try:
-            return orjson.loads(self.json)
-        except orjson.JSONDecodeError:
-            import json
-
-            return json.loads(self.json)
+    def __repr__(self) -> str:
+        return f"DecodedField({self.datum!r}, id={self.schema_id}, {self.encoding})"
 
 
-@dataclass(slots=True)
 class SchemaDecoded:
     """A record's key and value as decoded through Schema Registry (the ``decoded`` of a
     :class:`~kafkalog_cli.ops.read.ConsumerRecord`). ``key`` / ``value`` are None when
     that side was not decoded (no decoder asked, a null, or a failure: ``warnings`` says
     why and ``key_failed`` / ``value_failed`` are set)."""
 
-    key: DecodedField | None = None
-    value: DecodedField | None = None
-    warnings: list = field(default_factory=list)
-    key_failed: bool = False
-    value_failed: bool = False
+    __slots__ = ("key", "value", "warnings", "key_failed", "value_failed")
+
+    def __init__(self, key: DecodedField | None = None, value: DecodedField | None = None):
+        self.key, self.value = key, value
+        self.warnings: list | tuple = ()
+        self.key_failed = self.value_failed = False
 
     def console(self, key: bytes | None, value: bytes | None):
         """``(key, value)`` bytes as the console consumer prints them: the decoded JSON,
         else the raw bytes."""
-        return (key if self.key is None else self.key.json.encode(),
-                value if self.value is None else self.value.json.encode())
+        return (key if self.key is None else self.key.jsonb,
+                value if self.value is None else self.value.jsonb)
+
+    def __repr__(self) -> str:
+        return f"SchemaDecoded(key={self.key!r}, value={self.value!r}, {self.warnings!r})"
 
 
 class RecordDecoder:
@@ -116,6 +158,7 @@ class RecordDecoder:
         self.value_decoder = value_decoder
         self._codecs: dict = {}
         self._subjects: dict = {}
+        self._metas: dict = {}
         #: {schema id: records} of ids the source does not have
         self.missing: dict[int, int] = {}
         #: records left as bytes for another reason, and the first such reason
@@ -158,29 +201,40 @@ class RecordDecoder:
 
     # -- records -----------------------------------------------------------------------
 
+    def _meta(self, schema_id: int, is_key: bool, kind: str) -> FieldMeta:
+        key = (schema_id, is_key)
+        m = self._metas.get(key)
+        if m is None:
+            m = self._metas[key] = FieldMeta(schema_id, self.subject_of(schema_id, is_key),
+                                             kind, "key" if is_key else "value")
+        return m
+
     def decode_field(self, data: bytes, mode: str, is_key: bool) -> DecodedField:
         """One framed key or value.
 
         Raises:
-            SchemaDecodeError / EOFError / others of the
-                codecs: the caller keeps the bytes and warns.
+            SchemaDecodeError, or the codecs' errors (EOFError, ...): the caller keeps the
+                bytes and warns.
         """
-        schema_id, pos = split_frame(data)
-        codec = self.codec(schema_id)
+        if len(data) > 4 and not data[0]:
+            schema_id, pos = _ID(data, 1)[0], 5
+        else:
+            schema_id, pos = split_frame(data)  # raises, naming why
+        codec = self._codecs.get(schema_id)
+        if codec is None or codec.__class__ is SchemaDecodeError:
+            codec = self.codec(schema_id)
         kind = codec.kind
         if mode != SCHEMA_REGISTRY and kind != mode:
             raise SchemaDecodeError(f"schema id {schema_id} is a {kind} schema, not {mode}")
         if kind == "avro":
-            datum = codec.decode(data[pos:])
-            value = codec.to_json_value(datum)
+            datum = codec.decode_json_value(data[pos:])
         elif kind == "protobuf":
             indexes, pos = read_message_indexes(data, pos)
-            datum = codec.decode(data[pos:], indexes)
-            value = codec.to_json_value(datum)
+            datum = codec.to_json_value(codec.decode(data[pos:], indexes))
         else:
-            datum = value = codec.decode(data[pos:])
-        return DecodedField(_dumps(value), schema_id, self.subject_of(schema_id, is_key),
-                            kind)
+            datum = codec.decode(data[pos:])
+        m = self._metas.get((schema_id, is_key)) or self._meta(schema_id, is_key, kind)
+        return DecodedField(datum, m)
 
     def decode(self, key: bytes | None, value: bytes | None) -> SchemaDecoded:
         """A record's key and value (see :class:`SchemaDecoded`).
@@ -190,31 +244,35 @@ class RecordDecoder:
                 decode is a warning.
         """
         d = SchemaDecoded()
-        for is_key, data, mode in ((True, key, self.key_decoder),
-                                   (False, value, self.value_decoder)):
-            if mode is None or data is None:
-                continue
+        if self.value_decoder is not None and value is not None:
             try:
-                f = self.decode_field(data, mode, is_key)
+                d.value = self.decode_field(value, self.value_decoder, False)
             except SchemaRegistryError:
                 raise  # a live registry that fails: not this record's fault, stop
             except Exception as e:  # noqa: BLE001 - any decoder failure keeps the bytes
-                why = _why(e)
-                d.warnings.append(f"{'key' if is_key else 'value'}: {why}")
-                if is_key:
-                    d.key_failed = True
-                else:
-                    d.value_failed = True
-                if not getattr(e, "missing", False):
-                    self.failed += 1
-                    if self.first_failure is None:
-                        self.first_failure = why
-                continue
-            if is_key:
-                d.key = f
-            else:
-                d.value = f
+                self._failed(d, e, False)
+        if self.key_decoder is not None and key is not None:
+            try:
+                d.key = self.decode_field(key, self.key_decoder, True)
+            except SchemaRegistryError:
+                raise
+            except Exception as e:  # noqa: BLE001
+                self._failed(d, e, True)
         return d
+
+    def _failed(self, d: SchemaDecoded, e: Exception, is_key: bool) -> None:
+        why = _why(e)
+        if not d.warnings:
+            d.warnings = []
+        d.warnings.append(f"{'key' if is_key else 'value'}: {why}")
+        if is_key:
+            d.key_failed = True
+        else:
+            d.value_failed = True
+        if not getattr(e, "missing", False):
+            self.failed += 1
+            if self.first_failure is None:
+                self.first_failure = why
 
     def problems(self) -> list[str]:
         """One line per schema id not found (and the records left as bytes for it), one

@@ -229,39 +229,89 @@ def json_line(rec, encoding: str = "utf8") -> str:
     return line + ',"headers":[]}'
 
 
-def _schema_json_line(rec, encoding: str) -> str:
-    """:func:`json_line` of a record decoded through Schema Registry: the decoded key and
-    value are the decoder's JSON text already (``ConsumerRecord.to_dict``'s keys in its
-    order, without parsing it back)."""
-    estr = _ESTR
-    d = rec.decoded
-    epoch = rec.leader_epoch
-    parts = [f'{{"topic":{estr(rec.topic)},"partition":{rec.partition},'
-             f'"offset":{rec.offset},"timestamp":{rec.timestamp},'
-             f'"timestampType":{estr(rec.timestamp_type)},'
-             f'"leaderEpoch":{"null" if epoch is None else epoch}']
-    for name, f, data, failed in (("key", d.key, rec.key, d.key_failed),
-                                  ("value", d.value, rec.value, d.value_failed)):
-        if f is not None:
-            parts.append(f'"{name}":{f.json},"{name}Encoding":"{f.encoding}",'
-                         f'"{name}SchemaId":{f.schema_id}')
-            if f.subject is not None:
-                parts.append(f'"{name}Subject":{estr(f.subject)}')
+def _schema_json_lines(records: list, encoding: str) -> bytes:
+    """The UTF-8 JSON lines of a block of records decoded through Schema Registry: each
+    record as one dict of ``ConsumerRecord.to_dict``'s keys, in its order, holding the
+    decoded values themselves, written by orjson in one call (a record it refuses, or
+    with headers or a side left as bytes, through :func:`_schema_json_line_bytes`)."""
+    import orjson
+
+    dumps = orjson.dumps
+    out = []
+    put = out.append
+    for rec in records:
+        d = rec.decoded
+        k, v = d.key, d.value
+        if rec.headers or d.warnings or (k is None and rec.key is not None) or (
+                v is None and rec.value is not None):
+            put(_schema_json_line_bytes(rec, encoding))
             continue
-        text, label = _json_bytes(data, "base64" if failed else encoding, estr)
-        parts.append(f'"{name}":{text}')
-        if label:
-            parts.append(f'"{name}Encoding":"{label}"')
-    hs = []
-    for hk, hv in rec.headers:
-        htext, hlabel = _json_bytes(hv, encoding, estr)
-        hs.append(f'{{"key":{estr(hk)},"value":{htext}'
-                  + (f',"valueEncoding":"{hlabel}"}}' if hlabel else "}"))
-    parts.append('"headers":[' + ",".join(hs) + "]")
-    line = ",".join(parts)
+        o = {"topic": rec.topic, "partition": rec.partition, "offset": rec.offset,
+             "timestamp": rec.timestamp, "timestampType": rec.timestamp_type,
+             "leaderEpoch": rec.leader_epoch}
+        for name, f in (("key", k), ("value", v)):
+            if f is None:
+                o[name] = None
+                continue
+            m = f.meta
+            o[name] = f.datum
+            o[name + "Encoding"] = m.encoding
+            o[name + "SchemaId"] = m.schema_id
+            if m.subject is not None:
+                o[name + "Subject"] = m.subject
+        o["headers"] = []
+        try:
+            put(dumps(o))
+        except TypeError:  # an integer beyond 64 bits
+            put(_schema_json_line_bytes(rec, encoding))
+    out.append(b"")
+    return b"\n".join(out)
+
+
+def _schema_json_line(rec, encoding: str) -> str:
+    """:func:`json_line` of a record decoded through Schema Registry (text)."""
+    return _schema_json_line_bytes(rec, encoding).decode()
+
+
+def _raw_side(name: str, data, failed: bool, encoding: str) -> bytes:
+    """A side left as bytes: ``"key":...`` (with its ``keyEncoding``) as UTF-8."""
+    if data is None:
+        return b'"%s":null' % name.encode()
+    text, label = _json_bytes(data, "base64" if failed else encoding, _ESTR)
+    return (f'"{name}":{text}' + (f',"{name}Encoding":"{label}"' if label else "")).encode()
+
+
+def _schema_json_line_bytes(rec, encoding: str) -> bytes:
+    """:func:`json_line` of a record decoded through Schema Registry, as UTF-8: the
+    decoded key and value are the decoder's JSON bytes already, their labels made once
+    per schema id (``ConsumerRecord.to_dict``'s keys in its order, nothing parsed back or
+    re-encoded)."""
+    d = rec.decoded
+    k, v = d.key, d.value
+    epoch = rec.leader_epoch
+    head = (f'{{"topic":{_ESTR(rec.topic)},"partition":{rec.partition},'
+            f'"offset":{rec.offset},"timestamp":{rec.timestamp},'
+            f'"timestampType":"{rec.timestamp_type}",'
+            f'"leaderEpoch":{"null" if epoch is None else epoch},').encode()
+    if rec.headers:
+        hs = []
+        for hk, hv in rec.headers:
+            htext, hlabel = _json_bytes(hv, encoding, _ESTR)
+            hs.append(f'{{"key":{_ESTR(hk)},"value":{htext}'
+                      + (f',"valueEncoding":"{hlabel}"}}' if hlabel else "}"))
+        tail = ',"headers":[' + ",".join(hs) + "]"
+    else:
+        tail = ',"headers":[]'
     if d.warnings:
-        line += ',"decodeWarnings":' + _DUMPS(list(d.warnings))
-    return line + "}"
+        tail += ',"decodeWarnings":' + _DUMPS(list(d.warnings))
+    return b"".join((
+        head,
+        _raw_side("key", rec.key, d.key_failed, encoding) if k is None
+        else k.meta.head + k.jsonb + k.meta.suffix,
+        b",",
+        _raw_side("value", rec.value, d.value_failed, encoding) if v is None
+        else v.meta.head + v.jsonb + v.meta.suffix,
+        tail.encode(), b"}"))
 
 
 _DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -274,6 +324,10 @@ def json_lines(records: list, encoding: str = "utf8") -> bytes | str:
     """:func:`json_line` of each of ``records`` with its newline, joined: UTF-8 bytes from
     the compiled loop when it is in use and takes the block (no decoded record), else
     text."""
+    d = records[0].decoded if records else None
+    if d is not None and hasattr(d, "console") and all(
+            hasattr(r.decoded, "console") for r in records):
+        return _schema_json_lines(records, encoding)
     if _c is not None and encoding in C_ENCODINGS:
         b = _c.read_json_lines(records, C_ENCODINGS[encoding])
         if b is not None:
