@@ -31,10 +31,6 @@ from .records import AVRO, PROTOBUF
 from .wire import read_message_indexes, split_frame
 
 
-class _Recursive(Exception):  # noqa: N818 - internal signal, never leaves this module
-    pass
-
-
 # -- Avro ---------------------------------------------------------------------------------
 
 def _avro_type_name(s):
@@ -122,7 +118,7 @@ class _AvroArrow:
 
         name = s["name"]
         if name in self.stack:
-            raise _Recursive(name)
+            raise SchemaDecodeError(f"the recursive type {name} has no Arrow type")
         self.stack.append(name)
         try:
             fields, convs = [], []
@@ -196,7 +192,7 @@ def _protobuf_arrow(desc, stack=()):
     from google.protobuf.descriptor import FieldDescriptor as F
 
     if desc.full_name in stack:
-        raise _Recursive(desc.full_name)
+        raise SchemaDecodeError(f"the recursive type {desc.full_name} has no Arrow type")
     stack = (*stack, desc.full_name)
     scalar = {F.TYPE_DOUBLE: pa.float64(), F.TYPE_FLOAT: pa.float32(),
               F.TYPE_INT64: pa.int64(), F.TYPE_SINT64: pa.int64(),
@@ -295,9 +291,6 @@ class TypedColumn:
                 self.arrow_type, self._conv = _protobuf_arrow(
                     self.reader.message_descriptor([0]))
                 self.kind = "protobuf"
-        except _Recursive as e:
-            self.problems.append(f"{self.subject}: the recursive type {e} has no Arrow "
-                                 "type: written as JSON text")
         except SchemaDecodeError as e:
             self.problems.append(f"{self.subject}: {e.message}: written as JSON text")
         if self.kind == "json":
