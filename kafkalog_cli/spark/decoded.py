@@ -144,7 +144,7 @@ def _spark_types(c) -> None:
     try:
         from pyspark.sql.pandas.types import from_arrow_type, to_arrow_type
 
-        t = to_arrow_type(from_arrow_type(c.arrow_type))
+        t = to_arrow_type(from_arrow_type(c.arrow_type), timezone="UTC")
     except Exception:  # noqa: BLE001 - a type Spark does not take
         c.problems.append(f"{c.subject}: a type Spark has no equivalent for: written as "
                           "JSON text")
