@@ -30,7 +30,6 @@ from ..errors import SchemaDecodeError
 from .records import AVRO, PROTOBUF
 from .wire import read_message_indexes, split_frame
 
-
 # -- Avro ---------------------------------------------------------------------------------
 
 def _avro_type_name(s):

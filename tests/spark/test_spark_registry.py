@@ -59,5 +59,5 @@ def test_value_decoder_option(spark, tmp_path):
     assert rows[-1]["value"] is None and bytes(rows[-1]["valueRaw"]) == b"not framed"
     # the _schemas topic is not decoded: reading it with the option is refused
     with pytest.raises(Exception, match="subscribe to the topics to decode"):
-        (spark.read.format("kafkalog").option("valueDecoder", "schema-registry")
-         .load(str(log)).schema)
+        _ = (spark.read.format("kafkalog").option("valueDecoder", "schema-registry")
+             .load(str(log)).schema)
