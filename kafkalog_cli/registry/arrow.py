@@ -27,18 +27,11 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ..errors import SchemaDecodeError
+from .avro import _type_of
 from .records import AVRO, PROTOBUF
 from .wire import read_message_indexes, split_frame
 
 # -- Avro ---------------------------------------------------------------------------------
-
-def _avro_type_name(s):
-    if isinstance(s, str):
-        return s
-    if isinstance(s, list):
-        return "union"
-    return s["type"]
-
 
 class _AvroArrow:
     """The Arrow type of a fastavro parsed schema (logical types kept) and a converter of
@@ -52,7 +45,7 @@ class _AvroArrow:
     def of(self, s):  # -> (arrow type, converter or None)
         import pyarrow as pa
 
-        t = _avro_type_name(s)
+        t = _type_of(s)
         logical = s.get("logicalType") if isinstance(s, dict) else None
         if logical is not None:
             lt = self._logical(s, t, logical)
@@ -144,14 +137,14 @@ class _AvroArrow:
     def _union(self, branches):
         import pyarrow as pa
 
-        others = [b for b in branches if _avro_type_name(b) != "null"]
+        others = [b for b in branches if _type_of(b) != "null"]
         if len(others) == 1:
             return self.of(others[0])
         members = [self.of(b) for b in others]
         typ = pa.struct([pa.field(f"member{i}", t) for i, (t, _) in enumerate(members)])
         keys = []
         for b in others:
-            t = _avro_type_name(b)
+            t = _type_of(b)
             if isinstance(b, dict) and "name" in b:
                 keys.append(("named", b["name"]))
             elif t in self.named:

@@ -220,13 +220,18 @@ def json_line(rec, encoding: str = "utf8") -> str:
     if vlabel:
         line += f',"valueEncoding":"{vlabel}"'
     if rec.headers:
-        hs = []
-        for hk, hv in rec.headers:
-            htext, hlabel = _json_bytes(hv, encoding, estr)
-            hs.append(f'{{"key":{estr(hk)},"value":{htext}'
-                      + (f',"valueEncoding":"{hlabel}"}}' if hlabel else "}"))
-        return line + ',"headers":[' + ",".join(hs) + "]}"
+        return line + ',"headers":' + _headers_text(rec.headers, encoding) + "}"
     return line + ',"headers":[]}'
+
+
+def _headers_text(headers, encoding: str) -> str:
+    """The ``headers`` array of a JSON line, as text."""
+    hs = []
+    for hk, hv in headers:
+        htext, hlabel = _json_bytes(hv, encoding, _ESTR)
+        hs.append(f'{{"key":{_ESTR(hk)},"value":{htext}'
+                  + (f',"valueEncoding":"{hlabel}"}}' if hlabel else "}"))
+    return "[" + ",".join(hs) + "]"
 
 
 def _schema_json_lines(records: list, encoding: str) -> bytes:
@@ -293,15 +298,7 @@ def _schema_json_line_bytes(rec, encoding: str) -> bytes:
             f'"offset":{rec.offset},"timestamp":{rec.timestamp},'
             f'"timestampType":"{rec.timestamp_type}",'
             f'"leaderEpoch":{"null" if epoch is None else epoch},').encode()
-    if rec.headers:
-        hs = []
-        for hk, hv in rec.headers:
-            htext, hlabel = _json_bytes(hv, encoding, _ESTR)
-            hs.append(f'{{"key":{_ESTR(hk)},"value":{htext}'
-                      + (f',"valueEncoding":"{hlabel}"}}' if hlabel else "}"))
-        tail = ',"headers":[' + ",".join(hs) + "]"
-    else:
-        tail = ',"headers":[]'
+    tail = ',"headers":' + (_headers_text(rec.headers, encoding) if rec.headers else "[]")
     if d.warnings:
         tail += ',"decodeWarnings":' + _DUMPS(list(d.warnings))
     return b"".join((
