@@ -40,8 +40,6 @@ def check_decoder(name: str | None, option: str = "--value-decoder") -> None:
                                    f"{', '.join(DECODERS)}")
 
 
-
-
 _ORJSON_DUMPS = None
 
 
