@@ -459,3 +459,17 @@ class SecurityConfigError(InvalidArgumentError):
     def __init__(self, message: str, key: str | None = None):
         super().__init__(message)
         self.key = key
+
+
+# -- Schema Registry ------------------------------------------------------------------
+
+class SchemaRegistryError(KafkalogError):
+    """A Schema Registry (its REST API) that cannot be reached or answers with an error,
+    or a ``_schemas`` state that cannot serve a request (exits 3)."""
+
+
+class SchemaDecodeError(KafkalogError, ValueError):
+    """A key or value that cannot be decoded through Schema Registry: not in its wire
+    format, a schema id not found, a schema that does not parse, a ``_schemas`` record
+    that does not read. Its message is the text of a ``decodeWarnings`` entry; a reader
+    keeps the bytes and goes on."""
