@@ -827,6 +827,8 @@ class LogManager:
         self.recovered = False
         self.closed = False
         self._warned: set[str] = set()
+        #: checkpoint file name -> its entries, read once (see :meth:`_checkpoint`)
+        self._checkpoints: dict[str, dict] = {}
 
     @classmethod
     def open(cls, log_dir, *, create: bool = True, cluster_id: str | None = None,
@@ -870,10 +872,18 @@ class LogManager:
         return m
 
     def _checkpoint(self, name: str) -> dict:
-        """A log-dir checkpoint's entries. One that does not parse counts as empty, as
-        ``LogManager.loadLogs`` resets it (the recovery point to 0, the log start offset
-        to the first segment's base), with a one-line warning; the next checkpoint
-        rewrites it."""
+        """A log-dir checkpoint's entries (do not modify: shared), read once per manager,
+        as ``LogManager.loadLogs`` reads each checkpoint once per directory, then kept as
+        this manager writes it (nothing else writes it while the manager holds the lock).
+        One that does not parse counts as empty, as ``LogManager.loadLogs`` resets it (the
+        recovery point to 0, the log start offset to the first segment's base), with a
+        one-line warning; the next checkpoint rewrites it."""
+        entries = self._checkpoints.get(name)
+        if entries is None:
+            entries = self._checkpoints[name] = self._read_checkpoint(name)
+        return entries
+
+    def _read_checkpoint(self, name: str) -> dict:
         try:
             return read_offset_checkpoint(self.log_dir / name) or {}
         except KafkalogError as e:
@@ -968,8 +978,8 @@ class LogManager:
             taken.append((tp, log.recovery_point, log.log_start_offset, first_base))
 
         def write() -> None:
-            rp = self._checkpoint(RECOVERY_POINT_CHECKPOINT)
-            ls = self._checkpoint(LOG_START_OFFSET_CHECKPOINT)
+            rp = dict(self._checkpoint(RECOVERY_POINT_CHECKPOINT))
+            ls = dict(self._checkpoint(LOG_START_OFFSET_CHECKPOINT))
             for tp in deleted:
                 rp.pop(tp, None)
                 ls.pop(tp, None)
@@ -983,6 +993,9 @@ class LogManager:
                              format_offset_checkpoint(rp), fsync=self.fsync)
             write_atomically(self.log_dir / LOG_START_OFFSET_CHECKPOINT,
                              format_offset_checkpoint(ls), fsync=self.fsync)
+            # replaced whole (another thread may be reading the previous dicts)
+            self._checkpoints[RECOVERY_POINT_CHECKPOINT] = rp
+            self._checkpoints[LOG_START_OFFSET_CHECKPOINT] = ls
 
         return write
 
