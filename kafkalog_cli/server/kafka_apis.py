@@ -457,25 +457,34 @@ class KafkaApis:
     # -- Fetch --------------------------------------------------------------------------
 
     async def handle_fetch(self, req: Request) -> Reply:
+        """KafkaApis.handleFetchRequest -> ReplicaManager.fetchMessages: the response is
+        bounded by ``min(maxBytes, fetch.max.bytes)`` (and ``minBytes`` by that), each
+        partition by ``partitionMaxBytes``, except that the first batch of the first
+        partition with data is returned whole (KIP-74). When it is not satisfied at once
+        (less than ``minBytes`` and ``maxWaitMs`` > 0) the fetch waits as a
+        ``DelayedFetch``: it keeps only each partition's fetch position and, on each
+        append, counts the bytes available from there without reading; when they reach
+        ``minBytes`` (or a partition rolled, vanished, or ``maxWaitMs`` passed) it reads
+        again and answers. The records are ranges of the segment files
+        (:class:`~kafkalog_cli.storage.segment.FileSlice`), written from the files."""
         body = req.body
         v = req.api_version
         if body.get("sessionEpoch", -1) > 0:
             # an incremental fetch: this server never creates sessions (sessionId 0)
             return Reply({"throttleTimeMs": 0, "errorCode": int(Errors.FETCH_SESSION_ID_NOT_FOUND),
                           "sessionId": 0, "responses": []})
+        max_bytes = min(body.get("maxBytes", 0x7FFFFFFF),
+                        self.catalog.broker_configs.int_value("fetch.max.bytes"))
+        min_bytes = min(body["minBytes"], max_bytes)
+        committed = body.get("isolationLevel", 0) == 1
         max_wait = max(0, body["maxWaitMs"])
         deadline = time.monotonic() + max_wait / 1000
-        while True:
-            event = self._appended
-            responses, total, errored = self._read_all(body, v)
-            if total >= body["minBytes"] or errored or max_wait == 0 or \
-                    time.monotonic() >= deadline:
-                break
-            try:
-                await asyncio.wait_for(event.wait(), deadline - time.monotonic())
-            except asyncio.TimeoutError:
-                responses, total, errored = self._read_all(body, v)
-                break
+        event = self._appended
+        responses, total, errored, waiting = self._read_all(body, v, max_bytes, committed)
+        if not (max_wait == 0 or not waiting or total >= min_bytes or errored):
+            del responses  # a DelayedFetch keeps the positions only
+            await self._delayed_fetch(waiting, event, min_bytes, deadline, committed)
+            responses, total, errored, waiting = self._read_all(body, v, max_bytes, committed)
         for name, parts in responses:
             n = sum(len(p["records"]) for p in parts)
             if n:
@@ -493,11 +502,50 @@ class KafkaApis:
             out.append(entry)
         return Reply({"throttleTimeMs": 0, "errorCode": 0, "sessionId": 0, "responses": out})
 
-    def _read_all(self, body: dict, v: int):
-        limit = body.get("maxBytes", 0x7FFFFFFF)
-        min_one = True  # hardMaxBytesLimit is for v0-2 only
-        committed = body.get("isolationLevel", 0) == 1
+    async def _delayed_fetch(self, waiting: list, event: asyncio.Event, min_bytes: int,
+                             deadline: float, committed: bool) -> None:
+        """Wait as DelayedFetch does: until an append makes ``tryComplete`` succeed or the
+        deadline (monotonic seconds) passes. ``waiting``: ``(topic, partition, fetch
+        offset metadata, partitionMaxBytes)`` per partition read; ``event``: the append
+        event current when they were read (an append since then is not missed)."""
+        while True:
+            if self._fetch_can_complete(waiting, min_bytes, committed):
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                await asyncio.wait_for(event.wait(), left)
+            except asyncio.TimeoutError:
+                return
+            event = self._appended
+
+    def _fetch_can_complete(self, waiting: list, min_bytes: int, committed: bool) -> bool:
+        """DelayedFetch.tryComplete: a partition gone or offline (Cases C, D), or whose end
+        is on another segment or below the fetch offset (Case F), completes the fetch;
+        else the bytes available add up to ``minBytes`` (Case G)."""
+        accumulated = 0
+        for name, idx, start, partition_max in waiting:
+            part = self.catalog.partition(name, idx)
+            if part is None:
+                return True
+            n = reads.available_bytes(part, start, committed, partition_max)
+            if n is None:
+                return True
+            accumulated += n
+        return accumulated >= min_bytes
+
+    def _read_all(self, body: dict, v: int, max_bytes: int, committed: bool):
+        """ReplicaManager.readFromLog: each partition in request order, ``max_bytes`` the
+        request's bound (``limitBytes``), the first batch read whole
+        (``minOneMessage``; hardMaxBytesLimit is for v0-2 only). Returns ``(responses,
+        record bytes, errored, waiting)``: responses ``[(topic, [partition data])]``,
+        waiting ``[(topic, partition, fetch offset metadata, partitionMaxBytes)]`` of the
+        partitions read without error (what a DelayedFetch keeps)."""
+        limit = max_bytes
+        min_one = True
         responses = []
+        waiting = []
         total = 0
         errored = False
         for ft in body["topics"]:
@@ -534,6 +582,9 @@ class KafkaApis:
                                min_one, committed)
                 if r.error is not Errors.NONE:
                     errored = True
+                else:
+                    waiting.append((name, idx, r.fetch_offset_metadata,
+                                    fp["partitionMaxBytes"]))
                 n = len(r.records)
                 if n:
                     min_one = False
@@ -545,7 +596,7 @@ class KafkaApis:
                               "logStartOffset": r.log_start_offset,
                               "abortedTransactions": r.aborted, "preferredReadReplica": -1,
                               "records": r.records})
-        return responses, total, errored
+        return responses, total, errored, waiting
 
     # -- ListOffsets --------------------------------------------------------------------
 

@@ -53,7 +53,13 @@ from .files import (
 )
 from .location import as_path, require_local
 from .producer_state import ProducerStateManager
-from .segment import FetchDataInfo, LogSegment, TimestampAndOffset, WritableLogSegment
+from .segment import (
+    FetchDataInfo,
+    LogOffsetMetadata,
+    LogSegment,
+    TimestampAndOffset,
+    WritableLogSegment,
+)
 from .txn_index import TransactionIndex
 
 # The append side's own modules (LogConfig, the roll rules, the leader epoch cache, the log
@@ -200,19 +206,41 @@ class Log:
                     f"{fr.invalid_bytes} invalid bytes after the last whole batch{why}",
                     file=seg.log_path, position=fr.valid_end)))
 
-    def read(self, fetch_offset: int, max_bytes: int, *,
-             min_one_message: bool = True) -> FetchDataInfo | None:
-        """LocalLog.read: the bytes of whole batches from the one holding ``fetch_offset``
-        (absolute), at most ``max_bytes`` (the first batch whole with
-        ``min_one_message``), from the floor segment on (a segment without such a batch
-        passes the read to the next). None when no batch holds the offset or a later one.
-        The caller checks ``fetch_offset`` against the log start and end offsets."""
+    def read(self, fetch_offset: int, max_bytes: int, *, min_one_message: bool = True,
+             max_offset: LogOffsetMetadata | None = None) -> FetchDataInfo | None:
+        """LocalLog.read: whole batches from the one holding ``fetch_offset`` (absolute),
+        at most ``max_bytes`` (the first batch whole with ``min_one_message``), from the
+        floor segment on (a segment without such a batch passes the read to the next),
+        not past ``max_offset`` (its position, in its segment: the last stable offset of
+        a read_committed fetch). The records are a :class:`~.segment.FileSlice` (not
+        read). None when no batch holds the offset or a later one. The caller checks
+        ``fetch_offset`` against the log start and end offsets."""
         segs = self.segments
         for seg in segs[self.segment_index_for(fetch_offset):]:
-            info = seg.read(fetch_offset, max_bytes, min_one_message=min_one_message)
+            max_position = None
+            if max_offset is not None and max_offset.segment_base_offset == seg.base_offset:
+                max_position = max_offset.position
+            info = seg.read(fetch_offset, max_bytes, max_position=max_position,
+                            min_one_message=min_one_message)
             if info is not None:
                 return info
         return None
+
+    def offset_metadata(self, offset: int) -> LogOffsetMetadata:
+        """``LogOffsetMetadata`` of ``offset`` (absolute, at most the log end offset): the
+        segment and byte position of the batch holding it (the first batch after it in a
+        gap), or for the log end offset the last segment's size
+        (``UnifiedLog.convertToOffsetMetadataOrThrow`` / ``LocalLog.logEndOffsetMetadata``).
+        An offset no batch holds or follows is placed at the log's end."""
+        segs = self.segments
+        if segs and offset < self.log_end_offset:
+            for seg in segs[self.segment_index_for(offset):]:
+                batch = seg.translate_offset(offset)
+                if batch is not None:
+                    return LogOffsetMetadata(offset, seg.base_offset, batch.position)
+        if not segs:
+            return LogOffsetMetadata(offset, 0, 0)
+        return LogOffsetMetadata(offset, segs[-1].base_offset, segs[-1].size)
 
     # -- reading by timestamp (UnifiedLog.fetchOffsetByTimestamp) ----------------------------
 
