@@ -26,6 +26,7 @@ import asyncio
 import io
 import mmap
 import struct
+import sys
 from dataclasses import dataclass
 
 from ..errors import (
@@ -164,7 +165,7 @@ def parse_request(frame: bytes, max_elements: int | None = None) -> Request:
     if api is None:
         raise InvalidRequest(f"Unknown API key {key}")
     header_version = api.request_header_version(version)
-    context = fx.element_context(max_elements)
+    context = fx.element_context(sys.maxsize if max_elements is None else max_elements)
     try:
         header, pos = RequestHeader.parse(frame, min(header_version, 1))
         if header_version >= 2:

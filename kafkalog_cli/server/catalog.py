@@ -51,6 +51,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import shutil
 import threading
 from pathlib import Path
 
@@ -148,6 +149,9 @@ class LogDirCatalog:
         self.group_configs: dict[str, dict[str, str]] = {}
         self._other_brokers: dict[str, dict[str, str]] = {}
         self._deleted: set[TopicPartition] = set()
+        #: names of topics being created (partitions made one at a time): not served yet,
+        #: but taken
+        self.creating: set[str] = set()
         self._files = threading.Lock()  # checkpoint files: worker thread vs close
 
     # -- opening -------------------------------------------------------------------------
@@ -404,42 +408,68 @@ class LogDirCatalog:
 
     def create_topic(self, name: str, num_partitions: int,
                      overrides: dict[str, str] | None = None) -> Topic:
-        """Create the partition directories (partition.metadata, an empty first segment).
+        """Create the partition directories (partition.metadata, an empty first segment)
+        and serve the topic: :meth:`new_topic`, :meth:`create_partition` for each,
+        :meth:`add_topic` (a server creating many partitions calls them itself, pausing
+        between partitions).
 
         Raises:
             InvalidArgumentError: an illegal name (callers check existence and counts).
             IllegalStateError: the catalog is read-only.
         """
-        self._check_writable()
-        validate_topic_name(name)
-        topic = Topic(name, random_kafka_uuid(), overrides)
-        cfg = configs.log_config(self.effective_configs(topic))
+        topic = self.new_topic(name, overrides)
         for p in range(num_partitions):
-            topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
-                name, p, cfg, topic_id=topic.topic_id))
-        if topic.overrides:
-            self._topic_overrides[name] = dict(topic.overrides)
-            self._write_state()
-        self._add(topic)
+            self.create_partition(topic, p)
+        self.add_topic(topic)
         return topic
 
-    def add_partitions(self, topic: Topic, count: int) -> None:
-        """CreatePartitions: partitions ``partition_count(topic)..count-1``, created
-        through the engine with the topic's id and config (partition.metadata, an empty
-        first segment), as a broker creates the logs of new partitions it leads.
+    def new_topic(self, name: str, overrides: dict[str, str] | None = None) -> Topic:
+        """A new topic (a random id), not served until :meth:`add_topic`; its name is in
+        :attr:`creating` meanwhile (the caller removes it).
+
+        Raises:
+            InvalidArgumentError: an illegal name.
+            IllegalStateError: the catalog is read-only.
+        """
+        self._check_writable()
+        validate_topic_name(name)
+        return Topic(name, random_kafka_uuid(), overrides)
+
+    def create_partition(self, topic: Topic, p: int) -> None:
+        """Create partition ``p`` of ``topic`` through the engine with the topic's id and
+        config (partition.metadata, an empty first segment), as a broker creates the log
+        of a partition it leads; a served topic serves it at once.
 
         Raises:
             IllegalStateError: the catalog is read-only.
         """
         self._check_writable()
         cfg = configs.log_config(self.effective_configs(topic))
-        for p in range(partition_count(topic), count):
-            topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
-                topic.name, p, cfg, topic_id=topic.topic_id))
+        topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
+            topic.name, p, cfg, topic_id=topic.topic_id))
+
+    def add_topic(self, topic: Topic) -> None:
+        """Serve ``topic`` (made by :meth:`new_topic`), its overrides persisted."""
+        if topic.overrides:
+            self._topic_overrides[topic.name] = dict(topic.overrides)
+            self._write_state()
+        self._add(topic)
 
     def delete_topic(self, topic: Topic) -> None:
-        """Rename each partition directory ``<tp>.<uuid>-delete`` (as the broker marks it)
-        and remove it (LogManager.delete_log).
+        """Stop serving the topic (:meth:`forget_topic`), then rename each partition
+        directory ``<tp>.<uuid>-delete`` (as the broker marks it) and remove it
+        (:meth:`delete_partition`, :func:`remove_deleted`).
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        self.forget_topic(topic)
+        for p in list(topic.partitions):
+            remove_deleted(self.delete_partition(topic, p))
+
+    def forget_topic(self, topic: Topic) -> None:
+        """Stop serving ``topic`` (its overrides dropped); its partitions stay until
+        :meth:`delete_partition`.
 
         Raises:
             IllegalStateError: the catalog is read-only.
@@ -447,11 +477,16 @@ class LogDirCatalog:
         self._check_writable()
         self.topics.pop(topic.name, None)
         self.by_id.pop(topic.topic_id, None)
-        for p in topic.partitions:
-            self.manager.delete_log(topic.name, p)
-            self._deleted.add(TopicPartition(topic.name, p))
         if self._topic_overrides.pop(topic.name, None) is not None:
             self._write_state()
+
+    def delete_partition(self, topic: Topic, p: int) -> Path | None:
+        """Release partition ``p`` of a forgotten topic and rename its directory
+        ``<tp>.<uuid>-delete`` (LogManager.delete_log, the removal left to the caller:
+        :func:`remove_deleted`); it leaves the checkpoints written next. Returns the
+        renamed directory (None: there was none)."""
+        self._deleted.add(TopicPartition(topic.name, p))
+        return self.manager.delete_log(topic.name, p, remove=False)
 
     def _check_writable(self) -> None:
         if self.read_only:
@@ -522,3 +557,10 @@ class LogDirCatalog:
                 self._write_high_watermarks(self._high_watermarks(), self._deleted)
             finally:
                 self.manager.close()
+
+
+def remove_deleted(path: Path | None) -> None:
+    """Remove a partition directory renamed by :meth:`LogDirCatalog.delete_partition`
+    (what LogManager's delete thread does; one left by a stop is skipped at start-up)."""
+    if path is not None:
+        shutil.rmtree(path, ignore_errors=True)

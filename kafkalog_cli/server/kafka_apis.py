@@ -18,6 +18,7 @@ import logging
 import re
 import struct
 import time
+from collections import Counter
 from dataclasses import dataclass
 
 from ..constants import (
@@ -58,12 +59,12 @@ from .admin import (
     MAX_RECORDS_PER_USER_OP,
     AdminApis,
 )
-from .catalog import LogDirCatalog, Topic, is_internal
+from .catalog import LogDirCatalog, Topic, is_internal, remove_deleted
 from .coordinator_log import OFFSETS_TOPIC, TRANSACTION_TOPIC, CoordinatorTopic
 from .group_apis import GroupApis, group_config
 from .group_log import GroupLogStore, load_groups, restore
 from .groups import GroupCoordinator, GroupStore
-from .handlers import partition_answers
+from .handlers import TimeSlices, partition_answers
 from .metrics import BrokerTopicStats
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 from .transactions import TransactionCoordinator
@@ -118,7 +119,10 @@ class KafkaApis:
         self._appended = asyncio.Event()
         #: validates Produce batches off the event loop (closed by :meth:`close`)
         self.workers = WorkerPool()
-        self.admin = AdminApis(catalog, options)
+        #: admin changes (topics and partitions made or deleted) one at a time, as the
+        #: controller applies them; each may pause between partitions
+        self.metadata_lock = asyncio.Lock()
+        self.admin = AdminApis(catalog, options, self.metadata_lock)
         #: __consumer_offsets: the group coordinator's records (server/group_log.py)
         self.offsets_topic = CoordinatorTopic(
             catalog, OFFSETS_TOPIC, "offsets.topic.num.partitions",
@@ -262,7 +266,9 @@ class KafkaApis:
                     except InvalidArgumentError:
                         error = Errors.INVALID_TOPIC_EXCEPTION
                     else:
-                        if allow_auto and self.options.auto_create_topics and \
+                        if name in self.catalog.creating:  # its partitions are being made
+                            error = Errors.LEADER_NOT_AVAILABLE
+                        elif allow_auto and self.options.auto_create_topics and \
                                 not self.options.read_only and \
                                 not is_internal(name) and not self._collides(name):
                             # created synchronously: answered at once instead of
@@ -480,11 +486,14 @@ class KafkaApis:
         max_wait = max(0, body["maxWaitMs"])
         deadline = time.monotonic() + max_wait / 1000
         event = self._appended
-        responses, total, errored, waiting = self._read_all(body, v, max_bytes, committed)
+        wanted = _fetch_data(body, v)
+        responses, total, errored, waiting = await self._read_all(wanted, v, max_bytes,
+                                                                  committed)
         if not (max_wait == 0 or not waiting or total >= min_bytes or errored):
             del responses  # a DelayedFetch keeps the positions only
             await self._delayed_fetch(waiting, event, min_bytes, deadline, committed)
-            responses, total, errored, waiting = self._read_all(body, v, max_bytes, committed)
+            responses, total, errored, waiting = await self._read_all(wanted, v, max_bytes,
+                                                                      committed)
         for name, parts in responses:
             n = sum(len(p["records"]) for p in parts)
             if n:
@@ -535,76 +544,81 @@ class KafkaApis:
             accumulated += n
         return accumulated >= min_bytes
 
-    def _read_all(self, body: dict, v: int, max_bytes: int, committed: bool):
-        """ReplicaManager.readFromLog: each partition in request order, ``max_bytes`` the
-        request's bound (``limitBytes``), the first batch read whole
-        (``minOneMessage``; hardMaxBytesLimit is for v0-2 only). Returns ``(responses,
-        record bytes, errored, waiting)``: responses ``[(topic, [partition data])]``,
-        waiting ``[(topic, partition, fetch offset metadata, partitionMaxBytes)]`` of the
-        partitions read without error (what a DelayedFetch keeps)."""
+    async def _read_all(self, wanted: list, v: int, max_bytes: int, committed: bool):
+        """ReplicaManager.readFromLog: each partition of ``wanted`` (:func:`_fetch_data`)
+        in order, ``max_bytes`` the request's bound (``limitBytes``), the first batch read
+        whole (``minOneMessage``; hardMaxBytesLimit is for v0-2 only), in time slices.
+        Returns ``(responses, record bytes, errored, waiting)``: responses ``[(topic,
+        [partition data])]`` (consecutive partitions of a topic together, as
+        FetchResponse groups them), waiting ``[(topic, partition, fetch offset metadata,
+        partitionMaxBytes)]`` of the partitions read without error (what a DelayedFetch
+        keeps)."""
         limit = max_bytes
         min_one = True
-        responses = []
+        responses: list = []
         waiting = []
         total = 0
         errored = False
-        for ft in body["topics"]:
-            if not ft["partitions"]:
-                # FetchRequest.fetchData is keyed by partition: a topic naming none
-                # contributes nothing to the response (whether its id is known or not)
-                continue
+        slices = TimeSlices()
+        for ft, fp in wanted:
             if v >= 13:
                 t = self.catalog.by_id.get(ft["topicId"])
                 name = t.name if t else None
                 missing = Errors.UNKNOWN_TOPIC_ID
+                key = ft["topicId"]
             else:
                 name = ft["topic"]
                 t = self.catalog.topics.get(name)
                 missing = Errors.UNKNOWN_TOPIC_OR_PARTITION
-            parts = []
-            responses.append((name, parts))
-            for fp in ft["partitions"]:
-                idx = fp["partition"]
-                part = t.partitions.get(idx) if t else None
-                if name:
-                    self.stats.mark(name, "TotalFetchRequestsPerSec")
-                if part is None:
-                    errored = True
-                    parts.append(_fetch_error(idx, missing if t is None else
-                                              self.catalog.partition_error(name, idx), ft))
-                    continue
-                epoch_error = _check_epoch(fp.get("currentLeaderEpoch", -1), part.leader_epoch)
-                if epoch_error is not None:
-                    errored = True
-                    parts.append(_fetch_error(idx, epoch_error, ft))
-                    continue
-                r = reads.read(part, fp["fetchOffset"], min(fp["partitionMaxBytes"], limit),
-                               min_one, committed)
-                if r.error is not Errors.NONE:
-                    errored = True
-                else:
-                    waiting.append((name, idx, r.fetch_offset_metadata,
-                                    fp["partitionMaxBytes"]))
-                n = len(r.records)
-                if n:
-                    min_one = False
-                limit = max(0, limit - n)
-                total += n
-                parts.append({"partitionIndex": idx, "errorCode": int(r.error),
-                              "highWatermark": r.high_watermark,
-                              "lastStableOffset": r.last_stable_offset,
-                              "logStartOffset": r.log_start_offset,
-                              "abortedTransactions": r.aborted, "preferredReadReplica": -1,
-                              "records": r.records})
-        return responses, total, errored, waiting
+                key = name
+            if not responses or responses[-1][2] != key:
+                responses.append((name, [], key))
+            parts = responses[-1][1]
+            idx = fp["partition"]
+            part = t.partitions.get(idx) if t else None
+            if name:
+                self.stats.mark(name, "TotalFetchRequestsPerSec")
+            if part is None:
+                errored = True
+                parts.append(_fetch_error(idx, missing if t is None else
+                                          self.catalog.partition_error(name, idx), ft))
+                continue
+            epoch_error = _check_epoch(fp.get("currentLeaderEpoch", -1), part.leader_epoch)
+            if epoch_error is not None:
+                errored = True
+                parts.append(_fetch_error(idx, epoch_error, ft))
+                continue
+            r = reads.read(part, fp["fetchOffset"], min(fp["partitionMaxBytes"], limit),
+                           min_one, committed)
+            if r.error is not Errors.NONE:
+                errored = True
+            else:
+                waiting.append((name, idx, r.fetch_offset_metadata, fp["partitionMaxBytes"]))
+            n = len(r.records)
+            if n:
+                min_one = False
+            limit = max(0, limit - n)
+            total += n
+            parts.append({"partitionIndex": idx, "errorCode": int(r.error),
+                          "highWatermark": r.high_watermark,
+                          "lastStableOffset": r.last_stable_offset,
+                          "logStartOffset": r.log_start_offset,
+                          "abortedTransactions": r.aborted, "preferredReadReplica": -1,
+                          "records": r.records})
+            await slices.pause()
+        return [(name, parts) for name, parts, _ in responses], total, errored, waiting
 
     # -- ListOffsets --------------------------------------------------------------------
 
-    def handle_list_offsets(self, req: Request) -> Reply:
+    async def handle_list_offsets(self, req: Request) -> Reply:
+        """KafkaApis.handleListOffsetRequest -> ReplicaManager.fetchOffset, per partition;
+        a search by timestamp decodes batches, so the partitions are searched in time
+        slices (:class:`~.handlers.TimeSlices`)."""
         v = req.api_version
         topics = []
         seen = set()
         dups = set()
+        slices = TimeSlices()
         for t in req.body["topics"]:
             for p in t["partitions"]:
                 key = (t["name"], p["partitionIndex"])
@@ -631,6 +645,7 @@ class KafkaApis:
                     part, p["timestamp"], req.body.get("isolationLevel", 0) == 1)
                 if found is not None:
                     res["timestamp"], res["offset"], res["leaderEpoch"] = found
+                await slices.pause()
         return Reply({"throttleTimeMs": 0, "topics": topics})
 
     # -- InitProducerId -----------------------------------------------------------------
@@ -651,9 +666,18 @@ class KafkaApis:
 
     # -- CreateTopics / DeleteTopics ----------------------------------------------------
 
-    def handle_create_topics(self, req: Request) -> Reply:
+    async def handle_create_topics(self, req: Request) -> Reply:
+        """ControllerApis.createTopics: the checks of every topic, then (unless
+        ``validateOnly``) each topic's partitions, made one at a time in time slices (a
+        topic of 10,000 partitions takes seconds of fsyncs; the other connections are
+        served meanwhile), the topic served once all are. One admin change at a time, as
+        the controller applies them (:attr:`metadata_lock`)."""
+        async with self.metadata_lock:
+            return await self._create_topics(req)
+
+    async def _create_topics(self, req: Request) -> Reply:
         body = req.body
-        names = [t["name"] for t in body["topics"]]
+        names = Counter(t["name"] for t in body["topics"])
         results = []
         checked = []
         for t in body["topics"]:
@@ -682,7 +706,7 @@ class KafkaApis:
         for t, res, n, overrides in checked:
             name = t["name"]
             if not body.get("validateOnly"):
-                topic = self.catalog.create_topic(name, n, overrides)
+                topic = await self._create_topic(name, n, overrides)
                 res["topicId"] = topic.topic_id
             res["numPartitions"], res["replicationFactor"] = n, 1
             res["configs"] = [
@@ -691,15 +715,35 @@ class KafkaApis:
                                              False)]
         return Reply({"throttleTimeMs": 0, "topics": results})
 
-    def _check_create(self, t: dict, names: list[str]):
+    async def _create_topic(self, name: str, n: int, overrides) -> Topic:
+        """A new topic's ``n`` partitions, one at a time in time slices; the topic is
+        served when all are made, or - the server stopping meanwhile - with those made
+        (a warning says so: a later CreatePartitions completes it)."""
+        topic = self.catalog.new_topic(name, overrides)
+        self.catalog.creating.add(name)
+        slices = TimeSlices()
+        try:
+            for p in range(n):
+                self.catalog.create_partition(topic, p)
+                await slices.pause()
+        finally:
+            self.catalog.creating.discard(name)
+            if topic.partitions:
+                self.catalog.add_topic(topic)
+            if len(topic.partitions) < n:
+                log.warning("topic %s: %d of its %d partitions made before the stop", name,
+                            len(topic.partitions), n)
+        return topic
+
+    def _check_create(self, t: dict, names: Counter):
         name = t["name"]
-        if names.count(name) > 1:
+        if names[name] > 1:
             return Errors.INVALID_REQUEST, "Duplicate topic name.", None
         try:
             _validate_name(name)
         except InvalidArgumentError as e:
             return Errors.INVALID_TOPIC_EXCEPTION, e.message, None
-        if name in self.catalog.topics:
+        if name in self.catalog.topics or name in self.catalog.creating:
             return Errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", None
         if self._collides(name):
             return (Errors.INVALID_TOPIC_EXCEPTION,
@@ -734,7 +778,14 @@ class KafkaApis:
             return Errors.INVALID_CONFIG, e.message, None
         return Errors.NONE, None, overrides
 
-    def handle_delete_topics(self, req: Request) -> Reply:
+    async def handle_delete_topics(self, req: Request) -> Reply:
+        """ControllerApis.deleteTopics: each topic named stops being served at once, then
+        its partition directories are renamed ``-delete`` and removed in time slices (one
+        admin change at a time, :attr:`metadata_lock`)."""
+        async with self.metadata_lock:
+            return await self._delete_topics(req)
+
+    async def _delete_topics(self, req: Request) -> Reply:
         v = req.api_version
         body = req.body
         wanted = ([{"name": n, "topicId": ZERO_UUID} for n in body["topicNames"]] if v < 6
@@ -760,15 +811,24 @@ class KafkaApis:
             if self.options.read_only:
                 res["errorCode"], res["errorMessage"] = int(READ_ONLY_ERROR), READ_ONLY_MESSAGE
                 continue
-            self.catalog.delete_topic(t)
+            self.catalog.forget_topic(t)
             self.groups.on_topic_deleted(t.name)
+            slices = TimeSlices()
+            renamed = []
+            for p in list(t.partitions):
+                renamed.append(self.catalog.delete_partition(t, p))
+                await slices.pause()
+            for path in renamed:
+                remove_deleted(path)
+                await slices.pause()
             log.info("deleted topic %s", t.name)
         return Reply({"throttleTimeMs": 0, "responses": results})
 
 
 #: handlers that await (Produce's validation on a worker thread, Fetch's delayed read;
 #: the admin and group handlers name theirs)
-_AWAITING = frozenset({ApiKeys.PRODUCE, ApiKeys.FETCH})
+_AWAITING = frozenset({ApiKeys.PRODUCE, ApiKeys.FETCH, ApiKeys.LIST_OFFSETS,
+                       ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS})
 
 
 def _validate_name(name: str) -> None:
@@ -855,6 +915,19 @@ def _check_epoch(requested: int, current: int) -> Errors | None:
     if requested == -1 or requested == current:
         return None
     return Errors.FENCED_LEADER_EPOCH if requested < current else Errors.UNKNOWN_LEADER_EPOCH
+
+
+def _fetch_data(body: dict, v: int) -> list[tuple[dict, dict]]:
+    """FetchRequest.fetchData: the request's partitions keyed by topic (id from v13, name
+    before) and partition, in the order each first appears, a partition named again
+    taking its last values (a LinkedHashMap); a topic naming no partition adds none.
+    Returns ``[(fetch topic, fetch partition)]``."""
+    out: dict = {}
+    for ft in body["topics"]:
+        topic = ft["topicId"] if v >= 13 else ft["topic"]
+        for fp in ft["partitions"]:
+            out[(topic, fp["partition"])] = (ft, fp)
+    return list(out.values())
 
 
 def _fetch_error(index: int, error: Errors, ft: dict) -> dict:

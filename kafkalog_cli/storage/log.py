@@ -965,13 +965,13 @@ class LogManager:
             self._topic_ids[topic] = tid
         return tid
 
-    def delete_log(self, topic: str, partition: int) -> None:
-        """LogManager.asyncDelete, done at once: release the log's files (no flush, as
-        the broker only closes handlers), rename ``<tp>`` to ``<tp>.<uuid>-delete`` (the
-        topic cut to keep the name within 255 characters, LocalLog.logDeleteDirName),
-        remove it, and drop the partition from the checkpoints written next."""
+    def delete_log(self, topic: str, partition: int, *, remove: bool = True) -> Path | None:
+        """LogManager.asyncDelete: release the log's files (no flush, as the broker only
+        closes handlers), rename ``<tp>`` to ``<tp>.<uuid>-delete`` (the topic cut to
+        keep the name within 255 characters, LocalLog.logDeleteDirName), remove it (at
+        once; ``remove=False``: the caller does, later), and drop the partition from the
+        checkpoints written next. Returns the renamed directory (None: there was none)."""
         import shutil
-
 
         tp = TopicPartition(topic, partition)
         log = self.logs.pop(tp, None)
@@ -981,12 +981,15 @@ class LogManager:
                 s.close()
         d = self.log_dir / str(tp)
         self._deleted.add(tp)
-        if d.exists():
-            # LocalLog.logDeleteDirName: the topic prefix is capped at 255 - suffix length
-            target = self.log_dir / log_delete_dir_name(tp)
-            d.rename(target)
-            _fsync_dir(self.log_dir, self.fsync)
+        if not d.exists():
+            return None
+        # LocalLog.logDeleteDirName: the topic prefix is capped at 255 - suffix length
+        target = self.log_dir / log_delete_dir_name(tp)
+        d.rename(target)
+        _fsync_dir(self.log_dir, self.fsync)
+        if remove:
             shutil.rmtree(target, ignore_errors=True)
+        return target
 
     def checkpoint(self) -> None:
         """Write recovery-point-offset-checkpoint and log-start-offset-checkpoint, keeping
