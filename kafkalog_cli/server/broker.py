@@ -366,15 +366,18 @@ class KafkaServer:
                     break
                 touch()
                 parts = await self._handle(conn, reader, size, client_host, touch)
-                if parts is None:
-                    continue
-                unsent = sum(len(p) for p in parts if not isinstance(p, DeferredBytes))
-                pool.force_acquire(unsent)
-                try:
-                    await self._write(conn, parts, touch)
-                finally:
-                    pool.release(unsent)
-                del parts
+                if parts is not None:
+                    unsent = sum(len(p) for p in parts if not isinstance(p, DeferredBytes))
+                    pool.force_acquire(unsent)
+                    try:
+                        await self._write(conn, parts, touch)
+                    finally:
+                        pool.release(unsent)
+                    del parts
+                # one request per turn: reading a buffered request and writing into a
+                # socket with room do not yield, so a client pipelining thousands of
+                # requests would otherwise hold the loop until its socket filled
+                await asyncio.sleep(0)
             ended = True
         except InvalidRequest as e:
             self._connection_error(where, f"invalid request: {e}")

@@ -235,17 +235,17 @@ class LogDirCatalog:
 
     @staticmethod
     def _topic_id(parts: list[tuple[int, Path]]) -> str:
-        """The id in the partitions' partition.metadata (a new one when none has it; the
-        engine writes it into those that lack it)."""
-        ids = []
+        """The id in the first partition.metadata of the partitions that has one (a new
+        one when none has it; the engine writes it into those that lack it, and refuses a
+        partition whose id differs)."""
         for _, d in parts:
             try:
                 m = read_partition_metadata(d)
             except KafkalogError:  # that partition goes offline when it is opened
                 continue
             if m and m.get("topic_id"):
-                ids.append(m["topic_id"])
-        return next(iter(ids), None) or random_kafka_uuid()
+                return m["topic_id"]
+        return random_kafka_uuid()
 
     def _producer_id_floor(self) -> int:
         top = max((pid for t in self.topics.values() for part in t.partitions.values()
