@@ -129,60 +129,108 @@ def connect(port: int, *, rcvbuf: int | None = None, timeout: float = 30) -> soc
 
 
 class Probe:
-    """Another client: ApiVersions v3 every ``interval`` seconds on its own connection,
-    in a thread; :attr:`longest` is the longest wait for an answer (one still unanswered
-    counts until :meth:`stop`), :attr:`failures` what went wrong (a closed connection)."""
+    """Another client, in a process of its own (so that the test's own threads do not
+    delay it): ApiVersions v3 every ``interval`` seconds on one connection;
+    :attr:`longest` is the longest wait for an answer so far (one still unanswered counts
+    until :meth:`stop`), :attr:`answered` how many were, :attr:`failures` what went wrong
+    (a closed connection)."""
 
     def __init__(self, port: int, interval: float = 0.05):
-        self.port = port
-        self.interval = interval
         self.longest = 0.0
+        #: when (time.monotonic(), the same clock in every process) the longest wait began
+        self.longest_since = 0.0
         self.answered = 0
         self.failures: list[str] = []
-        self._pending: float | None = None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self._proc = subprocess.Popen(
+            [sys.executable, __file__, "probe", str(port), str(interval)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                [str(REPO), str(Path(__file__).parent)])})
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        ready = time.monotonic() + 30
+        while not self.answered and not self.failures and time.monotonic() < ready:
+            time.sleep(0.01)
 
-    def _run(self):
-        body = {"clientSoftwareName": "probe", "clientSoftwareVersion": "1"}
-        try:
-            s = connect(self.port, timeout=0.2)
-        except OSError as e:
-            self.failures.append(f"connect: {e}")
-            return
-        cid = 0
-        with s:
-            while not self._stop.is_set():
-                cid += 1
-                self._pending = time.monotonic()
-                try:
-                    s.sendall(encode_request(18, 3, cid, body))
-                    frame = None
-                    while frame is None and not self._stop.is_set():
-                        try:
-                            frame = recv_frame(s)
-                        except TimeoutError:
-                            continue
-                        if frame is None:
-                            raise ConnectionError("the server closed the probe's connection")
-                except OSError as e:
-                    self.failures.append(f"{type(e).__name__}: {e}")
-                    return
-                if frame is not None:
-                    self.longest = max(self.longest, time.monotonic() - self._pending)
-                    self.answered += 1
-                self._pending = None
-                self._stop.wait(self.interval)
+    def _read(self):
+        for line in self._proc.stdout:
+            kind, _, rest = line.rstrip("\n").partition(" ")
+            if kind == "wait":
+                longest, answered, since = rest.split()
+                if float(longest) > self.longest:
+                    self.longest = float(longest)
+                    self.longest_since = float(since)
+                self.answered = int(answered)
+            elif kind == "failure":
+                self.failures.append(rest)
 
     def stop(self) -> float:
         """Stop; returns :attr:`longest`."""
-        pending = self._pending
-        self._stop.set()
-        self._thread.join(5)
-        if pending is not None:
-            self.longest = max(self.longest, time.monotonic() - pending)
+        if self._proc.poll() is None:
+            try:
+                self._proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self._proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._reader.join(5)
         return self.longest
+
+
+def _probe_main(port: int, interval: float) -> None:
+    """The probe's process: reports ``wait <longest> <answered>`` whenever the longest
+    wait grows (and every second), ``failure <text>``; ends when stdin closes, reporting
+    a request still unanswered as waited until then."""
+    body = {"clientSoftwareName": "probe", "clientSoftwareVersion": "1"}
+    stop = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+    longest, answered, pending, since = 0.0, 0, None, 0.0
+    last_report = 0.0
+
+    def report():
+        print(f"wait {longest:.4f} {answered} {since:.4f}", flush=True)
+
+    try:
+        s = connect(port, timeout=0.1)
+    except OSError as e:
+        print(f"failure connect: {e}", flush=True)
+        return
+    cid = 0
+    while not stop.is_set():
+        cid += 1
+        pending = time.monotonic()
+        try:
+            s.sendall(encode_request(18, 3, cid, body))
+            frame = None
+            while frame is None and not stop.is_set():
+                try:
+                    frame = recv_frame(s)
+                except TimeoutError:
+                    if time.monotonic() - pending > longest + 0.05:
+                        longest, since = time.monotonic() - pending, pending
+                        report()
+                    continue
+                if frame is None:
+                    raise ConnectionError("the server closed the probe's connection")
+        except OSError as e:
+            print(f"failure {type(e).__name__}: {e}", flush=True)
+            return
+        if frame is not None:
+            waited = time.monotonic() - pending
+            answered += 1
+            if waited > longest:
+                longest, since = waited, pending
+            pending = None
+            if waited >= longest or time.monotonic() - last_report > 1:
+                last_report = time.monotonic()
+                report()
+        stop.wait(interval)
+    if pending is not None and time.monotonic() - pending > longest:
+        longest, since = time.monotonic() - pending, pending
+    report()
 
 
 def write_partition_of(log_dir: Path, topic: str, batches: int, value_size: int) -> None:
@@ -200,3 +248,8 @@ def write_partition_of(log_dir: Path, topic: str, batches: int, value_size: int)
             log.append_as_leader(build_batch([(now, None, value, ())]))
     finally:
         m.close()
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "probe":
+        _probe_main(int(sys.argv[2]), float(sys.argv[3]))

@@ -62,9 +62,11 @@ class AdminApis(ApiHandlers):
     DeleteTopics)."""
 
     def __init__(self, catalog: LogDirCatalog, options,
-                 metadata_lock: asyncio.Lock | None = None):
+                 metadata_lock: asyncio.Lock | None = None, make_partitions=None):
         super().__init__(catalog, options)
         self.metadata_lock = metadata_lock or asyncio.Lock()
+        #: ``await make_partitions(topic, partitions)`` (KafkaApis.make_partitions)
+        self.make_partitions = make_partitions
         catalog.broker_configs.static.update({
             "num.partitions": str(options.num_partitions),
             "auto.create.topics.enable": "true" if options.auto_create_topics else "false"})
@@ -301,13 +303,10 @@ class AdminApis(ApiHandlers):
                 {"name": n, "errorCode": int(Errors.POLICY_VIOLATION),
                  "errorMessage": EXCESSIVE_BATCH_MESSAGE} for n in dict.fromkeys(names)]}
         if not body["validateOnly"]:
-            slices = TimeSlices()
             for t, _ in checked:
                 topic = self.catalog.topics[t["name"]]
                 have = partition_count(topic)
-                for p in range(have, t["count"]):
-                    self.catalog.create_partition(topic, p)
-                    await slices.pause()
+                await self.make_partitions(topic, range(have, t["count"]))
                 log.info("topic %s: %d -> %d partitions", topic.name, have, t["count"])
         return {"throttleTimeMs": 0, "results": results}
 

@@ -67,7 +67,7 @@ from ..storage.files import (
     validate_topic_name,
 )
 from ..storage.lock import is_locked
-from ..storage.log import LogManager
+from ..storage.log import LogManager, rename_deleted
 from . import configs
 from .storage_adapter import READ_ONLY_MESSAGE, ReadOnlyPartition, ServedPartition
 
@@ -436,17 +436,32 @@ class LogDirCatalog:
         return Topic(name, random_kafka_uuid(), overrides)
 
     def create_partition(self, topic: Topic, p: int) -> None:
-        """Create partition ``p`` of ``topic`` through the engine with the topic's id and
-        config (partition.metadata, an empty first segment), as a broker creates the log
-        of a partition it leads; a served topic serves it at once.
+        """Create partition ``p`` of ``topic`` and serve it: :meth:`open_partition` then
+        :meth:`serve_partition`.
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        self.serve_partition(topic, p, self.open_partition(topic, p))
+
+    def open_partition(self, topic: Topic, p: int):
+        """Create (or open) partition ``p`` of ``topic`` through the engine with the
+        topic's id and config (partition.metadata, an empty first segment: seconds of
+        fsyncs for many partitions), as a broker creates the log of a partition it leads.
+        Changes nothing of the catalog's, so it may run on another thread; returns the log
+        for :meth:`serve_partition`.
 
         Raises:
             IllegalStateError: the catalog is read-only.
         """
         self._check_writable()
         cfg = configs.log_config(self.effective_configs(topic))
-        topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
-            topic.name, p, cfg, topic_id=topic.topic_id))
+        return self.manager.open_log(topic.name, p, cfg, topic_id=topic.topic_id)
+
+    def serve_partition(self, topic: Topic, p: int, log) -> None:
+        """Serve partition ``p`` of ``topic`` from ``log`` (:meth:`open_partition`); a
+        served topic serves it at once."""
+        topic.partitions[p] = ServedPartition(self.manager.add_log(log))
 
     def add_topic(self, topic: Topic) -> None:
         """Serve ``topic`` (made by :meth:`new_topic`), its overrides persisted."""
@@ -458,14 +473,14 @@ class LogDirCatalog:
     def delete_topic(self, topic: Topic) -> None:
         """Stop serving the topic (:meth:`forget_topic`), then rename each partition
         directory ``<tp>.<uuid>-delete`` (as the broker marks it) and remove it
-        (:meth:`delete_partition`, :func:`remove_deleted`).
+        (:meth:`delete_partition`, :func:`remove_partition_dir`).
 
         Raises:
             IllegalStateError: the catalog is read-only.
         """
         self.forget_topic(topic)
         for p in list(topic.partitions):
-            remove_deleted(self.delete_partition(topic, p))
+            remove_partition_dir(self.delete_partition(topic, p), self.fsync)
 
     def forget_topic(self, topic: Topic) -> None:
         """Stop serving ``topic`` (its overrides dropped); its partitions stay until
@@ -480,13 +495,12 @@ class LogDirCatalog:
         if self._topic_overrides.pop(topic.name, None) is not None:
             self._write_state()
 
-    def delete_partition(self, topic: Topic, p: int) -> Path | None:
-        """Release partition ``p`` of a forgotten topic and rename its directory
-        ``<tp>.<uuid>-delete`` (LogManager.delete_log, the removal left to the caller:
-        :func:`remove_deleted`); it leaves the checkpoints written next. Returns the
-        renamed directory (None: there was none)."""
+    def delete_partition(self, topic: Topic, p: int) -> Path:
+        """Release partition ``p`` of a forgotten topic (LogManager.detach_log: it leaves
+        the checkpoints written next); returns its directory, for
+        :func:`remove_partition_dir` (which may run on another thread)."""
         self._deleted.add(TopicPartition(topic.name, p))
-        return self.manager.delete_log(topic.name, p, remove=False)
+        return self.manager.detach_log(topic.name, p)
 
     def _check_writable(self) -> None:
         if self.read_only:
@@ -559,8 +573,11 @@ class LogDirCatalog:
                 self.manager.close()
 
 
-def remove_deleted(path: Path | None) -> None:
-    """Remove a partition directory renamed by :meth:`LogDirCatalog.delete_partition`
-    (what LogManager's delete thread does; one left by a stop is skipped at start-up)."""
-    if path is not None:
-        shutil.rmtree(path, ignore_errors=True)
+def remove_partition_dir(d: Path, fsync: bool = True) -> None:
+    """Rename a partition directory released by :meth:`LogDirCatalog.delete_partition`
+    ``<tp>.<uuid>-delete`` (as the broker marks it; durable) and remove it (what
+    LogManager's delete thread does; a ``-delete`` directory left by a stop is not
+    served). Touches nothing of the catalog's: it may run on another thread."""
+    target = rename_deleted(d, fsync=fsync)
+    if target is not None:
+        shutil.rmtree(target, ignore_errors=True)

@@ -59,7 +59,7 @@ from .admin import (
     MAX_RECORDS_PER_USER_OP,
     AdminApis,
 )
-from .catalog import LogDirCatalog, Topic, is_internal, remove_deleted
+from .catalog import LogDirCatalog, Topic, is_internal, remove_partition_dir
 from .coordinator_log import OFFSETS_TOPIC, TRANSACTION_TOPIC, CoordinatorTopic
 from .group_apis import GroupApis, group_config
 from .group_log import GroupLogStore, load_groups, restore
@@ -122,7 +122,9 @@ class KafkaApis:
         #: admin changes (topics and partitions made or deleted) one at a time, as the
         #: controller applies them; each may pause between partitions
         self.metadata_lock = asyncio.Lock()
-        self.admin = AdminApis(catalog, options, self.metadata_lock)
+        #: makes and removes partition directories (fsyncs) off the event loop
+        self.files = WorkerPool(1, name="kafkalog-files")
+        self.admin = AdminApis(catalog, options, self.metadata_lock, self.make_partitions)
         #: __consumer_offsets: the group coordinator's records (server/group_log.py)
         self.offsets_topic = CoordinatorTopic(
             catalog, OFFSETS_TOPIC, "offsets.topic.num.partitions",
@@ -177,13 +179,53 @@ class KafkaApis:
             log.info("loaded %d transactional ids from %s", n, TRANSACTION_TOPIC)
 
     def close(self) -> None:
-        """Release the worker threads (a validation under way is abandoned)."""
+        """Release the worker threads (a validation or a partition being made is
+        abandoned)."""
         self.workers.shutdown()
+        self.files.shutdown()
 
     async def handle(self, request: Request):
+        if not self.options.read_only and request.api_key in _COORDINATOR_TOPICS:
+            await self._ensure_coordinator_topics(request)
         h = self.handlers[request.api_key]
         result = await h(request) if request.api_key in self._awaiting else h(request)
         return Reply(result) if isinstance(result, dict) else result
+
+    async def make_partitions(self, topic: Topic, partitions) -> None:
+        """Create ``partitions`` of ``topic`` (directories, files, fsyncs: seconds for
+        many) on the files thread, one at a time, each served as it is made (a topic not
+        yet added is served with them): the event loop is not held by the disk. The
+        caller holds :attr:`metadata_lock`."""
+        for p in partitions:
+            made = await self.files.run(self.catalog.open_partition, topic, p)
+            self.catalog.serve_partition(topic, p, made)
+
+    async def remove_partitions(self, topic: Topic) -> None:
+        """The partitions of a forgotten topic released here, their directories renamed
+        and removed on the files thread."""
+        for p in list(topic.partitions):
+            d = self.catalog.delete_partition(topic, p)
+            await self.files.run(remove_partition_dir, d, self.catalog.fsync)
+
+    async def _ensure_coordinator_topics(self, request: Request) -> None:
+        """AutoTopicCreationManager: the internal topic a group or transaction API writes
+        (FindCoordinator: the one of its key type) is created before the API is handled,
+        its 50 partitions made off the event loop (the coordinators' own fallback creates
+        it at once, on the loop)."""
+        topics = _COORDINATOR_TOPICS[request.api_key]
+        if request.api_key == ApiKeys.FIND_COORDINATOR:
+            topics = {0: ("offsets",), 1: ("txn",)}.get(request.body.get("keyType", 0), ())
+        elif request.api_key == ApiKeys.INIT_PRODUCER_ID and \
+                request.body.get("transactionalId") is None:
+            topics = ()  # an idempotent producer: no transaction coordinator
+        for which in topics:
+            ct = self.offsets_topic if which == "offsets" else self.txn_topic
+            if ct.exists():
+                continue
+            async with self.metadata_lock:
+                if not ct.exists() and ct.name not in self.catalog.creating:
+                    await self._create_topic(ct.name, ct.num_partitions, ct.overrides())
+                    log.info("created %s with %d partitions", ct.name, ct.num_partitions)
 
     def _notify_append(self) -> None:
         self._appended.set()
@@ -225,7 +267,18 @@ class KafkaApis:
             out["topicAuthorizedOperations"] = TOPIC_AUTHORIZED_OPERATIONS
         return out
 
-    def handle_metadata(self, req: Request) -> Reply:
+    async def _auto_create(self, name: str) -> Topic | None:
+        """Metadata's auto-creation of ``name`` (``--num-partitions`` partitions), one
+        admin change at a time; None when it turned out taken meanwhile."""
+        async with self.metadata_lock:
+            t = self.catalog.topics.get(name)
+            if t is None and name not in self.catalog.creating and not self._collides(name):
+                t = await self._create_topic(name, self.options.num_partitions, None)
+                log.info("auto-created topic %s with %d partitions", name,
+                         self.options.num_partitions)
+        return t
+
+    async def handle_metadata(self, req: Request) -> Reply:
         v = req.api_version
         body = req.body
         include_ops = body.get("includeTopicAuthorizedOperations", False)
@@ -242,12 +295,15 @@ class KafkaApis:
                                "name": "" if r.get("name") is None else r["name"],
                                "topicId": r.get("topicId", ZERO_UUID), "isInternal": False,
                                "partitions": []} for r in requested]})
+        slices = TimeSlices()
         if requested is None or (v == 0 and not requested):
-            topics = [self._topic_metadata(t, v, include_ops)
-                      for _, t in sorted(self.catalog.topics.items())]
+            for _, t in sorted(self.catalog.topics.items()):
+                topics.append(self._topic_metadata(t, v, include_ops))
+                await slices.pause()
         else:
             allow_auto = body.get("allowAutoTopicCreation", True) if v >= 4 else True
             for r in requested:
+                await slices.pause()
                 name = r.get("name")
                 if name is None:
                     t = self.catalog.by_id.get(r.get("topicId", ZERO_UUID))
@@ -271,11 +327,9 @@ class KafkaApis:
                         elif allow_auto and self.options.auto_create_topics and \
                                 not self.options.read_only and \
                                 not is_internal(name) and not self._collides(name):
-                            # created synchronously: answered at once instead of
-                            # LEADER_NOT_AVAILABLE and a retry
-                            t = self.catalog.create_topic(name, self.options.num_partitions)
-                            log.info("auto-created topic %s with %d partitions", name,
-                                     self.options.num_partitions)
+                            # created before the answer (off the event loop): answered
+                            # at once instead of LEADER_NOT_AVAILABLE and a retry
+                            t = await self._auto_create(name)
                     if t is None:
                         topics.append({"errorCode": int(error), "name": name,
                                        "topicId": ZERO_UUID, "isInternal": is_internal(name),
@@ -645,7 +699,7 @@ class KafkaApis:
                     part, p["timestamp"], req.body.get("isolationLevel", 0) == 1)
                 if found is not None:
                     res["timestamp"], res["offset"], res["leaderEpoch"] = found
-                await slices.pause()
+            await slices.pause()
         return Reply({"throttleTimeMs": 0, "topics": topics})
 
     # -- InitProducerId -----------------------------------------------------------------
@@ -716,16 +770,14 @@ class KafkaApis:
         return Reply({"throttleTimeMs": 0, "topics": results})
 
     async def _create_topic(self, name: str, n: int, overrides) -> Topic:
-        """A new topic's ``n`` partitions, one at a time in time slices; the topic is
-        served when all are made, or - the server stopping meanwhile - with those made
-        (a warning says so: a later CreatePartitions completes it)."""
+        """A new topic's ``n`` partitions (:meth:`make_partitions`); the topic is served
+        when all are made, or - the server stopping meanwhile - with those made (a
+        warning says so: a later CreatePartitions completes it). The caller holds
+        :attr:`metadata_lock`."""
         topic = self.catalog.new_topic(name, overrides)
         self.catalog.creating.add(name)
-        slices = TimeSlices()
         try:
-            for p in range(n):
-                self.catalog.create_partition(topic, p)
-                await slices.pause()
+            await self.make_partitions(topic, range(n))
         finally:
             self.catalog.creating.discard(name)
             if topic.partitions:
@@ -813,14 +865,7 @@ class KafkaApis:
                 continue
             self.catalog.forget_topic(t)
             self.groups.on_topic_deleted(t.name)
-            slices = TimeSlices()
-            renamed = []
-            for p in list(t.partitions):
-                renamed.append(self.catalog.delete_partition(t, p))
-                await slices.pause()
-            for path in renamed:
-                remove_deleted(path)
-                await slices.pause()
+            await self.remove_partitions(t)
             log.info("deleted topic %s", t.name)
         return Reply({"throttleTimeMs": 0, "responses": results})
 
@@ -828,7 +873,19 @@ class KafkaApis:
 #: handlers that await (Produce's validation on a worker thread, Fetch's delayed read;
 #: the admin and group handlers name theirs)
 _AWAITING = frozenset({ApiKeys.PRODUCE, ApiKeys.FETCH, ApiKeys.LIST_OFFSETS,
-                       ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS})
+                       ApiKeys.METADATA, ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS})
+
+
+#: the APIs that write a coordinator's internal topic (FindCoordinator: by key type), which
+#: :meth:`KafkaApis.handle` creates first when missing
+_COORDINATOR_TOPICS = {
+    ApiKeys.FIND_COORDINATOR: (), ApiKeys.JOIN_GROUP: ("offsets",),
+    ApiKeys.SYNC_GROUP: ("offsets",), ApiKeys.LEAVE_GROUP: ("offsets",),
+    ApiKeys.OFFSET_COMMIT: ("offsets",), ApiKeys.DELETE_GROUPS: ("offsets",),
+    ApiKeys.OFFSET_DELETE: ("offsets",), ApiKeys.INIT_PRODUCER_ID: ("txn",),
+    ApiKeys.ADD_PARTITIONS_TO_TXN: ("txn",), ApiKeys.ADD_OFFSETS_TO_TXN: ("txn",),
+    ApiKeys.END_TXN: ("txn",), ApiKeys.TXN_OFFSET_COMMIT: ("txn",),
+}
 
 
 def _validate_name(name: str) -> None:

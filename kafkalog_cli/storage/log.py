@@ -925,7 +925,8 @@ class LogManager:
 
     def get_or_create_log(self, topic: str, partition: int, config=None, *,
                           topic_id: str | None = None) -> UnifiedLog:
-        """The :class:`UnifiedLog` of ``<topic>-<partition>`` (opened once).
+        """The :class:`UnifiedLog` of ``<topic>-<partition>`` (opened once):
+        :meth:`open_log` then :meth:`add_log`.
 
         Raises:
             InvalidArgumentError: an illegal topic name or negative partition.
@@ -938,13 +939,34 @@ class LogManager:
             return self.logs[tp]
         if topic_id is None:
             topic_id = self.topic_id_for(topic)
+        return self.add_log(self.open_log(topic, partition, config, topic_id=topic_id))
+
+    def open_log(self, topic: str, partition: int, config=None, *,
+                 topic_id: str) -> UnifiedLog:
+        """Open (creating when needed) ``<topic>-<partition>`` with its checkpointed
+        offsets, without adding it to :attr:`logs`: it touches nothing of the manager's
+        but reads, so it may run on another thread (creating a partition is seconds of
+        fsyncs for many) while the manager's thread goes on; that thread then adds it
+        (:meth:`add_log`).
+
+        Raises:
+            InvalidArgumentError: an illegal topic name or negative partition.
+        """
+        validate_topic_name(topic)
+        if partition < 0:
+            raise InvalidArgumentError(f"partition must be >= 0, got {partition}")
+        tp = TopicPartition(topic, partition)
         start = self._checkpoint(LOG_START_OFFSET_CHECKPOINT).get(tp)
         rp = self._checkpoint(RECOVERY_POINT_CHECKPOINT).get(tp)
         if tp in self._deleted:
             start = rp = None
-        log = UnifiedLog.open(self.log_dir / str(tp), config, self.clock, topic_id=topic_id,
-                              log_start_offset=start, recovery_point=rp, fsync=self.fsync,
-                              rng=self.rng)
+        return UnifiedLog.open(self.log_dir / str(tp), config, self.clock, topic_id=topic_id,
+                               log_start_offset=start, recovery_point=rp, fsync=self.fsync,
+                               rng=self.rng)
+
+    def add_log(self, log: UnifiedLog) -> UnifiedLog:
+        """Keep ``log`` (from :meth:`open_log`) as its partition's log; returns it."""
+        tp = log.topic_partition
         log.index_write_through = self.index_write_through
         self._deleted.discard(tp)
         self.logs[tp] = log
@@ -965,31 +987,27 @@ class LogManager:
             self._topic_ids[topic] = tid
         return tid
 
-    def delete_log(self, topic: str, partition: int, *, remove: bool = True) -> Path | None:
-        """LogManager.asyncDelete: release the log's files (no flush, as the broker only
-        closes handlers), rename ``<tp>`` to ``<tp>.<uuid>-delete`` (the topic cut to
-        keep the name within 255 characters, LocalLog.logDeleteDirName), remove it (at
-        once; ``remove=False``: the caller does, later), and drop the partition from the
-        checkpoints written next. Returns the renamed directory (None: there was none)."""
+    def delete_log(self, topic: str, partition: int) -> None:
+        """LogManager.asyncDelete, done at once: :meth:`detach_log`, then
+        :func:`rename_deleted` and the renamed directory removed."""
         import shutil
 
+        target = rename_deleted(self.detach_log(topic, partition), fsync=self.fsync)
+        if target is not None:
+            shutil.rmtree(target, ignore_errors=True)
+
+    def detach_log(self, topic: str, partition: int) -> Path:
+        """Release the log's files (no flush, as the broker only closes handlers) and drop
+        the partition from the checkpoints written next; returns its directory, for
+        :func:`rename_deleted` (which may run on another thread)."""
         tp = TopicPartition(topic, partition)
         log = self.logs.pop(tp, None)
         if log is not None:
             log.abandon()
             for s in log.segments:
                 s.close()
-        d = self.log_dir / str(tp)
         self._deleted.add(tp)
-        if not d.exists():
-            return None
-        # LocalLog.logDeleteDirName: the topic prefix is capped at 255 - suffix length
-        target = self.log_dir / log_delete_dir_name(tp)
-        d.rename(target)
-        _fsync_dir(self.log_dir, self.fsync)
-        if remove:
-            shutil.rmtree(target, ignore_errors=True)
-        return target
+        return self.log_dir / str(tp)
 
     def checkpoint(self) -> None:
         """Write recovery-point-offset-checkpoint and log-start-offset-checkpoint, keeping
@@ -1067,6 +1085,19 @@ class LogManager:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.close()
+
+
+def rename_deleted(d: Path, *, fsync: bool = True) -> Path | None:
+    """Rename a partition directory ``<tp>.<uuid>-delete`` (the topic cut to keep the
+    name within 255 characters, LocalLog.logDeleteDirName), the rename made durable;
+    returns the new path (None: there was no directory). The caller removes it."""
+    tp = parse_partition_dir_name(d.name)
+    if tp is None or not d.exists():
+        return None
+    target = d.parent / log_delete_dir_name(tp)
+    d.rename(target)
+    _fsync_dir(d.parent, fsync)
+    return target
 
 
 def topic_ids_on_disk(log_dir, topic: str) -> dict[int, str]:
