@@ -64,7 +64,7 @@ from .coordinator_log import OFFSETS_TOPIC, TRANSACTION_TOPIC, CoordinatorTopic
 from .group_apis import GroupApis, group_config
 from .group_log import GroupLogStore, load_groups, restore
 from .groups import GroupCoordinator, GroupStore
-from .handlers import TimeSlices, partition_answers
+from .handlers import SLICE_S, TimeSlices, partition_answers
 from .metrics import BrokerTopicStats
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 from .transactions import TransactionCoordinator
@@ -193,19 +193,22 @@ class KafkaApis:
 
     async def make_partitions(self, topic: Topic, partitions) -> None:
         """Create ``partitions`` of ``topic`` (directories, files, fsyncs: seconds for
-        many) on the files thread, one at a time, each served as it is made (a topic not
-        yet added is served with them): the event loop is not held by the disk. The
-        caller holds :attr:`metadata_lock`."""
-        for p in partitions:
-            made = await self.files.run(self.catalog.open_partition, topic, p)
-            self.catalog.serve_partition(topic, p, made)
+        many) on the files thread, in batches of about :data:`~.handlers.SLICE_S` of
+        work, each partition served as its batch comes back (a topic not yet added is
+        served with them): the event loop is not held by the disk. The caller holds
+        :attr:`metadata_lock`."""
+        todo = list(partitions)
+        while todo:
+            made = await self.files.run(_open_partitions, self.catalog, topic, todo)
+            for p, lg in made:
+                self.catalog.serve_partition(topic, p, lg)
+            todo = todo[len(made):]
 
     async def remove_partitions(self, topic: Topic) -> None:
         """The partitions of a forgotten topic released here, their directories renamed
-        and removed on the files thread."""
-        for p in list(topic.partitions):
-            d = self.catalog.delete_partition(topic, p)
-            await self.files.run(remove_partition_dir, d, self.catalog.fsync)
+        and removed on the files thread (all of them in one job)."""
+        dirs = [self.catalog.delete_partition(topic, p) for p in list(topic.partitions)]
+        await self.files.run(_remove_partition_dirs, dirs, self.catalog.fsync)
 
     async def _ensure_coordinator_topics(self, request: Request) -> None:
         """AutoTopicCreationManager: the internal topic a group or transaction API writes
@@ -874,6 +877,23 @@ class KafkaApis:
 #: the admin and group handlers name theirs)
 _AWAITING = frozenset({ApiKeys.PRODUCE, ApiKeys.FETCH, ApiKeys.LIST_OFFSETS,
                        ApiKeys.METADATA, ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS})
+
+
+def _open_partitions(catalog: LogDirCatalog, topic: Topic, partitions: list[int]) -> list:
+    """On the files thread: open (create) the first of ``partitions``, and the next ones
+    while less than :data:`~.handlers.SLICE_S` has passed; ``[(partition, log)]``."""
+    made = []
+    start = time.monotonic()
+    for p in partitions:
+        made.append((p, catalog.open_partition(topic, p)))
+        if time.monotonic() - start >= SLICE_S:
+            break
+    return made
+
+
+def _remove_partition_dirs(dirs: list, fsync: bool) -> None:
+    for d in dirs:
+        remove_partition_dir(d, fsync)
 
 
 #: the APIs that write a coordinator's internal topic (FindCoordinator: by key type), which

@@ -30,6 +30,7 @@ from test_serve_produce_errors import batch, produce
 
 from kafkalog_cli.format.records import FileRecords
 from kafkalog_cli.protocol.wire import encode_request, parse_request
+from kafkalog_cli.schema.flexible import ZERO_UUID
 from kafkalog_cli.schema.primitives import encode_unsigned_varint
 from kafkalog_cli.server.broker import ServerThread
 from kafkalog_cli.server.kafka_apis import ServerOptions
@@ -139,6 +140,28 @@ def test_large_requests_within_the_bound_do_not_stall_others(server):
     c.close()
     assert probe.stop() < 1.0 and not probe.failures, (probe.longest, probe.failures)
     assert probe.answered > 1
+
+
+@pytest.mark.slow
+def test_making_many_partitions_does_not_stall_others(server):
+    """CreateTopics of 200 partitions (directories, files, fsyncs: seconds) and
+    DeleteTopics of them: made and removed on the files thread, so another client's
+    ApiVersions waits a small part of that time, and less than a second (on main the
+    event loop did the fsyncs: the other client waited for all of them)."""
+    c = RawClient(server.port, timeout=120)
+    probe = Probe(server.port)
+    t = time.monotonic()
+    create_topic(c, "wide", 200)
+    assert len(server.server.catalog.topics["wide"].partitions) == 200
+    res = c.request(20, 6, {"topics": [{"name": "wide", "topicId": ZERO_UUID}],
+                            "timeoutMs": 1000})
+    took = time.monotonic() - t
+    assert res["responses"][0]["errorCode"] == 0
+    longest = probe.stop()
+    assert longest < min(1.0, took / 4) and not probe.failures, (longest, took,
+                                                                 probe.failures)
+    assert not [d for d in server.log_dir.iterdir() if d.name.startswith("wide")]
+    c.close()
 
 
 # -- Fetch -----------------------------------------------------------------------------------
