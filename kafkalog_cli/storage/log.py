@@ -1054,13 +1054,21 @@ class LogManager:
 
     def close(self) -> None:
         """Close every log, write the checkpoints, the clean-shutdown marker (see the class
-        docstring), release the lock."""
+        docstring), release the lock. The logs are closed on up to
+        :data:`CLOSE_THREADS` threads, as ``LogManager.shutdown`` closes them on
+        ``num.recovery.threads.per.data.dir`` threads: each close is fsyncs of its own
+        files (a directory of thousands of partitions closed one by one takes as many
+        times ~10 ms).
+
+        Raises:
+            the first error of a log's close (the others are closed all the same; no
+            checkpoint or marker is written then).
+        """
         if self.closed:
             return
 
         try:
-            for log in self.logs.values():
-                log.close()
+            _close_all(list(self.logs.values()))
             self.checkpoint()
             if self.writes_clean_shutdown:
                 write_clean_shutdown(self.log_dir)
@@ -1085,6 +1093,27 @@ class LogManager:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.close()
+
+
+#: threads closing logs at once (LogManager.close)
+CLOSE_THREADS = 8
+
+
+def _close_all(logs: list) -> None:
+    """``log.close()`` of every log, on up to :data:`CLOSE_THREADS` threads (their fsyncs
+    overlap); the first error is raised once all are done."""
+    if len(logs) <= 1:
+        for lg in logs:
+            lg.close()
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(CLOSE_THREADS, len(logs)),
+                            thread_name_prefix="kafkalog-close") as pool:
+        futures = [pool.submit(lg.close) for lg in logs]
+    errors = [f.exception() for f in futures if f.exception() is not None]
+    if errors:
+        raise errors[0]
 
 
 def rename_deleted(d: Path, *, fsync: bool = True) -> Path | None:
