@@ -74,6 +74,8 @@ from .storage_adapter import READ_ONLY_MESSAGE, ReadOnlyPartition, ServedPartiti
 log = logging.getLogger("kafkalog.serve")
 
 STATE_FILE = "kafkalog-serve.json"
+#: threads opening the partitions at start-up (LogManager.loadLogs)
+LOAD_THREADS = 8
 PRODUCER_ID_BLOCK = 1000
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 METADATA_TOPIC = "__cluster_metadata"
@@ -168,18 +170,22 @@ class LogDirCatalog:
             meta = read_meta_properties(self.log_dir, validate=True) or {}
             self.cluster_id = meta.get("cluster.id") or random_kafka_uuid()
             state = self._load_configs()
+            topics = []
+            jobs = []
             for name, parts in self._served_partition_dirs().items():
                 topic = Topic(name, self._topic_id(parts), self._topic_overrides.get(name))
                 cfg = configs.log_config(self.effective_configs(topic))
-                for p, _ in parts:
-                    try:
-                        topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
-                            name, p, cfg, topic_id=topic.topic_id))
-                    except (CorruptCheckpointError, UnsafePathError) as e:
-                        # the broker takes the log dir offline; this node serves the
-                        # other partitions and answers for this one as for an offline one
-                        topic.offline[p] = str(e)
-                        log.error("partition %s-%d is offline: %s", name, p, e)
+                topics.append(topic)
+                jobs += [(topic, p, cfg) for p, _ in parts]
+            for (topic, p, _), (lg, error) in zip(jobs, self._open_logs(jobs), strict=True):
+                if error is None:
+                    topic.partitions[p] = ServedPartition(self.manager.add_log(lg))
+                else:
+                    # the broker takes the log dir offline; this node serves the other
+                    # partitions and answers for this one as for an offline one
+                    topic.offline[p] = str(error)
+                    log.error("partition %s-%d is offline: %s", topic.name, p, error)
+            for topic in topics:
                 self._add(topic)
             self._next_pid = self._block_end = int(state.get("nextProducerIdBlock", 0)) or \
                 self._producer_id_floor()
@@ -187,6 +193,39 @@ class LogDirCatalog:
             self.manager.abandon()
             raise
         return self
+
+    def _open_logs(self, jobs: list) -> list:
+        """LogManager.loadLogs: open each ``(topic, partition, config)`` of ``jobs`` on up
+        to :data:`LOAD_THREADS` threads (``num.recovery.threads.per.data.dir``: their
+        reads overlap), returning ``(log, None)`` or ``(None, error)`` for each, in
+        order; a partition whose files do not load is an error, not a failure of the
+        others.
+
+        Raises:
+            the first error other than CorruptCheckpointError / UnsafePathError (after
+            abandoning every log opened).
+        """
+        def one(job):
+            topic, p, cfg = job
+            try:
+                return self.manager.open_log(topic.name, p, cfg, topic_id=topic.topic_id), None
+            except (CorruptCheckpointError, UnsafePathError) as e:
+                return None, e
+
+        if len(jobs) <= 1:
+            return [one(j) for j in jobs]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(LOAD_THREADS, len(jobs)),
+                                thread_name_prefix="kafkalog-load") as pool:
+            futures = [pool.submit(one, j) for j in jobs]
+        failed = next((f.exception() for f in futures if f.exception() is not None), None)
+        if failed is not None:
+            for f in futures:
+                if f.exception() is None and f.result()[0] is not None:
+                    f.result()[0].abandon()
+            raise failed
+        return [f.result() for f in futures]
 
     def _served_partition_dirs(self) -> dict[str, list[tuple[int, Path]]]:
         """``{topic: [(partition, directory)]}`` of the partitions this node serves: every
