@@ -32,7 +32,8 @@ Cases (the issue's, after ``baseline``: no abusive client for 3 s):
   never read; 10 s later: the server's ESTABLISHED sockets on its port and its RSS.
 
 The log directory (``big-0``: 100 one-MiB batches; ``wide``: 1,000 empty partitions) is
-built once under ``--work`` (default a temporary directory) with this checkout's engine.
+built once under ``--work`` (default a temporary directory) with this checkout's engine,
+and each case starts from a copy of it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
@@ -372,10 +374,15 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="serve-abuse-"))
+    pristine = work / "pristine"
+    build_log_dir(pristine)
     log_dir = work / "logs"
-    build_log_dir(log_dir)
     rows = []
     for name in args.cases.split(","):
+        # every case from a copy of the clean directory: a server killed by the case
+        # before would make the next one start with its recovery
+        shutil.rmtree(log_dir, ignore_errors=True)
+        shutil.copytree(pristine, log_dir)
         r = run_case(name, args.checkout.resolve(), log_dir, args.limit, args.term_timeout)
         print(json.dumps(r), flush=True)
         rows.append(r)
