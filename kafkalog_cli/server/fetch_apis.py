@@ -161,7 +161,9 @@ class FetchApis(ApiHandlers):
             epoch_error = _check_epoch(fp.get("currentLeaderEpoch", -1), part.leader_epoch)
             if epoch_error is not None:
                 errored = True
-                parts.append(_fetch_error(idx, epoch_error, ft))
+                # an error of the read (ReplicaManager.readFromLog): no aborted list
+                parts.append({**_fetch_error(idx, epoch_error, ft),
+                              "abortedTransactions": None})
                 continue
             r = reads.read(part, fp["fetchOffset"], min(fp["partitionMaxBytes"], limit),
                            min_one, committed)
@@ -198,8 +200,12 @@ class FetchApis(ApiHandlers):
             for p in t["partitions"]:
                 key = (t["name"], p["partitionIndex"])
                 (dups if key in seen else seen).add(key)
+        answered = set()
         for name, p, parts in partition_answers(req.body["topics"], topics):
             idx = p["partitionIndex"]
+            if (name, idx) in answered:
+                continue  # the answers are keyed by topic-partition: a duplicate once
+            answered.add((name, idx))
             res = {"partitionIndex": idx, "errorCode": 0, "timestamp": -1, "offset": -1,
                    "leaderEpoch": -1}
             parts.append(res)
@@ -245,6 +251,9 @@ def _fetch_data(body: dict, v: int) -> list[tuple[dict, dict]]:
 
 
 def _fetch_error(index: int, error: Errors, ft: dict) -> dict:
+    """FetchResponse.partitionResponse(partition, error): a partition refused before the
+    read (unknown topic, partition or topic id); its abortedTransactions is the message
+    class's default, an empty array."""
     return {"partitionIndex": index, "errorCode": int(error), "highWatermark": -1,
-            "lastStableOffset": -1, "logStartOffset": -1, "abortedTransactions": None,
+            "lastStableOffset": -1, "logStartOffset": -1, "abortedTransactions": [],
             "preferredReadReplica": -1, "records": b"", "_id": ft.get("topicId", ZERO_UUID)}
