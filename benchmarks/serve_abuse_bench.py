@@ -26,7 +26,7 @@ Cases (the issue's, after ``baseline``: no abusive client for 3 s):
   2^31-1`` from offset 0 of a 100 MiB partition and never read;
 * ``fetch-parked-10``: 10 clients each Fetch with ``minBytes = 2^31-1``, ``maxWaitMs``
   30 s (parked) while a producer appends a small batch every 100 ms;
-* ``metadata-pipelined-60``: one client sends 60 Metadata v12 (all topics: 1,000
+* ``metadata-pipelined-300``: one client sends 300 Metadata v12 (all topics: 1,000
   partitions) without reading;
 * ``idle-unread-6``: ``connections.max.idle.ms=3000``; 6 clients each Fetch 100 MiB and
   never read; 10 s later: the server's ESTABLISHED sockets on its port and its RSS.
@@ -292,7 +292,7 @@ def case_fetch_parked(port, keep, limit, n=10, seconds=15.0):
     return f"{n} parked fetchers, {appended} appends"
 
 
-def case_metadata_pipelined(port, keep, limit, n=60, settle=10.0):
+def case_metadata_pipelined(port, keep, limit, n=300, settle=10.0):
     s = connect(port)
     keep.append(s)
     frames = b"".join(encode_request(3, 12, i + 1, {"topics": None}) for i in range(n))
@@ -322,7 +322,7 @@ CASES = {
     "metadata-300k": (case_metadata_300k, ()),
     "fetch-unread-16": (case_fetch_unread, ()),
     "fetch-parked-10": (case_fetch_parked, ()),
-    "metadata-pipelined-60": (case_metadata_pipelined, ()),
+    "metadata-pipelined-300": (case_metadata_pipelined, ()),
     "idle-unread-6": (case_idle_unread, ("connections.max.idle.ms=3000",)),
 }
 
