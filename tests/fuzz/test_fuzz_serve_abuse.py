@@ -28,7 +28,7 @@ import threading
 import time
 
 import pytest
-from fuzz_testkit import LONG, fixture_seeds, fuzz_settings, mutate, mutations
+from fuzz_testkit import LONG, LONG_EXAMPLES, fixture_seeds, fuzz_settings, mutate, mutations
 from hypothesis import given
 from hypothesis import strategies as st
 from serve_process import MiB, Probe, ServeProcess, connect, recv_frame, write_partition_of
@@ -57,6 +57,9 @@ SIGTERM_S = 5.0
 #: served: fixture partitions and one of 16 MiB (1 MiB batches) to fetch
 SERVED = ("plain-0", "txn-0", "gzip-0", "legacy-v1-0", "headers-0")
 BIG = "big"
+#: the largest frame a test makes (4 times what the server accepts: an element of 32 KiB
+#: times millions would otherwise be gigabytes in the test's own process)
+FRAME_LIMIT = 4 * MAX_FRAME
 #: abusive connections kept open at once (the oldest is closed beyond)
 KEEP_OPEN = 24
 #: CreateTopics / CreatePartitions draw at most this many partitions: each is a
@@ -274,6 +277,7 @@ def spliced(key: int, version: int, body: dict, path: tuple, n: int,
     if one[start:i + 1] != prefix:
         return None  # the first difference is not the count (a size before it)
     element = one[i + 1:i + 1 + size]
+    n = min(n, FRAME_LIMIT // max(1, len(element)))  # at most FRAME_LIMIT bytes of copies
     count = encode_unsigned_varint(n + 1) if flexible else struct.pack(">i", n)
     payload = one[:start] + count + element * n + one[i + 1 + size:]
     return struct.pack(">i", len(payload)) + payload
@@ -340,12 +344,12 @@ def test_huge_and_nested_arrays(harness, req, n, nested, rng, how):
     if len(arrays) == 2 and rng.random() < 0.5:
         outer = path[:path.index(arrays[0]) + 1]
         inner_frame = spliced(key, version, body, path, n, rng)
-        if inner_frame is not None and len(inner_frame) <= 4 * MAX_FRAME:
+        if inner_frame is not None:
             frame = _nest(key, version, body, outer, path, inner_frame, nested, rng)
     if frame is None:
         frame = spliced(key, version, body, path, n, rng)
     what = _describe(key, version, f"{'.'.join(f.name for f in path)} x{n} {how}")
-    if frame is not None and len(frame) <= 4 * MAX_FRAME:
+    if frame is not None:
         harness.send(frame, how, what)
     harness.check(what)
 
@@ -370,6 +374,7 @@ def _nest(key, version, body, outer, path, inner_frame, nested, rng) -> bytes | 
             inner[len(inner) - tail:] != small[len(small) - tail:]:
         return None
     element = inner[i + 1:len(inner) - tail]
+    nested = min(nested, FRAME_LIMIT // max(1, len(element)))
     count = encode_unsigned_varint(nested + 1) if flexible else struct.pack(">i", nested)
     payload = small[:start] + count + element * nested + small[len(small) - tail:]
     return struct.pack(">i", len(payload)) + payload
@@ -425,7 +430,7 @@ def test_fetching_clients_that_do_not_read(harness, part_max, max_bytes, min_byt
     harness.check(what)
 
 
-@fuzz_settings(short=5)
+@fuzz_settings(short=5, **({"max_examples": 20} if LONG else {}))
 @given(st.sampled_from([2000, 20_000]))
 def test_pipelined_requests_not_read(harness, n):
     """A client pipelining thousands of Metadata and ApiVersions requests, never
@@ -455,7 +460,7 @@ def test_zz_sigterm_ends_the_server_whatever_its_clients_do(harness):
     for _ in range(4):  # a few more that hold responses
         harness.send(_fetch((1 << 31) - 1, (1 << 31) - 1, 1, 0), "unread", "final fetch")
     harness.check("before SIGTERM")
-    assert harness.cases >= (300 if LONG else 100), harness.cases
+    assert harness.cases >= (min(300, 4 * LONG_EXAMPLES) if LONG else 100), harness.cases
     assert harness.peak_rss <= harness.rss_bound, \
         f"peak RSS {harness.peak_rss / MiB:.0f} MiB > {harness.rss_bound / MiB:.0f} MiB"
     harness.probe.stop()
