@@ -58,7 +58,8 @@ sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(ROOT / "tests"))
 
-from serve_process import Probe  # noqa: E402
+from serve_process import Probe, recv_frame  # noqa: E402
+from serve_process import connect as serve_connect  # noqa: E402
 
 from kafkalog_cli.format.builder import build_batch  # noqa: E402
 from kafkalog_cli.protocol.wire import encode_request  # noqa: E402
@@ -179,28 +180,9 @@ class Server:
 # -- clients --------------------------------------------------------------------------------
 
 def connect(port: int, rcvbuf: int | None = 4096, timeout: float = 600) -> socket.socket:
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    if rcvbuf:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-    s.settimeout(timeout)
-    s.connect(("127.0.0.1", port))
-    return s
-
-
-def recv_frame(s: socket.socket) -> bytes | None:
-    def exactly(n):
-        buf = b""
-        while len(buf) < n:
-            chunk = s.recv(min(n - len(buf), 1 << 20))
-            if not chunk:
-                return None
-            buf += chunk
-        return buf
-
-    head = exactly(4)
-    if head is None:
-        return None
-    return exactly(struct.unpack(">i", head)[0])
+    """A client socket with a 4 KiB receive buffer (what it does not read stays in the
+    server)."""
+    return serve_connect(port, rcvbuf=rcvbuf, timeout=timeout)
 
 
 def send_async(s: socket.socket, data: bytes) -> threading.Thread:

@@ -937,10 +937,7 @@ class LogManager:
         Raises:
             InvalidArgumentError: an illegal topic name or negative partition.
         """
-        validate_topic_name(topic)
-        if partition < 0:
-            raise InvalidArgumentError(f"partition must be >= 0, got {partition}")
-        tp = TopicPartition(topic, partition)
+        tp = _topic_partition(topic, partition)
         if tp in self.logs:
             return self.logs[tp]
         if topic_id is None:
@@ -958,10 +955,7 @@ class LogManager:
         Raises:
             InvalidArgumentError: an illegal topic name or negative partition.
         """
-        validate_topic_name(topic)
-        if partition < 0:
-            raise InvalidArgumentError(f"partition must be >= 0, got {partition}")
-        tp = TopicPartition(topic, partition)
+        tp = _topic_partition(topic, partition)
         start = self._checkpoint(LOG_START_OFFSET_CHECKPOINT).get(tp)
         rp = self._checkpoint(RECOVERY_POINT_CHECKPOINT).get(tp)
         if tp in self._deleted:
@@ -1099,6 +1093,18 @@ class LogManager:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.close()
+
+
+def _topic_partition(topic: str, partition: int) -> TopicPartition:
+    """``<topic>-<partition>`` after the checks a log's name must pass.
+
+    Raises:
+        InvalidArgumentError: an illegal topic name or negative partition.
+    """
+    validate_topic_name(topic)
+    if partition < 0:
+        raise InvalidArgumentError(f"partition must be >= 0, got {partition}")
+    return TopicPartition(topic, partition)
 
 
 #: threads closing logs at once (LogManager.close)

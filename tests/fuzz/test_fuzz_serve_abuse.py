@@ -269,17 +269,32 @@ def spliced(key: int, version: int, body: dict, path: tuple, n: int,
     two = _frame(key, version, body)
     if one is None or two is None:
         return None
-    one, two = one[4:], two[4:]
+    one = one[4:]
+    found = _count_place(one, two[4:], flexible)
+    if found is None:
+        return None
+    start, end, size = found
+    return _repeated(one[:start], one[end:end + size], n, one[end + size:], flexible)
+
+
+def _count_place(one: bytes, two: bytes, flexible: bool) -> tuple[int, int, int] | None:
+    """Where the count of an array is in a payload encoded with one element (``one``) and
+    with two (``two``): ``(its start, its end, the element's size)``; None when the
+    first difference is not the count (a size before it)."""
     i = next(j for j in range(len(one)) if one[j] != two[j])
-    size = len(two) - len(one)
     start = i if flexible else i - 3
     prefix = encode_unsigned_varint(2) if flexible else struct.pack(">i", 1)
     if one[start:i + 1] != prefix:
-        return None  # the first difference is not the count (a size before it)
-    element = one[i + 1:i + 1 + size]
-    n = min(n, FRAME_LIMIT // max(1, len(element)))  # at most FRAME_LIMIT bytes of copies
+        return None
+    return start, i + 1, len(two) - len(one)
+
+
+def _repeated(head: bytes, element: bytes, n: int, tail: bytes, flexible: bool) -> bytes:
+    """A frame: ``head``, the count ``n``, ``n`` copies of ``element`` (at most
+    :data:`FRAME_LIMIT` bytes of them), ``tail``."""
+    n = min(n, FRAME_LIMIT // max(1, len(element)))
     count = encode_unsigned_varint(n + 1) if flexible else struct.pack(">i", n)
-    payload = one[:start] + count + element * n + one[i + 1 + size:]
+    payload = head + count + element * n + tail
     return struct.pack(">i", len(payload)) + payload
 
 
@@ -364,20 +379,18 @@ def _nest(key, version, body, outer, path, inner_frame, nested, rng) -> bytes | 
     two = _frame(key, version, body)
     if small is None or two is None:
         return None
-    small, two = small[4:], two[4:]
+    small = small[4:]
     flexible = APIS[key].is_flexible(version)
-    i = next(j for j in range(len(small)) if small[j] != two[j])
-    start = i if flexible else i - 3
-    tail = len(small) - (i + 1 + len(two) - len(small))
-    inner = inner_frame[4:]
-    if inner[:start] != small[:start] or tail < 0 or \
-            inner[len(inner) - tail:] != small[len(small) - tail:]:
+    found = _count_place(small, two[4:], flexible)
+    if found is None:
         return None
-    element = inner[i + 1:len(inner) - tail]
-    nested = min(nested, FRAME_LIMIT // max(1, len(element)))
-    count = encode_unsigned_varint(nested + 1) if flexible else struct.pack(">i", nested)
-    payload = small[:start] + count + element * nested + small[len(small) - tail:]
-    return struct.pack(">i", len(payload)) + payload
+    start, end, size = found
+    tail = len(small) - end - size
+    inner = inner_frame[4:]
+    if inner[:start] != small[:start] or inner[len(inner) - tail:] != small[end + size:]:
+        return None
+    return _repeated(small[:start], inner[end:len(inner) - tail], nested, small[end + size:],
+                     flexible)
 
 
 @fuzz_settings(short=20)
