@@ -35,6 +35,7 @@ from ..errors import (
     RequestTooManyElements,
 )
 from ..schema import flexible as fx
+from ..schema.deferred import SplicedStream
 from ..schema.messages import PARSE_ERRORS
 from .apis import APIS, Api, ApiKeys
 from .schemas import RequestHeader
@@ -228,7 +229,7 @@ def response_parts(request: Request, body: dict, version: int | None = None, *,
     counted in the size prefix. None when the body holds more than ``max_elements``
     array elements (build it again without a bound, off the event loop)."""
     v = request.api_version if version is None else version
-    stream = fx.SplicedStream()
+    stream = SplicedStream()
     try:
         request.api.response.build_into(body, v, stream, fx.element_context(max_elements))
     except fx.KafkaReadError as e:

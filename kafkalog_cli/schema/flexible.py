@@ -33,6 +33,7 @@ import struct
 
 import construct as c
 
+from .deferred import DeferredBytes
 from .primitives import encode_unsigned_varint
 from .utf8 import java_utf8
 
@@ -108,46 +109,6 @@ def element_context(bound: int | None) -> dict:
 def elements_used(context: dict) -> int:
     """The elements a parse or build with :func:`element_context` has counted."""
     return context.get(ELEMENTS_BOUND, 0) - context.get(ELEMENTS_LEFT, 0)
-
-
-class DeferredBytes:
-    """The value of a bytes field that a builder does not copy: the builder writes its
-    length prefix and hands the object to the stream (a :class:`SplicedStream` keeps it
-    as a part of its own; any other stream gets ``bytes(obj)``). A fetched range of a
-    segment file is one (``storage.segment.FileSlice``): the server sends it from the
-    file."""
-
-    __slots__ = ()
-
-    def __len__(self) -> int:
-        raise NotImplementedError
-
-    def __bytes__(self) -> bytes:
-        raise NotImplementedError
-
-
-class SplicedStream:
-    """A write-only stream for building a message whose bytes fields may be
-    :class:`DeferredBytes`: :attr:`parts` is the built message as a list of ``bytes``
-    and :class:`DeferredBytes`, in order (their lengths add up to the message's)."""
-
-    def __init__(self):
-        self._buf = bytearray()
-        self._parts: list = []
-
-    def write(self, data) -> int:
-        self._buf += data
-        return len(data)
-
-    def defer(self, obj: DeferredBytes) -> None:
-        if self._buf:
-            self._parts.append(bytes(self._buf))
-            self._buf = bytearray()
-        self._parts.append(obj)
-
-    @property
-    def parts(self) -> list:
-        return self._parts + [bytes(self._buf)] if self._buf else list(self._parts)
 
 
 def _byte_array_error(what: str, size: int, remaining: int, path) -> KafkaReadError:

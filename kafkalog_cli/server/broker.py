@@ -60,7 +60,7 @@ from ..errors import (
     UnreadableError,
 )
 from ..protocol.wire import parse_request, read_frame_body, read_frame_size, response_parts
-from ..schema.flexible import DeferredBytes
+from ..schema.deferred import DeferredBytes
 from . import configs as cfgs
 from .catalog import LogDirCatalog
 from .kafka_apis import NO_RESPONSE, KafkaApis, ServerOptions

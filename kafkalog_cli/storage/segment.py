@@ -35,7 +35,7 @@ from ..errors import (
     UnsafePathError,
 )
 from ..format.records import FileRecords, RecordBatch
-from ..schema.flexible import DeferredBytes
+from ..schema.deferred import DeferredBytes
 from ..schema.txn_index import AbortedTxn
 from .fileio import open_for_write
 from .files import (
