@@ -385,6 +385,15 @@ class InvalidRequest(KafkalogError):
     """A frame the broker answers by closing the connection."""
 
 
+class RequestTooManyElements(InvalidRequest):
+    """A request whose arrays (and tagged fields) hold more elements than ``bound``:
+    refused before they are read (docs/serve.md, "Limits")."""
+
+    def __init__(self, message: str, bound: int):
+        super().__init__(message)
+        self.bound = bound
+
+
 class IncompleteFrame(KafkalogError, EOFError):
     """The stream ended inside a frame: ``received`` of ``expected`` bytes."""
 

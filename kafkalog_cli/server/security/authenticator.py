@@ -64,6 +64,10 @@ SUPPORTED_MECHANISMS = (PLAIN, *MECHANISM_NAMES, OAUTHBEARER)
 MIN_REAUTH_INTERVAL_S = 1.0
 _KEY = struct.Struct(">h")
 _SIZE = struct.Struct(">i")
+#: the most array elements and tagged fields a request of the SASL exchange (ApiVersions,
+#: SaslHandshake, SaslAuthenticate: a few each) may hold; more closes the connection, as
+#: after authentication (the server's element bound), parsed on the event loop in ms
+MAX_ELEMENTS = 2048
 #: the API keys Kafka 4.4 knows (``ApiKeys.forId``); another key is not a Kafka request
 _MAX_KAFKA_API_KEY = 92
 
@@ -298,7 +302,7 @@ class SaslAuthenticator:
                 raise AuthenticationError(f"Unexpected Kafka request of type "
                                           f"{_api_name(key)} during SASL handshake.",
                                           Errors.ILLEGAL_SASL_STATE)
-            request = parse_request(frame)
+            request = parse_request(frame, MAX_ELEMENTS)
         if request.api_key == ApiKeys.API_VERSIONS:
             if self.state != "HANDSHAKE_OR_VERSIONS_REQUEST":
                 raise CloseConnection("Unexpected ApiVersions request received during SASL "
@@ -348,7 +352,7 @@ class SaslAuthenticator:
             await self._send(writer, _SIZE.pack(len(response)) + response)
             return
         key = _KEY.unpack_from(frame, 0)[0] if len(frame) >= 2 else -1
-        request = parse_request(frame)
+        request = parse_request(frame, MAX_ELEMENTS)
         if request.api_key != ApiKeys.SASL_AUTHENTICATE:
             e = AuthenticationError(f"Unexpected Kafka request of type {_api_name(key)} "
                                     "during SASL authentication.", Errors.ILLEGAL_SASL_STATE)
