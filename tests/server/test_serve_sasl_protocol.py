@@ -244,6 +244,24 @@ def test_reauthentication_may_not_change_principal_or_mechanism(reauth):
     assert c.recv_frame() is None
 
 
+def test_a_stalled_reauthentication_is_closed_as_idle(tmp_path, certs):
+    """A client that starts a re-authentication (its SaslHandshake answered) and sends
+    nothing more is closed after connections.max.idle.ms, as any idle connection (the
+    exchange ran as a request being handled before, which the idle timer never closes)."""
+    with ServerThread(tmp_path, ServerOptions(port=0),
+                      broker_configs={"connections.max.idle.ms": 600},
+                      security_configs=listener_configs(certs, reauth_ms=60000,
+                                                        delay_ms=50)) as s:
+        c = _client(s)
+        assert c.plain("alice", PLAIN_USERS["alice"])["errorCode"] == 0
+        for _ in range(3):  # KafkaChannel: at most one re-authentication a second
+            time.sleep(0.35)
+            assert c.request(ApiKeys.METADATA, 12, METADATA_BODY)["brokers"]
+        assert c.request(ApiKeys.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})["errorCode"] == 0
+        assert _closed_after(c) < 3
+        c.close()
+
+
 # -- hostile bytes ---------------------------------------------------------------------------
 
 def _fuzz_frames(rnd: random.Random) -> list[bytes]:
