@@ -68,8 +68,8 @@ from .groups import GroupCoordinator, GroupStore
 from .handlers import SLICE_S, TimeSlices, endpoint_of
 from .metrics import BrokerTopicStats
 from .security.acls import CLUSTER_NAME, AclOperation, ResourceType
-from .security.authorizer import AuthHelper
 from .security.java_order import java_order
+from .security.server_security import ServerSecurity
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 from .transactions import TransactionCoordinator
 from .txn_apis import TxnApis
@@ -120,9 +120,13 @@ class KafkaApis:
         self.options = options
         self.stats = stats or BrokerTopicStats()
         #: the server's security (listeners, authorizer, ACLs, SCRAM credentials); None:
-        #: no authorizer and the security APIs' answers of a broker without one
+        #: one of no configs (no authorizer, no SASL listener: the security APIs answered
+        #: as such a broker answers them), loaded by :meth:`load`
+        self._own_security = security is None
+        if security is None:
+            security = ServerSecurity(catalog, {}, [])
         self.security = security
-        self.auth = security.auth if security is not None else AuthHelper(None)
+        self.auth = security.auth
         self._appended = asyncio.Event()
         #: validates Produce batches off the event loop (closed by :meth:`close`)
         self.workers = WorkerPool()
@@ -168,8 +172,7 @@ class KafkaApis:
         self.handlers.update(self.admin.handlers())
         self.handlers.update(self.group_apis.handlers())
         self.handlers.update(self.txn_apis.handlers())
-        if security is not None:
-            self.handlers.update(security.handlers())
+        self.handlers.update(security.handlers())
         self.handlers[ApiKeys.FIND_COORDINATOR] = self._find_coordinator
         self._awaiting = _AWAITING | AdminApis.AWAITING | GroupApis.AWAITING | \
             FetchApis.AWAITING
@@ -191,6 +194,8 @@ class KafkaApis:
         n = self.txn.load(complete=not self.options.read_only)
         if n:
             log.info("loaded %d transactional ids from %s", n, TRANSACTION_TOPIC)
+        if self._own_security:
+            self.security.load()
 
     def close(self) -> None:
         """Release the worker threads (a validation or a partition being made is
