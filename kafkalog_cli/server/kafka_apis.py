@@ -76,6 +76,8 @@ from .txn_apis import TxnApis
 from .workers import WorkerPool
 
 log = logging.getLogger("kafkalog.serve")
+#: the longest a stop waits for the files thread's job (a batch of partitions being made)
+FILES_STOP_WAIT_S = 30.0
 
 ADMIN_CLIENT_ID = "__admin_client"
 #: ``new ApiError(TOPIC_AUTHORIZATION_FAILED)``'s message (the error's default)
@@ -135,6 +137,8 @@ class KafkaApis:
         self.metadata_lock = asyncio.Lock()
         #: makes and removes partition directories (fsyncs) off the event loop
         self.files = WorkerPool(1, name="kafkalog-files")
+        #: logs the files thread made that no request has served yet (see :meth:`close`)
+        self._unserved: dict[int, tuple] = {}
         self.admin = AdminApis(catalog, options, self.auth, self.metadata_lock,
                                self.make_partitions)
         #: __consumer_offsets: the group coordinator's records (server/group_log.py)
@@ -199,10 +203,17 @@ class KafkaApis:
             self.security.load()
 
     def close(self) -> None:
-        """Release the worker threads (a validation or a partition being made is
-        abandoned)."""
+        """Release the worker threads (a validation is abandoned). The files thread ends
+        its job first (a batch of partitions being made: about
+        :data:`~.handlers.SLICE_S`, up to :data:`FILES_STOP_WAIT_S`), and partitions it
+        made that no request served yet (their request ended with the stop) are served
+        now, so the catalog's close closes them as LogManager.shutdown closes every log
+        it holds: no partition is left with preallocated index files."""
         self.workers.shutdown()
-        self.files.shutdown()
+        self.files.shutdown(FILES_STOP_WAIT_S)
+        for topic, p, lg in list(self._unserved.values()):
+            self.catalog.serve_partition(topic, p, lg)
+        self._unserved.clear()
 
     async def handle(self, request: Request):
         if not self.options.read_only and request.api_key in _COORDINATOR_TOPICS:
@@ -219,9 +230,11 @@ class KafkaApis:
         :attr:`metadata_lock`."""
         todo = list(partitions)
         while todo:
-            made = await self.files.run(_open_partitions, self.catalog, topic, todo)
+            made = await self.files.run(_open_partitions, self.catalog, topic, todo,
+                                        self._unserved)
             for p, lg in made:
                 self.catalog.serve_partition(topic, p, lg)
+                self._unserved.pop(id(lg), None)
             todo = todo[len(made):]
 
     async def remove_partitions(self, topic: Topic) -> None:
@@ -910,13 +923,17 @@ _AWAITING = frozenset({ApiKeys.PRODUCE, ApiKeys.METADATA, ApiKeys.CREATE_TOPICS,
                        ApiKeys.DELETE_TOPICS})
 
 
-def _open_partitions(catalog: LogDirCatalog, topic: Topic, partitions: list[int]) -> list:
+def _open_partitions(catalog: LogDirCatalog, topic: Topic, partitions: list[int],
+                     unserved: dict) -> list:
     """On the files thread: open (create) the first of ``partitions``, and the next ones
-    while less than :data:`~.handlers.SLICE_S` has passed; ``[(partition, log)]``."""
+    while less than :data:`~.handlers.SLICE_S` has passed; ``[(partition, log)]``, each
+    also kept in ``unserved`` (``id(log)`` -> ``(topic, partition, log)``) until served."""
     made = []
     start = time.monotonic()
     for p in partitions:
-        made.append((p, catalog.open_partition(topic, p)))
+        lg = catalog.open_partition(topic, p)
+        unserved[id(lg)] = (topic, p, lg)
+        made.append((p, lg))
         if time.monotonic() - start >= SLICE_S:
             break
     return made

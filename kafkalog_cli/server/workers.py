@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+import time
 
 #: threads validating Produce batches at once (more queue): bounds the memory and CPU that
 #: validations take together, whatever the number of connections
@@ -36,10 +37,14 @@ class WorkerPool:
         self._jobs.put((loop, future, fn, args))
         return await future
 
-    def shutdown(self) -> None:
-        """Let the threads end once the jobs queued before this call are done."""
+    def shutdown(self, wait_s: float = 0.0) -> None:
+        """Let the threads end once the jobs queued before this call are done; wait up to
+        ``wait_s`` seconds (in all) for them to end."""
         for _ in self._threads:
             self._jobs.put(None)
+        deadline = time.monotonic() + wait_s
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
 
     def _work(self) -> None:
         while True:
