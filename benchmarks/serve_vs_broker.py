@@ -475,10 +475,8 @@ def report(results: list[Result], meta: dict) -> str:
         def lat(r: Run):
             return "/".join(f"{x:.0f}" for x in r.lat) if r.lat else "-"
 
-        def p99(server):
-            return min(r.lat[1] for r in res.runs[server]) if b.lat else None
-
-        bp, sp = p99("broker"), p99("serve")
+        bp, sp = (min(r.lat[1] for r in res.runs[name]) if b.lat else None
+                  for name in ("broker", "serve"))
         p99r = (f"{sp / bp:.2f}x" if bp else ("1.00x" if sp == bp else "inf")) \
             if bp is not None else "-"
 
@@ -523,7 +521,7 @@ def main(argv=None) -> int:
     meta = {"argv": " ".join(sys.argv[1:] if argv is None else argv),
             "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "platform": platform.platform(terse=True), "kafka": bench.version,
-            "load0": "%.2f" % os.getloadavg()[0], "rounds": args.rounds,
+            "load0": f"{os.getloadavg()[0]:.2f}", "rounds": args.rounds,
             "rev": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                                   capture_output=True, text=True).stdout.strip(),
             "core": _core(), "checks": [], "memory": [],
@@ -570,7 +568,7 @@ def main(argv=None) -> int:
             for srv in (serve, broker):
                 if srv is not None:
                     srv.stop()
-    meta["load1"] = "%.2f" % os.getloadavg()[0]
+    meta["load1"] = f"{os.getloadavg()[0]:.2f}"
     text = report(results, meta)
     out = args.out or RESULTS / ("serve_vs_broker-full.md" if args.full else
                                  "serve_vs_broker.md")
@@ -588,7 +586,7 @@ def _warm_up(bench, servers: dict, payloads: dict, tmp: Path) -> None:
     """A short produce and fetch on each server first (the JVMs' JIT; serve's imports)."""
     size = min(payloads)
     cell = Cell("produce", size, "lz4", "all")
-    for name, srv in servers.items():
+    for srv in servers.values():
         srv.create_topic("warm-up", 1)
         produce(bench, srv, "warm-up", cell, 50_000, payloads[size])
         fetch(bench, srv, "warm-up", Cell("fetch", size, "lz4"), 50_000, tmp)
