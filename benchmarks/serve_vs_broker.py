@@ -24,8 +24,9 @@ Clients (the same JVM options as ``kafka-run-class.sh``):
 * **fetch**: Kafka's ``ConsumerPerformance`` (``kafka-consumer-perf-test``) reading the
   topic of the round's ``acks=1`` cell from the start in a group of its own; its
   ``fetch.MB.sec`` / ``fetch.nMsg.sec`` (the rebalance excluded).
-* **rdkafka**: librdkafka's ``rdkafka_performance`` when it can be built here (from
-  librdkafka's source with the system's librdkafka); else the table says why not.
+* **rdkafka**: librdkafka's ``rdkafka_performance`` (1 KB records, none and lz4, acks=1,
+  its own constant payload), on PATH or compiled from a built librdkafka checkout
+  (``--rdkafka-src`` / ``RDKAFKA_SRC``); else the report says why not.
 
 Server side, per run: CPU seconds (utime + stime of the server process from
 ``/proc/<pid>/stat``: every JVM thread for the broker, every thread for serve) per GB of
@@ -68,9 +69,9 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 GB = 1e9
 MB = 1e6
 #: record values moved per produce cell in the small matrix (bytes; ``--scale`` multiplies)
-CELL_BYTES = 48 * 1000 * 1000
-#: fewest records a cell sends (the 100 B cells are bound by records/s, not bytes)
-MIN_RECORDS = 200_000
+CELL_BYTES = 32 * 1000 * 1000
+#: records a 100 B cell sends (bound by records/s, not bytes)
+MIN_RECORDS = 150_000
 CODECS = ("none", "lz4", "zstd")
 PAYLOAD_LINES = 2000
 BROKER_HEAP = "1g"
@@ -291,6 +292,7 @@ class Cell:
     producers: int = 1
     partitions: int = 1
     committed: bool = False  # transactional producer, read_committed consumer
+    client: str = "java"  # or "rdkafka" (rdkafka_performance)
 
     def label(self) -> str:
         size = {100: "100 B", 1000: "1 KB", 100_000: "100 KB"}.get(self.size, f"{self.size} B")
@@ -305,10 +307,14 @@ class Cell:
             head = f"produce {size} {self.codec} acks={self.acks}"
         else:
             head = f"fetch {size} {self.codec}"
+        if self.client == "rdkafka":
+            head = "rdkafka " + head
+            extra.append("(its constant payload)")
         return " ".join([head, *extra]).strip()
 
     def key(self) -> tuple:
-        return (self.size, self.codec, self.producers, self.partitions, self.committed)
+        return (self.size, self.codec, self.producers, self.partitions, self.committed,
+                self.client)
 
 
 @dataclass
@@ -404,38 +410,106 @@ def fetch(bench, server: Server, topic: str, cell: Cell, n: int, tmp: Path) -> R
 
 # -- rdkafka_performance -----------------------------------------------------------------
 
-def rdkafka_performance() -> tuple[Path | None, str]:
-    """librdkafka's rdkafka_performance, or why not: it is built from librdkafka's source
-    (``RDKAFKA_SRC``, default ``/work/.mirror/confluentinc+librdkafka``) against the
-    system's librdkafka; nothing is downloaded here."""
+def rdkafka_performance(src: Path | None, out: Path) -> tuple[Path | None, str]:
+    """librdkafka's rdkafka_performance, or why not: ``rdkafka_performance`` on PATH, else
+    ``examples/rdkafka_performance.c`` of a built librdkafka checkout ``src`` (its
+    ``src/librdkafka.so``; ``--rdkafka-src`` or ``RDKAFKA_SRC``; the build is in
+    ``../shared/research/librdkafka-suite.md``) compiled into ``out``."""
     exe = shutil.which("rdkafka_performance")
     if exe:
         return Path(exe), ""
-    return None, ("rdkafka_performance is not installed and librdkafka's source and headers "
-                  "(librdkafka-dev) are not on this machine")
+    if src is None:
+        return None, ("no rdkafka_performance on PATH and no built librdkafka checkout "
+                      "(--rdkafka-src / RDKAFKA_SRC)")
+    lib = src / "src" / "librdkafka.so"
+    if not lib.is_file():
+        return None, f"{src} holds no built librdkafka ({lib} is missing)"
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        return None, "no C compiler"
+    done = subprocess.run([cc, "-O2", f"-I{src / 'src'}", str(src / "examples" /
+                          "rdkafka_performance.c"), f"-L{src / 'src'}", "-lrdkafka", "-lm",
+                           "-o", str(out)], capture_output=True, text=True)
+    if done.returncode != 0:
+        return None, f"rdkafka_performance did not compile: {done.stderr.strip()[-300:]}"
+    RDKAFKA_LIB[0] = src / "src"
+    return out, ""
+
+
+#: the directory of the librdkafka.so a compiled rdkafka_performance links
+RDKAFKA_LIB: list = [None]
+RDK_PRODUCED = re.compile(r"% (\d+) messages produced \((\d+) bytes\), (\d+) delivered .* "
+                          r"in (\d+)ms: (\d+) msgs/s and ([\d.]+) MB/s")
+RDK_CONSUMED = re.compile(r"% (\d+) messages \((\d+) bytes\) consumed in (\d+)ms: (\d+) "
+                          r"msgs/s \(([\d.]+) MB/s\)")
+
+
+def rdkafka(exe: Path, server: Server, topic: str, cell: Cell, n: int) -> Run:
+    """One rdkafka_performance run: produce ``n`` records of the cell's size (its own
+    payload: a repeated pattern) to partition 0, or consume them from the beginning."""
+    env = dict(os.environ)
+    if RDKAFKA_LIB[0] is not None:
+        env["LD_LIBRARY_PATH"] = str(RDKAFKA_LIB[0])
+    base = [str(exe), "-t", topic, "-b", server.bootstrap, "-p", "0", "-c", str(n)]
+    if cell.kind == "produce":
+        cmd = base[:1] + ["-P"] + base[1:] + [
+            "-s", str(cell.size), "-a", cell.acks, "-z", cell.codec,
+            "-X", f"enable.idempotence={'true' if cell.acks == 'all' else 'false'}"]
+    else:
+        cmd = base[:1] + ["-C"] + base[1:] + ["-o", "beginning", "-e"]
+    cpu0 = _proc_stat(server.pid)
+    with Sampler(server.pid) as sampler:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+    cpu = _proc_stat(server.pid) - cpu0
+    text = done.stdout + done.stderr
+    m = [x for x in (RDK_PRODUCED if cell.kind == "produce" else RDK_CONSUMED).finditer(text)]
+    if done.returncode != 0 or not m:
+        raise RuntimeError(f"rdkafka_performance failed ({done.returncode}): {text[-1500:]}")
+    g = m[-1].groups()
+    if cell.kind == "produce":
+        records, rec_s, mb_s = int(g[2]), float(g[4]), float(g[5])
+    else:
+        records, rec_s, mb_s = int(g[0]), float(g[3]), float(g[4])
+    if records < n:
+        raise RuntimeError(f"rdkafka_performance moved {records} of {n} records")
+    return Run(mb_s, rec_s, records, records * cell.size, cpu, sampler.peak)
 
 
 # -- the matrix -------------------------------------------------------------------------
 
-def matrix(full: bool, scale: float) -> list[tuple[Cell, int]]:
+def matrix(full: bool, scale: float, rdkafka_cells: bool = False) -> list[tuple[Cell, int]]:
+    """The cells and their record counts. Small (the default, for a shared 2-core
+    machine): 1 KB records none/lz4/zstd and 100 B none/zstd with acks=1, 1 KB none with
+    acks=all (idempotent), a fetch of each acks=1 topic. ``full``: issue 28's matrix,
+    100 B / 1 KB / 100 KB x none/lz4/zstd x acks 1/all, plus 4 producers on 12 partitions
+    and a transactional producer read with read_committed."""
     sizes = (100, 1000, 100_000) if full else (1000, 100)
     cells: list[tuple[Cell, int]] = []
     shapes = [(1, 1, False)]
     if full:
         shapes += [(4, 12, False), (1, 1, True)]
     for size in sizes:
-        n = max(int(CELL_BYTES * scale) // size, MIN_RECORDS if size <= 1000 else 0)
-        n = max(n, 200)
-        for codec in CODECS:
+        n = max(int(CELL_BYTES * scale) // size, 200)
+        if size <= 100:
+            n = int(MIN_RECORDS * scale)
+        codecs = CODECS if full or size >= 1000 else ("none", "zstd")
+        for codec in codecs:
             for producers, partitions, committed in shapes:
                 n_cell = n - n % producers
                 for acks in ("1", "all"):
                     if committed and acks == "1":
                         continue  # a transactional producer needs acks=all
+                    if not full and acks == "all" and (codec != "none" or size != 1000):
+                        continue
                     cells.append((Cell("produce", size, codec, acks, producers, partitions,
                                        committed), n_cell))
                 cells.append((Cell("fetch", size, codec, "1" if not committed else "all",
                                    producers, partitions, committed), n_cell))
+    if rdkafka_cells:
+        n = max(int(CELL_BYTES * scale) // 1000, 200)
+        for codec in ("none", "lz4") if full else ("none",):
+            cells.append((Cell("produce", 1000, codec, client="rdkafka"), n))
+            cells.append((Cell("fetch", 1000, codec, client="rdkafka"), n))
     return cells
 
 
@@ -504,20 +578,23 @@ def main(argv=None) -> int:
                          "partitions, transactional / read_committed")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--scale", type=float, default=1.0,
-                    help="multiplies the bytes a cell moves (48 MB)")
+                    help="multiplies the bytes a cell moves (32 MB; 100 B cells: 150,000 records)")
     ap.add_argument("--only", default="", help="comma-separated substrings of cell labels")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--rdkafka-src", type=Path, default=os.environ.get("RDKAFKA_SRC"),
+                    help="a built librdkafka checkout, to compile rdkafka_performance from")
     args = ap.parse_args(argv)
     try:
         bench = kt.bench()
     except kt.BenchUnavailable as e:
         print(f"skipped: {e}", file=sys.stderr)
         return 2
-    cells = matrix(args.full, args.scale)
+    tmp_exe = Path(tempfile.mkdtemp(prefix="rdkafka-perf-"))
+    exe, why = rdkafka_performance(args.rdkafka_src, tmp_exe / "rdkafka_performance")
+    cells = matrix(args.full, args.scale, rdkafka_cells=exe is not None)
     if args.only:
         wanted = [w.strip() for w in args.only.split(",") if w.strip()]
         cells = [(c, n) for c, n in cells if any(w in c.label() for w in wanted)]
-    exe, why = rdkafka_performance()
     meta = {"argv": " ".join(sys.argv[1:] if argv is None else argv),
             "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "platform": platform.platform(terse=True), "kafka": bench.version,
@@ -527,6 +604,8 @@ def main(argv=None) -> int:
             "core": _core(), "checks": [], "memory": [],
             "rdkafka": "not run: " + why if exe is None else str(exe)}
     results = [Result(c, n) for c, n in cells]
+    out = args.out or RESULTS / ("serve_vs_broker-full.md" if args.full else
+                                 "serve_vs_broker.md")
     with tempfile.TemporaryDirectory(prefix="serve-vs-broker-") as tmp:
         tmp = Path(tmp)
         payloads = {size: payload_file(tmp / f"payload-{size}.txt", size)
@@ -547,18 +626,21 @@ def main(argv=None) -> int:
                         if c.kind == "produce":
                             topic = f"p{rnd}-{len(topics)}"
                             srv.create_topic(topic, c.partitions)
-                            run = produce(bench, srv, topic, c, res.n, payloads[c.size])
+                            run = (rdkafka(exe, srv, topic, c, res.n) if c.client == "rdkafka"
+                                   else produce(bench, srv, topic, c, res.n, payloads[c.size]))
                             if c.acks == "1" or c.committed:
                                 topics[(name, c.key())] = topic
                         else:
                             topic = topics[(name, c.key())]
-                            run = fetch(bench, srv, topic, c, res.n, tmp)
+                            run = (rdkafka(exe, srv, topic, c, res.n) if c.client == "rdkafka"
+                                   else fetch(bench, srv, topic, c, res.n, tmp))
                         res.runs[name].append(run)
                         print(f"round {rnd + 1} {name:6} {c.label():45} {run.mb_s:8.1f} MB/s "
                               f"{run.cpu_per_gb:6.1f} CPU s/GB lat {run.lat} "
                               f"anon {_mib(run.peak['RssAnon'])} MiB", flush=True)
                     if c.kind == "produce" and rnd == 0 and (c.acks == "1" or c.committed):
                         meta["checks"].append(_check(c, topics, servers))
+                _write(results, meta, out)  # each round's table (a long run's partial result)
                 for name, srv in servers.items():
                     m = _proc_memory(srv.pid)
                     meta["memory"].append(
@@ -568,13 +650,16 @@ def main(argv=None) -> int:
             for srv in (serve, broker):
                 if srv is not None:
                     srv.stop()
+    shutil.rmtree(tmp_exe, ignore_errors=True)
+    print(_write(results, meta, out))
+    return 0
+
+
+def _write(results: list[Result], meta: dict, out: Path) -> str:
     meta["load1"] = f"{os.getloadavg()[0]:.2f}"
     text = report(results, meta)
-    out = args.out or RESULTS / ("serve_vs_broker-full.md" if args.full else
-                                 "serve_vs_broker.md")
     out.write_text(text)
-    print(text)
-    return 0
+    return text
 
 
 def _core() -> str:
