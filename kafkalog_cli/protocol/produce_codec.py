@@ -66,83 +66,60 @@ def parse_request(frame, version: int, max_elements: int | None
         return None
 
 
+def _length(frame, pos: int, flexible: bool, wide: bool) -> tuple[int, int]:
+    """A length prefix: compact (unsigned varint, length + 1) in flexible versions, else
+    int32 (``wide``: arrays, bytes) or int16 (strings); -1 for null."""
+    if flexible:
+        n, pos = _uvarint(frame, pos)
+        return n - 1, pos
+    if wide:
+        return _I.unpack_from(frame, pos)[0], pos + 4
+    return _H.unpack_from(frame, pos)[0], pos + 2
+
+
+def _string(frame, pos: int, flexible: bool) -> tuple[str | None, int]:
+    n, pos = _length(frame, pos, flexible, False)
+    if n < 0:
+        return None, pos
+    end = pos + n
+    if end > len(frame):
+        raise _GiveUp
+    return _ascii(frame[pos:end]), end
+
+
+def _no_tags(frame, pos: int, flexible: bool) -> int:
+    """Past an empty tagged-field section (flexible versions); any tag: give up."""
+    if not flexible:
+        return pos
+    if frame[pos] != 0:
+        raise _GiveUp
+    return pos + 1
+
+
 def _parse(frame, version: int, max_elements: int | None):
     flexible = version >= FIRST_FLEXIBLE
     correlation_id = _I.unpack_from(frame, 4)[0]
-    n = _H.unpack_from(frame, 8)[0]
-    if n < 0:
-        client_id, pos = "", 10
-    else:
-        pos = 10 + n
-        if pos > len(frame):
-            raise _GiveUp
-        client_id = _ascii(frame[10:pos])
-    if flexible:
-        if frame[pos] != 0:  # the header's tagged fields
-            raise _GiveUp
-        pos += 1
-        n, pos = _uvarint(frame, pos)
-        n -= 1
-    else:
-        n = _H.unpack_from(frame, pos)[0]
-        pos += 2
-    if n < 0:
-        transactional_id = None
-    else:
-        end = pos + n
-        if end > len(frame):
-            raise _GiveUp
-        transactional_id = _ascii(frame[pos:end])
-        pos = end
+    client_id, pos = _string(frame, 8, False)  # the header's is never compact
+    pos = _no_tags(frame, pos, flexible)
+    transactional_id, pos = _string(frame, pos, flexible)
     acks, timeout_ms = _HI.unpack_from(frame, pos)
     pos += 6
     bound = max_elements if max_elements is not None else 1 << 62
-    elements = 0
-    if flexible:
-        count, pos = _uvarint(frame, pos)
-        count -= 1
-    else:
-        count = _I.unpack_from(frame, pos)[0]
-        pos += 4
-    if count < 0:
-        raise _GiveUp
-    elements += count
-    if elements > bound:
+    count, pos = _length(frame, pos, flexible, True)
+    elements = count
+    if count < 0 or elements > bound:
         raise _GiveUp
     topics = []
     for _ in range(count):
-        if flexible:
-            n, pos = _uvarint(frame, pos)
-            n -= 1
-        else:
-            n = _H.unpack_from(frame, pos)[0]
-            pos += 2
-        end = pos + n
-        if n < 0 or end > len(frame):
-            raise _GiveUp
-        name = _ascii(frame[pos:end])
-        pos = end
-        if flexible:
-            parts_count, pos = _uvarint(frame, pos)
-            parts_count -= 1
-        else:
-            parts_count = _I.unpack_from(frame, pos)[0]
-            pos += 4
-        if parts_count < 0:
-            raise _GiveUp
+        name, pos = _string(frame, pos, flexible)
+        parts_count, pos = _length(frame, pos, flexible, True)
         elements += parts_count
-        if elements > bound:
+        if name is None or parts_count < 0 or elements > bound:
             raise _GiveUp
         parts = []
         for _ in range(parts_count):
             index = _I.unpack_from(frame, pos)[0]
-            pos += 4
-            if flexible:
-                n, pos = _uvarint(frame, pos)
-                n -= 1
-            else:
-                n = _I.unpack_from(frame, pos)[0]
-                pos += 4
+            n, pos = _length(frame, pos + 4, flexible, True)
             if n < 0:
                 records = None
             else:
@@ -151,25 +128,16 @@ def _parse(frame, version: int, max_elements: int | None):
                     raise _GiveUp
                 records = bytes(frame[pos:end])
                 pos = end
-            if flexible:
-                if frame[pos] != 0:
-                    raise _GiveUp
-                pos += 1
+            pos = _no_tags(frame, pos, flexible)
             parts.append({"index": index, "records": records})
-        if flexible:
-            if frame[pos] != 0:
-                raise _GiveUp
-            pos += 1
+        pos = _no_tags(frame, pos, flexible)
         topics.append({"name": name, "partitionData": parts})
-    if flexible:
-        if frame[pos] != 0:
-            raise _GiveUp
-        pos += 1
+    pos = _no_tags(frame, pos, flexible)
     if pos != len(frame):
         raise _GiveUp
     body = {"transactionalId": transactional_id, "acks": acks, "timeoutMs": timeout_ms,
             "topicData": topics}
-    return correlation_id, client_id, body, elements
+    return correlation_id, client_id or "", body, elements
 
 
 def build_response(body: dict, version: int) -> bytes | None:
