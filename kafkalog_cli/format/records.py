@@ -643,7 +643,6 @@ def batch_records_into(batch, offsets, timestamps, keys: list, values: list,
                                offsets, timestamps, keys, values, headers)
 
 
-
 def record_columns(batch: RecordBatch, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
                    ) -> Iterator[tuple[list, list, list]]:
     """The offsets, timestamps and keys of a v2 batch's records (values and headers are

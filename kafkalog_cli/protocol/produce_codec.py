@@ -32,8 +32,9 @@ _PART_KEYS = frozenset({"index", "errorCode", "baseOffset", "logAppendTimeMs",
 FIRST_VERSION, LAST_VERSION, FIRST_FLEXIBLE = 3, 11, 9
 
 
-class _GiveUp(Exception):
-    """Not the usual shape: the generic codec decides."""
+#: raised inside the fast paths when a frame or body is not of the usual shape (the
+#: generic codec decides); never escapes this module
+_GiveUp = ValueError
 
 
 def _uvarint(data, pos: int) -> tuple[int, int]:
@@ -62,7 +63,7 @@ def parse_request(frame, version: int, max_elements: int | None
     shape (see the module docstring) or holds more than ``max_elements`` elements."""
     try:
         return _parse(frame, version, max_elements)
-    except (_GiveUp, struct.error, IndexError):
+    except (ValueError, struct.error, IndexError):
         return None
 
 
@@ -145,7 +146,7 @@ def build_response(body: dict, version: int) -> bytes | None:
     usual shape (see the module docstring)."""
     try:
         return _build(body, version)
-    except (_GiveUp, KeyError, TypeError, struct.error):
+    except (ValueError, KeyError, TypeError, AttributeError, struct.error):
         return None
 
 
