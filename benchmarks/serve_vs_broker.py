@@ -624,7 +624,7 @@ def main(argv=None) -> int:
                     for name in order:
                         srv = servers[name]
                         if c.kind == "produce":
-                            topic = f"p{rnd}-{len(topics)}"
+                            topic = f"p{rnd}-{results.index(res)}"
                             srv.create_topic(topic, c.partitions)
                             run = (rdkafka(exe, srv, topic, c, res.n) if c.client == "rdkafka"
                                    else produce(bench, srv, topic, c, res.n, payloads[c.size]))
