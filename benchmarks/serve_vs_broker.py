@@ -640,7 +640,7 @@ def main(argv=None) -> int:
                               f"anon {_mib(run.peak['RssAnon'])} MiB", flush=True)
                     if c.kind == "produce" and rnd == 0 and (c.acks == "1" or c.committed):
                         meta["checks"].append(_check(c, topics, servers))
-                _write(results, meta, out)  # each round's table (a long run's partial result)
+                    _write(results, meta, out)  # each cell's row (a long run's partial table)
                 for name, srv in servers.items():
                     m = _proc_memory(srv.pid)
                     meta["memory"].append(
@@ -673,8 +673,8 @@ def _warm_up(bench, servers: dict, payloads: dict, tmp: Path) -> None:
     cell = Cell("produce", size, "lz4", "all")
     for srv in servers.values():
         srv.create_topic("warm-up", 1)
-        produce(bench, srv, "warm-up", cell, 50_000, payloads[size])
-        fetch(bench, srv, "warm-up", Cell("fetch", size, "lz4"), 50_000, tmp)
+        produce(bench, srv, "warm-up", cell, 20_000, payloads[size])
+        fetch(bench, srv, "warm-up", Cell("fetch", size, "lz4"), 20_000, tmp)
 
 
 def _check(cell: Cell, topics: dict, servers: dict) -> str:
