@@ -28,6 +28,8 @@ Rows (the data is built by kafka-python's builder, deterministic, into
   one record (the fixed cost: start-up and imports), ``n`` and ``10 n`` records, with the
   ratio of the per-record part (less each side's fixed cost) in the note;
 * every command's start on a tiny fixture against ``python -c pass``;
+* ``serve`` (not run by default; ``--only serve``): ``serve_vs_broker.py``'s table, in a
+  section of its own (:func:`serve_section`): ``kafkalog serve`` against the bench broker;
 * ``spark`` (not run by default; ``--only spark``): the Spark source's rows/s on
   ``local[2]`` against the code of issue 13's filing (b0ee153), in a section of its own
   after the table (:func:`spark_section`).
@@ -1219,6 +1221,19 @@ def memory_section(rows: list[MemRow], segs: list[dict], mb: int, trace_mb: int,
     return "\n".join(md)
 
 
+def serve_section(tmp: Path) -> str:
+    """``kafkalog serve`` against the bench broker: ``serve_vs_broker.py``'s small matrix
+    (its own table of serve / broker ratios: throughput, server CPU per GB, p99 produce
+    latency, RSS), run as a subprocess, its report as a section."""
+    out = tmp / "serve_vs_broker.md"
+    done = subprocess.run([PY, str(HERE / "serve_vs_broker.py"), "--out", str(out)],
+                          env=ENV, stdout=subprocess.DEVNULL, check=False)
+    if done.returncode != 0 or not out.is_file():
+        return (f"## serve against the Kafka broker\n\nserve_vs_broker.py exited "
+                f"{done.returncode} (exit 2: the Kafka bench is not available).\n")
+    return "#" + out.read_text()
+
+
 # -- report ----------------------------------------------------------------------------------
 
 def table(rows: list[Row], args, load: tuple[float, float], seconds: float) -> str:
@@ -1252,9 +1267,10 @@ def table(rows: list[Row], args, load: tuple[float, float], seconds: float) -> s
 
 
 GROUPS = ("startup", "read", "build", "produce", "dump", "consume", "export", "memory",
-          "spark")
+          "spark", "serve")
 #: run unless ``--only`` says otherwise: not ``spark`` (see :func:`spark_section`'s text)
-DEFAULT_GROUPS = GROUPS[:-1]
+#: nor ``serve`` (:func:`serve_section`: the bench broker and its clients, minutes)
+DEFAULT_GROUPS = tuple(g for g in GROUPS if g not in ("spark", "serve"))
 
 
 def main(argv=None) -> int:
@@ -1265,7 +1281,8 @@ def main(argv=None) -> int:
     ap.add_argument("--min-time", type=float, default=0.2,
                     help="in-process jobs shorter than this are looped (CPU seconds)")
     ap.add_argument("--only", default=",".join(DEFAULT_GROUPS),
-                    help="comma list of " + ",".join(GROUPS) + " (default: all but spark)")
+                    help="comma list of " + ",".join(GROUPS) +
+                         " (default: all but spark and serve)")
     ap.add_argument("--out", help="markdown file (default benchmarks/results/run_all.md)")
     ap.add_argument("--memory-mb", type=int, default=1024,
                     help="size of the memory group's segment (MiB; default 1024)")
@@ -1331,6 +1348,8 @@ def main(argv=None) -> int:
         if "spark" in only:
             spark = spark_runs(args.spark_runs, args.spark_rounds, tmp, args.spark_baseline)
             section += ("\n" if section else "") + spark_section(spark, args.spark_baseline)
+        if "serve" in only:
+            section += ("\n" if section else "") + serve_section(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     text = table(rows, args, (load0, os.getloadavg()[0]), time.time() - t0)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
+from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import chain
 from operator import itemgetter
@@ -640,6 +641,35 @@ def batch_records_into(batch, offsets, timestamps, keys: list, values: list,
     return decode_records_into(data, count, base_offset, base_ts,
                                max_ts if attributes & 8 else None,  # LogAppendTime
                                offsets, timestamps, keys, values, headers)
+
+
+def record_columns(batch: RecordBatch, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+                   ) -> Iterator[tuple[list, list, list]]:
+    """The offsets, timestamps and keys of a v2 batch's records (values and headers are
+    parsed and checked, then dropped), a run of whole records at a time
+    (:meth:`RecordBatch.record_pieces`): ``(offsets, timestamps, keys)`` lists per run, so
+    memory stays bounded whatever ``recordsCount``. The values and errors of
+    :meth:`RecordBatch.iter_records`, without a :class:`Record` per record: for callers
+    that fold over every record (the log validator's summary).
+
+    Raises (as the runs are reached):
+        InvalidRecordError / CorruptRecordError: as :meth:`RecordBatch.iter_records`.
+    """
+    base_offset, base_ts = batch[2], batch[9]
+    lat = batch[10] if batch[7] & 8 else None  # TIMESTAMP_TYPE_MASK: LogAppendTime
+    dropped = deque(maxlen=0).append
+    for data, k, at in batch.record_pieces(max_bytes):
+        offsets: list = []
+        timestamps: list = []
+        keys: list = []
+        _decode_block_into(data, k, base_offset, base_ts, at, offsets.append,
+                           timestamps.append, keys.append, dropped, None)
+        if base_offset > _OFFSETS_UNCHECKED_MAX:
+            for _ in _checked_offsets([(o,) for o in offsets], base_offset):
+                pass
+        if lat is not None:
+            timestamps = [lat] * k
+        yield offsets, timestamps, keys
 
 
 # -- batches ---------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from ..errors import (
 from ..schema import flexible as fx
 from ..schema.deferred import SplicedStream
 from ..schema.messages import PARSE_ERRORS
+from . import produce_codec
 from .apis import APIS, Api, ApiKeys
 from .schemas import RequestHeader
 
@@ -168,6 +169,13 @@ def parse_request(frame: bytes, max_elements: int | None = None) -> Request:
     api = APIS.get(key)
     if api is None:
         raise InvalidRequest(f"Unknown API key {key}")
+    if key == 0 and produce_codec.FIRST_VERSION <= version <= produce_codec.LAST_VERSION \
+            and api.serves(version):
+        fast = produce_codec.parse_request(frame, version, max_elements)
+        if fast is not None:  # the usual shape (else the generic codec decides)
+            correlation_id, client_id, body, elements = fast
+            return Request(api, version, correlation_id, client_id, body, len(frame),
+                           elements=elements)
     header_version = api.request_header_version(version)
     context = fx.element_context(sys.maxsize if max_elements is None else max_elements)
     try:
@@ -232,6 +240,11 @@ def response_parts(request: Request, body: dict, version: int | None = None, *,
     counted in the size prefix. None when the body holds more than ``max_elements``
     array elements (build it again without a bound, off the event loop)."""
     v = request.api_version if version is None else version
+    if request.api.key == 0 and produce_codec.FIRST_VERSION <= v <= produce_codec.LAST_VERSION:
+        data = produce_codec.build_response(body, v)
+        if data is not None:  # the usual shape (else the generic codec)
+            return [encode_response(request.correlation_id,
+                                    request.api.response_header_version(v), data)]
     stream = SplicedStream()
     try:
         request.api.response.build_into(body, v, stream, fx.element_context(max_elements))

@@ -77,7 +77,7 @@ from ..errors import (
     RejectedRecordError,
 )
 from ..format.builder import build_batch
-from ..format.records import HEADER, RecordBatch, increment_sequence
+from ..format.records import HEADER, RecordBatch, increment_sequence, record_columns
 from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC
 from ..schema.record_batch import (
     ATTRIBUTES_OFFSET,
@@ -279,7 +279,7 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
         return _records(records, hdr, limit)
 
     if summary is None or rebuild or lat_batch:
-        summary = _summarize(decoded(), base_offset)
+        summary = _summarize_columns(records, hdr, limit, base_offset)
     if (source_codec or target_codec) and not summary.offsets_in_order:
         rebuild = True  # LogValidator: record.offset() != expectedInnerOffset
 
@@ -344,27 +344,43 @@ def _records(records, hdr, limit: int):
     try:
         yield from batch.iter_records(limit)
     except DecompressedSizeError as e:
-        raise RecordTooLargeError(
-            f"The records of the batch decompress to more than {e.limit} bytes, the maximum "
-            f"configured value of max.message.bytes (kafkalog's bound on decompressed "
-            f"records; a producer splits the batch and retries)") from e
+        raise _too_large(e) from e
 
 
-def _summarize(decoded, base_offset: int) -> RecordsSummary:
+def _too_large(e: DecompressedSizeError) -> RecordTooLargeError:
+    return RecordTooLargeError(
+        f"The records of the batch decompress to more than {e.limit} bytes, the maximum "
+        f"configured value of max.message.bytes (kafkalog's bound on decompressed "
+        f"records; a producer splits the batch and retries)")
+
+
+def _summarize_columns(records, hdr, limit: int, base_offset: int) -> RecordsSummary:
+    """The batch's :class:`RecordsSummary`, folded over columns of records
+    (:func:`~kafkalog_cli.format.records.record_columns`: no Record, no Python step per
+    record); the errors of iterating its records."""
+    batch = RecordBatch((memoryview(records), 0) + tuple(hdr))
     lo = hi = NO_TIMESTAMP
     at = 0
     keys = True
     in_order = True
-    for i, r in enumerate(decoded):
-        ts = r[1]
-        if i == 0 or ts < lo:
-            lo = ts
-        if ts > hi:
-            hi, at = ts, i
-        if r[2] is None:
-            keys = False
-        if r[0] - base_offset != i:  # LogValidator's expectedInnerOffset
-            in_order = False
+    seen = 0
+    try:
+        for offsets, timestamps, ks in record_columns(batch, limit):
+            k = len(offsets)
+            if not k:
+                continue
+            run_lo, run_hi = min(timestamps), max(timestamps)
+            if seen == 0 or run_lo < lo:
+                lo = run_lo
+            if run_hi > hi:
+                hi, at = run_hi, seen + timestamps.index(run_hi)
+            if keys and None in ks:
+                keys = False
+            if in_order and offsets != list(range(base_offset + seen, base_offset + seen + k)):
+                in_order = False
+            seen += k
+    except DecompressedSizeError as e:
+        raise _too_large(e) from e
     return RecordsSummary(lo, hi, at, keys, in_order)
 
 
