@@ -454,7 +454,8 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         leo = log_start_offset
     rep.log_end_offset = leo
     _plan_indexes(vd, rep, remaining, forced_bases)
-    _plan_derived(vd, rep, d, remaining, leo, log_start_offset)
+    _plan_derived(vd, rep, d, remaining, leo, log_start_offset,
+                  in_range | load_recovered)
     if recovery_point != leo:
         rep.checkpoint_updates["recovery-point-offset-checkpoint"] = leo
     if log_start_offset is not None and log_start_offset > leo:
@@ -587,7 +588,7 @@ def _index_difference(existing: bytes, rebuilt: bytes, entry_size: int) -> str:
 
 
 def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: list[_Seg],
-                  leo: int, log_start_offset: int | None) -> None:
+                  leo: int, log_start_offset: int | None, recovered: set[int]) -> None:
     # -- leader epochs
     ckpt = d / LEADER_EPOCH_CHECKPOINT
     existing = None
@@ -620,7 +621,24 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
             vd.actions.append(Action(WRITE, str(ckpt), "leader epochs rebuilt from the log",
                                      data=format_leader_epoch_checkpoint(entries).encode()))
     _plan_partition_metadata(vd, rep, d)
-    # -- producer snapshots
+    _plan_producer_state(vd, remaining, leo, log_start_offset, recovered)
+
+
+def _plan_producer_state(vd: _VirtualDir, remaining: list[_Seg], leo: int,
+                         log_start_offset: int | None, recovered: set[int]) -> None:
+    """Producer snapshots and ``.txnindex`` files as ``LogLoader.load`` leaves them.
+
+    Snapshots removed: above the log end offset or unreadable
+    (``ProducerStateManager.truncateAndReload`` / ``loadFromSnapshot``), not at a segment's
+    base offset unless the largest such one above every base (``removeStraySnapshots``),
+    at or below the log start offset (``truncateAndReload``). Snapshots written where the
+    broker takes them (``LogLoader.recoverSegment``, ``UnifiedLog.rebuildProducerState``)
+    and none is: at the base and the next offset of each segment the broker recovers
+    (``recovered``: base offsets; not those only kafkalog rescans), at the bases
+    of the last two segments when the state is replayed through them, and at the log end
+    offset; each holds the state replayed up to its offset."""
+    bases = [s.base for s in remaining]
+    new_lso = max(log_start_offset or 0, bases[0]) if bases else leo
     snaps: dict[int, list] = {}
     for name in sorted(vd.files):
         if _is_segment_file(name, ".snapshot"):
@@ -632,7 +650,26 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
                 snaps[off] = parse_snapshot(_read(vd.real(name)), file=name)
             except KafkalogError as e:
                 vd.delete(name, f"corrupt producer snapshot ({e.message})")
-    need_snapshot = leo not in snaps
+    strays = [o for o in sorted(snaps) if o not in set(bases)]
+    for o in strays[:-1] + [o for o in strays[-1:] if bases and o <= bases[-1]]:
+        del snaps[o]
+        vd.delete(filename_prefix_from_offset(o) + ".snapshot", "no segment starts at this "
+                  "producer snapshot's offset (ProducerStateManager.removeStraySnapshots)")
+    for o in [o for o in sorted(snaps) if o <= new_lso]:
+        del snaps[o]
+        vd.delete(filename_prefix_from_offset(o) + ".snapshot", f"producer snapshot at or "
+                  f"below the log start offset {new_lso} (ProducerStateManager."
+                  "truncateAndReload)")
+    wanted = {leo}
+    for i, s in enumerate(remaining):
+        if s.scan is not None and s.base in recovered:
+            wanted.add(s.base)
+            if i + 1 < len(remaining):
+                wanted.add(remaining[i + 1].base)
+    replay_from = max((o for o in snaps if o <= leo), default=None)
+    wanted.update(b for b in bases[-2:]
+                  if (replay_from is None or replay_from < b) and b < leo)
+    wanted = {o for o in wanted if o > new_lso} - set(snaps)
     txn_segs = []
     for s in remaining:
         if s.scan is None:
@@ -640,19 +677,20 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
         name = filename_prefix_from_offset(s.base) + ".txnindex"
         if s.scan.producer_batches or name in vd.files:
             txn_segs.append(s)
-    if not need_snapshot and not txn_segs:
+    if not wanted and not txn_segs:
         return
-    candidates = [leo] if need_snapshot else []
+    candidates = sorted(wanted)
     if txn_segs:
         candidates.append(txn_segs[0].base)
-    want = min(candidates)
-    start_snap = max((o for o in snaps if o <= want), default=None)
+    start_snap = max((o for o in snaps if o <= min(candidates)), default=None)
     state = ProducerStateManager()  # in memory: the plan writes nothing
     if start_snap is not None:
         state.load_entries(snaps[start_snap], start_snap)
     start = start_snap if start_snap is not None else -1
     rebuilt = {s.base: TransactionIndex(vd.path(filename_prefix_from_offset(s.base) +
                                                  ".txnindex"), s.base) for s in txn_segs}
+    pending = sorted(wanted)
+    taken: dict[int, bytes] = {}
     for s in remaining:
         w = _walk(s)
         if w.last_offset is not None and w.last_offset < start:
@@ -667,18 +705,23 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
                 batch = v2_batch_at(view, pos)
                 if batch.base_offset < start or batch.base_offset >= leo:
                     continue
+                while pending and pending[0] <= batch.base_offset:
+                    taken[pending.pop(0)] = state.snapshot_bytes()
                 aborted = state.replay_batch(batch)
                 if aborted is not None and txn_index is not None:
                     txn_index.append(aborted)
         finally:
             release_view(view)
-    if need_snapshot:
-        name = filename_prefix_from_offset(leo) + ".snapshot"
+    for o in pending:
+        taken[o] = state.snapshot_bytes()
+    for o in sorted(wanted):
+        name = filename_prefix_from_offset(o) + ".snapshot"
         vd.actions.append(Action(WRITE, vd.path(name),
-                                 "producer state at the log end offset" +
+                                 f"producer state at offset {o}" +
+                                 (" (the log end offset)" if o == leo else "") +
                                  (f" (replayed from snapshot {start_snap})"
                                   if start_snap is not None else " (replayed from the log)"),
-                                 data=state.snapshot_bytes()))
+                                 data=taken[o]))
     for s in txn_segs:
         if start_snap is not None and s.base < start_snap:
             continue
