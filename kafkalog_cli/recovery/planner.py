@@ -38,6 +38,7 @@ segment is recovered (the broker before KAFKA-7283 did the same).
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 
 from ..constants import LEADER_EPOCH_CHECKPOINT, MAGIC_V2, PARTITION_METADATA_FILE
@@ -58,6 +59,7 @@ from ..storage.log import topic_ids_on_disk
 from ..storage.offset_index import OffsetIndex
 from ..storage.producer_state import ProducerStateManager
 from ..storage.recovery_scan import ScanResult, next_offset, scan_log, walk_log
+from ..schema.record_batch import LAST_OFFSET_DELTA_OFFSET, MAGIC_OFFSET, RECORD_BATCH_OVERHEAD
 from ..storage.segment import open_view, release_view
 from ..storage.time_index import TimeIndex
 from ..storage.txn_index import TransactionIndex
@@ -169,6 +171,10 @@ class _VirtualDir:
             if entry.is_symlink():
                 self.links.add(entry.name)
         self.actions: list[Action] = []
+        #: reports of the segments a ``.swap`` replaces (removed before the scan)
+        self.replaced: list[SegmentReport] = []
+        #: base offsets of the segments an interrupted swap brings in
+        self.swapped_in: set[int] = set()
 
     def delete(self, name: str, reason: str) -> None:
         path = self.files.pop(name)
@@ -290,6 +296,8 @@ def _txn_index_insane(vd: _VirtualDir, base: int) -> str | None:
 
 
 _OFF = OffsetIndex.ENTRY
+_BASE_SIZE = struct.Struct(">qi")
+_DELTA = struct.Struct(">i")
 
 
 class _Seg:
@@ -384,7 +392,10 @@ def plan_partition(directory, *, recovery_point: int | None = None,
             load_recovered.add(s.base)
             s.report.notes.append(".txnindex fails the sanity check (" + txn_why +
                                   "): recovering the segment and rebuilding it")
-        if filename_prefix_from_offset(s.base) + ".index" not in vd.files:
+        # (a swapped-in segment has an .index: LogLoader opens the .swap segment, which
+        # creates its missing index files, empty, before they are renamed with it)
+        if filename_prefix_from_offset(s.base) + ".index" not in vd.files and \
+                s.base not in vd.swapped_in:
             load_recovered.add(s.base)
     for s in segs:
         if s.base in to_scan:
@@ -436,6 +447,8 @@ def plan_partition(directory, *, recovery_point: int | None = None,
     for s in reversed(removed):
         prefix = filename_prefix_from_offset(s.base)
         s.report.removed = True
+        s.report.lost_bytes = (0, s.report.size) if s.report.size else None
+        s.report.lost_offsets = _offsets_in(s.view_path, 0, s.base)
         for suf in (".txnindex", ".timeindex", ".index", ".log"):
             if prefix + suf in vd.files:
                 s.report.files_removed.append(vd.path(prefix + suf))
@@ -443,6 +456,9 @@ def plan_partition(directory, *, recovery_point: int | None = None,
                                         f"{segs[cut_at].base} (LogLoader.recoverLog)")
     for s in remaining:
         if s.scan is not None and s.scan.invalid_bytes:
+            s.report.lost_bytes = (s.scan.valid_bytes, s.scan.invalid_bytes)
+            s.report.lost_offsets = _offsets_in(s.view_path, s.scan.valid_bytes, s.base,
+                                                after=s.scan.last_offset)
             vd.actions.append(Action(TRUNCATE, s.report.log, s.report.error or "invalid bytes",
                                      size=s.scan.valid_bytes))
     # log end offset
@@ -462,9 +478,38 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         rep.checkpoint_updates["log-start-offset-checkpoint"] = leo
         rep.notes.append(f"log start offset {log_start_offset} is above the log end offset "
                          f"{leo}: a broker would delete every segment; kafkalog lowers it")
-    rep.segments = [s.report for s in segs]
+    rep.segments = vd.replaced + [s.report for s in segs]
     rep.actions = vd.actions
     return rep
+
+
+def _offsets_in(path: Path, start: int, base: int, *, after: int | None = None,
+                upto: int | None = None) -> tuple[int, int] | None:
+    """``(first, last)`` offsets of the batches whose headers can be read from byte
+    ``start`` of the ``.log`` at ``path`` (a shallow header walk, no CRC: what recovery
+    would drop there; a last batch running past the end counts when its 61-byte v2 header
+    is whole), kept above ``after`` and at or below ``upto``; None when no header there
+    names an offset."""
+    view = open_view(path)
+    try:
+        w = walk_log(view, start, base)
+        first, last = w.first_offset, w.last_offset
+        pos = w.valid_bytes
+        if pos + RECORD_BATCH_OVERHEAD <= len(view) and view[pos + MAGIC_OFFSET] == MAGIC_V2:
+            b_off, size = _BASE_SIZE.unpack_from(view, pos)
+            delta = _DELTA.unpack_from(view, pos + LAST_OFFSET_DELTA_OFFSET)[0]
+            if size >= 49 and delta >= 0 and b_off >= base and (last is None or b_off > last):
+                first = b_off if first is None else first
+                last = b_off + delta
+    finally:
+        release_view(view)
+    if first is None:
+        return None
+    if after is not None:
+        first = max(first, after + 1)
+    if upto is not None:
+        last = min(last, upto)
+    return (first, last) if first <= last else None
 
 
 def _leo_unscanned(vd: _VirtualDir, seg: _Seg) -> int:
@@ -538,10 +583,36 @@ def _plan_leftovers(vd: _VirtualDir, rep: PartitionReport) -> None:
             if name.endswith(".swap") or off is None:
                 continue
             if lo <= off < hi:
+                if name.endswith(".log"):
+                    _replaced(vd, name, lo, hi)
                 vd.delete(name, f"replaced by the swapped-in segment [{lo}, {hi})")
     for name in sorted(valid, key=lambda n: (not n.endswith(".log.swap"), n)):
         if name in vd.files:
+            if name.endswith(".log.swap"):
+                vd.swapped_in.add(file_offset(name))
+                if name[:-len(".swap")] in vd.files:
+                    _replaced(vd, name[:-len(".swap")], lo, hi)
             vd.rename(name, name[:-len(".swap")], "interrupted swap completed (LogLoader)")
+
+
+def _replaced(vd: _VirtualDir, name: str, lo: int, hi: int) -> None:
+    """Report the segment ``name`` (a ``.log``) that the swapped-in segments covering
+    offsets ``[lo, hi)`` replace: removed, with the offsets it held outside that range as
+    lost (an empty ``.swap`` covers none: every offset of the segment it replaces is)."""
+    base = file_offset(name)
+    path = vd.real(name)
+    rep = SegmentReport(log=vd.path(name), base_offset=base, size=path.stat().st_size,
+                        removed=True, replaced_by=vd.path(name + ".swap"))
+    held = _offsets_in(path, 0, base)
+    if held is not None:
+        first, last = held
+        outside = [(first, min(last, lo - 1)), (max(first, hi), last)]
+        outside = [(a, b) for a, b in outside if a <= b]
+        if outside:
+            rep.lost_offsets = (outside[0][0], outside[-1][1])
+    rep.lost_bytes = (0, rep.size) if rep.size else None
+    rep.files_removed.append(vd.path(name))
+    vd.replaced.append(rep)
 
 
 def _plan_indexes(vd: _VirtualDir, rep: PartitionReport, remaining: list[_Seg],

@@ -12,6 +12,22 @@ def _n(v) -> str:
     return "-" if v is None else str(v)
 
 
+def _lost(s) -> str:
+    """What a segment loses, in words: its offset range and byte range."""
+    parts = []
+    if s.lost_offsets:
+        a, b = s.lost_offsets
+        parts.append(f"offset {a}" if a == b else f"offsets {a}-{b}")
+    if s.lost_bytes:
+        pos, size = s.lost_bytes
+        parts.append(f"bytes {pos}-{pos + size - 1} ({size} bytes)")
+    return ", ".join(parts)
+
+
+def _ranges(ranges) -> str:
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
+
+
 def render_recover(result, console=None) -> None:
     from rich.text import Text
 
@@ -28,7 +44,10 @@ def render_recover(result, console=None) -> None:
                      style="bold")
         rows = []
         for s in p.segments:
-            if s.removed:
+            if s.replaced_by:
+                status = Text(f"replaced by {safe(os.path.basename(s.replaced_by))}",
+                              style="bold red")
+            elif s.removed:
                 status = Text("removed (follows a truncation)", style="bold red")
             elif s.invalid_bytes:
                 status = Text("truncated", style="bold red")
@@ -52,6 +71,13 @@ def render_recover(result, console=None) -> None:
             for note in s.notes:
                 con.print(Text(f"note  {name}: {safe(note)}", style="yellow"))
         verb = "would" if result.dry_run else "did"
+        for s in p.segments:
+            if s.lost_offsets or s.lost_bytes:
+                con.print(Text(f"  {verb} drop {_lost(s)} of "
+                               f"{safe(os.path.basename(s.log))}", style="red"))
+        ranges = p.lost_offset_ranges()
+        if ranges:
+            con.print(Text(f"  offsets lost: {_ranges(ranges)}", style="bold red"))
         for a in p.actions:
             extra = f" -> {a.target}" if a.target else (f" to {a.size} bytes" if a.size is not None
                                                        else "")
@@ -65,12 +91,14 @@ def render_recover(result, console=None) -> None:
     if result.dry_run:
         line = (f"dry run: {s['partitionsWithWork']} of {s['partitions']} partition(s) need "
                 f"recovery; {s['segmentsTruncated']} segment(s) to truncate "
-                f"({s['invalidBytes']} invalid bytes), {s['segmentsRemoved']} to remove, "
-                f"{s['actions']} action(s). Run with --truncate to apply.")
+                f"({s['invalidBytes']} invalid bytes), {s['segmentsRemoved']} to remove "
+                f"({s['segmentsReplaced']} replaced by .swap files; {s['removedBytes']} "
+                f"bytes), {s['actions']} action(s). Run with --truncate to apply.")
     else:
         line = (f"recovered {s['partitionsWithWork']} of {s['partitions']} partition(s): "
                 f"{s['segmentsTruncated']} segment(s) truncated ({s['invalidBytes']} "
-                f"bytes quarantined), {s['segmentsRemoved']} removed, {s['actions']} "
+                f"bytes quarantined), {s['segmentsRemoved']} removed ({s['segmentsReplaced']} "
+                f"replaced by .swap files; {s['removedBytes']} bytes), {s['actions']} "
                 f"action(s).")
     con.print(Text(line, style="bold"))
 
