@@ -45,6 +45,7 @@ from ..constants import LEADER_EPOCH_CHECKPOINT, MAGIC_V2, PARTITION_METADATA_FI
 from ..errors import CorruptIndexError, KafkalogError, UnreadableError, UnsafePathError
 from ..format.records import batch_at, v2_batch_at
 from ..schema.producer_snapshot import parse_snapshot
+from ..schema.record_batch import LAST_OFFSET_DELTA_OFFSET, MAGIC_OFFSET, RECORD_BATCH_OVERHEAD
 from ..schema.txn_index import parse_txn_index
 from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
 from ..storage.dir_files import format_partition_metadata, read_partition_metadata
@@ -59,7 +60,6 @@ from ..storage.log import topic_ids_on_disk
 from ..storage.offset_index import OffsetIndex
 from ..storage.producer_state import ProducerStateManager
 from ..storage.recovery_scan import ScanResult, next_offset, scan_log, walk_log
-from ..schema.record_batch import LAST_OFFSET_DELTA_OFFSET, MAGIC_OFFSET, RECORD_BATCH_OVERHEAD
 from ..storage.segment import open_view, release_view
 from ..storage.time_index import TimeIndex
 from ..storage.txn_index import TransactionIndex
