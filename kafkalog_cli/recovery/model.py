@@ -66,6 +66,11 @@ class SegmentReport:
             hold gaps), None when it drops none it can name.
         lost_bytes: ``(position, size)`` of the ``.log`` bytes recovery drops (to the
             quarantine), None when none.
+        dropped_regions: (``--salvage``) each corrupt region dropped: ``(position, size,
+            reason, (first, last) offsets or None)``, positions in the original ``.log``;
+            None without salvage.
+        kept_batches: (``--salvage``) each batch kept: ``(position, size, first offset,
+            last offset)``; None without salvage.
         error: why the scan stopped before the end ("" if it did not).
         notes: other findings, one line each.
     """
@@ -85,6 +90,8 @@ class SegmentReport:
     replaced_by: str | None = None
     lost_offsets: tuple[int, int] | None = None
     lost_bytes: tuple[int, int] | None = None
+    dropped_regions: list[tuple] | None = None
+    kept_batches: list[tuple[int, int, int, int]] | None = None
     error: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -103,6 +110,13 @@ class SegmentReport:
             {"first": self.lost_offsets[0], "last": self.lost_offsets[1]},
             "lostBytes": None if self.lost_bytes is None else
             {"position": self.lost_bytes[0], "bytes": self.lost_bytes[1]},
+            "salvage": None if self.kept_batches is None else {
+                "dropped": [{"position": p, "bytes": n, "reason": why,
+                             "lostOffsets": None if lost is None else
+                             {"first": lost[0], "last": lost[1]}}
+                            for p, n, why, lost in self.dropped_regions],
+                "kept": [{"position": p, "bytes": n, "firstOffset": a, "lastOffset": b}
+                         for p, n, a, b in self.kept_batches]},
             "error": self.error or None, "notes": list(self.notes),
         }
 
@@ -151,7 +165,9 @@ class PartitionReport:
         """The offsets recovery drops, per segment merged into ``(first, last)`` ranges
         (inclusive, ascending; a range may hold gaps the log already had)."""
         out: list[list[int]] = []
-        for first, last in sorted(s.lost_offsets for s in self.segments if s.lost_offsets):
+        lost = [s.lost_offsets for s in self.segments if s.lost_offsets]
+        lost += [r[3] for s in self.segments for r in s.dropped_regions or () if r[3]]
+        for first, last in sorted(lost):
             if out and first <= out[-1][1] + 1:
                 out[-1][1] = max(out[-1][1], last)
             else:
@@ -208,7 +224,9 @@ class RecoveryResult:
             "partitionsWithWork": sum(1 for p in self.partitions if p.work_needed),
             "segments": len(segs),
             "segmentsScanned": sum(1 for s in segs if s.scanned),
-            "segmentsTruncated": sum(1 for s in segs if s.invalid_bytes and not s.removed),
+            "segmentsTruncated": sum(1 for s in segs if s.invalid_bytes and not s.removed
+                                     and s.kept_batches is None),
+            "segmentsSalvaged": sum(1 for s in segs if s.kept_batches is not None),
             "segmentsRemoved": sum(1 for s in segs if s.removed),
             "segmentsReplaced": sum(1 for s in segs if s.replaced_by),
             "invalidBytes": sum(s.invalid_bytes for s in segs if not s.removed),

@@ -44,6 +44,7 @@ from pathlib import Path
 from ..constants import LEADER_EPOCH_CHECKPOINT, MAGIC_V2, PARTITION_METADATA_FILE
 from ..errors import CorruptIndexError, KafkalogError, UnreadableError, UnsafePathError
 from ..format.records import batch_at, v2_batch_at
+from ..format.salvage import SalvagedRecords
 from ..schema.producer_snapshot import parse_snapshot
 from ..schema.record_batch import LAST_OFFSET_DELTA_OFFSET, MAGIC_OFFSET, RECORD_BATCH_OVERHEAD
 from ..schema.txn_index import parse_txn_index
@@ -301,11 +302,13 @@ _DELTA = struct.Struct(">i")
 
 
 class _Seg:
-    __slots__ = ("base", "report", "scan", "walk", "view_path")
+    __slots__ = ("base", "report", "scan", "walk", "view_path", "data")
 
     def __init__(self, base: int, view_path: Path, report: SegmentReport):
         self.base = base
         self.view_path = view_path
+        #: the salvaged ``.log`` bytes (``--salvage``), None: the file as it is
+        self.data: bytes | None = None
         self.report = report
         self.scan: ScanResult | None = None
         self.walk: ScanResult | None = None
@@ -326,7 +329,8 @@ def _walk(seg: _Seg) -> ScanResult:
 def plan_partition(directory, *, recovery_point: int | None = None,
                    log_start_offset: int | None = None, clean_shutdown: bool = False,
                    all_segments: bool = False, index_interval_bytes: int = 4096,
-                   forced_bases: frozenset[int] | set[int] = frozenset()) -> PartitionReport:
+                   forced_bases: frozenset[int] | set[int] = frozenset(),
+                   salvage: bool = False) -> PartitionReport:
     """Compute the recovery plan of one partition directory (reads only).
 
     Args:
@@ -338,6 +342,9 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         all_segments: recover every segment (``--all``).
         index_interval_bytes: ``index.interval.bytes`` of the topic.
         forced_bases: segments whose indexes an interrupted run meant to rewrite.
+        salvage: keep the valid batches after a corrupt region (``--salvage``, see
+            :func:`_salvage_segment`) instead of truncating at the first one; no segment
+            is removed for following a truncation.
 
     Raises:
         UnreadableError: a file cannot be read, or a name recovery reads or writes (a
@@ -437,9 +444,12 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         r.batches = s.scan.batches
         r.last_valid_offset = s.scan.last_offset
         r.error = s.scan.error or ("partial batch at the end" if s.scan.invalid_bytes else "")
+        if salvage and s.scan.invalid_bytes:
+            _salvage_segment(s, prev_last, index_interval_bytes)
         if s.scan.last_offset is not None:
             prev_last = s.scan.last_offset
-        if s.scan.invalid_bytes and s.base in in_range and s.base not in load_recovered:
+        if s.scan.invalid_bytes and s.base in in_range and s.base not in load_recovered \
+                and not salvage:
             cut_at = i
     removed = segs[cut_at + 1:] if cut_at is not None else []
     remaining = segs[:cut_at + 1] if cut_at is not None else segs
@@ -455,7 +465,13 @@ def plan_partition(directory, *, recovery_point: int | None = None,
                 vd.delete(prefix + suf, f"follows the segment truncated at offset "
                                         f"{segs[cut_at].base} (LogLoader.recoverLog)")
     for s in remaining:
-        if s.scan is not None and s.scan.invalid_bytes:
+        if s.data is not None:
+            r = s.report
+            vd.actions.append(Action(
+                WRITE, r.log, f"salvaged: {len(r.dropped_regions)} corrupt region(s) dropped "
+                f"({r.invalid_bytes} bytes), {len(r.kept_batches)} valid batches kept at "
+                "their offsets (--salvage)", data=s.data))
+        elif s.scan is not None and s.scan.invalid_bytes:
             s.report.lost_bytes = (s.scan.valid_bytes, s.scan.invalid_bytes)
             s.report.lost_offsets = _offsets_in(s.view_path, s.scan.valid_bytes, s.base,
                                                 after=s.scan.last_offset)
@@ -481,6 +497,71 @@ def plan_partition(directory, *, recovery_point: int | None = None,
     rep.segments = vd.replaced + [s.report for s in segs]
     rep.actions = vd.actions
     return rep
+
+
+def _salvage_segment(s: _Seg, prev_last: int | None, index_interval_bytes: int) -> None:
+    """``--salvage`` of a segment whose scan stopped at invalid bytes: read on past each
+    corrupt region to the next batch with a valid CRC and plausible offsets
+    (:class:`~kafkalog_cli.format.salvage.SalvagedRecords`, the resynchronisation of
+    ``--skip-corrupt``) and keep every such batch, byte for byte, at its offsets: the
+    segment's new ``.log`` is the kept batches one after the other (``s.data``; the
+    offsets dropped leave a gap, as compaction leaves one), scanned again under the
+    broker's rules for its indexes and derived state (``s.scan``). The report lists each
+    region dropped (``dropped_regions``) and each batch kept (``kept_batches``), positions
+    in the original file. A segment whose damage is only at its end is left to the
+    plain truncation (nothing after it to keep)."""
+    view = open_view(s.view_path)
+    try:
+        sr = SalvagedRecords(view, 0, base_offset=s.base, after_offset=prev_last,
+                             file=s.view_path)
+        kept = []
+        for b in sr.batches():
+            try:
+                first = b.base_offset
+            except KafkalogError:  # a legacy wrapper whose inner offsets do not read
+                first = b.last_offset
+            kept.append((b.position, b.next_position - b.position, first, b.last_offset))
+        if not sr.skipped:
+            return
+        data = b"".join(bytes(view[p:p + n]) for p, n, _, _ in kept)
+        tail = (sr.valid_end, len(view) - sr.valid_end, sr.stop_error.message
+                if sr.stop_error is not None else "partial batch at the end") \
+            if sr.valid_end < len(view) else None
+    finally:
+        release_view(view)
+    scan = scan_log(data, s.base, index_interval_bytes, previous_last_offset=prev_last)
+    if scan.invalid_bytes:  # kafkalog's stricter rules refuse a batch salvage read
+        at = scan.valid_bytes
+        end = 0
+        for i, (_, n, _, _) in enumerate(kept):
+            if end >= at:
+                kept = kept[:i]
+                break
+            end += n
+        data = data[:at]
+        scan = scan_log(data, s.base, index_interval_bytes, previous_last_offset=prev_last)
+    regions = [(k.position, k.size, k.reason) for k in sr.skipped]
+    if tail is not None:
+        regions.append(tail)
+    r = s.report
+    r.dropped_regions = []
+    for pos, size, reason in regions:
+        before = [k for k in kept if k[0] < pos]
+        after = [k for k in kept if k[0] > pos]
+        lo = before[-1][3] + 1 if before else (prev_last + 1 if prev_last is not None
+                                               else s.base)
+        hi = after[0][2] - 1 if after else None
+        if hi is None:
+            found = _offsets_in(s.view_path, pos, s.base, after=lo - 1)
+            hi = found[1] if found else lo - 1
+        r.dropped_regions.append((pos, size, reason, (lo, hi) if lo <= hi else None))
+    r.kept_batches = kept
+    r.valid_bytes = len(data)
+    r.invalid_bytes = r.size - len(data)
+    r.batches = scan.batches
+    r.last_valid_offset = scan.last_offset
+    s.data = data
+    s.scan = scan
 
 
 def _offsets_in(path: Path, start: int, base: int, *, after: int | None = None,
@@ -731,7 +812,13 @@ def _plan_producer_state(vd: _VirtualDir, remaining: list[_Seg], leo: int,
         vd.delete(filename_prefix_from_offset(o) + ".snapshot", f"producer snapshot at or "
                   f"below the log start offset {new_lso} (ProducerStateManager."
                   "truncateAndReload)")
-    wanted = {leo}
+    salvaged = [s.base for s in remaining if s.data is not None]
+    stale = [o for o in snaps if salvaged and o > salvaged[0]]
+    for o in stale:  # it counted batches --salvage dropped: taken again from the log
+        del snaps[o]
+        vd.delete(filename_prefix_from_offset(o) + ".snapshot", "producer snapshot past a "
+                  "salvaged segment (it counts the batches dropped): taken again")
+    wanted = {leo} | set(stale)
     for i, s in enumerate(remaining):
         if s.scan is not None and s.base in recovered:
             wanted.add(s.base)
@@ -770,7 +857,7 @@ def _plan_producer_state(vd: _VirtualDir, remaining: list[_Seg], leo: int,
         if not positions:
             continue
         txn_index = rebuilt.get(s.base)
-        view = open_view(s.view_path)
+        view = memoryview(s.data) if s.data is not None else open_view(s.view_path)
         try:
             for pos in positions:
                 batch = v2_batch_at(view, pos)
