@@ -437,10 +437,12 @@ def unclean_shutdown_no_damage(t):
 
 def _codec_case(kind):
     @case(kind, f"ensureValid of a {kind[3:]} batch: a flipped byte in the compressed "
-          "records fails the CRC, truncated at the batch")
+          "records of the first segment fails the CRC; recoverLog from 0 truncates there "
+          "and deletes the later segments")
     def damage(t):
-        b = _mid(t)
-        t.flip(t.log(-1), b.position + 61 + (b.size - 61) // 2)
+        t.recovery_point_zero()
+        b = _mid(t, 0)
+        t.flip(t.log(0), b.position + 61 + (b.size - 61) // 2)
     CATALOGUE[-1].name = f"flipped-{kind[3:]}-records"
     return damage
 

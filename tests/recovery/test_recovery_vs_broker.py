@@ -76,9 +76,11 @@ def _assign(log_dir: Path, cases: list[Case]) -> list[tuple[Case, Target]]:
     return out
 
 
-def _copy(source: Path, workdir: Path, cases: list[Case]) -> list[tuple[Case, Target]]:
+def _copy(source: Path, workdir: Path, cases: list[Case], *,
+          clean: bool = False) -> list[tuple[Case, Target]]:
     shutil.copytree(source, workdir / "logs", symlinks=True)
-    (workdir / "logs" / ".kafka_cleanshutdown").unlink()
+    if not clean:
+        (workdir / "logs" / ".kafka_cleanshutdown").unlink()
     assigned = _assign(workdir / "logs", cases)
     for c, t in assigned:
         c.damage(t)
@@ -155,11 +157,11 @@ def _broker_side(workdir: Path, assigned) -> tuple[dict, dict]:
     return views, by_tp
 
 
-def _kafkalog_side(workdir: Path, assigned) -> tuple[dict, dict, dict]:
+def _kafkalog_side(workdir: Path, assigned, *options: str) -> tuple[dict, dict, dict]:
     """(b): ``kafkalog recover --truncate`` on the copy; its views and what ``read``
     returns."""
     done = subprocess.run([sys.executable, "-m", "kafkalog_cli", "recover",
-                           str(workdir / "logs"), "--truncate", "-o", "json"],
+                           str(workdir / "logs"), "--truncate", *options, "-o", "json"],
                           capture_output=True, text=True, cwd=REPO, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr
@@ -195,6 +197,9 @@ class Comparison:
         self.broker_targets: dict = {}
         self.offline: dict = {}
         self.seconds: dict = {}
+        #: --salvage: case -> (kafkalog's report, its read, the broker's consumer's read,
+        #: the source's records, the .log bytes before and after the broker ran)
+        self.salvage: dict = {}
 
 
 def _source(tmp_path_factory) -> Path:
@@ -232,6 +237,9 @@ def comparison(tmp_path_factory, kafka_bench) -> Comparison:
     out.kafkalog, out.kafkalog_records, _ = _kafkalog_side(b, assigned_b)
     out.targets = {c.name: t for c, t in assigned_b}
     out.seconds["kafkalog"] = time.monotonic() - t2
+    t4 = time.monotonic()
+    _salvage_stage(out, source, tmp_path_factory)
+    out.seconds["salvage"] = time.monotonic() - t4
     for c in CATALOGUE:
         if not c.offline:
             continue
@@ -255,6 +263,52 @@ def comparison(tmp_path_factory, kafka_bench) -> Comparison:
     out.seconds["total"] = time.monotonic() - t0
     sys.stderr.write(f"recover vs broker: seconds {out.seconds}\n")
     return out
+
+
+#: the catalogue's mid-log cases: valid batches follow the damage
+SALVAGE_CASES = ("flipped-crc", "flipped-attributes", "flipped-record-byte",
+                 "flipped-header-timestamp", "size-below-minimum", "size-past-end",
+                 "flipped-magic", "flipped-first-segment-rp0",
+                 "flipped-middle-segment-rp0-idempotent", "flipped-gzip-records",
+                 "flipped-snappy-records", "flipped-lz4-records", "flipped-zstd-records",
+                 "corrupt-abort-marker", "consumer-offsets-flipped-rp0")
+
+
+def _logs(pdir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(pdir.iterdir())
+            if p.suffix in (".log", ".index", ".timeindex", ".txnindex")}
+
+
+def _salvage_stage(out: Comparison, source: Path, tmp_path_factory) -> None:
+    """(c): the mid-log cases on a copy that keeps ``.kafka_cleanshutdown`` (so the broker
+    will not recover anything), ``kafkalog recover --truncate --salvage --all``, then the
+    broker starts on the salvaged directory and its consumer reads it."""
+    cases = [c for c in CATALOGUE if c.name in SALVAGE_CASES]
+    w = tmp_path_factory.mktemp("recover-salvage")
+    assigned = _copy(source, w, cases, clean=True)
+    _, ours, reports = _kafkalog_side(w, assigned, "--salvage", "--all")
+    before = {c.name: _logs(t.pdir) for c, t in assigned}
+    broker = KafkaBroker.on_log_dir(w, BROKER_CONFIGS)
+    broker.start(timeout=120)
+    try:
+        topics = sorted({t.topic for _, t in assigned})
+        theirs = java_consume(broker.bootstrap, ",".join(topics), timeout_ms=90_000)
+    finally:
+        broker.stop()
+    by_tp: dict = {}
+    for r in theirs:
+        by_tp.setdefault((r["topic"], r["partition"]), []).append(
+            (r["offset"], r["timestamp"], r["key"], r["value"], tuple(map(tuple, r["headers"]))))
+    for c, t in assigned:
+        tp = (t.topic, t.partition)
+        res = read(source / t.pdir.name, decode="none")
+        try:
+            src = [(r.offset, r.timestamp, r.key, r.value, tuple(r.headers)) for r in res.records]
+        finally:
+            res.close()
+        out.salvage[c.name] = (reports[tp], ours.get(tp, []), by_tp.get(tp, []), src,
+                               before[c.name], _logs(t.pdir),
+                               broker.server_log.read_text(errors="replace"))
 
 
 def differences(comp: Comparison, c: Case) -> dict[str, tuple]:
@@ -325,3 +379,26 @@ def test_broker_halts_where_kafkalog_recovers(comparison, case):
     assert failed is not None, "the broker started on the damaged directory"
     assert "offline" in log.lower() or "fail" in log.lower(), log[-3000:]
     assert view["epochs"], "kafkalog rebuilt no leader epochs"
+
+
+@pytest.mark.parametrize("name", SALVAGE_CASES)
+def test_salvage_keeps_every_valid_batch_and_the_broker_accepts_it(comparison, name):
+    """``--salvage`` keeps every record outside the dropped regions at its offset; the
+    broker opens the salvaged directory without recovering it (its files unchanged) and
+    its consumer reads exactly what kafkalog kept."""
+    report, ours, theirs, source, before, after, server_log = comparison.salvage[name]
+    lost = [(d["lostOffsets"]["first"], d["lostOffsets"]["last"])
+            for s in report["segments"] if s["salvage"]
+            for d in s["salvage"]["dropped"] if d["lostOffsets"]]
+    assert any(s["salvage"] for s in report["segments"]), "nothing salvaged"
+    kept = [r for r in source if not any(a <= r[0] <= b for a, b in lost)]
+    assert ours == kept
+    assert theirs == ours
+    assert after == before, "the broker changed the salvaged files"
+    assert len(ours) > comparison_truncated(comparison, name)
+
+
+def comparison_truncated(comp: Comparison, name: str) -> int:
+    """Records the broker's own recovery (comparison (a)) kept for the case."""
+    t = comp.broker_targets[name]
+    return len(comp.broker_records.get((t.topic, t.partition), []))
