@@ -464,6 +464,15 @@ def plan_partition(directory, *, recovery_point: int | None = None,
                 s.report.files_removed.append(vd.path(prefix + suf))
                 vd.delete(prefix + suf, f"follows the segment truncated at offset "
                                         f"{segs[cut_at].base} (LogLoader.recoverLog)")
+    salvaged = [s for s in remaining if s.data is not None]
+    if salvaged:
+        # snapshots past the first salvaged segment count batches --salvage drops: removed
+        # before any .log changes (so a rerun after a kill sees none of them), and taken
+        # again where the broker takes them
+        for name in sorted(vd.files):
+            if _is_segment_file(name, ".snapshot") and int(name[:20]) > salvaged[0].base:
+                vd.delete(name, "producer snapshot past a salvaged segment (it counts the "
+                                "batches dropped)")
     for s in remaining:
         if s.data is not None:
             r = s.report
@@ -812,13 +821,7 @@ def _plan_producer_state(vd: _VirtualDir, remaining: list[_Seg], leo: int,
         vd.delete(filename_prefix_from_offset(o) + ".snapshot", f"producer snapshot at or "
                   f"below the log start offset {new_lso} (ProducerStateManager."
                   "truncateAndReload)")
-    salvaged = [s.base for s in remaining if s.data is not None]
-    stale = [o for o in snaps if salvaged and o > salvaged[0]]
-    for o in stale:  # it counted batches --salvage dropped: taken again from the log
-        del snaps[o]
-        vd.delete(filename_prefix_from_offset(o) + ".snapshot", "producer snapshot past a "
-                  "salvaged segment (it counts the batches dropped): taken again")
-    wanted = {leo} | set(stale)
+    wanted = {leo}
     for i, s in enumerate(remaining):
         if s.scan is not None and s.base in recovered:
             wanted.add(s.base)
