@@ -41,12 +41,18 @@ import os
 import struct
 from pathlib import Path
 
-from ..constants import LEADER_EPOCH_CHECKPOINT, MAGIC_V2, PARTITION_METADATA_FILE
+from ..constants import INT64_MAX, LEADER_EPOCH_CHECKPOINT, MAGIC_V2, PARTITION_METADATA_FILE
 from ..errors import CorruptIndexError, KafkalogError, UnreadableError, UnsafePathError
 from ..format.records import batch_at, v2_batch_at
 from ..format.salvage import SalvagedRecords
 from ..schema.producer_snapshot import parse_snapshot
-from ..schema.record_batch import LAST_OFFSET_DELTA_OFFSET, MAGIC_OFFSET, RECORD_BATCH_OVERHEAD
+from ..schema.record_batch import (
+    LAST_OFFSET_DELTA_OFFSET,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MIN_BATCH_LENGTH,
+    RECORD_BATCH_OVERHEAD,
+)
 from ..schema.txn_index import parse_txn_index
 from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
 from ..storage.dir_files import format_partition_metadata, read_partition_metadata
@@ -588,7 +594,9 @@ def _offsets_in(path: Path, start: int, base: int, *, after: int | None = None,
         if pos + RECORD_BATCH_OVERHEAD <= len(view) and view[pos + MAGIC_OFFSET] == MAGIC_V2:
             b_off, size = _BASE_SIZE.unpack_from(view, pos)
             delta = _DELTA.unpack_from(view, pos + LAST_OFFSET_DELTA_OFFSET)[0]
-            if size >= 49 and delta >= 0 and b_off >= base and (last is None or b_off > last):
+            if pos + LOG_OVERHEAD + size > len(view) and size >= MIN_BATCH_LENGTH and \
+                    0 <= delta and b_off >= base and b_off + delta < INT64_MAX and \
+                    (last is None or b_off > last):
                 first = b_off if first is None else first
                 last = b_off + delta
     finally:
