@@ -584,10 +584,9 @@ def deleted_copy_beside_segment(t):
     shutil.copyfile(t.log(0), t.log(0).with_name(t.log(0).name + ".deleted"))
 
 
-@case("rc-plain", "a leader-epoch-checkpoint.tmp of an interrupted CheckpointFile write "
-      "(the broker ignores it; its next write overwrites it)", differs={
-          "files": "temp files of an interrupted tmp + rename write are removed (to the "
-                   "quarantine): an extension"})
+@case("rc-plain", "a leader-epoch-checkpoint.tmp of an interrupted CheckpointFile write: "
+      "the broker's next write of the checkpoint (its leader epoch at start-up) replaces "
+      "it; kafkalog removes it to the quarantine")
 def checkpoint_tmp_file(t):
     (t.pdir / "leader-epoch-checkpoint.tmp").write_text("0\n1\n0 0\n")
 

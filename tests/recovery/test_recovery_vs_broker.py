@@ -262,7 +262,44 @@ def comparison(tmp_path_factory, kafka_bench) -> Comparison:
         out.seconds[c.name] = time.monotonic() - t3
     out.seconds["total"] = time.monotonic() - t0
     sys.stderr.write(f"recover vs broker: seconds {out.seconds}\n")
+    if os.environ.get("KAFKALOG_RECOVER_TABLE"):
+        Path(os.environ["KAFKALOG_RECOVER_TABLE"]).write_text(case_table(out))
     return out
+
+
+def _summary(view: dict, records: list | None) -> str:
+    segs = len(view["log"])
+    text = f"LEO {view['logEndOffset']}, LSO {view['logStartOffset']}, {segs} seg"
+    return text + ("" if records is None else f", {len(records)} rec")
+
+
+def case_table(comp: Comparison) -> str:
+    """The comparison as a Markdown table (``KAFKALOG_RECOVER_TABLE=FILE`` writes it),
+    then the salvage figures."""
+    lines = ["| case | Kafka 4.4.0 | kafkalog | equal? |", "|---|---|---|---|"]
+    for c in CATALOGUE:
+        if c.offline:
+            failed = comp.offline[c.name][0]
+            lines.append(f"| {c.name} | {'halts: log dir offline' if failed else 'started'} "
+                         f"| rebuilt from the batches | documented (broker) |")
+            continue
+        t = comp.targets[c.name]
+        tp = (t.topic, t.partition)
+        read_ = t.topic not in UNREAD and t.topic != "__cluster_metadata"
+        diff = differences(comp, c)
+        verdict = "equal" if not diff else (
+            "documented: " + ", ".join(sorted(diff)) if set(diff) <= set(c.differs)
+            else "DIFFERS: " + ", ".join(sorted(set(diff) - set(c.differs))))
+        lines.append(f"| {c.name} | {_summary(comp.broker[c.name], comp.broker_records.get(tp, []) if read_ else None)} "
+                     f"| {_summary(comp.kafkalog[c.name], comp.kafkalog_records.get(tp, []) if read_ else None)} "
+                     f"| {verdict} |")
+    lines += ["", "| case | source records | broker's recovery keeps | --salvage keeps |",
+              "|---|---|---|---|"]
+    for name in SALVAGE_CASES:
+        report, ours, theirs, source, *_ = comp.salvage[name]
+        lines.append(f"| {name} | {len(source)} | {comparison_truncated(comp, name)} "
+                     f"| {len(ours)} |")
+    return "\n".join(lines) + "\n"
 
 
 #: the catalogue's mid-log cases: valid batches follow the damage
