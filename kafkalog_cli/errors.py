@@ -133,7 +133,8 @@ class InvalidConfigError(InvalidArgumentError):
     """A config value outside what Kafka accepts; ``key`` names the config."""
 
     def __init__(self, key: str, value, reason: str):
-        super().__init__(f"Invalid value {value!r} for configuration {key}: {reason}")
+        # ConfigException(name, value, message): the value as it came, unquoted
+        super().__init__(f"Invalid value {value} for configuration {key}: {reason}")
         self.key = key
         self.value = value
 

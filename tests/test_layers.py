@@ -29,7 +29,7 @@ LEVELS = {
     "schema": 2,
     # base modules; the package root is the lazy public API, whose module-level code
     # imports _version only (its names are imported by importlib on first use)
-    "errors": 1, "constants": 1, "crc": 1, "schemas": 1, "": 1,
+    "errors": 1, "constants": 1, "crc": 1, "schemas": 1, "javaorder": 1, "": 1,
     "_version": 0,
 }
 

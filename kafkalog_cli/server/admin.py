@@ -80,17 +80,19 @@ class AdminApis(ApiHandlers):
         results = []
         for r in body["resources"]:
             rtype, rname = r["resourceType"], r["resourceName"]
-            res = {"errorCode": 0, "errorMessage": None, "resourceType": rtype,
+            # ConfigHelper.describeConfigs: a described resource's errorMessage is "" (and
+            # so is an unknown topic's, as the pinned broker answers)
+            res = {"errorCode": 0, "errorMessage": "", "resourceType": rtype,
                    "resourceName": rname, "configs": []}
             results.append(res)
             keys = r["configurationKeys"]
             try:
                 if rtype == RESOURCE_TOPIC:
-                    _validate_topic_name(rname)
+                    # ConfigHelper: Topic.validate, an empty name too (INVALID_TOPIC_EXCEPTION)
+                    _validate_topic_name(rname, empty_allowed=True)
                     t = self.catalog.topics.get(rname)
                     if t is None:
-                        raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                                         f"Topic {rname} does not exist")
+                        raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, "")
                     res["configs"] = cfgs.describe_topic(layers, t.overrides, keys, synonyms)
                 elif rtype == RESOURCE_BROKER:
                     if rname:
@@ -105,8 +107,8 @@ class AdminApis(ApiHandlers):
                     res["configs"] = cfgs.describe_group(
                         self.catalog.group_configs.get(rname, {}), keys, synonyms)
                 else:
-                    raise ApiError(Errors.INVALID_REQUEST,
-                                     f"Unsupported resource type: {rtype}")
+                    # an InvalidRequestException with INVALID_REQUEST's default message
+                    raise ApiError(Errors.INVALID_REQUEST, _INVALID_REQUEST_MESSAGE)
             except ApiError as e:
                 res["errorCode"], res["errorMessage"] = int(e.error), e.message
         return {"throttleTimeMs": 0, "results": results}
@@ -173,7 +175,9 @@ class AdminApis(ApiHandlers):
             bad = [c["configOperation"] for c in changes
                    if c["configOperation"] not in (SET, DELETE, APPEND, SUBTRACT)]
             if bad:
-                raise ApiError(Errors.INVALID_REQUEST, f"Unknown operations type {bad[0]}")
+                # AlterConfigOp.OpType.forId throws IllegalArgumentException, which the
+                # broker answers as UNKNOWN_SERVER_ERROR without a message
+                raise ApiError(Errors.UNKNOWN_SERVER_ERROR)
         if self.options.read_only and rtype in _READ_ONLY_ALTER:
             # after ConfigAdminManager.preprocess, the authorization (authorizeAlterResource)
             raise ApiError(_READ_ONLY_ALTER[rtype], READ_ONLY_MESSAGE)
@@ -252,7 +256,7 @@ class AdminApis(ApiHandlers):
                        and not cfgs.BROKER_CONFIGS[n].dynamic)
         if fixed:
             raise ApiError(Errors.INVALID_REQUEST, "Cannot update these configs "
-                             f"dynamically: Set({', '.join(fixed)})")
+                             f"dynamically: [{', '.join(fixed)}]")
         try:
             new = {n: cfgs.validate_broker(n, v) for n, v in new.items()}
         except InvalidConfigError as e:
@@ -301,8 +305,7 @@ class AdminApis(ApiHandlers):
             raise ApiError(READ_ONLY_ERROR, READ_ONLY_MESSAGE)
         topic = self.catalog.topics.get(t["name"])
         if topic is None:
-            raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                             "This server does not host this topic-partition.")
+            raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION)  # the default: no message
         have, count = partition_count(topic), t["count"]
         if count == have:
             raise ApiError(Errors.INVALID_PARTITIONS,
@@ -458,13 +461,20 @@ class AdminApis(ApiHandlers):
         return lg.log_start_offset, changed
 
 
-def _validate_topic_name(name: str) -> None:
+#: Errors.INVALID_REQUEST's default message, which the broker writes out
+_INVALID_REQUEST_MESSAGE = (
+    "This most likely occurs because of a request being malformed by the client library or "
+    "the message was sent to an incompatible broker. See the broker logs for more details.")
+
+
+def _validate_topic_name(name: str, empty_allowed: bool = False) -> None:
     """Topic.validate (ControllerConfigurationValidator.validateTopicName).
 
     Raises:
-        ApiError: INVALID_REQUEST for an empty name, INVALID_TOPIC_EXCEPTION otherwise.
+        ApiError: INVALID_REQUEST for an empty name (unless ``empty_allowed``: then
+            Topic.validate's own), INVALID_TOPIC_EXCEPTION otherwise.
     """
-    if not name:
+    if not name and not empty_allowed:
         raise ApiError(Errors.INVALID_REQUEST, "Default topic resource is not allowed.")
     from ..storage.files import validate_topic_name
 

@@ -49,6 +49,7 @@ from ..schema.record_batch import (
     PRODUCER_EPOCH_OFFSET,
     PRODUCER_ID_OFFSET,
 )
+from ..storage.dir_files import random_kafka_uuid
 from ..storage.files import validate_topic_name
 from . import configs as cfgs
 from . import reads
@@ -152,6 +153,7 @@ class KafkaApis:
         self.handlers.update(self.admin.handlers())
         self.handlers.update(self.group_apis.handlers())
         self.handlers.update(self.txn_apis.handlers())
+        self.handlers[ApiKeys.FIND_COORDINATOR] = self._find_coordinator
         self._awaiting = _AWAITING | AdminApis.AWAITING | GroupApis.AWAITING
 
     def load(self) -> None:
@@ -180,6 +182,17 @@ class KafkaApis:
         h = self.handlers[request.api_key]
         result = await h(request) if request.api_key in self._awaiting else h(request)
         return Reply(result) if isinstance(result, dict) else result
+
+    def _find_coordinator(self, req: Request):
+        """FindCoordinator, after the coordinator's topic is made to exist: the broker
+        creates ``__consumer_offsets`` / ``__transaction_state`` on the first lookup
+        (``KafkaApis.getCoordinator``), so Metadata lists them from then on."""
+        if not self.options.read_only:
+            key_type = req.body.get("keyType", 0)
+            topic = {0: self.offsets_topic, 1: self.txn_topic}.get(key_type)
+            if topic is not None:
+                topic.ensure()
+        return self.group_apis.handle_find_coordinator(req)
 
     def _notify_append(self) -> None:
         self._appended.set()
@@ -308,13 +321,11 @@ class KafkaApis:
         v = req.api_version
         acks = body["acks"]
         try:
-            txn_parts = {(td["name"], pd["index"]) for td in body["topicData"]
-                         for pd in td["partitionData"]
-                         if _first_batch_is_transactional(pd["records"])}
+            has_transactional = _has_transactional_records(body["topicData"])
         except CorruptRecordError as e:
             # an exception out of handleProduceRequest: RequestHandlerHelper.handleError
             return self._produce_error_response(req, Errors.CORRUPT_MESSAGE, e.message)
-        if txn_parts and body["transactionalId"] is None:
+        if has_transactional and body["transactionalId"] is None:
             # ApiError.fromThrowable leaves out a message equal to the error's default one
             return self._produce_error_response(req, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         slots: dict[tuple[str, int], dict] = {}  # response entries, first-seen order
@@ -343,16 +354,27 @@ class KafkaApis:
                 if batch.size != len(records):
                     records = records[:batch.size]  # trimInvalidBytes
                 authorized[tp] = (records, part)
+        # ReplicaManager.handleProduceAppend: the producers of the transactional batches
+        txn_parts = {tp for tp, (records, _) in authorized.items()
+                     if _is_transactional_batch(records)}
+        if len({_producer_of(authorized[tp][0]) for tp in txn_parts}) > 1:
+            return self._produce_error_response(
+                req, Errors.INVALID_PRODUCER_ID_MAPPING,
+                "Transactional records contained more than one producer ID")
         pending = []
         for tp, (records, part) in authorized.items():
             slot = slots[tp]
-            if acks not in (-1, 0, 1):
-                slot.update(_partition_error(tp[1], Errors.INVALID_REQUIRED_ACKS))
-            elif tp in txn_parts and (error := self.txn.verify(
-                    body["transactionalId"], *_producer_of(records), tp)) is not Errors.NONE:
-                # ReplicaManager.appendRecords: the partition must be in the producer's
-                # transaction (the coordinator's verification, KIP-890 part 1)
+            if tp in txn_parts and body["transactionalId"] is not None and (
+                    error := self.txn.verify(body["transactionalId"], *_producer_of(records),
+                                             tp)) is not Errors.NONE:
+                # the partition must be in the producer's transaction (the coordinator's
+                # verification, KIP-890 part 1), asked before appendRecords checks the acks
+                error, message = _verification_error(error, v)
                 slot.update(_partition_error(tp[1], error))
+                if message is not None:
+                    slot["errorMessage"] = message
+            elif acks not in (-1, 0, 1):
+                slot.update(_partition_error(tp[1], Errors.INVALID_REQUIRED_ACKS))
             else:
                 pending.append((tp[0], slot, records, part))
         internal_allowed = req.client_id == ADMIN_CLIENT_ID
@@ -366,13 +388,9 @@ class KafkaApis:
             if topic is None:  # deleted while an earlier partition was being validated
                 slot.update(_partition_error(slot["index"], Errors.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
-            if acks == -1 and int(self.catalog.effective_configs(topic)[
-                    "min.insync.replicas"]) > 1:
-                # Partition.appendRecordsToLeader: ISR {this node} < min.insync.replicas
-                slot.update(_partition_error(slot["index"], Errors.NOT_ENOUGH_REPLICAS))
-                slot["logStartOffset"] = part.log_start_offset
-                self.stats.mark(name, "FailedProduceRequestsPerSec")
-                continue
+            # acks=-1 and min.insync.replicas: Partition.appendRecordsToLeader compares the
+            # ISR with effectiveMinIsr, min.insync.replicas capped at the replica count
+            # (KAFKA-15583, Kafka 3.7): one replica, so the ISR {this node} always suffices
             try:
                 info = await self._append(part, records)
             except AppendError as e:
@@ -528,7 +546,9 @@ class KafkaApis:
                 epoch_error = _check_epoch(fp.get("currentLeaderEpoch", -1), part.leader_epoch)
                 if epoch_error is not None:
                     errored = True
-                    parts.append(_fetch_error(idx, epoch_error, ft))
+                    # an error of the read (ReplicaManager.readFromLog): no aborted list
+                    parts.append({**_fetch_error(idx, epoch_error, ft),
+                                  "abortedTransactions": None})
                     continue
                 r = reads.read(part, fp["fetchOffset"], min(fp["partitionMaxBytes"], limit),
                                min_one, committed)
@@ -558,8 +578,12 @@ class KafkaApis:
             for p in t["partitions"]:
                 key = (t["name"], p["partitionIndex"])
                 (dups if key in seen else seen).add(key)
+        answered = set()
         for name, p, parts in partition_answers(req.body["topics"], topics):
             idx = p["partitionIndex"]
+            if (name, idx) in answered:
+                continue  # the answers are keyed by topic-partition: a duplicate once
+            answered.add((name, idx))
             res = {"partitionIndex": idx, "errorCode": 0, "timestamp": -1, "offset": -1,
                    "leaderEpoch": -1}
             parts.append(res)
@@ -605,8 +629,12 @@ class KafkaApis:
         names = [t["name"] for t in body["topics"]]
         results = []
         checked = []
+        answered = set()
         for t in body["topics"]:
             name = t["name"]
+            if name in answered:
+                continue  # the answers are keyed by name: a duplicate once
+            answered.add(name)
             res = {"name": name, "topicId": ZERO_UUID, "errorCode": 0, "errorMessage": None,
                    "numPartitions": -1, "replicationFactor": -1, "configs": []}
             results.append(res)
@@ -633,6 +661,8 @@ class KafkaApis:
             if not body.get("validateOnly"):
                 topic = self.catalog.create_topic(name, n, overrides)
                 res["topicId"] = topic.topic_id
+            else:  # the controller makes the topic's id before it sees validateOnly
+                res["topicId"] = random_kafka_uuid()
             res["numPartitions"], res["replicationFactor"] = n, 1
             res["configs"] = [
                 {k: e[k] for k in ("name", "value", "readOnly", "configSource", "isSensitive")}
@@ -655,9 +685,18 @@ class KafkaApis:
                     f"Topic '{name}' collides with an existing topic.", None)
         n, rf, assignments = t["numPartitions"], t["replicationFactor"], t["assignments"]
         if assignments:
-            if n != -1 or rf != -1:
-                return (Errors.INVALID_REQUEST, "Both numPartitions or replicationFactor and "
-                        "replicasAssignments were set. Both cannot be used at the same time.",
+            # ReplicationControlManager.createTopic, as the pinned broker words it
+            if n != -1:
+                return (Errors.INVALID_REQUEST, "A manual partition assignment was specified, "
+                        "but numPartitions was not set to -1.", None)
+            if rf != -1:
+                return (Errors.INVALID_REQUEST, "A manual partition assignment was specified, "
+                        "but replication factor was not set to -1.", None)
+            unknown = [b for a in assignments for b in a["brokerIds"]
+                       if b != self.options.node_id]
+            if unknown:
+                return (Errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
+                        f"includes broker {unknown[0]}, but no such broker is registered.",
                         None)
             idxs = sorted(a["partitionIndex"] for a in assignments)
             if idxs != list(range(len(idxs))) or any(
@@ -674,7 +713,12 @@ class KafkaApis:
             return (Errors.INVALID_REPLICATION_FACTOR,
                     f"Unable to replicate the partition {rf} time(s): The target replication "
                     f"factor of {rf} cannot be reached because only 1 broker(s) are "
-                    "registered.", None)
+                    "registered or some brokers have all their log directories cordoned.",
+                    None)
+        nulls = [c["name"] for c in t["configs"] if c["value"] is None]
+        if nulls:  # ControllerConfigurationValidator / ConfigurationControlManager
+            return (Errors.INVALID_CONFIG,
+                    f"Null value not supported for topic configs: {', '.join(nulls)}", None)
         try:
             overrides = cfgs.validate_topic_configs(
                 {c["name"]: c["value"] for c in t["configs"]},
@@ -742,6 +786,55 @@ def _by_topic(slots: dict[tuple[str, int], dict]) -> list[dict]:
     return [{"name": n, "partitionResponses": out} for n, out in topics.items()]
 
 
+def _has_transactional_records(topic_data: list[dict]) -> bool:
+    """RequestUtils.hasTransactionalRecords: is the first batch of some partition's records
+    transactional. Like ``RequestUtils.flag`` it stops at the first one found, so records
+    after it are not read (a corrupt batch there is left to ``validateRecords``).
+
+    Raises:
+        CorruptRecordError: see :func:`_first_batch_is_transactional`, for a partition
+            read before any transactional batch was found.
+    """
+    return any(_first_batch_is_transactional(pd["records"]) for td in topic_data
+               for pd in td["partitionData"])
+
+
+def _is_transactional_batch(records) -> bool:
+    """A validated v2 batch (``validateRecords`` passed): ``hasProducerId &&
+    isTransactional``, as handleProduceAppend filters them."""
+    return bool(records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_FLAG_MASK) and \
+        _producer_of(records)[0] >= 0
+
+
+#: the coordinator's verification errors ReplicaManager.handleProduceAppend words as
+#: NOT_ENOUGH_REPLICAS (a retriable error old clients retry without a metadata refresh)
+_RETRIABLE_VERIFICATION = frozenset({
+    Errors.CONCURRENT_TRANSACTIONS, Errors.NETWORK_EXCEPTION,
+    Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_COORDINATOR})
+
+
+def _verification_error(error: Errors, version: int) -> tuple[Errors, str | None]:
+    """A verification error as Produce answers it (``AddPartitionsToTxnManager`` then
+    ``handleProduceAppend``'s postVerificationCallback): a partition not in the transaction
+    is TRANSACTION_ABORTABLE for Produce v11+ (KIP-890), INVALID_TXN_STATE with "Partition
+    was not added to the transaction" below; retriable coordinator errors become
+    NOT_ENOUGH_REPLICAS and UNKNOWN_PRODUCER_ID OUT_OF_ORDER_SEQUENCE_NUMBER, each with
+    "Unable to verify the partition has been added to the transaction. Underlying error:
+    <ERROR>"; others as they are, without a message."""
+    if error is Errors.INVALID_TXN_STATE:
+        if version >= 11:
+            return Errors.TRANSACTION_ABORTABLE, None
+        return error, "Partition was not added to the transaction"
+    unable = ("Unable to verify the partition has been added to the transaction. "
+              f"Underlying error: {error.name}")
+    if error in _RETRIABLE_VERIFICATION:
+        return Errors.NOT_ENOUGH_REPLICAS, unable
+    if error is Errors.UNKNOWN_PRODUCER_ID:
+        return Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, unable
+    return error, None
+
+
 def _first_batch_is_transactional(records) -> bool:
     """RequestUtils.hasTransactionalRecords for one partition: is the first batch of its
     records transactional, reading them as ``MemoryRecords.batchIterator`` does
@@ -807,6 +900,9 @@ def _check_epoch(requested: int, current: int) -> Errors | None:
 
 
 def _fetch_error(index: int, error: Errors, ft: dict) -> dict:
+    """FetchResponse.partitionResponse(partition, error): a partition refused before the
+    read (unknown topic, partition or topic id); its abortedTransactions is the message
+    class's default, an empty array."""
     return {"partitionIndex": index, "errorCode": int(error), "highWatermark": -1,
-            "lastStableOffset": -1, "logStartOffset": -1, "abortedTransactions": None,
+            "lastStableOffset": -1, "logStartOffset": -1, "abortedTransactions": [],
             "preferredReadReplica": -1, "records": b"", "_id": ft.get("topicId", ZERO_UUID)}

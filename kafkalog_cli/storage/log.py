@@ -421,7 +421,6 @@ class UnifiedLog(Log):
         self.log_end_offset = 0
         self.recovery_point = 0
         self.log_start_offset = 0
-        self.unflushed_messages = 0
         self.last_flush_ms = clock.milliseconds()
         self.leader_epoch_cache = None
         self.producer_state = None
@@ -592,6 +591,12 @@ class UnifiedLog(Log):
                 f"Message batch size is {size} bytes in append to partition "
                 f"{self.topic_partition}, which exceeds the maximum configured segment size of "
                 f"{self.config.segment_bytes}.")
+        # UnifiedLog.append: the epoch cache and the roll come before the producer-state
+        # check (analyzeAndValidateProducerState): a duplicate or a rejected batch that would
+        # not fit the active segment leaves a rolled, empty one
+        if leader_epoch >= 0:
+            self.leader_epoch_cache.assign(leader_epoch, info.first_offset)
+        rolled = self.maybe_roll(size, info.max_timestamp, info.last_offset, now)
         ps = self.producer_state
         pid = info.producer_id
         pending = None
@@ -614,9 +619,6 @@ class UnifiedLog(Log):
                     pid, info.producer_epoch, info.base_sequence, info.last_sequence,
                     info.max_timestamp, info.first_offset, info.last_offset,
                     info.is_transactional, check_sequence=info.origin == "client")
-        if leader_epoch >= 0:
-            self.leader_epoch_cache.assign(leader_epoch, info.first_offset)
-        rolled = self.maybe_roll(size, info.max_timestamp, info.last_offset, now)
         seg = self.active
         seg.append(info.batch, info.last_offset,
                    batches=[(size, info.last_offset, info.max_timestamp)])
@@ -629,7 +631,6 @@ class UnifiedLog(Log):
             seg.update_txn_index(completed, ps.last_stable_offset(completed))
             ps.complete_txn(completed)
         ps.update_map_end_offset(self.log_end_offset)
-        self.unflushed_messages += info.records
         if (self.unflushed_messages >= self.config.flush_messages
                 or now - self.last_flush_ms >= self.config.flush_ms):
             self.flush()
@@ -657,6 +658,12 @@ class UnifiedLog(Log):
         return self.append_as_leader(batch, leader_epoch=leader_epoch, origin="coordinator")
 
     # -- rolling ----------------------------------------------------------------------------
+
+    @property
+    def unflushed_messages(self) -> int:
+        """LocalLog.unflushedMessages: the offsets past the recovery point (``log end
+        offset - recovery point``; a roll moves the recovery point to the new segment)."""
+        return self.log_end_offset - self.recovery_point
 
     def roll_params(self, messages_size: int, max_timestamp: int, max_offset: int, now: int):
         from .roll import RollParams
@@ -759,7 +766,6 @@ class UnifiedLog(Log):
         the recovery point becomes the log end offset."""
         self.active.flush()
         self.recovery_point = self.log_end_offset
-        self.unflushed_messages = 0
         self.last_flush_ms = self.clock.milliseconds()
 
     def close(self) -> None:
