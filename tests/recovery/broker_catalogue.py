@@ -269,6 +269,11 @@ def _mid(t: Target, seg: int = -1) -> Batch:
     return bs[len(bs) // 2]
 
 
+def _flip_first_record(t: Target, seg: int) -> None:
+    """A flipped byte in the first record of segment ``seg``'s middle batch."""
+    t.flip(t.log(seg), _mid(t, seg).position + 61 + 5)
+
+
 # truncations at each structural point of the last batch (a torn write at the crash)
 
 @case("rc-plain", "LogSegment.recover: FileLogInputStream.nextBatch stops at a partial "
@@ -403,23 +408,20 @@ def garbage_batch_after_last(t):
       "segment truncates it and deletes every later segment")
 def flipped_first_segment_rp0(t):
     t.recovery_point_zero()
-    b = _mid(t, 0)
-    t.flip(t.log(0), b.position + 61 + 5)
+    _flip_first_record(t, 0)
 
 
 @case("rc-idem", "recoverLog from 0: truncation in the middle segment; producer state "
       "rebuilt (ProducerStateManager.truncateAndReload, loadProducerState)")
 def flipped_middle_segment_rp0_idempotent(t):
     t.recovery_point_zero()
-    b = _mid(t, 1)
-    t.flip(t.log(1), b.position + 61 + 5)
+    _flip_first_record(t, 1)
 
 
 @case("rc-unread", "a CRC failure below the recovery point: LogLoader does not recover that "
       "segment and the damage stays (a broker finds it when a consumer reads it)")
 def flipped_below_recovery_point(t):
-    b = _mid(t, 0)
-    t.flip(t.log(0), b.position + 61 + 5)
+    _flip_first_record(t, 0)
 
 
 @case("rc-plain", "recoverLog from 0 with no damage: every segment rescanned, its indexes "

@@ -136,14 +136,15 @@ def _view(t: Target, log_end_offset: int | None, *, broker: bool) -> dict:
     return v
 
 
-def _broker_side(workdir: Path, assigned) -> tuple[dict, dict]:
-    """(a): the broker recovers the copy; its views and its consumer's records."""
+def _broker_reads(workdir: Path, topics) -> tuple[KafkaBroker, dict]:
+    """A bench broker starts on ``workdir/logs`` (recovering what it recovers), Kafka's
+    Java consumer reads every partition of ``topics``, the broker stops cleanly. The
+    broker, and the records per (topic, partition): (offset, timestamp, key, value,
+    headers)."""
     broker = KafkaBroker.on_log_dir(workdir, BROKER_CONFIGS)
     broker.start(timeout=120)
     try:
-        topics = sorted({t.topic for c, t in assigned
-                         if t.topic != "__cluster_metadata" and t.topic not in UNREAD})
-        records = java_consume(broker.bootstrap, ",".join(topics), timeout_ms=90_000,
+        records = java_consume(broker.bootstrap, ",".join(sorted(topics)), timeout_ms=90_000,
                                configs={"max.partition.fetch.bytes": "10485760"})
     finally:
         broker.stop()
@@ -151,6 +152,14 @@ def _broker_side(workdir: Path, assigned) -> tuple[dict, dict]:
     for r in records:
         by_tp.setdefault((r["topic"], r["partition"]), []).append(
             (r["offset"], r["timestamp"], r["key"], r["value"], tuple(map(tuple, r["headers"]))))
+    return broker, by_tp
+
+
+def _broker_side(workdir: Path, assigned) -> tuple[dict, dict]:
+    """(a): the broker recovers the copy; its views and its consumer's records."""
+    topics = {t.topic for c, t in assigned
+              if t.topic != "__cluster_metadata" and t.topic not in UNREAD}
+    broker, by_tp = _broker_reads(workdir, topics)
     rp = _ckpt(workdir / "logs" / "recovery-point-offset-checkpoint")
     views = {c.name: _view(t, rp.get((t.topic, t.partition)), broker=True)
              for c, t in assigned}
@@ -325,17 +334,7 @@ def _salvage_stage(out: Comparison, source: Path, tmp_path_factory) -> None:
     assigned = _copy(source, w, cases, clean=True)
     _, ours, reports = _kafkalog_side(w, assigned, "--salvage", "--all")
     before = {c.name: _logs(t.pdir) for c, t in assigned}
-    broker = KafkaBroker.on_log_dir(w, BROKER_CONFIGS)
-    broker.start(timeout=120)
-    try:
-        topics = sorted({t.topic for _, t in assigned})
-        theirs = java_consume(broker.bootstrap, ",".join(topics), timeout_ms=90_000)
-    finally:
-        broker.stop()
-    by_tp: dict = {}
-    for r in theirs:
-        by_tp.setdefault((r["topic"], r["partition"]), []).append(
-            (r["offset"], r["timestamp"], r["key"], r["value"], tuple(map(tuple, r["headers"]))))
+    broker, by_tp = _broker_reads(w, {t.topic for _, t in assigned})
     for c, t in assigned:
         tp = (t.topic, t.partition)
         res = read(source / t.pdir.name, decode="none")
