@@ -793,21 +793,10 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
     _plan_producer_state(vd, remaining, leo, log_start_offset, recovered)
 
 
-def _plan_producer_state(vd: _VirtualDir, remaining: list[_Seg], leo: int,
-                         log_start_offset: int | None, recovered: set[int]) -> None:
-    """Producer snapshots and ``.txnindex`` files as ``LogLoader.load`` leaves them.
-
-    Snapshots removed: above the log end offset or unreadable
-    (``ProducerStateManager.truncateAndReload`` / ``loadFromSnapshot``), not at a segment's
-    base offset unless the largest such one above every base (``removeStraySnapshots``),
-    at or below the log start offset (``truncateAndReload``). Snapshots written where the
-    broker takes them (``LogLoader.recoverSegment``, ``UnifiedLog.rebuildProducerState``)
-    and none is: at the base and the next offset of each segment the broker recovers
-    (``recovered``: base offsets; not those only kafkalog rescans), at the bases
-    of the last two segments when the state is replayed through them, and at the log end
-    offset; each holds the state replayed up to its offset."""
-    bases = [s.base for s in remaining]
-    new_lso = max(log_start_offset or 0, bases[0]) if bases else leo
+def _kept_snapshots(vd: _VirtualDir, bases: list[int], leo: int, new_lso: int
+                    ) -> dict[int, list]:
+    """Plan the removal of the producer snapshots ``LogLoader.load`` removes (see
+    :func:`_plan_producer_state`); the entries of those it keeps, by offset."""
     snaps: dict[int, list] = {}
     for name in sorted(vd.files):
         if _is_segment_file(name, ".snapshot"):
@@ -829,6 +818,25 @@ def _plan_producer_state(vd: _VirtualDir, remaining: list[_Seg], leo: int,
         vd.delete(filename_prefix_from_offset(o) + ".snapshot", f"producer snapshot at or "
                   f"below the log start offset {new_lso} (ProducerStateManager."
                   "truncateAndReload)")
+    return snaps
+
+
+def _plan_producer_state(vd: _VirtualDir, remaining: list[_Seg], leo: int,
+                         log_start_offset: int | None, recovered: set[int]) -> None:
+    """Producer snapshots and ``.txnindex`` files as ``LogLoader.load`` leaves them.
+
+    Snapshots removed: above the log end offset or unreadable
+    (``ProducerStateManager.truncateAndReload`` / ``loadFromSnapshot``), not at a segment's
+    base offset unless the largest such one above every base (``removeStraySnapshots``),
+    at or below the log start offset (``truncateAndReload``). Snapshots written where the
+    broker takes them (``LogLoader.recoverSegment``, ``UnifiedLog.rebuildProducerState``)
+    and none is: at the base and the next offset of each segment the broker recovers
+    (``recovered``: base offsets; not those only kafkalog rescans), at the bases
+    of the last two segments when the state is replayed through them, and at the log end
+    offset; each holds the state replayed up to its offset."""
+    bases = [s.base for s in remaining]
+    new_lso = max(log_start_offset or 0, bases[0]) if bases else leo
+    snaps = _kept_snapshots(vd, bases, leo, new_lso)
     wanted = {leo}
     for i, s in enumerate(remaining):
         if s.scan is not None and s.base in recovered:
