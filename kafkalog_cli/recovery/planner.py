@@ -71,6 +71,7 @@ from ..storage.segment import open_view, release_view
 from ..storage.time_index import TimeIndex
 from ..storage.txn_index import TransactionIndex
 from .model import DELETE, RENAME, TRUNCATE, WRITE, Action, PartitionReport, SegmentReport
+from .salvage_txn import unsafe_regions
 
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
@@ -432,6 +433,7 @@ def plan_partition(directory, *, recovery_point: int | None = None,
     # the recovery scan
     prev_last: int | None = None
     cut_at = None
+    unsafe: dict[int, int] | None = None
     for i, s in enumerate(segs):
         if cut_at is not None:
             break
@@ -450,11 +452,17 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         r.batches = s.scan.batches
         r.last_valid_offset = s.scan.last_offset
         r.error = s.scan.error or ("partial batch at the end" if s.scan.invalid_bytes else "")
+        stop = None
         if salvage and s.scan.invalid_bytes:
-            _salvage_segment(s, prev_last, index_interval_bytes)
+            if unsafe is None:
+                unsafe = unsafe_regions([(x.base, x.view_path) for x in segs])
+            stop = unsafe.get(s.base)
+            _salvage_segment(s, prev_last, index_interval_bytes, stop_at=stop)
         if s.scan.last_offset is not None:
             prev_last = s.scan.last_offset
-        if s.scan.invalid_bytes and s.base in in_range and s.base not in load_recovered \
+        if stop is not None:  # salvage stopped in this segment: the broker's truncation
+            cut_at = i
+        elif s.scan.invalid_bytes and s.base in in_range and s.base not in load_recovered \
                 and not salvage:
             cut_at = i
     removed = segs[cut_at + 1:] if cut_at is not None else []
@@ -514,7 +522,8 @@ def plan_partition(directory, *, recovery_point: int | None = None,
     return rep
 
 
-def _salvage_segment(s: _Seg, prev_last: int | None, index_interval_bytes: int) -> None:
+def _salvage_segment(s: _Seg, prev_last: int | None, index_interval_bytes: int, *,
+                     stop_at: int | None = None) -> None:
     """``--salvage`` of a segment whose scan stopped at invalid bytes: read on past each
     corrupt region to the next batch with a valid CRC and plausible offsets
     (:class:`~kafkalog_cli.format.salvage.SalvagedRecords`, the resynchronisation of
@@ -524,7 +533,10 @@ def _salvage_segment(s: _Seg, prev_last: int | None, index_interval_bytes: int) 
     broker's rules for its indexes and derived state (``s.scan``). The report lists each
     region dropped (``dropped_regions``) and each batch kept (``kept_batches``), positions
     in the original file. A segment whose damage is only at its end is left to the
-    plain truncation (nothing after it to keep)."""
+    plain truncation (nothing after it to keep). ``stop_at``: the byte position of an
+    unsafe region (:mod:`~kafkalog_cli.recovery.salvage_txn`: a transaction open there):
+    nothing from it on is kept, and when it is the segment's first region the segment is
+    left to the plain truncation too."""
     view = open_view(s.view_path)
     try:
         sr = SalvagedRecords(view, 0, base_offset=s.base, after_offset=prev_last,
@@ -536,12 +548,23 @@ def _salvage_segment(s: _Seg, prev_last: int | None, index_interval_bytes: int) 
             except KafkalogError:  # a legacy wrapper whose inner offsets do not read
                 first = b.last_offset
             kept.append((b.position, b.next_position - b.position, first, b.last_offset))
-        if not sr.skipped:
+        if stop_at is not None:
+            kept = [k for k in kept if k[0] < stop_at]
+            skipped = [k for k in sr.skipped if k.position < stop_at]
+            if not skipped:
+                s.report.notes.append(_TXN_STOP)
+                return
+        else:
+            skipped = sr.skipped
+        if not skipped:
             return
         data = b"".join(bytes(view[p:p + n]) for p, n, _, _ in kept)
-        tail = (sr.valid_end, len(view) - sr.valid_end, sr.stop_error.message
-                if sr.stop_error is not None else "partial batch at the end") \
-            if sr.valid_end < len(view) else None
+        if stop_at is not None:
+            tail = (stop_at, len(view) - stop_at, _TXN_STOP)
+        else:
+            tail = (sr.valid_end, len(view) - sr.valid_end, sr.stop_error.message
+                    if sr.stop_error is not None else "partial batch at the end") \
+                if sr.valid_end < len(view) else None
     finally:
         release_view(view)
     scan = scan_log(data, s.base, index_interval_bytes, previous_last_offset=prev_last)
@@ -555,7 +578,7 @@ def _salvage_segment(s: _Seg, prev_last: int | None, index_interval_bytes: int) 
             end += n
         data = data[:at]
         scan = scan_log(data, s.base, index_interval_bytes, previous_last_offset=prev_last)
-    regions = [(k.position, k.size, k.reason) for k in sr.skipped]
+    regions = [(k.position, k.size, k.reason) for k in skipped]
     if tail is not None:
         regions.append(tail)
     r = s.report
@@ -577,6 +600,11 @@ def _salvage_segment(s: _Seg, prev_last: int | None, index_interval_bytes: int) 
     r.last_valid_offset = scan.last_offset
     s.data = data
     s.scan = scan
+
+
+_TXN_STOP = ("a transaction is open at this corrupt region and its producer writes data "
+             "after it: its marker may be in the dropped bytes, so --salvage keeps nothing "
+             "from here on (the broker's truncation)")
 
 
 def _offsets_in(path: Path, start: int, base: int, *, after: int | None = None,

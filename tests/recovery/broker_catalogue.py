@@ -720,6 +720,15 @@ def corrupt_abort_marker(t):
     raise AssertionError("no ABORT marker in the partition")
 
 
+@case("rc-txn", "recoverLog from 0: a flipped record byte in a transaction's data batch "
+      "(its COMMIT or ABORT marker follows) truncates there and deletes the later segments")
+def flipped_transactional_data_rp0(t):
+    t.recovery_point_zero()
+    data = [b for b in t.batches(0) if not b.control]
+    b = data[len(data) // 2]
+    t.flip(t.log(0), b.position + 61 + (b.size - 61) // 2)
+
+
 @case("rc-txn", "recoverLog from 0 over transactional data: every .txnindex rebuilt "
       "(ProducerStateManager + LogSegment.recover's updateTxnIndex)")
 def transactional_recovery_point_zero(t):
@@ -743,10 +752,11 @@ def consumer_offsets_torn(t):
 
 
 @case("__consumer_offsets", "__consumer_offsets from recovery point 0 with a flipped "
-      "record byte (transactional offset commits and their markers)")
+      "record byte in a transactional offset commit (its marker follows)")
 def consumer_offsets_flipped_rp0(t):
     t.recovery_point_zero()
-    b = t.batches(0)[len(t.batches(0)) // 2]
+    data = [b for b in t.batches(0) if not b.control]
+    b = data[len(data) // 2]
     t.flip(t.log(0), b.position + 61 + 2)
 
 

@@ -20,6 +20,8 @@ from kafka.record.default_records import DefaultRecordBatch
 from recovery_helpers import make_batches, tree_bytes, write_partition
 from rich.console import Console
 
+from kafkalog_cli.format.builder import build_control_batch
+from kafkalog_cli.ops.read import read
 from kafkalog_cli.recovery import quarantine, recover, undo
 from kafkalog_cli.render.recover import render_recover
 
@@ -146,3 +148,53 @@ def test_salvage_killed_at_every_step_completes_and_undoes(tmp_path):
             break
         assert n < 200
     assert n > 10
+
+
+def _txn_partition(root):
+    """Segment 0, one transactional producer (id 7, epoch 0): transaction A (offsets 0-2)
+    and its COMMIT (3); B (4-6) and its ABORT (7); C (8-10) and its ABORT (11); D (12-14)
+    and its COMMIT (15). Segment 16: ten plain batches (16-25). Returns (pdir, segment 0's
+    batches)."""
+    def data(base, seq):
+        return make_batches(base, 1, records=3, producer_id=7, producer_epoch=0,
+                            base_sequence=seq, is_transactional=True)[0]
+
+    def marker(kind, off):
+        return build_control_batch(kind, base_offset=off, timestamp=1_700_000_000_000 + off,
+                                   producer_id=7, producer_epoch=0)
+    seg0 = [data(0, 0), marker(1, 3), data(4, 3), marker(0, 7), data(8, 6), marker(0, 11),
+            data(12, 9), marker(1, 15)]
+    return write_partition(root, [seg0, make_batches(16, 10)]), seg0
+
+
+def test_salvage_stops_where_a_lost_marker_would_change_a_transaction(tmp_path):
+    """A flipped byte in transaction B's data (its ABORT follows: salvage keeps the rest)
+    and in C's ABORT marker, followed by the producer's next transaction: keeping D would
+    make C's aborted records (8-10) part of D, committed with it (ProducerStateManager
+    keeps a transaction ongoing until a marker). Salvage stops at C's marker and truncates
+    there as the broker does; read_committed never shows an aborted record."""
+    pdir, seg0 = _txn_partition(tmp_path)
+    log0 = sorted(pdir.glob("*.log"))[0]
+    d = bytearray(log0.read_bytes())
+    at_b = sum(map(len, seg0[:2]))
+    at_c_abort = sum(map(len, seg0[:5]))
+    d[at_b + len(seg0[2]) - 3] ^= 0x04
+    d[at_c_abort + len(seg0[5]) - 1] ^= 0x01
+    log0.write_bytes(bytes(d))
+    before = tree_bytes(tmp_path)
+    done = recover([pdir], truncate=True, salvage=True, all_segments=True)
+    assert done.ok
+    rep = done.partitions[0]
+    assert rep.log_end_offset == 11
+    assert rep.lost_offset_ranges() == [(4, 6), (11, 25)]
+    assert any("transaction is open" in r[2] for s in rep.segments for r in s.dropped_regions)
+    assert [p.name[:20] for p in sorted(pdir.glob("*.log"))] == [f"{0:020d}"]
+    assert _kp_offsets(log0.read_bytes()) == [0, 1, 2, 3, 7, 8, 9, 10]
+    committed = read(pdir, decode="none", isolation_level="read_committed")
+    try:
+        # B was dropped, C is open at the log end (the last stable offset is 8)
+        assert [r.offset for r in committed.records] == [0, 1, 2]
+    finally:
+        committed.close()
+    assert undo(rep.quarantine).ok
+    assert tree_bytes(tmp_path) == before

@@ -50,7 +50,7 @@ from broker_catalogue import (
 )
 from kafka_testkit import BrokerFailed, KafkaBroker, java_consume, java_produce
 
-from kafkalog_cli.ops.read import read
+from kafkalog_cli.ops.read import READ_COMMITTED, READ_UNCOMMITTED, read
 from kafkalog_cli.schema.producer_snapshot import parse_snapshot
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -136,7 +136,8 @@ def _view(t: Target, log_end_offset: int | None, *, broker: bool) -> dict:
     return v
 
 
-def _broker_reads(workdir: Path, topics) -> tuple[KafkaBroker, dict]:
+def _broker_reads(workdir: Path, topics, *, isolation: str = READ_UNCOMMITTED,
+                  configs: dict | None = None) -> tuple[KafkaBroker, dict]:
     """A bench broker starts on ``workdir/logs`` (recovering what it recovers), Kafka's
     Java consumer reads every partition of ``topics``, the broker stops cleanly. The
     broker, and the records per (topic, partition): (offset, timestamp, key, value,
@@ -144,8 +145,9 @@ def _broker_reads(workdir: Path, topics) -> tuple[KafkaBroker, dict]:
     broker = KafkaBroker.on_log_dir(workdir, BROKER_CONFIGS)
     broker.start(timeout=120)
     try:
-        records = java_consume(broker.bootstrap, ",".join(sorted(topics)), timeout_ms=90_000,
-                               configs={"max.partition.fetch.bytes": "10485760"})
+        records = java_consume(broker.bootstrap, ",".join(sorted(topics)), isolation,
+                               timeout_ms=90_000,
+                               configs={"max.partition.fetch.bytes": "10485760", **(configs or {})})
     finally:
         broker.stop()
     by_tp: dict = {}
@@ -166,11 +168,13 @@ def _broker_side(workdir: Path, assigned) -> tuple[dict, dict]:
     return views, by_tp
 
 
-def _kafkalog_side(workdir: Path, assigned, *options: str) -> tuple[dict, dict, dict]:
-    """(b): ``kafkalog recover --truncate`` on the copy; its views and what ``read``
-    returns."""
+def _kafkalog_side(workdir: Path, assigned, *options: str, isolation: str = READ_UNCOMMITTED,
+                   only_cases: bool = False) -> tuple[dict, dict, dict]:
+    """(b): ``kafkalog recover --truncate`` on the copy (``only_cases``: on the cases'
+    partition directories alone); its views and what ``read`` returns."""
+    paths = [str(t.pdir) for _, t in assigned] if only_cases else [str(workdir / "logs")]
     done = subprocess.run([sys.executable, "-m", "kafkalog_cli", "recover",
-                           str(workdir / "logs"), "--truncate", *options, "-o", "json"],
+                           *paths, "--truncate", *options, "-o", "json"],
                           capture_output=True, text=True, cwd=REPO, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr
@@ -184,7 +188,7 @@ def _kafkalog_side(workdir: Path, assigned, *options: str) -> tuple[dict, dict, 
         rep = reports[(t.topic, t.partition)]
         views[c.name] = _view(t, rep["logEndOffset"], broker=False)
         if t.topic != "__cluster_metadata" and t.topic not in UNREAD:
-            res = read(t.pdir, decode="none")
+            res = read(t.pdir, decode="none", isolation_level=isolation)
             try:
                 records[(t.topic, t.partition)] = [
                     (r.offset, r.timestamp, r.key, r.value, tuple(r.headers))
@@ -265,7 +269,7 @@ def comparison(tmp_path_factory, kafka_bench) -> Comparison:
             broker.kill()
         k = tmp_path_factory.mktemp("recover-offline-kafkalog")
         assigned_k = _copy(source, k, [c])
-        views, _, reports = _kafkalog_side(k, assigned_k)
+        views, _, reports = _kafkalog_side(k, assigned_k, only_cases=True)
         out.offline[c.name] = (failed, broker.server_log.read_text(errors="replace"),
                                views[c.name], assigned[0][1])
         out.seconds[c.name] = time.monotonic() - t3
@@ -302,12 +306,13 @@ def case_table(comp: Comparison) -> str:
         lines.append(f"| {c.name} | {_summary(comp.broker[c.name], comp.broker_records.get(tp, []) if read_ else None)} "
                      f"| {_summary(comp.kafkalog[c.name], comp.kafkalog_records.get(tp, []) if read_ else None)} "
                      f"| {verdict} |")
-    lines += ["", "| case | source records | broker's recovery keeps | --salvage keeps |",
+    lines += ["", "| case | records in the source | the broker's recovery keeps "
+              "| --salvage keeps |",
               "|---|---|---|---|"]
     for name in SALVAGE_CASES:
-        report, ours, theirs, source, *_ = comp.salvage[name]
-        lines.append(f"| {name} | {len(source)} | {comparison_truncated(comp, name)} "
-                     f"| {len(ours)} |")
+        *_, (source_records, kept_records) = comp.salvage[name]
+        lines.append(f"| {name} | {source_records} | {comparison_truncated(comp, name)} "
+                     f"| {kept_records} |")
     return "\n".join(lines) + "\n"
 
 
@@ -317,7 +322,11 @@ SALVAGE_CASES = ("flipped-crc", "flipped-attributes", "flipped-record-byte",
                  "flipped-magic", "flipped-first-segment-rp0",
                  "flipped-middle-segment-rp0-idempotent", "flipped-gzip-records",
                  "flipped-snappy-records", "flipped-lz4-records", "flipped-zstd-records",
-                 "corrupt-abort-marker", "consumer-offsets-flipped-rp0")
+                 "flipped-transactional-data-rp0", "consumer-offsets-flipped-rp0",
+                 "corrupt-abort-marker")
+#: mid-log cases where a transaction is open at the damage and its producer writes data
+#: after it: --salvage stops there (kafkalog_cli/recovery/salvage_txn.py), as the broker
+SALVAGE_STOPS = ("corrupt-abort-marker",)
 
 
 def _logs(pdir: Path) -> dict[str, bytes]:
@@ -332,19 +341,33 @@ def _salvage_stage(out: Comparison, source: Path, tmp_path_factory) -> None:
     cases = [c for c in CATALOGUE if c.name in SALVAGE_CASES]
     w = tmp_path_factory.mktemp("recover-salvage")
     assigned = _copy(source, w, cases, clean=True)
-    _, ours, reports = _kafkalog_side(w, assigned, "--salvage", "--all")
+    _, ours, reports = _kafkalog_side(w, assigned, "--salvage", "--all",
+                                      isolation=READ_COMMITTED, only_cases=True)
     before = {c.name: _logs(t.pdir) for c, t in assigned}
-    broker, by_tp = _broker_reads(w, {t.topic for _, t in assigned})
+    # read_committed: the transactions as the broker's producer state and .txnindex say;
+    # no transaction coordinator will end one left open, so no wait for stable offsets
+    broker, by_tp = _broker_reads(w, {t.topic for _, t in assigned}, isolation=READ_COMMITTED,
+                                  configs={"kafkalog.stable.wait.ms": "0"})
     for c, t in assigned:
         tp = (t.topic, t.partition)
-        res = read(source / t.pdir.name, decode="none")
+        res = read(source / t.pdir.name, decode="none", isolation_level=READ_COMMITTED)
         try:
             src = [(r.offset, r.timestamp, r.key, r.value, tuple(r.headers)) for r in res.records]
         finally:
             res.close()
         out.salvage[c.name] = (reports[tp], ours.get(tp, []), by_tp.get(tp, []), src,
                                before[c.name], _logs(t.pdir),
-                               broker.server_log.read_text(errors="replace"))
+                               broker.server_log.read_text(errors="replace"),
+                               (_record_count(source / t.pdir.name), _record_count(t.pdir)))
+
+
+def _record_count(pdir: Path) -> int:
+    """The records of a partition (read_uncommitted: aborted ones too), by ``read``."""
+    res = read(pdir, decode="none")
+    try:
+        return sum(1 for _ in res.records)
+    finally:
+        res.close()
 
 
 def differences(comp: Comparison, c: Case) -> dict[str, tuple]:
@@ -422,7 +445,16 @@ def test_salvage_keeps_every_valid_batch_and_the_broker_accepts_it(comparison, n
     """``--salvage`` keeps every record outside the dropped regions at its offset; the
     broker opens the salvaged directory without recovering it (its files unchanged) and
     its consumer reads exactly what kafkalog kept."""
-    report, ours, theirs, source, before, after, server_log = comparison.salvage[name]
+    report, ours, theirs, source, before, after, server_log, counts = comparison.salvage[name]
+    if name in SALVAGE_STOPS:
+        # a transaction open at the damage: no salvage, the broker's truncation there, and
+        # no aborted record made visible to read_committed
+        assert not any(s["salvage"] for s in report["segments"])
+        assert any("transaction is open" in n for s in report["segments"] for n in s["notes"])
+        assert theirs == ours
+        assert after == before, "the broker changed the files"
+        assert ours == [r for r in source if r[0] < report["logEndOffset"]]
+        return
     lost = [(d["lostOffsets"]["first"], d["lostOffsets"]["last"])
             for s in report["segments"] if s["salvage"]
             for d in s["salvage"]["dropped"] if d["lostOffsets"]]
@@ -431,7 +463,10 @@ def test_salvage_keeps_every_valid_batch_and_the_broker_accepts_it(comparison, n
     assert ours == kept
     assert theirs == ours
     assert after == before, "the broker changed the salvaged files"
-    assert len(ours) > comparison_truncated(comparison, name)
+    # batches past the damage kept: more records than the broker's recovery keeps, and
+    # (read_uncommitted) every record of the source outside the dropped regions
+    assert counts[1] > comparison_truncated(comparison, name)
+    assert counts[1] == counts[0] - sum(b - a + 1 for a, b in lost)
 
 
 def comparison_truncated(comp: Comparison, name: str) -> int:
