@@ -16,6 +16,7 @@ import os
 import shutil
 import struct
 
+import pytest
 from kafka.record.default_records import DefaultRecordBatch
 from recovery_helpers import make_batches, tree_bytes, write_partition
 from rich.console import Console
@@ -122,18 +123,28 @@ def _salvage_in_child(pdir, n: int) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
+@pytest.mark.slow
 def test_salvage_killed_at_every_step_completes_and_undoes(tmp_path):
-    ref_root = tmp_path / "ref"
-    pdir, segs = _partition(ref_root)
+    _kill_at_every_step(tmp_path, _damaged)
+
+
+def _damaged(root):
+    pdir, segs = _partition(root)
     _damage(pdir, segs)
+    return pdir
+
+
+def _kill_at_every_step(tmp_path, make):
+    """``make(root)``: a damaged partition directory under ``root``."""
+    ref_root = tmp_path / "ref"
+    pdir = make(ref_root)
     recover([pdir], truncate=True, salvage=True, all_segments=True)
     reference = tree_bytes(ref_root)
     n = 0
     while True:
         n += 1
         root = tmp_path / f"n{n}"
-        pdir, segs = _partition(root)
-        _damage(pdir, segs)
+        pdir = make(root)
         before = tree_bytes(root)
         code = _salvage_in_child(pdir, n)
         assert code in (0, 137)
@@ -167,13 +178,9 @@ def _txn_partition(root):
     return write_partition(root, [seg0, make_batches(16, 10)]), seg0
 
 
-def test_salvage_stops_where_a_lost_marker_would_change_a_transaction(tmp_path):
-    """A flipped byte in transaction B's data (its ABORT follows: salvage keeps the rest)
-    and in C's ABORT marker, followed by the producer's next transaction: keeping D would
-    make C's aborted records (8-10) part of D, committed with it (ProducerStateManager
-    keeps a transaction ongoing until a marker). Salvage stops at C's marker and truncates
-    there as the broker does; read_committed never shows an aborted record."""
-    pdir, seg0 = _txn_partition(tmp_path)
+def _damaged_txn(root):
+    """:func:`_txn_partition` with a flipped byte in B's data batch and in C's ABORT."""
+    pdir, seg0 = _txn_partition(root)
     log0 = sorted(pdir.glob("*.log"))[0]
     d = bytearray(log0.read_bytes())
     at_b = sum(map(len, seg0[:2]))
@@ -181,6 +188,17 @@ def test_salvage_stops_where_a_lost_marker_would_change_a_transaction(tmp_path):
     d[at_b + len(seg0[2]) - 3] ^= 0x04
     d[at_c_abort + len(seg0[5]) - 1] ^= 0x01
     log0.write_bytes(bytes(d))
+    return pdir
+
+
+def test_salvage_stops_where_a_lost_marker_would_change_a_transaction(tmp_path):
+    """A flipped byte in transaction B's data (its ABORT follows: salvage keeps the rest)
+    and in C's ABORT marker, followed by the producer's next transaction: keeping D would
+    make C's aborted records (8-10) part of D, committed with it (ProducerStateManager
+    keeps a transaction ongoing until a marker). Salvage stops at C's marker and truncates
+    there as the broker does; read_committed never shows an aborted record."""
+    pdir = _damaged_txn(tmp_path)
+    log0 = sorted(pdir.glob("*.log"))[0]
     before = tree_bytes(tmp_path)
     done = recover([pdir], truncate=True, salvage=True, all_segments=True)
     assert done.ok
@@ -198,3 +216,10 @@ def test_salvage_stops_where_a_lost_marker_would_change_a_transaction(tmp_path):
         committed.close()
     assert undo(rep.quarantine).ok
     assert tree_bytes(tmp_path) == before
+
+
+@pytest.mark.slow
+def test_salvage_stopped_by_a_transaction_killed_at_every_step(tmp_path):
+    """The stop's mix of salvage, truncation and segment removal: a kill after any step
+    and a rerun end as an uninterrupted run; --undo restores the input."""
+    _kill_at_every_step(tmp_path, _damaged_txn)

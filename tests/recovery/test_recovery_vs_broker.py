@@ -209,6 +209,9 @@ class Comparison:
         self.targets: dict = {}
         self.broker_targets: dict = {}
         self.offline: dict = {}
+        #: kafkalog's report per case, and the record offsets of the undamaged source
+        self.reports: dict = {}
+        self.source_offsets: dict = {}
         self.seconds: dict = {}
         #: --salvage: case -> (kafkalog's report, its read, the broker's consumer's read,
         #: the source's records, the .log bytes before and after the broker ran)
@@ -247,7 +250,15 @@ def comparison(tmp_path_factory, kafka_bench) -> Comparison:
     t2 = time.monotonic()
     b = tmp_path_factory.mktemp("recover-kafkalog")
     assigned_b = _copy(source, b, cases)
-    out.kafkalog, out.kafkalog_records, _ = _kafkalog_side(b, assigned_b)
+    out.kafkalog, out.kafkalog_records, reports = _kafkalog_side(b, assigned_b)
+    for c, t in assigned_b:
+        out.reports[c.name] = reports[(t.topic, t.partition)]
+        if t.topic not in UNREAD and t.topic != "__cluster_metadata":
+            res = read(source / t.pdir.name, decode="none")
+            try:
+                out.source_offsets[c.name] = [r.offset for r in res.records]
+            finally:
+                res.close()
     out.targets = {c.name: t for c, t in assigned_b}
     out.seconds["kafkalog"] = time.monotonic() - t2
     t4 = time.monotonic()
@@ -428,6 +439,22 @@ def test_recover_equals_broker(comparison, case):
     assert not undocumented, (
         f"{case.name} ({case.kafka}): kafkalog differs from Kafka 4.4.0 in "
         + "; ".join(f"{a}: Kafka {d[0]!r} vs kafkalog {d[1]!r}" for a, d in undocumented.items()))
+
+
+@pytest.mark.parametrize("case", [c for c in CATALOGUE if not c.offline and "records" not in
+                                  c.differs and c.kind != "__cluster_metadata"
+                                  and c.kind not in UNREAD], ids=lambda c: c.name)
+def test_lost_offsets_are_the_records_the_broker_dropped(comparison, case):
+    """The report's ``lostOffsetRanges`` (what the dry run says would be lost) hold
+    exactly the source's records that the broker's consumer no longer reads after its own
+    recovery (above the log start offset, which hides records without recovery)."""
+    lso = comparison.broker[case.name]["logStartOffset"] or 0
+    t = comparison.broker_targets[case.name]
+    theirs = {r[0] for r in comparison.broker_records.get((t.topic, t.partition), [])}
+    ranges = [(r["first"], r["last"]) for r in comparison.reports[case.name]["lostOffsetRanges"]]
+    source = [o for o in comparison.source_offsets[case.name] if o >= lso]
+    assert [o for o in source if o not in theirs] == \
+        [o for o in source if any(a <= o <= b for a, b in ranges)]
 
 
 @pytest.mark.parametrize("case", [c for c in CATALOGUE if c.offline], ids=lambda c: c.name)
