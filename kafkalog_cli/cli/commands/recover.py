@@ -30,7 +30,8 @@ def recover(
     salvage: Annotated[bool, typer.Option(
         "--salvage", help="Keep every valid batch after a corrupt region, at its offsets "
         "(an offset gap where the region was), instead of truncating at the first invalid "
-        "batch as the broker does. kafkalog's extension.")] = False,
+        "batch as the broker does; it truncates there still where a transaction is open "
+        "at the damage and its producer writes on. kafkalog's extension.")] = False,
     undo: Annotated[str | None, typer.Option(
         "--undo", help="Put back what the quarantine session QUARANTINE holds.",
         metavar="QUARANTINE", show_default=False)] = None,
