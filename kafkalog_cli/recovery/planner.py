@@ -38,21 +38,12 @@ segment is recovered (the broker before KAFKA-7283 did the same).
 from __future__ import annotations
 
 import os
-import struct
 from pathlib import Path
 
-from ..constants import INT64_MAX, LEADER_EPOCH_CHECKPOINT, MAGIC_V2, PARTITION_METADATA_FILE
+from ..constants import LEADER_EPOCH_CHECKPOINT, MAGIC_V2, PARTITION_METADATA_FILE
 from ..errors import CorruptIndexError, KafkalogError, UnreadableError, UnsafePathError
 from ..format.records import batch_at, v2_batch_at
-from ..format.salvage import SalvagedRecords
 from ..schema.producer_snapshot import parse_snapshot
-from ..schema.record_batch import (
-    LAST_OFFSET_DELTA_OFFSET,
-    LOG_OVERHEAD,
-    MAGIC_OFFSET,
-    MIN_BATCH_LENGTH,
-    RECORD_BATCH_OVERHEAD,
-)
 from ..schema.txn_index import parse_txn_index
 from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
 from ..storage.dir_files import format_partition_metadata, read_partition_metadata
@@ -71,7 +62,7 @@ from ..storage.segment import open_view, release_view
 from ..storage.time_index import TimeIndex
 from ..storage.txn_index import TransactionIndex
 from .model import DELETE, RENAME, TRUNCATE, WRITE, Action, PartitionReport, SegmentReport
-from .salvage_txn import unsafe_regions
+from .salvage import offsets_in, salvage_segment, unsafe_regions
 
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
@@ -304,8 +295,6 @@ def _txn_index_insane(vd: _VirtualDir, base: int) -> str | None:
 
 
 _OFF = OffsetIndex.ENTRY
-_BASE_SIZE = struct.Struct(">qi")
-_DELTA = struct.Struct(">i")
 
 
 class _Seg:
@@ -350,7 +339,7 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         index_interval_bytes: ``index.interval.bytes`` of the topic.
         forced_bases: segments whose indexes an interrupted run meant to rewrite.
         salvage: keep the valid batches after a corrupt region (``--salvage``, see
-            :func:`_salvage_segment`) instead of truncating at the first one; no segment
+            :func:`~kafkalog_cli.recovery.salvage.salvage_segment`) instead of truncating at the first one; no segment
             is removed for following a truncation.
 
     Raises:
@@ -457,7 +446,7 @@ def plan_partition(directory, *, recovery_point: int | None = None,
             if unsafe is None:
                 unsafe = unsafe_regions([(x.base, x.view_path) for x in segs])
             stop = unsafe.get(s.base)
-            _salvage_segment(s, prev_last, index_interval_bytes, stop_at=stop)
+            salvage_segment(s, prev_last, index_interval_bytes, stop_at=stop)
         if s.scan.last_offset is not None:
             prev_last = s.scan.last_offset
         if stop is not None:  # salvage stopped in this segment: the broker's truncation
@@ -472,7 +461,7 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         prefix = filename_prefix_from_offset(s.base)
         s.report.removed = True
         s.report.lost_bytes = (0, s.report.size) if s.report.size else None
-        s.report.lost_offsets = _offsets_in(s.view_path, 0, s.base)
+        s.report.lost_offsets = offsets_in(s.view_path, 0, s.base)
         for suf in (".txnindex", ".timeindex", ".index", ".log"):
             if prefix + suf in vd.files:
                 s.report.files_removed.append(vd.path(prefix + suf))
@@ -496,7 +485,7 @@ def plan_partition(directory, *, recovery_point: int | None = None,
                 "their offsets (--salvage)", data=s.data))
         elif s.scan is not None and s.scan.invalid_bytes:
             s.report.lost_bytes = (s.scan.valid_bytes, s.scan.invalid_bytes)
-            s.report.lost_offsets = _offsets_in(s.view_path, s.scan.valid_bytes, s.base,
+            s.report.lost_offsets = offsets_in(s.view_path, s.scan.valid_bytes, s.base,
                                                 after=s.scan.last_offset)
             vd.actions.append(Action(TRUNCATE, s.report.log, s.report.error or "invalid bytes",
                                      size=s.scan.valid_bytes))
@@ -520,122 +509,6 @@ def plan_partition(directory, *, recovery_point: int | None = None,
     rep.segments = vd.replaced + [s.report for s in segs]
     rep.actions = vd.actions
     return rep
-
-
-def _salvage_segment(s: _Seg, prev_last: int | None, index_interval_bytes: int, *,
-                     stop_at: int | None = None) -> None:
-    """``--salvage`` of a segment whose scan stopped at invalid bytes: read on past each
-    corrupt region to the next batch with a valid CRC and plausible offsets
-    (:class:`~kafkalog_cli.format.salvage.SalvagedRecords`, the resynchronisation of
-    ``--skip-corrupt``) and keep every such batch, byte for byte, at its offsets: the
-    segment's new ``.log`` is the kept batches one after the other (``s.data``; the
-    offsets dropped leave a gap, as compaction leaves one), scanned again under the
-    broker's rules for its indexes and derived state (``s.scan``). The report lists each
-    region dropped (``dropped_regions``) and each batch kept (``kept_batches``), positions
-    in the original file. A segment whose damage is only at its end is left to the
-    plain truncation (nothing after it to keep). ``stop_at``: the byte position of an
-    unsafe region (:mod:`~kafkalog_cli.recovery.salvage_txn`: a transaction open there):
-    nothing from it on is kept, and when it is the segment's first region the segment is
-    left to the plain truncation too."""
-    view = open_view(s.view_path)
-    try:
-        sr = SalvagedRecords(view, 0, base_offset=s.base, after_offset=prev_last,
-                             file=s.view_path)
-        kept = []
-        for b in sr.batches():
-            try:
-                first = b.base_offset
-            except KafkalogError:  # a legacy wrapper whose inner offsets do not read
-                first = b.last_offset
-            kept.append((b.position, b.next_position - b.position, first, b.last_offset))
-        if stop_at is not None:
-            kept = [k for k in kept if k[0] < stop_at]
-            skipped = [k for k in sr.skipped if k.position < stop_at]
-            if not skipped:
-                s.report.notes.append(_TXN_STOP)
-                return
-        else:
-            skipped = sr.skipped
-        if not skipped:
-            return
-        data = b"".join(bytes(view[p:p + n]) for p, n, _, _ in kept)
-        if stop_at is not None:
-            tail = (stop_at, len(view) - stop_at, _TXN_STOP)
-        else:
-            tail = (sr.valid_end, len(view) - sr.valid_end, sr.stop_error.message
-                    if sr.stop_error is not None else "partial batch at the end") \
-                if sr.valid_end < len(view) else None
-    finally:
-        release_view(view)
-    scan = scan_log(data, s.base, index_interval_bytes, previous_last_offset=prev_last)
-    if scan.invalid_bytes:  # kafkalog's stricter rules refuse a batch salvage read
-        at = scan.valid_bytes
-        end = 0
-        for i, (_, n, _, _) in enumerate(kept):
-            if end >= at:
-                kept = kept[:i]
-                break
-            end += n
-        data = data[:at]
-        scan = scan_log(data, s.base, index_interval_bytes, previous_last_offset=prev_last)
-    regions = [(k.position, k.size, k.reason) for k in skipped]
-    if tail is not None:
-        regions.append(tail)
-    r = s.report
-    r.dropped_regions = []
-    for pos, size, reason in regions:
-        before = [k for k in kept if k[0] < pos]
-        after = [k for k in kept if k[0] > pos]
-        lo = before[-1][3] + 1 if before else (prev_last + 1 if prev_last is not None
-                                               else s.base)
-        hi = after[0][2] - 1 if after else None
-        if hi is None:
-            found = _offsets_in(s.view_path, pos, s.base, after=lo - 1)
-            hi = found[1] if found else lo - 1
-        r.dropped_regions.append((pos, size, reason, (lo, hi) if lo <= hi else None))
-    r.kept_batches = kept
-    r.valid_bytes = len(data)
-    r.invalid_bytes = r.size - len(data)
-    r.batches = scan.batches
-    r.last_valid_offset = scan.last_offset
-    s.data = data
-    s.scan = scan
-
-
-_TXN_STOP = ("a transaction is open at this corrupt region and its producer writes data "
-             "after it: its marker may be in the dropped bytes, so --salvage keeps nothing "
-             "from here on (the broker's truncation)")
-
-
-def _offsets_in(path: Path, start: int, base: int, *, after: int | None = None,
-                upto: int | None = None) -> tuple[int, int] | None:
-    """``(first, last)`` offsets of the batches whose headers can be read from byte
-    ``start`` of the ``.log`` at ``path`` (a shallow header walk, no CRC: what recovery
-    would drop there; a last batch running past the end counts when its 61-byte v2 header
-    is whole), kept above ``after`` and at or below ``upto``; None when no header there
-    names an offset."""
-    view = open_view(path)
-    try:
-        w = walk_log(view, start, base)
-        first, last = w.first_offset, w.last_offset
-        pos = w.valid_bytes
-        if pos + RECORD_BATCH_OVERHEAD <= len(view) and view[pos + MAGIC_OFFSET] == MAGIC_V2:
-            b_off, size = _BASE_SIZE.unpack_from(view, pos)
-            delta = _DELTA.unpack_from(view, pos + LAST_OFFSET_DELTA_OFFSET)[0]
-            if pos + LOG_OVERHEAD + size > len(view) and size >= MIN_BATCH_LENGTH and \
-                    0 <= delta and b_off >= base and b_off + delta < INT64_MAX and \
-                    (last is None or b_off > last):
-                first = b_off if first is None else first
-                last = b_off + delta
-    finally:
-        release_view(view)
-    if first is None:
-        return None
-    if after is not None:
-        first = max(first, after + 1)
-    if upto is not None:
-        last = min(last, upto)
-    return (first, last) if first <= last else None
 
 
 def _leo_unscanned(vd: _VirtualDir, seg: _Seg) -> int:
@@ -729,7 +602,7 @@ def _replaced(vd: _VirtualDir, name: str, lo: int, hi: int) -> None:
     path = vd.real(name)
     rep = SegmentReport(log=vd.path(name), base_offset=base, size=path.stat().st_size,
                         removed=True, replaced_by=vd.path(name + ".swap"))
-    held = _offsets_in(path, 0, base)
+    held = offsets_in(path, 0, base)
     if held is not None:
         first, last = held
         outside = [(first, min(last, lo - 1)), (max(first, hi), last)]
