@@ -90,3 +90,20 @@ def test_a_swap_with_the_same_offsets_loses_none(tmp_path):
     result = recover([pdir], all_segments=False)
     assert result.summary()["segmentsReplaced"] == 1
     assert result.partitions[0].lost_offset_ranges() == []
+
+
+def test_a_size_grown_past_the_end_names_the_batches_after_it(tmp_path):
+    """Batch 45's size field set to 1 MiB: the batch runs past the end of the file, the
+    broker's iterator stops there and recovery truncates; the 14 whole batches after it
+    (offsets 46-59) are lost too and the dry run names them."""
+    pdir = standard_partition(tmp_path)
+    logs = sorted(pdir.glob("*.log"))
+    lengths = [len(b) for b in make_batches(0, 60, epoch=0, value_size=100)]
+    at = sum(lengths[:45])
+    data = bytearray(logs[0].read_bytes())
+    data[at + 8:at + 12] = (1 << 20).to_bytes(4, "big")
+    logs[0].write_bytes(bytes(data))
+    part = recover([pdir]).partitions[0]
+    seg0 = next(s for s in part.segments if s.base_offset == 0)
+    assert seg0.lost_offsets == (45, 59)
+    assert part.lost_offset_ranges() == [(45, 175)]
