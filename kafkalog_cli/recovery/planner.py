@@ -339,8 +339,9 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         index_interval_bytes: ``index.interval.bytes`` of the topic.
         forced_bases: segments whose indexes an interrupted run meant to rewrite.
         salvage: keep the valid batches after a corrupt region (``--salvage``, see
-            :func:`~kafkalog_cli.recovery.salvage.salvage_segment`) instead of truncating at the first one; no segment
-            is removed for following a truncation.
+            :func:`~kafkalog_cli.recovery.salvage.salvage_segment`) instead of truncating
+            at the first one; no segment is removed for following a truncation, unless
+            salvage stops at a transaction open at the damage (``unsafe_regions``).
 
     Raises:
         UnreadableError: a file cannot be read, or a name recovery reads or writes (a
@@ -486,7 +487,7 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         elif s.scan is not None and s.scan.invalid_bytes:
             s.report.lost_bytes = (s.scan.valid_bytes, s.scan.invalid_bytes)
             s.report.lost_offsets = offsets_in(s.view_path, s.scan.valid_bytes, s.base,
-                                                after=s.scan.last_offset)
+                                               after=s.scan.last_offset)
             vd.actions.append(Action(TRUNCATE, s.report.log, s.report.error or "invalid bytes",
                                      size=s.scan.valid_bytes))
     # log end offset
