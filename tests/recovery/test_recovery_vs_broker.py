@@ -24,6 +24,12 @@ not recovery's and are left out of its leader-epoch view.
 
 Cases after which the broker takes the log directory offline (it halts) each get a copy
 and a broker start of their own (``Case.offline``).
+
+The dry run's lost offsets are checked against the same run: the report's
+``lostOffsetRanges`` hold every source record the broker's recovery dropped that the
+damage had left whole, and none it keeps. ``--salvage`` gets one more copy (with
+``.kafka_cleanshutdown``: the broker recovers nothing) and one more broker start, whose
+``read_committed`` consumer must read exactly what kafkalog kept.
 """
 
 from __future__ import annotations
