@@ -446,6 +446,16 @@ class KafkaBroker:
             time.sleep(0.1)
         raise BrokerFailed(f"topic {name} has no leaders after {timeout} s")
 
+    @classmethod
+    def on_log_dir(cls, workdir: Path, configs: dict | None = None, **kw) -> KafkaBroker:
+        """A broker (node 1) on the log directory already at ``workdir/logs``: a copy of
+        another bench broker's, formatted and with its ``__cluster_metadata``, so it starts
+        without formatting and hosts the partitions registered there (on new ports: the
+        static quorum keeps no endpoints in the metadata log)."""
+        broker = cls(workdir, configs, **kw)
+        broker._formatted = True
+        return broker
+
     def topic_id(self, topic: str, partition: int = 0) -> str:
         """The topic id the broker gave ``topic`` (its ``partition.metadata``)."""
         text = (self.log_dir / f"{topic}-{partition}" / "partition.metadata").read_text()

@@ -58,7 +58,19 @@ class SegmentReport:
         index_entries_rebuilt / time_index_entries_rebuilt: entries written to a rebuilt
             ``.index`` / ``.timeindex`` (None when that file is kept).
         files_removed: files of this segment deleted (to quarantine).
-        removed: the whole segment is removed (it followed a truncation).
+        removed: the whole segment is removed (it followed a truncation, or a ``.swap``
+            replaced it).
+        replaced_by: the ``.swap`` file that replaces this segment (None: not replaced).
+        lost_offsets: ``(first, last)`` offsets recovery drops from this segment (absolute,
+            inclusive; read from the batch headers of the bytes dropped, so a range may
+            hold gaps), None when it drops none it can name.
+        lost_bytes: ``(position, size)`` of the ``.log`` bytes recovery drops (to the
+            quarantine), None when none.
+        dropped_regions: (``--salvage``) each corrupt region dropped: ``(position, size,
+            reason, (first, last) offsets or None)``, positions in the original ``.log``;
+            None without salvage.
+        kept_batches: (``--salvage``) each batch kept: ``(position, size, first offset,
+            last offset)``; None without salvage.
         error: why the scan stopped before the end ("" if it did not).
         notes: other findings, one line each.
     """
@@ -75,6 +87,11 @@ class SegmentReport:
     time_index_entries_rebuilt: int | None = None
     files_removed: list[str] = field(default_factory=list)
     removed: bool = False
+    replaced_by: str | None = None
+    lost_offsets: tuple[int, int] | None = None
+    lost_bytes: tuple[int, int] | None = None
+    dropped_regions: list[tuple] | None = None
+    kept_batches: list[tuple[int, int, int, int]] | None = None
     error: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -88,6 +105,18 @@ class SegmentReport:
             "indexEntriesRebuilt": self.index_entries_rebuilt,
             "timeIndexEntriesRebuilt": self.time_index_entries_rebuilt,
             "filesRemoved": list(self.files_removed), "removed": self.removed,
+            "replacedBy": self.replaced_by,
+            "lostOffsets": None if self.lost_offsets is None else
+            {"first": self.lost_offsets[0], "last": self.lost_offsets[1]},
+            "lostBytes": None if self.lost_bytes is None else
+            {"position": self.lost_bytes[0], "bytes": self.lost_bytes[1]},
+            "salvage": None if self.kept_batches is None else {
+                "dropped": [{"position": p, "bytes": n, "reason": why,
+                             "lostOffsets": None if lost is None else
+                             {"first": lost[0], "last": lost[1]}}
+                            for p, n, why, lost in self.dropped_regions],
+                "kept": [{"position": p, "bytes": n, "firstOffset": a, "lastOffset": b}
+                         for p, n, a, b in self.kept_batches]},
             "error": self.error or None, "notes": list(self.notes),
         }
 
@@ -132,6 +161,19 @@ class PartitionReport:
     def work_needed(self) -> bool:
         return bool(self.actions or self.checkpoint_updates)
 
+    def lost_offset_ranges(self) -> list[tuple[int, int]]:
+        """The offsets recovery drops, per segment merged into ``(first, last)`` ranges
+        (inclusive, ascending; a range may hold gaps the log already had)."""
+        out: list[list[int]] = []
+        lost = [s.lost_offsets for s in self.segments if s.lost_offsets]
+        lost += [r[3] for s in self.segments for r in s.dropped_regions or () if r[3]]
+        for first, last in sorted(lost):
+            if out and first <= out[-1][1] + 1:
+                out[-1][1] = max(out[-1][1], last)
+            else:
+                out.append([first, last])
+        return [(a, b) for a, b in out]
+
     def to_dict(self) -> dict:
         """The JSON object (docs/json.md, ``recover.json``)."""
         tp = parse_partition_dir_name(os.path.basename(self.directory))
@@ -144,6 +186,7 @@ class PartitionReport:
             "workNeeded": self.work_needed, "applied": self.applied,
             "quarantine": self.quarantine,
             "checkpointUpdates": dict(self.checkpoint_updates),
+            "lostOffsetRanges": [{"first": a, "last": b} for a, b in self.lost_offset_ranges()],
             "segments": [s.to_dict() for s in self.segments],
             "actions": [a.to_dict() for a in self.actions],
             "notes": list(self.notes),
@@ -171,17 +214,24 @@ class RecoveryResult:
         return not (self.dry_run and self.work_needed)
 
     def summary(self) -> dict:
-        """Counts over every partition (docs/json.md's ``recover`` summary)."""
+        """Counts over every partition (docs/json.md's ``recover`` summary):
+        ``segmentsRemoved`` / ``removedBytes`` count every segment recovery removes,
+        those a ``.swap`` replaces (``segmentsReplaced``) included; ``lostOffsetRanges``
+        the partitions' merged ranges of dropped offsets."""
         segs = [s for p in self.partitions for s in p.segments]
         return {
             "partitions": len(self.partitions),
             "partitionsWithWork": sum(1 for p in self.partitions if p.work_needed),
             "segments": len(segs),
             "segmentsScanned": sum(1 for s in segs if s.scanned),
-            "segmentsTruncated": sum(1 for s in segs if s.invalid_bytes and not s.removed),
+            "segmentsTruncated": sum(1 for s in segs if s.invalid_bytes and not s.removed
+                                     and s.kept_batches is None),
+            "segmentsSalvaged": sum(1 for s in segs if s.kept_batches is not None),
             "segmentsRemoved": sum(1 for s in segs if s.removed),
+            "segmentsReplaced": sum(1 for s in segs if s.replaced_by),
             "invalidBytes": sum(s.invalid_bytes for s in segs if not s.removed),
             "removedBytes": sum(s.size for s in segs if s.removed),
+            "lostOffsetRanges": sum(len(p.lost_offset_ranges()) for p in self.partitions),
             "actions": sum(len(p.actions) for p in self.partitions),
         }
 

@@ -62,6 +62,7 @@ from ..storage.segment import open_view, release_view
 from ..storage.time_index import TimeIndex
 from ..storage.txn_index import TransactionIndex
 from .model import DELETE, RENAME, TRUNCATE, WRITE, Action, PartitionReport, SegmentReport
+from .salvage import offsets_in, salvage_segment, unsafe_regions
 
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
@@ -169,6 +170,10 @@ class _VirtualDir:
             if entry.is_symlink():
                 self.links.add(entry.name)
         self.actions: list[Action] = []
+        #: reports of the segments a ``.swap`` replaces (removed before the scan)
+        self.replaced: list[SegmentReport] = []
+        #: base offsets of the segments an interrupted swap brings in
+        self.swapped_in: set[int] = set()
 
     def delete(self, name: str, reason: str) -> None:
         path = self.files.pop(name)
@@ -293,11 +298,13 @@ _OFF = OffsetIndex.ENTRY
 
 
 class _Seg:
-    __slots__ = ("base", "report", "scan", "walk", "view_path")
+    __slots__ = ("base", "report", "scan", "walk", "view_path", "data")
 
     def __init__(self, base: int, view_path: Path, report: SegmentReport):
         self.base = base
         self.view_path = view_path
+        #: the salvaged ``.log`` bytes (``--salvage``), None: the file as it is
+        self.data: bytes | None = None
         self.report = report
         self.scan: ScanResult | None = None
         self.walk: ScanResult | None = None
@@ -318,7 +325,8 @@ def _walk(seg: _Seg) -> ScanResult:
 def plan_partition(directory, *, recovery_point: int | None = None,
                    log_start_offset: int | None = None, clean_shutdown: bool = False,
                    all_segments: bool = False, index_interval_bytes: int = 4096,
-                   forced_bases: frozenset[int] | set[int] = frozenset()) -> PartitionReport:
+                   forced_bases: frozenset[int] | set[int] = frozenset(),
+                   salvage: bool = False) -> PartitionReport:
     """Compute the recovery plan of one partition directory (reads only).
 
     Args:
@@ -330,6 +338,10 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         all_segments: recover every segment (``--all``).
         index_interval_bytes: ``index.interval.bytes`` of the topic.
         forced_bases: segments whose indexes an interrupted run meant to rewrite.
+        salvage: keep the valid batches after a corrupt region (``--salvage``, see
+            :func:`~kafkalog_cli.recovery.salvage.salvage_segment`) instead of truncating
+            at the first one; no segment is removed for following a truncation, unless
+            salvage stops at a transaction open at the damage (``unsafe_regions``).
 
     Raises:
         UnreadableError: a file cannot be read, or a name recovery reads or writes (a
@@ -384,7 +396,10 @@ def plan_partition(directory, *, recovery_point: int | None = None,
             load_recovered.add(s.base)
             s.report.notes.append(".txnindex fails the sanity check (" + txn_why +
                                   "): recovering the segment and rebuilding it")
-        if filename_prefix_from_offset(s.base) + ".index" not in vd.files:
+        # (a swapped-in segment has an .index: LogLoader opens the .swap segment, which
+        # creates its missing index files, empty, before they are renamed with it)
+        if filename_prefix_from_offset(s.base) + ".index" not in vd.files and \
+                s.base not in vd.swapped_in:
             load_recovered.add(s.base)
     for s in segs:
         if s.base in to_scan:
@@ -408,6 +423,7 @@ def plan_partition(directory, *, recovery_point: int | None = None,
     # the recovery scan
     prev_last: int | None = None
     cut_at = None
+    unsafe: dict[int, int] | None = None
     for i, s in enumerate(segs):
         if cut_at is not None:
             break
@@ -426,9 +442,18 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         r.batches = s.scan.batches
         r.last_valid_offset = s.scan.last_offset
         r.error = s.scan.error or ("partial batch at the end" if s.scan.invalid_bytes else "")
+        stop = None
+        if salvage and s.scan.invalid_bytes:
+            if unsafe is None:
+                unsafe = unsafe_regions([(x.base, x.view_path) for x in segs])
+            stop = unsafe.get(s.base)
+            salvage_segment(s, prev_last, index_interval_bytes, stop_at=stop)
         if s.scan.last_offset is not None:
             prev_last = s.scan.last_offset
-        if s.scan.invalid_bytes and s.base in in_range and s.base not in load_recovered:
+        if stop is not None:  # salvage stopped in this segment: the broker's truncation
+            cut_at = i
+        elif s.scan.invalid_bytes and s.base in in_range and s.base not in load_recovered \
+                and not salvage:
             cut_at = i
     removed = segs[cut_at + 1:] if cut_at is not None else []
     remaining = segs[:cut_at + 1] if cut_at is not None else segs
@@ -436,13 +461,33 @@ def plan_partition(directory, *, recovery_point: int | None = None,
     for s in reversed(removed):
         prefix = filename_prefix_from_offset(s.base)
         s.report.removed = True
+        s.report.lost_bytes = (0, s.report.size) if s.report.size else None
+        s.report.lost_offsets = offsets_in(s.view_path, 0, s.base)
         for suf in (".txnindex", ".timeindex", ".index", ".log"):
             if prefix + suf in vd.files:
                 s.report.files_removed.append(vd.path(prefix + suf))
                 vd.delete(prefix + suf, f"follows the segment truncated at offset "
                                         f"{segs[cut_at].base} (LogLoader.recoverLog)")
+    salvaged = [s for s in remaining if s.data is not None]
+    if salvaged:
+        # snapshots past the first salvaged segment count batches --salvage drops: removed
+        # before any .log changes (so a rerun after a kill sees none of them), and taken
+        # again where the broker takes them
+        for name in sorted(vd.files):
+            if _is_segment_file(name, ".snapshot") and int(name[:20]) > salvaged[0].base:
+                vd.delete(name, "producer snapshot past a salvaged segment (it counts the "
+                                "batches dropped)")
     for s in remaining:
-        if s.scan is not None and s.scan.invalid_bytes:
+        if s.data is not None:
+            r = s.report
+            vd.actions.append(Action(
+                WRITE, r.log, f"salvaged: {len(r.dropped_regions)} corrupt region(s) dropped "
+                f"({r.invalid_bytes} bytes), {len(r.kept_batches)} valid batches kept at "
+                "their offsets (--salvage)", data=s.data))
+        elif s.scan is not None and s.scan.invalid_bytes:
+            s.report.lost_bytes = (s.scan.valid_bytes, s.scan.invalid_bytes)
+            s.report.lost_offsets = offsets_in(s.view_path, s.scan.valid_bytes, s.base,
+                                               after=s.scan.last_offset)
             vd.actions.append(Action(TRUNCATE, s.report.log, s.report.error or "invalid bytes",
                                      size=s.scan.valid_bytes))
     # log end offset
@@ -454,14 +499,15 @@ def plan_partition(directory, *, recovery_point: int | None = None,
         leo = log_start_offset
     rep.log_end_offset = leo
     _plan_indexes(vd, rep, remaining, forced_bases)
-    _plan_derived(vd, rep, d, remaining, leo, log_start_offset)
+    _plan_derived(vd, rep, d, remaining, leo, log_start_offset,
+                  in_range | load_recovered)
     if recovery_point != leo:
         rep.checkpoint_updates["recovery-point-offset-checkpoint"] = leo
     if log_start_offset is not None and log_start_offset > leo:
         rep.checkpoint_updates["log-start-offset-checkpoint"] = leo
         rep.notes.append(f"log start offset {log_start_offset} is above the log end offset "
                          f"{leo}: a broker would delete every segment; kafkalog lowers it")
-    rep.segments = [s.report for s in segs]
+    rep.segments = vd.replaced + [s.report for s in segs]
     rep.actions = vd.actions
     return rep
 
@@ -537,10 +583,36 @@ def _plan_leftovers(vd: _VirtualDir, rep: PartitionReport) -> None:
             if name.endswith(".swap") or off is None:
                 continue
             if lo <= off < hi:
+                if name.endswith(".log"):
+                    _replaced(vd, name, lo, hi)
                 vd.delete(name, f"replaced by the swapped-in segment [{lo}, {hi})")
     for name in sorted(valid, key=lambda n: (not n.endswith(".log.swap"), n)):
         if name in vd.files:
+            if name.endswith(".log.swap"):
+                vd.swapped_in.add(file_offset(name))
+                if name[:-len(".swap")] in vd.files:
+                    _replaced(vd, name[:-len(".swap")], lo, hi)
             vd.rename(name, name[:-len(".swap")], "interrupted swap completed (LogLoader)")
+
+
+def _replaced(vd: _VirtualDir, name: str, lo: int, hi: int) -> None:
+    """Report the segment ``name`` (a ``.log``) that the swapped-in segments covering
+    offsets ``[lo, hi)`` replace: removed, with the offsets it held outside that range as
+    lost (an empty ``.swap`` covers none: every offset of the segment it replaces is)."""
+    base = file_offset(name)
+    path = vd.real(name)
+    rep = SegmentReport(log=vd.path(name), base_offset=base, size=path.stat().st_size,
+                        removed=True, replaced_by=vd.path(name + ".swap"))
+    held = offsets_in(path, 0, base)
+    if held is not None:
+        first, last = held
+        outside = [(first, min(last, lo - 1)), (max(first, hi), last)]
+        outside = [(a, b) for a, b in outside if a <= b]
+        if outside:
+            rep.lost_offsets = (outside[0][0], outside[-1][1])
+    rep.lost_bytes = (0, rep.size) if rep.size else None
+    rep.files_removed.append(vd.path(name))
+    vd.replaced.append(rep)
 
 
 def _plan_indexes(vd: _VirtualDir, rep: PartitionReport, remaining: list[_Seg],
@@ -587,7 +659,7 @@ def _index_difference(existing: bytes, rebuilt: bytes, entry_size: int) -> str:
 
 
 def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: list[_Seg],
-                  leo: int, log_start_offset: int | None) -> None:
+                  leo: int, log_start_offset: int | None, recovered: set[int]) -> None:
     # -- leader epochs
     ckpt = d / LEADER_EPOCH_CHECKPOINT
     existing = None
@@ -620,7 +692,13 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
             vd.actions.append(Action(WRITE, str(ckpt), "leader epochs rebuilt from the log",
                                      data=format_leader_epoch_checkpoint(entries).encode()))
     _plan_partition_metadata(vd, rep, d)
-    # -- producer snapshots
+    _plan_producer_state(vd, remaining, leo, log_start_offset, recovered)
+
+
+def _kept_snapshots(vd: _VirtualDir, bases: list[int], leo: int, new_lso: int
+                    ) -> dict[int, list]:
+    """Plan the removal of the producer snapshots ``LogLoader.load`` removes (see
+    :func:`_plan_producer_state`); the entries of those it keeps, by offset."""
     snaps: dict[int, list] = {}
     for name in sorted(vd.files):
         if _is_segment_file(name, ".snapshot"):
@@ -632,7 +710,45 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
                 snaps[off] = parse_snapshot(_read(vd.real(name)), file=name)
             except KafkalogError as e:
                 vd.delete(name, f"corrupt producer snapshot ({e.message})")
-    need_snapshot = leo not in snaps
+    strays = [o for o in sorted(snaps) if o not in set(bases)]
+    for o in strays[:-1] + [o for o in strays[-1:] if bases and o <= bases[-1]]:
+        del snaps[o]
+        vd.delete(filename_prefix_from_offset(o) + ".snapshot", "no segment starts at this "
+                  "producer snapshot's offset (ProducerStateManager.removeStraySnapshots)")
+    for o in [o for o in sorted(snaps) if o <= new_lso]:
+        del snaps[o]
+        vd.delete(filename_prefix_from_offset(o) + ".snapshot", f"producer snapshot at or "
+                  f"below the log start offset {new_lso} (ProducerStateManager."
+                  "truncateAndReload)")
+    return snaps
+
+
+def _plan_producer_state(vd: _VirtualDir, remaining: list[_Seg], leo: int,
+                         log_start_offset: int | None, recovered: set[int]) -> None:
+    """Producer snapshots and ``.txnindex`` files as ``LogLoader.load`` leaves them.
+
+    Snapshots removed: above the log end offset or unreadable
+    (``ProducerStateManager.truncateAndReload`` / ``loadFromSnapshot``), not at a segment's
+    base offset unless the largest such one above every base (``removeStraySnapshots``),
+    at or below the log start offset (``truncateAndReload``). Snapshots written where the
+    broker takes them (``LogLoader.recoverSegment``, ``UnifiedLog.rebuildProducerState``)
+    and none is: at the base and the next offset of each segment the broker recovers
+    (``recovered``: base offsets; not those only kafkalog rescans), at the bases
+    of the last two segments when the state is replayed through them, and at the log end
+    offset; each holds the state replayed up to its offset."""
+    bases = [s.base for s in remaining]
+    new_lso = max(log_start_offset or 0, bases[0]) if bases else leo
+    snaps = _kept_snapshots(vd, bases, leo, new_lso)
+    wanted = {leo}
+    for i, s in enumerate(remaining):
+        if s.scan is not None and s.base in recovered:
+            wanted.add(s.base)
+            if i + 1 < len(remaining):
+                wanted.add(remaining[i + 1].base)
+    replay_from = max((o for o in snaps if o <= leo), default=None)
+    wanted.update(b for b in bases[-2:]
+                  if (replay_from is None or replay_from < b) and b < leo)
+    wanted = {o for o in wanted if o > new_lso} - set(snaps)
     txn_segs = []
     for s in remaining:
         if s.scan is None:
@@ -640,19 +756,20 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
         name = filename_prefix_from_offset(s.base) + ".txnindex"
         if s.scan.producer_batches or name in vd.files:
             txn_segs.append(s)
-    if not need_snapshot and not txn_segs:
+    if not wanted and not txn_segs:
         return
-    candidates = [leo] if need_snapshot else []
+    candidates = sorted(wanted)
     if txn_segs:
         candidates.append(txn_segs[0].base)
-    want = min(candidates)
-    start_snap = max((o for o in snaps if o <= want), default=None)
+    start_snap = max((o for o in snaps if o <= min(candidates)), default=None)
     state = ProducerStateManager()  # in memory: the plan writes nothing
     if start_snap is not None:
         state.load_entries(snaps[start_snap], start_snap)
     start = start_snap if start_snap is not None else -1
     rebuilt = {s.base: TransactionIndex(vd.path(filename_prefix_from_offset(s.base) +
                                                  ".txnindex"), s.base) for s in txn_segs}
+    pending = sorted(wanted)
+    taken: dict[int, bytes] = {}
     for s in remaining:
         w = _walk(s)
         if w.last_offset is not None and w.last_offset < start:
@@ -661,24 +778,29 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
         if not positions:
             continue
         txn_index = rebuilt.get(s.base)
-        view = open_view(s.view_path)
+        view = memoryview(s.data) if s.data is not None else open_view(s.view_path)
         try:
             for pos in positions:
                 batch = v2_batch_at(view, pos)
                 if batch.base_offset < start or batch.base_offset >= leo:
                     continue
+                while pending and pending[0] <= batch.base_offset:
+                    taken[pending.pop(0)] = state.snapshot_bytes()
                 aborted = state.replay_batch(batch)
                 if aborted is not None and txn_index is not None:
                     txn_index.append(aborted)
         finally:
             release_view(view)
-    if need_snapshot:
-        name = filename_prefix_from_offset(leo) + ".snapshot"
+    for o in pending:
+        taken[o] = state.snapshot_bytes()
+    for o in sorted(wanted):
+        name = filename_prefix_from_offset(o) + ".snapshot"
         vd.actions.append(Action(WRITE, vd.path(name),
-                                 "producer state at the log end offset" +
+                                 f"producer state at offset {o}" +
+                                 (" (the log end offset)" if o == leo else "") +
                                  (f" (replayed from snapshot {start_snap})"
                                   if start_snap is not None else " (replayed from the log)"),
-                                 data=state.snapshot_bytes()))
+                                 data=taken[o]))
     for s in txn_segs:
         if start_snap is not None and s.base < start_snap:
             continue

@@ -83,6 +83,7 @@ def _read_ckpt(path: Path, notes: list[str]) -> dict | None:
 
 
 def recover(paths, *, truncate: bool = False, all_segments: bool = False,
+            salvage: bool = False,
             quarantine=None, keep: bool = True,
             index_interval_bytes: int = 4096, progress=None,
             held: LogDirLock | None = None) -> RecoveryResult:
@@ -95,6 +96,8 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
         paths: partition directories and/or log directories.
         truncate: apply the plan (else a dry run that changes nothing).
         all_segments: recover every segment, not only those from the recovery point.
+        salvage: keep every valid batch after a corrupt region, at its offsets, instead
+            of truncating at the first one (``--salvage``; kafkalog's extension).
         quarantine: a directory for quarantine sessions (default: in each partition dir).
         keep: keep what is cut/removed/rewritten (``--no-quarantine`` is ``False``).
         index_interval_bytes: ``index.interval.bytes``.
@@ -145,7 +148,8 @@ def recover(paths, *, truncate: bool = False, all_segments: bool = False,
                 locks.append(LogDirLock(log_dir).acquire())
         for log_dir, pdirs in groups.items():
             planned.append((log_dir, _plan_log_dir(
-                log_dir, pdirs, all_segments=all_segments, quarantine=quarantine,
+                log_dir, pdirs, all_segments=all_segments, salvage=salvage,
+                quarantine=quarantine,
                 index_interval_bytes=index_interval_bytes, advance=advance)))
         if truncate:
             for _, plans in planned:
@@ -177,6 +181,7 @@ def _first_offset(rep: PartitionReport) -> int:
 
 
 def _plan_log_dir(log_dir: Path, pdirs: list[Path], *, all_segments: bool, quarantine,
+                  salvage: bool = False,
                   index_interval_bytes: int, advance=None
                   ) -> list[tuple[PartitionReport, Session | None]]:
     notes: list[str] = []
@@ -193,6 +198,7 @@ def _plan_log_dir(log_dir: Path, pdirs: list[Path], *, all_segments: bool, quara
             pdir, recovery_point=(rp_map or {}).get(tp) if tp else None,
             log_start_offset=(ls_map or {}).get(tp) if tp else None, clean_shutdown=clean,
             all_segments=all_segments, index_interval_bytes=index_interval_bytes,
+            salvage=salvage,
             forced_bases=forced)
         if advance is not None:
             advance(pdir)

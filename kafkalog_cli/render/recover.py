@@ -12,6 +12,47 @@ def _n(v) -> str:
     return "-" if v is None else str(v)
 
 
+def _lost(s) -> str:
+    """What a segment loses, in words: its offset range and byte range."""
+    parts = []
+    if s.lost_offsets:
+        a, b = s.lost_offsets
+        parts.append(f"offset {a}" if a == b else f"offsets {a}-{b}")
+    if s.lost_bytes:
+        pos, size = s.lost_bytes
+        parts.append(f"bytes {pos}-{pos + size - 1} ({size} bytes)")
+    return ", ".join(parts)
+
+
+def _salvage_lines(s, verb: str):
+    """``--salvage``: each region a segment drops, then the batches it keeps (runs of
+    batches that lie one after the other)."""
+    from rich.text import Text
+
+    from .text import safe
+
+    if s.kept_batches is None:
+        return
+    name = safe(os.path.basename(s.log))
+    for pos, size, reason, lost in s.dropped_regions:
+        what = f"bytes {pos}-{pos + size - 1}" + (
+            f" (offsets {lost[0]}-{lost[1]})" if lost else "")
+        yield Text(f"  {verb} drop {what} of {name}: {safe(reason)}", style="red")
+    runs: list[list[int]] = []
+    for pos, size, first, last in s.kept_batches:
+        if runs and runs[-1][1] == pos:
+            runs[-1][1], runs[-1][3], runs[-1][4] = pos + size, last, runs[-1][4] + 1
+        else:
+            runs.append([pos, pos + size, first, last, 1])
+    for start, end, first, last, n in runs:
+        yield Text(f"  {verb} keep {n} batch(es) of {name}: offsets {first}-{last}, "
+                   f"bytes {start}-{end - 1}", style="green")
+
+
+def _ranges(ranges) -> str:
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
+
+
 def render_recover(result, console=None) -> None:
     from rich.text import Text
 
@@ -28,8 +69,13 @@ def render_recover(result, console=None) -> None:
                      style="bold")
         rows = []
         for s in p.segments:
-            if s.removed:
+            if s.replaced_by:
+                status = Text(f"replaced by {safe(os.path.basename(s.replaced_by))}",
+                              style="bold red")
+            elif s.removed:
                 status = Text("removed (follows a truncation)", style="bold red")
+            elif s.kept_batches is not None:
+                status = Text("salvaged", style="bold yellow")
             elif s.invalid_bytes:
                 status = Text("truncated", style="bold red")
             elif s.scanned:
@@ -52,6 +98,15 @@ def render_recover(result, console=None) -> None:
             for note in s.notes:
                 con.print(Text(f"note  {name}: {safe(note)}", style="yellow"))
         verb = "would" if result.dry_run else "did"
+        for s in p.segments:
+            for line in _salvage_lines(s, verb):
+                con.print(line)
+            if s.lost_offsets or s.lost_bytes:
+                con.print(Text(f"  {verb} drop {_lost(s)} of "
+                               f"{safe(os.path.basename(s.log))}", style="red"))
+        ranges = p.lost_offset_ranges()
+        if ranges:
+            con.print(Text(f"  offsets lost: {_ranges(ranges)}", style="bold red"))
         for a in p.actions:
             extra = f" -> {a.target}" if a.target else (f" to {a.size} bytes" if a.size is not None
                                                        else "")
@@ -65,12 +120,16 @@ def render_recover(result, console=None) -> None:
     if result.dry_run:
         line = (f"dry run: {s['partitionsWithWork']} of {s['partitions']} partition(s) need "
                 f"recovery; {s['segmentsTruncated']} segment(s) to truncate "
-                f"({s['invalidBytes']} invalid bytes), {s['segmentsRemoved']} to remove, "
-                f"{s['actions']} action(s). Run with --truncate to apply.")
+                f"({s['invalidBytes']} invalid bytes; {s['segmentsSalvaged']} salvaged), "
+                f"{s['segmentsRemoved']} to remove "
+                f"({s['segmentsReplaced']} replaced by .swap files; {s['removedBytes']} "
+                f"bytes), {s['actions']} action(s). Run with --truncate to apply.")
     else:
         line = (f"recovered {s['partitionsWithWork']} of {s['partitions']} partition(s): "
                 f"{s['segmentsTruncated']} segment(s) truncated ({s['invalidBytes']} "
-                f"bytes quarantined), {s['segmentsRemoved']} removed, {s['actions']} "
+                f"bytes quarantined; {s['segmentsSalvaged']} salvaged), "
+                f"{s['segmentsRemoved']} removed ({s['segmentsReplaced']} "
+                f"replaced by .swap files; {s['removedBytes']} bytes), {s['actions']} "
                 f"action(s).")
     con.print(Text(line, style="bold"))
 

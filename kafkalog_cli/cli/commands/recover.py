@@ -27,6 +27,11 @@ def recover(
         show_default=False)] = None,
     no_quarantine: Annotated[bool, typer.Option(
         "--no-quarantine", help="Discard what is cut, removed or rewritten.")] = False,
+    salvage: Annotated[bool, typer.Option(
+        "--salvage", help="Keep every valid batch after a corrupt region, at its offsets "
+        "(an offset gap where the region was), instead of truncating at the first invalid "
+        "batch as the broker does; it truncates there still where a transaction is open "
+        "at the damage and its producer writes on. kafkalog's extension.")] = False,
     undo: Annotated[str | None, typer.Option(
         "--undo", help="Put back what the quarantine session QUARANTINE holds.",
         metavar="QUARANTINE", show_default=False)] = None,
@@ -47,6 +52,7 @@ def recover(
     Examples:
       kafkalog recover /var/lib/kafka/data              # dry run: what would change
       kafkalog recover /var/lib/kafka/data/orders-3 --truncate
+      kafkalog recover /var/lib/kafka/data/orders-3 --truncate --salvage
       kafkalog recover --undo /var/lib/kafka/data/orders-3/.kafkalog-quarantine/2025...Z
     """
     from ...ops import recover as ops
@@ -54,7 +60,8 @@ def recover(
     from ...render.recover import render_recover, render_undo
 
     if undo is not None:
-        if paths or truncate or all_segments or no_quarantine or quarantine is not None:
+        if paths or truncate or all_segments or salvage or no_quarantine or \
+                quarantine is not None:
             raise typer.BadParameter("--undo takes only the quarantine session directory")
         emit_and_exit(ops.undo(undo), output, render_undo)
     if not paths:
@@ -63,6 +70,7 @@ def recover(
         raise typer.BadParameter("--quarantine and --no-quarantine exclude each other")
     with byte_progress("recover") as advance:
         result = ops.recover(paths, truncate=truncate, all_segments=all_segments,
+                             salvage=salvage,
                              quarantine=quarantine, keep=not no_quarantine,
                              index_interval_bytes=index_interval_bytes, progress=advance)
     emit_and_exit(result, output, render_recover)

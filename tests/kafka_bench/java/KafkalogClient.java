@@ -53,7 +53,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *             flushed before "abort" is never written: TransactionAbortedException)
  *
  * java KafkalogClient consume BOOTSTRAP TOPIC ISOLATION [TIMEOUT_MS] [CONFIG=VALUE ...]
- *   every partition of TOPIC from its beginning to its end offset (the LSO for
+ *   every partition of TOPIC (or of each topic of a comma-separated list: one JVM reads
+ *   them all) from its beginning to its end offset (the LSO for
  *   read_committed, once it reaches the log end offset or after kafkalog.stable.wait.ms,
  *   default 10000, a pseudo-config taken out of the others) as JSON Lines, per partition
  *   in offset order:
@@ -223,8 +224,10 @@ public final class KafkalogClient {
         props.putAll(extra);
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props)) {
             List<TopicPartition> partitions = new ArrayList<>();
-            for (PartitionInfo p : consumer.partitionsFor(topic, Duration.ofMillis(timeoutMs))) {
-                partitions.add(new TopicPartition(topic, p.partition()));
+            for (String name : topic.split(",")) {  // TOPIC may list several: one JVM for all
+                for (PartitionInfo p : consumer.partitionsFor(name, Duration.ofMillis(timeoutMs))) {
+                    partitions.add(new TopicPartition(name, p.partition()));
+                }
             }
             partitions.sort((a, b) -> Integer.compare(a.partition(), b.partition()));
             consumer.assign(partitions);
