@@ -32,9 +32,11 @@ Rows (the data is built by kafka-python's builder, deterministic, into
   ``local[2]`` against the code of issue 13's filing (b0ee153), in a section of its own
   after the table (:func:`spark_section`).
 
+The ``recover`` group: ``recover``'s scan of 1 GiB against a read + crc32c of it.
+
 The ``memory`` group is not a ratio: a "Peak memory" section after the table gives the
-Python heap peak (tracemalloc), pyarrow's pool peak and the peak anonymous RSS of
-``dump-segment``, ``read`` and ``export`` on a generated 1 GiB segment (``--memory-mb``;
+Python heap peak (tracemalloc), pyarrow's pool peak and the peak anonymous RSS of every
+offline command (but ``groups`` and ``delete-records``) on a generated 1 GiB segment (``--memory-mb``;
 the heap on a 64 MiB one, ``--memory-trace-mb``, and where the RSS does not settle it)
 against issue 13's 64 MB (see :func:`memory_rows`; ~4 min, the segments built once).
 
@@ -1188,8 +1190,9 @@ def _mem_commands(pdir: Path, out: Path, pure: bool, lines: Path
 
 def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
                 ) -> tuple[list[MemRow], list[dict]]:
-    """Peak memory of dump-segment (-o kafka, -o json), read (-o json, text) and export
-    (local, Parquet) on a generated ~``mb`` MiB segment, on a ~``trace_mb`` MiB one of the
+    """Peak memory of every offline command (:func:`_mem_commands`: verify-index,
+    describe, audit, recover, get-offsets, produce, dump-segment -o kafka and -o json,
+    read -o json and text, export local to Parquet) on a generated ~``mb`` MiB segment, on a ~``trace_mb`` MiB one of the
     same shape and on a one-record one (the interpreter and the command's imports); with
     ``pure``, dump -o kafka again with ``KAFKALOG_PURE_PYTHON=1``. Each command runs
     without tracemalloc on every segment (RSS, CPU, pyarrow's pool: tracemalloc's own
