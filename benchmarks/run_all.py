@@ -34,9 +34,11 @@ Rows (the data is built by kafka-python's builder, deterministic, into
   ``local[2]`` against the code of issue 13's filing (b0ee153), in a section of its own
   after the table (:func:`spark_section`).
 
+The ``recover`` group: ``recover``'s scan of 1 GiB against a read + crc32c of it.
+
 The ``memory`` group is not a ratio: a "Peak memory" section after the table gives the
-Python heap peak (tracemalloc), pyarrow's pool peak and the peak anonymous RSS of
-``dump-segment``, ``read`` and ``export`` on a generated 1 GiB segment (``--memory-mb``;
+Python heap peak (tracemalloc), pyarrow's pool peak and the peak anonymous RSS of every
+offline command (but ``groups`` and ``delete-records``) on a generated 1 GiB segment (``--memory-mb``;
 the heap on a 64 MiB one, ``--memory-trace-mb``, and where the RSS does not settle it)
 against issue 13's 64 MB (see :func:`memory_rows`; ~4 min, the segments built once).
 
@@ -215,11 +217,11 @@ def read_rows(n: int, min_time: float) -> list[Row]:
             kfn = read_bench.kafkalog_decode if op == "decode" else read_bench.kafkalog_scan
             target = None
             if op == "decode" and not cid:
-                target = ("aiokafka[C]", 1.0 if nr == 1 else 1.5)
+                target = ("aiokafka[C]", 1.5 if nr == 1 else 2.0)  # issue 28
             rows.append(Row("read", f"{op}, {label} ({n:,} records)",
                             Impl("kafkalog", in_process(lambda f=kfn, d=data: f(d), min_time)),
                             ps, target,
-                            "target with the compiled core (part B)" if target else ""))
+                            "issue 28's target, with the compiled core" if target else ""))
     return rows
 
 
@@ -359,7 +361,9 @@ def produce_rows(n: int, min_time: float, tmp: Path) -> list[Row]:
         if codec != "none":
             peers.append(Impl("aiokafka[C]", in_process(
                 _peer_produce(path, tmp / "ac.log", peer_fmt, cid, "aiokafka"), min_time)))
-        target = ("kafka-python", 3.0) if codec == "none" else ("kafka-python", 2.0)
+        # issue 28: 4x for values-only and --parse-key lines; issue 13's for the others
+        target = ("kafka-python", 4.0 if fmt == "lines" and codec == "none"
+                  else 3.0 if codec == "none" else 2.0)
         rows.append(Row("produce", f"produce {label} ({n:,} records)",
                         Impl("kafkalog", in_process(kafkalog(path, fmt, codec, **extra),
                                                     min_time)),
@@ -470,7 +474,7 @@ def dump_rows(n: int, tmp: Path) -> list[Row]:
             rows.append(Row("dump", f"dump-segment --print-data-log -o {mode} ({what})",
                             Impl("kafkalog", child(kl_cmd)),
                             [Impl("kafka-python script", child(kp_cmd))],
-                            ("kafka-python script", 5.0),
+                            ("kafka-python script", 15.0),  # issue 28
                             "same output" if a == b else "OUTPUT DIFFERS from the script's"))
     return rows
 
@@ -540,6 +544,34 @@ def read_cmd_rows(n: int, tmp: Path) -> list[Row]:
     return rows
 
 
+# -- rows: recover ---------------------------------------------------------------------------
+
+#: the recover row's segment: 1 MiB batches of 1 KiB records up to this many bytes
+RECOVER_BYTES = 1 << 30
+
+
+def recover_rows(tmp: Path) -> list[Row]:
+    """``recover``'s scan (``storage.recovery_scan.scan_log``, the loop of
+    ``LogSegment.recover``: CRC, offsets, index entries, epochs, producers) of a 1 GiB
+    segment of 1 MiB batches against reading the same bytes through the same kind of map
+    and a CRC-32C over them: the physical limit of that path (issue 28: >= 0.9x).
+    Both in this process, on the warm page cache (recover_bench.py's segment)."""
+    import recover_bench
+
+    from kafkalog_cli.format.builder import build_batch
+
+    big = build_batch([(TS + i, b"key-%06d" % i, bytes([i % 251]) * 1000, ())
+                       for i in range(1030)])
+    log = recover_bench._write_segment(DATA / "recover-1g-0", big, RECOVER_BYTES // len(big),
+                                       1030)
+    recover_bench._baseline(log)  # warm the cache
+    gib = log.stat().st_size / 2**30
+    return [Row("recover", f"recover's scan of {gib:.2f} GiB in 1 MiB batches",
+                Impl("kafkalog", in_process(lambda: recover_bench._scan(log))),
+                [Impl("read + crc32c", in_process(lambda: recover_bench._baseline(log)))],
+                ("read + crc32c", 0.9), "issue 28: the physical limit of the path")]
+
+
 # -- rows: export ----------------------------------------------------------------------------
 
 PEER_EXPORT = r'''
@@ -587,6 +619,10 @@ else:
 SAME_OPTIONS = "aiokafka[C] + pyarrow, kafkalog's settings"
 
 
+#: the export row issue 28 sets its 3x on
+EXPORT_TARGET_RECORDS = 300_000
+
+
 def export_rows(n: int, tmp: Path) -> list[Row]:
     """export --engine local against the pyarrow scripts on ``n`` records, on ``10 n``
     (the same per-record work, a smaller share of start-up), and on one record: the
@@ -595,9 +631,10 @@ def export_rows(n: int, tmp: Path) -> list[Row]:
     sp = tmp / "peer_export.py"
     sp.write_text(PEER_EXPORT)
     rows = []
-    for label, log in (("1 record: the fixed cost", segment("e-1", 1, 1)),
-                       (f"{n:,} records", segment(f"b-{n}", n // 100, 100)),
-                       (f"{10 * n:,} records", segment(f"b-{10 * n}", n // 10, 100))):
+    sizes = dict.fromkeys((n, EXPORT_TARGET_RECORDS, 10 * n))  # in order, once each
+    logs = [("1 record: the fixed cost", segment("e-1", 1, 1))]
+    logs += [(f"{k:,} records", segment(f"b-{k}", k // 100, 100)) for k in sizes]
+    for label, log in logs:
         out = tmp / f"export-out-{log.parent.name}"
 
         def clean(out=out):
@@ -614,10 +651,12 @@ def export_rows(n: int, tmp: Path) -> list[Row]:
                              "kafkalog-options"], env={**ENV, "OPENBLAS_NUM_THREADS": "1",
                                                   "MIMALLOC_ARENA_EAGER_COMMIT": "0"}))]
         fixed = label.startswith("1 record")
+        # issue 28: 3x at 300,000 records; issue 13's 2x on the others
+        want = 3.0 if label == f"{EXPORT_TARGET_RECORDS:,} records" else 2.0
         rows.append(Row("export", f"export --engine local to Parquet ({label})",
                         Impl("kafkalog", child(kl, before=clean)), peers,
-                        None if fixed else ("aiokafka[C] + pyarrow", 2.0),
-                        "" if fixed else "target with the compiled core (part B)"))
+                        None if fixed else ("aiokafka[C] + pyarrow", want),
+                        "" if fixed else "target with the compiled core"))
     return rows
 
 
@@ -647,6 +686,11 @@ def export_notes(rows: list[Row]) -> None:
 
 
 # -- rows: start-up --------------------------------------------------------------------------
+
+#: the start-up rows issue 28 holds to 2x ``python -c pass``
+READ_SIDE = ("verify-index", "dump-segment", "dump-segment --print-data-log -o json",
+             "describe", "read", "recover (dry run)")
+
 
 def startup_rows(tmp: Path, baseline: Path | None = None) -> list[Row]:
     """Each command's start against ``python -c pass``; with ``baseline`` (another
@@ -681,10 +725,13 @@ def startup_rows(tmp: Path, baseline: Path | None = None) -> list[Row]:
         if baseline is not None:
             peers.append(Impl(f"kafkalog at {baseline}", child(
                 cmd, before=before, cwd=baseline, env={**ENV, "PYTHONPATH": str(baseline)})))
+        # issue 28: the read-side commands within 2x python -c pass; the others 3x
+        most = 2.0 if name in READ_SIDE else 3.0
         rows.append(Row("startup", f"start-up: {name} (tiny fixture)",
                         Impl("kafkalog", child(cmd, before=before)), peers,
-                        ("python -c pass", 1 / 3.0),
-                        "ratio = python -c pass / kafkalog; target <= 3x, i.e. >= 0.33"))
+                        ("python -c pass", 1 / most),
+                        f"ratio = python -c pass / kafkalog; target <= {most:.0f}x, i.e. "
+                        f">= {1 / most:.2f}"))
     return rows
 
 
@@ -1040,7 +1087,7 @@ def _rss_anon(pid: int) -> int | None:
 
 
 def mem_child(argv: list[str], tmp: Path, trace: bool, env: dict | None = None,
-              before=None) -> MemRun:
+              before=None, exits: tuple[int, ...] = (0,)) -> MemRun:
     """Run the CLI with ``argv`` in a child (stdout to /dev/null), polling its RssAnon
     every ~10 ms until it exits; its CPU from ``wait4``'s rusage."""
     if before is not None:
@@ -1070,7 +1117,7 @@ def mem_child(argv: list[str], tmp: Path, trace: bool, env: dict | None = None,
     if p.returncode != 0 or not result.exists():
         raise RuntimeError(f"{argv}: exit {p.returncode}: {stderr[-800:]}")
     res = json.loads(result.read_text())
-    if res["exit"] != 0:
+    if res["exit"] not in exits:
         raise RuntimeError(f"{argv}: CLI exit {res['exit']}: {stderr[-800:]}")
     return MemRun(res, peak, ru.ru_utime + ru.ru_stime, samples, wall)
 
@@ -1094,10 +1141,38 @@ class MemRow:
         return self.plain.rss, "RSS"
 
 
-def _mem_commands(pdir: Path, out: Path, pure: bool) -> list[tuple[str, list[str], dict | None]]:
+def memory_lines(pdir: Path, records: int) -> Path:
+    """``produce``'s input for the memory group: ``records`` lines of ~100-byte values
+    (the segment's record count, so the log written is of the segment's size), built once
+    beside the segment (``benchmarks/data/``, gitignored)."""
+    path = pdir.parent / f"produce-{records}.txt"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "wb") as f:
+            for start in range(0, records, 100_000):
+                f.write(b"".join(b'{"id": %08d, "payload": "%s"}\n' % (i, b"x" * 74)
+                                 for i in range(start, min(records, start + 100_000))))
+        tmp.rename(path)
+    return path
+
+
+def _mem_commands(pdir: Path, out: Path, pure: bool, lines: Path
+                  ) -> list[tuple[str, list[str], dict | None]]:
+    """Every offline command on the partition ``pdir`` (``produce``: ``lines`` into a new
+    log directory ``out``). Not measured: ``groups`` (it needs __consumer_offsets) and
+    ``delete-records`` (it writes the partition's checkpoint, moving the log start
+    offset every other command reads from)."""
     log = str(pdir / f"{0:020d}.log")
     dump = ["dump-segment", "--deep-iteration", "--print-data-log"]
     cmds = [
+        ("verify-index", ["verify-index", "-o", "json", str(pdir)], None),
+        ("describe", ["describe", "-o", "json", str(pdir)], None),
+        ("audit", ["audit", "-o", "json", str(pdir)], None),
+        ("recover --all (dry run)", ["recover", "--all", "-o", "json", str(pdir)], None),
+        ("get-offsets --time -3 (max timestamp)",
+         ["get-offsets", "--time", "-3", "-o", "json", str(pdir.parent)], None),
+        ("produce (lines, values only)",
+         ["produce", "--log-dir", str(out), "--topic", "mem", "-o", "json", str(lines)], None),
         ("dump-segment --deep-iteration --print-data-log -o kafka",
          dump + ["-o", "kafka", log], None),
         ("dump-segment --deep-iteration --print-data-log -o json",
@@ -1117,8 +1192,9 @@ def _mem_commands(pdir: Path, out: Path, pure: bool) -> list[tuple[str, list[str
 
 def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
                 ) -> tuple[list[MemRow], list[dict]]:
-    """Peak memory of dump-segment (-o kafka, -o json), read (-o json, text) and export
-    (local, Parquet) on a generated ~``mb`` MiB segment, on a ~``trace_mb`` MiB one of the
+    """Peak memory of every offline command (:func:`_mem_commands`: verify-index,
+    describe, audit, recover, get-offsets, produce, dump-segment -o kafka and -o json,
+    read -o json and text, export local to Parquet) on a generated ~``mb`` MiB segment, on a ~``trace_mb`` MiB one of the
     same shape and on a one-record one (the interpreter and the command's imports); with
     ``pure``, dump -o kafka again with ``KAFKALOG_PURE_PYTHON=1``. Each command runs
     without tracemalloc on every segment (RSS, CPU, pyarrow's pool: tracemalloc's own
@@ -1136,18 +1212,22 @@ def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
     def clean():
         shutil.rmtree(out, ignore_errors=True)
 
-    per_seg = [_mem_commands(pdir, out, pure) for pdir, _ in segs]
+    per_seg = [_mem_commands(pdir, out, pure, memory_lines(pdir, info["records"]))
+               for pdir, info in segs]
     rows = []
     for i, (label, _, env) in enumerate(per_seg[0]):
         for (_, info), cmds in zip(segs, per_seg, strict=True):
             argv = cmds[i][1]
             print(f"# memory: {label} ({info['records']:,} record"
                   f"{'' if info['records'] == 1 else 's'})", file=sys.stderr)
-            plain = mem_child(argv, tmp, False, env, clean)
+            # recover's dry run exits 1 when it plans work (the generated segments have no
+            # recovery point or leader-epoch checkpoint)
+            exits = (0, 1) if label.startswith("recover") else (0,)
+            plain = mem_child(argv, tmp, False, env, clean, exits)
             traced = None
             if (info["records"] == 1 or info["bytes"] <= trace_mb << 20
                     or plain.rss >= MEM_LIMIT_MB * 1e6):
-                traced = mem_child(argv, tmp, True, env, clean)
+                traced = mem_child(argv, tmp, True, env, clean, exits)
             note = ""
             if label.startswith("export"):
                 import pyarrow.parquet as pq
@@ -1266,8 +1346,8 @@ def table(rows: list[Row], args, load: tuple[float, float], seconds: float) -> s
     return "\n".join(md)
 
 
-GROUPS = ("startup", "read", "build", "produce", "dump", "consume", "export", "memory",
-          "spark", "serve")
+GROUPS = ("startup", "read", "build", "produce", "dump", "consume", "export", "recover",
+          "memory", "spark", "serve")
 #: run unless ``--only`` says otherwise: not ``spark`` (see :func:`spark_section`'s text)
 #: nor ``serve`` (:func:`serve_section`: the bench broker and its clients, minutes)
 DEFAULT_GROUPS = tuple(g for g in GROUPS if g not in ("spark", "serve"))
@@ -1335,6 +1415,8 @@ def main(argv=None) -> int:
             rows += read_cmd_rows(n, tmp)
         if "export" in only:
             rows += export_rows(n, tmp)
+        if "recover" in only:
+            rows += recover_rows(tmp)
         if rows:
             run_rounds(rows, args.repeat)
             export_notes(rows)

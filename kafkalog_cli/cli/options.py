@@ -124,7 +124,10 @@ SchemaRegistryPropertyOpt = Annotated[list[str] | None, typer.Option(
 
 def registry_options(key_decoder, value_decoder, schemas, url, props):
     """The library's SchemaRegistryOptions of the options above (a usage error raised as
-    typer.BadParameter)."""
+    typer.BadParameter); None when none of them is given (Schema Registry's modules are
+    then not imported: a command's start-up without them, issue 28)."""
+    if not (key_decoder or value_decoder or schemas or url or props):
+        return None
     from ..errors import InvalidArgumentError
     from ..registry.decoder import SchemaRegistryOptions
 

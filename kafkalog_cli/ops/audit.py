@@ -124,8 +124,10 @@ def _first_ts(b) -> int:
 #: A group of records blocks is decoded once it holds this many bytes or this many
 #: batches: each queued batch costs ~600 bytes besides its block (the batch tuple, the
 #: block's bytes object, its record positions), so a segment of small batches would
-#: otherwise queue them all (1 GB for 1.64 M one-record batches)
-_GROUP_BYTES = 64 << 20
+#: otherwise queue them all (1 GB for 1.64 M one-record batches). The group and its joined
+#: copy are both held while it decodes: at 64 MiB, audit's peak anonymous RSS on a 1 GiB
+#: segment was 167 MB; at 8 MiB 33 MB, with no more CPU (issue 28: under 64 MiB)
+_GROUP_BYTES = 8 << 20
 _GROUP_BATCHES = 8192
 #: Records a process decodes one block at a time (``decode_records_into``) before its first
 #: group decode: the group path imports numpy and pyarrow (0.13 s of CPU, measured), more

@@ -82,7 +82,6 @@ from ..errors import (
 )
 from ..format.records import FileRecords, LegacyRecordBatch
 from ..schema.control import control_type_name
-from ..schema.producer_snapshot import parse_snapshot
 from ..schema.txn_index import parse_txn_index
 from ..storage.files import SEGMENT_SUFFIXES, check_exists
 from ..storage.location import as_path
@@ -674,6 +673,8 @@ def dump_producer_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:
     file = str(path)
     yield {"type": "file", "file": file, "kind": "producer_snapshot"}
     try:
+        from ..schema.producer_snapshot import parse_snapshot  # its files only
+
         entries = parse_snapshot(_read_bytes(path))
     except CorruptSnapshotError as e:
         yield {"type": "diagnostic", "stream": "stderr", "message": e.message, "file": file}
