@@ -10,8 +10,9 @@ fetched by ``scripts/fetch-kafka`` into ``~/.cache/kafkalog/kafka-<version>``):
   the same dirs, create topics with configs.
 * :func:`kafka_tool` - one tool class (DumpLogSegments, TopicCommand, GetOffsetShell,
   ProducerPerformance, VerifiableProducer, ...) in its own JVM: exit status, stdout, stderr;
-  :func:`kafka_tools_batch` - many invocations in one JVM (``ToolBatch.java``), for the
-  suites that compare hundreds of files.
+  :func:`iter_tools_batch` / :func:`kafka_tools_batch` - many invocations in one JVM
+  (``ToolBatch.java``), each result yielded as it ends, for the suites that compare
+  hundreds of files.
 * :func:`java_produce` / :func:`java_consume` - Kafka's Java client driven by a JSON spec
   (``KafkalogClient.java``): exact timestamps, keys, values, headers, partitions, batch
   boundaries (``flush``), idempotence, transactions; records read back as dicts. They work
@@ -202,22 +203,52 @@ def kafka_tool(main_class: str, *args: str, timeout: float = 120, heap: str = "2
     return ToolResult(done.returncode, done.stdout, done.stderr)
 
 
-def kafka_tools_batch(calls: list[tuple[str, list[str]]], timeout: float = 600) -> list[ToolResult]:
-    """Run many ``(main_class, args)`` invocations in ONE JVM (``ToolBatch.java``); each
-    gets its own captured stdout/stderr (UTF-8) and exit status (``Exit.exit`` caught; an
-    exception escaping ``main`` is status 1 with its stack trace on stderr)."""
+def iter_tools_batch(calls: list[tuple[str, list[str]]], timeout: float = 900):
+    """Run many ``(main_class, args)`` invocations in ONE JVM (``ToolBatch.java``),
+    yielding each one's :class:`ToolResult` as soon as it ends: the caller works on one
+    result (e.g. runs kafkalog on the same file) while the JVM runs the next, and only one
+    result is in memory at a time. Each invocation gets its own captured stdout/stderr
+    (UTF-8) and exit status (``Exit.exit`` caught; an exception escaping ``main`` is
+    status 1 with its stack trace on stderr, as the JVM prints it).
+
+    :raises RuntimeError: the JVM died before it answered every call (its stderr tail).
+    """
     b = require_bench()
     log4j = b.log4j("tools-log4j2.yaml", _TOOLS_LOG4J)
     with tempfile.TemporaryDirectory(prefix="toolbatch-") as tmp:
-        spec, out = Path(tmp) / "calls.json", Path(tmp) / "results.jsonl"
+        spec = Path(tmp) / "calls.json"
         spec.write_text(json.dumps([{"main": m, "args": list(a)} for m, a in calls]))
-        cmd = _java(b, f"-Dlog4j2.configurationFile={log4j}", "ToolBatch", str(spec), str(out),
+        cmd = _java(b, f"-Dlog4j2.configurationFile={log4j}", "ToolBatch", str(spec),
                     heap="512m")
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        if done.returncode != 0:
-            raise RuntimeError(f"ToolBatch failed (exit {done.returncode}): {done.stderr[-2000:]}")
-        results = [json.loads(line) for line in out.read_text().splitlines()]
-    return [ToolResult(r["exit"], r["stdout"], r["stderr"]) for r in results]
+        with open(Path(tmp) / "stderr.txt", "w+b") as err, \
+                subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err) as proc:
+            deadline = time.monotonic() + timeout
+            answered = 0
+            try:
+                # one JSON object a line; bytes split at b"\n" only: Jackson leaves
+                # U+0085, U+2028, ... raw in strings, where str.splitlines would cut
+                for line in proc.stdout:
+                    r = json.loads(line)
+                    answered += 1
+                    yield ToolResult(r["exit"], r["stdout"], r["stderr"])
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"ToolBatch ran past {timeout:.0f} s")
+                proc.wait(60)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            if proc.returncode != 0 or answered != len(calls):
+                err.seek(0)
+                tail = err.read()[-2000:].decode(errors="replace")
+                raise RuntimeError(f"ToolBatch failed (exit {proc.returncode}) after "
+                                   f"{answered} of {len(calls)} calls: {tail}")
+
+
+def kafka_tools_batch(calls: list[tuple[str, list[str]]], timeout: float = 900) -> list[ToolResult]:
+    """:func:`iter_tools_batch` as a list (for a few calls; a suite comparing hundreds of
+    files iterates instead)."""
+    return list(iter_tools_batch(calls, timeout))
 
 
 def _b64(value):
@@ -292,7 +323,8 @@ class KafkaBroker:
             :data:`KAFKA_JVM_PERFORMANCE_OPTS`, what kafka-server-start.sh uses).
 
     Defaults: node.id 1, listeners PLAINTEXT and CONTROLLER on free loopback ports,
-    replication factors 1 for the internal topics, group.initial.rebalance.delay.ms 0.
+    replication factors 1 for the internal topics, group.initial.rebalance.delay.ms 0,
+    log.retention.ms -1 (no time retention: the tests' records carry fixed old timestamps).
     """
 
     def __init__(self, workdir: Path, configs: dict | None = None, *,
@@ -324,6 +356,9 @@ class KafkaBroker:
             "share.coordinator.state.topic.replication.factor": "1",
             "share.coordinator.state.topic.min.isr": "1",
             "group.initial.rebalance.delay.ms": "0",
+            # the tests write fixed timestamps (2023): under the default 7-day time
+            # retention the broker would delete their segments 30 s after it started
+            "log.retention.ms": "-1",
             **{k: str(v) for k, v in (configs or {}).items()},
         }
         self.process: subprocess.Popen | None = None
