@@ -133,6 +133,11 @@ def test_garbage_index_is_mismatches_not_a_crash(fixtures_root, tmp_path, with_l
     assert any(pos < 0 for _, pos in stored)
     assert all(not 0 <= pos < log_size for _, pos in stored)
     evs = _events([d / f"{SEG0}.index"])
+    if not with_log:  # DumpLogSegments opens the .log first: NoSuchFileException, exit 1
+        assert [(e["type"], e.get("kind")) for e in evs] == [("file", "index"),
+                                                             ("diagnostic", "missing_log")]
+        assert evs[1]["error"] and f"{SEG0}.log" in evs[1]["message"]
+        return
     assert [(e["offset"], e["position"]) for e in evs if e["type"] == "index_entry"] == stored
     assert _mismatches(evs) == [(rel, -1) for rel, _ in stored]
 
