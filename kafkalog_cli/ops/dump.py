@@ -544,12 +544,15 @@ def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
         e = idx.entry(i)
         if e.offset == segment.base_offset and i > 0:
             break  # a zero-filled preallocated tail
-        if 0 <= e.position < size:
+        first = None
+        if 0 <= e.position <= size:
             fr = segment.records(e.position, e.position + opts.max_message_size)
             first = next(iter(fr.batches()), None)
-            log_offset = first.last_offset if first is not None else -1
-        else:  # a position outside the log (a garbage entry): no batch there
-            log_offset = -1
+        if first is None:  # the tool's slice(...).batches().iterator().next() throws
+            yield _index_entry_error(segment, e, fr.stop_error if 0 <= e.position <= size
+                                     else None)
+            return
+        log_offset = first.last_offset
         if log_offset != e.offset:
             mismatches.append((e.offset, log_offset))
         if not opts.verify_index_only:
@@ -560,6 +563,35 @@ def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
         lines += [f"  Index offset: {a}, log offset: {b}" for a, b in reversed(mismatches)]
         yield {"type": "diagnostic", "stream": "stderr", "message": "\n".join(lines),
                "mismatches": [{"indexOffset": a, "logOffset": b} for a, b in mismatches]}
+
+
+def _file_records_text(segment: LogSegment) -> str:
+    """FileRecords.toString of the .log as DumpLogSegments opens it."""
+    return (f"FileRecords(size={segment.size}, file={as_path(segment.log_path).absolute()}, "
+            f"start=0, end=2147483647)")
+
+
+def _index_entry_error(segment: LogSegment, entry, stop_error) -> dict:
+    """The error of an offset index entry at which no whole batch starts: DumpLogSegments
+    .dumpIndex dies there (exit 1; nothing more of the file, no mismatch report) with
+    FileRecords.slice's IllegalArgumentException (a position outside the log), the
+    reader's CorruptRecordException (a size below 14 bytes there) or, where the slice
+    holds no whole batch, NoSuchElementException. kafkalog says which, as an error
+    naming the entry, and goes on with the next file."""
+    pos = entry.position
+    if pos < 0:
+        why = f"Invalid position: {pos} in read from {_file_records_text(segment)}"
+    elif pos > segment.size:
+        why = f"Slice from position {pos} exceeds end position of {_file_records_text(segment)}"
+    elif isinstance(stop_error, RecordOverheadError):
+        why = stop_error.message
+    else:
+        why = "no whole batch starts there (NoSuchElementException)"
+    path = segment.index_path
+    return {"type": "diagnostic", "stream": "stderr", "kind": "corrupt_index", "error": True,
+            "file": str(path), "message": str(CorruptIndexError(
+                f"the entry for offset {entry.offset} points at position {pos} of the .log: "
+                f"{why}", file=path))}
 
 
 def missing_log_event(segment: LogSegment) -> dict:
@@ -591,6 +623,16 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
             return
         yield {"type": "index_sane", "file": str(path)}
         return
+    if tidx.entries:
+        # dumpTimeIndex reads every batch from each entry's offset-index position to the
+        # end of the .log: a size below 14 bytes there kills it before the first entry
+        fr = segment.records(segment.index_position(tidx.entry(0).offset))
+        for _ in fr.batches():
+            pass
+        if isinstance(fr.stop_error, RecordOverheadError):
+            yield data_error_event(str(segment.log_path), fr.stop_error.position,
+                                   fr.stop_error.message)
+            return
     # DumpLogSegments.dumpTimeIndex's three checks, printed after the entries
     mismatches, out_of_order, not_found = [], [], []
     prev_ts = -1
