@@ -106,12 +106,15 @@ class CoordinatorDecoder:
     raises: what cannot be decoded is returned as ``{"raw": base64}`` with a warning.
 
     Subclasses set :attr:`topic` and :attr:`record_types` (``{record type: (key message,
-    value message)}``) and may override :meth:`_value_json` (decode embedded bytes as
-    Kafka's tool does) and :meth:`_enrich` (decode more, for JSON only).
+    value message)}``), may set :attr:`retired_types` (record types the pinned Kafka no
+    longer has: decoded for JSON, but Kafka's text is its ``Unknown record type``) and
+    may override :meth:`_value_json` (decode embedded bytes as Kafka's tool does) and
+    :meth:`_enrich` (decode more, for JSON only).
     """
 
     topic: str = ""
     record_types: dict[int, tuple[Message, Message]] = {}
+    retired_types: dict[int, tuple[Message, Message]] = {}
 
     def decode(self, key: bytes | None, value: bytes | None) -> DecodedRecord:
         """Decode one record.
@@ -128,11 +131,24 @@ class CoordinatorDecoder:
                                  tombstone=value is None, failure=failure)
         record_type = int16(key)
         types = self.record_types.get(record_type)
+        if types is None and record_type in self.retired_types:
+            record = self._decode_typed(self.retired_types[record_type], record_type, key,
+                                        value, warnings)
+            record.warnings.append(
+                f"record type {record_type} ({record.key_type or 'undecodable'}) is not "
+                "in Kafka 4.4: its DumpLogSegments prints it as an unknown record type")
+            record.failure = DecodeFailure("unknown_type", record_type=record_type)
+            return record
         if types is None:
             warnings.append(f"Unknown record type {record_type}, kept raw")
             return DecodedRecord(raw_json(key), raw_json(value), None, warnings,
                                  tombstone=value is None,
                                  failure=DecodeFailure("unknown_type", record_type=record_type))
+        return self._decode_typed(types, record_type, key, value, warnings)
+
+    def _decode_typed(self, types: tuple[Message, Message], record_type: int, key: bytes,
+                      value: bytes | None, warnings: list[str]) -> DecodedRecord:
+        """:meth:`decode` of a record whose type names ``types`` (key and value messages)."""
         key_msg, value_msg = types
         errors: list[str] = []
         read_at = key_read_version(key_msg, record_type)
