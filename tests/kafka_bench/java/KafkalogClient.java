@@ -55,7 +55,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *             flushed before "abort" is never written: TransactionAbortedException);
  *             the runs' acks one run after the other
  *
- * java KafkalogClient consume BOOTSTRAP TOPIC ISOLATION [TIMEOUT_MS] [CONFIG=VALUE ...]
+ * java KafkalogClient consume BOOTSTRAP TOPIC[,TOPIC...] ISOLATION [TIMEOUT_MS] [CONFIG=VALUE ...]
+ *   (several topics: each read as below, one after the other, in this one JVM)
  *   every partition of TOPIC from its beginning to its end offset (the LSO for
  *   read_committed, once it reaches the log end offset or after kafkalog.stable.wait.ms,
  *   default 10000, a pseudo-config taken out of the others) as JSON Lines, per partition
@@ -84,7 +85,9 @@ public final class KafkalogClient {
                 int eq = args[i].indexOf('=');
                 extra.put(args[i].substring(0, eq), args[i].substring(eq + 1));
             }
-            consume(args[1], args[2], args[3], timeoutMs, extra);
+            for (String topic : args[2].split(",")) {  // one after the other, as JSON Lines
+                consume(args[1], topic, args[3], timeoutMs, new HashMap<>(extra));
+            }
         } else {
             System.err.println("usage: KafkalogClient produce BOOTSTRAP SPEC.json | "
                     + "consume BOOTSTRAP TOPIC ISOLATION [TIMEOUT_MS] [CONFIG=VALUE ...]");
