@@ -67,6 +67,7 @@ from pathlib import Path
 
 import pytest
 from kafka_testkit import KafkaBroker, java_consume, java_produce
+from kafkalog_testkit import run_cli_inprocess
 
 from kafkalog_cli.format.records import FileRecords
 from kafkalog_cli.inputs import InputRecord
@@ -485,3 +486,150 @@ def test_read_committed_stops_at_the_open_transaction(written):
     seen = {k: [(r["offset"], r["value"]) for r in v] for k, v in written.open_txn.items()}
     assert seen["broker"] == [(0, b"value 0 "), (1, b"value 1 " + b"x" * 40)]
     assert seen["serve"] == seen["broker"]
+
+
+# -- suite 3: the broker opens what kafkalog wrote ------------------------------------------------
+
+def _write_checkpoint(path: Path, entries: dict[tuple[str, int], int]) -> None:
+    """A log directory checkpoint as CheckpointFile writes it: version 0, the count, one
+    ``topic partition offset`` line each."""
+    lines = ["0", str(len(entries))] + [f"{t} {p} {o}" for (t, p), o in entries.items()]
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("\n".join(lines) + "\n")
+    tmp.replace(path)
+
+
+def _tear_and_recover(c: Path, root: Path) -> Path:
+    """A copy of (c) after a crash mid-append (every partition's last segment ends in the
+    first half of a copy of its last batch, and no clean-shutdown marker), repaired by
+    ``kafkalog recover --truncate``, each topic with its index interval."""
+    d = root / "recovered"
+    shutil.copytree(c, d)
+    (d / ".kafka_cleanshutdown").unlink(missing_ok=True)
+    for t, (n, configs) in TOPICS.items():
+        for p in range(n):
+            last = max((d / f"{t}-{p}").glob("*.log"))
+            data = last.read_bytes()
+            batches = list(FileRecords(data).batches())
+            tail = data[batches[-1].position:]
+            last.write_bytes(data + tail[:len(tail) // 2])
+        r = run_cli_inprocess(
+            "recover", "--truncate", "--no-quarantine", "--index-interval-bytes",
+            str(configs.get("index.interval.bytes", 4096)),
+            *[str(d / f"{t}-{p}") for p in range(n)])
+        assert r.returncode == 0, r.stdout + r.stderr
+    return d
+
+
+#: what a broker logs when it repairs a log it loads (LogLoader, LogSegment, UnifiedLog)
+REPAIR_WORDS = ("recover", "truncat", "rebuild", "corrupt", "invalid", "deleting",
+                "inconsisten", "error", "sanity")
+
+
+@dataclass
+class Reopened:
+    acks: list[dict]                  # (a)'s acks
+    sources: dict[str, Path]          # writer -> the log directory its partitions came from
+    log_lines: list[str]              # the broker's log lines of its restart
+    records: dict[str, list[dict]]    # isolation level -> records of every topic
+    placed_files: dict[str, dict]     # writer -> {(topic, partition): {file: bytes}}
+    after_files: dict[str, dict]      # the same files after the broker ran
+
+
+def _sealed_files(d: Path) -> dict[str, bytes]:
+    """The files of a partition's segments before its active one (what no broker that
+    loads the log has a reason to touch)."""
+    bases = sorted(int(f.stem) for f in d.glob("*.log"))
+    sealed = {f"{b:020d}" for b in bases[:-1]}
+    return {f.name: f.read_bytes() for f in sorted(d.iterdir())
+            if f.is_file() and f.stem in sealed and f.suffix in (".log", ".index", ".timeindex")}
+
+
+@pytest.fixture(scope="module")
+def reopened(written, tmp_path_factory) -> Reopened:
+    broker = written.broker
+    sources = {"serve": written.b, "produce": written.c,
+               "recover": _tear_and_recover(written.c, tmp_path_factory.mktemp("recover"))}
+    cps = {name: checkpoint(broker.log_dir / name) for name in CHECKPOINTS}
+    placed_files: dict[str, dict] = {}
+    for writer, src in sources.items():
+        src_cps = {name: checkpoint(src / name) for name in CHECKPOINTS}
+        for t, (n, _) in TOPICS.items():
+            target = placed(writer, t)
+            topic_id = broker.topic_id(target)
+            for p in range(n):
+                dst = broker.log_dir / f"{target}-{p}"
+                shutil.rmtree(dst)
+                shutil.copytree(src / f"{t}-{p}", dst)
+                (dst / "partition.metadata").write_text(f"version: 0\ntopic_id: {topic_id}\n")
+                leo = src_cps["recovery-point-offset-checkpoint"][(t, p)]
+                for name in CHECKPOINTS:
+                    entry = src_cps[name].get((t, p))
+                    if entry is None and name == "replication-offset-checkpoint":
+                        entry = leo  # no high watermark offline: every record was acked
+                    if entry is None:  # a log start at the first segment is not listed
+                        cps[name].pop((target, p), None)
+                    else:
+                        cps[name][(target, p)] = entry
+                placed_files.setdefault(writer, {})[(t, p)] = _sealed_files(dst)
+    for name, entries in cps.items():
+        _write_checkpoint(broker.log_dir / name, entries)
+    seen = broker.server_log.stat().st_size
+    broker.start()
+    with open(broker.server_log, "rb") as f:
+        f.seek(seen)
+        log_lines = f.read().decode(errors="replace").splitlines()
+    names = ",".join([*TOPICS, *(placed(w, t) for w in sources for t in TOPICS)])
+    records = {iso: java_consume(broker.bootstrap, names, iso)
+               for iso in ("read_uncommitted", "read_committed")}
+    broker.stop()
+    after = {w: {(t, p): _sealed_files(broker.log_dir / f"{placed(w, t)}-{p}")
+                 for (t, p) in files} for w, files in placed_files.items()}
+    return Reopened(written.acks, sources, log_lines, records, placed_files, after)
+
+
+@pytest.mark.parametrize("writer", PLACED)
+def test_broker_repairs_nothing_kafkalog_wrote(reopened, writer):
+    """No line of the restart about these partitions says recovery, truncation, an index
+    rebuilt, corruption or a deleted segment; the broker loaded each of them."""
+    names = {f"{placed(writer, t)}-{p}" for t, p in _partitions()}
+    about = [line for line in reopened.log_lines
+             if any(f"partition={n}," in line or f"{n}]" in line or f"/{n} " in line
+                    or f" {n} " in line for n in names)]
+    repairs = [line for line in about if any(w in line.lower() for w in REPAIR_WORDS)]
+    assert not repairs, "\n".join(repairs[:20])
+    loaded = {n for n in names for line in about if "Completed load of log" in line
+              and (f"partition={n}," in line)}
+    assert loaded == names
+
+
+def _comparable(r: dict) -> tuple:
+    ts = 0 if r["timestamp"] >= CLOCK_FLOOR else r["timestamp"]
+    return (r["partition"], r["offset"], ts, r["timestampType"], r["leaderEpoch"], r["key"],
+            r["value"], tuple(r["headers"]))
+
+
+@pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
+@pytest.mark.parametrize("writer", PLACED)
+def test_broker_serves_every_record_kafkalog_wrote(reopened, writer, isolation):
+    """Kafka's Java consumer reads the same records from the directories kafkalog wrote
+    as from the broker's own: offsets, timestamps (the leader's LogAppendTime stamps
+    aside), keys, values, headers, leader epochs; read_committed leaves out the aborted
+    transaction."""
+    by_topic: dict[str, list] = {}
+    for r in reopened.records[isolation]:
+        by_topic.setdefault(r["topic"], []).append(_comparable(r))
+    for t in TOPICS:
+        assert by_topic.get(placed(writer, t)) == by_topic[t], t
+    expected = sum(1 for a in reopened.acks if "offset" in a)
+    if isolation == "read_uncommitted":
+        assert sum(len(by_topic[t]) for t in TOPICS) == expected
+    else:  # the aborted transaction's 4 records per partition are not read
+        assert sum(len(by_topic[t]) for t in TOPICS) == expected - 8
+
+
+@pytest.mark.parametrize("writer", PLACED)
+def test_sealed_segments_untouched(reopened, writer):
+    """After the broker loaded, served and closed them, the segments before the active
+    one are byte for byte what kafkalog wrote (no index was rebuilt, no log truncated)."""
+    assert reopened.after_files[writer] == reopened.placed_files[writer]
