@@ -81,7 +81,8 @@ OffsetCommitValue = _value("OffsetCommitValue", 1, valid="0-4", flexible="4+", f
     metadata         string  0+
     commitTimestamp  int64   0+
     expireTimestamp  int64   1   default=-1
-    # Kafka 4.4 (the pinned broker writes it)
+    # KIP-848's OffsetCommit v10 (Kafka 4.1+): the topic id, from the metadata image; the
+    # pinned Kafka 4.4 broker writes it
     topicId          uuid    4+  tagged=4+ tag=0
 """))
 

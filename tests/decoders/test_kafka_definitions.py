@@ -67,7 +67,7 @@ CONTROL_TYPES = {m.name: t for t, (_, m) in KRAFT_CONTROL_MESSAGES.items()}
 #: agreement test.
 NEWER = {
     "ConsumerGroupMetadataValue": {"metadataHash": "KIP-1101, apache/kafka 266ed84"},
-    "OffsetCommitValue": {"topicId": "Kafka 4.4"},
+    "OffsetCommitValue": {"topicId": "KIP-848 OffsetCommit v10, Kafka 4.1"},
     "ShareGroupTargetAssignmentMetadataValue": {"assignmentTimestamp": "KIP-1263"},
     "StreamsGroupCurrentMemberAssignmentValue": {
         f"{tasks}.assignmentEpochs": "Kafka 4.4"
