@@ -541,7 +541,8 @@ def _about(lines: list[str], topic: str, partition: int, topic_id: str) -> list[
                          rf"|topic={re.escape(topic)}, partition={partition}(?!\d)")
     out = []
     for line in lines:
-        if mention.search(line) and "Set(" not in line:
+        if (name in line or f"topic={topic}," in line) and "Set(" not in line \
+                and mention.search(line):
             text = mention.sub("<p>", line.split("] ", 1)[-1]).replace(topic_id, "<topic id>")
             text = re.sub(r"\d+ ?ms\b", "N ms", text)
             out.append(re.sub(r"\d+/\d+ completed", "N/M completed", text))
