@@ -299,6 +299,22 @@ def java_consume(bootstrap: str, topic: str, isolation: str = "read_uncommitted"
     return records
 
 
+#: the first timestamp of the spec records (:func:`send_step`), in 2023: before any run
+#: of the tests, so that a timestamp at or after a test's start came from a clock
+SPEC_T0 = 1_700_000_000_000
+
+
+def send_step(topic: str, partition: int, i: int, **kw) -> dict:
+    """A ``send`` step of :func:`java_produce`'s spec, record ``i`` of a suite: timestamp
+    ``SPEC_T0 + i``, key ``key-i``, a value of 8 to 250 bytes, two headers (one null);
+    ``kw`` overrides any field (``keyBase64``/``valueBase64`` for bytes)."""
+    r = {"op": "send", "topic": topic, "partition": partition, "timestamp": SPEC_T0 + i,
+         "key": f"key-{i}", "value": f"value {i} " + "x" * (i % 7) * 40,
+         "headers": [["h1", f"v{i}"], ["h-null", None]]}
+    r.update(kw)
+    return r
+
+
 def new_cluster_id() -> str:
     """A cluster id as Kafka's ``Uuid.randomUuid().toString()`` spells it (base64url, no
     padding), what ``kafka-storage.sh random-uuid`` prints; like ``Uuid.randomUuid`` it

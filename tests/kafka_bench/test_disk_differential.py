@@ -68,6 +68,7 @@ from pathlib import Path
 
 import pytest
 from kafka_testkit import KafkaBroker, java_consume, java_produce
+from kafka_testkit import send_step as _record
 from kafkalog_testkit import run_cli_inprocess
 
 from kafkalog_cli.format.records import FileRecords
@@ -78,7 +79,6 @@ from kafkalog_cli.storage.clock import ManualClock
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
-T0 = 1_700_000_000_000
 #: any timestamp at or after this came from a writer's clock (the spec's are from 2023)
 CLOCK_FLOOR = int(time.time() * 1000) - 3_600_000
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -105,14 +105,6 @@ def placed(writer: str, topic: str) -> str:
 
 
 # -- the spec ----------------------------------------------------------------------------------
-
-def _record(topic: str, partition: int, i: int, **kw) -> dict:
-    r = {"op": "send", "topic": topic, "partition": partition, "timestamp": T0 + i,
-         "key": f"key-{i}", "value": f"value {i} " + "x" * (i % 7) * 40,
-         "headers": [["h1", f"v{i}"], ["h-null", None]]}
-    r.update(kw)
-    return r
-
 
 def _odd_records(topic: str, partition: int, base: int) -> list[dict]:
     """Null key, null value, no headers, bytes that are not UTF-8, non-ASCII text."""

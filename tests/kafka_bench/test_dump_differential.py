@@ -47,12 +47,12 @@ from pathlib import Path
 
 import pytest
 from kafka_testkit import iter_tools_batch, java_consume, java_produce
+from kafka_testkit import send_step as _record
 from kafkalog_testkit import CORPUS, FIXTURES, run_cli_inprocess
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
 DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
-T0 = 1_700_000_000_000
 
 LOGS = (".log", ".checkpoint")
 INDEXES = (".index", ".timeindex")
@@ -253,15 +253,6 @@ def compare(kafka, ours) -> str | None:
 
 
 # -- files the bench broker writes -----------------------------------------------------------
-
-def _record(topic: str, partition: int, i: int, **kw) -> dict:
-    """A record of the spec: key, a value and two headers, one null; ``kw`` overrides."""
-    r = {"op": "send", "topic": topic, "partition": partition, "timestamp": T0 + i,
-         "key": f"key-{i}", "value": f"value {i} " + "x" * (i % 7) * 40,
-         "headers": [["h1", f"v{i}"], ["h-null", None]]}
-    r.update(kw)
-    return r
-
 
 def _odd_records(topic: str, partition: int, base: int) -> list[dict]:
     """Records whose fields are the awkward ones: null key, null value, no headers, bytes
