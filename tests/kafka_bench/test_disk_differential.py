@@ -520,7 +520,8 @@ def _tear_and_recover(c: Path, root: Path) -> Path:
 
 
 #: what the broker logs when it repairs a log it loads (LogLoader, Kafka 4.4: a swap file
-#: recovered, a segment or index deleted or rebuilt, a segment recovered or truncated)
+#: recovered, a segment or index deleted or rebuilt, a segment recovered or truncated;
+#: "runcat": Truncating and truncating alike)
 REPAIRS = ("interrupted swap", "Recovering file", "Deleting segment", "orphaned index",
            "Could not find offset index", "corrupted index", "Deleting all segments",
            "Recovering unflushed segment", "Found invalid offset", "Corruption found",
