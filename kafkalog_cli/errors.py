@@ -81,6 +81,14 @@ class UnsupportedCompressionError(CorruptRecordError):
     """A batch whose attributes name a codec Kafka does not define (id 5-7)."""
 
 
+class RecordOverheadError(CorruptRecordError):
+    """A batch size field below the smallest record overhead (14 bytes, a v0 message's):
+    where Kafka's ``FileLogInputStream.nextBatch`` throws ``CorruptRecordException``
+    (DumpLogSegments dies with it, exit 1) rather than ending the batches there as it
+    does for a partial batch. A reader of kafkalog stops there and reports the rest as
+    invalid bytes."""
+
+
 class CorruptIndexError(KafkalogError):
     """An index file that fails its sanity check (Kafka's CorruptIndexException)."""
 

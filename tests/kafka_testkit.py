@@ -10,8 +10,9 @@ fetched by ``scripts/fetch-kafka`` into ``~/.cache/kafkalog/kafka-<version>``):
   the same dirs, create topics with configs.
 * :func:`kafka_tool` - one tool class (DumpLogSegments, TopicCommand, GetOffsetShell,
   ProducerPerformance, VerifiableProducer, ...) in its own JVM: exit status, stdout, stderr;
-  :func:`kafka_tools_batch` - many invocations in one JVM (``ToolBatch.java``), for the
-  suites that compare hundreds of files.
+  :func:`iter_tools_batch` / :func:`kafka_tools_batch` - many invocations in one JVM
+  (``ToolBatch.java``), each result yielded as it ends, for the suites that compare
+  hundreds of files.
 * :func:`java_produce` / :func:`java_consume` - Kafka's Java client driven by a JSON spec
   (``KafkalogClient.java``): exact timestamps, keys, values, headers, partitions, batch
   boundaries (``flush``), idempotence, transactions; records read back as dicts. They work
@@ -202,22 +203,52 @@ def kafka_tool(main_class: str, *args: str, timeout: float = 120, heap: str = "2
     return ToolResult(done.returncode, done.stdout, done.stderr)
 
 
-def kafka_tools_batch(calls: list[tuple[str, list[str]]], timeout: float = 600) -> list[ToolResult]:
-    """Run many ``(main_class, args)`` invocations in ONE JVM (``ToolBatch.java``); each
-    gets its own captured stdout/stderr (UTF-8) and exit status (``Exit.exit`` caught; an
-    exception escaping ``main`` is status 1 with its stack trace on stderr)."""
+def iter_tools_batch(calls: list[tuple[str, list[str]]], timeout: float = 900):
+    """Run many ``(main_class, args)`` invocations in ONE JVM (``ToolBatch.java``),
+    yielding each one's :class:`ToolResult` as soon as it ends: the caller works on one
+    result (e.g. runs kafkalog on the same file) while the JVM runs the next, and only one
+    result is in memory at a time. Each invocation gets its own captured stdout/stderr
+    (UTF-8) and exit status (``Exit.exit`` caught; an exception escaping ``main`` is
+    status 1 with its stack trace on stderr, as the JVM prints it).
+
+    :raises RuntimeError: the JVM died before it answered every call (its stderr tail).
+    """
     b = require_bench()
     log4j = b.log4j("tools-log4j2.yaml", _TOOLS_LOG4J)
     with tempfile.TemporaryDirectory(prefix="toolbatch-") as tmp:
-        spec, out = Path(tmp) / "calls.json", Path(tmp) / "results.jsonl"
+        spec = Path(tmp) / "calls.json"
         spec.write_text(json.dumps([{"main": m, "args": list(a)} for m, a in calls]))
-        cmd = _java(b, f"-Dlog4j2.configurationFile={log4j}", "ToolBatch", str(spec), str(out),
+        cmd = _java(b, f"-Dlog4j2.configurationFile={log4j}", "ToolBatch", str(spec),
                     heap="512m")
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        if done.returncode != 0:
-            raise RuntimeError(f"ToolBatch failed (exit {done.returncode}): {done.stderr[-2000:]}")
-        results = [json.loads(line) for line in out.read_text().splitlines()]
-    return [ToolResult(r["exit"], r["stdout"], r["stderr"]) for r in results]
+        with open(Path(tmp) / "stderr.txt", "w+b") as err, \
+                subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err) as proc:
+            deadline = time.monotonic() + timeout
+            answered = 0
+            try:
+                # one JSON object a line; bytes split at b"\n" only: Jackson leaves
+                # U+0085, U+2028, ... raw in strings, where str.splitlines would cut
+                for line in proc.stdout:
+                    r = json.loads(line)
+                    answered += 1
+                    yield ToolResult(r["exit"], r["stdout"], r["stderr"])
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"ToolBatch ran past {timeout:.0f} s")
+                proc.wait(60)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            if proc.returncode != 0 or answered != len(calls):
+                err.seek(0)
+                tail = err.read()[-2000:].decode(errors="replace")
+                raise RuntimeError(f"ToolBatch failed (exit {proc.returncode}) after "
+                                   f"{answered} of {len(calls)} calls: {tail}")
+
+
+def kafka_tools_batch(calls: list[tuple[str, list[str]]], timeout: float = 900) -> list[ToolResult]:
+    """:func:`iter_tools_batch` as a list (for a few calls; a suite comparing hundreds of
+    files iterates instead)."""
+    return list(iter_tools_batch(calls, timeout))
 
 
 def _b64(value):
@@ -245,8 +276,8 @@ def java_produce(bootstrap: str, spec: dict, timeout: float = 120) -> list[dict]
 
 def java_consume(bootstrap: str, topic: str, isolation: str = "read_uncommitted", *,
                  timeout_ms: int = 30_000, configs: dict | None = None) -> list[dict]:
-    """Kafka's Java consumer reads every partition of ``topic`` from the beginning to its
-    end offset (under ``read_committed`` the LSO, once it reaches the log end offset -
+    """Kafka's Java consumer reads every partition of ``topic`` (or of each of several,
+    comma-separated: one consumer, printed topic after topic) from the beginning to its end offset (under ``read_committed`` the LSO, once it reaches the log end offset -
     EndTxn returns before the markers are written - or after
     ``configs["kafkalog.stable.wait.ms"]``, default 10 s); records as dicts with ``key``,
     ``value`` and header values as bytes (None for null), in partition then offset order."""
@@ -266,6 +297,22 @@ def java_consume(bootstrap: str, topic: str, isolation: str = "read_uncommitted"
         r["headers"] = [(k, _b64(v)) for k, v in r["headers"]]
         records.append(r)
     return records
+
+
+#: the first timestamp of the spec records (:func:`send_step`), in 2023: before any run
+#: of the tests, so that a timestamp at or after a test's start came from a clock
+SPEC_T0 = 1_700_000_000_000
+
+
+def send_step(topic: str, partition: int, i: int, **kw) -> dict:
+    """A ``send`` step of :func:`java_produce`'s spec, record ``i`` of a suite: timestamp
+    ``SPEC_T0 + i``, key ``key-i``, a value of 8 to 250 bytes, two headers (one null);
+    ``kw`` overrides any field (``keyBase64``/``valueBase64`` for bytes)."""
+    r = {"op": "send", "topic": topic, "partition": partition, "timestamp": SPEC_T0 + i,
+         "key": f"key-{i}", "value": f"value {i} " + "x" * (i % 7) * 40,
+         "headers": [["h1", f"v{i}"], ["h-null", None]]}
+    r.update(kw)
+    return r
 
 
 def new_cluster_id() -> str:

@@ -169,6 +169,11 @@ CASES = [
     Case("count-vs-offsets", lambda now: three(now, count=5), "INVALID_RECORD",
          "InvalidRecordError", r"Inconsistent batch offset range \[0, 2\] and count of "
                                r"records 5"),
+    # the reverse: 3 records, lastOffsetDelta 4 (the bench broker answers INVALID_RECORD
+    # alike: tests/wire/test_wire_produce.py's last-delta-mismatch)
+    Case("count-below-offsets", lambda now: three(now, last_delta=4), "INVALID_RECORD",
+         "InvalidRecordError", r"Inconsistent batch offset range \[0, 4\] and count of "
+                               r"records 3"),
     Case("control-batch", lambda now: three(now, attributes=0x20), "INVALID_RECORD",
          "InvalidRecordError", r"Clients are not allowed to write control records"),
     Case("producer-without-sequence",

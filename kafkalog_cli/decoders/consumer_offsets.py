@@ -47,6 +47,7 @@ class ConsumerOffsetsDecoder(CoordinatorDecoder):
 
     topic = "__consumer_offsets"
     record_types = gm.RECORD_TYPES
+    retired_types = gm.RETIRED_RECORD_TYPES
 
     def _value_json(self, message: Message, data: dict, value: bytes, version: int,
                     warnings: list[str]) -> dict:

@@ -15,8 +15,11 @@ Output shapes (as DumpLogSegments prints them)::
     value {"version": "<version>", "data": {...}}
 
 Where the serde throws, :attr:`DecodedRecord.failure` says what Kafka's tool prints
-instead (``Unknown record type N at offset X, skipping.``, ``Error at offset X,
-skipping. Could not read record with version V from value's buffer due to: ...``).
+instead (``Unknown record type N at offset X, skipping.``; ``Error at offset X,
+skipping. Found an unknown record version V for T type`` for a value version outside
+the value message's supported range, which Kafka 4.4's serde checks before it reads;
+``Error at offset X, skipping. Could not read record with version V from value's buffer
+due to: ...`` for bytes that do not parse).
 """
 
 from __future__ import annotations
@@ -36,6 +39,13 @@ def serde_error(version: int, what: str, cause: str) -> str:
     return f"Could not read record with version {version} from {what}'s buffer due to: {cause}."
 
 
+def unknown_version_error(version: int, record_type: int) -> str:
+    """Deserializer.UnknownRecordVersionException's message: CoordinatorRecordSerde
+    .deserialize throws it for a value version outside the value message's
+    ``lowestSupportedVersion()..highestSupportedVersion()`` (Kafka 4.4)."""
+    return f"Found an unknown record version {version} for {record_type} type"
+
+
 def short_version_failure(what: str) -> DecodeFailure:
     """CoordinatorRecordSerde.readVersion on fewer than 2 bytes."""
     return DecodeFailure("error", f"Could not read version from {what}'s buffer.")
@@ -43,12 +53,16 @@ def short_version_failure(what: str) -> DecodeFailure:
 
 def decode_versioned(message: Message, data, version: int, warnings: list[str],
                      what: str, errors: list[str] | None = None,
-                     *, read_version: int | None = None) -> dict | None:
+                     *, read_version: int | None = None,
+                     record_type: int | None = None) -> dict | None:
     """Parse ``data[2:]`` as ``message`` at ``version`` into Kafka's JSON shape.
 
     :param read_version: the version the bytes are read at when it differs from the one
         Kafka's serde names in its messages (a key is read at its only version; the serde
         passes the record type).
+    :param record_type: a value's record type: a version the value message does not
+        support is then the serde's :func:`unknown_version_error`, checked before the
+        bytes are read (a key's unknown version is the reader's ``Can't read version``).
     :returns: the JSON shape, or None (after appending a warning, and to ``errors`` the
         message of the exception Kafka's CoordinatorRecordSerde.readMessage throws) when
         the version is unknown or the bytes do not parse; trailing bytes after the message
@@ -59,7 +73,9 @@ def decode_versioned(message: Message, data, version: int, warnings: list[str],
         warnings.append(f"{what}: unknown {message.name} version {version} "
                         f"(known: {message.valid}), kept raw")
         if errors is not None:
-            errors.append(serde_error(version, what,
+            errors.append(unknown_version_error(version, record_type)
+                          if record_type is not None else
+                          serde_error(version, what,
                                       f"Can't read version {version} of {message.name}"))
         return None
     try:
@@ -90,12 +106,15 @@ class CoordinatorDecoder:
     raises: what cannot be decoded is returned as ``{"raw": base64}`` with a warning.
 
     Subclasses set :attr:`topic` and :attr:`record_types` (``{record type: (key message,
-    value message)}``) and may override :meth:`_value_json` (decode embedded bytes as
-    Kafka's tool does) and :meth:`_enrich` (decode more, for JSON only).
+    value message)}``), may set :attr:`retired_types` (record types the pinned Kafka no
+    longer has: decoded for JSON, but Kafka's text is its ``Unknown record type``) and
+    may override :meth:`_value_json` (decode embedded bytes as Kafka's tool does) and
+    :meth:`_enrich` (decode more, for JSON only).
     """
 
     topic: str = ""
     record_types: dict[int, tuple[Message, Message]] = {}
+    retired_types: dict[int, tuple[Message, Message]] = {}
 
     def decode(self, key: bytes | None, value: bytes | None) -> DecodedRecord:
         """Decode one record.
@@ -112,11 +131,24 @@ class CoordinatorDecoder:
                                  tombstone=value is None, failure=failure)
         record_type = int16(key)
         types = self.record_types.get(record_type)
+        if types is None and record_type in self.retired_types:
+            record = self._decode_typed(self.retired_types[record_type], record_type, key,
+                                        value, warnings)
+            record.warnings.append(
+                f"record type {record_type} ({record.key_type or 'undecodable'}) is not "
+                "in Kafka 4.4: its DumpLogSegments prints it as an unknown record type")
+            record.failure = DecodeFailure("unknown_type", record_type=record_type)
+            return record
         if types is None:
             warnings.append(f"Unknown record type {record_type}, kept raw")
             return DecodedRecord(raw_json(key), raw_json(value), None, warnings,
                                  tombstone=value is None,
                                  failure=DecodeFailure("unknown_type", record_type=record_type))
+        return self._decode_typed(types, record_type, key, value, warnings)
+
+    def _decode_typed(self, types: tuple[Message, Message], record_type: int, key: bytes,
+                      value: bytes | None, warnings: list[str]) -> DecodedRecord:
+        """:meth:`decode` of a record whose type names ``types`` (key and value messages)."""
         key_msg, value_msg = types
         errors: list[str] = []
         read_at = key_read_version(key_msg, record_type)
@@ -134,7 +166,8 @@ class CoordinatorDecoder:
             return DecodedRecord(key_json, raw_json(value), key_type, warnings,
                                  failure=failure or short_version_failure("value"))
         version = int16(value)
-        value_data = decode_versioned(value_msg, value, version, warnings, "value", errors)
+        value_data = decode_versioned(value_msg, value, version, warnings, "value", errors,
+                                      record_type=record_type)
         if value_data is not None:
             value_data = self._value_json(value_msg, value_data, value, version, warnings)
         value_json = (raw_json(value) if value_data is None

@@ -81,7 +81,8 @@ OffsetCommitValue = _value("OffsetCommitValue", 1, valid="0-4", flexible="4+", f
     metadata         string  0+
     commitTimestamp  int64   0+
     expireTimestamp  int64   1   default=-1
-    # KIP-848's OffsetCommit v10 (Kafka 4.1+): the topic id, from the metadata image
+    # KIP-848's OffsetCommit v10 (Kafka 4.1+): the topic id, from the metadata image; the
+    # pinned Kafka 4.4 broker writes it
     topicId          uuid    4+  tagged=4+ tag=0
 """))
 
@@ -120,9 +121,8 @@ ConsumerGroupMetadataKey = _key("ConsumerGroupMetadataKey", 3, _GROUP)
 
 ConsumerGroupMetadataValue = _value("ConsumerGroupMetadataValue", 3, fields("""
     epoch           int32  0+
-    # KIP-1101 (Kafka 4.1) and KIP-1282: apache/kafka 266ed84
+    # KIP-1101 (Kafka 4.1)
     metadataHash    int64  0+  tagged=0+ tag=0 default=0
-    creationTimeMs  int64  0+  tagged=0+ tag=1 default=-1
 """))
 
 ConsumerGroupPartitionMetadataKey = _key("ConsumerGroupPartitionMetadataKey", 4, _GROUP)
@@ -142,7 +142,7 @@ ConsumerGroupMemberMetadataValue = _value("ConsumerGroupMemberMetadataValue", 5,
     subscribedTopicRegex   string                 0+  nullable=0+
     rebalanceTimeoutMs     int32                  0+  default=-1
     serverAssignor         string                 0+  nullable=0+
-    classicMemberMetadata  ClassicMemberMetadata  0+  nullable=0+ tagged=0+ tag=0 default=null
+    classicMemberMetadata  ClassicMemberMetadata  0+  nullable=0+ tagged=0+ tag=0
       sessionTimeoutMs     int32                  0+
       supportedProtocols   []ClassicProtocol      0+
         name               string                 0+
@@ -234,9 +234,10 @@ ShareGroupMetadataValue = _value("ShareGroupMetadataValue", 11, fields("""
 
 ShareGroupTargetAssignmentMetadataKey = _key("ShareGroupTargetAssignmentMetadataKey", 12, _GROUP)
 
-ShareGroupTargetAssignmentMetadataValue = _value("ShareGroupTargetAssignmentMetadataValue", 12, fields("""
-    assignmentEpoch  int32  0+
-"""))
+ShareGroupTargetAssignmentMetadataValue = _value("ShareGroupTargetAssignmentMetadataValue", 12, [
+    Field("assignmentEpoch", "int32", "0+"),
+    _ASSIGNMENT_TIMESTAMP,  # KIP-1263, as ConsumerGroupTargetAssignmentMetadataValue
+])
 
 ShareGroupTargetAssignmentMemberKey = _key(
     "ShareGroupTargetAssignmentMemberKey", 13, _GROUP, _MEMBER)
@@ -265,12 +266,11 @@ _SHARE_TOPIC_INFO = fields("""
     topicName  string  0+
 """)
 
-#: apache/kafka 25002b6: InitializingTopics, and each topic's CreateTimestamp
+#: apache/kafka 25002b6: InitializingTopics (Kafka 4.4)
 _SHARE_TOPIC_PARTITIONS_INFO = fields("""
     topicId          uuid     0+
     topicName        string   0+
     partitions       []int32  0+
-    createTimestamp  int64    0+
 """)
 
 ShareGroupStatePartitionMetadataValue = _value("ShareGroupStatePartitionMetadataValue", 15, fields("""
@@ -298,6 +298,9 @@ StreamsGroupMetadataValue = _value("StreamsGroupMetadataValue", 17, fields("""
     lastAssignmentConfigs   []LastAssignmentConfig  0+  nullable=0+ tagged=0+ tag=1 default=null
       key                   string                  0+
       value                 string                  0+
+    # Kafka 4.4 (KIP-1071 topology descriptions)
+    storedDescriptionTopologyEpoch  int32          0+  tagged=0+ tag=2 default=-1
+    failedDescriptionTopologyEpoch  int32          0+  tagged=0+ tag=3 default=-1
 """), earlier=[_earlier("StreamsGroupMetadataValue", 17, fields("""
     epoch  int32  0+
 """))])
@@ -343,6 +346,12 @@ _TASK_IDS = fields("""
     subtopologyId  string   0+
     partitions     []int32  0+
 """)
+#: ... and of the current assignment (22) in Kafka 4.4: each task's assignment epochs
+_CURRENT_TASK_IDS = fields("""
+    subtopologyId     string   0+
+    partitions        []int32  0+
+    assignmentEpochs  []int32  0+  nullable=0+ tagged=0+ tag=0
+""")
 
 StreamsGroupTargetAssignmentMemberValue = _value("StreamsGroupTargetAssignmentMemberValue", 21, fields("""
     activeTasks   []TaskIds  0+
@@ -364,7 +373,7 @@ StreamsGroupCurrentMemberAssignmentValue = _value(
     activeTasksPendingRevocation   []TaskIds  0+
     standbyTasksPendingRevocation  []TaskIds  0+
     warmupTasksPendingRevocation   []TaskIds  0+
-""", TaskIds=_TASK_IDS))
+""", TaskIds=_CURRENT_TASK_IDS))
 
 StreamsGroupTopologyKey = _key("StreamsGroupTopologyKey", 23, _GROUP)
 
@@ -436,7 +445,6 @@ RECORD_TYPES: dict[int, tuple[Message, Message]] = {
     6: (ConsumerGroupTargetAssignmentMetadataKey, ConsumerGroupTargetAssignmentMetadataValue),
     7: (ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMemberValue),
     8: (ConsumerGroupCurrentMemberAssignmentKey, ConsumerGroupCurrentMemberAssignmentValue),
-    9: (ShareGroupPartitionMetadataKey, ShareGroupPartitionMetadataValue),
     10: (ShareGroupMemberMetadataKey, ShareGroupMemberMetadataValue),
     11: (ShareGroupMetadataKey, ShareGroupMetadataValue),
     12: (ShareGroupTargetAssignmentMetadataKey, ShareGroupTargetAssignmentMetadataValue),
@@ -445,17 +453,25 @@ RECORD_TYPES: dict[int, tuple[Message, Message]] = {
     15: (ShareGroupStatePartitionMetadataKey, ShareGroupStatePartitionMetadataValue),
     16: (ConsumerGroupRegularExpressionKey, ConsumerGroupRegularExpressionValue),
     17: (StreamsGroupMetadataKey, StreamsGroupMetadataValue),
-    18: (StreamsGroupPartitionMetadataKey, StreamsGroupPartitionMetadataValue),
     19: (StreamsGroupMemberMetadataKey, StreamsGroupMemberMetadataValue),
     20: (StreamsGroupTargetAssignmentMetadataKey, StreamsGroupTargetAssignmentMetadataValue),
     21: (StreamsGroupTargetAssignmentMemberKey, StreamsGroupTargetAssignmentMemberValue),
     22: (StreamsGroupCurrentMemberAssignmentKey, StreamsGroupCurrentMemberAssignmentValue),
     23: (StreamsGroupTopologyKey, StreamsGroupTopologyValue),
+}
+
+#: Record types of Kafka trees before 4.4 that Kafka 4.4 (the pinned broker) no longer
+#: has: brokers of those trees wrote them, kafkalog decodes them for JSON, and Kafka
+#: 4.4's DumpLogSegments prints them as ``Unknown record type N``.
+RETIRED_RECORD_TYPES: dict[int, tuple[Message, Message]] = {
+    9: (ShareGroupPartitionMetadataKey, ShareGroupPartitionMetadataValue),
+    18: (StreamsGroupPartitionMetadataKey, StreamsGroupPartitionMetadataValue),
     24: (StreamsGroupTargetAssignmentResolvedTopicIdsKey,
          StreamsGroupTargetAssignmentResolvedTopicIdsValue),
 }
 
-MESSAGES = registry(*(m for pair in RECORD_TYPES.values() for m in pair),
+MESSAGES = registry(*(m for types in (RECORD_TYPES, RETIRED_RECORD_TYPES)
+                      for pair in types.values() for m in pair),
                     ConsumerProtocolSubscription, ConsumerProtocolAssignment)
 
 #: Record types whose key names a group, by the group protocol they belong to (the

@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..schema.messages import Message, fields, registry
 
 RegisterBrokerRecord = Message(
-    "RegisterBrokerRecord", valid="0-3", flexible="0+", api_key=0, kind="metadata", fields=fields("""
+    "RegisterBrokerRecord", valid="0-4", flexible="0+", api_key=0, kind="metadata", fields=fields("""
     brokerId               int32             0+
     isMigratingZkBroker    bool              2+  default=false
     incarnationId          uuid              0+
@@ -37,6 +37,7 @@ RegisterBrokerRecord = Message(
     fenced                 bool              0+  default=true
     inControlledShutdown   bool              1+  default=false
     logDirs                []uuid            3+  tagged=3+ tag=0
+    cordonedLogDirs        []uuid            4+  nullable=4+ tagged=4+ tag=1 default=null
 """))
 
 UnregisterBrokerRecord = Message(
@@ -153,12 +154,13 @@ ProducerIdsRecord = Message(
 """))
 
 BrokerRegistrationChangeRecord = Message(
-    "BrokerRegistrationChangeRecord", valid="0-2", flexible="0+", api_key=17, kind="metadata", fields=fields("""
+    "BrokerRegistrationChangeRecord", valid="0-3", flexible="0+", api_key=17, kind="metadata", fields=fields("""
     brokerId              int32   0+
     brokerEpoch           int64   0+
     fenced                int8    0+  tagged=0+ tag=0
     inControlledShutdown  int8    1+  tagged=1+ tag=1
     logDirs               []uuid  2+  tagged=2+ tag=2
+    cordonedLogDirs       []uuid  3+  nullable=3+ tagged=3+ tag=3 default=null
 """))
 
 AccessControlEntryRecord = Message(

@@ -22,10 +22,11 @@ from .cluster_metadata import FramedMetadataDecoder
 from .decoded import DecodedRecord
 
 #: The message of the NullPointerException RemoteMetadataLogMessageParser throws on a
-#: null value (``record.value().remaining()``; JDK 17's helpful NPE text; Kafka 4.0-4.3's
-#: ``org.apache.kafka.common.record.Record``).
+#: null value (``record.value().remaining()``; JDK 17's helpful NPE text; the Record
+#: interface is ``org.apache.kafka.common.record.internal.Record`` in Kafka 4.4, the pinned
+#: broker, ``org.apache.kafka.common.record.Record`` before).
 NULL_VALUE_MESSAGE = ('Cannot invoke "java.nio.ByteBuffer.remaining()" because the return '
-                      'value of "org.apache.kafka.common.record.Record.value()" is null')
+                      'value of "org.apache.kafka.common.record.internal.Record.value()" is null')
 
 
 def _topic_id_partition(tip: dict) -> str:

@@ -62,11 +62,9 @@ def _record(name: str, api_key: int, fields, valid: str = "0") -> Message:
                    fields=fields)
 
 
-RemoteLogSegmentMetadataRecord = _record("RemoteLogSegmentMetadataRecord", 0, valid="0-1", fields=[
+RemoteLogSegmentMetadataRecord = _record("RemoteLogSegmentMetadataRecord", 0, fields=[
     Field("remoteLogSegmentId", "RemoteLogSegmentIdEntry", "0+", fields=_REMOTE_LOG_SEGMENT_ID),
     *_SEGMENT_METADATA,
-    # version 1: apache/kafka 1acb523
-    Field("brokerLeaderEpoch", "int32", "1+", tagged="1+", tag=1),
 ])
 
 RemoteLogSegmentMetadataUpdateRecord = _record("RemoteLogSegmentMetadataUpdateRecord", 1, fields("""

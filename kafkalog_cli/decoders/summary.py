@@ -101,7 +101,7 @@ class CoordinatorTopicSummary:
 
 
 _RECORD_TYPES = {
-    "__consumer_offsets": gm.RECORD_TYPES,
+    "__consumer_offsets": {**gm.RECORD_TYPES, **gm.RETIRED_RECORD_TYPES},
     "__share_group_state": sm.RECORD_TYPES,
     "__transaction_state": tm.RECORD_TYPES,
 }

@@ -46,6 +46,20 @@ class TransactionLogDecoder(CoordinatorDecoder):
     topic = "__transaction_state"
     record_types = tm.RECORD_TYPES
 
+    def decode(self, key: bytes | None, value: bytes | None) -> DecodedRecord:
+        """As :meth:`CoordinatorDecoder.decode`; Kafka's text (:attr:`DecodedRecord.
+        kafka_value`) names the TransactionLogValue's ``transactionStatus``, as Kafka 4.4's
+        TransactionLogMessageParser.valueAsJson does (``TransactionState.fromId(id)
+        .stateName()``, the id as a string when it names no state); JSON keeps the id."""
+        record = super().decode(key, value)
+        v = record.value
+        if record.failure is None and isinstance(v, dict) and isinstance(v.get("data"), dict) \
+                and "transactionStatus" in v["data"]:
+            status = v["data"]["transactionStatus"]
+            record.kafka_value = {**v, "data": {
+                **v["data"], "transactionStatus": TRANSACTION_STATES.get(status, str(status))}}
+        return record
+
 
 def format_text(record: DecodedRecord) -> tuple[str | None, str | None]:
     """The (key, payload) strings TransactionLog.formatRecordKeyAndValue prints for a

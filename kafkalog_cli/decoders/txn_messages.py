@@ -7,7 +7,8 @@ TransactionLogValue messages (``transaction-coordinator/.../common/message``).
       producerId => Int64, producerEpoch => Int16, transactionTimeoutMs => Int32,
       transactionStatus => Int8, transactionPartitions => [topic, [partitionIds]] (nullable),
       transactionLastUpdateTimestampMs => Int64, transactionStartTimestampMs => Int64,
-      tagged (v1+): 0 previousProducerId, 1 nextProducerId, 2 clientTransactionVersion
+      tagged (v1+): 0 previousProducerId, 1 nextProducerId, 2 clientTransactionVersion,
+      3 nextProducerEpoch (Kafka 4.4)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ TransactionLogValue = Message(
     previousProducerId                int64               1+  tagged=1+ tag=0 default=-1
     nextProducerId                    int64               1+  tagged=1+ tag=1 default=-1
     producerEpoch                     int16               0+
+    nextProducerEpoch                 int16               1+  tagged=1+ tag=3 default=-1
     transactionTimeoutMs              int32               0+
     transactionStatus                 int8                0+
     transactionPartitions             []PartitionsSchema  0+  nullable=0+

@@ -50,6 +50,7 @@ from ..errors import (
     CrcMismatchError,
     InvalidArgumentError,
     InvalidRecordError,
+    RecordOverheadError,
 )
 from ..schema.legacy import ATTRIBUTES_OFFSET as LEGACY_ATTRIBUTES_OFFSET
 from ..schema.legacy import CRC_OFFSET as LEGACY_CRC_OFFSET
@@ -1277,7 +1278,7 @@ class FileRecords:
         try:
             offset, size = _OFFSET_SIZE.unpack_from(view, pos)
             if size < LEGACY_RECORD_OVERHEAD_V0:
-                self.stop_error = CorruptRecordError(
+                self.stop_error = RecordOverheadError(
                     f"Found record size {size} smaller than minimum record overhead "
                     f"({LEGACY_RECORD_OVERHEAD_V0})", file=self.file, position=pos)
                 return None

@@ -27,7 +27,10 @@ vocabulary of every command's JSON. Event types:
   ``decoded``, the :class:`~kafkalog_cli.decoders.DecodedRecord` (not written to JSON);
   control records add ``controlType`` and, for markers, ``coordinatorEpoch``; legacy
   records add ``isValid`` and ``crc``;
-* ``invalid_bytes``: bytes after the last whole batch (``Found N invalid bytes ...``);
+* ``invalid_bytes``: bytes after the last whole batch (``Found N invalid bytes ...``), with
+  the ``reason`` iteration stopped there when it was not a partial batch, and
+  ``kafkaException`` (``"CorruptRecordException"``) where Kafka's reader throws instead
+  (a size below 14 bytes: its tool prints no ``Found`` line and exits 1);
 * ``index_entry`` / ``timeindex_entry``: ``offset``/``position`` and ``timestamp``/``offset``;
 * ``index_empty``, ``index_sane``: ``F is empty.`` / ``F passed sanity check.``;
 * ``producer_snapshot_entry`` (a ``.snapshot``, as DumpLogSegments.dumpProducerIdSnapshot):
@@ -78,6 +81,7 @@ from ..errors import (
     CorruptSnapshotError,
     InvalidArgumentError,
     KafkalogError,
+    RecordOverheadError,
     UnreadableError,
 )
 from ..format.records import FileRecords, LegacyRecordBatch
@@ -480,6 +484,10 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
               "bytes": fr.invalid_bytes}
         if fr.stop_error is not None:
             ev["reason"] = fr.stop_error.message
+            if isinstance(fr.stop_error, RecordOverheadError):
+                # Kafka's FileLogInputStream throws here: its tool prints no "Found N
+                # invalid bytes" line but dies (exit 1) with the exception
+                ev["kafkaException"] = "CorruptRecordException"
         yield ev
     if gaps.gaps:
         yield non_consecutive_event(file, gaps.gaps, gaps.dropped)
@@ -562,6 +570,9 @@ def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
     """Events for a ``.index`` file, as DumpLogSegments.dumpIndex."""
     path = segment.index_path
     yield {"type": "file", "file": str(path), "kind": "index"}
+    if not segment.log_path.exists():
+        yield missing_log_event(segment)
+        return
     idx = OffsetIndex.load(check_exists(path), segment.base_offset)
     if idx.entries == 0:
         yield {"type": "index_empty", "file": str(path)}
@@ -575,18 +586,21 @@ def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
             return
         yield {"type": "index_sane", "file": str(path)}
         return
-    size = segment.size if segment.log_path.exists() else 0
+    size = segment.size
     mismatches = []
     for i in range(idx.entries):
         e = idx.entry(i)
         if e.offset == segment.base_offset and i > 0:
             break  # a zero-filled preallocated tail
-        if 0 <= e.position < size:
+        first = None
+        if 0 <= e.position <= size:
             fr = segment.records(e.position, e.position + opts.max_message_size)
             first = next(iter(fr.batches()), None)
-            log_offset = first.last_offset if first is not None else -1
-        else:  # a position outside the log (a garbage entry): no batch there
-            log_offset = -1
+        if first is None:  # the tool's slice(...).batches().iterator().next() throws
+            yield _index_entry_error(segment, e, fr.stop_error if 0 <= e.position <= size
+                                     else None)
+            return
+        log_offset = first.last_offset
         if log_offset != e.offset:
             mismatches.append((e.offset, log_offset))
         if not opts.verify_index_only:
@@ -599,10 +613,54 @@ def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
                "mismatches": [{"indexOffset": a, "logOffset": b} for a, b in mismatches]}
 
 
+def _file_records_text(segment: LogSegment) -> str:
+    """FileRecords.toString of the .log as DumpLogSegments opens it."""
+    return (f"FileRecords(size={segment.size}, file={as_path(segment.log_path).absolute()}, "
+            f"start=0, end=2147483647)")
+
+
+def _index_entry_error(segment: LogSegment, entry, stop_error) -> dict:
+    """The error of an offset index entry at which no whole batch starts: DumpLogSegments
+    .dumpIndex dies there (exit 1; nothing more of the file, no mismatch report) with
+    FileRecords.slice's IllegalArgumentException (a position outside the log), the
+    reader's CorruptRecordException (a size below 14 bytes there) or, where the slice
+    holds no whole batch, NoSuchElementException. kafkalog says which, as an error
+    naming the entry, and goes on with the next file."""
+    pos = entry.position
+    if pos < 0:
+        why = f"Invalid position: {pos} in read from {_file_records_text(segment)}"
+    elif pos > segment.size:
+        why = f"Slice from position {pos} exceeds end position of {_file_records_text(segment)}"
+    elif isinstance(stop_error, RecordOverheadError):
+        why = stop_error.message
+    else:
+        why = "no whole batch starts there (NoSuchElementException)"
+    path = segment.index_path
+    return {"type": "diagnostic", "stream": "stderr", "kind": "corrupt_index", "error": True,
+            "file": str(path), "message": str(CorruptIndexError(
+                f"the entry for offset {entry.offset} points at position {pos} of the .log: "
+                f"{why}", file=path))}
+
+
+def missing_log_event(segment: LogSegment) -> dict:
+    """The error of an index dumped without its segment's ``.log``: DumpLogSegments
+    .dumpIndex / dumpTimeIndex open the ``.log`` first (``FileRecords.open``) and throw
+    NoSuchFileException (exit 1) before they read the index; kafkalog says so and goes on
+    with the next file."""
+    log = segment.log_path
+    return {"type": "diagnostic", "stream": "stderr", "kind": "missing_log", "error": True,
+            "file": str(log), "message": str(UnreadableError(
+                f"the segment's .log is missing (NoSuchFileException: {as_path(log).absolute()}"
+                "): its index entries cannot be checked", file=log))}
+
+
 def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
     """Events for a ``.timeindex`` file, as DumpLogSegments.dumpTimeIndex."""
     path = segment.time_index_path
     yield {"type": "file", "file": str(path), "kind": "timeindex"}
+    if not segment.log_path.exists():
+        yield missing_log_event(segment)
+        return
     tidx = TimeIndex.load(check_exists(path), segment.base_offset)
     if opts.index_sanity_check:
         try:
@@ -613,7 +671,16 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
             return
         yield {"type": "index_sane", "file": str(path)}
         return
-    has_log = segment.log_path.exists()
+    if tidx.entries:
+        # dumpTimeIndex reads every batch from each entry's offset-index position to the
+        # end of the .log: a size below 14 bytes there kills it before the first entry
+        fr = segment.records(segment.index_position(tidx.entry(0).offset))
+        for _ in fr.batches():
+            pass
+        if isinstance(fr.stop_error, RecordOverheadError):
+            yield data_error_event(str(segment.log_path), fr.stop_error.position,
+                                   fr.stop_error.message)
+            return
     # DumpLogSegments.dumpTimeIndex's three checks, printed after the entries
     mismatches, out_of_order, not_found = [], [], []
     prev_ts = -1
@@ -621,26 +688,25 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
         e = tidx.entry(i)
         if e.offset == segment.base_offset and i > 0:
             break
-        if has_log:
-            batch = segment.translate_offset(e.offset)
-            if batch is None:
-                not_found.append((e.offset, -1))
-            elif batch.last_offset != e.offset:
-                not_found.append((e.offset, batch.last_offset))
+        batch = segment.translate_offset(e.offset)
+        if batch is None:
+            not_found.append((e.offset, -1))
+        elif batch.last_offset != e.offset:
+            not_found.append((e.offset, batch.last_offset))
+        else:
+            try:
+                # dumpTimeIndex: from NO_TIMESTAMP, max(maxTimestamp, record.timestamp)
+                log_ts = NO_TIMESTAMP
+                for r in batch.iter_records(opts.max_decompressed_bytes):
+                    if r[1] > log_ts:
+                        log_ts = r[1]
+            except KafkalogError as err:  # Kafka's record iterator throws: exit 1
+                yield data_error_event(str(segment.log_path), batch.position, err.message)
             else:
-                try:
-                    # dumpTimeIndex: from NO_TIMESTAMP, max(maxTimestamp, record.timestamp)
-                    log_ts = NO_TIMESTAMP
-                    for r in batch.iter_records(opts.max_decompressed_bytes):
-                        if r[1] > log_ts:
-                            log_ts = r[1]
-                except KafkalogError as err:  # Kafka's record iterator throws: exit 1
-                    yield data_error_event(str(segment.log_path), batch.position, err.message)
-                else:
-                    if log_ts != e.timestamp:
-                        mismatches.append((e.timestamp, log_ts))
-                    if prev_ts >= e.timestamp:
-                        out_of_order.append((e.timestamp, prev_ts))
+                if log_ts != e.timestamp:
+                    mismatches.append((e.timestamp, log_ts))
+                if prev_ts >= e.timestamp:
+                    out_of_order.append((e.timestamp, prev_ts))
         if not opts.verify_index_only:
             yield {"type": "timeindex_entry", "timestamp": e.timestamp, "offset": e.offset}
         prev_ts = e.timestamp
@@ -656,7 +722,7 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
                for a, b in out_of_order])}
     if not_found:
         yield {"type": "diagnostic", "stream": "stderr", "message": "\n".join(
-            ["The following indexed offsets are not found in the log."]
+            [f"The following indexed offsets are not found in :{full}"]
             + [f"Indexed offset: {a}, found log offset: {b}" for a, b in not_found])}
 
 

@@ -660,11 +660,34 @@ def _from_stream(stream, name: str, fmt: str, opts: ProduceOptions):
         yield from inputs.console_lines_records(stream, name, cfg)
 
 
+@dataclass(frozen=True)
+class BatchBoundary:
+    """A chunk of :func:`produce` that ends the batch each partition is building: the
+    records after it start new batches, as the Java producer's ``flush()`` does. With it
+    (and ``batch_size``/``batch_bytes`` large enough) a caller lays out every batch."""
+
+
+@dataclass(frozen=True)
+class EndTransaction:
+    """A chunk of :func:`produce` (``opts.transactional``) that ends the transaction of
+    each partition with one open: its pending batch is appended, then a COMMIT (``commit``)
+    or ABORT marker, as the Java producer's ``commitTransaction`` /
+    ``abortTransaction`` end it; the records after it open the next transaction, with the
+    same producer id and epoch and the sequences going on (transaction.version 1, as
+    ``kafkalog serve`` does)."""
+
+    commit: bool = True
+
+
+_CONTROL_CHUNKS = (BatchBoundary, EndTransaction)
+
+
 def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
             clock: Clock | None = None, fsync: bool = True,
             progress: Callable[[int], None] | None = None) -> ProduceResult:
     """Append every record of ``chunks`` (lists of :class:`~kafkalog_cli.inputs.
-    InputRecord`) to ``<log_dir>/<topic>-<partition>``.
+    InputRecord`, or the control chunks :class:`BatchBoundary` and
+    :class:`EndTransaction`) to ``<log_dir>/<topic>-<partition>``.
 
     Returns:
         the :class:`ProduceResult`.
@@ -690,7 +713,7 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
     try:
         # nothing is created before a record was read: a bad first line (or no input)
         # leaves the log directory as it was
-        first = next((c for c in chunks if c), None)
+        first = next((c for c in chunks if c and not isinstance(c, _CONTROL_CHUNKS)), None)
     except BaseException as e:
         result.elapsed_s = time.perf_counter() - start
         if isinstance(e, KafkalogError):
@@ -721,6 +744,12 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
         batcher(opts.partition)  # the partition named, first (as the checkpoints list it)
         done = 0
         for chunk in chain((first,), chunks):
+            if isinstance(chunk, _CONTROL_CHUNKS):
+                for b in batchers.values():
+                    b.flush()
+                    if isinstance(chunk, EndTransaction):
+                        b.end_txn(chunk.commit)
+                continue
             if isinstance(chunk, ValuesChunk):
                 batcher(opts.partition).add_values(chunk)
             elif isinstance(chunk, ColumnsChunk) and (

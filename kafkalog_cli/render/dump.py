@@ -227,8 +227,9 @@ def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
         elif t == "timeindex_entry":
             w(f"timestamp: {ev['timestamp']} offset: {ev['offset']}\n")
         elif t == "invalid_bytes":
-            w(f"Found {ev['bytes']} invalid bytes at the end of "
-              f"{os.path.basename(ev['file'])}\n")
+            if "kafkaException" not in ev:  # else the tool died there: the finding says so
+                w(f"Found {ev['bytes']} invalid bytes at the end of "
+                  f"{os.path.basename(ev['file'])}\n")
         elif t == "producer_snapshot_entry":
             w(kafka_producer_snapshot_line(ev) + "\n")
         elif t == "txn_index_entry":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import shutil
 import struct
 import zlib
 
@@ -342,15 +343,28 @@ def test_index_sanity_check_cli(cli):
     assert cli("dump-segment", p, "--index-sanity-check", "-o", "kafka").returncode == 0
 
 
-def test_verify_index_only_mismatches_on_stderr(cli, repo_root):
-    p = f"fixtures/logs/corrupt-index-position-0/{SEG0}.index"
+def test_verify_index_only_mismatches_on_stderr(cli, repo_root, tmp_path):
+    d = tmp_path / "t-0"
+    d.mkdir()
+    shutil.copy(repo_root / f"fixtures/logs/multi-0/{SEG0}.log", d / f"{SEG0}.log")
+    rel, pos = struct.unpack(">ii", (repo_root / f"fixtures/logs/multi-0/{SEG0}.index")
+                             .read_bytes()[:8])
+    (d / f"{SEG0}.index").write_bytes(struct.pack(">ii", rel + 1, pos))  # a batch's start
+    p = str(d / f"{SEG0}.index")
     r = cli("dump-segment", p, "--verify-index-only", "-o", "kafka")
     assert r.stdout.splitlines() == [f"Dumping {p}"]  # no entries printed
     assert r.stderr.splitlines() == [
-        f"Mismatches in :{repo_root / p}",
-        "  Index offset: 11, log offset: -1",
+        f"Mismatches in :{p}",
+        f"  Index offset: {rel + 1}, log offset: {rel}",
     ]
     assert r.returncode == 0  # mismatches are reported, as Kafka's tool does, exit 0
+    # an entry at which no whole batch starts: Kafka's tool dies there (exit 1)
+    p = f"fixtures/logs/corrupt-index-position-0/{SEG0}.index"
+    r = cli("dump-segment", p, "--verify-index-only", "-o", "kafka")
+    assert r.stdout.splitlines() == [f"Dumping {p}"]
+    assert r.stderr == (f"{p}: the entry for offset 11 points at position 2003 of the .log: "
+                        "no whole batch starts there (NoSuchElementException)\n")
+    assert r.returncode == 1
     t = f"fixtures/logs/corrupt-timeindex-0/{SEG0}.timeindex"
     r = cli("dump-segment", t, "--verify-index-only", "-o", "kafka")
     assert r.stderr.splitlines() == [
@@ -554,8 +568,7 @@ def test_kafka_lines_of_internal_records_kafka_cannot_parse(cli, tmp_path):
     tails = [ln.split("headerKeys: [] ", 1)[1] for ln in r.stdout.splitlines()[3:]]
     assert tails == [
         "key: Unknown record type 99 at offset 0, skipping.",
-        "key: Error at offset 1, skipping. Could not read record with version 77 from value's "
-        "buffer due to: Can't read version 77 of OffsetCommitValue.",
+        "key: Error at offset 1, skipping. Found an unknown record version 77 for 1 type",
         "key: Error at offset 2, skipping. Could not read record with version 1 from value's "
         "buffer due to: null.",
         'key: {"type":"1","data":{"group":"g","topic":"t","partition":0}} payload: <DELETE>',

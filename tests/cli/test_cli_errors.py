@@ -127,11 +127,11 @@ def test_debug_shows_traceback(tmp_path):
 
 
 def test_stdout_and_stderr_are_separate(fixtures_root):
-    r = run_cli("dump-segment", str(fixtures_root / "corrupt-index-position-0" /
-                                    f"{SEG0}.index"), "-o", "kafka")
+    r = run_cli("dump-segment", str(fixtures_root / "corrupt-timeindex-0" /
+                                    f"{SEG0}.timeindex"), "-o", "kafka")
     assert r.returncode == 0
-    assert "Mismatches in :" in r.stderr and "Mismatches" not in r.stdout
-    assert r.stdout.startswith("Dumping ") and "offset: " in r.stdout
+    assert "Found timestamp mismatch in :" in r.stderr and "mismatch" not in r.stdout
+    assert r.stdout.startswith("Dumping ") and "timestamp: " in r.stdout
 
 
 def test_no_output_option_when_piped_is_kafka_lines(fixtures_root):

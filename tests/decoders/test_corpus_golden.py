@@ -55,7 +55,7 @@ def test_transaction_state_record():
     assert d.kafka_text(1) == (
         '{"type":"0","data":{"transactionalId":"default_"}}',
         '{"version":"0","data":{"producerId":0,"producerEpoch":0,"transactionTimeoutMs":60000,'
-        '"transactionStatus":1,"transactionPartitions":[{"topic":'
+        '"transactionStatus":"Ongoing","transactionPartitions":[{"topic":'
         '"_confluent-ksql-default__command_topic","partitionIds":[0]}],'
         '"transactionLastUpdateTimestampMs":1728561475379,'
         '"transactionStartTimestampMs":1728561475379}}')

@@ -114,9 +114,8 @@ def test_failures_as_kafka_prints_them():
     d = dec.decode(H("0003" "0001" "61"), VALUE_V0)
     assert d.failure.text(5) == "Unknown record type 3 at offset 5, skipping."
     d = dec.decode(KEY, H("0002" "00"))
-    assert d.failure.text(5) == ("Error at offset 5, skipping. Could not read record with "
-                                 "version 2 from value's buffer due to: Can't read version 2 "
-                                 "of TransactionLogValue.")
+    assert d.failure.text(5) == ("Error at offset 5, skipping. Found an unknown record "
+                                 "version 2 for 0 type")
     assert d.failure.kafka_key_and_payload(5) == (d.failure.text(5), None)
     assert dec.decode(KEY, VALUE_V1).failure is None
     assert dec.decode(None, VALUE_V1).failure.kind == "missing_key"

@@ -232,3 +232,24 @@ def test_compressor_equals_compress_however_the_input_is_cut(codec_level, size, 
     got += c.flush()
     assert got == compression.compress(codec, data, level=level)
     assert compression.decompress(codec, got) == data
+
+
+@pytest.mark.parametrize("size", [10, 100_000, 300_000])
+def test_zstd_frame_ends_as_the_java_producer_ends_it(size):
+    """kafka-clients' ZstdCompression closes its stream through a BufferedOutputStream,
+    whose close flushes first: the data's last block is not marked last, and the frame
+    ends with an empty raw last block (3 bytes: 01 00 00). Read from the frame's block
+    headers (RFC 8878 3.1.1.2: bit 0 last, bits 1-2 type, bits 3-23 size)."""
+    data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    frame = compression.compress(4, data)
+    assert frame[:4] == b"\x28\xb5\x2f\xfd" and frame[4] == 0  # no content size, window
+    pos, blocks = 6, []
+    while True:
+        header = int.from_bytes(frame[pos:pos + 3], "little")
+        last, kind, bsize = header & 1, (header >> 1) & 3, header >> 3
+        blocks.append((last, kind, bsize))
+        pos += 3 + (1 if kind == 1 else bsize)
+        if last:
+            break
+    assert pos == len(frame)
+    assert blocks[-1] == (1, 0, 0) and all(not b[0] for b in blocks[:-1]) and len(blocks) > 1

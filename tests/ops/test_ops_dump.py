@@ -116,10 +116,11 @@ def _mismatches(evs):
 
 
 @pytest.mark.parametrize("with_log", [False, True])
-def test_garbage_index_is_mismatches_not_a_crash(fixtures_root, tmp_path, with_log):
-    """Random bytes as a .index (fixed seed): every entry is printed as stored, and an
-    entry whose position is outside the log (negative, or past its end) is a mismatch
-    with log offset -1, as Kafka's tool finds no batch there."""
+def test_garbage_index_is_an_error_not_a_crash(fixtures_root, tmp_path, with_log):
+    """Random bytes as a .index (fixed seed): Kafka's DumpLogSegments dies at the first
+    entry whose position is outside the log (FileRecords.slice's
+    IllegalArgumentException), before printing it; kafkalog prints what the tool printed
+    and an error naming that entry instead of a stack trace."""
     d = tmp_path / "t-0"
     d.mkdir()
     raw = random.Random(20240605).randbytes(100)
@@ -133,22 +134,48 @@ def test_garbage_index_is_mismatches_not_a_crash(fixtures_root, tmp_path, with_l
     assert any(pos < 0 for _, pos in stored)
     assert all(not 0 <= pos < log_size for _, pos in stored)
     evs = _events([d / f"{SEG0}.index"])
-    assert [(e["offset"], e["position"]) for e in evs if e["type"] == "index_entry"] == stored
-    assert _mismatches(evs) == [(rel, -1) for rel, _ in stored]
+    if not with_log:  # DumpLogSegments opens the .log first: NoSuchFileException, exit 1
+        assert [(e["type"], e.get("kind")) for e in evs] == [("file", "index"),
+                                                             ("diagnostic", "missing_log")]
+        assert evs[1]["error"] and f"{SEG0}.log" in evs[1]["message"]
+        return
+    assert [(e["type"], e.get("kind")) for e in evs] == [("file", "index"),
+                                                         ("diagnostic", "corrupt_index")]
+    rel, pos = stored[0]
+    assert evs[1]["error"] and f"offset {rel} points at position {pos} of the .log" \
+        in evs[1]["message"]
+    assert (f"Invalid position: {pos} in read from" if pos < 0 else
+            f"Slice from position {pos} exceeds end position of") in evs[1]["message"]
 
 
-def test_negative_index_position_is_a_mismatch(fixtures_root, tmp_path):
-    """A negative position next to a real .log does not read from the buffer's end."""
+@pytest.mark.parametrize("bad", ["negative", "end", "past-end", "mid-batch"])
+def test_index_entry_outside_the_log_is_an_error(fixtures_root, tmp_path, bad):
+    """An entry at which no whole batch starts ends the index's dump with an error naming
+    it, where Kafka's tool dies: IllegalArgumentException from FileRecords.slice (a
+    negative position, one past the end), NoSuchElementException (the end itself: no
+    batch there), CorruptRecordException (the middle of a batch, read as a size below 14
+    bytes). The entries before it are printed, as the tool prints them, and no mismatch
+    report follows (the tool never reaches it). The messages are Kafka 4.4.0's, as its
+    DumpLogSegments printed them for these four indexes."""
     d = tmp_path / "t-0"
     d.mkdir()
     shutil.copy(fixtures_root / "multi-0" / f"{SEG0}.log", d / f"{SEG0}.log")
     size = (d / f"{SEG0}.log").stat().st_size
     good = _index_entries(fixtures_root / "multi-0" / f"{SEG0}.index")
-    entries = [good[0], (good[1][0], -8), (good[2][0], size), good[2]]
+    position = {"negative": -8, "end": size, "past-end": size + 10,
+                "mid-batch": good[1][1] + 3}[bad]
+    entries = [good[0], (good[1][0], position), good[2]]
     (d / f"{SEG0}.index").write_bytes(b"".join(struct.pack(">ii", *e) for e in entries))
     evs = _events([d / f"{SEG0}.index"])
-    assert [(e["offset"], e["position"]) for e in evs if e["type"] == "index_entry"] == entries
-    assert _mismatches(evs) == [(good[1][0], -1), (good[2][0], -1)]
+    assert [(e["offset"], e["position"]) for e in evs if e["type"] == "index_entry"] \
+        == entries[:1]
+    diags = [e for e in evs if e["type"] == "diagnostic"]
+    assert len(diags) == 1 and diags[0]["error"] and diags[0]["kind"] == "corrupt_index"
+    assert f"points at position {position} of the .log" in diags[0]["message"]
+    assert {"negative": "Invalid position: -8 in read from FileRecords(size=",
+            "end": "NoSuchElementException", "past-end": "exceeds end position of",
+            "mid-batch": "Found record size -721420288 smaller than minimum record overhead "
+                         "(14)"}[bad] in diags[0]["message"]
 
 
 def test_file_records_rejects_a_negative_start():
@@ -186,9 +213,15 @@ def test_corrupt_records_and_mismatches_are_told_apart(tmp_path, fixtures_root):
     (d / f"{SEG0}.timeindex").write_bytes(struct.pack(">qi", 1000, 2))  # bad's last offset
     diags = [e for e in _events([d / f"{SEG0}.timeindex"]) if e["type"] == "diagnostic"]
     assert [(e.get("error"), e.get("position")) for e in diags] == [(True, len(good))]
-    mism = [e for e in _events([fixtures_root / "corrupt-index-position-0" / f"{SEG0}.index"])
-            if e["type"] == "diagnostic"]
-    assert mism and not any(e.get("error") for e in mism)
+    # an entry at a batch's start naming another offset: a mismatch, not an error
+    m = tmp_path / "mism-0"
+    m.mkdir()
+    shutil.copy(fixtures_root / "multi-0" / f"{SEG0}.log", m / f"{SEG0}.log")
+    rel, pos = _index_entries(fixtures_root / "multi-0" / f"{SEG0}.index")[0]
+    (m / f"{SEG0}.index").write_bytes(struct.pack(">ii", rel + 1, pos))
+    mism = [e for e in _events([m / f"{SEG0}.index"]) if e["type"] == "diagnostic"]
+    assert [d["mismatches"] for d in mism] == [[{"indexOffset": rel + 1, "logOffset": rel}]]
+    assert not any(e.get("error") for e in mism)
 
 
 @pytest.mark.corpus

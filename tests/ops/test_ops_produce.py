@@ -139,6 +139,49 @@ def test_idempotent_sequences_continue_across_runs(tmp_path):
         (5, 2, 0), (5, 2, 2), (5, 2, 3)]
 
 
+def _headers(log: Path) -> list[tuple]:
+    """(baseOffset, records, baseSequence, transactional, control, marker type) of each
+    v2 batch, read with struct from DefaultRecordBatch's layout (not kafkalog's reader)."""
+    import struct
+
+    data, pos, out = log.read_bytes(), 0, []
+    while pos < len(data):
+        base, length = struct.unpack_from(">qi", data, pos)
+        attrs, = struct.unpack_from(">h", data, pos + 21)
+        seq, count = struct.unpack_from(">ii", data, pos + 53)
+        marker = None
+        if attrs & 0x20:  # a control record: its key is version int16, type int16
+            marker = struct.unpack_from(">h", data, pos + 61 + 1 + 1 + 1 + 1 + 1 + 2)[0]
+        out.append((base, count, seq, bool(attrs & 0x10), bool(attrs & 0x20), marker))
+        pos += 12 + length
+    return out
+
+
+def test_control_chunks_lay_out_batches_and_transactions(tmp_path):
+    """BatchBoundary ends each partition's batch where the caller says (a Java producer's
+    flush), EndTransaction writes the marker, and the next records open the next
+    transaction with the same producer and the sequences going on (transaction.version
+    1), all in one run."""
+    from kafkalog_cli.inputs import InputRecord
+    from kafkalog_cli.ops.produce import BatchBoundary, EndTransaction
+
+    def recs(*values):
+        return [InputRecord(0, 1000, None, v.encode(), (), None) for v in values]
+
+    chunks = [recs("a", "b"), recs("c"), BatchBoundary(), recs("d"), EndTransaction(False),
+              recs("e", "f"), BatchBoundary(), BatchBoundary(), recs("g"), EndTransaction()]
+    opts = ProduceOptions("t", batch_bytes=2**31 - 1, producer_id=7, producer_epoch=1,
+                          transactional=True, config=LogConfig(segment_ms=2**62))
+    result = produce(tmp_path / "logs", opts, iter(chunks))
+    assert result.markers == 2
+    assert _headers(tmp_path / "logs/t-0/00000000000000000000.log") == [
+        (0, 3, 0, True, False, None), (3, 1, 3, True, False, None),
+        (4, 1, -1, True, True, 0),  # ABORT
+        (5, 2, 4, True, False, None), (7, 1, 6, True, False, None),
+        (8, 1, -1, True, True, 1),  # COMMIT
+    ]
+
+
 def test_raw_files(tmp_path):
     f1, f2 = tmp_path / "a.bin", tmp_path / "b.bin"
     f1.write_bytes(b"\x00\n\x01")

@@ -19,6 +19,7 @@ from serve_testkit import RawClient
 from test_serve_fetch import fetch
 
 from kafkalog_cli.format.builder import build_batch
+from kafkalog_cli.format.records import FileRecords
 from kafkalog_cli.schema.txn_index import parse_txn_index
 from kafkalog_cli.server.broker import ServerThread
 from kafkalog_cli.server.kafka_apis import ServerOptions
@@ -177,3 +178,55 @@ def test_confluent_kafka_read_committed(served, offset):
 @pytest.mark.parametrize("offset", sorted(COMMITTED_FROM))
 def test_kafka_python_read_committed(served, offset):
     assert _kafka_python_read(served.port, offset) == COMMITTED_FROM[offset]
+
+
+# -- a transaction left open -----------------------------------------------------------------------
+
+OPEN = "rc-open"
+
+
+@pytest.fixture
+def open_txn(log_dir):
+    """``rc-open-0``: plain 0-1, producer A's transaction 2-3 (open: no marker), plain 4."""
+    m = LogManager.open(log_dir, clock=ManualClock(TS), fsync=False)
+    log = m.get_or_create_log(OPEN, 0)
+    log.append_as_leader(build_batch([(TS, None, b"p0", ()), (TS, None, b"p1", ())]))
+    log.append_as_leader(build_batch([(TS, None, b"a2", ()), (TS, None, b"a3", ())],
+                                     producer_id=A, producer_epoch=0, base_sequence=0,
+                                     is_transactional=True))
+    log.append_as_leader(build_batch([(TS, None, b"p4", ())]))
+    m.close()
+    return log_dir
+
+
+def _batches(p) -> list[tuple[int, int]]:
+    return [(b.base_offset, b.last_offset) for b in FileRecords(p["records"] or b"").batches()]
+
+
+def test_read_committed_stops_at_an_open_transaction(open_txn):
+    """With A's transaction open, the last stable offset is its first offset (2): a
+    read_committed fetch gets the batches below it and nothing from 2 on (Kafka's
+    FetchIsolation.TXN_COMMITTED reads up to the LSO); read_uncommitted gets every batch;
+    once A commits (marker at 5) read_committed reads on to the end (the bench broker's
+    answer to the same: tests/kafka_bench/test_disk_differential.py, and the wire suite's
+    test_read_uncommitted_and_committed_while_open)."""
+    with ServerThread(open_txn, ServerOptions(port=0)) as s:
+        c = RawClient(s.port)
+        p = fetch(c, OPEN, 0, isolation=1)["responses"][0]["partitions"][0]
+        assert (p["errorCode"], p["highWatermark"], p["lastStableOffset"]) == (0, 5, 2)
+        assert _batches(p) == [(0, 1)] and p["abortedTransactions"] == []
+        p = fetch(c, OPEN, 2, isolation=1)["responses"][0]["partitions"][0]
+        assert (p["errorCode"], p["lastStableOffset"], _batches(p)) == (0, 2, [])
+        p = fetch(c, OPEN, 0, isolation=0)["responses"][0]["partitions"][0]
+        assert _batches(p) == [(0, 1), (2, 3), (4, 4)] and p["lastStableOffset"] == 2
+        c.close()
+    m = LogManager.open(open_txn, clock=ManualClock(TS), fsync=False)
+    m.get_or_create_log(OPEN, 0).append_end_txn_marker(producer_id=A, producer_epoch=0,
+                                                       commit=True)
+    m.close()
+    with ServerThread(open_txn, ServerOptions(port=0)) as s:
+        c = RawClient(s.port)
+        p = fetch(c, OPEN, 2, isolation=1)["responses"][0]["partitions"][0]
+        assert (p["highWatermark"], p["lastStableOffset"]) == (6, 6)
+        assert _batches(p) == [(2, 3), (4, 4), (5, 5)]
+        c.close()

@@ -39,7 +39,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *
  * <pre>
  * java KafkalogClient produce BOOTSTRAP SPEC.json     (acks to stdout, JSON Lines)
- *   SPEC => {"producer": {CONFIG: STRING, ...},        (any ProducerConfig; serializers fixed)
+ *   SPEC => RUN | {"runs": [RUN, ...]}                (runs one after the other, each its own
+ *                                                       producer, in this one JVM)
+ *   RUN  => {"producer": {CONFIG: STRING, ...},        (any ProducerConfig; serializers fixed)
  *            "steps": [STEP, ...]}
  *   STEP => {"op": "send", "topic": T, "partition": P|null, "timestamp": MS|null,
  *            "key": UTF8|null, "value": UTF8|null,    (or "keyBase64"/"valueBase64")
@@ -50,14 +52,18 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *         | {"op": "sendOffsets", "group": G, "offsets": [{"topic", "partition", "offset"}]}
  *   stdout => {"topic", "partition", "offset", "timestamp"} per send, in order, once acked,
  *             or {"error": EXCEPTION_CLASS, "message"} for a send that failed (a batch not
- *             flushed before "abort" is never written: TransactionAbortedException)
+ *             flushed before "abort" is never written: TransactionAbortedException);
+ *             the runs' acks one run after the other
  *
- * java KafkalogClient consume BOOTSTRAP TOPIC ISOLATION [TIMEOUT_MS] [CONFIG=VALUE ...]
- *   every partition of TOPIC (or of each topic of a comma-separated list: one JVM reads
- *   them all) from its beginning to its end offset (the LSO for
+ * java KafkalogClient consume BOOTSTRAP TOPIC[,TOPIC...] ISOLATION [TIMEOUT_MS] [CONFIG=VALUE ...]
+ *   (several topics: read by one consumer, printed topic after topic)
+ *   every partition of TOPIC from its beginning to its end offset (the LSO for
  *   read_committed, once it reaches the log end offset or after kafkalog.stable.wait.ms,
  *   default 10000, a pseudo-config taken out of the others) as JSON Lines, per partition
- *   in offset order:
+ *   in offset order. With the pseudo-config kafkalog.subscribe=true (and a group.id) the
+ *   consumer joins its group (subscribe; group.protocol classic or consumer) instead of
+ *   assigning the partitions, starts where auto.offset.reset=earliest puts a new group,
+ *   and commits its positions (commitSync) once it reached the end offsets:
  *   {"topic", "partition", "offset", "timestamp", "timestampType", "leaderEpoch"|null,
  *    "key": B64|null, "value": B64|null, "headers": [[KEY, B64|null], ...]}
  * </pre>
@@ -97,6 +103,16 @@ public final class KafkalogClient {
     }
 
     private static void produce(String bootstrap, JsonNode spec) throws Exception {
+        if (spec.has("runs")) {
+            for (JsonNode run : spec.get("runs")) {
+                produceRun(bootstrap, run);
+            }
+        } else {
+            produceRun(bootstrap, spec);
+        }
+    }
+
+    private static void produceRun(String bootstrap, JsonNode spec) throws Exception {
         Properties props = new Properties();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
@@ -214,6 +230,7 @@ public final class KafkalogClient {
                                 Map<String, String> extra) throws Exception {
         String wait = extra.remove("kafkalog.stable.wait.ms");
         long stableWaitMs = wait == null ? 10_000L : Long.parseLong(wait);
+        boolean subscribe = Boolean.parseBoolean(extra.remove("kafkalog.subscribe"));
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
@@ -224,20 +241,28 @@ public final class KafkalogClient {
         props.putAll(extra);
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props)) {
             List<TopicPartition> partitions = new ArrayList<>();
-            for (String name : topic.split(",")) {  // TOPIC may list several: one JVM for all
+            List<String> topics = List.of(topic.split(","));  // one consumer reads them all
+            for (String name : topics) {
                 for (PartitionInfo p : consumer.partitionsFor(name, Duration.ofMillis(timeoutMs))) {
                     partitions.add(new TopicPartition(name, p.partition()));
                 }
             }
-            partitions.sort((a, b) -> Integer.compare(a.partition(), b.partition()));
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
+            // printed topic after topic (in the order given), each in partition order
+            partitions.sort((a, b) -> a.topic().equals(b.topic())
+                    ? Integer.compare(a.partition(), b.partition())
+                    : Integer.compare(topics.indexOf(a.topic()), topics.indexOf(b.topic())));
+            if (subscribe) {
+                consumer.subscribe(topics);
+            } else {
+                consumer.assign(partitions);
+                consumer.seekToBeginning(partitions);
+            }
             Map<TopicPartition, Long> end = endOffsets(bootstrap, consumer, partitions, isolation, stableWaitMs);
             System.err.println("KafkalogClient: " + topic + " " + isolation + ": partitions "
                     + partitions + ", end offsets " + end);
             Map<TopicPartition, List<String>> lines = new HashMap<>();
             long deadline = System.currentTimeMillis() + timeoutMs;
-            while (!done(consumer, partitions, end)) {
+            while (subscribe ? !doneSubscribed(consumer, partitions, end) : !done(consumer, partitions, end)) {
                 if (System.currentTimeMillis() > deadline) {
                     throw new IllegalStateException("timed out before the end offsets " + end);
                 }
@@ -263,12 +288,21 @@ public final class KafkalogClient {
                             .add(MAPPER.writeValueAsString(line));
                 }
             }
+            if (subscribe) {
+                consumer.commitSync();
+            }
             for (TopicPartition tp : partitions) {
                 for (String line : lines.getOrDefault(tp, List.of())) {
                     System.out.println(line);
                 }
             }
         }
+    }
+
+    /** A subscribed consumer is done once it owns every partition and reached its end. */
+    private static boolean doneSubscribed(KafkaConsumer<byte[], byte[]> consumer,
+                                          List<TopicPartition> partitions, Map<TopicPartition, Long> end) {
+        return consumer.assignment().containsAll(partitions) && done(consumer, partitions, end);
     }
 
     private static boolean done(KafkaConsumer<byte[], byte[]> consumer, List<TopicPartition> partitions,

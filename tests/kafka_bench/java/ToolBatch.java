@@ -1,12 +1,15 @@
+import java.io.BufferedWriter;
 import java.io.ByteArrayOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.OutputStreamWriter;
 import java.io.PrintStream;
+import java.io.Writer;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -19,10 +22,11 @@ import org.apache.kafka.common.utils.internals.Exit;
  * comparing hundreds of files with DumpLogSegments pays one JVM start, not hundreds.
  *
  * <pre>
- * java ToolBatch IN.json OUT.jsonl
- *   IN.json   => [ {"main": "org.apache.kafka.tools.DumpLogSegments", "args": ["--files", "..."]}, ... ]
- *   OUT.jsonl => one line per invocation, in order:
- *                {"exit": INT, "stdout": STRING, "stderr": STRING, "exception": STRING|null}
+ * java ToolBatch IN.json
+ *   IN.json => [ {"main": "org.apache.kafka.tools.DumpLogSegments", "args": ["--files", "..."]}, ... ]
+ *   stdout  => one line per invocation, in order, written (and flushed) as each ends, so
+ *              that the reader can work on one result while the next runs:
+ *              {"exit": INT, "stdout": STRING, "stderr": STRING, "exception": STRING|null}
  * </pre>
  *
  * A tool's {@code Exit.exit(status)} (Kafka's tools exit through
@@ -54,7 +58,9 @@ public final class ToolBatch {
         });
         PrintStream realOut = System.out;
         PrintStream realErr = System.err;
-        List<String> lines = new ArrayList<>();
+        // the results go to the real stdout (the tools write to the captured System.out)
+        Writer results = new BufferedWriter(new OutputStreamWriter(
+                new FileOutputStream(FileDescriptor.out), StandardCharsets.UTF_8), 1 << 16);
         for (JsonNode call : calls) {
             String[] args = new String[call.get("args").size()];
             for (int i = 0; i < args.length; i++) {
@@ -92,8 +98,10 @@ public final class ToolBatch {
             result.put("stdout", out.toString(StandardCharsets.UTF_8));
             result.put("stderr", err.toString(StandardCharsets.UTF_8));
             result.put("exception", exception);
-            lines.add(mapper.writeValueAsString(result));
+            results.write(mapper.writeValueAsString(result));
+            results.write('\n');
+            results.flush();
         }
-        Files.write(Path.of(argv[1]), lines, StandardCharsets.UTF_8);
+        results.close();
     }
 }
