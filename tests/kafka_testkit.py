@@ -277,7 +277,8 @@ def java_produce(bootstrap: str, spec: dict, timeout: float = 120) -> list[dict]
 def java_consume(bootstrap: str, topic: str, isolation: str = "read_uncommitted", *,
                  timeout_ms: int = 30_000, configs: dict | None = None) -> list[dict]:
     """Kafka's Java consumer reads every partition of ``topic`` (or of each of several,
-    comma-separated: one consumer, printed topic after topic) from the beginning to its end offset (under ``read_committed`` the LSO, once it reaches the log end offset -
+    comma-separated: one consumer, printed topic after topic) from the beginning to its
+    end offset (under ``read_committed`` the LSO, once it reaches the log end offset -
     EndTxn returns before the markers are written - or after
     ``configs["kafkalog.stable.wait.ms"]``, default 10 s); records as dicts with ``key``,
     ``value`` and header values as bytes (None for null), in partition then offset order."""
