@@ -255,6 +255,84 @@ def run_cli_limited(*args: str, address_space: int = 1 << 30, timeout: float = 3
                           preexec_fn=limit)
 
 
+class Measured:
+    """A CLI run of :func:`run_cli_measured`: ``returncode`` (None when it was killed at
+    its timeout, ``hung``), ``stdout`` / ``stderr`` (text, at most their first 1 MiB),
+    their sizes in bytes, ``peak_rss_kib`` (the kernel's ``ru_maxrss`` of the process) and
+    ``seconds``."""
+
+    def __init__(self, returncode, stdout, stderr, stdout_bytes, stderr_bytes, peak_rss_kib,
+                 seconds, hung):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+        self.stdout_bytes, self.stderr_bytes = stdout_bytes, stderr_bytes
+        self.peak_rss_kib, self.seconds, self.hung = peak_rss_kib, seconds, hung
+
+
+def run_cli_measured(*args: str, address_space: int = 2 << 30, timeout: float = 60,
+                     stdin: bytes = b"", cwd: Path | None = None) -> Measured:
+    """Run ``python -m kafkalog_cli ARGS`` under ``RLIMIT_AS`` = ``address_space``, killed
+    (its whole process group) after ``timeout`` seconds, and measure it: its peak
+    resident memory (``wait4``'s ``ru_maxrss``: this child's alone) and its output sizes
+    (the output is counted, only its first MiB kept)."""
+    import os
+    import resource
+    import threading
+    import time
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+        os.setsid()
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("COLUMNS", None)
+    t = time.monotonic()
+    p = subprocess.Popen([sys.executable, "-m", "kafkalog_cli", *args], cwd=cwd or REPO,
+                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, preexec_fn=limit)
+    kept = {1: bytearray(), 2: bytearray()}
+    sizes = {1: 0, 2: 0}
+
+    def pump(stream, key):
+        while True:
+            b = stream.read(1 << 16)
+            if not b:
+                return
+            sizes[key] += len(b)
+            if len(kept[key]) < 1 << 20:
+                kept[key] += b[:(1 << 20) - len(kept[key])]
+
+    pumps = [threading.Thread(target=pump, args=(p.stdout, 1), daemon=True),
+             threading.Thread(target=pump, args=(p.stderr, 2), daemon=True)]
+    for th in pumps:
+        th.start()
+    try:
+        p.stdin.write(stdin)
+        p.stdin.close()
+    except BrokenPipeError:
+        pass
+    hung = False
+    while True:
+        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() - t > timeout:
+            hung = True
+            os.killpg(p.pid, 9)
+            pid, status, usage = os.wait4(p.pid, 0)
+            break
+        time.sleep(0.02)
+    seconds = time.monotonic() - t
+    p.returncode = None if hung else os.waitstatus_to_exitcode(status)
+    for th in pumps:
+        th.join()
+    p.stdout.close()
+    p.stderr.close()
+    return Measured(p.returncode, kept[1].decode("utf-8", "replace"),
+                    kept[2].decode("utf-8", "replace"), sizes[1], sizes[2],
+                    usage.ru_maxrss, seconds, hung)
+
+
 def popen_cli_limited(*args: str, address_space: int = 1 << 30):
     """The CLI started as a Popen (stdout a text pipe) with ``RLIMIT_AS`` capped, for
     commands whose whole output is too long to wait for."""
