@@ -55,9 +55,21 @@ import threading
 from pathlib import Path
 
 from ..constants import INT64_MAX, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
-from ..errors import CorruptCheckpointError, IllegalStateError, KafkalogError, UnsafePathError
+from ..errors import (
+    CorruptCheckpointError,
+    IllegalStateError,
+    KafkalogError,
+    UnreadableError,
+    UnsafePathError,
+)
 from ..protocol.errors import Errors
-from ..storage.checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
+from ..storage.checkpoints import (
+    MAX_CHECKPOINT_BYTES,
+    format_offset_checkpoint,
+    read_offset_checkpoint,
+    too_large,
+    write_atomically,
+)
 from ..storage.dir_files import random_kafka_uuid, read_meta_properties, read_partition_metadata
 from ..storage.files import (
     TopicPartition,
@@ -65,6 +77,7 @@ from ..storage.files import (
     partition_dirs_of,
     validate_topic_name,
 )
+from ..storage.location import read_bytes_if_exists
 from ..storage.lock import is_locked
 from ..storage.log import LogManager
 from . import configs
@@ -171,9 +184,11 @@ class LogDirCatalog:
                     try:
                         topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
                             name, p, cfg, topic_id=topic.topic_id))
-                    except (CorruptCheckpointError, UnsafePathError) as e:
+                    except (CorruptCheckpointError, UnsafePathError, UnreadableError) as e:
                         # the broker takes the log dir offline; this node serves the
                         # other partitions and answers for this one as for an offline one
+                        # (a file it cannot read: a FIFO or a device where a segment or
+                        # a checkpoint should be, NotRegularFileError)
                         topic.offline[p] = str(e)
                         log.error("partition %s-%d is offline: %s", name, p, e)
                 self._add(topic)
@@ -209,7 +224,7 @@ class LogDirCatalog:
         self._load_configs()
         try:
             starts = read_offset_checkpoint(self.log_dir / LOG_START_OFFSET_CHECKPOINT) or {}
-        except CorruptCheckpointError as e:  # LogManager.loadLogs: read as empty
+        except (CorruptCheckpointError, UnreadableError) as e:  # loadLogs: read as empty
             log.warning("%s; log start offsets are the first segments' base offsets", e)
             starts = {}
         for name, parts in self._served_partition_dirs().items():
@@ -218,7 +233,7 @@ class LogDirCatalog:
                 try:
                     topic.partitions[p] = ReadOnlyPartition(d, starts.get(TopicPartition(name,
                                                                                          p)))
-                except CorruptCheckpointError as e:
+                except (CorruptCheckpointError, UnreadableError) as e:
                     # as when serving it writable: this partition is offline, not the node
                     topic.offline[p] = str(e)
                     log.error("partition %s-%d is offline: %s", name, p, e)
@@ -257,11 +272,16 @@ class LogDirCatalog:
         ignored with a warning."""
         path = self.log_dir / STATE_FILE
         try:
-            state = json.loads(path.read_bytes().decode("utf-8"))
-        except FileNotFoundError:
-            return {}
-        except ValueError:  # UnicodeDecodeError too
-            log.warning("%s is not JSON; starting producer ids after the snapshots", path)
+            raw = read_bytes_if_exists(path, limit=MAX_CHECKPOINT_BYTES,
+                                       too_large=lambda n: too_large(path, n,
+                                                                     MAX_CHECKPOINT_BYTES,
+                                                                     "state file"))
+            if raw is None:
+                return {}
+            state = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError, CorruptCheckpointError):  # UnicodeDecodeError too
+            log.warning("%s is not JSON (or too large); starting producer ids after the "
+                        "snapshots", path)
             return {}
         if not isinstance(state, dict):
             log.warning("%s is not a JSON object; ignored", path)

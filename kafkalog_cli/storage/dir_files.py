@@ -38,11 +38,14 @@ from ..errors import CorruptCheckpointError, InvalidArgumentError, KafkalogError
 from .checkpoints import (
     INT32,
     INT64,
+    MAX_SMALL_FILE_BYTES,
     java_int,
     java_split,
+    quote,
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
     read_text_lines,
+    too_large,
 )
 from .fileio import write_atomically
 from .location import as_path, read_bytes_if_exists
@@ -100,9 +103,12 @@ def read_partition_metadata(partition_dir) -> dict | None:
         UnreadableError: the file cannot be read.
     """
     p = as_path(partition_dir) / PARTITION_METADATA_FILE
-    lines = read_text_lines(p)
-    if lines is None:
+    it = read_text_lines(p, limit=MAX_SMALL_FILE_BYTES, what="partition.metadata file")
+    if it is None:
         return None
+    # the broker reads two lines (PartitionMetadataReadBuffer): nothing after them
+    lines = [ln for _, ln in zip(range(2), it, strict=False)]
+    it.close()
 
     def field(i: int) -> str:
         if len(lines) <= i:
@@ -110,13 +116,13 @@ def read_partition_metadata(partition_dir) -> dict | None:
                                          f"before line {i + 1}", file=p, line=i + 1)
         parts = java_split(_COLON_WHITESPACE, lines[i])
         if len(parts) != 2:
-            raise CorruptCheckpointError(f"Malformed line in checkpoint file: {lines[i]!r}",
-                                         file=p, line=i + 1)
+            raise CorruptCheckpointError(
+                f"Malformed line in checkpoint file: {quote(lines[i])}", file=p, line=i + 1)
         return parts[1]
 
     version = java_int(field(0), INT32)
     if version is None:
-        raise CorruptCheckpointError(f"Malformed line in checkpoint file: {lines[0]!r}",
+        raise CorruptCheckpointError(f"Malformed line in checkpoint file: {quote(lines[0])}",
                                      file=p, line=1)
     if version < 0:
         raise CorruptCheckpointError(
@@ -149,8 +155,9 @@ def format_partition_metadata(topic_id: str) -> str:
 def _properties(path) -> dict[str, tuple[str, int]] | None:
     """``key -> (value, line)`` of a java.util.Properties file (the subset Kafka writes:
     ``key=value`` / ``key:value`` lines, ``#``/``!`` comments; ISO-8859-1, so any bytes
-    read), None if absent."""
-    lines = read_text_lines(path, encoding="latin-1")
+    read; at most :data:`~.checkpoints.MAX_SMALL_FILE_BYTES`), None if absent."""
+    lines = read_text_lines(path, encoding="latin-1", limit=MAX_SMALL_FILE_BYTES,
+                            what="properties file")
     if lines is None:
         return None
     out = {}
@@ -189,8 +196,9 @@ def _validate_meta_properties(path, props: dict[str, tuple[str, int]]) -> None:
     version_text, line = props.get("version", ("0", None))
     version = java_int(version_text.strip())
     if version is None:
-        raise CorruptCheckpointError(f"Invalid meta.properties version string '{version_text}'",
-                                     file=path, line=line)
+        raise CorruptCheckpointError(
+            f"Invalid meta.properties version string {quote(version_text)}", file=path,
+            line=line)
     if version not in (0, 1):
         raise CorruptCheckpointError(f"Unknown meta.properties version number {version}",
                                      file=path, line=line)
@@ -224,13 +232,18 @@ def read_quorum_state(path) -> dict:
             ``data_version``, naming the line.
     """
     p = as_path(path)
-    lines = read_text_lines(p)
-    if lines is None:
+    it = read_text_lines(p, limit=MAX_SMALL_FILE_BYTES, what="quorum-state file")
+    if it is None:
         raise UnreadableError("No such file or directory", file=p)
-    if not lines:
+    first = next(it, None)   # the broker reads one line
+    it.close()
+    if first is None:
         raise CorruptCheckpointError("File ended prematurely.", file=p, line=1)
     try:
-        obj = json.loads(lines[0])
+        obj = json.loads(first)
+    except RecursionError:
+        raise CorruptCheckpointError("not JSON (arrays or objects nested too deeply)",
+                                     file=p, line=1) from None
     except ValueError as e:
         raise CorruptCheckpointError(f"not JSON ({e})", file=p, line=1) from None
     if not isinstance(obj, dict):
@@ -262,12 +275,14 @@ def read_clean_shutdown(log_dir) -> dict | None:
     Raises:
         UnreadableError: it exists but cannot be read.
     """
-    raw = read_bytes_if_exists(as_path(log_dir) / CLEAN_SHUTDOWN_FILE_NAME)
+    path = as_path(log_dir) / CLEAN_SHUTDOWN_FILE_NAME
+    raw = read_bytes_if_exists(path, limit=MAX_SMALL_FILE_BYTES, too_large=lambda n: too_large(
+        path, n, MAX_SMALL_FILE_BYTES, ".kafka_cleanshutdown file"))
     if raw is None:
         return None
     try:
         obj = json.loads(raw.decode("utf-8"))
-    except ValueError:  # UnicodeDecodeError too
+    except (ValueError, RecursionError):  # UnicodeDecodeError too
         return {}
     if not isinstance(obj, dict):
         return {}

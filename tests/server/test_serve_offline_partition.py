@@ -8,6 +8,7 @@ for a partition whose log directory is offline - Metadata without a leader
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 
 import pytest
@@ -230,3 +231,88 @@ def test_a_malformed_state_file_is_ignored(log_dir, caplog, state, read_only):
             assert pid["errorCode"] == 0 and pid["producerId"] >= 0
         c.close()
     assert "kafkalog-serve.json" in caplog.text
+
+
+# -- a file that is not a regular file (issue 24, item 7) --------------------------------------
+
+def _special(path, variant: str) -> None:
+    path.unlink()
+    if variant == "fifo":
+        os.mkfifo(path)
+    elif variant == "link-dev-zero":
+        os.symlink("/dev/zero", path)
+    else:
+        path.mkdir()
+
+
+@pytest.mark.parametrize("variant", ["fifo", "link-dev-zero", "directory"])
+@pytest.mark.parametrize("name", ["00000000000000000000.log", "00000000000000000000.index",
+                                  "leader-epoch-checkpoint", "partition.metadata"])
+def test_a_special_file_takes_only_its_partition_offline(log_dir, caplog, name, variant):
+    """Writable serve kept a partition whose .log is a FIFO online, answered every Produce
+    KAFKA_STORAGE_ERROR with an ``OSError: Illegal seek`` traceback in its log. Now the
+    partition is offline from the start, as one whose files do not parse (the broker
+    takes the log dir offline), with one line naming the file; the others are served."""
+    _populate(log_dir)
+    _special(log_dir / "t-1" / name, variant)
+    with caplog.at_level(logging.ERROR), _serve(log_dir) as s:
+        c = RawClient(s.port)
+        md = c.request(3, 12, {"topics": None, "allowAutoTopicCreation": False,
+                                "includeTopicAuthorizedOperations": False})
+        parts = {p["partitionIndex"]: p for t in md["topics"] if t["name"] == "t"
+                 for p in t["partitions"]}
+        assert parts[0]["errorCode"] == 0 and parts[1]["errorCode"] == 5
+        assert part(produce(c, "t", batch(2), partition=1))["errorCode"] == 56
+        assert part(produce(c, "t", batch(2), partition=0))["baseOffset"] == 3
+        c.close()
+    assert not [r for r in caplog.records if r.exc_info], caplog.text
+    lines = [r.getMessage() for r in caplog.records if "offline" in r.getMessage()]
+    assert len(lines) == 1 and f"t-1/{name}: is a" in lines[0], lines
+    # a file serve writes is never written through a link (fileio): refused as one
+    assert "not a regular file" in lines[0] or (
+        variant == "link-dev-zero" and "is a symbolic link where a file is to be written"
+        in lines[0]), lines[0]
+
+
+def test_sigterm_ends_serve_cleanly_with_a_fifo_partition(log_dir):
+    """...and SIGTERM ended that serve with exit 3 and no clean-shutdown marker."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from kafkalog_testkit import REPO
+
+    from kafkalog_cli.storage.dir_files import read_clean_shutdown
+
+    _populate(log_dir)
+    _special(log_dir / "t-1" / "00000000000000000000.log", "fifo")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "kafkalog_cli", "serve", "--log-dir",
+                             str(log_dir), "--listen", "127.0.0.1:0"], cwd=REPO, env=env,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        lines, port = [], None
+        deadline = time.monotonic() + 60
+        while port is None and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "listening on 127.0.0.1:" in line:
+                port = int(line.rsplit(":", 1)[1].split()[0])
+        assert port is not None, "".join(lines)
+        c = RawClient(port)
+        assert part(produce(c, "t", batch(2), partition=1))["errorCode"] == 56
+        assert part(produce(c, "t", batch(2), partition=0))["baseOffset"] == 3
+        c.close()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    err = "".join(lines) + err
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "Illegal seek" not in err, err
+    assert read_clean_shutdown(log_dir) is not None
