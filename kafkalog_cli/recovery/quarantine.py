@@ -550,14 +550,24 @@ class Session:
             self.save()
 
 
+#: the largest manifest read (one entry is ~500 bytes: 130,000 of them)
+MAX_MANIFEST_BYTES = 64 << 20
+
+
 def _read_manifest(dir_fd: int, where: Path) -> dict:
     fd = _open_read(MANIFEST, dir_fd=dir_fd)
     try:
-        raw = os.pread(fd, os.fstat(fd).st_size, 0)
+        size = os.fstat(fd).st_size
+        if size > MAX_MANIFEST_BYTES:
+            raise UnreadableError(f"is {size} bytes, more than the {MAX_MANIFEST_BYTES} bytes "
+                                  "kafkalog reads of a manifest", file=where / MANIFEST)
+        raw = os.pread(fd, size, 0)
     finally:
         os.close(fd)
     try:
         manifest = json.loads(raw)
+    except RecursionError:
+        raise UnreadableError("not JSON (nested too deeply)", file=where / MANIFEST) from None
     except ValueError as e:
         raise UnreadableError(f"not JSON ({e})", file=where / MANIFEST) from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("entries", []), list):
