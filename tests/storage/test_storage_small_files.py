@@ -294,3 +294,23 @@ def test_an_object_whose_size_lies_is_read_no_further_than_the_cap(claimed):
         err, peak = _peak(fn)
         assert isinstance(err, CorruptCheckpointError), err
         assert peak < 4 * MiB, f"{peak} bytes allocated reading a lying object"
+
+
+@pytest.mark.parametrize("claimed", [100, 1 << 40])
+def test_a_segment_object_whose_size_lies_is_read_by_ranges(claimed):
+    """A .log object listed as 100 bytes or 1 TiB that reads zeros forever: its batches
+    are read a window at a time from what the listing says (ranged reads), and it holds
+    no batch: the read stops at its first bytes."""
+    from kafkalog_cli.storage.segment import LogSegment
+
+    root = _lying_root(claimed)
+    seg = LogSegment(root, 0, log_path=root / "00000000000000000000.log")
+
+    def walk():
+        fr = seg.records()
+        return list(fr.batches()), fr.stop_error
+
+    (batches, stop), peak = _peak(walk)
+    seg.close()
+    assert batches == [] and stop is not None and stop.position == 0
+    assert peak < 4 * MiB
