@@ -76,12 +76,11 @@ def write_layout(root: Path, layout: dict) -> Path:
 
 
 def make_special(p: Path, spec: tuple) -> None:
-    """A file that is not plain bytes (``fuzz_testkit.small_file_variants``):
+    """A file that is not plain bytes (``fuzz_testkit.small_file_variant``):
     ``("sparse", size, prefix)`` - ``prefix`` then zeros up to ``size`` bytes, no block
     written for them; ``("fifo",)``; ``("link", target)`` - a symbolic link (to
     ``/dev/zero``, ``/dev/urandom``); ``("dir",)``; ``("socket",)`` - a bound Unix
     socket's file."""
-    import socket
 
     kind = spec[0]
     if kind == "sparse":
@@ -95,14 +94,9 @@ def make_special(p: Path, spec: tuple) -> None:
     elif kind == "dir":
         p.mkdir()
     elif kind == "socket":
-        cwd = os.getcwd()   # a relative name: a socket's path may not pass 107 bytes
-        os.chdir(p.parent)
-        s = socket.socket(socket.AF_UNIX)
-        try:
-            s.bind(p.name)
-        finally:
-            s.close()
-            os.chdir(cwd)
+        from small_files import bind_socket
+
+        bind_socket(p)
     else:
         raise ValueError(spec)
 
