@@ -60,7 +60,6 @@ from ..errors import (
     IllegalStateError,
     KafkalogError,
     UnreadableError,
-    UnsafePathError,
 )
 from ..protocol.errors import Errors
 from ..storage.checkpoints import (
@@ -184,11 +183,11 @@ class LogDirCatalog:
                     try:
                         topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
                             name, p, cfg, topic_id=topic.topic_id))
-                    except (CorruptCheckpointError, UnsafePathError, UnreadableError) as e:
+                    except KafkalogError as e:
                         # the broker takes the log dir offline; this node serves the
                         # other partitions and answers for this one as for an offline one
-                        # (a file it cannot read: a FIFO or a device where a segment or
-                        # a checkpoint should be, NotRegularFileError)
+                        # (a file that does not parse, is too large to be one, is a FIFO
+                        # or a device, NotRegularFileError, or a link it would write to)
                         topic.offline[p] = str(e)
                         log.error("partition %s-%d is offline: %s", name, p, e)
                 self._add(topic)
@@ -233,7 +232,7 @@ class LogDirCatalog:
                 try:
                     topic.partitions[p] = ReadOnlyPartition(d, starts.get(TopicPartition(name,
                                                                                          p)))
-                except (CorruptCheckpointError, UnreadableError) as e:
+                except KafkalogError as e:
                     # as when serving it writable: this partition is offline, not the node
                     topic.offline[p] = str(e)
                     log.error("partition %s-%d is offline: %s", name, p, e)

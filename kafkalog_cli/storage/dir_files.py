@@ -99,7 +99,9 @@ def read_partition_metadata(partition_dir) -> dict | None:
     Raises:
         CorruptCheckpointError: anything else (not UTF-8, a missing line, an empty
             ``version:``, a bad id), naming the line (the broker throws
-            ``KafkaStorageException`` and takes the log directory offline).
+            ``KafkaStorageException`` and takes the log directory offline); a file over
+            :data:`~.checkpoints.MAX_SMALL_FILE_BYTES`.
+        NotRegularFileError: a FIFO, a device, a socket or a directory.
         UnreadableError: the file cannot be read.
     """
     p = as_path(partition_dir) / PARTITION_METADATA_FILE
@@ -180,7 +182,9 @@ def read_meta_properties(log_dir, *, validate: bool = False) -> dict[str, str] |
     int; ``directory.id``, when present, is a Kafka UUID.
 
     Raises:
-        CorruptCheckpointError: (with ``validate``) it fails those checks, naming the line.
+        CorruptCheckpointError: (with ``validate``) it fails those checks, naming the line;
+            a file over :data:`~.checkpoints.MAX_SMALL_FILE_BYTES` (always).
+        NotRegularFileError: a FIFO, a device, a socket or a directory.
         UnreadableError: it cannot be read.
     """
     path = as_path(log_dir) / META_PROPERTIES_FILE_NAME
@@ -228,8 +232,10 @@ def read_quorum_state(path) -> dict:
 
     Raises:
         UnreadableError: the file cannot be read (or is absent).
-        CorruptCheckpointError: not UTF-8, empty, not a JSON object or no supported
-            ``data_version``, naming the line.
+        CorruptCheckpointError: not UTF-8, empty, not a JSON object (nested too deeply
+            included) or no supported ``data_version``, naming the line; a file over
+            :data:`~.checkpoints.MAX_SMALL_FILE_BYTES`.
+        NotRegularFileError: a FIFO, a device, a socket or a directory.
     """
     p = as_path(path)
     it = read_text_lines(p, limit=MAX_SMALL_FILE_BYTES, what="quorum-state file")
@@ -273,6 +279,8 @@ def read_clean_shutdown(log_dir) -> dict | None:
     presence alone says the shutdown was clean.
 
     Raises:
+        CorruptCheckpointError: it is over :data:`~.checkpoints.MAX_SMALL_FILE_BYTES`.
+        NotRegularFileError: a FIFO, a device, a socket or a directory.
         UnreadableError: it exists but cannot be read.
     """
     path = as_path(log_dir) / CLEAN_SHUTDOWN_FILE_NAME

@@ -18,6 +18,10 @@ recovery's cuts and quarantine, undo) goes through these helpers:
 * :func:`open_dir_nofollow` / :func:`make_dir_nofollow` open or create a directory that
   must not be a link (``O_DIRECTORY | O_NOFOLLOW``), relative to an open directory
   (``dir_fd``) when given, so that a directory checked once stays the one written to.
+
+And the small checks both halves share: :func:`not_regular` (the error for a FIFO, a
+device, a socket or a directory where a regular file belongs) and
+:func:`nonzero_length` (where a zero-filled tail starts, at memory speed).
 """
 
 from __future__ import annotations

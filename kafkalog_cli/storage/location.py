@@ -166,9 +166,11 @@ def open_regular(path):
     except OSError as e:
         if e.errno == errno.ENXIO:   # a socket (or a device without its driver)
             try:
-                raise not_regular(path, os.stat(path).st_mode) from None
+                mode = os.stat(path).st_mode
             except OSError:
-                pass
+                mode = None
+            if mode is not None and not stat.S_ISREG(mode):
+                raise not_regular(path, mode) from None
         raise UnreadableError(e.strerror or str(e), file=path) from e
     try:
         mode = os.fstat(fd).st_mode

@@ -274,6 +274,25 @@ def test_a_special_file_takes_only_its_partition_offline(log_dir, caplog, name, 
         in lines[0]), lines[0]
 
 
+@pytest.mark.parametrize("suffix", [".snapshot", ".txnindex"])
+def test_an_inflated_file_takes_only_its_partition_offline(log_dir, caplog, suffix):
+    """A producer snapshot or .txnindex of 1 GiB (sparse) is larger than kafkalog reads:
+    the partition is offline, named in one line, not read; the rest is served."""
+    _populate(log_dir)
+    # the newest snapshot (at the log end offset), the active segment's .txnindex
+    path = log_dir / "t-1" / (f"{3 if suffix == '.snapshot' else 0:020d}{suffix}")
+    with open(path, "wb") as f:
+        f.truncate(1 << 30)
+    with caplog.at_level(logging.ERROR), _serve(log_dir) as s:
+        c = RawClient(s.port)
+        assert part(produce(c, "t", batch(2), partition=1))["errorCode"] == 56
+        assert part(produce(c, "t", batch(2), partition=0))["baseOffset"] == 3
+        c.close()
+    lines = [r.getMessage() for r in caplog.records if "offline" in r.getMessage()]
+    assert len(lines) == 1 and f"t-1/{path.name}: is 1073741824 bytes, more than" \
+        in lines[0], lines
+
+
 def test_sigterm_ends_serve_cleanly_with_a_fifo_partition(log_dir):
     """...and SIGTERM ended that serve with exit 3 and no clean-shutdown marker."""
     import signal
