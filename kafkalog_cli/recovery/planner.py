@@ -190,15 +190,18 @@ class _VirtualDir:
         return str(self.directory / name)
 
 
-def _read_txn_index(path: Path) -> bytes:
-    """The bytes of a ``.txnindex`` to compare with the rebuilt one; one larger than
-    kafkalog reads compares as different (``b"\\xff"``): the rebuilt one replaces it."""
+_TOO_LARGE = object()
+
+
+def _read_txn_index(path: Path):
+    """The bytes of a ``.txnindex`` to compare with the rebuilt one, or ``_TOO_LARGE``
+    for one larger than kafkalog reads (the rebuilt one replaces it)."""
     try:
         data = read_bytes_if_exists(path, limit=MAX_TXN_INDEX_BYTES,
                                     too_large=lambda n: CorruptIndexError("too large"))
     except CorruptIndexError:
-        data = None
-    return b"\xff" if data is None else data
+        return _TOO_LARGE
+    return _TOO_LARGE if data is None else data
 
 
 def _last_index_entry(path: Path, base: int) -> tuple[int, int] | None:
@@ -710,7 +713,7 @@ def _plan_derived(vd: _VirtualDir, rep: PartitionReport, d: Path, remaining: lis
         old = _read_txn_index(vd.real(name)) if name in vd.files else None
         if old is None and not data:
             continue
-        if old is not None and old[:len(old) - len(old) % 34] == data \
+        if old not in (None, _TOO_LARGE) and old[:len(old) - len(old) % 34] == data \
                 and parse_txn_index(old) == parse_txn_index(data):
             continue
         vd.actions.append(Action(WRITE, vd.path(name), "transaction index rebuilt from the log",
