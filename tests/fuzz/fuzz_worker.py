@@ -81,7 +81,6 @@ def make_special(p: Path, spec: tuple) -> None:
     written for them; ``("fifo",)``; ``("link", target)`` - a symbolic link (to
     ``/dev/zero``, ``/dev/urandom``); ``("dir",)``; ``("socket",)`` - a bound Unix
     socket's file."""
-
     kind = spec[0]
     if kind == "sparse":
         with open(p, "wb") as f:
