@@ -268,12 +268,31 @@ class Measured:
         self.peak_rss_kib, self.seconds, self.hung = peak_rss_kib, seconds, hung
 
 
+#: the parent of a measured run (``python -c`` this ``FD ARGS...``): it forks and execs
+#: the CLI with ``ARGS`` and writes the CLI's ``ru_maxrss`` and wait status to ``FD``. (A
+#: process forked from the test process starts with the test process's resident set, and
+#: ``ru_maxrss`` keeps it across ``exec``: the CLI is started from this small process.)
+_MEASURING_PARENT = """
+import os, sys
+fd = int(sys.argv[1])
+pid = os.fork()
+if pid == 0:
+    os.close(fd)
+    os.execv(sys.executable, [sys.executable, "-m", "kafkalog_cli", *sys.argv[2:]])
+_, status, usage = os.wait4(pid, 0)
+os.write(fd, b"%d %d" % (usage.ru_maxrss, status))
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
 def run_cli_measured(*args: str, address_space: int = 2 << 30, timeout: float = 60,
                      stdin: bytes = b"", cwd: Path | None = None) -> Measured:
     """Run ``python -m kafkalog_cli ARGS`` under ``RLIMIT_AS`` = ``address_space``, killed
     (its whole process group) after ``timeout`` seconds, and measure it: its peak
-    resident memory (``wait4``'s ``ru_maxrss``: this child's alone) and its output sizes
-    (the output is counted, only its first MiB kept)."""
+    resident memory (``wait4``'s ``ru_maxrss`` of the CLI's process alone, started from a
+    small parent, :data:`_MEASURING_PARENT`) and its output sizes (the output is counted,
+    only its first MiB kept)."""
     import os
     import resource
     import threading
@@ -286,10 +305,15 @@ def run_cli_measured(*args: str, address_space: int = 2 << 30, timeout: float = 
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("COLUMNS", None)
+    report_r, report_w = os.pipe()
     t = time.monotonic()
-    p = subprocess.Popen([sys.executable, "-m", "kafkalog_cli", *args], cwd=cwd or REPO,
-                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, preexec_fn=limit)
+    try:
+        p = subprocess.Popen([sys.executable, "-c", _MEASURING_PARENT, str(report_w), *args],
+                             cwd=cwd or REPO, env=env, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=limit, pass_fds=(report_w,))
+    finally:
+        os.close(report_w)
     kept = {1: bytearray(), 2: bytearray()}
     sizes = {1: 0, 2: 0}
 
@@ -312,25 +336,25 @@ def run_cli_measured(*args: str, address_space: int = 2 << 30, timeout: float = 
     except BrokenPipeError:
         pass
     hung = False
-    while True:
-        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-        if pid:
-            break
+    while p.poll() is None:
         if time.monotonic() - t > timeout:
             hung = True
             os.killpg(p.pid, 9)
-            pid, status, usage = os.wait4(p.pid, 0)
+            p.wait()
             break
         time.sleep(0.02)
     seconds = time.monotonic() - t
-    p.returncode = None if hung else os.waitstatus_to_exitcode(status)
+    with os.fdopen(report_r, "rb") as f:
+        report = f.read().split()
+    peak, status = (int(report[0]), int(report[1])) if len(report) == 2 else (0, None)
+    code = None if hung or status is None else os.waitstatus_to_exitcode(status)
     for th in pumps:
         th.join()
     p.stdout.close()
     p.stderr.close()
-    return Measured(p.returncode, kept[1].decode("utf-8", "replace"),
-                    kept[2].decode("utf-8", "replace"), sizes[1], sizes[2],
-                    usage.ru_maxrss, seconds, hung)
+    return Measured(code, kept[1].decode("utf-8", "replace"),
+                    kept[2].decode("utf-8", "replace"), sizes[1], sizes[2], peak, seconds,
+                    hung)
 
 
 def popen_cli_limited(*args: str, address_space: int = 1 << 30):
