@@ -12,9 +12,12 @@ import sys
 #: :mod:`.app` registers)
 COMMANDS = {
     "audit": "audit",
+    "delete-records": "delete_records",
     "describe": "describe",
     "dump-segment": "dump_segment",
     "export": "export",
+    "get-offsets": "get_offsets",
+    "groups": "groups",
     "produce": "produce",
     "read": "read",
     "recover": "recover",

@@ -14,9 +14,12 @@ from .root import OPTIONAL_VALUES, app, main  # noqa: F401
 def _register() -> None:
     from .commands import (  # noqa: F401
         audit,
+        delete_records,
         describe,
         dump_segment,
         export,
+        get_offsets,
+        groups,
         produce,
         read,
         recover,
