@@ -43,6 +43,11 @@ VARIANTS = tuple(SIZES) + SPECIAL
 TOPIC = "t"
 META = "__cluster_metadata-0"
 KRAFT_SNAPSHOT = "00000000000000000005-0000000001.checkpoint"
+OFFSETS = "__consumer_offsets-0"
+SCHEMAS = "_schemas-0"
+#: a topic of Avro records in Schema Registry's wire format, their schema in _schemas
+AVRO_TOPIC = "s"
+AVRO_SCHEMA = b'{"type":"record","name":"R","fields":[{"name":"a","type":"int"}]}'
 #: kind -> the file's path in the log directory
 KINDS = {
     "meta.properties": "meta.properties",
@@ -61,6 +66,10 @@ KINDS = {
     ".log": "t-0/00000000000000000000.log",
     "quorum-state": f"{META}/quorum-state",
     "KRaft snapshot": f"{META}/{KRAFT_SNAPSHOT}",
+    # the segments the group coordinator and Schema Registry's KafkaStore replay (groups;
+    # read --value-decoder schema-registry)
+    "__consumer_offsets .log": f"{OFFSETS}/00000000000000000000.log",
+    "_schemas .log": f"{SCHEMAS}/00000000000000000000.log",
 }
 #: files of a partition that dump-segment takes by name
 DUMPABLE = (".snapshot", ".txnindex", ".index", ".timeindex", ".log", "KRaft snapshot")
@@ -77,11 +86,18 @@ def commands(log_dir: Path, kind: str) -> list[tuple[str, list[str]]]:
            ("dump-segment", ["dump-segment", str(part), "--print-data-log"])]
     if kind in DUMPABLE:
         out.append(("dump-segment FILE", ["dump-segment", str(log_dir / KINDS[kind])]))
-    out += [("export", ["export", str(log_dir), "--to", str(log_dir.parent / "export"),
+    out += [("read --value-decoder", ["read", str(log_dir / f"{AVRO_TOPIC}-0"),
+                                      "--from-beginning", "--value-decoder",
+                                      "schema-registry"]),
+            ("groups", ["groups", str(log_dir), "--describe", "--all-groups"]),
+            ("get-offsets", ["get-offsets", str(log_dir)]),
+            ("export", ["export", str(log_dir), "--to", str(log_dir.parent / "export"),
                         "--format", "jsonl", "--engine", "local", "-o", "json"]),
             ("recover", ["recover", str(log_dir), "-o", "json"]),
             ("produce", ["produce", "--log-dir", str(log_dir), "--topic", TOPIC, "--no-fsync",
                          "-o", "json", str(log_dir.parent / "input.txt")]),
+            ("delete-records", ["delete-records", str(log_dir), "--offset-json-file",
+                                str(log_dir.parent / "offsets.json"), "-o", "json"]),
             ("recover --truncate", ["recover", str(log_dir), "--truncate", "--all",
                                     "-o", "json"])]
     return out
@@ -97,8 +113,9 @@ def build_base(root: Path, run) -> Path:
     """A log directory holding every kind of small file: ``t-0`` with plain records, an
     aborted and a committed transaction (``.txnindex``, producer snapshots, leader-epoch
     checkpoint, partition.metadata), the log directory's checkpoints, meta.properties and
-    clean-shutdown marker, ``.lock``, and a ``__cluster_metadata-0`` with a
-    ``quorum-state`` and a snapshot file. ``run(*argv, stdin=bytes)`` runs the CLI
+    clean-shutdown marker, ``.lock``, a ``__cluster_metadata-0`` with a
+    ``quorum-state`` and a snapshot file, an Avro record (``s-0``) with its schema in
+    ``_schemas-0``, and a group's offset in ``__consumer_offsets-0``. ``run(*argv, stdin=bytes)`` runs the CLI
     (``produce`` writes the partition, as a broker's appends would)."""
     d = root / "base"
     run("produce", "--log-dir", str(d), "--topic", TOPIC, "--no-fsync", stdin=b"1\n2\n3\n4\n5\n")
@@ -107,6 +124,15 @@ def build_base(root: Path, run) -> Path:
             "--transactional", "--end-txn", end, stdin=b"a\nb\nc\n")
     for name in ("replication-offset-checkpoint", "cleaner-offset-checkpoint"):
         (d / name).write_bytes(b"0\n1\nt 0 13\n")
+    # an Avro record and its schema in _schemas, as a serializer registers it
+    (root / "r.avsc").write_bytes(AVRO_SCHEMA)
+    run("produce", "--log-dir", str(d), "--topic", AVRO_TOPIC, "--no-fsync", "--format",
+        "jsonl", "--value-serializer", "avro", "--value-schema", str(root / "r.avsc"),
+        stdin=b'{"value": {"a": 1}}\n')
+    # a group's committed offset in __consumer_offsets
+    (d / OFFSETS).mkdir()
+    run("groups", str(d), "--reset-offsets", "--group", "g", "--topic", TOPIC,
+        "--to-earliest", "--execute")
     m = d / META
     m.mkdir()
     (m / "quorum-state").write_bytes(QUORUM_STATE)
@@ -233,6 +259,8 @@ def main() -> None:
     base = root / "base"
     scratch = Path(tempfile.mkdtemp(prefix="case-", dir=root))
     (scratch / "input.txt").write_bytes(b"hello\n")
+    (scratch / "offsets.json").write_bytes(
+        b'{"partitions": [{"topic": "%s", "partition": 0, "offset": 1}]}' % TOPIC.encode())
     for i, (kind, rel) in enumerate(KINDS.items()):
         # a directory of its own per kind (what one command left, a lock included, is
         # not the next kind's)

@@ -1,8 +1,10 @@
-"""Every offline command on every small file of a log directory, inflated (a sparse 64 MiB
-and 1 GiB of zeros) or replaced by what is not a regular file (a FIFO, a link to
-``/dev/zero`` or ``/dev/urandom``, a directory, a socket): none may hang, exceed 128 MiB
-of resident memory, print a traceback or a runaway output, and a command that reads the
-file refuses a special one with a one-line error naming it (issue 24, items 5 and 7).
+"""Every offline command on every small file of a log directory (and the segments of
+``__consumer_offsets`` and ``_schemas`` that groups and the Schema Registry decoder
+replay), inflated (a sparse 64 MiB and 1 GiB of zeros) or replaced by what is not a
+regular file (a FIFO, a link to ``/dev/zero`` or ``/dev/urandom``, a directory, a
+socket): none may hang, exceed 128 MiB of resident memory, print a traceback or a
+runaway output, and a command that reads the file refuses a special one with a one-line
+error naming it (issue 24, items 5 and 7).
 
 One subprocess per variant (:mod:`small_files` run as a script, under ``RLIMIT_AS`` and a
 timeout) puts every command of :data:`small_files.COMMANDS` through every kind of
@@ -33,7 +35,11 @@ MAX_STDOUT = 1 << 20
 MAX_STDERR = 16 << 10
 
 _ALL = {"describe", "audit", "verify-index", "read", "dump-segment", "dump-segment FILE",
-        "export", "recover", "produce", "recover --truncate"}
+        "groups", "get-offsets", "export", "recover", "produce", "delete-records",
+        "recover --truncate"}
+#: the commands that read every partition's segments
+_EVERY_LOG = {"describe", "audit", "verify-index", "get-offsets", "export", "recover",
+              "recover --truncate"}
 _INDEX_READERS = {"audit", "verify-index", "dump-segment FILE", "recover", "produce",
                   "recover --truncate"}
 #: kind -> the commands that read it, so refuse it when it is not a regular file (exit 1
@@ -41,15 +47,15 @@ _INDEX_READERS = {"audit", "verify-index", "dump-segment FILE", "recover", "prod
 #: The others may leave it aside, as the broker's readers do (an offset index is a hint
 #: to read; a checkpoint that does not read is treated as empty)
 READERS = {
-    "meta.properties": {"describe", "audit"},
+    "meta.properties": {"describe", "audit", "groups", "get-offsets"},
     "recovery-point-offset-checkpoint": {"describe", "audit"},
     "log-start-offset-checkpoint": {"describe", "audit"},
     "replication-offset-checkpoint": {"describe", "audit"},
     "cleaner-offset-checkpoint": {"describe", "audit"},
     ".kafka_cleanshutdown": {"describe"},
     ".lock": {"describe", "recover", "produce", "recover --truncate"},
-    "leader-epoch-checkpoint": {"describe", "audit", "recover", "produce",
-                                "recover --truncate"},
+    "leader-epoch-checkpoint": {"describe", "audit", "get-offsets", "recover", "produce",
+                                "delete-records", "recover --truncate"},
     "partition.metadata": {"describe", "audit", "recover", "produce", "recover --truncate"},
     ".snapshot": {"dump-segment FILE", "recover", "produce", "recover --truncate"},
     ".txnindex": _INDEX_READERS | {"describe"},
@@ -58,6 +64,9 @@ READERS = {
     ".log": _ALL,
     "quorum-state": {"describe", "audit"},
     "KRaft snapshot": {"describe", "dump-segment FILE"},
+    # replayed by the group coordinator's and Schema Registry's readers
+    "__consumer_offsets .log": _EVERY_LOG | {"groups"},
+    "_schemas .log": _EVERY_LOG | {"read --value-decoder"},
 }
 assert set(READERS) == set(sf.KINDS)
 
