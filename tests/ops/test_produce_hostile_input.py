@@ -77,3 +77,20 @@ def test_deeply_nested_json_is_a_malformed_line(tmp_path, line):
     assert r.stderr.strip() == f"error: {src}:2: malformed JSON: arrays or objects nested " \
         "too deeply to parse", r.stderr[-2000:]
     assert '"records":1' in r.stdout
+
+
+def test_deeply_nested_json_is_a_malformed_line_with_a_serializer(tmp_path):
+    """The JSON value a serializer takes (``--value-serializer``) goes through the same
+    parser: 200,000 ``[`` are a malformed line there too."""
+    schema = tmp_path / "schema.json"
+    schema.write_bytes(b'{"type": "object"}')
+    src = tmp_path / "input.jsonl"
+    src.write_bytes(b'{"value": {"a": 1}}\n{"value": ' + b"[" * 200_000 + b"1" +
+                    b"]" * 200_000 + b"}\n")
+    r = run_cli_measured("produce", "--log-dir", str(tmp_path / "logs"), "--topic", "t",
+                         "--no-fsync", "-o", "json", "--value-serializer", "json-schema",
+                         "--value-schema", str(schema), str(src), timeout=120)
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert r.stderr.strip() == f"error: {src}:2: malformed JSON: arrays or objects nested " \
+        "too deeply to parse", r.stderr[-2000:]
+    assert '"records":1' in r.stdout
