@@ -357,6 +357,29 @@ def run_cli_measured(*args: str, address_space: int = 2 << 30, timeout: float = 
                     hung)
 
 
+#: what :func:`make_special` puts where a regular file belongs
+SPECIAL_VARIANTS = ("fifo", "link-dev-zero", "link-dev-urandom", "directory")
+
+
+def make_special(path: Path, variant: str) -> Path:
+    """Put at ``path`` (removed first if it is a file) what is not a regular file: a
+    ``fifo``, a symbolic link to ``/dev/zero`` or ``/dev/urandom`` (``link-dev-zero``,
+    ``link-dev-urandom``) or a ``directory``; returns ``path``."""
+    import os
+
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    if variant == "fifo":
+        os.mkfifo(path)
+    elif variant in ("link-dev-zero", "link-dev-urandom"):
+        os.symlink("/dev/" + variant.rsplit("-", 1)[1], path)
+    elif variant == "directory":
+        path.mkdir()
+    else:
+        raise ValueError(variant)
+    return path
+
+
 def popen_cli_limited(*args: str, address_space: int = 1 << 30):
     """The CLI started as a Popen (stdout a text pipe) with ``RLIMIT_AS`` capped, for
     commands whose whole output is too long to wait for."""

@@ -8,13 +8,12 @@ command: tests/fuzz/test_fuzz_small_files.py."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 
 import pytest
-from kafkalog_testkit import FIXTURES, run_cli_measured
+from kafkalog_testkit import FIXTURES, SPECIAL_VARIANTS, make_special, run_cli_measured
 
-VARIANTS = ["fifo", "link-dev-zero", "link-dev-urandom", "directory"]
+VARIANTS = SPECIAL_VARIANTS
 
 
 @pytest.fixture
@@ -27,16 +26,6 @@ def log_dir(tmp_path):
     return d
 
 
-def _replace(path, variant: str) -> None:
-    path.unlink()
-    if variant == "fifo":
-        os.mkfifo(path)
-    elif variant == "directory":
-        path.mkdir()
-    else:
-        os.symlink("/dev/zero" if variant == "link-dev-zero" else "/dev/urandom", path)
-
-
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("command, args, code", [
     ("verify-index", ["-o", "json"], 3),
@@ -47,7 +36,7 @@ def _replace(path, variant: str) -> None:
 ])
 def test_a_special_log_file_is_a_one_line_error(log_dir, variant, command, args, code):
     seg = log_dir / "plain-0" / "00000000000000000000.log"
-    _replace(seg, variant)
+    make_special(seg, variant)
     target = log_dir / "plain-0" if command in ("read", "dump-segment") else log_dir
     r = run_cli_measured(command, str(target), *args, timeout=30)
     assert not r.hung, f"{command} still running after 30 s"

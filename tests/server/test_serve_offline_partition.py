@@ -12,6 +12,7 @@ import os
 import shutil
 
 import pytest
+from kafkalog_testkit import make_special
 from serve_testkit import RawClient, create_topic
 from test_serve_fetch import fetch
 from test_serve_produce_errors import batch, part, produce
@@ -168,6 +169,14 @@ def test_the_cli_starts_with_an_offline_partition(log_dir, tmp_path):
 
 # -- found by the fuzz harness (tests/fuzz) --------------------------------------------------
 
+def _partitions_of_t(c) -> dict[int, dict]:
+    """Topic ``t``'s partitions in a Metadata v12 answer, by index."""
+    md = c.request(3, 12, {"topics": None, "allowAutoTopicCreation": False,
+                           "includeTopicAuthorizedOperations": False})
+    return {p["partitionIndex"]: p for t in md["topics"] if t["name"] == "t"
+            for p in t["partitions"]}
+
+
 @pytest.mark.parametrize("name, data", [
     ("leader-epoch-checkpoint", b"0\n1\n\xff\xfe 0\n"),
     ("leader-epoch-checkpoint", b"0\n1\n0\x00\x00 0\n"),
@@ -182,10 +191,7 @@ def test_read_only_serve_takes_only_the_partition_offline(log_dir, caplog, name,
     with caplog.at_level(logging.ERROR, logger="kafkalog.serve"), \
             ServerThread(log_dir, ServerOptions(port=0, read_only=True)) as s:
         c = RawClient(s.port)
-        md = c.request(3, 12, {"topics": None, "allowAutoTopicCreation": False,
-                                "includeTopicAuthorizedOperations": False})
-        parts = {p["partitionIndex"]: p for t in md["topics"] if t["name"] == "t"
-                 for p in t["partitions"]}
+        parts = _partitions_of_t(c)
         assert parts[0]["errorCode"] == 0 and parts[1]["errorCode"] == 5
         assert fetch(c, "t", 0, partition=1)["responses"][0]["partitions"][0][
             "errorCode"] == 56
@@ -235,16 +241,6 @@ def test_a_malformed_state_file_is_ignored(log_dir, caplog, state, read_only):
 
 # -- a file that is not a regular file (issue 24, item 7) --------------------------------------
 
-def _special(path, variant: str) -> None:
-    path.unlink()
-    if variant == "fifo":
-        os.mkfifo(path)
-    elif variant == "link-dev-zero":
-        os.symlink("/dev/zero", path)
-    else:
-        path.mkdir()
-
-
 @pytest.mark.parametrize("variant", ["fifo", "link-dev-zero", "directory"])
 @pytest.mark.parametrize("name", ["00000000000000000000.log", "00000000000000000000.index",
                                   "leader-epoch-checkpoint", "partition.metadata"])
@@ -254,13 +250,10 @@ def test_a_special_file_takes_only_its_partition_offline(log_dir, caplog, name, 
     partition is offline from the start, as one whose files do not parse (the broker
     takes the log dir offline), with one line naming the file; the others are served."""
     _populate(log_dir)
-    _special(log_dir / "t-1" / name, variant)
+    make_special(log_dir / "t-1" / name, variant)
     with caplog.at_level(logging.ERROR), _serve(log_dir) as s:
         c = RawClient(s.port)
-        md = c.request(3, 12, {"topics": None, "allowAutoTopicCreation": False,
-                                "includeTopicAuthorizedOperations": False})
-        parts = {p["partitionIndex"]: p for t in md["topics"] if t["name"] == "t"
-                 for p in t["partitions"]}
+        parts = _partitions_of_t(c)
         assert parts[0]["errorCode"] == 0 and parts[1]["errorCode"] == 5
         assert part(produce(c, "t", batch(2), partition=1))["errorCode"] == 56
         assert part(produce(c, "t", batch(2), partition=0))["baseOffset"] == 3
@@ -305,7 +298,7 @@ def test_sigterm_ends_serve_cleanly_with_a_fifo_partition(log_dir):
     from kafkalog_cli.storage.dir_files import read_clean_shutdown
 
     _populate(log_dir)
-    _special(log_dir / "t-1" / "00000000000000000000.log", "fifo")
+    make_special(log_dir / "t-1" / "00000000000000000000.log", "fifo")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([sys.executable, "-m", "kafkalog_cli", "serve", "--log-dir",
                              str(log_dir), "--listen", "127.0.0.1:0"], cwd=REPO, env=env,
