@@ -30,7 +30,10 @@ def log_dir(base, tmp_path):
     return shutil.copytree(base, tmp_path / "logs")
 
 
-@pytest.mark.parametrize("variant", ["fifo", "link-dev-zero", "directory"])
+_KIND = {"fifo": "FIFO", "link-dev-zero": "character device", "directory": "directory"}
+
+
+@pytest.mark.parametrize("variant", sorted(_KIND))
 def test_a_special_offset_json_file_is_refused(log_dir, tmp_path, variant):
     spec = tmp_path / "offsets.json"
     make_special(spec, variant)
@@ -41,9 +44,6 @@ def test_a_special_offset_json_file_is_refused(log_dir, tmp_path, variant):
     assert r.stderr.startswith(f"error: {spec}: is a {_KIND[variant]}"), r.stderr[-1000:]
     assert r.stderr.strip().endswith("not a regular file") and len(r.stderr.splitlines()) == 1
     assert r.peak_rss_kib < PEAK_KIB, f"{r.peak_rss_kib} KiB"
-
-
-_KIND = {"fifo": "FIFO", "link-dev-zero": "character device", "directory": "directory"}
 
 
 def test_an_inflated_offset_json_file_is_refused_unread(log_dir, tmp_path):
