@@ -181,6 +181,24 @@ class UnreadableError(KafkalogError):
     """A path that cannot be opened or read (missing, permissions, I/O error)."""
 
 
+class NotRegularFileError(UnreadableError):
+    """A path where kafkalog reads a regular file (a segment, an index, a checkpoint, a
+    snapshot, ``meta.properties``, ``.lock``...) that is something else: a FIFO, a
+    character or block device (a symbolic link to ``/dev/zero`` included), a socket or a
+    directory. Nothing is read from it, and opening it never waits for a FIFO's writer.
+    Exits 3 (unreadable input); ``serve`` takes the partition offline.
+
+    Attributes:
+        kind: what the path is, as the message says it (``"a FIFO"``, ``"a character
+            device"``, ``"a socket"``, ``"a directory"``, ...).
+    """
+
+    def __init__(self, kind: str, *, file=None, through_link: bool = False):
+        link = " (through a symbolic link)" if through_link else ""
+        super().__init__(f"is {kind}{link}, not a regular file", file=file)
+        self.kind = kind
+
+
 class UnsafePathError(KafkalogError):
     """A write kafkalog refuses because it would leave the log directory: a symbolic link
     where a file or directory is to be written (or created, truncated, renamed over), a

@@ -160,12 +160,20 @@ class _GcPaused:
             gc.enable()
 
 
-def read_chunks(stream, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, list[bytes]]]:
+def read_chunks(stream, chunk_bytes: int = CHUNK_BYTES, *, max_line: int | None = None,
+                source: str = "<input>") -> Iterator[tuple[int, list[bytes]]]:
     """Split a binary stream into lines (``\\n``, a trailing ``\\r`` stripped), in chunks.
+
+    ``max_line``: the most bytes a line may take (see :func:`line_limit`); a longer one is
+    not read further than that (nor held): the lines before it have been yielded, then
+    :class:`InputError` names it.
 
     Yields:
         ``(number of the chunk's first line, [line bytes])``; a final line without a
         newline counts, an empty final segment does not.
+
+    Raises:
+        InputError: a line longer than ``max_line``.
     """
     rest = b""
     line_no = 1
@@ -178,20 +186,66 @@ def read_chunks(stream, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, l
         if rest:
             lines[0] = rest + lines[0]
         rest = lines.pop()
-        if not lines:
-            continue
-        if b"\r" in data or b"\r" in lines[0]:
-            lines = [ln[:-1] if ln.endswith(b"\r") else ln for ln in lines]
-        yield line_no, lines
-        line_no += len(lines)
+        if lines:
+            if b"\r" in data or b"\r" in lines[0]:
+                lines = [ln[:-1] if ln.endswith(b"\r") else ln for ln in lines]
+            yield line_no, lines
+            line_no += len(lines)
+        if max_line is not None and len(rest) > max_line:
+            raise InputError(_TOO_LONG.format(max_line), source=source, line=line_no)
     if rest:
         yield line_no, [rest[:-1] if rest.endswith(b"\r") else rest]
 
 
+_TOO_LONG = ("a line of more than {} bytes: its record would exceed max.message.bytes, so "
+             "it is not read further (README: Limits on hostile input)")
+#: how many bytes of JSON Lines (or of console-producer lines with headers or a null
+#: marker) may spell one byte of a record: a ``\\u00XX`` escape takes 6
+TEXT_BYTES_PER_RECORD_BYTE = 8
+
+
+def line_limit(max_message_bytes: int, fmt: str, *, key_separator: bytes | None = None
+               ) -> int:
+    """The longest input line whose record a topic of ``max_message_bytes``
+    (``max.message.bytes``) could still accept: a record holds at least its key and value
+    (kafkalog bounds what a batch's records decompress to by it, compressed or not), so a
+    plain ``lines`` line longer than ``max_message_bytes`` (plus ``key_separator`` with
+    ``parse.key``) can never be one; JSON Lines and console lines with headers or a
+    ``null.marker`` may spell a byte in several (:data:`TEXT_BYTES_PER_RECORD_BYTE`).
+    ``fmt``: ``lines`` (plain, maybe ``key_separator``), ``console`` or ``jsonl``."""
+    if fmt == "lines":
+        return max_message_bytes + len(key_separator or b"")
+    return max_message_bytes * TEXT_BYTES_PER_RECORD_BYTE + CHUNK_BYTES
+
+
+def read_raw(stream, source: str, max_message_bytes: int) -> ValuesChunk:
+    """The one record of a ``raw`` input (the whole stream is its value), read no further
+    than ``max_message_bytes`` + 1 bytes.
+
+    Raises:
+        InputError: the input is longer than ``max_message_bytes`` (its record would
+            exceed ``max.message.bytes``).
+    """
+    parts, left = [], max_message_bytes + 1
+    while left > 0:
+        b = stream.read(min(left, CHUNK_BYTES))
+        if not b:
+            break
+        parts.append(b)
+        left -= len(b)
+    if left <= 0:
+        raise InputError(f"more than {max_message_bytes} bytes: its record would exceed "
+                         "max.message.bytes, so it is not read further (README: Limits "
+                         "on hostile input)", source=source)
+    return raw_record(b"".join(parts))
+
+
 def lines_records(stream, source: str, *, parse_key: bool = False,
-                  key_separator: bytes = b"\t") -> Iterator[list[InputRecord]]:
-    """Records of a ``lines`` input (see the module docstring)."""
-    for first, lines in read_chunks(stream):
+                  key_separator: bytes = b"\t", max_line: int | None = None
+                  ) -> Iterator[list[InputRecord]]:
+    """Records of a ``lines`` input (see the module docstring); ``max_line`` as
+    :func:`read_chunks` takes it."""
+    for first, lines in read_chunks(stream, max_line=max_line, source=source):
         if not parse_key:
             yield ValuesChunk(lines, first)
             continue
@@ -330,23 +384,31 @@ def _java_split(pattern, text: str) -> list[str]:
     return parts
 
 
-def console_lines_records(stream, source: str, cfg: LineReaderConfig
+def console_lines_records(stream, source: str, cfg: LineReaderConfig, *,
+                          max_message_bytes: int | None = None
                           ) -> Iterator[list[InputRecord]]:
     """Records of a ``lines`` input read as LineMessageReader reads them (see
     :class:`LineReaderConfig`); the fast paths of :func:`lines_records` when only
     ``parse.key`` is set.
 
+    ``max_message_bytes``: the topic's ``max.message.bytes``; a line too long for a
+    record within it (:func:`line_limit`) is not read further.
+
     Raises:
         InputError: a line without its delimiter, a pair without its separator (unless
-            ``ignore.error``), a header key equal to ``null.marker``; after the records
-            before it were yielded.
+            ``ignore.error``), a header key equal to ``null.marker``, a line over the
+            limit; after the records before it were yielded.
     """
     import re
 
     if cfg.plain:
-        yield from lines_records(stream, source, parse_key=cfg.parse_key,
-                                 key_separator=cfg.key_separator.encode("utf-8"))
+        ksep = cfg.key_separator.encode("utf-8")
+        yield from lines_records(
+            stream, source, parse_key=cfg.parse_key, key_separator=ksep,
+            max_line=None if max_message_bytes is None else line_limit(
+                max_message_bytes, "lines", key_separator=ksep if cfg.parse_key else None))
         return
+    max_line = None if max_message_bytes is None else line_limit(max_message_bytes, "console")
     null = None if cfg.null_marker is None else cfg.null_marker.encode("utf-8")
     hdelim = cfg.headers_delimiter.encode("utf-8")
     ksep = cfg.key_separator.encode("utf-8")
@@ -376,7 +438,7 @@ def console_lines_records(stream, source: str, cfg: LineReaderConfig
         v = v.encode("utf-8", "surrogateescape")
         return k, (None if v == null else v)
 
-    for first, lines in read_chunks(stream):
+    for first, lines in read_chunks(stream, max_line=max_line, source=source):
         out = []
         for n, line in enumerate(lines, first):
             try:
@@ -444,8 +506,16 @@ _DECODE = json.JSONDecoder(parse_constant=_no_constant).decode
 
 
 def _loads(b: bytes):
-    """json.loads without the NaN/Infinity extension."""
-    return _DECODE(b.decode(json.detect_encoding(b), "surrogatepass"))
+    """json.loads without the NaN/Infinity extension.
+
+    Raises:
+        ValueError: not JSON, or arrays and objects nested deeper than the json module
+            recurses (its RecursionError: 200,000 ``[`` on a line).
+    """
+    try:
+        return _DECODE(b.decode(json.detect_encoding(b), "surrogatepass"))
+    except RecursionError:
+        raise ValueError("arrays or objects nested too deeply to parse") from None
 
 
 _FIELDS = {"key", "value", "headers", "timestamp", "partition"}
@@ -623,6 +693,8 @@ def _json_field(obj: dict, name: str) -> bytes | None:
         text = json.dumps(v, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except ValueError:
         raise ValueError(f"{name} holds a number out of the range of a 64-bit float") from None
+    except RecursionError:
+        raise ValueError(f"{name}: arrays or objects nested too deeply") from None
     return _utf8(text, name)
 
 
@@ -729,17 +801,20 @@ def _columns_of_lines(lines: list[bytes], first: int, keep_partition: bool):
 
 
 def jsonl_records(stream, source: str, *, value_encoding: str = "utf8",
-                  keep_partition: bool = False, json_fields: frozenset = frozenset()
-                  ) -> Iterator[list[InputRecord]]:
+                  keep_partition: bool = False, json_fields: frozenset = frozenset(),
+                  max_message_bytes: int | None = None) -> Iterator[list[InputRecord]]:
     """Records of a JSON Lines input (see the module docstring); ``value_encoding`` is
     the encoding of strings without a ``...Encoding`` field, ``keep_partition`` whether a
-    ``partition`` field is used, ``json_fields`` the sides taken as JSON values.
+    ``partition`` field is used, ``json_fields`` the sides taken as JSON values;
+    ``max_message_bytes`` the topic's ``max.message.bytes`` (a line too long for a record
+    within it, :func:`line_limit`, is not read further).
 
     Raises:
-        InputError: naming the first malformed line.
+        InputError: naming the first malformed line, or a line over the limit.
     """
     loads = _loads
-    for first, lines in read_chunks(stream):
+    max_line = None if max_message_bytes is None else line_limit(max_message_bytes, "jsonl")
+    for first, lines in read_chunks(stream, max_line=max_line, source=source):
         if value_encoding == "utf8" and not json_fields:
             chunk = _columns_of_lines(lines, first, keep_partition)
             if chunk is not None:

@@ -255,6 +255,131 @@ def run_cli_limited(*args: str, address_space: int = 1 << 30, timeout: float = 3
                           preexec_fn=limit)
 
 
+class Measured:
+    """A CLI run of :func:`run_cli_measured`: ``returncode`` (None when it was killed at
+    its timeout, ``hung``), ``stdout`` / ``stderr`` (text, at most their first 1 MiB),
+    their sizes in bytes, ``peak_rss_kib`` (the kernel's ``ru_maxrss`` of the process) and
+    ``seconds``."""
+
+    def __init__(self, returncode, stdout, stderr, stdout_bytes, stderr_bytes, peak_rss_kib,
+                 seconds, hung):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+        self.stdout_bytes, self.stderr_bytes = stdout_bytes, stderr_bytes
+        self.peak_rss_kib, self.seconds, self.hung = peak_rss_kib, seconds, hung
+
+
+#: the parent of a measured run (``python -c`` this ``FD ARGS...``): it forks and execs
+#: the CLI with ``ARGS`` and writes the CLI's ``ru_maxrss`` and wait status to ``FD``. (A
+#: process forked from the test process starts with the test process's resident set, and
+#: ``ru_maxrss`` keeps it across ``exec``: the CLI is started from this small process.)
+_MEASURING_PARENT = """
+import os, sys
+fd = int(sys.argv[1])
+pid = os.fork()
+if pid == 0:
+    os.close(fd)
+    os.execv(sys.executable, [sys.executable, "-m", "kafkalog_cli", *sys.argv[2:]])
+_, status, usage = os.wait4(pid, 0)
+os.write(fd, b"%d %d" % (usage.ru_maxrss, status))
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
+def run_cli_measured(*args: str, address_space: int = 2 << 30, timeout: float = 60,
+                     stdin: bytes = b"", cwd: Path | None = None) -> Measured:
+    """Run ``python -m kafkalog_cli ARGS`` under ``RLIMIT_AS`` = ``address_space``, killed
+    (its whole process group) after ``timeout`` seconds, and measure it: its peak
+    resident memory (``wait4``'s ``ru_maxrss`` of the CLI's process alone, started from a
+    small parent, :data:`_MEASURING_PARENT`) and its output sizes (the output is counted,
+    only its first MiB kept)."""
+    import os
+    import resource
+    import threading
+    import time
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+        os.setsid()
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("COLUMNS", None)
+    report_r, report_w = os.pipe()
+    t = time.monotonic()
+    try:
+        p = subprocess.Popen([sys.executable, "-c", _MEASURING_PARENT, str(report_w), *args],
+                             cwd=cwd or REPO, env=env, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=limit, pass_fds=(report_w,))
+    finally:
+        os.close(report_w)
+    kept = {1: bytearray(), 2: bytearray()}
+    sizes = {1: 0, 2: 0}
+
+    def pump(stream, key):
+        while True:
+            b = stream.read(1 << 16)
+            if not b:
+                return
+            sizes[key] += len(b)
+            if len(kept[key]) < 1 << 20:
+                kept[key] += b[:(1 << 20) - len(kept[key])]
+
+    pumps = [threading.Thread(target=pump, args=(p.stdout, 1), daemon=True),
+             threading.Thread(target=pump, args=(p.stderr, 2), daemon=True)]
+    for th in pumps:
+        th.start()
+    try:
+        p.stdin.write(stdin)
+        p.stdin.close()
+    except BrokenPipeError:
+        pass
+    hung = False
+    while p.poll() is None:
+        if time.monotonic() - t > timeout:
+            hung = True
+            os.killpg(p.pid, 9)
+            p.wait()
+            break
+        time.sleep(0.02)
+    seconds = time.monotonic() - t
+    with os.fdopen(report_r, "rb") as f:
+        report = f.read().split()
+    peak, status = (int(report[0]), int(report[1])) if len(report) == 2 else (0, None)
+    code = None if hung or status is None else os.waitstatus_to_exitcode(status)
+    for th in pumps:
+        th.join()
+    p.stdout.close()
+    p.stderr.close()
+    return Measured(code, kept[1].decode("utf-8", "replace"),
+                    kept[2].decode("utf-8", "replace"), sizes[1], sizes[2], peak, seconds,
+                    hung)
+
+
+#: what :func:`make_special` puts where a regular file belongs
+SPECIAL_VARIANTS = ("fifo", "link-dev-zero", "link-dev-urandom", "directory")
+
+
+def make_special(path: Path, variant: str) -> Path:
+    """Put at ``path`` (removed first if it is a file) what is not a regular file: a
+    ``fifo``, a symbolic link to ``/dev/zero`` or ``/dev/urandom`` (``link-dev-zero``,
+    ``link-dev-urandom``) or a ``directory``; returns ``path``."""
+    import os
+
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    if variant == "fifo":
+        os.mkfifo(path)
+    elif variant in ("link-dev-zero", "link-dev-urandom"):
+        os.symlink("/dev/" + variant.rsplit("-", 1)[1], path)
+    elif variant == "directory":
+        path.mkdir()
+    else:
+        raise ValueError(variant)
+    return path
+
+
 def popen_cli_limited(*args: str, address_space: int = 1 << 30):
     """The CLI started as a Popen (stdout a text pipe) with ``RLIMIT_AS`` capped, for
     commands whose whole output is too long to wait for."""

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 from ..errors import CoordinatorLoadError
 from ..javaorder import BaseHashTable
+from ..schema.flexible import java_message
 from ..schema.messages import PARSE_ERRORS
 from . import group_messages as gm
 from . import share_messages as sm
@@ -239,7 +240,8 @@ class GroupLogReplay:
                 v, _ = value_msg.parse(value, int16(value), offset=2)
         except (ValueError, KeyError, *PARSE_ERRORS) as e:
             raise CoordinatorLoadError(
-                f"{where}: the record at offset {record_offset} does not load: {e}") from None
+                f"{where}: the record at offset {record_offset} does not load: "
+                f"{java_message(e)}") from None
         self._apply(partition, rtype, k, v, record_offset, producer_id)
 
     def replay_batch(self, partition: int, batch, records=None, where: str = "") -> None:
@@ -290,7 +292,8 @@ class GroupLogReplay:
             v = None if value is None else value_msg.parse(value, int16(value), offset=2)[0]
         except (ValueError, KeyError, TypeError, *PARSE_ERRORS) as e:
             raise CoordinatorLoadError(
-                f"{where}: the record at offset {record_offset} does not load: {e}") from None
+                f"{where}: the record at offset {record_offset} does not load: "
+                f"{java_message(e)}") from None
         sp = (k["groupId"], k["topicId"], k["partition"])
         if v is None:
             self.share_partitions.pop(sp, None)
@@ -487,7 +490,8 @@ class _Raw:
             v, _ = self.message.parse(self.value, int16(self.value), offset=2)
         except (ValueError, KeyError, *PARSE_ERRORS) as e:
             raise CoordinatorLoadError(f"{self.where}: the record at offset "
-                                       f"{self.record_offset} does not load: {e}") from None
+                                       f"{self.record_offset} does not load: "
+                                       f"{java_message(e)}") from None
         return CommittedOffset.from_value(v, self.record_offset)
 
 

@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..constants import LEADER_EPOCH_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT
-from ..errors import InvalidArgumentError, KafkalogError
+from ..errors import InvalidArgumentError, KafkalogError, UnreadableError
 from ..javaorder import hash_map_order, topic_partition_hash
 from ..storage.files import TopicPartition
+from ..storage.location import read_bytes_if_exists
 from .logdirs import BrokerLogDirs, is_internal
 
 #: a delete-records JSON file larger than this is refused (the tool reads it whole)
@@ -147,16 +148,22 @@ def delete_records(paths, offset_json: str, *, dry_run: bool = False, quarantine
     sessions (default: in each partition directory).
 
     Raises:
-        InvalidArgumentError: the file is refused (see :func:`parse_offset_json`).
+        InvalidArgumentError: the file is refused (see :func:`parse_offset_json`), or is
+            larger than :data:`MAX_OFFSET_JSON_BYTES` (read no further, whatever its size
+            claims).
+        NotRegularFileError: the file is a FIFO, a device, a socket or a directory.
+        UnreadableError: it cannot be read.
         LogDirLockedError: a broker (or another kafkalog) holds a log directory's lock.
         UnsafePathError: a file to change is a symbolic link.
     """
     from ..storage.files import check_exists
 
     src = check_exists(offset_json)
-    if src.stat().st_size > MAX_OFFSET_JSON_BYTES:
-        raise InvalidArgumentError(f"{src}: larger than {MAX_OFFSET_JSON_BYTES} bytes")
-    wanted = parse_offset_json(src.read_text(encoding="utf-8", errors="replace"), str(src))
+    raw = read_bytes_if_exists(src, limit=MAX_OFFSET_JSON_BYTES, too_large=lambda n: (
+        InvalidArgumentError(f"{src}: larger than {MAX_OFFSET_JSON_BYTES} bytes")))
+    if raw is None:   # removed since check_exists
+        raise UnreadableError("No such file or directory", file=src)
+    wanted = parse_offset_json(raw.decode("utf-8", errors="replace"), str(src))
     dirs = BrokerLogDirs.open(paths)
     try:
         order = hash_map_order([(t, p) for t, p, _ in wanted],
@@ -213,7 +220,6 @@ def _apply(dirs: BrokerLogDirs, answers: list[PartitionDeletion], quarantine) ->
         require_local(log_dir, "delete-records")
         with LogDirLock(log_dir):
             path = log_dir / LOG_START_OFFSET_CHECKPOINT
-            old_bytes = path.read_bytes() if path.exists() else None
             try:
                 entries = read_offset_checkpoint(path) or {}
             except KafkalogError:
@@ -229,7 +235,7 @@ def _apply(dirs: BrokerLogDirs, answers: list[PartitionDeletion], quarantine) ->
                 _truncate_epochs(pd.directory, a.low_watermark, s)
                 key = TopicPartition(a.topic, a.partition)
                 new = a.low_watermark if a.low_watermark > first_base else None
-                s.checkpoint(path, str(key), entries.get(key), new, old_bytes)
+                s.checkpoint(path, str(key), entries.get(key), new)
                 if new is None:
                     entries.pop(key, None)
                 else:

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..constants import (
-    CLEAN_SHUTDOWN_FILE_NAME,
     CLEANER_OFFSET_CHECKPOINT,
     CODEC_NAMES,
     COMPRESSION_CODEC_MASK,
@@ -77,7 +76,7 @@ from ..storage.files import (
     partition_dirs_of,
     partition_log_bytes,
 )
-from ..storage.location import as_path, children
+from ..storage.location import as_path, children, stat_regular
 from ..storage.lock import is_locked
 from ..storage.segment import open_view, release_view
 
@@ -373,9 +372,12 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
     for n in names:
         if n.endswith(TXN_INDEX_FILE_SUFFIX) and is_segment_file_name(n):
             try:
-                info.aborted_transactions += kids[n].stat().st_size // TXN_INDEX_ENTRY_SIZE
+                info.aborted_transactions += stat_regular(kids[n]).st_size // \
+                    TXN_INDEX_ENTRY_SIZE
             except OSError:
                 pass
+            except KafkalogError as e:   # a FIFO, a device...
+                info.errors.append(str(e))
     next_offset = None
     summary = None
     if tp.topic.startswith("__"):  # Kafka's internal topics; the decoders load only for them
@@ -385,7 +387,7 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
     for base in bases:
         path = kids[f"{base:020d}{LOG_FILE_SUFFIX}"]
         try:
-            size = path.stat().st_size
+            size = stat_regular(path).st_size   # a FIFO or a device: an error, not empty
             info.bytes += size
             if size == 0:
                 seg_next = None
@@ -424,7 +426,7 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
     if summary is not None:
         info.internal_topic = summary.to_dict()
     if tp.topic == CLUSTER_METADATA_TOPIC:
-        info.metadata_snapshots = metadata_snapshots(d, kids)
+        info.metadata_snapshots = metadata_snapshots(d, kids, info.errors)
         if QUORUM_STATE_FILE_NAME in names:
             try:
                 info.quorum_state = read_quorum_state(d / QUORUM_STATE_FILE_NAME)
@@ -433,10 +435,12 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
     return info
 
 
-def metadata_snapshots(directory, kids: dict | None = None) -> MetadataSnapshots:
+def metadata_snapshots(directory, kids: dict | None = None,
+                       errors: list[str] | None = None) -> MetadataSnapshots:
     """Count the KRaft snapshot files of a ``__cluster_metadata`` partition directory
     (names only; sizes from ``stat``). ``kids`` (:func:`~kafkalog_cli.storage.location
-    .children` of the directory) saves a second listing."""
+    .children` of the directory) saves a second listing; ``errors`` (a list) gets a line
+    for each that is not a regular file."""
     if kids is None:
         kids = children(as_path(directory))
     snaps = MetadataSnapshots()
@@ -446,9 +450,12 @@ def metadata_snapshots(directory, kids: dict | None = None) -> MetadataSnapshots
             continue
         snaps.count += 1
         try:
-            snaps.bytes += kids[n].stat().st_size
+            snaps.bytes += stat_regular(kids[n]).st_size
         except OSError:
             pass
+        except KafkalogError as e:   # a FIFO, a device...
+            if errors is not None:
+                errors.append(str(e))
         key = (int(n[:20]), int(n[21:31]))
         if latest is None or key > latest:
             latest = key
@@ -479,7 +486,10 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None, *,
         meta = read_meta_properties(d, validate=True)
     except KafkalogError as e:
         errs.append(str(e))
-        meta = read_meta_properties(d)
+        try:
+            meta = read_meta_properties(d)   # what it holds, if it can be read at all
+        except KafkalogError:
+            meta = None
     if meta:
         info.cluster_id = meta.get("cluster.id")
         nid = meta.get("node.id", meta.get("broker.id"))
@@ -487,11 +497,18 @@ def describe_log_dir(log_dir, partition_dirs: list[Path] | None = None, *,
         info.directory_id = meta.get("directory.id")
         v = meta.get("version")
         info.meta_version = java_int(v.strip()) if v is not None else None
-    cs = read_clean_shutdown(d) if (d / CLEAN_SHUTDOWN_FILE_NAME).exists() else None
+    try:
+        cs = read_clean_shutdown(d)
+    except KafkalogError as e:   # a FIFO, a device, too large
+        errs.append(str(e))
+        cs = None
     info.clean_shutdown = cs is not None
     if cs:
         info.broker_epoch = cs.get("brokerEpoch")
-    info.locked = is_locked(d)
+    try:
+        info.locked = is_locked(d)
+    except KafkalogError as e:   # a .lock that is a FIFO, a device...
+        errs.append(str(e))
     lso = _checkpoint(d, LOG_START_OFFSET_CHECKPOINT, errs)
     rp = _checkpoint(d, RECOVERY_POINT_CHECKPOINT, errs)
     hw = _checkpoint(d, REPLICATION_OFFSET_CHECKPOINT, errs)

@@ -86,12 +86,13 @@ from ..errors import (
 )
 from ..format.records import FileRecords, LegacyRecordBatch
 from ..schema.control import control_type_name
-from ..schema.txn_index import parse_txn_index
 from ..storage.files import SEGMENT_SUFFIXES, check_exists
 from ..storage.location import as_path
 from ..storage.offset_index import OffsetIndex
+from ..storage.producer_state import read_snapshot
 from ..storage.segment import LogSegment, open_view, resolve_segments
 from ..storage.time_index import TimeIndex
+from ..storage.txn_index import TransactionIndex
 
 #: Decoder names as the Kafka tool's flags spell them (``--offsets-decoder``: ``offsets``).
 DECODERS = tuple(DECODER_NAMES)
@@ -726,22 +727,15 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
             + [f"Indexed offset: {a}, found log offset: {b}" for a, b in not_found])}
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as e:
-        raise UnreadableError(e.strerror or str(e), file=path) from e
-
-
 def dump_producer_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:
     """Events for a producer-state ``.snapshot``, as DumpLogSegments.dumpProducerIdSnapshot:
-    one entry per producer, or a diagnostic with the CorruptSnapshotException message."""
+    one entry per producer, or a diagnostic with the CorruptSnapshotException message
+    (the file checked, then read, a piece at a time: :func:`~kafkalog_cli.storage
+    .producer_state.read_snapshot`)."""
     file = str(path)
     yield {"type": "file", "file": file, "kind": "producer_snapshot"}
     try:
-        from ..schema.producer_snapshot import parse_snapshot  # its files only
-
-        entries = parse_snapshot(_read_bytes(path))
+        entries = read_snapshot(path)
     except CorruptSnapshotError as e:
         yield {"type": "diagnostic", "stream": "stderr", "message": e.message, "file": file}
         return
@@ -774,15 +768,15 @@ def dump_txn_index(path: Path, opts: DumpOptions) -> Iterator[dict]:
     TransactionIndex refuses it, and then nothing of the file is printed)."""
     file = str(path)
     yield {"type": "file", "file": file, "kind": "txnindex"}
-    entries = parse_txn_index(_read_bytes(path))
-    for t in entries:
+    idx = TransactionIndex.load(check_exists(path), 0)
+    for t in idx.iter_entries():   # a first walk: nothing is printed of a refused file
         if t.version > 0:  # AbortedTxn.CURRENT_VERSION; TransactionIndex throws
             yield {"type": "diagnostic", "stream": "stderr", "file": file,
                    "kind": "corrupt_index", "error": True, "message":
                    f"Unexpected aborted transaction version {t.version} in transaction "
                    f"index {path.absolute()}, current version is 0"}
             return
-    for t in entries:
+    for t in idx.iter_entries():
         yield {"type": "txn_index_entry", "file": file, "version": t.version,
                "producerId": t.producer_id, "firstOffset": t.first_offset,
                "lastOffset": t.last_offset, "lastStableOffset": t.last_stable_offset}

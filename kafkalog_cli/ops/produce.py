@@ -646,18 +646,22 @@ def _iter_inputs(files: list, opts: ProduceOptions, stdin=None) -> Iterator[list
 
 
 def _from_stream(stream, name: str, fmt: str, opts: ProduceOptions):
+    # a record over max.message.bytes is refused: its input is not read further than
+    # that (a 300 MB line is not held; inputs.line_limit)
+    limit = opts.config.max_message_bytes
     if fmt == "raw":
-        yield inputs.raw_record(stream.read())
+        yield inputs.read_raw(stream, name, limit)
     elif fmt == "jsonl":
         json_fields = frozenset(side for side in ("key", "value")
                                 if getattr(opts, f"{side}_serializer"))
         yield from inputs.jsonl_records(stream, name, value_encoding=opts.value_encoding,
                                         keep_partition=opts.keep_partition,
-                                        json_fields=json_fields)
+                                        json_fields=json_fields,
+                                        max_message_bytes=limit)
     else:
         cfg = opts.line_reader or LineReaderConfig(parse_key=opts.parse_key,
                                                    key_separator=opts.key_separator)
-        yield from inputs.console_lines_records(stream, name, cfg)
+        yield from inputs.console_lines_records(stream, name, cfg, max_message_bytes=limit)
 
 
 @dataclass(frozen=True)

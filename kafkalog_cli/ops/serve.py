@@ -17,6 +17,7 @@ from pathlib import Path
 from ..constants import CLEAN_SHUTDOWN_FILE_NAME
 from ..errors import InvalidArgumentError, UncleanShutdownError
 from ..recovery import RecoveryResult, recover
+from ..recovery.prune import prune_if_empty
 from ..server import configs as cfgs
 from ..server.broker import run
 from ..server.kafka_apis import ServerOptions
@@ -127,10 +128,15 @@ def recover_at_startup(log_dir, *, no_recover: bool = False,
             continue
         cut = sum(s.invalid_bytes for s in rep.segments if not s.removed)
         removed = sum(1 for s in rep.segments if s.removed)
+        # a crash leaves every open partition's preallocated index tails: a session of
+        # zeros, created files and checkpoint offsets is not kept (docs/recover.md)
+        kept = f"quarantine kept in {rep.quarantine}"
+        if rep.quarantine is not None and prune_if_empty(rep.quarantine):
+            kept = "nothing to keep (zero bytes, created files and checkpoint offsets only)"
+            rep.quarantine = None
         log.warning("recovered %s: log end offset %s, %d invalid bytes truncated, %d "
-                    "segments removed, %d actions; quarantine kept in %s",
-                    rep.directory, rep.log_end_offset, cut, removed, len(rep.actions),
-                    rep.quarantine)
+                    "segments removed, %d actions; %s", rep.directory, rep.log_end_offset,
+                    cut, removed, len(rep.actions), kept)
     s = result.summary()
     log.info("log recovery done: %d partitions, %d changed", s["partitions"],
              s["partitionsWithWork"])

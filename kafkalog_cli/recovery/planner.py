@@ -43,24 +43,26 @@ from pathlib import Path
 from ..constants import LEADER_EPOCH_CHECKPOINT, MAGIC_V2, PARTITION_METADATA_FILE
 from ..errors import CorruptIndexError, KafkalogError, UnreadableError, UnsafePathError
 from ..format.records import batch_at, v2_batch_at
-from ..schema.producer_snapshot import parse_snapshot
 from ..schema.txn_index import parse_txn_index
 from ..storage.checkpoints import format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
 from ..storage.dir_files import format_partition_metadata, read_partition_metadata
+from ..storage.fileio import not_regular
 from ..storage.files import (
     filename_prefix_from_offset,
     leading_offset,
     offset_prefix,
     parse_partition_dir_name,
 )
+from ..storage.index import read_nonzero_prefix
 from ..storage.leader_epoch import LeaderEpochCache
+from ..storage.location import read_bytes_if_exists
 from ..storage.log import topic_ids_on_disk
 from ..storage.offset_index import OffsetIndex
-from ..storage.producer_state import ProducerStateManager
+from ..storage.producer_state import ProducerStateManager, read_snapshot
 from ..storage.recovery_scan import ScanResult, next_offset, scan_log, walk_log
 from ..storage.segment import open_view, release_view
 from ..storage.time_index import TimeIndex
-from ..storage.txn_index import TransactionIndex
+from ..storage.txn_index import MAX_TXN_INDEX_BYTES, TransactionIndex
 from .model import DELETE, RENAME, TRUNCATE, WRITE, Action, PartitionReport, SegmentReport
 from .salvage import offsets_in, salvage_segment, unsafe_regions
 
@@ -100,14 +102,11 @@ def check_partition_dir(directory) -> None:
 def _check_entry(entry: os.DirEntry) -> None:
     if not _recovery_name(entry.name) or entry.is_file():
         return
-    if entry.is_symlink():
-        raise UnreadableError("symbolic link to " + ("a directory" if entry.is_dir() else
-                                                     "nothing (dangling)" if not
-                                                     os.path.exists(entry.path) else
-                                                     "something that is not a file"),
-                              file=entry.path)
-    raise UnreadableError("Is a directory" if entry.is_dir(follow_symlinks=False)
-                          else "not a regular file", file=entry.path)
+    try:
+        mode = os.stat(entry.path).st_mode   # through a link, as the broker reads it
+    except OSError:
+        raise UnreadableError("symbolic link to nothing (dangling)", file=entry.path) from None
+    raise not_regular(entry.path, mode)   # a directory, a FIFO, a device, a socket
 
 
 def _recovery_name(name: str) -> bool:
@@ -196,12 +195,34 @@ class _VirtualDir:
         return str(self.directory / name)
 
 
-def _read(path: Path) -> bytes | None:
+_TOO_LARGE = object()
+
+
+def _read_txn_index(path: Path):
+    """The bytes of a ``.txnindex`` to compare with the rebuilt one, or ``_TOO_LARGE``
+    for one larger than kafkalog reads (the rebuilt one replaces it)."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
+        data = read_bytes_if_exists(path, limit=MAX_TXN_INDEX_BYTES,
+                                    too_large=lambda n: CorruptIndexError("too large"))
+    except CorruptIndexError:
+        return _TOO_LARGE
+    return _TOO_LARGE if data is None else data
+
+
+def _last_index_entry(path: Path, base: int) -> tuple[int, int] | None:
+    """``(relative offset, position)`` of an offset index's last entry before its zero
+    tail, None when it has none (or its length is not a whole number of entries).
+
+    Raises:
+        CorruptIndexError: the file is larger than kafkalog reads.
+    """
+    idx = OffsetIndex.load(path, base)
+    if idx.file_length % idx.entry_size:
         return None
+    n = idx.entries - idx.zero_tail
+    if n == 1 and idx.raw_entry(0) == (0, 0):
+        n = 0   # all zeros
+    return idx.raw_entry(n - 1) if n else None
 
 
 def _index_sane(cls, path: Path, base: int, log_size: int) -> bool:
@@ -220,7 +241,10 @@ def _index_sane(cls, path: Path, base: int, log_size: int) -> bool:
     These are the log-free subset of ``verify-index``'s rules (``ops.verify``), which
     interleaves them with its checks against the log, so they are not shared code.
     """
-    idx = cls.load(path, base)
+    try:
+        idx = cls.load(path, base)
+    except CorruptIndexError:   # larger than kafkalog reads
+        return False
     if idx.file_length % idx.entry_size:
         return False
     is_time = cls is TimeIndex
@@ -255,15 +279,10 @@ def _last_entry_plausible(path: Path, seg: _Seg) -> bool:
     make the broker read a header out of record bytes and take its offsets for the log
     end offset, negative ones too; kafkalog recovers that segment instead (a stricter
     check, like the rest of :func:`_index_sane`)."""
-    data = _read(path)
-    if not data or len(data) % 8:
+    last = _last_index_entry(path, seg.base)
+    if last is None:
         return True  # no entry (or _index_sane's business): readNextOffset walks from 0
-    n = len(data) // 8
-    while n > 0 and data[(n - 1) * 8:n * 8] == bytes(8):
-        n -= 1
-    if not n:
-        return True
-    rel, pos = _OFF.unpack_from(data, (n - 1) * 8)
+    rel, pos = last
     view = open_view(seg.view_path)
     try:
         if pos < 0:
@@ -515,16 +534,13 @@ def plan_partition(directory, *, recovery_point: int | None = None,
 def _leo_unscanned(vd: _VirtualDir, seg: _Seg) -> int:
     """LogSegment.readNextOffset of a segment not scanned: from the last index entry."""
     start = 0
-    data = _read(vd.real(filename_prefix_from_offset(seg.base) + ".index")) \
-        if filename_prefix_from_offset(seg.base) + ".index" in vd.files else None
-    if data and len(data) % 8 == 0:
-        n = len(data) // 8
-        while n > 0 and data[(n - 1) * 8:n * 8] == bytes(8):
-            n -= 1
-        if n:
-            pos = _OFF.unpack_from(data, (n - 1) * _OFF.size)[1]
-            if 0 <= pos < seg.report.size:
-                start = pos
+    name = filename_prefix_from_offset(seg.base) + ".index"
+    try:
+        last = _last_index_entry(vd.real(name), seg.base) if name in vd.files else None
+    except CorruptIndexError:   # larger than kafkalog reads: walk from the start
+        last = None
+    if last is not None and 0 <= last[1] < seg.report.size:
+        start = last[1]
     view = open_view(seg.view_path)
     try:
         w = walk_log(view, start, seg.base)
@@ -628,12 +644,19 @@ def _plan_indexes(vd: _VirtualDir, rep: PartitionReport, remaining: list[_Seg],
         truncated = s.scan.invalid_bytes > 0
         for suf, data in ((".index", s.scan.offset_index), (".timeindex", s.scan.time_index)):
             name = prefix + suf
-            existing = _read(vd.real(name)) if name in vd.files else None
-            if existing == data:
+            try:
+                existing = read_nonzero_prefix(vd.real(name)) if name in vd.files else None
+            except CorruptIndexError as e:   # larger than kafkalog reads
+                existing, too_large = None, e.message
+            else:
+                too_large = None
+            if existing is not None and existing[1] == len(data) and \
+                    data.startswith(existing[0]) and not data[len(existing[0]):].strip(b"\0"):
                 continue
-            why = ("missing" if existing is None else "log truncated" if truncated
+            why = (too_large if too_large is not None else "missing" if existing is None
+                   else "log truncated" if truncated
                    else "rebuild planned by an interrupted run" if s.base in forced
-                   else _index_difference(existing, data, 8 if suf == ".index" else 12))
+                   else _index_difference(*existing, data, 8 if suf == ".index" else 12))
             vd.actions.append(Action(WRITE, vd.path(name), f"rebuilt index ({why})", data=data))
             vd.files[name] = vd.directory / name
             if suf == ".index":
@@ -644,13 +667,15 @@ def _plan_indexes(vd: _VirtualDir, rep: PartitionReport, remaining: list[_Seg],
                 rep.rebuild_bases.append(s.base)
 
 
-def _index_difference(existing: bytes, rebuilt: bytes, entry_size: int) -> str:
-    """Why an existing index differs from the one recovery rebuilds, in a few words."""
-    # whole zero entries at the end, counted from the end (a preallocated index is
-    # megabytes of zeros: one rstrip, not an entry-by-entry loop)
-    zeros = len(existing) - len(existing.rstrip(b"\x00"))
-    n = len(existing) - zeros // entry_size * entry_size
-    if n < len(existing) and existing[:n] == rebuilt[:n]:
+def _index_difference(prefix: bytes, length: int, rebuilt: bytes, entry_size: int) -> str:
+    """Why an existing index differs from the one recovery rebuilds, in a few words: it is
+    given as its bytes up to the last non-zero one and its length (a preallocated index
+    is megabytes of zeros, never held)."""
+    # whole zero entries at the end, counted from the end
+    zeros = length - len(prefix)
+    n = length - zeros // entry_size * entry_size
+    existing = prefix + bytes(max(0, min(length, len(rebuilt) + 1) - len(prefix)))
+    if n < length and existing[:n] == rebuilt[:n]:
         return "zero-filled preallocated tail" if n == len(rebuilt) else \
             "zero-filled tail, entries missing"
     if rebuilt.startswith(existing):
@@ -707,7 +732,8 @@ def _kept_snapshots(vd: _VirtualDir, bases: list[int], leo: int, new_lso: int
                 vd.delete(name, f"producer snapshot above the log end offset {leo}")
                 continue
             try:
-                snaps[off] = parse_snapshot(_read(vd.real(name)), file=name)
+                read_snapshot(vd.real(name)).close()   # checked (read a piece at a time)
+                snaps[off] = vd.real(name)
             except KafkalogError as e:
                 vd.delete(name, f"corrupt producer snapshot ({e.message})")
     strays = [o for o in sorted(snaps) if o not in set(bases)]
@@ -764,7 +790,7 @@ def _plan_producer_state(vd: _VirtualDir, remaining: list[_Seg], leo: int,
     start_snap = max((o for o in snaps if o <= min(candidates)), default=None)
     state = ProducerStateManager()  # in memory: the plan writes nothing
     if start_snap is not None:
-        state.load_entries(snaps[start_snap], start_snap)
+        state.load_entries(read_snapshot(snaps[start_snap]), start_snap)
     start = start_snap if start_snap is not None else -1
     rebuilt = {s.base: TransactionIndex(vd.path(filename_prefix_from_offset(s.base) +
                                                  ".txnindex"), s.base) for s in txn_segs}
@@ -806,10 +832,10 @@ def _plan_producer_state(vd: _VirtualDir, remaining: list[_Seg], leo: int,
             continue
         name = filename_prefix_from_offset(s.base) + ".txnindex"
         data = rebuilt[s.base].to_bytes()
-        old = _read(vd.real(name)) if name in vd.files else None
+        old = _read_txn_index(vd.real(name)) if name in vd.files else None
         if old is None and not data:
             continue
-        if old is not None and old[:len(old) - len(old) % 34] == data \
+        if old not in (None, _TOO_LARGE) and old[:len(old) - len(old) % 34] == data \
                 and parse_txn_index(old) == parse_txn_index(data):
             continue
         vd.actions.append(Action(WRITE, vd.path(name), "transaction index rebuilt from the log",

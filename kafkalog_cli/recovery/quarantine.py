@@ -41,6 +41,7 @@ takes the log directory's ``.lock``.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -58,12 +59,20 @@ from ..constants import (
     REPLICATION_OFFSET_CHECKPOINT,
 )
 from ..errors import InvalidArgumentError, KafkalogError, UnreadableError, UnsafePathError
-from ..storage.checkpoints import _parse, format_offset_checkpoint, read_offset_checkpoint
+from ..storage.checkpoints import (
+    MAX_CHECKPOINT_BYTES,
+    _parse,
+    format_offset_checkpoint,
+    read_offset_checkpoint,
+)
 from ..storage.fileio import (
     NOFOLLOW,
+    NONBLOCK,
     create_fresh,
     fsync_dir,
     make_dir_nofollow,
+    nonzero_length,
+    not_regular,
     open_dir_nofollow,
     open_for_write,
     write_all,
@@ -110,14 +119,29 @@ def write_durably(path, data: bytes, *, dir_fd: int | None = None) -> None:
 
 
 def _open_read(path, *, dir_fd: int | None = None) -> int:
-    """An fd reading ``path`` itself (a symbolic link is refused)."""
+    """An fd reading ``path`` itself, a regular file (a symbolic link is refused; a FIFO,
+    a device or a socket too, without waiting for a FIFO's writer).
+
+    Raises:
+        UnsafePathError: a symbolic link.
+        NotRegularFileError: not a regular file.
+    """
     try:
-        return os.open(path, os.O_RDONLY | NOFOLLOW, dir_fd=dir_fd)
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW | NONBLOCK, dir_fd=dir_fd)
     except OSError as e:
         if os.path.islink(path if dir_fd is None else f"/proc/self/fd/{dir_fd}/{path}"):
             raise UnsafePathError("is a symbolic link; kafkalog does not follow links in "
                                   "a quarantine or its undo", file=path) from None
+        if e.errno == errno.ENXIO:   # a socket
+            raise not_regular(path, os.stat(path, dir_fd=dir_fd).st_mode,
+                              dir_fd=dir_fd) from None
         raise e
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise not_regular(path, mode, dir_fd=dir_fd)
+    os.set_blocking(fd, True)
+    return fd
 
 
 def sha256_file(path, start: int = 0, end: int | None = None) -> str:
@@ -149,11 +173,13 @@ def _sha256_fd(fd: int, start: int = 0, end: int | None = None) -> str:
     return h.hexdigest()
 
 
-def _copy_range(src_fd: int, dst_name: str, start: int, end: int, *, dir_fd: int) -> str:
+def _copy_range(src_fd: int, dst_name: str, start: int, end: int, *, dir_fd: int,
+                digest: bool = True) -> str | None:
     """Copy bytes [start, end) of ``src_fd`` to ``dst_name`` in the directory ``dir_fd``
     (tmp + fsync + rename), leaving out the trailing zero bytes (and making holes of zero
-    chunks inside); returns the sha256 of all of [start, end)."""
-    h = _sha256()
+    chunks inside); returns the sha256 of all of [start, end) (None without ``digest``:
+    the caller hashed them already)."""
+    h = _sha256() if digest else None
     tmp = dst_name + ".tmp"
     out = create_fresh(tmp, dir_fd=dir_fd)
     try:
@@ -164,15 +190,16 @@ def _copy_range(src_fd: int, dst_name: str, start: int, end: int, *, dir_fd: int
             if not chunk:
                 break
             pos += len(chunk)
-            h.update(chunk)
-            kept = chunk.rstrip(b"\0")
-            if not kept:
+            if h is not None:
+                h.update(chunk)
+            n = nonzero_length(chunk)
+            if not n:
                 pending += len(chunk)
                 continue
             if pending:
                 os.lseek(out, pending, os.SEEK_CUR)
-            write_all(out, kept)
-            pending = len(chunk) - len(kept)
+            write_all(out, memoryview(chunk)[:n])
+            pending = len(chunk) - n
         os.fsync(out)
     except BaseException:
         os.close(out)
@@ -181,12 +208,7 @@ def _copy_range(src_fd: int, dst_name: str, start: int, end: int, *, dir_fd: int
     os.close(out)
     os.replace(tmp, dst_name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     os.fsync(dir_fd)
-    return h.hexdigest()
-
-
-def _store(data: bytes, dst_name: str, *, dir_fd: int) -> None:
-    """``data`` without its trailing zero bytes as ``dst_name`` in ``dir_fd``, durably."""
-    write_atomically(dst_name, data.rstrip(b"\0"), dir_fd=dir_fd)
+    return None if h is None else h.hexdigest()
 
 
 def _read_logical(q_fd: int, stored: int, offset: int, n: int) -> bytes:
@@ -429,7 +451,7 @@ class Session:
                 try:
                     os.rename(path, q.name, dst_dir_fd=self._files_fd)
                 except OSError:  # another file system: copy, then remove
-                    _copy_range(fd, q.name, 0, size, dir_fd=self._files_fd)
+                    _copy_range(fd, q.name, 0, size, dir_fd=self._files_fd, digest=False)
                     path.unlink()
                 os.fsync(self._files_fd)
         finally:
@@ -461,68 +483,91 @@ class Session:
         try:
             fd = _open_read(path)
         except FileNotFoundError:
-            old = None
-        else:
-            try:
-                old = os.pread(fd, os.fstat(fd).st_size, 0)
-            finally:
+            fd = None
+        try:
+            # the old bytes are hashed and kept a piece at a time (an inflated file is
+            # never held; its zero runs stay holes in the quarantine)
+            size = None if fd is None else os.fstat(fd).st_size
+            old_digest = None if fd is None else _sha256_fd(fd)
+            if size == len(data) and old_digest == new_digest:
+                return
+            prior = self._find(action="rewrite", original=str(path), sha256=old_digest,
+                               new_sha256=new_digest)
+            if prior is None:
+                q = None
+                if fd is not None and self.keep:
+                    q = self._unique(path.name + ".old")
+                    _copy_range(fd, q.name, 0, size, dir_fd=self._files_fd, digest=False)
+                    _step()
+                self.entries.append({"action": "rewrite", "original": str(path),
+                                     "quarantine": None if q is None else str(q),
+                                     "existed": fd is not None, "sha256": old_digest,
+                                     "size": size, "new_sha256": new_digest,
+                                     "reason": reason})
+                self.save()
+        finally:
+            if fd is not None:
                 os.close(fd)
-        if old == data:
-            return
-        old_digest = None if old is None else _sha256(old).hexdigest()
-        prior = self._find(action="rewrite", original=str(path), sha256=old_digest,
-                           new_sha256=new_digest)
-        if prior is None:
-            q = None
-            if old is not None and self.keep:
-                q = self._unique(path.name + ".old")
-                _store(old, q.name, dir_fd=self._files_fd)
-                _step()
-            self.entries.append({"action": "rewrite", "original": str(path),
-                                 "quarantine": None if q is None else str(q),
-                                 "existed": old is not None, "sha256": old_digest,
-                                 "size": None if old is None else len(old),
-                                 "new_sha256": new_digest, "reason": reason})
-            self.save()
         write_durably(path, data)
         _step()
 
-    def checkpoint(self, path, partition: str, old: int | None, new: int,
-                   old_bytes: bytes | None) -> None:
-        """Record one partition's entry change in a log-dir checkpoint (the caller writes
-        the file once for all partitions)."""
+    def checkpoint(self, path, partition: str, old: int | None, new: int) -> None:
+        """Record one partition's entry change in a log-dir checkpoint, keeping its
+        current bytes (read a piece at a time) when it exists (the caller writes the file
+        once for all partitions, after every partition's call)."""
         path = _abs(path)
         q = None
         digest = None
-        if old_bytes is not None:
-            digest = _sha256(old_bytes).hexdigest()
-            if self.keep:
-                prior = self._find(action="checkpoint", original=str(path), sha256=digest)
-                if prior and prior.get("quarantine"):
-                    q = Path(prior["quarantine"])
-                else:
-                    q = self._unique(Path(path).name + ".old")
-                    _store(old_bytes, q.name, dir_fd=self._files_fd)
-                    _step()
+        size = None
+        try:
+            fd = _open_read(path)
+        except FileNotFoundError:
+            fd = None
+        try:
+            if fd is not None:
+                size = os.fstat(fd).st_size
+                digest = _sha256_fd(fd)
+                if self.keep:
+                    prior = self._find(action="checkpoint", original=str(path),
+                                       sha256=digest)
+                    if prior and prior.get("quarantine"):
+                        q = Path(prior["quarantine"])
+                    else:
+                        q = self._unique(Path(path).name + ".old")
+                        _copy_range(fd, q.name, 0, size, dir_fd=self._files_fd,
+                                    digest=False)
+                        _step()
+        finally:
+            if fd is not None:
+                os.close(fd)
         if not self._find(action="checkpoint", original=str(path), partition=partition,
                           new=new):
             self.entries.append({"action": "checkpoint", "original": str(path),
                                  "partition": partition, "old": old, "new": new,
-                                 "existed": old_bytes is not None,
+                                 "existed": fd is not None,
                                  "quarantine": None if q is None else str(q),
-                                 "size": None if old_bytes is None else len(old_bytes),
-                                 "sha256": digest})
+                                 "size": size, "sha256": digest})
             self.save()
+
+
+#: the largest manifest read (one entry is ~500 bytes: 130,000 of them)
+MAX_MANIFEST_BYTES = 64 << 20
 
 
 def _read_manifest(dir_fd: int, where: Path) -> dict:
     fd = _open_read(MANIFEST, dir_fd=dir_fd)
     try:
-        raw = os.pread(fd, os.fstat(fd).st_size, 0)
+        size = os.fstat(fd).st_size
+        if size > MAX_MANIFEST_BYTES:
+            raise UnreadableError(f"is {size} bytes, more than the {MAX_MANIFEST_BYTES} bytes "
+                                  "kafkalog reads of a manifest", file=where / MANIFEST)
+        raw = os.pread(fd, size, 0)
     finally:
         os.close(fd)
     try:
         manifest = json.loads(raw)
+    except RecursionError:
+        raise UnreadableError("not JSON (nested too deeply)", file=where / MANIFEST) from None
     except ValueError as e:
         raise UnreadableError(f"not JSON ({e})", file=where / MANIFEST) from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("entries", []), list):
@@ -925,14 +970,21 @@ def _undo_checkpoint(e: dict, q: Path | None, res: UndoResult) -> None:
     else:
         cur[tp] = e["old"]
     old_bytes = None
+    length = None
     if q is not None and q.exists():
         qfd = _open_read(q)
         try:
             stored = os.fstat(qfd).st_size
             length = e.get("size") if e.get("size") is not None else stored
-            old_bytes = _read_logical(qfd, stored, 0, length)
+            if length <= MAX_CHECKPOINT_BYTES:   # else no checkpoint kafkalog reads
+                old_bytes = _read_logical(qfd, stored, 0, length)
         finally:
             os.close(qfd)
+    if old_bytes is None and length is not None and not cur:
+        # an old file too large to be a checkpoint: put back as it was, a piece at a time
+        _restore_copy(q, path, length)
+        res.restored.append(f"{path} ({e['partition']})")
+        return
     if old_bytes is not None:
         try:
             old_entries = {parse_partition_dir_name(f"{t}-{p}"): int(o)

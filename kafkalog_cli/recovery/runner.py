@@ -238,12 +238,11 @@ def _apply_log_dir(log_dir: Path, reports: list[tuple[PartitionReport, Session |
         if not updates:
             continue
         path = log_dir / name
-        old_bytes = path.read_bytes() if path.exists() else None
         cur = _read_ckpt(path, []) or {}
         for r, s in updates:
             tp = parse_partition_dir_name(Path(r.directory).name)
             new = r.checkpoint_updates[name]
-            s.checkpoint(path, str(tp), cur.get(tp), new, old_bytes)
+            s.checkpoint(path, str(tp), cur.get(tp), new)
             cur[tp] = new
         write_durably(path, format_offset_checkpoint(cur).encode())
         _step()

@@ -201,10 +201,16 @@ def parse(schema_text: str, named: dict, *, logical: bool = False):
         obj = json.loads(schema_text)
     except ValueError as e:
         raise SchemaDecodeError(f"the Avro schema is not JSON: {e}") from None
-    if not logical:
-        obj = strip_logical_types(obj)
+    except RecursionError:
+        raise SchemaDecodeError("the Avro schema is not JSON: arrays or objects nested "
+                                "too deeply") from None
     try:
+        if not logical:
+            obj = strip_logical_types(obj)
         return fastavro.parse_schema(obj, named_schemas=named)
+    except RecursionError:   # a walk per level: ~500 nested unions exhaust the stack
+        raise SchemaDecodeError("the Avro schema does not parse: types nested too "
+                                "deeply") from None
     except Exception as e:  # noqa: BLE001 - fastavro raises several kinds
         raise SchemaDecodeError(f"the Avro schema does not parse: {e}") from None
 

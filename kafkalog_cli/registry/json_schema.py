@@ -21,6 +21,9 @@ class JsonSchemaCodec:
             self.references = {n: json.loads(t) for n, t in (references or {}).items()}
         except ValueError as e:
             raise SchemaDecodeError(f"the JSON Schema is not JSON: {e}") from None
+        except RecursionError:
+            raise SchemaDecodeError("the JSON Schema is not JSON: arrays or objects nested "
+                                    "too deeply") from None
         self._validator = None
 
     @staticmethod
@@ -28,14 +31,17 @@ class JsonSchemaCodec:
         """The JSON document of ``payload``.
 
         Raises:
-            ValueError: not UTF-8 JSON.
+            ValueError: not UTF-8 JSON, or nested deeper than the parser recurses.
         """
         import orjson
 
         try:
             return orjson.loads(payload)
         except orjson.JSONDecodeError:
-            return json.loads(payload)  # integers beyond 64 bits; raises for non-JSON
+            try:
+                return json.loads(payload)  # integers beyond 64 bits; raises for non-JSON
+            except RecursionError:
+                raise ValueError("arrays or objects nested too deeply") from None
 
     @staticmethod
     def to_json_value(doc):

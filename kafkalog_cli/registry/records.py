@@ -100,6 +100,9 @@ def _loads(data: bytes, what: str):
         return json.loads(data)
     except (ValueError, UnicodeDecodeError) as e:
         raise SchemaDecodeError(f"{what} is not JSON: {e}") from None
+    except RecursionError:   # json recurses per level: 200,000 "[" exhaust the stack
+        raise SchemaDecodeError(f"{what} is not JSON: arrays or objects nested too "
+                                "deeply") from None
 
 
 def _int(obj: dict, name: str, what: str, required: bool = True) -> int | None:

@@ -46,6 +46,10 @@ def normalized(schema_type: str, text: str) -> str:
         return "\n".join(line.rstrip() for line in text.strip().splitlines()) + "\n"
     try:
         obj = json.loads(text)
+    except RecursionError:
+        what = "JSON Schema" if schema_type == JSON else "Avro schema"
+        raise InvalidArgumentError(f"the {what} is not JSON: arrays or objects nested too "
+                                   "deeply") from None
     except ValueError as e:
         what = "JSON Schema" if schema_type == JSON else "Avro schema"
         raise InvalidArgumentError(f"the {what} is not JSON: {e}") from None

@@ -95,7 +95,7 @@ class RestSchemaSource:
                                       f"{MAX_RESPONSE_BYTES} bytes")
         try:
             return json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise SchemaRegistryError(f"{self.url}{path}: the answer is not JSON") from None
 
     @staticmethod

@@ -56,7 +56,8 @@ class Serializer:
         """The framed payload of one JSON input.
 
         Raises:
-            ValueError: the input does not fit the schema (the codec's message).
+            ValueError: the input does not fit the schema (the codec's message), or is
+                nested deeper than the parser, validator or encoder recurses.
         """
         from .wire import frame
 
@@ -64,7 +65,10 @@ class Serializer:
             s = bytes(text).decode("utf-8")
         except UnicodeDecodeError:
             raise ValueError("is not UTF-8 JSON") from None
-        payload = self.codec.encode_json(s)
+        try:
+            payload = self.codec.encode_json(s)
+        except RecursionError:   # each parses, validates and encodes a level per call
+            raise ValueError("arrays or objects nested too deeply") from None
         return frame(self.schema_id, payload, [0] if self.kind == "protobuf" else None)
 
 

@@ -75,31 +75,57 @@ class ProducerStateEntry:
     current_txn_first_offset: int = -1
 
 
+HEADER = struct.Struct(">hIi")
+#: bytes of a :class:`ProducerStateEntry` in a snapshot
+ENTRY_SIZE = _ENTRY.size
+
+
+def check_header(head: bytes, size: int, file=None) -> tuple[int, int]:
+    """``(stored crc, entry count)`` from the first 10 bytes of a snapshot file of ``size``
+    bytes, checked as ``readSnapshot`` checks them: the version, and a count whose
+    entries exactly fill the file.
+
+    Raises:
+        CorruptSnapshotError: unknown version or bad layout.
+    """
+    if len(head) < HEADER.size or size < HEADER.size:
+        raise CorruptSnapshotError("Snapshot failed schema validation: file is truncated",
+                                   file=file)
+    version, crc, count = HEADER.unpack_from(head, 0)
+    if version != VERSION:
+        raise CorruptSnapshotError(f"Snapshot contained an unknown file version {version}",
+                                   file=file)
+    if count < 0 or HEADER.size + count * _ENTRY.size != size:
+        raise CorruptSnapshotError(
+            f"Snapshot failed schema validation: {count} entries do not fit {size} bytes",
+            file=file)
+    return crc, count
+
+
+def crc_mismatch(stored: int, computed: int, file=None) -> CorruptSnapshotError:
+    return CorruptSnapshotError(f"Snapshot is corrupt (CRC is no longer valid). Stored crc: "
+                                f"{stored}. Computed crc: {computed}", file=file)
+
+
+def entries_of(data) -> list[ProducerStateEntry]:
+    """The entries packed in ``data`` (whole 46-byte entries, no header)."""
+    return [ProducerStateEntry(*t) for t in _ENTRY.iter_unpack(data)]
+
+
 def parse_snapshot(data: bytes, file=None) -> list[ProducerStateEntry]:
-    """Parse a snapshot file's bytes (ProducerStateManager.readSnapshot).
+    """Parse a snapshot file's bytes (ProducerStateManager.readSnapshot; a file is read a
+    piece at a time by :func:`kafkalog_cli.storage.producer_state.read_snapshot`).
 
     Raises:
         CorruptSnapshotError: unknown version, bad layout or CRC mismatch.
     """
-    if len(data) < 10:
-        raise CorruptSnapshotError("Snapshot failed schema validation: file is truncated",
-                                   file=file)
-    version, crc, count = struct.unpack_from(">hIi", data, 0)
-    if version != VERSION:
-        raise CorruptSnapshotError(f"Snapshot contained an unknown file version {version}",
-                                   file=file)
-    if count < 0 or 10 + count * _ENTRY.size != len(data):
-        raise CorruptSnapshotError(
-            f"Snapshot failed schema validation: {count} entries do not fit {len(data)} bytes",
-            file=file)
+    crc, count = check_header(data, len(data), file)
     from ..crc import crc32c
 
     computed = crc32c(memoryview(data)[PRODUCER_ENTRIES_OFFSET:])
     if computed != crc:
-        raise CorruptSnapshotError(f"Snapshot is corrupt (CRC is no longer valid). Stored crc: "
-                                   f"{crc}. Computed crc: {computed}", file=file)
-    return [ProducerStateEntry(*_ENTRY.unpack_from(data, 10 + i * _ENTRY.size))
-            for i in range(count)]
+        raise crc_mismatch(crc, computed, file)
+    return entries_of(memoryview(data)[HEADER.size:])
 
 
 def build_snapshot(entries: list[ProducerStateEntry]) -> bytes:

@@ -36,8 +36,8 @@ def _declare() -> dict:
 
 __getattr__ = declared_lazily(globals(), ("AbortedTxnEntry",), _declare)
 
-_ENTRY = struct.Struct(">hqqqq")
-assert _ENTRY.size == TXN_INDEX_ENTRY_SIZE
+ENTRY = struct.Struct(">hqqqq")
+assert ENTRY.size == TXN_INDEX_ENTRY_SIZE
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class AbortedTxn:
     version: int = 0
 
     def to_bytes(self) -> bytes:
-        return _ENTRY.pack(self.version, self.producer_id, self.first_offset,
+        return ENTRY.pack(self.version, self.producer_id, self.first_offset,
                            self.last_offset, self.last_stable_offset)
 
 
@@ -60,6 +60,6 @@ def parse_txn_index(data: bytes) -> list[AbortedTxn]:
     n = len(data) // TXN_INDEX_ENTRY_SIZE
     out = []
     for i in range(n):
-        v, pid, first, last, lso = _ENTRY.unpack_from(data, i * TXN_INDEX_ENTRY_SIZE)
+        v, pid, first, last, lso = ENTRY.unpack_from(data, i * TXN_INDEX_ENTRY_SIZE)
         out.append(AbortedTxn(pid, first, last, lso, v))
     return out

@@ -56,9 +56,20 @@ import threading
 from pathlib import Path
 
 from ..constants import INT64_MAX, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
-from ..errors import CorruptCheckpointError, IllegalStateError, KafkalogError, UnsafePathError
+from ..errors import (
+    CorruptCheckpointError,
+    IllegalStateError,
+    KafkalogError,
+    UnreadableError,
+)
 from ..protocol.errors import Errors
-from ..storage.checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
+from ..storage.checkpoints import (
+    MAX_CHECKPOINT_BYTES,
+    format_offset_checkpoint,
+    read_offset_checkpoint,
+    too_large,
+    write_atomically,
+)
 from ..storage.dir_files import random_kafka_uuid, read_meta_properties, read_partition_metadata
 from ..storage.files import (
     TopicPartition,
@@ -66,6 +77,7 @@ from ..storage.files import (
     partition_dirs_of,
     validate_topic_name,
 )
+from ..storage.location import read_bytes_if_exists
 from ..storage.lock import is_locked
 from ..storage.log import LogManager, rename_deleted
 from . import configs
@@ -182,7 +194,9 @@ class LogDirCatalog:
                     topic.partitions[p] = ServedPartition(self.manager.add_log(lg))
                 else:
                     # the broker takes the log dir offline; this node serves the other
-                    # partitions and answers for this one as for an offline one
+                    # partitions and answers for this one as for an offline one (a file
+                    # that does not parse, is too large to be one, is a FIFO or a device,
+                    # NotRegularFileError, or a link it would write to)
                     topic.offline[p] = str(error)
                     log.error("partition %s-%d is offline: %s", topic.name, p, error)
             for topic in topics:
@@ -202,14 +216,14 @@ class LogDirCatalog:
         others.
 
         Raises:
-            the first error other than CorruptCheckpointError / UnsafePathError (after
-            abandoning every log opened).
+            the first error that is not a KafkalogError (after abandoning every log
+            opened).
         """
         def one(job):
             topic, p, cfg = job
             try:
                 return self.manager.open_log(topic.name, p, cfg, topic_id=topic.topic_id), None
-            except (CorruptCheckpointError, UnsafePathError) as e:
+            except KafkalogError as e:
                 return None, e
 
         if len(jobs) <= 1:
@@ -252,7 +266,7 @@ class LogDirCatalog:
         self._load_configs()
         try:
             starts = read_offset_checkpoint(self.log_dir / LOG_START_OFFSET_CHECKPOINT) or {}
-        except CorruptCheckpointError as e:  # LogManager.loadLogs: read as empty
+        except (CorruptCheckpointError, UnreadableError) as e:  # loadLogs: read as empty
             log.warning("%s; log start offsets are the first segments' base offsets", e)
             starts = {}
         for name, parts in self._served_partition_dirs().items():
@@ -261,7 +275,7 @@ class LogDirCatalog:
                 try:
                     topic.partitions[p] = ReadOnlyPartition(d, starts.get(TopicPartition(name,
                                                                                          p)))
-                except CorruptCheckpointError as e:
+                except KafkalogError as e:
                     # as when serving it writable: this partition is offline, not the node
                     topic.offline[p] = str(e)
                     log.error("partition %s-%d is offline: %s", name, p, e)
@@ -300,11 +314,16 @@ class LogDirCatalog:
         ignored with a warning."""
         path = self.log_dir / STATE_FILE
         try:
-            state = json.loads(path.read_bytes().decode("utf-8"))
-        except FileNotFoundError:
-            return {}
-        except ValueError:  # UnicodeDecodeError too
-            log.warning("%s is not JSON; starting producer ids after the snapshots", path)
+            raw = read_bytes_if_exists(path, limit=MAX_CHECKPOINT_BYTES,
+                                       too_large=lambda n: too_large(path, n,
+                                                                     MAX_CHECKPOINT_BYTES,
+                                                                     "state file"))
+            if raw is None:
+                return {}
+            state = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError, CorruptCheckpointError):  # UnicodeDecodeError too
+            log.warning("%s is not JSON (or too large); starting producer ids after the "
+                        "snapshots", path)
             return {}
         if not isinstance(state, dict):
             log.warning("%s is not a JSON object; ignored", path)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from ..errors import (
     NotAKafkaFileError,
 )
 from ..storage import location
+from ..storage.fileio import not_regular
 from ..storage.files import (
     check_exists,
     find_partition_dirs,
@@ -70,7 +72,10 @@ MAX_SPLIT_BYTES = 128 * 1024 * 1024
 @dataclass(frozen=True)
 class PartitionDir:
     """A partition directory to read: its topic and partition, its log directory (the
-    parent directory) and its segments' base offsets and ``.log`` sizes."""
+    parent directory) and its segments' base offsets and ``.log`` sizes; ``special``:
+    ``(path, st_mode)`` of each ``.log`` that is not a regular file (a FIFO, a link to a
+    device: its size counts 0), which a read refuses (:func:`plan_slices`) and audit
+    reports as the partition's problem."""
 
     topic: str
     partition: int
@@ -78,6 +83,7 @@ class PartitionDir:
     log_dir: str
     bases: tuple[int, ...] = ()
     sizes: tuple[int, ...] = ()
+    special: tuple[tuple[str, int], ...] = ()
 
     @property
     def bytes(self) -> int:
@@ -336,8 +342,8 @@ def _expand(path: str) -> list:
     return [location.as_path(path)]
 
 
-def _segments_of(directory: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    bases, sizes = [], []
+def _segments_of(directory: Path) -> tuple[tuple[int, ...], tuple[int, ...], tuple]:
+    bases, sizes, special = [], [], []
     if isinstance(directory, location.RemotePath):
         entries = sorted((c.name, c) for c in directory.iterdir())
     else:
@@ -345,9 +351,14 @@ def _segments_of(directory: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
             entries = sorted((e.name, e) for e in it)
     for name, e in entries:
         if name.endswith(LOG_FILE_SUFFIX) and is_segment_file_name(name):
+            st = e.stat()
+            if not isinstance(e, location.RemotePath) and not stat.S_ISREG(st.st_mode):
+                # a FIFO or a link to /dev/zero is not an empty segment
+                special.append((os.path.join(directory, name), st.st_mode))
+                st = None
             bases.append(int(name[:20]))
-            sizes.append(e.stat().st_size)
-    return tuple(bases), tuple(sizes)
+            sizes.append(0 if st is None else st.st_size)
+    return tuple(bases), tuple(sizes), tuple(special)
 
 
 def discover(paths) -> list[PartitionDir]:
@@ -391,9 +402,9 @@ def discover(paths) -> list[PartitionDir]:
                 if tp is None:
                     raise NotAKafkaFileError("a partition directory's name must be "
                                              "<topic>-<partition>", file=d)
-                bases, sizes = _segments_of(d)
+                bases, sizes, special = _segments_of(d)
                 found[str(d)] = PartitionDir(tp.topic, tp.partition, str(d), str(log_dir),
-                                             bases, sizes)
+                                             bases, sizes, special)
     return sorted(found.values(), key=lambda d: (d.topic, d.partition, d.directory))
 
 
@@ -570,11 +581,16 @@ def plan_slices(parts: list[PartitionDir], opts: ReadOptions,
 
     Returns:
         ``(splits, total bytes)``.
+
+    Raises:
+        NotRegularFileError: a wanted partition's ``.log`` is not a regular file.
     """
     chosen = []
     for pd in parts:
         if not opts.wants(pd.topic, pd.partition) or not pd.bases:
             continue
+        if pd.special:
+            raise not_regular(*pd.special[0])
         rng = offset_range(pd, opts)
         if rng is None:
             continue

@@ -35,7 +35,6 @@ older floor of 14 bytes so tests can use tiny segments (a documented difference)
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 
 from ..constants import CODEC_GZIP, CODEC_IDS, CODEC_LZ4, CODEC_NONE, CODEC_ZSTD, INT64_MAX
 from ..errors import (
@@ -431,6 +430,10 @@ def parse_config_overrides(items: list[str]) -> dict[str, str]:
 FIELD_NAMES = tuple(f.name for f in fields(LogConfig))
 
 
+#: the most bytes of a ``--config-file`` read (a server.properties is a few kilobytes)
+MAX_CONFIG_FILE_BYTES = 1 << 20
+
+
 def topic_config(config_file=None, overrides: list[str] = ()) -> LogConfig:
     """The LogConfig of ``produce``: a server.properties-style ``config_file`` (``log.*``
     and topic keys; other broker keys ignored), then ``overrides`` (``--config
@@ -443,10 +446,16 @@ def topic_config(config_file=None, overrides: list[str] = ()) -> LogConfig:
     props: dict = {}
     if config_file is not None:
         try:
-            text = Path(config_file).read_text(encoding="latin-1")
+            # the user's own file: a pipe (``<(...)``) is fine, read no further than a
+            # server.properties could be
+            with open(config_file, "rb") as f:
+                raw = f.read(MAX_CONFIG_FILE_BYTES + 1)
         except OSError as e:
             raise UnreadableError(e.strerror or str(e), file=config_file) from e
-        props.update(parse_properties_text(text, file=config_file))
+        if len(raw) > MAX_CONFIG_FILE_BYTES:
+            raise UnreadableError(f"more than the {MAX_CONFIG_FILE_BYTES} bytes kafkalog "
+                                  "reads of a config file", file=config_file)
+        props.update(parse_properties_text(raw.decode("latin-1"), file=config_file))
     extra = parse_config_overrides(list(overrides))
     check_topic_config_names(extra)  # a server.properties may hold any broker key
     props.update(extra)

@@ -38,11 +38,14 @@ from ..errors import CorruptCheckpointError, InvalidArgumentError, KafkalogError
 from .checkpoints import (
     INT32,
     INT64,
+    MAX_SMALL_FILE_BYTES,
     java_int,
     java_split,
+    quote,
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
     read_text_lines,
+    too_large,
 )
 from .fileio import write_atomically
 from .location import as_path, read_bytes_if_exists
@@ -96,13 +99,18 @@ def read_partition_metadata(partition_dir) -> dict | None:
     Raises:
         CorruptCheckpointError: anything else (not UTF-8, a missing line, an empty
             ``version:``, a bad id), naming the line (the broker throws
-            ``KafkaStorageException`` and takes the log directory offline).
+            ``KafkaStorageException`` and takes the log directory offline); a file over
+            :data:`~.checkpoints.MAX_SMALL_FILE_BYTES`.
+        NotRegularFileError: a FIFO, a device, a socket or a directory.
         UnreadableError: the file cannot be read.
     """
     p = as_path(partition_dir) / PARTITION_METADATA_FILE
-    lines = read_text_lines(p)
-    if lines is None:
+    it = read_text_lines(p, limit=MAX_SMALL_FILE_BYTES, what="partition.metadata file")
+    if it is None:
         return None
+    # the broker reads two lines (PartitionMetadataReadBuffer): nothing after them
+    lines = [ln for _, ln in zip(range(2), it, strict=False)]
+    it.close()
 
     def field(i: int) -> str:
         if len(lines) <= i:
@@ -110,13 +118,13 @@ def read_partition_metadata(partition_dir) -> dict | None:
                                          f"before line {i + 1}", file=p, line=i + 1)
         parts = java_split(_COLON_WHITESPACE, lines[i])
         if len(parts) != 2:
-            raise CorruptCheckpointError(f"Malformed line in checkpoint file: {lines[i]!r}",
-                                         file=p, line=i + 1)
+            raise CorruptCheckpointError(
+                f"Malformed line in checkpoint file: {quote(lines[i])}", file=p, line=i + 1)
         return parts[1]
 
     version = java_int(field(0), INT32)
     if version is None:
-        raise CorruptCheckpointError(f"Malformed line in checkpoint file: {lines[0]!r}",
+        raise CorruptCheckpointError(f"Malformed line in checkpoint file: {quote(lines[0])}",
                                      file=p, line=1)
     if version < 0:
         raise CorruptCheckpointError(
@@ -149,8 +157,9 @@ def format_partition_metadata(topic_id: str) -> str:
 def _properties(path) -> dict[str, tuple[str, int]] | None:
     """``key -> (value, line)`` of a java.util.Properties file (the subset Kafka writes:
     ``key=value`` / ``key:value`` lines, ``#``/``!`` comments; ISO-8859-1, so any bytes
-    read), None if absent."""
-    lines = read_text_lines(path, encoding="latin-1")
+    read; at most :data:`~.checkpoints.MAX_SMALL_FILE_BYTES`), None if absent."""
+    lines = read_text_lines(path, encoding="latin-1", limit=MAX_SMALL_FILE_BYTES,
+                            what="properties file")
     if lines is None:
         return None
     out = {}
@@ -173,7 +182,9 @@ def read_meta_properties(log_dir, *, validate: bool = False) -> dict[str, str] |
     int; ``directory.id``, when present, is a Kafka UUID.
 
     Raises:
-        CorruptCheckpointError: (with ``validate``) it fails those checks, naming the line.
+        CorruptCheckpointError: (with ``validate``) it fails those checks, naming the line;
+            a file over :data:`~.checkpoints.MAX_SMALL_FILE_BYTES` (always).
+        NotRegularFileError: a FIFO, a device, a socket or a directory.
         UnreadableError: it cannot be read.
     """
     path = as_path(log_dir) / META_PROPERTIES_FILE_NAME
@@ -189,8 +200,9 @@ def _validate_meta_properties(path, props: dict[str, tuple[str, int]]) -> None:
     version_text, line = props.get("version", ("0", None))
     version = java_int(version_text.strip())
     if version is None:
-        raise CorruptCheckpointError(f"Invalid meta.properties version string '{version_text}'",
-                                     file=path, line=line)
+        raise CorruptCheckpointError(
+            f"Invalid meta.properties version string {quote(version_text)}", file=path,
+            line=line)
     if version not in (0, 1):
         raise CorruptCheckpointError(f"Unknown meta.properties version number {version}",
                                      file=path, line=line)
@@ -220,17 +232,24 @@ def read_quorum_state(path) -> dict:
 
     Raises:
         UnreadableError: the file cannot be read (or is absent).
-        CorruptCheckpointError: not UTF-8, empty, not a JSON object or no supported
-            ``data_version``, naming the line.
+        CorruptCheckpointError: not UTF-8, empty, not a JSON object (nested too deeply
+            included) or no supported ``data_version``, naming the line; a file over
+            :data:`~.checkpoints.MAX_SMALL_FILE_BYTES`.
+        NotRegularFileError: a FIFO, a device, a socket or a directory.
     """
     p = as_path(path)
-    lines = read_text_lines(p)
-    if lines is None:
+    it = read_text_lines(p, limit=MAX_SMALL_FILE_BYTES, what="quorum-state file")
+    if it is None:
         raise UnreadableError("No such file or directory", file=p)
-    if not lines:
+    first = next(it, None)   # the broker reads one line
+    it.close()
+    if first is None:
         raise CorruptCheckpointError("File ended prematurely.", file=p, line=1)
     try:
-        obj = json.loads(lines[0])
+        obj = json.loads(first)
+    except RecursionError:
+        raise CorruptCheckpointError("not JSON (arrays or objects nested too deeply)",
+                                     file=p, line=1) from None
     except ValueError as e:
         raise CorruptCheckpointError(f"not JSON ({e})", file=p, line=1) from None
     if not isinstance(obj, dict):
@@ -260,14 +279,18 @@ def read_clean_shutdown(log_dir) -> dict | None:
     presence alone says the shutdown was clean.
 
     Raises:
+        CorruptCheckpointError: it is over :data:`~.checkpoints.MAX_SMALL_FILE_BYTES`.
+        NotRegularFileError: a FIFO, a device, a socket or a directory.
         UnreadableError: it exists but cannot be read.
     """
-    raw = read_bytes_if_exists(as_path(log_dir) / CLEAN_SHUTDOWN_FILE_NAME)
+    path = as_path(log_dir) / CLEAN_SHUTDOWN_FILE_NAME
+    raw = read_bytes_if_exists(path, limit=MAX_SMALL_FILE_BYTES, too_large=lambda n: too_large(
+        path, n, MAX_SMALL_FILE_BYTES, ".kafka_cleanshutdown file"))
     if raw is None:
         return None
     try:
         obj = json.loads(raw.decode("utf-8"))
-    except ValueError:  # UnicodeDecodeError too
+    except (ValueError, RecursionError):  # UnicodeDecodeError too
         return {}
     if not isinstance(obj, dict):
         return {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from ..constants import (
     TXN_INDEX_FILE_SUFFIX,
 )
 from ..errors import InvalidArgumentError, KafkalogError, NotAKafkaFileError, UnreadableError
+from .fileio import not_regular
 from .location import RemotePath, as_path, listdir, walk
 
 # Names are matched as Kafka writes them: ASCII digits only (``\d`` would take any Unicode
@@ -192,6 +194,8 @@ def check_exists(path) -> Path:
 
     Raises:
         UnreadableError: naming ``path`` when it is missing or unreadable.
+        NotRegularFileError: it is neither a directory nor a regular file (a FIFO, a
+            device, a socket).
         InvalidArgumentError: a URI of a scheme kafkalog cannot read.
     """
     p = as_path(path)
@@ -200,11 +204,13 @@ def check_exists(path) -> Path:
             raise UnreadableError("No such file or directory", file=p)
         return p
     try:
-        os.stat(p)
+        st = os.stat(p)
     except FileNotFoundError:
         raise UnreadableError("No such file or directory", file=p) from None
     except OSError as e:
         raise UnreadableError(e.strerror or str(e), file=p) from e
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        raise not_regular(p, st.st_mode)   # a FIFO, a device, a socket
     if not os.access(p, os.R_OK):
         raise UnreadableError("Permission denied", file=p)
     return p

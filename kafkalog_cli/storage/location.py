@@ -22,14 +22,17 @@ atomically, fsynced and locked (``.lock``), which object stores do not offer;
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..errors import InvalidArgumentError, UnreadableError
+from ..errors import InvalidArgumentError, NotRegularFileError, UnreadableError
+from .fileio import not_regular
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 #: schemes read through pyarrow.fs (``file://`` is a local path)
@@ -73,20 +76,142 @@ def as_path(path):
     return RemotePath.from_uri(s)
 
 
-def read_bytes_if_exists(path) -> bytes | None:
-    """The bytes of a local or remote file (:func:`as_path`), None when it does not
-    exist (the broker's optional files: checkpoints, ``.kafka_cleanshutdown``,
-    ``.txnindex``).
+def read_bytes_if_exists(path, *, limit: int, too_large) -> bytes | None:
+    """The bytes of a local or remote regular file (:func:`as_path`, :func:`open_regular`),
+    None when it does not exist (the broker's optional files: checkpoints,
+    ``.kafka_cleanshutdown``, ...): at most ``limit`` bytes, whatever its size claims (an
+    object whose listed size lies is read no further than ``limit`` + 1 bytes).
+
+    ``too_large(size)`` builds the error raised for a larger file (``size``: its size, or
+    the bytes read when the claimed size lied).
 
     Raises:
-        UnreadableError: it exists but cannot be read (permissions, a directory, I/O).
+        NotRegularFileError: it is a FIFO, a device, a socket or a directory.
+        UnreadableError: it exists but cannot be read (permissions, I/O).
     """
     try:
-        return as_path(path).read_bytes()
+        f = open_regular(path)
     except FileNotFoundError:
         return None
+    with f:
+        size = opened_size(f, path)
+        if size > limit:
+            raise too_large(size)
+        data = read_up_to(f, limit + 1, path)
+    if len(data) > limit:
+        raise too_large(len(data))
+    return data
+
+
+# -- regular files: the one way a file whose bytes kafkalog reads is opened -----------------
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+#: bytes read at a time by the streaming readers (text lines, snapshots, .txnindex)
+READ_CHUNK = 64 << 10
+
+
+def stat_regular(path):
+    """``stat`` of ``path``, which must be a regular file: a local path is followed through
+    symbolic links (kafkalog reads through them as the broker does; it never writes
+    through them, :mod:`.fileio`) and must end at a regular file; a
+    :class:`RemotePath` must be a file (object stores have no other kind).
+
+    Raises:
+        FileNotFoundError: it does not exist.
+        NotRegularFileError: a FIFO, a device, a socket, a directory.
+        UnreadableError: any other failure of ``stat``.
+    """
+    if isinstance(path, RemotePath):
+        st = path.stat()
+        if path.is_dir():
+            raise NotRegularFileError("a directory", file=path)
+        return st
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise
     except OSError as e:
         raise UnreadableError(e.strerror or str(e), file=path) from e
+    if not stat.S_ISREG(st.st_mode):
+        raise not_regular(path, st.st_mode)
+    return st
+
+
+def open_regular(path):
+    """A binary file object reading ``path``, which must be a regular file (see
+    :func:`stat_regular`): a local path is opened ``O_NONBLOCK`` (a FIFO never waits for
+    a writer; a socket cannot be opened at all), then checked with ``fstat``, so what is
+    read is what was checked; a :class:`RemotePath` is opened as a ``pyarrow`` random
+    access file (``read``, ``read_at``, ``size``). The caller closes it.
+
+    Raises:
+        FileNotFoundError: it does not exist (the caller decides whether that is an error).
+        NotRegularFileError: a FIFO, a device, a socket, a directory.
+        UnreadableError: any other failure (permissions, I/O).
+    """
+    if isinstance(path, RemotePath):
+        if path.is_dir():
+            raise NotRegularFileError("a directory", file=path)
+        try:
+            return path.open()
+        except FileNotFoundError:
+            raise
+        except OSError as e:
+            raise UnreadableError(e.strerror or str(e), file=path) from e
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        if e.errno == errno.ENXIO:   # a socket (or a device without its driver)
+            try:
+                mode = os.stat(path).st_mode
+            except OSError:
+                mode = None
+            if mode is not None and not stat.S_ISREG(mode):
+                raise not_regular(path, mode) from None
+        raise UnreadableError(e.strerror or str(e), file=path) from e
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise not_regular(path, mode)
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def opened_size(f, path=None) -> int:
+    """The size in bytes of a file from :func:`open_regular` (``fstat``; a remote
+    object's listed size, which may lie: read with a bound whatever it says)."""
+    try:
+        return f.size() if hasattr(f, "size") else os.fstat(f.fileno()).st_size
+    except OSError as e:
+        raise UnreadableError(e.strerror or str(e), file=path) from e
+
+
+def read_up_to(f, n: int, path=None) -> bytes:
+    """At most ``n`` bytes from the current position of a file from
+    :func:`open_regular` (fewer at its end).
+
+    Raises:
+        UnreadableError: an I/O error.
+    """
+    parts = []
+    left = n
+    try:
+        while left > 0:
+            b = f.read(min(left, 8 << 20))
+            if not b:
+                break
+            parts.append(b)
+            left -= len(b)
+    except OSError as e:
+        raise UnreadableError(e.strerror or str(e), file=path) from e
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def resolve(path) -> str:
@@ -423,6 +548,7 @@ def glob(pattern: str) -> list:
     return sorted(found)
 
 
-__all__ = ["REMOTE_SCHEMES", "RemotePath", "RemoteStat", "as_path", "children", "glob",
-           "has_magic", "is_remote", "is_uri", "join", "listdir", "require_local", "resolve",
-           "walk"]
+__all__ = ["READ_CHUNK", "REMOTE_SCHEMES", "RemotePath", "RemoteStat", "as_path", "children",
+           "glob", "has_magic", "is_remote", "is_uri", "join", "listdir",
+           "open_regular", "opened_size", "read_bytes_if_exists", "read_up_to",
+           "require_local", "resolve", "stat_regular", "walk"]

@@ -17,13 +17,15 @@ followed to create or lock a file outside the log directory.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 from pathlib import Path
 
 from ..constants import LOCK_FILE_NAME
-from ..errors import LogDirLockedError
-from .fileio import NOFOLLOW, open_for_write
+from ..errors import LogDirLockedError, UnsafePathError
+from .fileio import NOFOLLOW, NONBLOCK, not_regular, open_for_write
 
 _held: set[str] = set()
 
@@ -77,7 +79,13 @@ class LogDirLock:
 def is_locked(log_dir) -> bool:
     """Whether some process holds ``<log_dir>/.lock`` right now through fcntl or flock
     (tests the lock with shared locks, released at once; never creates the file, never
-    follows a symbolic link). A remote log directory has no process-held lock: False."""
+    follows a symbolic link). A remote log directory has no process-held lock: False.
+
+    Raises:
+        NotRegularFileError: ``.lock`` is a FIFO, a device, a socket or a directory
+            (opened without waiting for a FIFO's writer).
+        UnsafePathError: ``.lock`` is a symbolic link.
+    """
     from .location import RemotePath
 
     if isinstance(log_dir, RemotePath):
@@ -86,10 +94,18 @@ def is_locked(log_dir) -> bool:
     if str(Path(log_dir).resolve()) in _held:
         return True
     try:
-        fd = os.open(path, os.O_RDONLY | NOFOLLOW)
-    except OSError:
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW | NONBLOCK)
+    except OSError as e:
+        if e.errno == errno.ENXIO:   # a socket
+            raise not_regular(path, os.lstat(path).st_mode) from None
+        if e.errno == errno.ELOOP:   # never followed: not the lock a broker would take
+            raise UnsafePathError("is a symbolic link; kafkalog does not follow a lock file "
+                                  "link", file=path) from None
         return False
     try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):   # a FIFO, a device: never waited on, never locked
+            raise not_regular(path, mode)
         # F_GETLK is not exposed: probe with shared locks on a read fd
         for take, drop in ((lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB),
                             lambda: fcntl.lockf(fd, fcntl.LOCK_UN)),

@@ -36,10 +36,10 @@ class OffsetIndex(AbstractIndex):
     assert ENTRY.size == OFFSET_INDEX_ENTRY_SIZE
 
     def _key(self, slot: int) -> int:
-        return self.ENTRY.unpack_from(self._buf, slot * 8)[0] + self.base_offset
+        return self.raw_entry(slot)[0] + self.base_offset
 
     def entry(self, n: int) -> OffsetPosition:
-        rel, pos = self.ENTRY.unpack_from(self._buf, n * 8)
+        rel, pos = self.raw_entry(n)
         return OffsetPosition(self.base_offset + rel, pos)
 
     def entries_list(self) -> list[OffsetPosition]:

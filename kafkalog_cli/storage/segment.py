@@ -37,7 +37,7 @@ from ..errors import (
 from ..format.records import FileRecords, RecordBatch
 from ..schema.deferred import DeferredBytes
 from ..schema.txn_index import AbortedTxn
-from .fileio import open_for_write
+from .fileio import nonzero_length, open_for_write
 from .files import (
     SEGMENT_SUFFIXES,
     check_exists,
@@ -49,7 +49,7 @@ from .files import (
     time_index_file,
     txn_index_file,
 )
-from .location import RemotePath, as_path
+from .location import RemotePath, as_path, open_regular, stat_regular
 from .offset_index import OffsetIndex, OffsetPosition
 from .recovery_scan import ScanResult, scan_log
 from .time_index import TimeIndex, TimestampOffset
@@ -62,13 +62,16 @@ DEFAULT_INDEX_INTERVAL_BYTES = 4096
 
 
 def open_view(path) -> memoryview:
-    """A read-only view of a whole file: a memory map, or empty bytes for an empty file.
+    """A read-only view of a whole regular file: a memory map, or empty bytes for an empty
+    file.
     The one place a segment's bytes are opened: a local path is mapped as it is; a remote
     one (:class:`~kafkalog_cli.storage.location.RemotePath`) is fetched whole, in ranged
     requests, into an unlinked temporary file that is mapped (commands that read a whole
     file; :meth:`LogSegment.records` fetches only the ranges a read goes through).
 
     Raises:
+        NotRegularFileError: a FIFO, a device (a link to ``/dev/zero``), a socket or a
+            directory (:func:`~.location.open_regular`).
         UnreadableError: the file cannot be opened or mapped (or fetched).
     """
     if isinstance(path, RemotePath):
@@ -81,21 +84,20 @@ def open_view(path) -> memoryview:
             rf.close()   # the map stays valid (and the file's space held) until released
         return view
     try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError as e:
+        f = open_regular(path)   # a FIFO or a device: refused, never waited on
+    except FileNotFoundError as e:
         raise UnreadableError(e.strerror or str(e), file=path) from e
-    try:
-        size = os.fstat(fd).st_size
-        if size == 0:
-            return memoryview(b"")
-        mm = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
-        if hasattr(mm, "madvise") and hasattr(mmap, "MADV_SEQUENTIAL"):
-            mm.madvise(mmap.MADV_SEQUENTIAL)
-        return memoryview(mm)
-    except (OSError, ValueError) as e:
-        raise UnreadableError(getattr(e, "strerror", None) or str(e), file=path) from e
-    finally:
-        os.close(fd)
+    with f:
+        try:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                return memoryview(b"")
+            mm = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ)
+            if hasattr(mm, "madvise") and hasattr(mmap, "MADV_SEQUENTIAL"):
+                mm.madvise(mmap.MADV_SEQUENTIAL)
+            return memoryview(mm)
+        except (OSError, ValueError) as e:
+            raise UnreadableError(getattr(e, "strerror", None) or str(e), file=path) from e
 
 
 def release_view(view: memoryview) -> None:
@@ -284,13 +286,19 @@ class LogSegment:
 
     @property
     def size(self) -> int:
-        """Bytes in the .log."""
+        """Bytes in the .log.
+
+        Raises:
+            NotRegularFileError: the ``.log`` is not a regular file.
+            UnreadableError: it cannot be read (missing included).
+        """
         if self._view is not None:
             return len(self._view)
         if isinstance(self.log_path, RemotePath):
             return self._ranged_file().size   # its open learnt the size: no second request
         try:
-            return self.log_path.stat().st_size
+            # a FIFO or a link to /dev/zero is not an empty segment
+            return stat_regular(self.log_path).st_size
         except OSError as e:
             raise UnreadableError(e.strerror or str(e), file=self.log_path) from e
 
@@ -929,10 +937,10 @@ def _write_fully(fd: int, data, position: int) -> None:
 
 
 def _nonzero_tail(path, start: int):
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         f.seek(start)
         while True:
             chunk = f.read(1 << 20)
             if not chunk:
                 return
-            yield chunk.strip(b"\x00") != b""
+            yield nonzero_length(chunk) != 0

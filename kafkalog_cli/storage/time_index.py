@@ -40,10 +40,10 @@ class TimeIndex(AbstractIndex):
     assert ENTRY.size == TIME_INDEX_ENTRY_SIZE
 
     def _key(self, slot: int) -> int:
-        return self.ENTRY.unpack_from(self._buf, slot * 12)[0]
+        return self.raw_entry(slot)[0]
 
     def entry(self, n: int) -> TimestampOffset:
-        ts, rel = self.ENTRY.unpack_from(self._buf, n * 12)
+        ts, rel = self.raw_entry(n)
         return TimestampOffset(ts, self.base_offset + rel)
 
     def entries_list(self) -> list[TimestampOffset]:

@@ -726,6 +726,24 @@ def mutate_text(data: bytes, op: tuple) -> bytes:
     return (text[:a] + op[1] + text[b:]).encode("utf-8", "surrogateescape")
 
 
+# -- small files inflated or replaced by something that is not a file -------------------------
+
+#: what a small file becomes (``fuzz_worker.make_special`` makes it): its own bytes
+#: followed by zeros up to 64 MiB, 1 GiB of zeros (sparse files: no block written), a
+#: FIFO, a symbolic link to a character device, a directory, a Unix socket
+SMALL_FILE_VARIANTS = ("inflated-64MiB", "zeros-1GiB", "fifo", "link-dev-zero",
+                       "link-dev-urandom", "directory", "socket")
+
+
+def small_file_variant(data: bytes, variant: str) -> tuple:
+    """The layout value of ``variant`` for a file that held ``data``."""
+    return {"inflated-64MiB": ("sparse", 64 << 20, data),
+            "zeros-1GiB": ("sparse", 1 << 30, b""),
+            "fifo": ("fifo",), "link-dev-zero": ("link", "/dev/zero"),
+            "link-dev-urandom": ("link", "/dev/urandom"), "directory": ("dir",),
+            "socket": ("socket",)}[variant]
+
+
 # -- names: hostile file and directory names -------------------------------------------------
 
 NAME_EDITS = ["digit", "suffix", "append", "prepend", "length"]

@@ -27,6 +27,7 @@ import os
 import pickle
 import re
 import shutil
+import stat
 import struct
 import sys
 import tempfile
@@ -57,8 +58,9 @@ def reset_peak() -> bool:
 
 # -- the case on disk ----------------------------------------------------------------------
 
-def write_layout(root: Path, layout: dict[str, bytes]) -> Path:
-    """A fresh log directory ``root/logs`` holding ``layout`` (relative path -> bytes)."""
+def write_layout(root: Path, layout: dict) -> Path:
+    """A fresh log directory ``root/logs`` holding ``layout`` (relative path -> bytes, or
+    a special file as :func:`make_special` takes it)."""
     d = root / "logs"
     if d.exists():
         shutil.rmtree(d)
@@ -66,20 +68,56 @@ def write_layout(root: Path, layout: dict[str, bytes]) -> Path:
     for rel, data in layout.items():
         p = d / rel
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
+        if isinstance(data, tuple):
+            make_special(p, data)
+        else:
+            p.write_bytes(data)
     return d
 
 
+def make_special(p: Path, spec: tuple) -> None:
+    """A file that is not plain bytes (``fuzz_testkit.small_file_variant``):
+    ``("sparse", size, prefix)`` - ``prefix`` then zeros up to ``size`` bytes, no block
+    written for them; ``("fifo",)``; ``("link", target)`` - a symbolic link (to
+    ``/dev/zero``, ``/dev/urandom``); ``("dir",)``; ``("socket",)`` - a bound Unix
+    socket's file."""
+    kind = spec[0]
+    if kind == "sparse":
+        with open(p, "wb") as f:
+            f.write(spec[2])
+            f.truncate(spec[1])
+    elif kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "link":
+        os.symlink(spec[1], p)
+    elif kind == "dir":
+        p.mkdir()
+    elif kind == "socket":
+        from small_files import bind_socket
+
+        bind_socket(p)
+    else:
+        raise ValueError(spec)
+
+
+#: files up to this size are compared by their bytes; larger ones (an inflated file) by
+#: size, inode and modification time, which a write changes
+_HASHED_BYTES = 4 << 20
+
+
 def tree_state(d: Path) -> dict:
-    """Every entry under ``d``: path -> (mode, size, sha256) (links not followed)."""
+    """Every entry under ``d``: path -> (mode, size, digest) (links not followed; only
+    regular files are read, a piece at a time)."""
     out = {}
     for dirpath, dirs, files in os.walk(d):
         for n in dirs + files:
             p = Path(dirpath) / n
             st = p.lstat()
             digest = None
-            if p.is_file() and not p.is_symlink():
+            if stat.S_ISREG(st.st_mode) and st.st_size <= _HASHED_BYTES:
                 digest = hashlib.sha256(p.read_bytes()).hexdigest()
+            elif stat.S_ISREG(st.st_mode):
+                digest = (st.st_ino, st.st_mtime_ns)
             out[str(p.relative_to(d))] = (st.st_mode, st.st_size, digest)
     return out
 
@@ -265,13 +303,12 @@ def t_files(log_dir: Path, params: dict) -> None:
     and the log directory's checkpoints, ``partition.metadata``, ``meta.properties``,
     ``quorum-state``."""
     from kafkalog_cli.errors import KafkalogError
-    from kafkalog_cli.schema.producer_snapshot import parse_snapshot
-    from kafkalog_cli.schema.txn_index import parse_txn_index
     from kafkalog_cli.storage import checkpoints as cp
     from kafkalog_cli.storage import dir_files as df
     from kafkalog_cli.storage.files import offset_from_file_name
     from kafkalog_cli.storage.leader_epoch import LeaderEpochFileCache
     from kafkalog_cli.storage.offset_index import OffsetIndex
+    from kafkalog_cli.storage.producer_state import read_snapshot
     from kafkalog_cli.storage.time_index import TimeIndex
     from kafkalog_cli.storage.txn_index import TransactionIndex
 
@@ -282,7 +319,7 @@ def t_files(log_dir: Path, params: dict) -> None:
             return None
 
     for p in sorted(log_dir.iterdir()):
-        if p.is_file() and p.name.endswith("checkpoint"):
+        if p.name.endswith("checkpoint") and not p.is_dir():
             each(cp.read_offset_checkpoint, p)
     each(lambda: df.read_meta_properties(log_dir, validate=True))
     each(df.read_clean_shutdown, log_dir)
@@ -304,25 +341,26 @@ def t_files(log_dir: Path, params: dict) -> None:
                 idx = each(OffsetIndex.load, p, base)
                 if idx is not None:
                     each(idx.sanity_check)
-                    idx.entries_list()
+                    for _ in idx.iter_raw_entries(idx.entries - idx.zero_tail):
+                        pass
                     for target in (base, base + 1, base + 1000, -1):
                         each(idx.lookup, target)
             elif name.endswith(".timeindex") and base is not None:
                 idx = each(TimeIndex.load, p, base)
                 if idx is not None:
                     each(idx.sanity_check)
-                    idx.entries_list()
+                    for _ in idx.iter_raw_entries(idx.entries - idx.zero_tail):
+                        pass
                     for target in (0, 1_700_000_000_000, -1):
                         each(idx.lookup, target)
             elif name.endswith(".snapshot"):
-                each(parse_snapshot, p.read_bytes(), p)
+                each(lambda p=p: list(read_snapshot(p)))
             elif name.endswith(".txnindex"):
-                each(parse_txn_index, p.read_bytes())
-                if base is not None:
-                    t = each(TransactionIndex.load, p, base)
-                    if t is not None:
-                        each(t.sanity_check)
-                        each(t.collect_aborted, base, base + 100)
+                t = each(TransactionIndex.load, p, base or 0)
+                if t is not None:
+                    each(lambda t=t: list(t.iter_entries()))
+                    each(t.sanity_check)
+                    each(t.collect_aborted, base or 0, (base or 0) + 100)
 
 
 def t_catalog(log_dir: Path, params: dict) -> None:

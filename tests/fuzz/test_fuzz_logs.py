@@ -18,6 +18,7 @@ from __future__ import annotations
 import pytest
 from fuzz_client import check
 from fuzz_testkit import (
+    SMALL_FILE_VARIANTS,
     all_seeds,
     corpus_seeds,
     edit_name,
@@ -28,6 +29,7 @@ from fuzz_testkit import (
     mutate_text,
     mutations,
     name_edits,
+    small_file_variant,
     structured,
     text_tokens,
 )
@@ -153,6 +155,26 @@ def test_text_files_token_mutated(fuzz_worker, seed, data):
         new = mutate_text(new, op)
     layout[where + name] = new
     check(fuzz_worker.run_dir(layout, READERS), what=f"{seed.origin} {where}{name} {ops}")
+
+
+# -- small files inflated, or not files at all ---------------------------------------------
+
+@fuzz_settings(short=24)
+@given(st.sampled_from([s for s in all_seeds() if s.log_dir_files]).flatmap(
+    lambda s: st.tuples(st.just(s), st.sampled_from(
+        [n for n, _ in s.log_dir_files] + [f"{s.name}/{n}" for n, _ in s.files]))),
+       st.sampled_from(SMALL_FILE_VARIANTS))
+def test_small_files_inflated_and_special(fuzz_worker, seed_where, variant):
+    """A file of the log directory or of the partition (a checkpoint, meta.properties,
+    partition.metadata, quorum-state, a producer snapshot, an index, a .txnindex, a KRaft
+    snapshot, a segment) inflated to 64 MiB or 1 GiB (sparse: cheap) or replaced by a
+    FIFO, a link to /dev/zero or /dev/urandom, a directory or a socket: every reader ends
+    (no FIFO waited on) with a result or a typed error, within the small-case memory
+    bound (a file is never read whole, a malformed line never quoted whole)."""
+    seed, where = seed_where
+    layout = seed.layout()
+    layout[where] = small_file_variant(layout[where], variant)
+    check(fuzz_worker.run_dir(layout, READERS), what=f"{seed.origin} {where} -> {variant}")
 
 
 # -- names ------------------------------------------------------------------------------------

@@ -270,3 +270,33 @@ def test_bytes_after_the_last_batch_are_named(corpus_root, tmp_path):
     assert r.returncode == 1
     assert r.stdout.splitlines() == ["console-consumer-27984", "ai-interview"]
     assert f"{seg} at byte {size}: 12 invalid bytes after the last whole batch" in r.stderr
+
+
+def test_a_record_claiming_a_huge_member_count_is_one_line(tmp_path):
+    """A GroupMetadataValue whose members array claims 2^31-1 entries with no bytes
+    left: refused when the count is read (no allocation), the record named in one line with
+Kafka's message (it was two lines: construct's path, then the message)."""
+    import base64
+
+    from kafkalog_testkit import run_cli_measured
+
+    def s(x: str) -> bytes:
+        return struct.pack(">h", len(x)) + x.encode()
+
+    key = struct.pack(">h", 2) + s("g")
+    value = (struct.pack(">h", 3) + s("consumer") + struct.pack(">i", 1) + s("range") + s("m")
+             + struct.pack(">qi", 0, 0x7FFFFFFF))
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"key": base64.b64encode(key).decode(), "keyEncoding": "base64",
+                               "value": base64.b64encode(value).decode(),
+                               "valueEncoding": "base64"}) + "\n")
+    log_dir = tmp_path / "logs"
+    (log_dir / "__consumer_offsets-0").mkdir(parents=True)
+    assert cli("produce", "--log-dir", str(log_dir), "--topic", "__consumer_offsets",
+               "--format", "jsonl", "--no-fsync", str(src)).returncode == 0
+    r = run_cli_measured("groups", str(log_dir), "--describe", "--all-groups")
+    assert r.returncode == 3
+    assert r.stderr == ("error: __consumer_offsets-0: the record at offset 0 does not load: "
+                        "Tried to allocate a collection of size 2147483647, but there are "
+                        "only 0 bytes remaining.\n")   # Kafka's generated reader's text
+    assert r.peak_rss_kib < 96 * 1024

@@ -129,7 +129,8 @@ def test_a_directory_where_a_segment_file_belongs_is_unreadable_input(tmp_path, 
                             *extra], cwd=repo, env=dict(os.environ, PYTHONPATH=str(repo)),
                            capture_output=True, text=True)
         assert p.returncode == 3, p.stderr
-        assert p.stderr.strip() == f"error: {target}: Is a directory" and not p.stdout
+        assert p.stderr.strip() == f"error: {target}: is a directory, not a regular file" \
+            and not p.stdout
     assert tree_bytes(tmp_path, skip_quarantine=False) == before
     assert not list(tmp_path.rglob(".kafkalog-quarantine"))
 

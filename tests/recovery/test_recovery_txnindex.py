@@ -57,3 +57,22 @@ def test_a_sane_txnindex_is_left_alone_after_a_clean_shutdown(tmp_path):
     (tmp_path / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":1}')
     rep = recover([pdir]).partitions[0]
     assert not rep.work_needed and not any(s.scanned for s in rep.segments)
+
+
+def test_an_inflated_txnindex_is_rebuilt_and_kept_as_holes(tmp_path):
+    """A .txnindex larger than kafkalog reads (1 GiB of zeros, sparse) fails the sanity
+    check as a corrupt one: the segment is recovered, the file rebuilt from the log (here
+    empty), the old one quarantined without writing its zeros (a sparse copy)."""
+    pdir = standard_partition(tmp_path)
+    recover([pdir], truncate=True)
+    (tmp_path / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":1}')
+    txn = pdir / "00000000000000000060.txnindex"
+    good = txn.read_bytes() if txn.exists() else b""
+    with open(txn, "wb") as f:
+        f.truncate(1 << 30)
+    rep = recover([pdir], truncate=True).partitions[0]
+    (seg,) = [s for s in rep.segments if s.base_offset == 60]
+    assert any("is 1073741824 bytes, more than" in n for n in seg.notes), seg.notes
+    assert txn.read_bytes() == good
+    (kept,) = [p for p in Path(rep.quarantine).rglob("*.txnindex*") if p.is_file()]
+    assert kept.stat().st_blocks == 0 and kept.stat().st_size == 0

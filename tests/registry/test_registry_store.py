@@ -114,7 +114,14 @@ def test_duplicate_id_with_another_schema_is_refused():
     (schema_key("t", 1), b'{"subject":"t","version":1,"id":"x","schema":"1"}',
      "is not an int32"),
     (None, b"{}", "without a key"),
-])
+    # nested deeper than the JSON parser recurses (a RecursionError traceback before)
+    (b"[" * 200_000, None, "nested too deeply"),
+    (schema_key("t", 1), b'{"subject":"t","version":1,"id":1,"schema":"1","references":' +
+     b"[" * 200_000, "nested too deeply"),
+    (b'{"keytype":"CONFIG","subject":"t","magic":0}', b'{"compatibilityLevel":' +
+     b"[" * 200_000, "nested too deeply"),
+], ids=["not json", "bogus keytype", "magic 2", "id not int", "no key", "deep key",
+        "deep SCHEMA value", "deep CONFIG value"])
 def test_records_the_registry_would_skip_are_named(key, value, why):
     s = replay([(key, value)])
     assert len(s.problems) == 1 and why in s.problems[0] and "offset 0" in s.problems[0]

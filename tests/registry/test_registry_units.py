@@ -159,3 +159,30 @@ def test_arrays_of_sized_items_need_no_guard():
     assert codec._guard is None
     assert codec.decode(_zigzag(2) + _zigzag(0) + _zigzag(1) + _zigzag(5) + _zigzag(0)) \
         == [None, 5]
+
+
+@pytest.mark.parametrize("depth", [600, 200_000], ids=["types", "json"])
+def test_an_avro_schema_nested_too_deeply_is_a_schema_error(depth):
+    """600 nested unions parse as JSON but exhaust the stack of the walk over the types;
+    200,000 ``[`` that of the JSON parser: both are a SchemaDecodeError (a RecursionError
+    traceback before)."""
+    need("fastavro")
+    from kafkalog_cli.registry import avro
+
+    with pytest.raises(SchemaDecodeError, match="nested too deeply"):
+        avro.parse("[" * depth + '"int"' + "]" * depth, {})
+
+
+@pytest.mark.parametrize("text, depth", [
+    ('{"items": {"$ref": "#"}}', 900),   # validation recurses a level per level
+    ('{"type": "array"}', 200_000),      # the JSON parser does
+])
+def test_a_json_value_nested_too_deeply_for_a_serializer_is_a_value_error(text, depth):
+    """A RecursionError traceback from produce before."""
+    need("jsonschema")
+    from kafkalog_cli.registry.serialize import make_serializer
+
+    ser = make_serializer(SchemaStore(source="test"), "json-schema", "t-value", text)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        ser.serialize(("[" * depth + "]" * depth).encode())
+    assert ser.serialize(b"[[]]").endswith(b"[[]]")

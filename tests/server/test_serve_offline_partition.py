@@ -8,9 +8,11 @@ for a partition whose log directory is offline - Metadata without a leader
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 
 import pytest
+from kafkalog_testkit import make_special
 from serve_testkit import RawClient, create_topic
 from test_serve_fetch import fetch
 from test_serve_produce_errors import batch, part, produce
@@ -167,6 +169,14 @@ def test_the_cli_starts_with_an_offline_partition(log_dir, tmp_path):
 
 # -- found by the fuzz harness (tests/fuzz) --------------------------------------------------
 
+def _partitions_of_t(c) -> dict[int, dict]:
+    """Topic ``t``'s partitions in a Metadata v12 answer, by index."""
+    md = c.request(3, 12, {"topics": None, "allowAutoTopicCreation": False,
+                           "includeTopicAuthorizedOperations": False})
+    return {p["partitionIndex"]: p for t in md["topics"] if t["name"] == "t"
+            for p in t["partitions"]}
+
+
 @pytest.mark.parametrize("name, data", [
     ("leader-epoch-checkpoint", b"0\n1\n\xff\xfe 0\n"),
     ("leader-epoch-checkpoint", b"0\n1\n0\x00\x00 0\n"),
@@ -181,10 +191,7 @@ def test_read_only_serve_takes_only_the_partition_offline(log_dir, caplog, name,
     with caplog.at_level(logging.ERROR, logger="kafkalog.serve"), \
             ServerThread(log_dir, ServerOptions(port=0, read_only=True)) as s:
         c = RawClient(s.port)
-        md = c.request(3, 12, {"topics": None, "allowAutoTopicCreation": False,
-                                "includeTopicAuthorizedOperations": False})
-        parts = {p["partitionIndex"]: p for t in md["topics"] if t["name"] == "t"
-                 for p in t["partitions"]}
+        parts = _partitions_of_t(c)
         assert parts[0]["errorCode"] == 0 and parts[1]["errorCode"] == 5
         assert fetch(c, "t", 0, partition=1)["responses"][0]["partitions"][0][
             "errorCode"] == 56
@@ -230,3 +237,94 @@ def test_a_malformed_state_file_is_ignored(log_dir, caplog, state, read_only):
             assert pid["errorCode"] == 0 and pid["producerId"] >= 0
         c.close()
     assert "kafkalog-serve.json" in caplog.text
+
+
+# -- a file that is not a regular file (issue 24, item 7) --------------------------------------
+
+@pytest.mark.parametrize("variant", ["fifo", "link-dev-zero", "directory"])
+@pytest.mark.parametrize("name", ["00000000000000000000.log", "00000000000000000000.index",
+                                  "leader-epoch-checkpoint", "partition.metadata"])
+def test_a_special_file_takes_only_its_partition_offline(log_dir, caplog, name, variant):
+    """Writable serve kept a partition whose .log is a FIFO online, answered every Produce
+    KAFKA_STORAGE_ERROR with an ``OSError: Illegal seek`` traceback in its log. Now the
+    partition is offline from the start, as one whose files do not parse (the broker
+    takes the log dir offline), with one line naming the file; the others are served."""
+    _populate(log_dir)
+    make_special(log_dir / "t-1" / name, variant)
+    with caplog.at_level(logging.ERROR), _serve(log_dir) as s:
+        c = RawClient(s.port)
+        parts = _partitions_of_t(c)
+        assert parts[0]["errorCode"] == 0 and parts[1]["errorCode"] == 5
+        assert part(produce(c, "t", batch(2), partition=1))["errorCode"] == 56
+        assert part(produce(c, "t", batch(2), partition=0))["baseOffset"] == 3
+        c.close()
+    assert not [r for r in caplog.records if r.exc_info], caplog.text
+    lines = [r.getMessage() for r in caplog.records if "offline" in r.getMessage()]
+    assert len(lines) == 1 and f"t-1/{name}: is a" in lines[0], lines
+    # a file serve writes is never written through a link (fileio): refused as one
+    assert "not a regular file" in lines[0] or (
+        variant == "link-dev-zero" and "is a symbolic link where a file is to be written"
+        in lines[0]), lines[0]
+
+
+@pytest.mark.parametrize("suffix", [".snapshot", ".txnindex"])
+def test_an_inflated_file_takes_only_its_partition_offline(log_dir, caplog, suffix):
+    """A producer snapshot or .txnindex of 1 GiB (sparse) is larger than kafkalog reads:
+    the partition is offline, named in one line, not read; the rest is served."""
+    _populate(log_dir)
+    # the newest snapshot (at the log end offset), the active segment's .txnindex
+    path = log_dir / "t-1" / (f"{3 if suffix == '.snapshot' else 0:020d}{suffix}")
+    with open(path, "wb") as f:
+        f.truncate(1 << 30)
+    with caplog.at_level(logging.ERROR), _serve(log_dir) as s:
+        c = RawClient(s.port)
+        assert part(produce(c, "t", batch(2), partition=1))["errorCode"] == 56
+        assert part(produce(c, "t", batch(2), partition=0))["baseOffset"] == 3
+        c.close()
+    lines = [r.getMessage() for r in caplog.records if "offline" in r.getMessage()]
+    assert len(lines) == 1 and f"t-1/{path.name}: is 1073741824 bytes, more than" \
+        in lines[0], lines
+
+
+def test_sigterm_ends_serve_cleanly_with_a_fifo_partition(log_dir):
+    """...and SIGTERM ended that serve with exit 3 and no clean-shutdown marker."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from kafkalog_testkit import REPO
+
+    from kafkalog_cli.storage.dir_files import read_clean_shutdown
+
+    _populate(log_dir)
+    make_special(log_dir / "t-1" / "00000000000000000000.log", "fifo")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "kafkalog_cli", "serve", "--log-dir",
+                             str(log_dir), "--listen", "127.0.0.1:0"], cwd=REPO, env=env,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        lines, port = [], None
+        deadline = time.monotonic() + 60
+        while port is None and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "listening on 127.0.0.1:" in line:
+                port = int(line.rsplit(":", 1)[1].split()[0])
+        assert port is not None, "".join(lines)
+        c = RawClient(port)
+        assert part(produce(c, "t", batch(2), partition=1))["errorCode"] == 56
+        assert part(produce(c, "t", batch(2), partition=0))["baseOffset"] == 3
+        c.close()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    err = "".join(lines) + err
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "Illegal seek" not in err, err
+    assert read_clean_shutdown(log_dir) is not None

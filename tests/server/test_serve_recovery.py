@@ -217,3 +217,44 @@ def test_a_stop_while_partitions_are_made_closes_every_one_made(tmp_path):
         assert verify_index([log_dir]).ok
         for index in log_dir.glob("many-*/*.index"):
             assert index.stat().st_size == 0, index
+
+
+def test_crash_restarts_keep_only_the_sessions_that_hold_data(tmp_path):
+    """Each crash-restart left a quarantine session for every partition serve had open,
+    even with nothing of the log removed: the preallocated index tails recovery trims,
+    a producer snapshot written, the recovery point moved (~100 sessions after a few
+    dozen restarts). Only a session that kept data (here a torn batch cut from a .log)
+    stays, holding that batch."""
+    import json
+
+    from kafkalog_cli.format.builder import build_batch
+    from kafkalog_cli.ops.serve import recover_at_startup
+    from kafkalog_cli.storage.log import LogManager
+
+    d = tmp_path / "logs"
+    junk = bytes.fromhex("0000000000000014000001f4") + b"\x02torn batch"
+
+    def crash(first: bool) -> None:
+        """serve's engine opens every partition (preallocating the active segments'
+        indexes), appends, and is killed: no marker, no trimming."""
+        m = LogManager.open(d, recovered=not first)
+        m.index_write_through = True
+        for p in range(5):
+            m.get_or_create_log("__consumer_offsets", p)
+        for p in (0, 1):
+            m.get_or_create_log("t", p).append_as_leader(build_batch([(1, None, b"v", ())]))
+        m.abandon()
+
+    crash(True)
+    with open(d / "t-1" / "00000000000000000000.log", "ab") as f:
+        f.write(junk)
+    for _ in range(2):
+        result = recover_at_startup(d)
+        assert result is not None
+        crash(False)
+    sessions = sorted(d.rglob(".kafkalog-quarantine/*"))
+    assert [s.parent.parent.name for s in sessions] == ["t-1"], sessions
+    manifest = json.loads((sessions[0] / "manifest.json").read_text())
+    assert [e["action"] for e in manifest["entries"] if e["action"] == "cut"] == ["cut"]
+    assert not list(d.glob("__consumer_offsets-*/.kafkalog-quarantine"))
+    assert [p.read_bytes() for p in (sessions[0] / "files").glob("*.cut-*")] == [junk]
