@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from collections.abc import Callable
 
 from ..errors import SchemaDecodeError
@@ -33,6 +34,11 @@ PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "str
 #: (a 10-byte payload can claim 2^62 nulls, which fastavro would build as a list), so a
 #: payload claiming more is refused before fastavro reads it
 MAX_ZERO_WIDTH_ITEMS = 1_000_000
+#: the deepest nesting of a recursive schema's values decoded: fastavro's compiled reader
+#: recurses in C and overflows the stack past a few thousand levels (a 100 KB payload of
+#: a linked list crashed the process), and the JSON written of a value (orjson) stops at
+#: 255 levels of arrays and objects
+MAX_NESTING = 200
 
 
 def _zero_width(schema, named: dict, seen: frozenset = frozenset()) -> bool:
@@ -57,9 +63,63 @@ def _zero_width(schema, named: dict, seen: frozenset = frozenset()) -> bool:
     return False
 
 
+def _names_in(schema, named: dict) -> set[str]:
+    """The named types ``schema``'s own definition uses (not looking inside them)."""
+    out, stack = set(), [schema]
+    while stack:
+        s = stack.pop()
+        if isinstance(s, str):
+            if s in named:
+                out.add(s)
+        elif isinstance(s, list):
+            stack.extend(s)
+        elif isinstance(s, dict):
+            t = s.get("type")
+            if t in ("record", "error", "enum", "fixed") and s is not schema and "name" in s:
+                out.add(s["name"])
+            elif t == "array":
+                stack.append(s["items"])
+            elif t == "map":
+                stack.append(s["values"])
+            elif t in ("record", "error"):
+                stack.extend(f["type"] for f in s.get("fields", ()))
+            elif isinstance(t, (list, dict, str)):
+                stack.append(t)
+    return out
+
+
+def is_recursive(schema, named: dict) -> bool:
+    """Whether a named type of ``schema`` contains itself (a linked list, a tree): the
+    nesting of its values is then bounded only by the payload's size."""
+    uses = {n: _names_in(named[n], named) for n in named}
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    for root in [*_names_in(schema, named), *(
+            [schema["name"]] if isinstance(schema, dict) and schema.get("name") in named
+            else [])]:
+        stack = [(root, iter(uses.get(root, ())))]
+        state[root] = state.get(root, 1) if state.get(root) == 2 else 1
+        if state[root] == 2:
+            continue
+        while stack:
+            name, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[name] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                return True
+            elif nxt not in state:
+                state[nxt] = 1
+                stack.append((nxt, iter(uses.get(nxt, ()))))
+    return False
+
+
 def needs_count_guard(schema, named: dict) -> bool:
-    """Whether ``schema`` holds an array of zero-byte items anywhere (checked by
-    :func:`check_item_counts` before each decode)."""
+    """Whether ``schema`` holds an array of zero-byte items anywhere, or is recursive
+    (checked by :func:`check_item_counts` before each decode: the counts, and the
+    nesting within :data:`MAX_NESTING`)."""
+    if is_recursive(schema, named):
+        return True
     stack, seen = [schema], set()
     while stack:
         s = stack.pop()
@@ -120,15 +180,21 @@ def check_item_counts(payload: bytes, schema, named: dict) -> None:
         EOFError: the payload ends inside a value.
     """
     cur = _Cursor(memoryview(payload))
-    _walk(cur, schema, named, 0)
+    limit = sys.getrecursionlimit()
+    if limit < MAX_NESTING * 5:  # Python frames only (3.11+): no C stack is at stake
+        sys.setrecursionlimit(MAX_NESTING * 5)
+    try:
+        _walk(cur, schema, named, 0)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 _FIXED_WIDTH = {"null": 0, "boolean": 1, "float": 4, "double": 8}
 
 
 def _walk(cur: _Cursor, s, named: dict, depth: int) -> None:
-    if depth > 200:
-        raise ValueError("Avro value nested more than 200 deep")
+    if depth > MAX_NESTING * 4:  # a record, its field's union and the named reference
+        raise ValueError(f"Avro value nested more than {MAX_NESTING} deep")
     if isinstance(s, str):
         if s in _FIXED_WIDTH:
             cur.skip(_FIXED_WIDTH[s])

@@ -186,3 +186,30 @@ def test_a_json_value_nested_too_deeply_for_a_serializer_is_a_value_error(text, 
     with pytest.raises(ValueError, match="nested too deeply"):
         ser.serialize(("[" * depth + "]" * depth).encode())
     assert ser.serialize(b"[[]]").endswith(b"[[]]")
+
+
+def test_a_recursive_value_deeper_than_the_bound_does_not_decode():
+    """A linked list 100,000 deep (100 KB of union indexes) crashed the process inside
+    fastavro's compiled reader (its C stack): it is refused by the walk first; 150 deep
+    decodes, as fastavro itself reads it."""
+    need("fastavro")
+    import io
+
+    from fastavro import parse_schema, schemaless_reader
+
+    from kafkalog_cli.registry.avro import MAX_NESTING, AvroCodec
+
+    text = json.dumps({"type": "record", "name": "L", "fields": [
+        {"name": "v", "type": "int"}, {"name": "n", "type": ["null", "L"]}]})
+    codec = AvroCodec(text)
+    assert codec._guard is not None
+    ok = b"\x02\x02" * 150 + b"\x02\x00"  # v=1, then the branch L, 150 times
+    assert codec.decode(ok) == schemaless_reader(io.BytesIO(ok), parse_schema(json.loads(text)),
+                                                 return_named_type=True)
+    with pytest.raises(ValueError, match=f"nested more than {MAX_NESTING}"):
+        codec.decode(b"\x02\x02" * 100_000 + b"\x02\x00")
+    # a named type used twice is not recursive: no walk
+    twice = AvroCodec(json.dumps({"type": "record", "name": "P", "fields": [
+        {"name": "a", "type": {"type": "enum", "name": "E", "symbols": ["X", "Y"]}},
+        {"name": "b", "type": "E"}]}))
+    assert twice._guard is None
