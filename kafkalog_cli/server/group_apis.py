@@ -12,7 +12,7 @@ import time
 
 from ..errors import AppendError
 from ..protocol.apis import ApiKeys
-from ..protocol.errors import Errors
+from ..protocol.errors import INVALID_REQUEST_MESSAGE, Errors
 from .catalog import LogDirCatalog
 from .groups import GROUP_AUTHORIZED_OPERATIONS, MIN_INT32, GroupConfig, GroupCoordinator
 from .handlers import ApiHandlers
@@ -70,9 +70,9 @@ class GroupApis(ApiHandlers):
                  "port": self.options.port, "errorCode": 0, "errorMessage": ""}
             if body.get("keyType", COORDINATOR_GROUP) not in (COORDINATOR_GROUP,
                                                                COORDINATOR_TRANSACTION):
-                c.update(nodeId=-1, host="", port=-1,
-                         errorCode=int(Errors.COORDINATOR_NOT_AVAILABLE),
-                         errorMessage="this server has no share coordinator")
+                # KafkaApis.getCoordinator: a share key before v6, or a node without a
+                # share coordinator (this one: no share groups)
+                c.update(nodeId=-1, host="", port=-1, errorCode=int(Errors.INVALID_REQUEST))
             elif not key:
                 c.update(nodeId=-1, host="", port=-1, errorCode=int(Errors.INVALID_REQUEST),
                          errorMessage="the group id is empty")
@@ -82,6 +82,8 @@ class GroupApis(ApiHandlers):
         c = out[0]
         # FindCoordinatorResponse.prepareOldResponse: the error's own message, "NONE" too
         message = c["errorMessage"] if c["errorCode"] else Errors.NONE.name
+        if c["errorCode"] == Errors.INVALID_REQUEST and not message:
+            message = INVALID_REQUEST_MESSAGE
         return {"throttleTimeMs": 0, "errorCode": c["errorCode"],
                 "errorMessage": message, "nodeId": c["nodeId"], "host": c["host"],
                 "port": c["port"]}
@@ -192,6 +194,10 @@ class GroupApis(ApiHandlers):
         for gid in body["groups"]:
             g = self.groups.describe_group(gid)
             g["authorizedOperations"] = GROUP_AUTHORIZED_OPERATIONS if ops else MIN_INT32
+            if req.api_version >= 6 and gid not in self.groups.groups:
+                # v6 (KIP-1043): an unknown group is GROUP_ID_NOT_FOUND, not a Dead one
+                g.update(errorCode=int(Errors.GROUP_ID_NOT_FOUND),
+                         errorMessage=f"Group {gid} not found.", authorizedOperations=MIN_INT32)
             out.append(g)
         return {"throttleTimeMs": 0, "groups": out}
 

@@ -61,6 +61,7 @@ from .admin import (
 )
 from .catalog import LogDirCatalog, Topic, is_internal
 from .coordinator_log import OFFSETS_TOPIC, TRANSACTION_TOPIC, CoordinatorTopic
+from .describe_apis import TOPIC_AUTHORIZED_OPERATIONS, DescribeApis, partition_states
 from .group_apis import GroupApis, group_config
 from .group_log import GroupLogStore, load_groups, restore
 from .groups import GroupCoordinator, GroupStore
@@ -74,9 +75,6 @@ from .workers import WorkerPool
 log = logging.getLogger("kafkalog.serve")
 
 ADMIN_CLIENT_ID = "__admin_client"
-#: AclOperation codes a topic supports (READ..ALTER_CONFIGS), as a 32-bit field: what the
-#: broker reports without an authorizer.
-TOPIC_AUTHORIZED_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 _INT32 = struct.Struct(">i")
 _INT8 = struct.Struct(">b")
 _INT16 = struct.Struct(">h")
@@ -151,6 +149,7 @@ class KafkaApis:
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id,
         }
         self.handlers.update(self.admin.handlers())
+        self.handlers.update(DescribeApis(catalog, options).handlers())
         self.handlers.update(self.group_apis.handlers())
         self.handlers.update(self.txn_apis.handlers())
         self.handlers[ApiKeys.FIND_COORDINATOR] = self._find_coordinator
@@ -205,29 +204,25 @@ class KafkaApis:
             # KIP-511: answered as v0 with UNSUPPORTED_VERSION and ApiVersions' own range
             versions = [a for a in api_versions_table() if a["apiKey"] == ApiKeys.API_VERSIONS]
             return Reply({"errorCode": int(Errors.UNSUPPORTED_VERSION), "apiKeys": versions}, 0)
+        body = req.body
+        cluster, node = body.get("clusterId"), body.get("nodeId", -1)
         if req.api_version >= 3 and not (
-                _SOFTWARE.match(req.body["clientSoftwareName"])
-                and _SOFTWARE.match(req.body["clientSoftwareVersion"])):
+                (cluster is None) == (node == -1)  # v5 (KIP-1242): both or neither
+                and _SOFTWARE.match(body["clientSoftwareName"])
+                and _SOFTWARE.match(body["clientSoftwareVersion"])):
             return Reply({"errorCode": int(Errors.INVALID_REQUEST), "apiKeys": [],
+                          "throttleTimeMs": 0})
+        if cluster is not None and (cluster, node) != (self.catalog.cluster_id,
+                                                       self.options.node_id):
+            # the client found another cluster or node at this address
+            return Reply({"errorCode": int(Errors.REBOOTSTRAP_REQUIRED), "apiKeys": [],
                           "throttleTimeMs": 0})
         return Reply({"errorCode": 0, "apiKeys": api_versions_table(), "throttleTimeMs": 0})
 
     # -- Metadata -----------------------------------------------------------------------
 
     def _topic_metadata(self, topic: Topic, version: int, include_ops: bool) -> dict:
-        node = self.options.node_id
-        parts = []
-        for p in sorted(topic.partitions.keys() | topic.offline.keys()):
-            part = topic.partitions.get(p)
-            if part is None:  # its log dir is offline here: no leader (KRaftMetadataCache)
-                parts.append({"errorCode": int(Errors.LEADER_NOT_AVAILABLE),
-                              "partitionIndex": p, "leaderId": -1, "leaderEpoch": -1,
-                              "replicaNodes": [node], "isrNodes": [node],
-                              "offlineReplicas": [node]})
-                continue
-            parts.append({"errorCode": 0, "partitionIndex": p, "leaderId": node,
-                          "leaderEpoch": part.leader_epoch, "replicaNodes": [node],
-                          "isrNodes": [node], "offlineReplicas": []})
+        parts = partition_states(topic, self.options.node_id)
         out = {"errorCode": 0, "name": topic.name, "topicId": topic.topic_id,
                "isInternal": is_internal(topic.name), "partitions": parts}
         if include_ops:
@@ -284,9 +279,11 @@ class KafkaApis:
                             log.info("auto-created topic %s with %d partitions", name,
                                      self.options.num_partitions)
                     if t is None:
+                        # the topic's authorized operations even so (all, no authorizer)
                         topics.append({"errorCode": int(error), "name": name,
                                        "topicId": ZERO_UUID, "isInternal": is_internal(name),
-                                       "partitions": []})
+                                       "partitions": [], "topicAuthorizedOperations":
+                                       TOPIC_AUTHORIZED_OPERATIONS if include_ops else -2**31})
                         continue
                 topics.append(self._topic_metadata(t, v, include_ops))
         node = self.options.node_id
@@ -320,6 +317,7 @@ class KafkaApis:
         body = req.body
         v = req.api_version
         acks = body["acks"]
+        ids = self._name_produce_topics(body) if v >= 13 else None
         try:
             has_transactional = _has_transactional_records(body["topicData"])
         except CorruptRecordError as e:
@@ -339,6 +337,9 @@ class KafkaApis:
                 idx = pd["index"]
                 tp = (name, idx)
                 slots.setdefault(tp, {"index": idx})
+                if ids is not None and name not in self.catalog.topics:
+                    missing[tp] = Errors.UNKNOWN_TOPIC_ID
+                    continue
                 if self.options.read_only:  # no WRITE on any topic: nothing is validated
                     missing[tp] = READ_ONLY_ERROR
                     continue
@@ -427,7 +428,17 @@ class KafkaApis:
                     f"from client id {req.client_id} with ack=0: " +
                     ", ".join(f"{n}-{p}: {e}" for n, p, e in errors))
             return NO_RESPONSE
-        return Reply({"responses": _by_topic(slots), "throttleTimeMs": 0})
+        return Reply({"responses": _by_topic(slots, ids), "throttleTimeMs": 0})
+
+    def _name_produce_topics(self, body: dict) -> dict[str, str]:
+        """Produce v13+ names topics by id (KIP-516): each ``topicData`` entry gets the
+        name of its id (an unknown id a name no topic can have); returns name -> id."""
+        ids = {}
+        for td in body["topicData"]:
+            topic = self.catalog.by_id.get(td["topicId"])
+            td["name"] = topic.name if topic is not None else "\0" + td["topicId"]
+            ids[td["name"]] = td["topicId"]
+        return ids
 
     def _produce_error_response(self, req: Request, error: Errors, message: str | None = None):
         """ProduceRequest.getErrorResponse: every topic-partition of the request (once)
@@ -439,12 +450,13 @@ class KafkaApis:
                                   f"{req.correlation_id} from client id {req.client_id} "
                                   "with ack=0")
         slots = {}
+        ids = self._name_produce_topics(body) if req.api_version >= 13 else None
         for td in body["topicData"]:
             for pd in td["partitionData"]:
                 slots[(td["name"], pd["index"])] = {
                     **_partition_error(pd["index"], error), "recordErrors": [],
                     "errorMessage": message}
-        return Reply({"responses": _by_topic(slots), "throttleTimeMs": 0})
+        return Reply({"responses": _by_topic(slots, ids), "throttleTimeMs": 0})
 
     async def _append(self, part, records):
         """Validate ``records`` for ``part`` (on a worker thread unless
@@ -778,11 +790,15 @@ def _validates_inline(records) -> bool:
         records[ATTRIBUTES_OFFSET + 1] & COMPRESSION_CODEC_MASK == 0
 
 
-def _by_topic(slots: dict[tuple[str, int], dict]) -> list[dict]:
-    """ProduceResponse's topics from entries keyed by topic-partition (one per topic)."""
+def _by_topic(slots: dict[tuple[str, int], dict],
+              ids: dict[str, str] | None = None) -> list[dict]:
+    """ProduceResponse's topics from entries keyed by topic-partition (one per topic),
+    named by their ids (``ids``: name -> id) from v13 on."""
     topics: dict[str, list[dict]] = {}
     for (name, _), slot in slots.items():
         topics.setdefault(name, []).append(slot)
+    if ids is not None:
+        return [{"topicId": ids[n], "partitionResponses": out} for n, out in topics.items()]
     return [{"name": n, "partitionResponses": out} for n, out in topics.items()]
 
 

@@ -11,6 +11,7 @@ Describe/ListTransactions answer from the loaded state.
 
 from __future__ import annotations
 
+import re
 import time
 
 from ..errors import AppendError
@@ -24,6 +25,10 @@ from .handlers import ApiHandlers
 from .transactions import TransactionCoordinator, fenced_for
 
 _AUTH = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+#: what Python's re accepts and RE2/J refuses: lookarounds and backreferences
+_NOT_RE2 = re.compile(r"\(\?<?[=!]|\(\?P=|\\[1-9]")
 
 
 class TxnApis(ApiHandlers):
@@ -152,7 +157,18 @@ class TxnApis(ApiHandlers):
 
     def handle_list_transactions(self, req) -> dict:
         body = req.body
+        pattern = None
+        if body.get("transactionalIdPattern"):
+            # the broker compiles it with RE2/J; Python's re reads the same syntax but
+            # for backreferences and lookarounds, which RE2 refuses
+            try:
+                if _NOT_RE2.search(body["transactionalIdPattern"]):
+                    raise re.error("not RE2 syntax")
+                pattern = re.compile(body["transactionalIdPattern"])
+            except re.error:
+                return {"throttleTimeMs": 0, "errorCode": int(Errors.INVALID_REGULAR_EXPRESSION),
+                        "unknownStateFilters": [], "transactionStates": []}
         unknown, states = self.txn.list(body["stateFilters"], body["producerIdFilters"],
-                                        body.get("durationFilter", -1))
+                                        body.get("durationFilter", -1), pattern)
         return {"throttleTimeMs": 0, "errorCode": 0, "unknownStateFilters": unknown,
                 "transactionStates": states}
