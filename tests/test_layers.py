@@ -23,6 +23,8 @@ LEVELS = {
     "ops": 7,
     "server": 6, "spark": 6, "recovery": 6,
     "protocol": 5,
+    # Schema Registry: reads the _schemas partition (storage) beside the decoders
+    "registry": 5,
     "storage": 4, "decoders": 4,
     # produce's input formats (lines, JSON Lines, raw): read like the record format
     "format": 3, "inputs": 3,

@@ -194,6 +194,10 @@ def _broker_configs() -> dict[str, BrokerConfig]:
         "socket.request.max.bytes": BrokerConfig("104857600", INT),
         "queued.max.request.bytes": BrokerConfig("268435456", LONG),
         "connections.max.idle.ms": BrokerConfig("600000", LONG),
+        # Fetch: the response's bound (KafkaApis.handleFetchRequest); the bound a
+        # follower's fetcher asks for (a follower's setting: a leader does not apply it)
+        "fetch.max.bytes": BrokerConfig(str(55 * 1024 * 1024), INT),
+        "replica.fetch.response.max.bytes": BrokerConfig(str(10 * 1024 * 1024), INT),
         # the coordinators' internal topics (GroupCoordinatorConfig, TransactionLogConfig,
         # TransactionStateManagerConfig)
         "offsets.topic.num.partitions": BrokerConfig("50", INT),
@@ -208,7 +212,8 @@ def _broker_configs() -> dict[str, BrokerConfig]:
 
 
 #: ConfigDef's atLeast of the broker configs above that have one
-_BROKER_AT_LEAST = {"offsets.topic.num.partitions": 1, "offsets.topic.segment.bytes": 1,
+_BROKER_AT_LEAST = {"fetch.max.bytes": 1024, "replica.fetch.response.max.bytes": 0,
+                    "offsets.topic.num.partitions": 1, "offsets.topic.segment.bytes": 1,
                     "transaction.state.log.num.partitions": 1,
                     "transaction.state.log.segment.bytes": 1, "transaction.max.timeout.ms": 1,
                     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1}

@@ -79,13 +79,17 @@ class CoordinatorTopic:
         return self.name in self.catalog.topics
 
     def ensure(self) -> None:
-        """Create the topic unless it exists (AutoTopicCreationManager)."""
+        """Create the topic unless it exists (AutoTopicCreationManager), at once (the
+        server creates it off the event loop before the APIs that write it)."""
         if self.exists():
             return
-        segment_bytes = self.catalog.broker_configs.value(self.segment_bytes_config)
-        self.catalog.create_topic(self.name, self.num_partitions,
-                                  {"cleanup.policy": "compact", "segment.bytes": segment_bytes})
+        self.catalog.create_topic(self.name, self.num_partitions, self.overrides())
         log.info("created %s with %d partitions", self.name, self.num_partitions)
+
+    def overrides(self) -> dict[str, str]:
+        """The topic's configs when created: compacted, segment.bytes from the broker."""
+        return {"cleanup.policy": "compact",
+                "segment.bytes": self.catalog.broker_configs.value(self.segment_bytes_config)}
 
     def append(self, key: str, records: list[tuple[bytes, bytes | None]], *,
                producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,

@@ -139,6 +139,8 @@ class ReadStats:
     skipped: list[dict] = field(default_factory=list)
     #: offsets below the log start offset that a startingOffsets asked for
     lost_offsets: int = 0
+    #: keys or values a keyDecoder/valueDecoder could not decode (kept as bytes)
+    undecoded_records: int = 0
 
     def add_plan_losses(self, losses: list[dict]) -> None:
         for d in losses:
@@ -152,6 +154,7 @@ class ReadStats:
         self.aborted_records += other.aborted_records
         self.rows += other.rows
         self.lost_offsets += other.lost_offsets
+        self.undecoded_records += other.undecoded_records
         self.skipped.extend(other.skipped)
 
     def to_value(self) -> dict:
@@ -160,7 +163,8 @@ class ReadStats:
         return {"corrupt_batches": self.corrupt_batches, "corrupt_bytes": self.corrupt_bytes,
                 "partial_tail_bytes": self.partial_tail_bytes,
                 "aborted_records": self.aborted_records, "rows": self.rows,
-                "lost_offsets": self.lost_offsets, "skipped": list(self.skipped)}
+                "lost_offsets": self.lost_offsets,
+                "undecoded_records": self.undecoded_records, "skipped": list(self.skipped)}
 
     @classmethod
     def from_value(cls, value: dict) -> ReadStats:

@@ -197,3 +197,21 @@ def test_fetch_topic_without_partitions(pair):
     body = fetch_body("rd-a", [0], 0)
     body["topics"][0]["partitions"] = []
     pair.same(1, 12, body)
+
+
+@pytest.mark.parametrize("version", [12, 13])
+def test_fetch_partitions_named_again(pair, version):
+    """FetchRequest.fetchData is keyed by topic-partition (issue 24): a partition named
+    again is read once, where it was first named, with the values named last; the
+    response groups consecutive partitions of a topic."""
+    def body(side):
+        tid = next(i for i, n in side.topic_ids.items() if n == "rd-a") if version >= 13 \
+            else ZERO_UUID
+        b = fetch_body("rd-a", [0, 1], 0, topic_id=tid)
+        again = fetch_body("rd-a", [0], 5, topic_id=tid)["topics"][0]
+        other = fetch_body("rd-b", [0], 0, topic_id=next(
+            (i for i, n in side.topic_ids.items() if n == "rd-b"), ZERO_UUID)
+            if version >= 13 else ZERO_UUID)["topics"][0]
+        b["topics"] += [other, again, again]
+        return b
+    pair.same(1, version, body)

@@ -10,13 +10,19 @@ from ..options import (
     ClusterMetadataDecoderOpt,
     DataEncoding,
     IsolationLevel,
+    KeyDecoderOpt,
     MaxDecompressedOpt,
     OffsetsDecoderOpt,
     Output,
     RemoteLogMetadataDecoderOpt,
+    SchemaRegistryOpt,
+    SchemaRegistryPropertyOpt,
+    SchemasOpt,
     ShareGroupStateDecoderOpt,
     TransactionLogDecoderOpt,
+    ValueDecoderOpt,
     chosen_decoder,
+    registry_options,
 )
 from ..root import app
 
@@ -74,6 +80,12 @@ def read(
     no_decode: Annotated[bool, typer.Option(
         "--no-decode", help="Print raw bytes, also for Kafka's internal topics.")] = False,
     max_decompressed_bytes: MaxDecompressedOpt = MAX_DECOMPRESSED_DEFAULT,
+    # -- Schema Registry --
+    key_decoder: KeyDecoderOpt = None,
+    value_decoder: ValueDecoderOpt = None,
+    schemas: SchemasOpt = None,
+    schema_registry: SchemaRegistryOpt = None,
+    schema_registry_property: SchemaRegistryPropertyOpt = None,
 ) -> None:
     """Print a partition's records as a consumer receives them.
 
@@ -87,9 +99,15 @@ def read(
     --remote-log-metadata-decoder, --share-group-state-decoder) forces that decoder
     whatever the topic's name.
 
+    With --key-decoder/--value-decoder, keys and values in Schema Registry's wire format
+    are decoded with the schemas of the log directory's own _schemas topic, no registry
+    running, and printed as the Confluent console consumers print them (Avro's JSON
+    encoding, Protobuf's canonical JSON, the JSON Schema document).
+
     Exit status: 0, 1 when something could not be used (a log-start-offset-checkpoint
     that does not parse is read as empty, as the broker resets it; bytes after a
-    segment's last whole batch that the read reached: one line each on stderr, after the
+    segment's last whole batch that the read reached; records kept as bytes because their
+    schema id was not found or they did not decode: one line each on stderr, after the
     records), 2 for usage errors, 3 for unreadable input or a batch that does not
     decode.
 
@@ -100,6 +118,7 @@ def read(
           --property print.key=true --property print.offset=true
       kafkalog read orders-0 --timestamp 2024-05-01T12:00:00Z -o json | jq .
       kafkalog read /var/lib/kafka/data -t __consumer_offsets -p 12 --property print.key=true
+      kafkalog read /var/lib/kafka/data -t orders --value-decoder schema-registry -o json
     """
     from ...ops.read import read as run
     from ...render import read as render
@@ -109,12 +128,18 @@ def read(
                             share_group_state_decoder)
     if chosen and no_decode:
         raise typer.BadParameter("give at most one of the decoder options and --no-decode")
+    registry = registry_options(key_decoder, value_decoder, schemas, schema_registry,
+                                schema_registry_property)
+    if registry and (chosen or no_decode):
+        raise typer.BadParameter("--key-decoder/--value-decoder do not go with the "
+                                 "internal-topic decoder options or --no-decode")
     cfg = render.FormatterConfig.from_properties(prop or [])
     res = run(path, topic=topic, partition=partition, offset=offset, timestamp=timestamp,
               from_beginning=from_beginning, max_records=max_records,
               isolation_level=isolation_level.value,
               decode=chosen or ("none" if no_decode else "auto"),
-              check_crcs=check_crcs, max_decompressed_bytes=max_decompressed_bytes)
+              check_crcs=check_crcs, max_decompressed_bytes=max_decompressed_bytes,
+              registry=registry)
     try:
         if output is Output.json:
             render.write_json(res.records, encoding=data_encoding.value)
