@@ -171,9 +171,19 @@ class KafkaApis:
         crash left prepared are completed: their markers are written). On the event loop
         (member session timers start).
 
+        The partitions of either topic absent from the log directory are created first
+        (not when serving read-only: the keys of those partitions then have no
+        coordinator, :meth:`_find_coordinator`).
+
         Raises:
             CoordinatorLoadError: a partition of either topic that does not load.
         """
+        if not self.options.read_only:
+            for ct in (self.offsets_topic, self.txn_topic):
+                made = ct.create_absent()
+                if made:
+                    log.info("created the partitions of %s absent from the log directory: %s",
+                             ct.name, ", ".join(map(str, made)))
         groups, offsets, pending = load_groups(self.offsets_topic)
         n = restore(self.groups, groups, offsets, pending)
         if n:
@@ -245,7 +255,16 @@ class KafkaApis:
             topic = {0: self.offsets_topic, 1: self.txn_topic}.get(key_type)
             if topic is not None:
                 topic.ensure()
-        return self.group_apis.handle_find_coordinator(req)
+        res = self.group_apis.handle_find_coordinator(req)
+        topic = {0: self.offsets_topic, 1: self.txn_topic}.get(req.body.get("keyType", 0))
+        if topic is not None:
+            for c in res.get("coordinators") or [res]:
+                why = c["errorCode"] == 0 and topic.unavailable(
+                    c["key"] if "key" in c else req.body["key"])
+                if why:  # the broker: no leader for the coordinator's partition
+                    c.update(nodeId=-1, host="", port=-1, errorMessage=why,
+                             errorCode=int(Errors.COORDINATOR_NOT_AVAILABLE))
+        return res
 
     def _notify_append(self) -> None:
         self._appended.set()
