@@ -203,6 +203,18 @@ def kafka_tool(main_class: str, *args: str, timeout: float = 120, heap: str = "2
     return ToolResult(done.returncode, done.stdout, done.stderr)
 
 
+def kafka_tool_process(main_class: str, *args: str, heap: str = "256m",
+                       stderr=subprocess.DEVNULL) -> subprocess.Popen:
+    """Start Kafka's ``main_class`` with ``args`` in its own JVM, running on (a
+    VerifiableProducer, a VerifiableConsumer): its stdout a text pipe, its stderr (the
+    tools' WARN log) ``stderr`` (a file); the caller ends it."""
+    b = require_bench()
+    log4j = b.log4j("tools-log4j2.yaml", _TOOLS_LOG4J)
+    cmd = _java(b, f"-Dlog4j2.configurationFile={log4j}", main_class, *args, heap=heap)
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                            env={**os.environ, "LC_ALL": "C.UTF-8"})
+
+
 def iter_tools_batch(calls: list[tuple[str, list[str]]], timeout: float = 900):
     """Run many ``(main_class, args)`` invocations in ONE JVM (``ToolBatch.java``),
     yielding each one's :class:`ToolResult` as soon as it ends: the caller works on one

@@ -37,6 +37,7 @@ class ApiKeys(IntEnum):
     DELETE_TOPICS = 20
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
+    OFFSET_FOR_LEADER_EPOCH = 23
     ADD_PARTITIONS_TO_TXN = 24
     ADD_OFFSETS_TO_TXN = 25
     END_TXN = 26
@@ -51,12 +52,16 @@ class ApiKeys(IntEnum):
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
+    LIST_PARTITION_REASSIGNMENTS = 46
     OFFSET_DELETE = 47
+    DESCRIBE_CLIENT_QUOTAS = 48
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_CLUSTER = 60
+    DESCRIBE_PRODUCERS = 61
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
+    DESCRIBE_TOPIC_PARTITIONS = 75
 
 
 @dataclass(frozen=True)
@@ -86,34 +91,34 @@ class Api:
 
 #: Served APIs by key, with the versions advertised (see docs/serve.md for the reasons).
 APIS: dict[int, Api] = {a.key: a for a in (
-    Api(ApiKeys.PRODUCE, s.ProduceRequest, s.ProduceResponse, 3, 11),
-    Api(ApiKeys.FETCH, s.FetchRequest, s.FetchResponse, 4, 16),
-    Api(ApiKeys.LIST_OFFSETS, s.ListOffsetsRequest, s.ListOffsetsResponse, 1, 9),
-    Api(ApiKeys.METADATA, s.MetadataRequest, s.MetadataResponse, 0, 12),
-    Api(ApiKeys.OFFSET_COMMIT, s.OffsetCommitRequest, s.OffsetCommitResponse, 0, 8),
+    Api(ApiKeys.PRODUCE, s.ProduceRequest, s.ProduceResponse, 3, 13),
+    Api(ApiKeys.FETCH, s.FetchRequest, s.FetchResponse, 4, 18),
+    Api(ApiKeys.LIST_OFFSETS, s.ListOffsetsRequest, s.ListOffsetsResponse, 1, 11),
+    Api(ApiKeys.METADATA, s.MetadataRequest, s.MetadataResponse, 0, 13),
+    Api(ApiKeys.OFFSET_COMMIT, s.OffsetCommitRequest, s.OffsetCommitResponse, 2, 8),
     Api(ApiKeys.OFFSET_FETCH, s.OffsetFetchRequest, s.OffsetFetchResponse, 1, 8),
-    Api(ApiKeys.FIND_COORDINATOR, s.FindCoordinatorRequest, s.FindCoordinatorResponse, 0, 4),
+    Api(ApiKeys.FIND_COORDINATOR, s.FindCoordinatorRequest, s.FindCoordinatorResponse, 0, 6),
     Api(ApiKeys.JOIN_GROUP, s.JoinGroupRequest, s.JoinGroupResponse, 0, 9),
     Api(ApiKeys.HEARTBEAT, s.HeartbeatRequest, s.HeartbeatResponse, 0, 4),
     Api(ApiKeys.LEAVE_GROUP, s.LeaveGroupRequest, s.LeaveGroupResponse, 0, 5),
     Api(ApiKeys.SYNC_GROUP, s.SyncGroupRequest, s.SyncGroupResponse, 0, 5),
-    Api(ApiKeys.API_VERSIONS, s.ApiVersionsRequest, s.ApiVersionsResponse, 0, 4),
+    Api(ApiKeys.API_VERSIONS, s.ApiVersionsRequest, s.ApiVersionsResponse, 0, 5),
     Api(ApiKeys.CREATE_TOPICS, s.CreateTopicsRequest, s.CreateTopicsResponse, 2, 7),
     Api(ApiKeys.DELETE_TOPICS, s.DeleteTopicsRequest, s.DeleteTopicsResponse, 1, 6),
     Api(ApiKeys.INIT_PRODUCER_ID, s.InitProducerIdRequest, s.InitProducerIdResponse, 0, 4),
-    Api(ApiKeys.DESCRIBE_CONFIGS, s.DescribeConfigsRequest, s.DescribeConfigsResponse, 0, 4),
-    Api(ApiKeys.DESCRIBE_GROUPS, s.DescribeGroupsRequest, s.DescribeGroupsResponse, 0, 5),
+    Api(ApiKeys.DESCRIBE_CONFIGS, s.DescribeConfigsRequest, s.DescribeConfigsResponse, 1, 4),
+    Api(ApiKeys.DESCRIBE_GROUPS, s.DescribeGroupsRequest, s.DescribeGroupsResponse, 0, 6),
     Api(ApiKeys.LIST_GROUPS, s.ListGroupsRequest, s.ListGroupsResponse, 0, 5),
     Api(ApiKeys.DELETE_RECORDS, s.DeleteRecordsRequest, s.DeleteRecordsResponse, 0, 2),
     Api(ApiKeys.ALTER_CONFIGS, s.AlterConfigsRequest, s.AlterConfigsResponse, 0, 2),
-    Api(ApiKeys.DESCRIBE_LOG_DIRS, s.DescribeLogDirsRequest, s.DescribeLogDirsResponse, 0, 4),
+    Api(ApiKeys.DESCRIBE_LOG_DIRS, s.DescribeLogDirsRequest, s.DescribeLogDirsResponse, 1, 5),
     Api(ApiKeys.CREATE_PARTITIONS, s.CreatePartitionsRequest, s.CreatePartitionsResponse,
         0, 3),
-    Api(ApiKeys.DELETE_GROUPS, s.DeleteGroupsRequest, s.DeleteGroupsResponse, 0, 2),
+    Api(ApiKeys.DELETE_GROUPS, s.DeleteGroupsRequest, s.DeleteGroupsResponse, 0, 3),
     Api(ApiKeys.INCREMENTAL_ALTER_CONFIGS, s.IncrementalAlterConfigsRequest,
         s.IncrementalAlterConfigsResponse, 0, 1),
     Api(ApiKeys.OFFSET_DELETE, s.OffsetDeleteRequest, s.OffsetDeleteResponse, 0, 0),
-    Api(ApiKeys.DESCRIBE_CLUSTER, s.DescribeClusterRequest, s.DescribeClusterResponse, 0, 1),
+    Api(ApiKeys.DESCRIBE_CLUSTER, s.DescribeClusterRequest, s.DescribeClusterResponse, 0, 2),
     # transactions of the classic protocol (TV1): AddPartitionsToTxn v4+ is the brokers'
     # batched verification, EndTxn v5 / TxnOffsetCommit v5 the KIP-890 (TV2) clients',
     # which a client uses only when the broker finalises the transaction.version feature
@@ -124,7 +129,17 @@ APIS: dict[int, Api] = {a.key: a for a in (
     Api(ApiKeys.TXN_OFFSET_COMMIT, s.TxnOffsetCommitRequest, s.TxnOffsetCommitResponse, 0, 4),
     Api(ApiKeys.DESCRIBE_TRANSACTIONS, s.DescribeTransactionsRequest,
         s.DescribeTransactionsResponse, 0, 0),
-    Api(ApiKeys.LIST_TRANSACTIONS, s.ListTransactionsRequest, s.ListTransactionsResponse, 0, 1),
+    Api(ApiKeys.LIST_TRANSACTIONS, s.ListTransactionsRequest, s.ListTransactionsResponse, 0, 2),
+    Api(ApiKeys.OFFSET_FOR_LEADER_EPOCH, s.OffsetForLeaderEpochRequest,
+        s.OffsetForLeaderEpochResponse, 2, 4),
+    Api(ApiKeys.LIST_PARTITION_REASSIGNMENTS, s.ListPartitionReassignmentsRequest,
+        s.ListPartitionReassignmentsResponse, 0, 0),
+    Api(ApiKeys.DESCRIBE_CLIENT_QUOTAS, s.DescribeClientQuotasRequest,
+        s.DescribeClientQuotasResponse, 0, 1),
+    Api(ApiKeys.DESCRIBE_PRODUCERS, s.DescribeProducersRequest, s.DescribeProducersResponse,
+        0, 0),
+    Api(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, s.DescribeTopicPartitionsRequest,
+        s.DescribeTopicPartitionsResponse, 0, 0),
     # security (server/security/): advertised on every listener, as a broker does; on a
     # listener without SASL a SaslHandshake is answered ILLEGAL_SASL_STATE, and without an
     # authorizer the ACL APIs answer SECURITY_DISABLED. The ACL APIs' v0 went in Kafka 4.0.

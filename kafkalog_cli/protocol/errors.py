@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+#: Errors.INVALID_REQUEST's default message, which the broker writes out
+INVALID_REQUEST_MESSAGE = (
+    "This most likely occurs because of a request being malformed by the client library or "
+    "the message was sent to an incompatible broker. See the broker logs for more details.")
+
 
 class Errors(IntEnum):
     """Error code -> Kafka's enum name (``Errors.forCode``)."""
@@ -138,6 +143,7 @@ class Errors(IntEnum):
     DUPLICATE_VOTER = 126
     VOTER_NOT_FOUND = 127
     INVALID_REGULAR_EXPRESSION = 128
+    REBOOTSTRAP_REQUIRED = 129
 
     @classmethod
     def name_of(cls, code: int) -> str:

@@ -18,12 +18,14 @@ from ..schema.messages import Message, fields
 
 # -- ApiVersions (key 18) ------------------------------------------------------------------
 
-ApiVersionsRequest = Message("ApiVersionsRequest", valid="0-4", flexible="3+", fields=fields("""
+ApiVersionsRequest = Message("ApiVersionsRequest", valid="0-5", flexible="3+", fields=fields("""
     clientSoftwareName     string  3+
     clientSoftwareVersion  string  3+
+    clusterId              string  5+  nullable=5+ default=null
+    nodeId                 int32   5+  default=-1
 """))
 
-ApiVersionsResponse = Message("ApiVersionsResponse", valid="0-4", flexible="3+", fields=fields("""
+ApiVersionsResponse = Message("ApiVersionsResponse", valid="0-5", flexible="3+", fields=fields("""
     errorCode               int16                  0+
     apiKeys                 []ApiVersion           0+
       apiKey                int16                  0+
@@ -44,12 +46,13 @@ ApiVersionsResponse = Message("ApiVersionsResponse", valid="0-4", flexible="3+",
 
 # -- Produce (key 0) -------------------------------------------------------------------------
 
-ProduceRequest = Message("ProduceRequest", valid="0-11", flexible="9+", fields=fields("""
+ProduceRequest = Message("ProduceRequest", valid="0-13", flexible="9+", fields=fields("""
     transactionalId  string                  3+  nullable=3+ default=null
     acks             int16                   0+
     timeoutMs        int32                   0+
     topicData        []TopicProduceData      0+
-      name           string                  0+
+      name           string                  0-12
+      topicId        uuid                    13+
       partitionData  []PartitionProduceData  0+
         index        int32                   0+
         records      records                 0+  nullable=0+
@@ -67,9 +70,10 @@ _NODE_ENDPOINT = fields("""
     rack    string  0+  nullable=0+ default=null
 """)
 
-ProduceResponse = Message("ProduceResponse", valid="0-11", flexible="9+", fields=fields("""
+ProduceResponse = Message("ProduceResponse", valid="0-13", flexible="9+", fields=fields("""
     responses                     []TopicProduceResponse       0+
-      name                        string                       0+
+      name                        string                       0-12
+      topicId                     uuid                         13+
       partitionResponses          []PartitionProduceResponse   0+
         index                     int32                        0+
         errorCode                 int16                        0+
@@ -87,7 +91,7 @@ ProduceResponse = Message("ProduceResponse", valid="0-11", flexible="9+", fields
 
 # -- Fetch (key 1) ---------------------------------------------------------------------------
 
-FetchRequest = Message("FetchRequest", valid="0-17", flexible="12+", fields=fields("""
+FetchRequest = Message("FetchRequest", valid="0-18", flexible="12+", fields=fields("""
     clusterId               string            12+   nullable=12+ default=null tagged=12+ tag=0
     replicaId               int32             0-14  default=-1
     replicaState            ReplicaState      15+   tagged=15+ tag=1
@@ -110,6 +114,7 @@ FetchRequest = Message("FetchRequest", valid="0-17", flexible="12+", fields=fiel
         logStartOffset      int64             5+    default=-1
         partitionMaxBytes   int32             0+
         replicaDirectoryId  uuid              17+   tagged=17+ tag=0
+        highWatermark       int64             18+   tagged=18+ tag=1 default=0x7FFFFFFFFFFFFFFF
     forgottenTopicsData     []ForgottenTopic  7+
       topic                 string            7-12
       topicId               uuid              13+
@@ -117,7 +122,7 @@ FetchRequest = Message("FetchRequest", valid="0-17", flexible="12+", fields=fiel
     rackId                  string            11+   default=""
 """))
 
-FetchResponse = Message("FetchResponse", valid="0-17", flexible="12+", fields=fields("""
+FetchResponse = Message("FetchResponse", valid="0-18", flexible="12+", fields=fields("""
     throttleTimeMs            int32                     1+
     errorCode                 int16                     7+
     sessionId                 int32                     7+    default=0
@@ -147,7 +152,7 @@ FetchResponse = Message("FetchResponse", valid="0-17", flexible="12+", fields=fi
 
 # -- ListOffsets (key 2) ---------------------------------------------------------------------
 
-ListOffsetsRequest = Message("ListOffsetsRequest", valid="0-10", flexible="6+", fields=fields("""
+ListOffsetsRequest = Message("ListOffsetsRequest", valid="0-11", flexible="6+", fields=fields("""
     replicaId               int32                   0+
     isolationLevel          int8                    2+
     topics                  []ListOffsetsTopic      0+
@@ -160,7 +165,7 @@ ListOffsetsRequest = Message("ListOffsetsRequest", valid="0-10", flexible="6+", 
     timeoutMs               int32                   10+
 """))
 
-ListOffsetsResponse = Message("ListOffsetsResponse", valid="0-10", flexible="6+", fields=fields("""
+ListOffsetsResponse = Message("ListOffsetsResponse", valid="0-11", flexible="6+", fields=fields("""
     throttleTimeMs       int32                           2+
     topics               []ListOffsetsTopicResponse      0+
       name               string                          0+
@@ -175,7 +180,7 @@ ListOffsetsResponse = Message("ListOffsetsResponse", valid="0-10", flexible="6+"
 
 # -- Metadata (key 3) ------------------------------------------------------------------------
 
-MetadataRequest = Message("MetadataRequest", valid="0-12", flexible="9+", fields=fields("""
+MetadataRequest = Message("MetadataRequest", valid="0-13", flexible="9+", fields=fields("""
     topics                              []MetadataRequestTopic  0+    nullable=1+
       topicId                           uuid                    10+
       name                              string                  0+    nullable=10+
@@ -184,7 +189,7 @@ MetadataRequest = Message("MetadataRequest", valid="0-12", flexible="9+", fields
     includeTopicAuthorizedOperations    bool                    8+
 """))
 
-MetadataResponse = Message("MetadataResponse", valid="0-12", flexible="9+", fields=fields("""
+MetadataResponse = Message("MetadataResponse", valid="0-13", flexible="9+", fields=fields("""
     throttleTimeMs               int32                        3+
     brokers                      []MetadataResponseBroker     0+
       nodeId                     int32                        0+
@@ -208,6 +213,7 @@ MetadataResponse = Message("MetadataResponse", valid="0-12", flexible="9+", fiel
         offlineReplicas          []int32                      5+
       topicAuthorizedOperations  int32                        8+    default=-2147483648
     clusterAuthorizedOperations  int32                        8-10  default=-2147483648
+    errorCode                    int16                        13+
 """))
 
 # -- InitProducerId (key 22) -----------------------------------------------------------------
@@ -542,12 +548,13 @@ IncrementalAlterConfigsResponse = Message("IncrementalAlterConfigsResponse", val
     responses       []AlterConfigsResourceResponse  0+
 """, AlterConfigsResourceResponse=_ALTER_CONFIGS_RESOURCE_RESPONSE))
 
-DescribeClusterRequest = Message("DescribeClusterRequest", valid="0-1", flexible="0+", fields=fields("""
+DescribeClusterRequest = Message("DescribeClusterRequest", valid="0-2", flexible="0+", fields=fields("""
     includeClusterAuthorizedOperations  bool  0+
     endpointType                        int8  1+  default=1
+    includeFencedBrokers                bool  2+
 """))
 
-DescribeClusterResponse = Message("DescribeClusterResponse", valid="0-1", flexible="0+",
+DescribeClusterResponse = Message("DescribeClusterResponse", valid="0-2", flexible="0+",
                                   fields=fields("""
     throttleTimeMs               int32                    0+
     errorCode                    int16                    0+
@@ -560,16 +567,17 @@ DescribeClusterResponse = Message("DescribeClusterResponse", valid="0-1", flexib
       host                       string                   0+
       port                       int32                    0+
       rack                       string                   0+  nullable=0+ default=null
+      isFenced                   bool                     2+
     clusterAuthorizedOperations  int32                    0+  default=-2147483648
 """))
 
-DescribeLogDirsRequest = Message("DescribeLogDirsRequest", valid="0-4", flexible="2+", fields=fields("""
+DescribeLogDirsRequest = Message("DescribeLogDirsRequest", valid="0-5", flexible="2+", fields=fields("""
     topics        []DescribableLogDirTopic  0+  nullable=0+
       topic       string                    0+
       partitions  []int32                   0+
 """))
 
-DescribeLogDirsResponse = Message("DescribeLogDirsResponse", valid="0-4", flexible="2+",
+DescribeLogDirsResponse = Message("DescribeLogDirsResponse", valid="0-5", flexible="2+",
                                   fields=fields("""
     throttleTimeMs        int32                       0+
     errorCode             int16                       3+
@@ -585,6 +593,7 @@ DescribeLogDirsResponse = Message("DescribeLogDirsResponse", valid="0-4", flexib
           isFutureKey     bool                        0+
       totalBytes          int64                       4+  default=-1
       usableBytes         int64                       4+  default=-1
+      isCordoned          bool                        5+  default=false
 """))
 
 DeleteRecordsRequest = Message("DeleteRecordsRequest", valid="0-2", flexible="2+", fields=fields("""
@@ -624,15 +633,16 @@ ListGroupsResponse = Message("ListGroupsResponse", valid="0-5", flexible="3+", f
       groupType     string         5+
 """))
 
-DescribeGroupsRequest = Message("DescribeGroupsRequest", valid="0-5", flexible="5+", fields=fields("""
+DescribeGroupsRequest = Message("DescribeGroupsRequest", valid="0-6", flexible="5+", fields=fields("""
     groups                       []string  0+
     includeAuthorizedOperations  bool      3+
 """))
 
-DescribeGroupsResponse = Message("DescribeGroupsResponse", valid="0-5", flexible="5+", fields=fields("""
+DescribeGroupsResponse = Message("DescribeGroupsResponse", valid="0-6", flexible="5+", fields=fields("""
     throttleTimeMs          int32                   1+
     groups                  []DescribedGroup        0+
       errorCode             int16                   0+
+      errorMessage          string                  6+  nullable=6+ default=null
       groupId               string                  0+
       groupState            string                  0+
       protocolType          string                  0+
@@ -647,15 +657,16 @@ DescribeGroupsResponse = Message("DescribeGroupsResponse", valid="0-5", flexible
       authorizedOperations  int32                   3+  default=-2147483648
 """))
 
-DeleteGroupsRequest = Message("DeleteGroupsRequest", valid="0-2", flexible="2+", fields=fields("""
+DeleteGroupsRequest = Message("DeleteGroupsRequest", valid="0-3", flexible="2+", fields=fields("""
     groupsNames  []string  0+
 """))
 
-DeleteGroupsResponse = Message("DeleteGroupsResponse", valid="0-2", flexible="2+", fields=fields("""
+DeleteGroupsResponse = Message("DeleteGroupsResponse", valid="0-3", flexible="2+", fields=fields("""
     throttleTimeMs  int32                   0+
     results         []DeletableGroupResult  0+
       groupId       string                  0+
       errorCode     int16                   0+
+      errorMessage  string                  3+  nullable=3+ default=null
 """))
 
 OffsetDeleteRequest = Message("OffsetDeleteRequest", valid="0", flexible="none", fields=fields("""
@@ -788,13 +799,14 @@ DescribeTransactionsResponse = Message("DescribeTransactionsResponse", valid="0"
         partitions            []int32             0+
 """))
 
-ListTransactionsRequest = Message("ListTransactionsRequest", valid="0-1", flexible="0+", fields=fields("""
-    stateFilters       []string  0+
-    producerIdFilters  []int64   0+
-    durationFilter     int64     1+  default=-1
+ListTransactionsRequest = Message("ListTransactionsRequest", valid="0-2", flexible="0+", fields=fields("""
+    stateFilters            []string  0+
+    producerIdFilters       []int64   0+
+    durationFilter          int64     1+  default=-1
+    transactionalIdPattern  string    2+  nullable=2+ default=null
 """))
 
-ListTransactionsResponse = Message("ListTransactionsResponse", valid="0-1", flexible="0+",
+ListTransactionsResponse = Message("ListTransactionsResponse", valid="0-2", flexible="0+",
                                    fields=fields("""
     throttleTimeMs       int32               0+
     errorCode            int16               0+
@@ -803,6 +815,136 @@ ListTransactionsResponse = Message("ListTransactionsResponse", valid="0-1", flex
       transactionalId    string              0+
       producerId         int64               0+
       transactionState   string              0+
+"""))
+
+
+# -- a partition's log: OffsetForLeaderEpoch (23), DescribeProducers (61),
+# DescribeTopicPartitions (75), ListPartitionReassignments (46), DescribeClientQuotas (48) --
+
+OffsetForLeaderEpochRequest = Message("OffsetForLeaderEpochRequest", valid="0-4", flexible="4+",
+                                      fields=fields("""
+    replicaId               int32                       3+  default=-2
+    topics                  []OffsetForLeaderTopic      0+
+      topic                 string                      0+
+      partitions            []OffsetForLeaderPartition  0+
+        partition           int32                       0+
+        currentLeaderEpoch  int32                       2+  default=-1
+        leaderEpoch         int32                       0+
+"""))
+
+OffsetForLeaderEpochResponse = Message("OffsetForLeaderEpochResponse", valid="0-4",
+                                       flexible="4+", fields=fields("""
+    throttleTimeMs   int32                         2+
+    topics           []OffsetForLeaderTopicResult  0+
+      topic          string                        0+
+      partitions     []EpochEndOffset              0+
+        errorCode    int16                         0+
+        partition    int32                         0+
+        leaderEpoch  int32                         1+  default=-1
+        endOffset    int64                         0+  default=-1
+"""))
+
+DescribeProducersRequest = Message("DescribeProducersRequest", valid="0", flexible="0+", fields=fields("""
+    topics              []TopicRequest  0+
+      name              string          0+
+      partitionIndexes  []int32         0+
+"""))
+
+DescribeProducersResponse = Message("DescribeProducersResponse", valid="0", flexible="0+",
+                                    fields=fields("""
+    throttleTimeMs               int32                0+
+    topics                       []TopicResponse      0+
+      name                       string               0+
+      partitions                 []PartitionResponse  0+
+        partitionIndex           int32                0+
+        errorCode                int16                0+
+        errorMessage             string               0+  nullable=0+ default=null
+        activeProducers          []ProducerState      0+
+          producerId             int64                0+
+          producerEpoch          int32                0+
+          lastSequence           int32                0+  default=-1
+          lastTimestamp          int64                0+  default=-1
+          coordinatorEpoch       int32                0+
+          currentTxnStartOffset  int64                0+  default=-1
+"""))
+
+DescribeTopicPartitionsRequest = Message("DescribeTopicPartitionsRequest", valid="0",
+                                         flexible="0+", fields=fields("""
+    topics                  []TopicRequest  0+
+      name                  string          0+
+    responsePartitionLimit  int32           0+  default=2000
+    cursor                  Cursor          0+  nullable=0+ default=null
+      topicName             string          0+
+      partitionIndex        int32           0+
+"""))
+
+DescribeTopicPartitionsResponse = Message("DescribeTopicPartitionsResponse", valid="0",
+                                          flexible="0+", fields=fields("""
+    throttleTimeMs               int32                                       0+
+    topics                       []DescribeTopicPartitionsResponseTopic      0+
+      errorCode                  int16                                       0+
+      name                       string                                      0+  nullable=0+
+      topicId                    uuid                                        0+
+      isInternal                 bool                                        0+  default=false
+      partitions                 []DescribeTopicPartitionsResponsePartition  0+
+        errorCode                int16                                       0+
+        partitionIndex           int32                                       0+
+        leaderId                 int32                                       0+
+        leaderEpoch              int32                                       0+  default=-1
+        replicaNodes             []int32                                     0+
+        isrNodes                 []int32                                     0+
+        eligibleLeaderReplicas   []int32                                     0+  nullable=0+ default=null
+        lastKnownElr             []int32                                     0+  nullable=0+ default=null
+        offlineReplicas          []int32                                     0+
+      topicAuthorizedOperations  int32                                       0+  default=-2147483648
+    nextCursor                   Cursor                                      0+  nullable=0+ default=null
+      topicName                  string                                      0+
+      partitionIndex             int32                                       0+
+"""))
+
+ListPartitionReassignmentsRequest = Message("ListPartitionReassignmentsRequest", valid="0",
+                                            flexible="0+", fields=fields("""
+    timeoutMs           int32                               0+  default=60000
+    topics              []ListPartitionReassignmentsTopics  0+  nullable=0+ default=null
+      name              string                              0+
+      partitionIndexes  []int32                             0+
+"""))
+
+ListPartitionReassignmentsResponse = Message("ListPartitionReassignmentsResponse", valid="0",
+                                             flexible="0+", fields=fields("""
+    throttleTimeMs        int32                           0+
+    errorCode             int16                           0+
+    errorMessage          string                          0+  nullable=0+
+    topics                []OngoingTopicReassignment      0+
+      name                string                          0+
+      partitions          []OngoingPartitionReassignment  0+
+        partitionIndex    int32                           0+
+        replicas          []int32                         0+
+        addingReplicas    []int32                         0+
+        removingReplicas  []int32                         0+
+"""))
+
+DescribeClientQuotasRequest = Message("DescribeClientQuotasRequest", valid="0-1", flexible="1+",
+                                      fields=fields("""
+    components    []ComponentData  0+
+      entityType  string           0+
+      matchType   int8             0+
+      match       string           0+  nullable=0+
+    strict        bool             0+
+"""))
+
+DescribeClientQuotasResponse = Message("DescribeClientQuotasResponse", valid="0-1",
+                                       flexible="1+", fields=fields("""
+    throttleTimeMs  int32         0+
+    errorCode       int16         0+
+    errorMessage    string        0+  nullable=0+
+    entries         []EntryData   0+  nullable=0+
+      entity        []EntityData  0+
+        entityType  string        0+
+        entityName  string        0+  nullable=0+
+      values        []ValueData   0+
+        key         string        0+
+        value       float64       0+
 """))
 
 # -- headers ---------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from collections import Counter
 
 from ..errors import ApiError, InvalidArgumentError, InvalidConfigError, OffsetOutOfRangeError
 from ..protocol.apis import ApiKeys
-from ..protocol.errors import Errors
+from ..protocol.errors import INVALID_REQUEST_MESSAGE, Errors
 from . import configs as cfgs
 from .catalog import LogDirCatalog, is_internal, partition_count
 from .handlers import ApiHandlers, TimeSlices, partition_answers
@@ -124,7 +124,7 @@ class AdminApis(ApiHandlers):
                         self.catalog.group_configs.get(rname, {}), keys, synonyms)
                 else:
                     # an InvalidRequestException with INVALID_REQUEST's default message
-                    raise ApiError(Errors.INVALID_REQUEST, _INVALID_REQUEST_MESSAGE)
+                    raise ApiError(Errors.INVALID_REQUEST, INVALID_REQUEST_MESSAGE)
             except ApiError as e:
                 res["errorCode"], res["errorMessage"] = int(e.error), e.message
         return {"throttleTimeMs": 0, "results": results + denied}
@@ -523,12 +523,6 @@ class AdminApis(ApiHandlers):
             log.info("%s-%d: log start offset %d (DeleteRecords)", name, idx,
                      lg.log_start_offset)
         return lg.log_start_offset, changed
-
-
-#: Errors.INVALID_REQUEST's default message, which the broker writes out
-_INVALID_REQUEST_MESSAGE = (
-    "This most likely occurs because of a request being malformed by the client library or "
-    "the message was sent to an incompatible broker. See the broker logs for more details.")
 
 
 def _validate_topic_name(name: str, empty_allowed: bool = False) -> None:

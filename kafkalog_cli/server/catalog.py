@@ -39,6 +39,9 @@ controller would: ``replication-offset-checkpoint`` (the high watermarks) and
   checkpoints, then the clean-shutdown marker, as ``LogManager.shutdown`` does - when the
   directory had the marker, was new, or was recovered just before (``recovered``: serve's
   start-up recovery, :func:`kafkalog_cli.ops.serve.recover_at_startup`).
+* A directory holding only some partitions of a topic (a copy of one broker of a
+  cluster): the topic has partitions 0..N-1, N one more than the highest found; the
+  absent ones are served as offline (:data:`ABSENT`, one start-up line names them).
 * ``read_only`` (``serve --read-only``): no LogManager, no lock taken, nothing written:
   each partition is a :class:`~.storage_adapter.ReadOnlyPartition` over the files as they
   are, topics without a ``partition.metadata`` get an id for this run only, and creating
@@ -55,7 +58,12 @@ import shutil
 import threading
 from pathlib import Path
 
-from ..constants import INT64_MAX, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
+from ..constants import (
+    CLEAN_SHUTDOWN_FILE_NAME,
+    INT64_MAX,
+    LOG_START_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+)
 from ..errors import (
     CorruptCheckpointError,
     IllegalStateError,
@@ -89,6 +97,8 @@ STATE_FILE = "kafkalog-serve.json"
 #: threads opening the partitions at start-up (LogManager.loadLogs)
 LOAD_THREADS = 8
 PRODUCER_ID_BLOCK = 1000
+#: why an absent partition (below the highest of its topic found here) is offline
+ABSENT = "absent from the log directory"
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 METADATA_TOPIC = "__cluster_metadata"
 _MOVED = re.compile(r"\.[0-9a-f]{32}-(delete|future|stray)$")
@@ -101,11 +111,13 @@ def is_internal(topic: str) -> bool:
 
 class Topic:
     """A served topic: its partitions, and those that are offline (partition -> why: a
-    file the broker parses as it loads the log does not parse, or a segment file to
-    append to is a symbolic link). An offline partition is listed in Metadata without a
+    file the broker parses as it loads the log does not parse, a segment file to append
+    to is a symbolic link, or it is :data:`ABSENT`: another broker's). An offline partition is listed in Metadata without a
     leader (``LEADER_NOT_AVAILABLE``, this node in ``offlineReplicas``) and answers
     ``KAFKA_STORAGE_ERROR`` to Produce, Fetch and ListOffsets, as
-    ``ReplicaManager.getPartitionOrError`` answers for ``HostedPartition.Offline``."""
+    ``ReplicaManager.getPartitionOrError`` answers for ``HostedPartition.Offline`` (an
+    absent one ``NOT_LEADER_OR_FOLLOWER``, as for ``HostedPartition.None`` of a partition
+    the metadata knows)."""
 
     __slots__ = ("name", "topic_id", "partitions", "overrides", "offline")
 
@@ -201,6 +213,7 @@ class LogDirCatalog:
                     log.error("partition %s-%d is offline: %s", topic.name, p, error)
             for topic in topics:
                 self._add(topic)
+            self._note_absent()
             self._next_pid = self._block_end = int(state.get("nextProducerIdBlock", 0)) or \
                 self._producer_id_floor()
         except BaseException:
@@ -258,7 +271,8 @@ class LogDirCatalog:
     def _open_read_only(self) -> LogDirCatalog:
         """Open every partition read-only: nothing is created, locked or written (a broker
         holding the lock is only warned about: what it writes may show up half-done)."""
-        if is_locked(self.log_dir):
+        locked = is_locked(self.log_dir)
+        if locked:
             log.warning("%s is locked by a running broker or kafkalog: serving it read-only "
                         "may show batches being written", self.log_dir)
         meta = read_meta_properties(self.log_dir) or {}
@@ -280,7 +294,34 @@ class LogDirCatalog:
                     topic.offline[p] = str(e)
                     log.error("partition %s-%d is offline: %s", name, p, e)
             self._add(topic)
+        self._note_absent()
+        if not locked and self.topics and not (self.log_dir /
+                                               CLEAN_SHUTDOWN_FILE_NAME).exists():
+            log.warning("%s has no %s: a broker would run the log recovery before serving "
+                        "it; --read-only serves the files as they are (a batch a crash left "
+                        "half-written may be served: run kafkalog recover first)",
+                        self.log_dir, CLEAN_SHUTDOWN_FILE_NAME)
         return self
+
+    def _note_absent(self) -> None:
+        """Each topic's partitions below its highest that are not here: offline,
+        :data:`ABSENT` (one start-up line names them)."""
+        lines = []
+        for name, topic in sorted(self.topics.items()):
+            absent = [p for p in range(partition_count(topic))
+                      if p not in topic.partitions and p not in topic.offline]
+            for p in absent:
+                topic.offline[p] = ABSENT
+            if absent:
+                lines.append(f"{name} {_ranges(absent)}")
+        if lines:
+            log.warning("partitions %s (served as offline partitions): %s", ABSENT,
+                        "; ".join(lines))
+
+    def absent(self, topic: str) -> list[int]:
+        """The :data:`ABSENT` partitions of ``topic``."""
+        t = self.topics.get(topic)
+        return [] if t is None else sorted(p for p, why in t.offline.items() if why == ABSENT)
 
     def _add(self, topic: Topic) -> None:
         self.topics[topic.name] = topic
@@ -466,6 +507,8 @@ class LogDirCatalog:
         ``UNKNOWN_TOPIC_OR_PARTITION``."""
         t = self.topics.get(topic)
         if t is not None and partition in t.offline:
+            if t.offline[partition] == ABSENT:
+                return Errors.NOT_LEADER_OR_FOLLOWER
             return Errors.KAFKA_STORAGE_ERROR
         return Errors.UNKNOWN_TOPIC_OR_PARTITION
 
@@ -523,8 +566,9 @@ class LogDirCatalog:
 
     def serve_partition(self, topic: Topic, p: int, log) -> None:
         """Serve partition ``p`` of ``topic`` from ``log`` (:meth:`open_partition`); a
-        served topic serves it at once."""
+        served topic serves it at once (an absent one no longer offline)."""
         topic.partitions[p] = ServedPartition(self.manager.add_log(log))
+        topic.offline.pop(p, None)
 
     def add_topic(self, topic: Topic) -> None:
         """Serve ``topic`` (made by :meth:`new_topic`), its overrides persisted."""
@@ -644,3 +688,17 @@ def remove_partition_dir(d: Path, fsync: bool = True) -> None:
     target = rename_deleted(d, fsync=fsync)
     if target is not None:
         shutil.rmtree(target, ignore_errors=True)
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2, 5"`` (sorted input)."""
+    out = []
+    start = prev = numbers[0]
+    for n in [*numbers[1:], None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if n is not None:
+            start = prev = n
+    return ", ".join(out)

@@ -31,7 +31,7 @@ from ..format.builder import build_batch
 from ..format.records import Record
 from ..javaorder import java_string_hash
 from ..storage.log import UnifiedLog
-from .catalog import LogDirCatalog
+from .catalog import ABSENT, LogDirCatalog
 from .storage_adapter import append_error
 
 log = logging.getLogger("kafkalog.serve")
@@ -154,9 +154,37 @@ class CoordinatorTopic:
                 yield p, batch, batch.records()
 
     def offline(self) -> dict[int, str]:
-        """Partitions of the topic that did not open (partition -> why)."""
+        """Partitions of the topic that did not open (partition -> why); not the absent
+        ones (:meth:`create_absent`)."""
         t = self.catalog.topics.get(self.name)
-        return dict(t.offline) if t is not None else {}
+        return {p: why for p, why in t.offline.items() if why != ABSENT} if t else {}
+
+    def create_absent(self) -> list[int]:
+        """Create the partitions absent from the log directory (a copy of one broker of
+        a cluster holds only some): the coordinator of a key whose partition is absent
+        then starts it empty, as a broker made its leader creates the log. Returns them.
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        absent = self.catalog.absent(self.name)
+        for p in absent:
+            self.catalog.create_partition(self.catalog.topics[self.name], p)
+        return absent
+
+    def unavailable(self, key: str) -> str | None:
+        """Why the coordinator of ``key`` is not available here (its partition is offline
+        or absent: a read-only node cannot create it), else None."""
+        t = self.catalog.topics.get(self.name)
+        if t is None:
+            return None
+        p = self.partition_for(key)
+        why = t.offline.get(p)
+        if why is None:
+            return None
+        if why == ABSENT and self.catalog.read_only:
+            return f"{self.name}-{p} is {ABSENT} and --read-only does not create it"
+        return f"{self.name}-{p} is offline: {why}"
 
 
 def write_marker(lg: UnifiedLog, *, producer_id: int, producer_epoch: int, commit: bool,

@@ -12,7 +12,7 @@ import time
 
 from ..errors import AppendError
 from ..protocol.apis import ApiKeys
-from ..protocol.errors import Errors
+from ..protocol.errors import INVALID_REQUEST_MESSAGE, Errors
 from .catalog import LogDirCatalog
 from .groups import MIN_INT32, GroupConfig, GroupCoordinator, _join_error
 from .handlers import ApiHandlers
@@ -88,9 +88,9 @@ class GroupApis(ApiHandlers):
                 c.update(nodeId=-1, host="", port=-1, errorCode=int(denied[0]),
                          errorMessage=denied[1] if v < 4 else "")
             elif key_type not in (COORDINATOR_GROUP, COORDINATOR_TRANSACTION):
-                c.update(nodeId=-1, host="", port=-1,
-                         errorCode=int(Errors.COORDINATOR_NOT_AVAILABLE),
-                         errorMessage="this server has no share coordinator")
+                # KafkaApis.getCoordinator: a share key before v6, or a node without a
+                # share coordinator (this one: no share groups)
+                c.update(nodeId=-1, host="", port=-1, errorCode=int(Errors.INVALID_REQUEST))
             elif not key:
                 c.update(nodeId=-1, host="", port=-1, errorCode=int(Errors.INVALID_REQUEST),
                          errorMessage="the group id is empty")
@@ -100,6 +100,8 @@ class GroupApis(ApiHandlers):
         c = out[0]
         # FindCoordinatorResponse.prepareOldResponse: the error's own message, "NONE" too
         message = c["errorMessage"] if c["errorCode"] else Errors.NONE.name
+        if c["errorCode"] == Errors.INVALID_REQUEST and not message:
+            message = INVALID_REQUEST_MESSAGE
         return {"throttleTimeMs": 0, "errorCode": c["errorCode"],
                 "errorMessage": message, "nodeId": c["nodeId"], "host": c["host"],
                 "port": c["port"]}
@@ -274,6 +276,11 @@ class GroupApis(ApiHandlers):
             g = self.groups.describe_group(gid)
             g["authorizedOperations"] = self.auth.authorized_operations(
                 req, _GROUP, gid) if ops and g["errorCode"] == 0 else MIN_INT32
+            if req.api_version >= 6 and g["errorCode"] == 0 and \
+                    gid not in self.groups.groups:
+                # v6 (KIP-1043): an unknown group is GROUP_ID_NOT_FOUND, not a Dead one
+                g.update(errorCode=int(Errors.GROUP_ID_NOT_FOUND),
+                         errorMessage=f"Group {gid} not found.", authorizedOperations=MIN_INT32)
             out.append(g)
         return {"throttleTimeMs": 0, "groups": denied + out}
 

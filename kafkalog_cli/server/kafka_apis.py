@@ -61,6 +61,7 @@ from .admin import (
 )
 from .catalog import METADATA_TOPIC, LogDirCatalog, Topic, is_internal, remove_partition_dir
 from .coordinator_log import OFFSETS_TOPIC, TRANSACTION_TOPIC, CoordinatorTopic
+from .describe_apis import DescribeApis, partition_states
 from .fetch_apis import FetchApis
 from .group_apis import GroupApis, group_config
 from .group_log import GroupLogStore, load_groups, restore
@@ -175,6 +176,7 @@ class KafkaApis:
                                self.auth)
         self.handlers.update(self.reads.handlers())
         self.handlers.update(self.admin.handlers())
+        self.handlers.update(DescribeApis(catalog, options, self.auth).handlers())
         self.handlers.update(self.group_apis.handlers())
         self.handlers.update(self.txn_apis.handlers())
         self.handlers.update(security.handlers())
@@ -189,9 +191,19 @@ class KafkaApis:
         crash left prepared are completed: their markers are written). On the event loop
         (member session timers start).
 
+        The partitions of either topic absent from the log directory are created first
+        (not when serving read-only: the keys of those partitions then have no
+        coordinator, :meth:`_find_coordinator`).
+
         Raises:
             CoordinatorLoadError: a partition of either topic that does not load.
         """
+        if not self.options.read_only:
+            for ct in (self.offsets_topic, self.txn_topic):
+                made = ct.create_absent()
+                if made:
+                    log.info("created the partitions of %s absent from the log directory: %s",
+                             ct.name, ", ".join(map(str, made)))
         groups, offsets, pending = load_groups(self.offsets_topic)
         n = restore(self.groups, groups, offsets, pending)
         if n:
@@ -277,7 +289,16 @@ class KafkaApis:
             topic = {0: self.offsets_topic, 1: self.txn_topic}.get(key_type)
             if topic is not None and self._may_find(req, key_type):
                 topic.ensure()
-        return self.group_apis.handle_find_coordinator(req)
+        res = self.group_apis.handle_find_coordinator(req)
+        topic = {0: self.offsets_topic, 1: self.txn_topic}.get(req.body.get("keyType", 0))
+        if topic is not None:
+            for c in res.get("coordinators") or [res]:
+                why = c["errorCode"] == 0 and topic.unavailable(
+                    c["key"] if "key" in c else req.body["key"])
+                if why:  # the broker: no leader for the coordinator's partition
+                    c.update(nodeId=-1, host="", port=-1, errorMessage=why,
+                             errorCode=int(Errors.COORDINATOR_NOT_AVAILABLE))
+        return res
 
     def _may_find(self, req: Request, key_type: int) -> bool:
         """getCoordinator looks the coordinator up (and makes its topic) only for a key the
@@ -300,29 +321,25 @@ class KafkaApis:
             # KIP-511: answered as v0 with UNSUPPORTED_VERSION and ApiVersions' own range
             versions = [a for a in api_versions_table() if a["apiKey"] == ApiKeys.API_VERSIONS]
             return Reply({"errorCode": int(Errors.UNSUPPORTED_VERSION), "apiKeys": versions}, 0)
+        body = req.body
+        cluster, node = body.get("clusterId"), body.get("nodeId", -1)
         if req.api_version >= 3 and not (
-                _SOFTWARE.match(req.body["clientSoftwareName"])
-                and _SOFTWARE.match(req.body["clientSoftwareVersion"])):
+                (cluster is None) == (node == -1)  # v5 (KIP-1242): both or neither
+                and _SOFTWARE.match(body["clientSoftwareName"])
+                and _SOFTWARE.match(body["clientSoftwareVersion"])):
             return Reply({"errorCode": int(Errors.INVALID_REQUEST), "apiKeys": [],
+                          "throttleTimeMs": 0})
+        if cluster is not None and (cluster, node) != (self.catalog.cluster_id,
+                                                       self.options.node_id):
+            # the client found another cluster or node at this address
+            return Reply({"errorCode": int(Errors.REBOOTSTRAP_REQUIRED), "apiKeys": [],
                           "throttleTimeMs": 0})
         return Reply({"errorCode": 0, "apiKeys": api_versions_table(), "throttleTimeMs": 0})
 
     # -- Metadata -----------------------------------------------------------------------
 
     def _topic_metadata(self, req: Request, topic: Topic, include_ops: bool) -> dict:
-        node = self.options.node_id
-        parts = []
-        for p in sorted(topic.partitions.keys() | topic.offline.keys()):
-            part = topic.partitions.get(p)
-            if part is None:  # its log dir is offline here: no leader (KRaftMetadataCache)
-                parts.append({"errorCode": int(Errors.LEADER_NOT_AVAILABLE),
-                              "partitionIndex": p, "leaderId": -1, "leaderEpoch": -1,
-                              "replicaNodes": [node], "isrNodes": [node],
-                              "offlineReplicas": [node]})
-                continue
-            parts.append({"errorCode": 0, "partitionIndex": p, "leaderId": node,
-                          "leaderEpoch": part.leader_epoch, "replicaNodes": [node],
-                          "isrNodes": [node], "offlineReplicas": []})
+        parts = partition_states(topic, self.options.node_id)
         out = {"errorCode": 0, "name": topic.name, "topicId": topic.topic_id,
                "isInternal": is_internal(topic.name), "partitions": parts}
         if include_ops:
@@ -457,8 +474,12 @@ class KafkaApis:
                         # once instead of LEADER_NOT_AVAILABLE and a retry
                         t = await self._auto_create(name)
                 if t is None:
-                    out.append({"errorCode": int(error), "name": name, "topicId": ZERO_UUID,
-                                "isInternal": is_internal(name), "partitions": []})
+                    entry = {"errorCode": int(error), "name": name, "topicId": ZERO_UUID,
+                             "isInternal": is_internal(name), "partitions": []}
+                    if include_ops:  # the topic's authorized operations even so
+                        entry["topicAuthorizedOperations"] = auth.authorized_operations(
+                            req, ResourceType.TOPIC, name)
+                    out.append(entry)
                     continue
             out.append(self._topic_metadata(req, t, include_ops))
         return unknown_ids + out + no_create + no_describe
@@ -480,6 +501,7 @@ class KafkaApis:
         body = req.body
         v = req.api_version
         acks = body["acks"]
+        ids = self._name_produce_topics(body) if v >= 13 else None
         try:
             has_transactional = _has_transactional_records(body["topicData"])
         except CorruptRecordError as e:
@@ -502,6 +524,9 @@ class KafkaApis:
                 idx = pd["index"]
                 tp = (name, idx)
                 slots.setdefault(tp, {"index": idx})
+                if ids is not None and name not in self.catalog.topics:
+                    missing[tp] = Errors.UNKNOWN_TOPIC_ID
+                    continue
                 if name not in writable:
                     missing[tp] = Errors.TOPIC_AUTHORIZATION_FAILED
                     continue
@@ -593,7 +618,17 @@ class KafkaApis:
                     f"from client id {req.client_id} with ack=0: " +
                     ", ".join(f"{n}-{p}: {e}" for n, p, e in errors))
             return NO_RESPONSE
-        return Reply({"responses": _by_topic(slots), "throttleTimeMs": 0})
+        return Reply({"responses": _by_topic(slots, ids), "throttleTimeMs": 0})
+
+    def _name_produce_topics(self, body: dict) -> dict[str, str]:
+        """Produce v13+ names topics by id (KIP-516): each ``topicData`` entry gets the
+        name of its id (an unknown id a name no topic can have); returns name -> id."""
+        ids = {}
+        for td in body["topicData"]:
+            topic = self.catalog.by_id.get(td["topicId"])
+            td["name"] = topic.name if topic is not None else "\0" + td["topicId"]
+            ids[td["name"]] = td["topicId"]
+        return ids
 
     def _produce_error_response(self, req: Request, error: Errors, message: str | None = None):
         """ProduceRequest.getErrorResponse: every topic-partition of the request (once)
@@ -605,12 +640,13 @@ class KafkaApis:
                                   f"{req.correlation_id} from client id {req.client_id} "
                                   "with ack=0")
         slots = {}
+        ids = self._name_produce_topics(body) if req.api_version >= 13 else None
         for td in body["topicData"]:
             for pd in td["partitionData"]:
                 slots[(td["name"], pd["index"])] = {
                     **_partition_error(pd["index"], error), "recordErrors": [],
                     "errorMessage": message}
-        return Reply({"responses": _by_topic(slots), "throttleTimeMs": 0})
+        return Reply({"responses": _by_topic(slots, ids), "throttleTimeMs": 0})
 
     async def _append(self, part, records):
         """Validate ``records`` for ``part`` (on a worker thread unless
@@ -970,11 +1006,15 @@ def _validates_inline(records) -> bool:
         records[ATTRIBUTES_OFFSET + 1] & COMPRESSION_CODEC_MASK == 0
 
 
-def _by_topic(slots: dict[tuple[str, int], dict]) -> list[dict]:
-    """ProduceResponse's topics from entries keyed by topic-partition (one per topic)."""
+def _by_topic(slots: dict[tuple[str, int], dict],
+              ids: dict[str, str] | None = None) -> list[dict]:
+    """ProduceResponse's topics from entries keyed by topic-partition (one per topic),
+    named by their ids (``ids``: name -> id) from v13 on."""
     topics: dict[str, list[dict]] = {}
     for (name, _), slot in slots.items():
         topics.setdefault(name, []).append(slot)
+    if ids is not None:
+        return [{"topicId": ids[n], "partitionResponses": out} for n, out in topics.items()]
     return [{"name": n, "partitionResponses": out} for n, out in topics.items()]
 
 

@@ -23,11 +23,13 @@ LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3
 EARLIEST_LOCAL_TIMESTAMP = -4
 LATEST_TIERED_TIMESTAMP = -5
+EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6
 
 #: ReplicaManager.timestampMinSupportedVersion: the first ListOffsets version of each
 #: special timestamp
 _TIMESTAMP_MIN_VERSION = {EARLIEST_TIMESTAMP: 1, LATEST_TIMESTAMP: 1, MAX_TIMESTAMP: 7,
-                          EARLIEST_LOCAL_TIMESTAMP: 8, LATEST_TIERED_TIMESTAMP: 9}
+                          EARLIEST_LOCAL_TIMESTAMP: 8, LATEST_TIERED_TIMESTAMP: 9,
+                          EARLIEST_PENDING_UPLOAD_TIMESTAMP: 11}
 
 
 def timestamp_unsupported(timestamp: int, version: int) -> bool:
@@ -146,8 +148,8 @@ def offset_for_timestamp(part: PartitionView, timestamp: int, read_committed: bo
         start = part.log_start_offset
         epoch = epochs[0][0] if epochs and epochs[0][1] <= start else -1
         return -1, start, epoch
-    if timestamp == LATEST_TIERED_TIMESTAMP:
-        # no remote storage: nothing is tiered
+    if timestamp in (LATEST_TIERED_TIMESTAMP, EARLIEST_PENDING_UPLOAD_TIMESTAMP):
+        # no remote storage: nothing is tiered, nothing waits to be uploaded
         return -1, -1, -1
     if timestamp == MAX_TIMESTAMP:
         found = part.log.max_timestamp_and_offset()

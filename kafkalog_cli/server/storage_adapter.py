@@ -43,6 +43,7 @@ from ..errors import (
 from ..protocol.errors import Errors
 from ..storage.checkpoints import read_leader_epoch_checkpoint
 from ..storage.log import Log, UnifiedLog
+from ..storage.producer_state import ProducerStateManager
 from ..storage.segment import LogSegment
 
 log = logging.getLogger("kafkalog.serve")
@@ -168,6 +169,10 @@ class ServedPartition(_LogView):
     def epochs(self) -> list[tuple[int, int]]:
         return self.log.leader_epoch_cache.epochs
 
+    def producer_state(self) -> ProducerStateManager:
+        """The log's producer state, as appends keep it (``UnifiedLog.producerStateManager``)."""
+        return self.log.producer_state
+
     def append_as_leader(self, batch_bytes) -> AppendInfo:
         """Partition.appendRecordsToLeader -> UnifiedLog.appendAsLeader: :meth:`validate`
         then :meth:`append_validated`.
@@ -247,6 +252,15 @@ class ReadOnlyPartition(_LogView):
         epochs = read_leader_epoch_checkpoint(self.log.directory / LEADER_EPOCH_CHECKPOINT)
         self.epochs = [(e, o) for e, o in (epochs or []) if o <= end]
         self.leader_epoch = self.epochs[-1][0] if self.epochs else 0
+
+    def producer_state(self) -> ProducerStateManager:
+        """The producer state as a broker would load it from these files, writing
+        nothing (:meth:`~kafkalog_cli.storage.log.Log.load_producer_state`, per call).
+
+        Raises:
+            UnreadableError: a ``.log`` cannot be read.
+        """
+        return self.log.load_producer_state()
 
     def append_as_leader(self, batch_bytes) -> AppendInfo:
         """Refused: nothing is written.

@@ -41,6 +41,7 @@ Everything runs on the server's event loop.
 from __future__ import annotations
 
 import logging
+import re
 import struct
 import time
 from dataclasses import dataclass, replace
@@ -412,9 +413,10 @@ class TransactionCoordinator:
                       "producerEpoch": m.producer_epoch,
                       "topics": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]}
 
-    def list(self, states: list[str], producer_ids: list[int], duration_ms: int = -1
-             ) -> tuple[list[str], list[dict]]:
-        """listTransactionStates: (unknown state filters, matching transactions)."""
+    def list(self, states: list[str], producer_ids: list[int], duration_ms: int = -1,
+             pattern: re.Pattern | None = None) -> tuple[list[str], list[dict]]:
+        """listTransactionStates: (unknown state filters, matching transactions);
+        ``pattern`` must match a whole transactional id (ListTransactions v2, KIP-1152)."""
         known = set(STATE_NAMES)
         unknown = [s for s in states if s not in known]
         wanted = {s for s in states if s in known}
@@ -426,6 +428,8 @@ class TransactionCoordinator:
             if producer_ids and m.producer_id not in producer_ids:
                 continue
             if duration_ms >= 0 and (m.state != ONGOING or now - m.start_ms < duration_ms):
+                continue
+            if pattern is not None and not pattern.fullmatch(m.transactional_id):
                 continue
             out.append({"transactionalId": m.transactional_id, "producerId": m.producer_id,
                         "transactionState": STATE_NAMES[m.state]})

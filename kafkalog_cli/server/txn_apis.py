@@ -11,6 +11,7 @@ Describe/ListTransactions answer from the loaded state.
 
 from __future__ import annotations
 
+import re
 import time
 
 from ..errors import AppendError
@@ -25,6 +26,10 @@ from .security.acls import AclOperation, ResourceType
 from .transactions import TransactionCoordinator, fenced_for
 
 _AUTH = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+#: what Python's re accepts and RE2/J refuses: lookarounds and backreferences
+_NOT_RE2 = re.compile(r"\(\?<?[=!]|\(\?P=|\\[1-9]")
 
 
 class TxnApis(ApiHandlers):
@@ -209,8 +214,19 @@ class TxnApis(ApiHandlers):
     def handle_list_transactions(self, req) -> dict:
         """Only the transactional ids the principal may DESCRIBE."""
         body = req.body
+        pattern = None
+        if body.get("transactionalIdPattern"):
+            # the broker compiles it with RE2/J; Python's re reads the same syntax but
+            # for backreferences and lookarounds, which RE2 refuses
+            try:
+                if _NOT_RE2.search(body["transactionalIdPattern"]):
+                    raise re.error("not RE2 syntax")
+                pattern = re.compile(body["transactionalIdPattern"])
+            except re.error:
+                return {"throttleTimeMs": 0, "errorCode": int(Errors.INVALID_REGULAR_EXPRESSION),
+                        "unknownStateFilters": [], "transactionStates": []}
         unknown, states = self.txn.list(body["stateFilters"], body["producerIdFilters"],
-                                        body.get("durationFilter", -1))
+                                        body.get("durationFilter", -1), pattern)
         if self.auth.enabled:
             states = [s for s in states if self.auth.authorize(
                 req, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, s["transactionalId"])]

@@ -105,19 +105,22 @@ class LeaderEpochCache:
         return found
 
     def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
-        """LeaderEpochFileCache.endOffsetFor: ``(epoch found, its end offset)``."""
-        if not self.epochs:
+        """LeaderEpochFileCache.endOffsetFor: ``(epoch found, its end offset)``, both
+        absolute: the latest epoch ends at ``log_end_offset``; an older one at the start
+        of the next greater epoch, reported as the greatest epoch at or below it (as the
+        requested one when none is: the log's start is gone); ``(-1, -1)`` (undefined)
+        for -1, an empty cache or an epoch above every entry."""
+        epochs = self.epochs
+        if epoch == -1 or not epochs:
             return -1, -1
-        if epoch == self.epochs[-1][0]:
+        if epoch == epochs[-1][0]:
             return epoch, log_end_offset
-        found = None
-        for i, (e, _) in enumerate(self.epochs):
-            if e > epoch:
-                if found is None:
-                    return -1, -1
-                return found, self.epochs[i][1]
-            found = e
-        return found, log_end_offset
+        floor = None
+        for e, start in epochs:
+            if e > epoch:  # higherEntry
+                return (epoch if floor is None else floor), start
+            floor = e
+        return -1, -1
 
     def text(self) -> str:
         """The ``leader-epoch-checkpoint`` text of the entries."""

@@ -461,14 +461,19 @@ class UnifiedLog(Log):
     @classmethod
     def open(cls, directory, config=None, clock=None, *, topic_id: str | None = None,
              log_start_offset: int | None = None, recovery_point: int | None = None,
-             fsync: bool = True, rng=None) -> UnifiedLog:
+             fsync: bool = True, rng=None, recovered: bool = False) -> UnifiedLog:
         """Open (creating when needed) a partition directory for appending.
 
         Creates the directory and ``partition.metadata`` (a random topic id unless
         ``topic_id`` is given), reopens the last segment (or creates the first one at
         the log start offset), loads ``leader-epoch-checkpoint`` and the newest producer
         snapshot at or below the log end offset, replaying batches written after it
-        (snapshots above the log end offset are deleted).
+        (snapshots above the log end offset are deleted). ``recovered``: the log recovery
+        has just run (and written a snapshot at the log end offset): the producer state
+        is replayed from the newest snapshot below the log end offset, as the broker's
+        ``LogLoader`` rebuilds it after an unclean shutdown, so that the last five batches
+        of each producer are known again (a retry of a batch whose answer the crash lost
+        is then a duplicate, not an out-of-order sequence).
 
         Raises:
             InvalidArgumentError: an illegal topic name, or a ``topic_id`` that differs
@@ -529,7 +534,7 @@ class UnifiedLog(Log):
         log.leader_epoch_cache = epoch_cache
         log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
         ps = ProducerStateManager(d, fsync=fsync)
-        snap = ps.load(log.log_end_offset)
+        snap = ps.load(log.log_end_offset, below_end=recovered)
         if snap < log.log_end_offset:
             # rebuild from the batches after the snapshot (LogLoader / loadProducerState)
             segs = log.segments
@@ -962,7 +967,7 @@ class LogManager:
             start = rp = None
         return UnifiedLog.open(self.log_dir / str(tp), config, self.clock, topic_id=topic_id,
                                log_start_offset=start, recovery_point=rp, fsync=self.fsync,
-                               rng=self.rng)
+                               rng=self.rng, recovered=self.recovered)
 
     def add_log(self, log: UnifiedLog) -> UnifiedLog:
         """Keep ``log`` (from :meth:`open_log`) as its partition's log; returns it."""

@@ -302,9 +302,9 @@ class ProducerStateManager:
                 self.ongoing[entry.current_txn_first_offset] = e.producer_id
         self.last_map_offset = self.last_snap_offset = offset
 
-    def load(self, log_end_offset: int) -> int:
-        """Load the newest snapshot file at or below ``log_end_offset``; returns its offset
-        (0 when none). Snapshots above the log end offset are stray (the log tail they saw
+    def load(self, log_end_offset: int, *, below_end: bool = False) -> int:
+        """Load the newest snapshot file at or below ``log_end_offset`` (``below_end``:
+        below it, the one at it kept); returns its offset (0 when none). Snapshots above the log end offset are stray (the log tail they saw
         is gone) and are deleted, as ``ProducerStateManager.truncateAndReload`` does, so
         a later load cannot pick one up; the caller replays batches from the returned
         offset to the log end (:meth:`replay_batch`).
@@ -320,7 +320,7 @@ class ProducerStateManager:
             if o > log_end_offset:
                 # truncateAndReload: remove every snapshot above the log end offset
                 snapshot_path(self.directory, o).unlink(missing_ok=True)
-            else:
+            elif o < log_end_offset or not below_end:
                 offs.append(o)
         if not offs:
             self.load_entries((), 0)

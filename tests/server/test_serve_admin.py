@@ -319,10 +319,6 @@ def test_describe_configs_sources_synonyms_and_read_only(log_dir):
         assert (cfg["flush.ms"]["value"], cfg["flush.ms"]["configSource"]) == ("10", 1)
         assert cfg["flush.ms"]["synonyms"] == [{"name": "flush.ms", "value": "10", "source": 1}]
         assert cfg["cleanup.policy"]["configType"] == 7  # LIST
-        # v0 has isDefault instead of configSource
-        [t0] = _describe(c, [(TOPIC, "t", ["segment.bytes", "compression.type"])], version=0)
-        assert [(e["name"], e["isDefault"]) for e in t0["configs"]] == [
-            ("compression.type", True), ("segment.bytes", False)]
         [b] = _describe(c, [(BROKER, "0", None)], synonyms=True)
         bc = _configs(b)
         assert (bc["node.id"]["value"], bc["node.id"]["readOnly"],
@@ -459,7 +455,7 @@ def test_describe_log_dirs_reports_the_bytes_on_disk(log_dir):
         [broker] = kp.describe_log_dirs()
         only = kp.describe_log_dirs({"t": [1, 9]})
         kp.close()
-        res = c.request(DESCRIBE_LOG_DIRS, 0, {"topics": [{"topic": "u", "partitions": [0]}]})
+        res = c.request(DESCRIBE_LOG_DIRS, 1, {"topics": [{"topic": "u", "partitions": [0]}]})
         c.close()
     [d] = broker["log_dirs"]
     assert (d["error_code"], d["log_dir"]) == (0, str(log_dir.absolute()))

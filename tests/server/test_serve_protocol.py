@@ -40,18 +40,19 @@ def test_every_declared_version_round_trips(api):
 
 def test_api_versions_table_matches_served_ranges():
     table = {e["apiKey"]: (e["minVersion"], e["maxVersion"]) for e in api_versions_table()}
-    assert table == {0: (3, 11), 1: (4, 16), 2: (1, 9), 3: (0, 12), 8: (0, 8), 9: (1, 8),
-                     10: (0, 4), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5),
-                     16: (0, 5), 18: (0, 4), 19: (2, 7), 20: (1, 6), 21: (0, 2), 22: (0, 4),
-                     32: (0, 4), 33: (0, 2), 35: (0, 4), 37: (0, 3), 42: (0, 2), 44: (0, 1),
-                     47: (0, 0), 60: (0, 1), 24: (0, 3), 25: (0, 4), 26: (0, 4), 28: (0, 4),
-                     65: (0, 0), 66: (0, 1),
+    assert table == {0: (3, 13), 1: (4, 18), 2: (1, 11), 3: (0, 13), 8: (2, 8), 9: (1, 8),
+                     10: (0, 6), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6),
+                     16: (0, 5), 18: (0, 5), 19: (2, 7), 20: (1, 6), 21: (0, 2), 22: (0, 4),
+                     23: (2, 4), 32: (1, 4), 33: (0, 2), 35: (1, 5), 37: (0, 3), 42: (0, 3),
+                     44: (0, 1), 46: (0, 0), 47: (0, 0), 48: (0, 1), 60: (0, 2), 61: (0, 0),
+                     24: (0, 3), 25: (0, 4), 26: (0, 4), 28: (0, 4), 65: (0, 0), 66: (0, 2),
+                     75: (0, 0),
                      # security (Kafka 4.4's ranges: the ACL APIs' v0 went in 4.0)
                      17: (0, 1), 36: (0, 2), 29: (1, 3), 30: (1, 3), 31: (1, 3),
                      50: (0, 0), 51: (0, 0)}
 
 
-@pytest.mark.parametrize("version", range(0, 5))
+@pytest.mark.parametrize("version", range(0, 6))
 def test_api_versions_every_version(raw, version):
     c = raw()
     body = {"clientSoftwareName": "kafkalog-test", "clientSoftwareVersion": "1.0"}
@@ -70,9 +71,9 @@ def test_api_versions_unsupported_version_kip511_exact_bytes(raw):
     c.send_raw(struct.pack(">i", len(frame)) + frame)
     resp = c.recv_frame()
     # ResponseHeader v0 (correlation id) + ApiVersionsResponse v0:
-    # errorCode 35, apiKeys [{18, 0, 4}]
+    # errorCode 35, apiKeys [{18, 0, 5}] (the pinned broker's bytes too)
     assert resp == struct.pack(">ih", 42, 35) + struct.pack(">i", 1) + struct.pack(">hhh", 18,
-                                                                                    0, 4)
+                                                                                    0, 5)
     # the connection stays usable
     assert c.request(18, 0, {})["errorCode"] == 0
 

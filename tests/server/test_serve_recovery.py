@@ -258,3 +258,37 @@ def test_crash_restarts_keep_only_the_sessions_that_hold_data(tmp_path):
     assert [e["action"] for e in manifest["entries"] if e["action"] == "cut"] == ["cut"]
     assert not list(d.glob("__consumer_offsets-*/.kafkalog-quarantine"))
     assert [p.read_bytes() for p in (sessions[0] / "files").glob("*.cut-*")] == [junk]
+
+
+def test_a_retry_after_kill_9_and_recovery_is_a_duplicate(tmp_path):
+    """After a kill -9, serve's start-up recovery writes a producer snapshot at the log end
+    offset; the log then opens replaying from the snapshot below it, as the broker's
+    LogLoader rebuilds the state after an unclean shutdown, so the producer's last five
+    batches are known: a retry of the first of three batches (its answer lost with the
+    crash) is answered as the duplicate it is, at its offsets, nothing appended. Loading
+    the recovery's snapshot knew only the last batch: OutOfOrderSequence, and the Java
+    producer then bumped its epoch and wrote the batches again (found by the
+    VerifiableProducer loop, test_serve_verifiable.py)."""
+    from kafkalog_cli.format.builder import build_batch
+    from kafkalog_cli.ops.serve import recover_at_startup
+    from kafkalog_cli.storage.log import LogManager
+
+    def batch(seq):
+        return build_batch([(1, None, b"v%d" % (seq + i), ()) for i in range(2)],
+                           producer_id=7, producer_epoch=0, base_sequence=seq)
+
+    d = tmp_path / "logs"
+    m = LogManager.open(d)
+    lg = m.get_or_create_log("t", 0)
+    for seq in (0, 2, 4):
+        lg.append_as_leader(batch(seq))
+    m.abandon()  # as kill -9 leaves it: no marker, no snapshot
+    assert recover_at_startup(d) is not None
+    assert (d / "t-0" / "00000000000000000006.snapshot").exists()
+    m = LogManager.open(d, recovered=True)
+    try:
+        lg = m.get_or_create_log("t", 0)
+        info = lg.append_as_leader(batch(0))
+        assert (info.first_offset, info.last_offset, lg.log_end_offset) == (0, 1, 6)
+    finally:
+        m.abandon()

@@ -191,6 +191,20 @@ def test_truncations_and_lookups():
     assert not c.truncate_from_start(70) and not c.truncate_from_start(5)
 
 
+def test_end_offset_for_follows_leader_epoch_file_cache():
+    """LeaderEpochFileCache.endOffsetFor's cases, values derived by hand from its code:
+    an epoch between two entries, below the first (the requested epoch and the first
+    entry's start), above every entry but not the latest, -1, and an empty cache."""
+    c = LeaderEpochCache([(2, 10), (5, 40), (7, 90)])
+    assert c.end_offset_for(3, 100) == (2, 40)   # floor 2, next start 40
+    assert c.end_offset_for(5, 100) == (5, 90)
+    assert c.end_offset_for(1, 100) == (1, 10)   # below every entry
+    assert c.end_offset_for(8, 100) == (-1, -1)  # above the latest: undefined
+    assert c.end_offset_for(7, 100) == (7, 100)  # the latest ends at the log end
+    assert c.end_offset_for(-1, 100) == (-1, -1)
+    assert LeaderEpochCache().end_offset_for(0, 5) == (-1, -1)
+
+
 def test_only_the_file_cache_writes(tmp_path):
     mem = LeaderEpochCache()
     mem.assign(0, 0)

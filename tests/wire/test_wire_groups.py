@@ -144,7 +144,7 @@ def test_offset_fetch_all_topics(pair, version):
     pair.same(9, version, {"groupId": G, "topics": None, "requireStable": False})
 
 
-@pytest.mark.parametrize("version", range(0, 6))
+@pytest.mark.parametrize("version", range(0, 7))
 def test_describe_groups_versions(pair, version):
     pair.same(15, version, {"groups": [G, "wire-simple", "wire-none"],
                             "includeAuthorizedOperations": version >= 3})

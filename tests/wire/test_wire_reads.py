@@ -1,6 +1,7 @@
 """Metadata, ListOffsets and Fetch, differentially: every served version, known and
 unknown topics and partitions, auto-creation, internal topics, the special timestamps
-(-1 latest, -2 earliest, -3 max timestamp, -4 earliest local, -5 latest tiered), real
+(-1 latest, -2 earliest, -3 max timestamp, -4 earliest local, -5 latest tiered,
+-6 earliest pending upload), real
 timestamps, isolation levels, max bytes, out-of-range offsets, leader epochs, topic ids."""
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def metadata(names, version, *, auto=False, ops=False):
             "includeClusterAuthorizedOperations": ops, "includeTopicAuthorizedOperations": ops}
 
 
-@pytest.mark.parametrize("version", range(0, 13))
+@pytest.mark.parametrize("version", range(0, 14))
 def test_metadata_known_and_unknown(pair, version):
     # v0-3 have no allowAutoTopicCreation (true): only known names there
     names = ["rd-a", "rd.c"] if version < 4 else ["rd-a", "rd-nope", "rd.c"]
@@ -95,10 +96,10 @@ def test_metadata_known_topic_id(pair):
 # -- ListOffsets ---------------------------------------------------------------------------
 
 SPECIAL = {"latest": -1, "earliest": -2, "max-timestamp": -3, "earliest-local": -4,
-           "latest-tiered": -5}
+           "latest-tiered": -5, "earliest-pending-upload": -6}
 
 
-@pytest.mark.parametrize("version", range(1, 10))
+@pytest.mark.parametrize("version", [1, 5, 7, 8, 9, 10, 11])
 @pytest.mark.parametrize("which", list(SPECIAL))
 def test_list_offsets_special(pair, version, which):
     pair.same(2, version, list_offsets_body("rd-a", [0, 1, 2], SPECIAL[which]))
@@ -139,7 +140,7 @@ def test_fetch_versions(pair, version):
     pair.same(1, version, fetch_body("rd-a", [0, 1, 2], 0))
 
 
-@pytest.mark.parametrize("version", [13, 14, 15, 16])
+@pytest.mark.parametrize("version", [13, 14, 15, 16, 17, 18])
 def test_fetch_versions_topic_ids(pair, version):
     pair.same(1, version, lambda side: fetch_body("rd-a", [0, 1], 0, topic_id=next(
         i for i, n in side.topic_ids.items() if n == "rd-a")))

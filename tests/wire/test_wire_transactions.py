@@ -211,6 +211,8 @@ def test_describe_and_list_transactions_ongoing(pair):
     pair.same(65, 0, {"transactionalIds": [TXN, "wire-txn-unknown"]}, normal_time=True)
     pair.same(66, 1, {"stateFilters": ["Ongoing"], "producerIdFilters": [],
                       "durationFilter": -1})
+    # the partitions' producer state mid-transaction: currentTxnStartOffset set
+    pair.same(61, 0, {"topics": [{"name": "tx-a", "partitionIndexes": [0, 1]}]})
 
 
 def test_end_txn_errors(pair):
@@ -265,3 +267,11 @@ def test_fencing(pair):
 def test_describe_and_list_transactions_after(pair):
     pair.same(65, 0, {"transactionalIds": [TXN, OTHER]}, normal_time=True)
     pair.same(66, 1, {"stateFilters": [], "producerIdFilters": [], "durationFilter": -1})
+    # v2 (KIP-1152): a pattern matching whole ids (RE2/J), one refused
+    for pattern in ("wire-txn-.*", "wire-txn-2", "wire", "(?=wire).*", "[", None):
+        pair.same(66, 2, {"stateFilters": [], "producerIdFilters": [], "durationFilter": -1,
+                          "transactionalIdPattern": pattern})
+    # after the markers: the coordinator epoch set, no open transaction (the marker's
+    # timestamp is the clock's: masked)
+    pair.same(61, 0, {"topics": [{"name": "tx-a", "partitionIndexes": [0, 1]}]},
+              mask=("lastTimestamp",))
