@@ -119,11 +119,12 @@ def test_commit_and_abort_across_two_partitions(log_dir):
                        timeout=60)
     assert r.returncode == 0, r.stderr
     assert "tx-commit-abort" in r.stdout
-    # Kafka 4's tool prints TransactionLogValue's JSON: every state the id went through
-    # (Empty 0, Ongoing 1, PrepareCommit 2, PrepareAbort 3, CompleteCommit 4,
-    # CompleteAbort 5), each Ongoing record naming the partitions added
-    for state in range(6):
-        assert f'"transactionStatus":{state}' in r.stdout, (state, r.stdout)
+    # Kafka 4.4's tool prints TransactionLogValue's JSON with the status by its name
+    # (TransactionState.stateName): every state the id went through, each Ongoing record
+    # naming the partitions added
+    for state in ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit",
+                  "CompleteAbort"):
+        assert f'"transactionStatus":"{state}"' in r.stdout, (state, r.stdout)
     assert '"transactionPartitions":[{"topic":"txn","partitionIds":[0,1]}]' in r.stdout
     # describe replays it as the coordinator loads it: one transactional id
     r = subprocess.run([sys.executable, "-m", "kafkalog_cli", "describe", str(tdir), "-o",
