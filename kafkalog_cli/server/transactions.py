@@ -41,7 +41,6 @@ Everything runs on the server's event loop.
 from __future__ import annotations
 
 import logging
-import re
 import struct
 import time
 from dataclasses import dataclass, replace
@@ -414,9 +413,10 @@ class TransactionCoordinator:
                       "topics": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]}
 
     def list(self, states: list[str], producer_ids: list[int], duration_ms: int = -1,
-             pattern: re.Pattern | None = None) -> tuple[list[str], list[dict]]:
+             pattern=None) -> tuple[list[str], list[dict]]:
         """listTransactionStates: (unknown state filters, matching transactions);
-        ``pattern`` must match a whole transactional id (ListTransactions v2, KIP-1152)."""
+        ``pattern`` (a compiled RE2 pattern) must match a whole transactional id
+        (ListTransactions v2, KIP-1152)."""
         known = set(STATE_NAMES)
         unknown = [s for s in states if s not in known]
         wanted = {s for s in states if s in known}

@@ -268,7 +268,7 @@ def test_describe_and_list_transactions_after(pair):
     pair.same(65, 0, {"transactionalIds": [TXN, OTHER]}, normal_time=True)
     pair.same(66, 1, {"stateFilters": [], "producerIdFilters": [], "durationFilter": -1})
     # v2 (KIP-1152): a pattern matching whole ids (RE2/J), one refused
-    for pattern in ("wire-txn-.*", "wire-txn-2", "wire", "(?=wire).*", "[", None):
+    for pattern in ("wire-txn-.*", "wire-txn-2", "wire", "(?=wire).*", "[", "(w+)+-txn-.*", None):
         pair.same(66, 2, {"stateFilters": [], "producerIdFilters": [], "durationFilter": -1,
                           "transactionalIdPattern": pattern})
     # after the markers: the coordinator epoch set, no open transaction (the marker's
