@@ -76,22 +76,33 @@ class ProducerStateEntry:
 
 
 def parse_snapshot(data: bytes, file=None) -> list[ProducerStateEntry]:
-    """Parse a snapshot file's bytes (ProducerStateManager.readSnapshot).
+    """Parse a snapshot file's bytes (ProducerStateManager.readSnapshot), with the messages
+    of Kafka 4.4's reader: the version first, then the generated message's read (a
+    ``SchemaException``, or the ``BufferUnderflowException`` whose message is ``null``,
+    behind ``Snapshot failed schema validation:``), then the CRC over bytes 6..end.
 
     Raises:
-        CorruptSnapshotError: unknown version, bad layout or CRC mismatch.
+        CorruptSnapshotError: unknown version, bad layout or CRC mismatch (``file`` set).
     """
-    if len(data) < 10:
-        raise CorruptSnapshotError("Snapshot failed schema validation: file is truncated",
-                                   file=file)
-    version, crc, count = struct.unpack_from(">hIi", data, 0)
+    def invalid(why: str) -> CorruptSnapshotError:
+        return CorruptSnapshotError(f"Snapshot failed schema validation: {why}", file=file)
+
+    if len(data) < 2:
+        raise invalid("null")
+    (version,) = struct.unpack_from(">h", data, 0)
     if version != VERSION:
-        raise CorruptSnapshotError(f"Snapshot contained an unknown file version {version}",
-                                   file=file)
-    if count < 0 or 10 + count * _ENTRY.size != len(data):
-        raise CorruptSnapshotError(
-            f"Snapshot failed schema validation: {count} entries do not fit {len(data)} bytes",
-            file=file)
+        raise invalid(f"Snapshot contained an unknown file version {version}")
+    if len(data) < 10:
+        raise invalid("null")
+    crc, count = struct.unpack_from(">Ii", data, 2)
+    remaining = len(data) - 10
+    if count < 0:
+        raise invalid("non-nullable field producerEntries was serialized as null")
+    if count > remaining:
+        raise invalid(f"Tried to allocate a collection of size {count}, but there are only "
+                      f"{remaining} bytes remaining.")
+    if count * _ENTRY.size > remaining:
+        raise invalid("null")
     from ..crc import crc32c
 
     computed = crc32c(memoryview(data)[PRODUCER_ENTRIES_OFFSET:])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import shutil
 import struct
 import zlib
 
@@ -350,13 +351,17 @@ def test_verify_index_only_mismatches_on_stderr(cli, repo_root):
         f"Mismatches in :{repo_root / p}",
         "  Index offset: 11, log offset: -1",
     ]
-    assert r.returncode == 0  # mismatches are reported, as Kafka's tool does, exit 0
+    # reported as Kafka's tool does (which exits 0); a damaged index is a finding, as
+    # verify-index says of the same index: exit 1
+    assert r.returncode == 1
+    assert cli("verify-index", p).returncode == 1
     t = f"fixtures/logs/corrupt-timeindex-0/{SEG0}.timeindex"
     r = cli("dump-segment", t, "--verify-index-only", "-o", "kafka")
     assert r.stderr.splitlines() == [
         f"Found timestamp mismatch in :{repo_root / t}",
         f"  Index timestamp: {T0 + 903005}, log timestamp: {T0 + 903004}",
     ]
+    assert r.returncode == 1
     good = cli("dump-segment", f"fixtures/logs/multi-0/{SEG0}.index", "--verify-index-only",
                "-o", "kafka")
     assert good.stderr == "" and good.returncode == 0
@@ -429,13 +434,27 @@ def test_corrupt_producer_snapshot_message_on_stderr(cli, tmp_path):
     p = tmp_path / "00000000000000000052.snapshot"
     p.write_bytes(bytes(data))
     r = cli("dump-segment", str(p), "-o", "kafka")
-    assert r.returncode == 0
+    assert r.returncode == 1  # a damaged file: a finding (Kafka's tool goes on, exit 0)
     assert r.stdout == f"Dumping {p}\n"
-    assert r.stderr == (f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {stored}. "
-                        f"Computed crc: {computed}\n")
-    p.write_bytes(struct.pack(">hIi", 2, 0, 0))
-    r = cli("dump-segment", str(p), "-o", "kafka")
-    assert r.stderr == "Snapshot contained an unknown file version 2\n"
+    # Kafka 4.4.0's message (its tool prints it alone), after the file's name
+    assert r.stderr == (f"{p}: Snapshot is corrupt (CRC is no longer valid). Stored crc: "
+                        f"{stored}. Computed crc: {computed}\n")
+    # what Kafka 4.4.0's tool printed for these files (run by hand)
+    for data, message in [
+            (struct.pack(">hIi", 2, 0, 0), "Snapshot contained an unknown file version 2"),
+            (b"abc", "Snapshot contained an unknown file version 24930"),
+            (b"a", "null"),
+            (b"", "null"),
+            (struct.pack(">hI", 1, 0) + b"xy", "null"),
+            (struct.pack(">hIi", 1, 0, -5),
+             "non-nullable field producerEntries was serialized as null"),
+            (struct.pack(">hIi", 1, 0, 5),
+             "Tried to allocate a collection of size 5, but there are only 0 bytes remaining."),
+            (struct.pack(">hIi", 1, 0, 3) + b"x" * 50, "null")]:
+        p.write_bytes(data)
+        r = cli("dump-segment", str(p), "-o", "kafka")
+        assert r.stderr == f"{p}: Snapshot failed schema validation: {message}\n"
+        assert r.returncode == 1
 
 
 def test_kafka_lines_txn_index(cli, tmp_path):
@@ -601,3 +620,20 @@ def test_kafka_lines_replace_bad_utf8_as_java_does(cli, tmp_path):
     r = cli("dump-segment", str(d), "--print-data-log", "-o", "kafka")
     assert r.stdout.splitlines()[-1].endswith(
         "headerKeys: [h\ufffd\ufffd] key: k\ufffd payload: a\ufffdb")
+
+
+def test_time_index_offsets_not_found_name_the_file(cli, tmp_path, fixtures_root):
+    """Kafka 4.4.0's TimeIndexDumpErrors names the file ('... not found in :F'), as its
+    tool printed for this file (run by hand): offset 2 is inside the batch 0..3, offset
+    5000 past the log."""
+    d = tmp_path / "ti-0"
+    d.mkdir()
+    shutil.copy(fixtures_root / "multi-0" / f"{SEG0}.log", d)
+    t = d / f"{SEG0}.timeindex"
+    t.write_bytes(struct.pack(">qi", T0, 2) + struct.pack(">qi", T0 + 1, 5000))
+    r = cli("dump-segment", str(t), "-o", "kafka")
+    assert r.stderr.splitlines() == [
+        f"The following indexed offsets are not found in :{t.absolute()}",
+        "Indexed offset: 2, found log offset: 3",
+        "Indexed offset: 5000, found log offset: -1"]
+    assert r.returncode == 1
