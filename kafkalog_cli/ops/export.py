@@ -198,6 +198,25 @@ def _refuse_overlap(out, inputs, overwrite: bool) -> None:
                 f"the input {p}")
 
 
+def _refuse_same_partition_twice(parts) -> None:
+    """Refuse a topic-partition found in more than one log directory (replicas of one
+    partition on several brokers, or a backup beside its source): its rows would go to one
+    ``topic=T/partition=P/`` with every offset twice, from different logs.
+
+    Raises:
+        InvalidArgumentError: naming the partition and its directories.
+    """
+    seen: dict[tuple[str, int], list[str]] = {}
+    for pd in parts:
+        seen.setdefault((pd.topic, pd.partition), []).append(pd.directory)
+    for (topic, partition), dirs in seen.items():
+        if len(dirs) > 1:
+            raise InvalidArgumentError(
+                f"{topic}-{partition} is in more than one log directory ({', '.join(dirs)}): "
+                "its rows would be merged into one topic=/partition= directory; export each "
+                "log directory to its own --to")
+
+
 def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
            master: str | None = None, options: dict | None = None,
            overwrite: bool = False, verbose: bool = False, progress=None,
@@ -214,7 +233,8 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
     the compiled core is in use (:func:`~kafkalog_cli.format.vectorized.without_numpy`).
 
     Raises:
-        InvalidArgumentError: a bad option or format, or ``out`` exists.
+        InvalidArgumentError: a bad option or format, ``out`` exists, or a topic-partition
+            is in more than one of the log directories given.
         DataLossError: a corrupt batch with ``failOnDataLoss`` true.
         MissingDependencyError: pyarrow (or pyspark for the spark engine) is missing.
     """
@@ -228,6 +248,7 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
     ropts = parse_options(opts)
     path_list = [resolve(p) for p in split_paths([str(p) for p in paths])]
     parts = discover(path_list)
+    _refuse_same_partition_twice(parts)
     total = sum(pd.bytes for pd in parts)
     engine = choose_engine(engine, total, master)
     if engine == "local" and own_process:

@@ -285,6 +285,10 @@ def json_event(ev: dict, encoding: str) -> dict:
         o["headers"] = _json_headers(ev["headers"], encoding)
     elif "headers" in ev:
         o["headers"] = _json_headers(ev["headers"], encoding)
+    if ev.get("decoded"):
+        # as read -o json names it: the key and value are the decoders' JSON, not the
+        # record's bytes (produce refuses such a line)
+        o["keyType"] = ev["decoded"].key_type
     return o
 
 
