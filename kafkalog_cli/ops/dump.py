@@ -136,6 +136,10 @@ class DumpOptions:
         max_decompressed_bytes: bound on one batch's decompressed records (bytes); a
             batch over it is reported as records that do not decode (kafkalog's bound:
             Kafka has none).
+        skip_corrupt: read past damage (``--skip-corrupt``): after a batch that fails
+            (CRC, framing, size) go on at the next good batch
+            (:mod:`kafkalog_cli.format.salvage`); each range skipped is an
+            ``invalid_bytes`` event with ``"skipped": True``, in place.
         record_blocks: the records of an ordinary v2 batch (not a control batch, no
             internal-topic decoder) come as ``records`` events of up to
             :data:`RECORD_BLOCK` records each instead of a ``record`` event apiece (the
@@ -153,6 +157,7 @@ class DumpOptions:
     end_offset: int | None = None
     decoder: str = "auto"
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+    skip_corrupt: bool = False
     record_blocks: bool = False
 
     @property
@@ -374,8 +379,10 @@ def dump_log(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
                 start_pos = 0
     decoder = _decoder_for(segment.directory.name, opts) if opts.print_data_log else None
     # the segment's records from start_pos: a remote .log is fetched by ranges as the
-    # dump goes (and no further than --end-offset takes it)
-    yield from _batch_events(segment.records(start_pos, end), file, opts, decoder)
+    # dump goes (and no further than --end-offset takes it); read past damage whole
+    fr = (segment.salvage_records(start_pos, end) if opts.skip_corrupt
+          else segment.records(start_pos, end))
+    yield from _batch_events(fr, file, opts, decoder)
 
 
 def dump_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:
@@ -391,7 +398,13 @@ def dump_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:
     end = len(view) if opts.max_bytes is None else min(len(view), opts.max_bytes)
     topic = path.parent.name if m else "__cluster_metadata"
     decoder = _decoder_for(topic, opts) if opts.print_data_log else None
-    yield from _batch_events(FileRecords(view, 0, end, file=file), file, opts, decoder)
+    if opts.skip_corrupt:
+        from ..format.salvage import SalvagedRecords
+
+        fr = SalvagedRecords(view, 0, end, file=file)
+    else:
+        fr = FileRecords(view, 0, end, file=file)
+    yield from _batch_events(fr, file, opts, decoder)
 
 
 def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
@@ -399,7 +412,12 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
     end = fr.end
     deep = opts.deep
     gaps = OffsetGaps(-1 if opts.start_offset is None else None)
+    skipped = getattr(fr, "skipped", None)  # --skip-corrupt: the ranges passed over
+    told = 0
     for batch in fr.batches():
+        if skipped is not None and len(skipped) > told:
+            yield from map(skipped_event, skipped[told:])
+            told = len(skipped)
         if opts.start_offset is not None and batch.last_offset < opts.start_offset:
             continue
         if opts.end_offset is not None:
@@ -426,6 +444,8 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
                     yield ev
             except KafkalogError as e:
                 yield data_error_event(file, batch.position, e.message)
+    if skipped is not None and len(skipped) > told:
+        yield from map(skipped_event, skipped[told:])
     stopped_early = opts.end_offset is not None and fr.valid_end < end
     if fr.invalid_bytes and opts.max_bytes is None and not stopped_early:
         ev = {"type": "invalid_bytes", "file": file, "position": fr.valid_end,
@@ -435,6 +455,14 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
         yield ev
     if gaps.gaps:
         yield non_consecutive_event(file, gaps.gaps, gaps.dropped, gaps.found)
+
+
+def skipped_event(s) -> dict:
+    """The ``invalid_bytes`` event of a range a salvage read passed over
+    (:class:`~kafkalog_cli.format.salvage.SkippedBytes`): ``"skipped": True``, the
+    ``reason`` the failing batch's error."""
+    return {"type": "invalid_bytes", "file": s.file, "position": s.position,
+            "bytes": s.size, "reason": s.reason, "skipped": True}
 
 
 def data_error_event(file: str, position: int | None, message: str,
@@ -882,7 +910,7 @@ class DumpFindings:
 
     @property
     def unreadable(self) -> bool:
-        return any(ev["position"] == 0 for ev in self.invalid)
+        return any(ev["position"] == 0 and not ev.get("skipped") for ev in self.invalid)
 
     def watch(self, events: Iterator[dict]) -> Iterator[dict]:
         """Pass ``events`` through, collecting the findings."""

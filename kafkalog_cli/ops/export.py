@@ -46,6 +46,7 @@ from pathlib import Path
 
 from ..errors import (
     InvalidArgumentError,
+    SparkJobDataLossError,
     SparkJobError,
     SparkJobFailedError,
     SparkJobUsageError,
@@ -112,6 +113,13 @@ class ExportResult:
     aborted_records: int = 0
     lost_offsets: int = 0
     skipped: list[dict] = field(default_factory=list)
+    #: ``.log`` files holding no whole batch from their first byte: not Kafka logs
+    not_kafka_files: list[str] = field(default_factory=list)
+
+    @property
+    def unreadable(self) -> bool:
+        """An input ``.log`` is not a Kafka log (exit 3)."""
+        return bool(self.not_kafka_files)
 
     @property
     def records_per_second(self) -> float:
@@ -131,6 +139,7 @@ class ExportResult:
         self.aborted_records = stats.aborted_records
         self.lost_offsets = stats.lost_offsets
         self.skipped = stats.skipped
+        self.not_kafka_files = stats.not_kafka_files
 
     def to_dict(self) -> dict:
         """The JSON object (docs/json.md, ``export.json``)."""
@@ -435,13 +444,17 @@ def unwrap_spark_error(e: Exception) -> Exception:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     for line in lines:
         if "kafkalog: data loss: " in line:
-            return SparkJobError(line[line.index("kafkalog: data loss: "):])
+            return SparkJobDataLossError(line[line.index("kafkalog: data loss: "):])
     for line in reversed(lines):
         if line.startswith("kafkalog_cli.") and "Error: " in line:
             name, msg = line.split(": ", 1)
             usage = any(w in name for w in ("InvalidArgument", "InvalidConfig", "Missing",
                                             "ExecutorEnvironment"))
-            return (SparkJobUsageError if usage else SparkJobError)(msg)
+            damage = any(w in name for w in ("Corrupt", "CrcMismatch", "DataLoss",
+                                             "InvalidRecord", "DecompressedSize",
+                                             "UnsupportedCompression"))
+            return (SparkJobUsageError if usage else SparkJobDataLossError if damage
+                    else SparkJobError)(msg)
     return SparkJobFailedError("Spark job failed: " + (lines[0] if lines else repr(e)))
 
 

@@ -38,3 +38,17 @@ def error(message: str) -> None:
         stderr_console().print(line, highlight=False)
     else:
         sys.stderr.write(f"error: {message}\n")
+
+
+def warning(message: str) -> None:
+    """One line on stderr, in yellow on a terminal (escaped as :func:`error` does)."""
+    if sys.stderr.isatty():
+        from rich.text import Text
+
+        from .text import safe
+
+        line = Text("warning:", style="bold yellow")
+        line.append(" " + safe(message))
+        stderr_console().print(line, highlight=False)
+    else:
+        sys.stderr.write(f"warning: {message}\n")

@@ -226,8 +226,9 @@ def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
         elif t == "timeindex_entry":
             w(f"timestamp: {ev['timestamp']} offset: {ev['offset']}\n")
         elif t == "invalid_bytes":
-            w(f"Found {ev['bytes']} invalid bytes at the end of "
-              f"{os.path.basename(ev['file'])}\n")
+            if not ev.get("skipped"):  # a range --skip-corrupt passed: stderr only
+                w(f"Found {ev['bytes']} invalid bytes at the end of "
+                  f"{os.path.basename(ev['file'])}\n")
         elif t == "producer_snapshot_entry":
             w(kafka_producer_snapshot_line(ev) + "\n")
         elif t == "txn_index_entry":
@@ -435,7 +436,9 @@ def write_rich(events: Iterable[dict], *, skip_record_metadata: bool = False,
             line = kafka_record_line(ev, skip_record_metadata, _safe_value_text)
             con.print(Text("  " + safe(line[2:]), style="default"))
         elif t == "invalid_bytes":
-            con.print(Text(f"Found {ev['bytes']} invalid bytes at the end of "
+            what = ("Skipped {} invalid bytes in" if ev.get("skipped")
+                    else "Found {} invalid bytes at the end of").format(ev["bytes"])
+            con.print(Text(f"{what} "
                            f"{safe(os.path.basename(ev['file']))} (from byte "
                            f"{ev['position']})",
                            style="bold red"))
@@ -484,7 +487,10 @@ def report_findings(findings) -> None:
         error(str(KafkalogError(msg, file=file, position=positions[0])))
     for ev in findings.invalid:
         why = f" ({ev['reason']})" if ev.get("reason") else ""
-        if ev["position"] == 0:
+        if ev.get("skipped"):
+            msg = (f"skipped {ev['bytes']} bytes that are not a valid batch{why}; reading "
+                   f"resumed at byte {ev['position'] + ev['bytes']}")
+        elif ev["position"] == 0:
             msg = (f"no whole record batch: {ev['bytes']} bytes are truncated or not a Kafka "
                    f"log{why}")
         else:

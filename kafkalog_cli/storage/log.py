@@ -79,6 +79,9 @@ class Log:
         #: what opening the log could not use, one line each naming the file (a
         #: log-start-offset-checkpoint that does not parse, read as empty)
         self.problems: list[str] = []
+        #: ``.log`` files a read found holding no whole batch from their first byte (not
+        #: a Kafka log: the commands exit 3)
+        self.not_kafka_files: list[str] = []
 
     @classmethod
     def open(cls, directory) -> Log:
@@ -166,7 +169,8 @@ class Log:
     # -- reading by offset (UnifiedLog.read / LocalLog.read) ---------------------------------
 
     def batches_from(self, offset: int, *, check_crcs: bool = False,
-                     problems: list | None = None) -> Iterator[tuple[LogSegment, object]]:
+                     problems: list | None = None, skipped: list | None = None
+                     ) -> Iterator[tuple[LogSegment, object]]:
         """Every batch from the one holding ``offset`` (absolute; or the first after it) to
         the end of the log, with its segment: the floor segment's offset index gives the
         start (:meth:`LogSegment.batches_from`), so at most one index interval is scanned
@@ -176,25 +180,49 @@ class Log:
         ``check.crcs=true`` does. With ``problems`` (a list), each segment whose scan
         reaches bytes after its last whole batch adds one line for them (file, position,
         length: a broker would truncate them at recovery, so no consumer ever receives
-        what they hold).
+        what they hold); a non-empty segment read from its first byte that holds no
+        whole batch is also named in :attr:`not_kafka_files`.
+
+        With ``skipped`` (a list: ``--skip-corrupt``), each segment is read past damage
+        (:meth:`LogSegment.salvage_records`): only batches with a valid CRC and plausible
+        offsets are yielded, and each byte range passed over is appended to ``skipped``
+        as a :class:`~kafkalog_cli.format.salvage.SkippedBytes` as the read reaches it.
 
         Raises:
-            CrcMismatchError: (``check_crcs``) a batch whose stored CRC differs, naming
-                the file and byte position.
+            CrcMismatchError: (``check_crcs``, without ``skipped``) a batch whose stored
+                CRC differs, naming the file and byte position.
         """
         segs = self.segments
         if not segs:
             return
+        last = None
         for seg in segs[self.segment_index_for(offset):]:
             if not seg.size:
                 continue
-            fr = seg.batches_from(offset)
+            if skipped is not None:
+                start = seg.index_position(offset) if offset > seg.base_offset else 0
+                fr = seg.salvage_records(start, after_offset=last)
+            else:
+                fr = seg.batches_from(offset)
+            told = 0
             for b in fr.batches():
-                if b.last_offset >= offset:
+                if skipped is not None and len(fr.skipped) > told:
+                    skipped.extend(fr.skipped[told:])
+                    told = len(fr.skipped)
+                last = b.last_offset
+                if last >= offset:
                     if check_crcs:
                         b.ensure_valid(seg.log_path)
                     yield seg, b
+            if skipped is not None:
+                skipped.extend(fr.skipped[told:])
             if fr.invalid_bytes and problems is not None:
+                if fr.valid_end == 0 and fr.start == 0 and not getattr(fr, "skipped", ()):
+                    self.not_kafka_files.append(str(seg.log_path))
+                    problems.append(str(CorruptRecordError(
+                        f"no whole record batch: {fr.invalid_bytes} bytes are truncated or "
+                        "not a Kafka log", file=seg.log_path, position=0)))
+                    continue
                 why = f" ({fr.stop_error.message})" if fr.stop_error is not None else ""
                 problems.append(str(CorruptRecordError(
                     f"{fr.invalid_bytes} invalid bytes after the last whole batch{why}",
