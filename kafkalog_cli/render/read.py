@@ -279,7 +279,7 @@ def kcat_record(rec, parts: list) -> bytes:
     """One record as ``kcat -C -f`` writes it (format.c ``fmt_msg_output_str``): a null
     or empty key/value prints nothing for ``%k``/``%s`` and -1/0 for ``%K``/``%S``;
     ``%R`` is the value's length (-1 for null) as a big-endian int32; ``%T`` the
-    timestamp in ms (-1 when the message has none). A decoded record of an internal
+    timestamp in ms (0 for a v0 message, which has none: librdkafka leaves it unset). A decoded record of an internal
     topic prints its decoders' JSON, as the console format does."""
     key, value, d = rec.key, rec.value, rec.decoded
     if d is not None:
@@ -306,7 +306,9 @@ def kcat_record(rec, parts: list) -> bytes:
         elif p == "p":
             out.append(b"%d" % rec.partition)
         elif p == "T":
-            out.append(b"%d" % rec.timestamp)
+            # librdkafka leaves a v0 message's timestamp unset: 0, not -1
+            out.append(b"0" if rec.timestamp_type == NO_TIMESTAMP_TYPE
+                       else b"%d" % rec.timestamp)
         elif p == "h":
             out.append(_kcat_headers(rec.headers))
     return b"".join(out)

@@ -637,3 +637,43 @@ def test_time_index_offsets_not_found_name_the_file(cli, tmp_path, fixtures_root
         "Indexed offset: 2, found log offset: 3",
         "Indexed offset: 5000, found log offset: -1"]
     assert r.returncode == 1
+
+
+def _on_a_terminal(*args: str) -> bytes:
+    """What ``kafkalog ARGS`` writes to a terminal (a pty: stdout and stderr both)."""
+    import os
+    import pty
+    import sys
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: this checkout's CLI, on the pty
+        from kafkalog_testkit import REPO
+
+        os.environ["PYTHONPATH"] = str(REPO)
+        os.execv(sys.executable, [sys.executable, "-m", "kafkalog_cli", *args])
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    return out
+
+
+def test_kafka_text_on_a_terminal_warns_once_and_keeps_the_bytes(cli, tmp_path):
+    """-o kafka on a terminal: Kafka's bytes unchanged (a control byte in a value reaches
+    the terminal as it is), and one warning line on stderr; piped, no warning."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "ctl-0"
+    d.mkdir()
+    (d / f"{SEG0}.log").write_bytes(raw_batch(0, [raw_record(0, 0, b"k", b"a\x1b[2Jb")]))
+    out = _on_a_terminal("dump-segment", str(d), "--print-data-log", "-o", "kafka")
+    assert out.count(b"warning: -o kafka writes the records' bytes raw") == 1
+    assert b"payload: a\x1b[2Jb" in out
+    r = cli("dump-segment", str(d), "--print-data-log", "-o", "kafka")
+    assert "warning" not in r.stderr and "payload: a\x1b[2Jb" in r.stdout
