@@ -58,8 +58,19 @@ class LogDirLock:
         return self
 
     def release(self) -> None:
+        """Unlock and remove ``.lock``, as a broker's clean shutdown does
+        (``FileLock.destroy``: unlock, then delete the file). The file is removed while
+        the lock is still held, and only when the name still leads to the locked file,
+        so a lock another process took since is never deleted."""
         if self._fd is not None:
             try:
+                try:
+                    st = os.stat(self._fd)
+                    now = os.lstat(self.path)
+                    if (st.st_dev, st.st_ino) == (now.st_dev, now.st_ino):
+                        os.unlink(self.path)
+                except OSError:
+                    pass  # gone already, or not ours: nothing to remove
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
                 fcntl.lockf(self._fd, fcntl.LOCK_UN)
             finally:
