@@ -118,7 +118,36 @@ def recover_at_startup(log_dir, *, no_recover: bool = False,
     return result
 
 
-def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
+def node_id_of(log_dir, node_id: int | None) -> int:
+    """The node id to serve ``log_dir`` as: ``node.id`` (``broker.id`` in a v0 file) of
+    its ``meta.properties``, checked against ``node_id`` when both are given, as
+    ``MetaPropertiesEnsemble.verify`` checks a broker's configured id; ``node_id`` or 0
+    when the file is absent or holds none.
+
+    Raises:
+        InvalidArgumentError: ``node_id`` differs from the stored one (Kafka's message).
+        CorruptCheckpointError: meta.properties does not parse as a broker reads it.
+    """
+    from ..storage.dir_files import read_meta_properties
+
+    meta = read_meta_properties(log_dir, validate=True) if Path(log_dir).is_dir() else None
+    stored = None
+    if meta is not None:
+        text = meta.get("node.id", meta.get("broker.id"))
+        stored = None if text is None else int(text.strip())
+    if stored is None:
+        return 0 if node_id is None else node_id
+    if node_id is not None and node_id != stored:
+        path = Path(log_dir) / "meta.properties"
+        raise InvalidArgumentError(
+            f"Stored node id {stored} doesn't match previous node id {node_id} in {path}. "
+            "If you moved your data, make sure your configured node id matches. If you "
+            "intend to create a new node, you should remove all data in your data "
+            "directories.")
+    return stored
+
+
+def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int | None = None,
           allow_remote: bool = False, advertised_host: str | None = None,
           auto_create_topics: bool = False, num_partitions: int = 1,
           configs=(), metrics: bool = False, metrics_interval: float = 10.0,
@@ -128,18 +157,25 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
     get TOPIC_AUTHORIZATION_FAILED and an idempotent InitProducerId
     CLUSTER_AUTHORIZATION_FAILED (docs/serve.md). Otherwise a directory without the
     clean-shutdown marker is recovered first (:func:`recover_at_startup`; ``no_recover``:
-    refused), and a clean stop writes the marker.
+    refused), and a clean stop writes the marker. A ``log_dir`` that does not exist is
+    created, as a broker creates its log directories (``LogManager
+    .createAndValidateLogDirs``), except with ``read_only``. ``node_id``: None serves as
+    the node ``meta.properties`` names (:func:`node_id_of`).
 
     Raises:
         InvalidArgumentError: a bad address, a non-loopback address without
-            ``allow_remote``, a bad config, ``log_dir`` is not a directory, or
+            ``allow_remote``, a bad config, ``log_dir`` is not a directory (or is missing
+            with ``read_only``), ``node_id`` differs from meta.properties', or
             ``read_only`` with ``auto_create_topics``.
         LogDirLockedError: a broker or another kafkalog holds the directory.
         UncleanShutdownError: ``no_recover`` on a directory that needs recovery.
     """
     d = require_local(log_dir, "serve")
-    if not d.is_dir():
-        raise InvalidArgumentError(f"{d} is not a directory")
+    if d.exists() or d.is_symlink():
+        if not d.is_dir():
+            raise InvalidArgumentError(f"{d} is not a directory")
+    elif read_only:
+        raise InvalidArgumentError(f"{d} does not exist (--read-only creates nothing)")
     host, port = parse_listen(listen)
     if not is_loopback(host) and not allow_remote:
         raise InvalidArgumentError(
@@ -150,6 +186,11 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int = 0,
     if read_only and auto_create_topics:
         raise InvalidArgumentError("--read-only and --auto-create-topics exclude each other")
     server_configs, broker_configs = parse_configs(configs)
+    node_id = node_id_of(d, node_id)
+    if not d.exists():
+        # LogManager.createAndValidateLogDirs: "Log directory ... not found, creating it."
+        logging.getLogger("kafkalog").info("Log directory %s not found, creating it.", d)
+        d.mkdir(parents=True)
     if advertised_host is None:
         advertised_host = host if host not in ("0.0.0.0", "::") else socket.getfqdn()
     options = ServerOptions(host=advertised_host, port=port, node_id=node_id,

@@ -13,7 +13,10 @@ def serve(
                                          "(on a local filesystem).", show_default=False)],
     listen: Annotated[str, typer.Option("--listen", metavar="HOST:PORT", help="HOST:PORT to listen on (port 0: "
                                         "any free port).")] = "127.0.0.1:9092",
-    node_id: Annotated[int, typer.Option("--node-id", metavar="N", help="This node's id.")] = 0,
+    node_id: Annotated[int | None, typer.Option(
+        "--node-id", metavar="N", help="This node's id (default: the node.id of the log "
+        "directory's meta.properties, or 0 for a new one; a different one is refused, as a "
+        "broker refuses it).", show_default=False)] = None,
     allow_remote: Annotated[bool, typer.Option(
         "--allow-remote", help="Allow a non-loopback --listen address. There is NO "
         "authentication: anyone who can connect can read, write and delete.")] = False,
@@ -60,8 +63,10 @@ def serve(
     topics without a topic id, indexes, producer snapshots, checkpoints, the
     clean-shutdown marker at exit; docs/serve.md); --read-only writes nothing. A
     directory without the clean-shutdown marker is first recovered as `kafkalog recover
-    --truncate` does (quarantine kept); --no-recover refuses instead. SIGTERM or SIGINT
-    closes it cleanly. There is no authentication.
+    --truncate` does (quarantine kept); --no-recover refuses instead. A --log-dir that
+    does not exist is created, as a broker creates its log directories; the node id is
+    meta.properties' node.id. SIGTERM or SIGINT closes it cleanly. There is no
+    authentication.
 
     \b
     Examples:
