@@ -677,3 +677,26 @@ def test_kafka_text_on_a_terminal_warns_once_and_keeps_the_bytes(cli, tmp_path):
     assert b"payload: a\x1b[2Jb" in out
     r = cli("dump-segment", str(d), "--print-data-log", "-o", "kafka")
     assert "warning" not in r.stderr and "payload: a\x1b[2Jb" in r.stdout
+
+
+@pytest.mark.kafka
+def test_reports_after_the_last_file_as_kafkas_tool(kafka_bench, cli, tmp_path, fixtures_root):
+    """Several files in one dump: the index mismatches, time-index errors and
+    non-consecutive offsets come after the last file, in the order of Kafka 4.4.0's
+    DumpLogSegments (its HashMaps of absolute paths): stdout and stderr equal the tool's."""
+    from kafka_testkit import kafka_tool
+
+    logs = tmp_path / "logs"
+    for p in ("multi-0", "corrupt-index-order-0", "corrupt-timeindex-0"):
+        shutil.copytree(fixtures_root / p, logs / p)
+    files = [str(p) for p in sorted((logs / "multi-0").glob("*.log"))]
+    files += [str(logs / "corrupt-index-order-0" / f"{SEG0}.index"),
+              str(logs / "corrupt-timeindex-0" / f"{SEG0}.timeindex")]
+    kafka = kafka_tool("org.apache.kafka.tools.DumpLogSegments", "--deep-iteration",
+                       "--files", ",".join(files))
+    assert kafka.exit == 0, kafka.stderr
+    ours = cli("dump-segment", "--deep-iteration", "-o", "kafka", "--files", ",".join(files))
+    assert ours.stdout == kafka.stdout
+    assert ours.stderr == kafka.stderr
+    assert kafka.stderr.index("Found timestamp mismatch in :") < \
+        kafka.stderr.index("Non-consecutive offsets in ")

@@ -9,8 +9,8 @@ import shutil
 import subprocess
 
 import pytest
+from kafka_testkit import skip_or_fail
 from kafkalog_testkit import run_cli_inprocess as cli
-from kafkalog_testkit import skip_or_fail
 
 from kafkalog_cli.errors import InvalidArgumentError
 from kafkalog_cli.render.read import parse_kcat_format
