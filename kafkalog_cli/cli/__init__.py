@@ -12,6 +12,7 @@ import sys
 #: :mod:`.app` registers)
 COMMANDS = {
     "audit": "audit",
+    "copy": "copy",
     "describe": "describe",
     "dump-segment": "dump_segment",
     "export": "export",

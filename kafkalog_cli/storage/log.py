@@ -644,25 +644,94 @@ class UnifiedLog(Log):
                     info.is_transactional, check_sequence=info.origin == "client")
         if leader_epoch >= 0:
             self.leader_epoch_cache.assign(leader_epoch, info.first_offset)
-        rolled = self.maybe_roll(size, info.max_timestamp, info.last_offset, now)
+        seg, rolled = self._write(info.batch, size, info.last_offset, info.max_timestamp,
+                                  info.records, pending, completed, now)
+        return LogAppendInfo(info.first_offset, info.last_offset, info.records, size,
+                             info.max_timestamp, info.log_append_time, seg.base_offset, rolled)
+
+    def _write(self, batch, size: int, last_offset: int, max_timestamp: int, records: int,
+               pending, completed, now: int):
+        """The write step every append shares (LocalLog.append and what follows it in
+        UnifiedLog.append): roll if needed, the segment append and its indexes, the log
+        end offset, the producer state and transaction index, flush per flush.messages /
+        flush.ms. Returns ``(segment, roll reasons)``."""
+        rolled = self.maybe_roll(size, max_timestamp, last_offset, now)
         seg = self.active
-        seg.append(info.batch, info.last_offset,
-                   batches=[(size, info.last_offset, info.max_timestamp)])
-        self.log_end_offset = info.last_offset + 1
+        seg.append(batch, last_offset, batches=[(size, last_offset, max_timestamp)])
+        self.log_end_offset = last_offset + 1
         if self.index_write_through:
             seg.write_index_entries()
+        ps = self.producer_state
         if pending is not None:
             ps.update(pending)
         if completed is not None:
             seg.update_txn_index(completed, ps.last_stable_offset(completed))
             ps.complete_txn(completed)
         ps.update_map_end_offset(self.log_end_offset)
-        self.unflushed_messages += info.records
+        self.unflushed_messages += records
         if (self.unflushed_messages >= self.config.flush_messages
                 or now - self.last_flush_ms >= self.config.flush_ms):
             self.flush()
-        return LogAppendInfo(info.first_offset, info.last_offset, info.records, size,
-                             info.max_timestamp, info.log_append_time, seg.base_offset, rolled)
+        return seg, rolled
+
+    def append_as_follower(self, batch) -> LogAppendInfo:
+        """UnifiedLog.appendAsFollower for one batch (v2 or a legacy entry) that already
+        carries its offsets, as a follower appends what it fetched from the leader
+        (AppendOrigin.REPLICATION): nothing is re-validated or re-assigned, the bytes are
+        written as they are. Its CRC is checked and its first offset must not be below the
+        log end offset (compacted logs leave gaps); the leader epoch cache takes the
+        batch's partitionLeaderEpoch (v2); the producer state is updated without sequence
+        checks; the roll rules, the segment's indexes and the transaction index are the
+        leader append's (:meth:`_write`).
+
+        Raises:
+            IllegalStateError: the log is closed, or the batch starts below the log end
+                offset (UnexpectedAppendOffsetException); nothing is written.
+            CrcMismatchError / CorruptRecordError: the bytes are not one whole valid batch.
+            RecordBatchTooLargeError: the batch is over segment.bytes.
+        """
+        from ..format.records import LegacyRecordBatch
+
+        if self.closed:
+            raise IllegalStateError("append to a closed log", file=self.directory)
+        view = memoryview(batch)
+        b = batch_at(view, 0)
+        if b is None or b.size != len(view):
+            raise CorruptRecordError(f"{len(view)} bytes are not one whole batch",
+                                     file=self.directory)
+        b.ensure_valid(self.directory)
+        legacy = isinstance(b, LegacyRecordBatch)
+        last = b.last_offset
+        try:  # a legacy wrapper's first offset is its first inner message's
+            first = b.base_offset
+        except KafkalogError:
+            first = last
+        if first < self.log_end_offset:
+            raise IllegalStateError(
+                f"Unexpected offset in append to {self.topic_partition}. First offset {first} "
+                f"is less than the next offset {self.log_end_offset}.", file=self.directory)
+        size = len(view)
+        if size > self.config.segment_bytes:
+            raise RecordBatchTooLargeError(
+                f"Message batch size is {size} bytes in append to partition "
+                f"{self.topic_partition}, which exceeds the maximum configured segment size of "
+                f"{self.config.segment_bytes}.")
+        pending = completed = None
+        if not legacy and b.producer_id >= 0:
+            ps = self.producer_state
+            if b.is_control:
+                pending, completed = ps.prepare_control_batch(b)
+            else:
+                pending = ps.prepare_data_batch(
+                    b.producer_id, b.producer_epoch, b.base_sequence, b.last_sequence,
+                    b.max_timestamp, first, last, b.is_transactional, check_sequence=False)
+        if not legacy and b.partition_leader_epoch >= 0:
+            self.leader_epoch_cache.assign(b.partition_leader_epoch, first)
+        records = last - first + 1 if legacy else b.count
+        seg, rolled = self._write(view, size, last, b.max_timestamp, records, pending,
+                                  completed, self.clock.milliseconds())
+        return LogAppendInfo(first, last, records, size, b.max_timestamp, -1,
+                             seg.base_offset, rolled)
 
     def append_end_txn_marker(self, *, producer_id: int, producer_epoch: int, commit: bool,
                               coordinator_epoch: int = 0, leader_epoch: int = 0
@@ -939,6 +1008,13 @@ class LogManager:
         self._deleted.discard(tp)
         self.logs[tp] = log
         return log
+
+    def add_closed_log(self, tp: TopicPartition, log: UnifiedLog) -> None:
+        """A log of this directory written and closed by the caller (a copy renamed into
+        place, :mod:`~.copy`): its recovery point and log start offset go into the
+        checkpoints :meth:`close` writes, as a log this manager opened would."""
+        self._deleted.discard(tp)
+        self.logs[tp] = log
 
     def topic_id_for(self, topic: str) -> str:
         """The topic id for a new partition of ``topic``: the one in the partition.metadata
