@@ -159,7 +159,11 @@ def _append_segments(source: Log, staging: Path, config, topic_id: str, manager,
             elif taken == 0:
                 log.roll(seg.base_offset if first_in_seg else first)
                 out.segments += 1
-            log.append_as_follower(b[0][b.position:b.next_position])  # no copy
+            try:
+                log.append_as_follower(b[0][b.position:b.next_position])  # no copy
+            except CorruptRecordError as e:  # named by the source's file and position
+                raise CorruptRecordError(e.message, file=seg.log_path,
+                                         position=b.position) from e
             taken += 1
             first_in_seg = False
             out.batches += 1
