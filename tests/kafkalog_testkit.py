@@ -50,6 +50,22 @@ def corpus_root() -> Path:
     return CORPUS
 
 
+def kafka_python_batches(data: bytes) -> list[tuple[int, int, int, list]]:
+    """``(position, base offset, size, [(offset, key, value)])`` of each batch of a
+    ``.log``'s bytes, read by kafka-python (an independent reader; it gives a v1
+    wrapper's own offset as its base offset)."""
+    from kafka.record.memory_records import MemoryRecords
+
+    out, pos = [], 0
+    mr = MemoryRecords(data)
+    while mr.has_next():
+        b = mr.next_batch()
+        size = len(b._buffer)
+        out.append((pos, b.base_offset, size, [(r.offset, r.key, r.value) for r in b]))
+        pos += size
+    return out
+
+
 @pytest.fixture(scope="session")
 def java() -> str:
     """The JDK's ``java`` (with ``javac``: a single-file source launch compiles); skips

@@ -33,22 +33,15 @@ METADATA_TOPIC = "__cluster_metadata"
 
 @dataclass
 class PartitionCopyResult:
-    """One partition copied (offsets absolute, inclusive; sizes in bytes)."""
+    """One partition copied: its source and names, and what storage wrote (``copied``,
+    a :class:`~kafkalog_cli.storage.copy.CopiedPartition`: offsets absolute, sizes in
+    bytes); ``problems`` what could not be used or copied, one line each."""
 
     source: str
-    partition_dir: str
     topic: str
     partition: int
     source_topic: str
-    topic_id: str
-    segments: int = 0
-    batches: int = 0
-    bytes: int = 0
-    first_offset: int | None = None
-    last_offset: int | None = None
-    log_start_offset: int = 0
-    log_end_offset: int = 0
-    kept: list[str] = field(default_factory=list)
+    copied: object
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -57,13 +50,14 @@ class PartitionCopyResult:
 
     def to_dict(self) -> dict:
         """The JSON object (docs/json.md, ``copy.json``)."""
-        return {"source": self.source, "partitionDir": self.partition_dir,
+        c = self.copied
+        return {"source": self.source, "partitionDir": str(c.directory),
                 "topic": self.topic, "partition": self.partition,
-                "sourceTopic": self.source_topic, "topicId": self.topic_id,
-                "segments": self.segments, "batches": self.batches, "bytes": self.bytes,
-                "firstOffset": self.first_offset, "lastOffset": self.last_offset,
-                "logStartOffset": self.log_start_offset, "logEndOffset": self.log_end_offset,
-                "keptFiles": self.kept, "problems": self.problems, "ok": self.ok}
+                "sourceTopic": self.source_topic, "topicId": c.topic_id,
+                "segments": c.segments, "batches": c.batches, "bytes": c.bytes,
+                "firstOffset": c.first_offset, "lastOffset": c.last_offset,
+                "logStartOffset": c.log_start_offset, "logEndOffset": c.log_end_offset,
+                "keptFiles": c.kept, "problems": self.problems, "ok": self.ok}
 
 
 @dataclass
@@ -273,14 +267,9 @@ def _copy_one(manager, src, tp: TopicPartition, new_topic: str, topic_id: str, s
                           start_offset=start, end_offset=end,
                           index_interval_bytes=index_interval_bytes,
                           keep_indexes=_indexes_hold)
-    problems = list(src.problems) + done.problems
-    return PartitionCopyResult(
-        source=str(src.directory), partition_dir=str(done.directory), topic=new_topic,
-        partition=tp.partition, source_topic=tp.topic, topic_id=topic_id,
-        segments=done.segments, batches=done.batches, bytes=done.bytes,
-        first_offset=done.first_offset, last_offset=done.last_offset,
-        log_start_offset=done.log_start_offset, log_end_offset=done.log_end_offset,
-        kept=done.kept, problems=problems)
+    return PartitionCopyResult(source=str(src.directory), topic=new_topic,
+                               partition=tp.partition, source_topic=tp.topic, copied=done,
+                               problems=list(src.problems) + done.problems)
 
 
 def _indexes_hold(segment) -> bool:

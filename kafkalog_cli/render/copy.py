@@ -21,11 +21,12 @@ def render_copy(result, console=None) -> None:
                Column("kept as written", WRAP, "left")]
     rows = []
     for p in result.partitions:
-        offs = "-" if p.first_offset is None else f"{p.first_offset}..{p.last_offset}"
-        kept = ", ".join(_kinds(p.kept)) or "-"
-        rows.append([safe(f"{p.topic}-{p.partition}"), safe(p.source), str(p.segments),
-                     str(p.batches), str(p.bytes), offs, str(p.log_start_offset),
-                     str(p.log_end_offset), kept])
+        c = p.copied
+        offs = "-" if c.first_offset is None else f"{c.first_offset}..{c.last_offset}"
+        kept = ", ".join(_kinds(c.kept)) or "-"
+        rows.append([safe(f"{p.topic}-{p.partition}"), safe(p.source), str(c.segments),
+                     str(c.batches), str(c.bytes), offs, str(c.log_start_offset),
+                     str(c.log_end_offset), kept])
     render_table(con, columns, rows, title=Text(f"copied into {safe(result.log_dir)}",
                                                 style="bold"))
     for p in result.partitions:

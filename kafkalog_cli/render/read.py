@@ -157,6 +157,12 @@ def write_console(records: Iterable, cfg: FormatterConfig, out=None, *,
     """Write records in console-consumer format to a binary stream; returns the count.
     ``escape`` (stdout is a terminal): data bytes as visible escapes (:func:`escaped`),
     never raw; otherwise exactly the console consumer's bytes."""
+    return _write_blocks(records, lambda rec: format_record(rec, cfg), out, escape)
+
+
+def _write_blocks(records: Iterable, line, out, escape: bool) -> int:
+    """``line(record)`` of each record to the binary stream ``out`` (stdout's), a block
+    of lines per write; the records before an error are written. Returns the count."""
     out = out or sys.stdout.buffer
     w = out.write
     n = 0
@@ -165,7 +171,7 @@ def write_console(records: Iterable, cfg: FormatterConfig, out=None, *,
     block: list[bytes] = []
     try:
         for rec in records:
-            block.append(format_record(rec, cfg))
+            block.append(line(rec))
             n += 1
             if len(block) >= _BLOCK:  # one write per block of lines
                 w(b"".join(block))
@@ -318,24 +324,7 @@ def write_kcat(records: Iterable, parts: list, out=None, *, escape: bool = False
     """Write records as ``kcat -C -f`` does (:func:`kcat_record`) to a binary stream;
     returns the count. ``escape`` (stdout is a terminal): data bytes as visible escapes
     (:func:`escaped`)."""
-    out = out or sys.stdout.buffer
-    w = out.write
-    n = 0
-    if escape:
-        records = map(escaped, records)
-    block: list[bytes] = []
-    try:
-        for rec in records:
-            block.append(kcat_record(rec, parts))
-            n += 1
-            if len(block) >= _BLOCK:
-                w(b"".join(block))
-                block = []
-    finally:
-        if block:
-            w(b"".join(block))
-    out.flush()
-    return n
+    return _write_blocks(records, lambda rec: kcat_record(rec, parts), out, escape)
 
 
 def _json_bytes(data, encoding: str, estr) -> tuple[str, str | None]:

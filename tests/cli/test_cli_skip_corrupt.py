@@ -9,6 +9,7 @@ import shutil
 import struct
 
 import pytest
+from kafkalog_testkit import kafka_python_batches
 from kafkalog_testkit import run_cli_inprocess as cli
 
 SEG0 = "00000000000000000000"
@@ -16,16 +17,7 @@ SEG0 = "00000000000000000000"
 
 def _kafka_python_batches(data: bytes) -> list[tuple[int, int, list]]:
     """(position, size, [(offset, key, value)]) of each batch, by kafka-python."""
-    from kafka.record.memory_records import MemoryRecords
-
-    out, pos = [], 0
-    mr = MemoryRecords(data)
-    while mr.has_next():
-        b = mr.next_batch()
-        size = len(b._buffer)
-        out.append((pos, size, [(r.offset, r.key, r.value) for r in b]))
-        pos += size
-    return out
+    return [(pos, size, recs) for pos, _, size, recs in kafka_python_batches(data)]
 
 
 @pytest.fixture

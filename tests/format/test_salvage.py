@@ -10,6 +10,7 @@ import random
 import struct
 
 import pytest
+from kafkalog_testkit import kafka_python_batches
 
 from kafkalog_cli.format.salvage import SalvagedRecords, resync
 
@@ -18,16 +19,8 @@ SEG0 = "00000000000000000000"
 
 def _batches_by_kafka_python(data: bytes) -> list[tuple[int, int, int]]:
     """(position, base offset, size) of each batch, read by kafka-python."""
-    from kafka.record.memory_records import MemoryRecords
-
-    out, pos = [], 0
-    mr = MemoryRecords(data)
-    while mr.has_next():
-        b = mr.next_batch()
-        size = len(b._buffer)
-        out.append((pos, b.base_offset, size))
-        pos += size
-    assert pos == len(data)
+    out = [b[:3] for b in kafka_python_batches(data)]
+    assert sum(b[2] for b in out) == len(data)
     return out
 
 

@@ -84,7 +84,8 @@ def test_a_range_takes_whole_batches(tmp_path, fixtures_root):
     out = tmp_path / "out"
     res = copy([src], out, start_offset=101, end_offset=170)
     (p,) = res.partitions
-    assert (p.first_offset, p.last_offset, p.log_start_offset, p.log_end_offset) == \
+    c = p.copied
+    assert (c.first_offset, c.last_offset, c.log_start_offset, c.log_end_offset) == \
         (100, 171, 101, 172)
     assert sorted(x.name for x in (out / "multi-0").glob("*.log")) == [
         "00000000000000000100.log", "00000000000000000164.log"]
@@ -113,8 +114,9 @@ def test_a_time_range_as_offsets_for_times(tmp_path, fixtures_root):
     after = next(o for o, ts, _, _ in recs if ts > t_end)
     res = copy([src], tmp_path / "out", start_timestamp=t_start, end_timestamp=t_end)
     (p,) = res.partitions
-    assert p.log_start_offset == first
-    assert p.first_offset == first - first % 4 and p.last_offset == (after - 1) | 3
+    assert p.copied.log_start_offset == first
+    assert p.copied.first_offset == first - first % 4
+    assert p.copied.last_offset == (after - 1) | 3
 
 
 def test_rename_writes_a_new_topic_id(tmp_path, fixtures_root):
@@ -179,7 +181,7 @@ def test_corpus_log_dirs_copy_byte_identical(tmp_path, corpus_root):
         out = tmp_path / f"t{i}"
         res = copy([log_dir], out)
         for p in res.partitions:
-            src, dst = Path(p.source), Path(p.partition_dir)
+            src, dst = Path(p.source), p.copied.directory
             for f in src.iterdir():
                 if f.suffix == ".log" or f.name in ("leader-epoch-checkpoint",
                                                    "partition.metadata") \
