@@ -14,17 +14,22 @@ import pytest
 from kafkalog_testkit import REPO
 
 
-@pytest.mark.slow
-def test_wheel_contains_man_pages_and_schemas(tmp_path):
+def _sources(tmp_path) -> Path:
+    """A copy of what the build reads (building in the checkout would write build/ there),
+    without an in-place build of the C core (a build compiles its own)."""
     src = tmp_path / "src"
     src.mkdir()
-    # a copy of what the build reads: building in the checkout would write build/ there
     for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(REPO / name, src / name)
     shutil.copytree(REPO / "man", src / "man")
-    # (without an in-place build of the C core: the wheel's build compiles its own)
     shutil.copytree(REPO / "kafkalog_cli", src / "kafkalog_cli",
                     ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"))
+    return src
+
+
+@pytest.mark.slow
+def test_wheel_contains_man_pages_and_schemas(tmp_path):
+    src = _sources(tmp_path)
     out = tmp_path / "wheels"
     # pip's own build isolation: the build-system requirements of pyproject.toml
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(out),
@@ -93,13 +98,7 @@ def test_an_editable_install_after_a_regular_one_keeps_the_man_pages(tmp_path):
     import os
     import venv
 
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    shutil.copytree(REPO / "man", src / "man")
-    shutil.copytree(REPO / "kafkalog_cli", src / "kafkalog_cli",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"))
+    src = _sources(tmp_path)
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=False, system_site_packages=True, symlinks=True)
     py = str(env_dir / "bin" / "python")
