@@ -141,6 +141,14 @@ def _append_segments(source: Log, staging: Path, config, topic_id: str, manager,
     for seg in source.segments:
         if end is not None and seg.base_offset > end:
             break
+        if not seg.size:
+            # an empty segment (the active one rolled just before a shutdown): rolled to,
+            # as the broker did, when the copy has reached it
+            if log is not None and end is None and seg.base_offset >= log.log_end_offset:
+                log.roll(seg.base_offset)
+                out.segments += 1
+                whole.append(seg)
+            continue
         fr = seg.records()
         first_in_seg = True
         taken = skipped = 0

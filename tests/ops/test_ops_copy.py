@@ -74,6 +74,20 @@ def test_whole_partitions_are_byte_identical(tmp_path, fixtures_root):
     assert not [p for p in out.iterdir() if p.name.endswith("-delete")]
 
 
+def test_an_empty_last_segment_is_copied_too(tmp_path, fixtures_root):
+    """A partition whose last segment is empty (rolled just before a shutdown): the copy
+    has it too, with the snapshot the roll writes at its base offset."""
+    src = tmp_path / "src" / "plain-0"
+    shutil.copytree(fixtures_root / "plain-0", src)
+    (src / "00000000000000000008.log").write_bytes(b"")
+    res = copy([src], tmp_path / "out")
+    assert res.partitions[0].copied.segments == 2
+    out = tmp_path / "out" / "plain-0"
+    assert (out / "00000000000000000008.log").read_bytes() == b""
+    assert (out / "00000000000000000008.snapshot").exists()
+    assert (out / f"{SEG0}.log").read_bytes() == (src / f"{SEG0}.log").read_bytes()
+
+
 def test_a_range_takes_whole_batches(tmp_path, fixtures_root):
     """multi-0: batches of 4 records, segments at 0, 88 and 164. [101, 170] takes the
     batches 100..103 to 168..171; the first segment starts at its first batch (100),
