@@ -178,3 +178,14 @@ def test_release_never_deletes_a_lock_file_it_does_not_hold(tmp_path):
     (log_dir / ".lock").write_text("someone else's")
     lock.release()
     assert (log_dir / ".lock").read_text() == "someone else's"
+
+
+def test_a_lock_file_found_there_is_left_as_found(tmp_path):
+    """A .lock left by a crashed broker: taken and released, it stays (a refused run
+    changes nothing); one this lock created is removed."""
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    (log_dir / ".lock").write_bytes(b"")
+    with LogDirLock(log_dir):
+        pass
+    assert (log_dir / ".lock").exists()
