@@ -135,7 +135,8 @@ class InvalidConfigError(InvalidArgumentError):
     """A config value outside what Kafka accepts; ``key`` names the config."""
 
     def __init__(self, key: str, value, reason: str):
-        super().__init__(f"Invalid value {value!r} for configuration {key}: {reason}")
+        # ConfigException(name, value, message): the value as it came, unquoted
+        super().__init__(f"Invalid value {value} for configuration {key}: {reason}")
         self.key = key
         self.value = value
 
@@ -391,6 +392,15 @@ class InvalidRequest(KafkalogError):
     """A frame the broker answers by closing the connection."""
 
 
+class RequestTooManyElements(InvalidRequest):
+    """A request whose arrays (and tagged fields) hold more elements than ``bound``:
+    refused before they are read (docs/serve.md, "Limits")."""
+
+    def __init__(self, message: str, bound: int):
+        super().__init__(message)
+        self.bound = bound
+
+
 class IncompleteFrame(KafkalogError, EOFError):
     """The stream ended inside a frame: ``received`` of ``expected`` bytes."""
 
@@ -431,3 +441,17 @@ class AppendError(KafkalogError):
         self.record_errors = list(record_errors)
         self.error_message = error_message
         self.failed_record = getattr(error, "name", None) not in self.NOT_FAILED_RECORDS
+
+
+# -- Schema Registry ------------------------------------------------------------------
+
+class SchemaRegistryError(KafkalogError):
+    """A Schema Registry (its REST API) that cannot be reached or answers with an error,
+    or a ``_schemas`` state that cannot serve a request (exits 3)."""
+
+
+class SchemaDecodeError(KafkalogError, ValueError):
+    """A key or value that cannot be decoded through Schema Registry: not in its wire
+    format, a schema id not found, a schema that does not parse, a ``_schemas`` record
+    that does not read. Its message is the text of a ``decodeWarnings`` entry; a reader
+    keeps the bytes and goes on."""

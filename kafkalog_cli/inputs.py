@@ -35,6 +35,12 @@ Formats, as users know them:
   malformed line raises :class:`InputError` naming it, after the records before it were
   yielded.
 * ``raw``: each file is one record (the whole file is the value).
+
+With a Schema Registry serializer (``produce --value-serializer``), the serialized side
+of a JSON Lines record is a JSON value taken as is (``json_fields``: a string is a JSON
+string, not bytes), written as its compact JSON text for the serializer; the objects
+``read --value-decoder`` writes (``valueEncoding`` ``avro``/``protobuf``/``json-schema``,
+``valueSchemaId``, ``valueSubject``) are such input.
 """
 
 from __future__ import annotations
@@ -446,7 +452,12 @@ _FIELDS = {"key", "value", "headers", "timestamp", "partition"}
 #: fields of ``read -o json`` / ``dump-segment -o json`` records that produce ignores
 IGNORED_FIELDS = frozenset({
     "topic", "offset", "timestampType", "leaderEpoch", "type", "keySize", "valueSize",
-    "sequence", "headerKeys", "isValid", "crc"})
+    "sequence", "headerKeys", "isValid", "crc",
+    # read --key-decoder/--value-decoder (the schema comes with the serializer's subject)
+    "keySchemaId", "valueSchemaId", "keySubject", "valueSubject"})
+#: ``keyEncoding`` / ``valueEncoding`` of a value decoded through Schema Registry: a
+#: JSON value, taken with a serializer of ``json_fields``
+SCHEMA_ENCODINGS = ("avro", "protobuf", "json-schema")
 #: fields that make the line one to skip (a dump's control record), or refuse
 _SPECIAL = {"keyEncoding", "valueEncoding", "type", "controlType", "keyType",
             "decodeWarnings", "decodeFailure"}
@@ -553,6 +564,10 @@ def _encoding_of(obj: dict, name: str, default: str) -> str:
     e = obj.get(name)
     if e is None:
         return default
+    if e in SCHEMA_ENCODINGS:
+        raise ValueError(f"{name} {e}: a {'key' if name[0] == 'k' else 'value'} decoded "
+                         "through Schema Registry; produce it with --"
+                         f"{'key' if name[0] == 'k' else 'value'}-serializer {e}")
     if e not in ENCODINGS:
         raise ValueError(f"{name} must be one of {', '.join(ENCODINGS)}, got {_short(e)}")
     return e
@@ -595,10 +610,27 @@ def _short(v) -> str:
     return t if len(t) <= 40 else t[:37] + "..."
 
 
-def _record(obj, line: int, encoding: str, keep_partition: bool = False
-            ) -> InputRecord | None:
+def _json_field(obj: dict, name: str) -> bytes | None:
+    """A ``json_fields`` side: its JSON value as compact JSON text (null: None)."""
+    e = obj.get(name + "Encoding")
+    if e is not None and e not in SCHEMA_ENCODINGS:
+        raise ValueError(f"{name}Encoding {_short(e)}: with a serializer the {name} is a "
+                         f"JSON value (or {', '.join(SCHEMA_ENCODINGS)})")
+    v = obj.get(name)
+    if v is None:
+        return None
+    try:
+        text = json.dumps(v, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        raise ValueError(f"{name} holds a number out of the range of a 64-bit float") from None
+    return _utf8(text, name)
+
+
+def _record(obj, line: int, encoding: str, keep_partition: bool = False,
+            json_fields: frozenset = frozenset()) -> InputRecord | None:
     """The record of one JSON object; None for a line to skip (a dump's non-record
-    object or control record)."""
+    object or control record). ``json_fields`` (``"key"``, ``"value"``): sides taken as
+    JSON values (see the module docstring)."""
     if not isinstance(obj, dict):
         raise ValueError("expected a JSON object")
     if "type" in obj and obj["type"] != "record":
@@ -608,7 +640,7 @@ def _record(obj, line: int, encoding: str, keep_partition: bool = False
     extra = obj.keys() - _KNOWN
     if extra:
         raise ValueError(f"unknown field(s) {', '.join(sorted(extra))}")
-    if "keyType" in obj or "decodeWarnings" in obj or "decodeFailure" in obj:
+    if "keyType" in obj or "decodeFailure" in obj:
         raise ValueError("a decoded record of an internal topic (its key and value are "
                          "the decoders' JSON, not its bytes): read it with --no-decode")
     if "keySize" in obj and "value" not in obj and "key" not in obj:
@@ -627,10 +659,11 @@ def _record(obj, line: int, encoding: str, keep_partition: bool = False
         raise ValueError(f"partition {part} is out of range: partition ids are 0..{INT32_MAX} "
                          "(a signed 32-bit integer)")
     headers = _headers(obj.get("headers"), encoding)
-    return InputRecord(line, ts,
-                       _enc(obj.get("key"), _encoding_of(obj, "keyEncoding", encoding), "key"),
-                       _enc(obj.get("value"), _encoding_of(obj, "valueEncoding", encoding),
-                            "value"), headers, part)
+    key = (_json_field(obj, "key") if "key" in json_fields else
+           _enc(obj.get("key"), _encoding_of(obj, "keyEncoding", encoding), "key"))
+    value = (_json_field(obj, "value") if "value" in json_fields else
+             _enc(obj.get("value"), _encoding_of(obj, "valueEncoding", encoding), "value"))
+    return InputRecord(line, ts, key, value, headers, part)
 
 
 # Put between the lines of a chunk parsed as one array: a string that costs nothing to parse
@@ -696,17 +729,18 @@ def _columns_of_lines(lines: list[bytes], first: int, keep_partition: bool):
 
 
 def jsonl_records(stream, source: str, *, value_encoding: str = "utf8",
-                  keep_partition: bool = False) -> Iterator[list[InputRecord]]:
+                  keep_partition: bool = False, json_fields: frozenset = frozenset()
+                  ) -> Iterator[list[InputRecord]]:
     """Records of a JSON Lines input (see the module docstring); ``value_encoding`` is
     the encoding of strings without a ``...Encoding`` field, ``keep_partition`` whether a
-    ``partition`` field is used.
+    ``partition`` field is used, ``json_fields`` the sides taken as JSON values.
 
     Raises:
         InputError: naming the first malformed line.
     """
     loads = _loads
     for first, lines in read_chunks(stream):
-        if value_encoding == "utf8":
+        if value_encoding == "utf8" and not json_fields:
             chunk = _columns_of_lines(lines, first, keep_partition)
             if chunk is not None:
                 yield chunk
@@ -742,7 +776,7 @@ def jsonl_records(stream, source: str, *, value_encoding: str = "utf8",
                 raise InputError(f"malformed JSON: {e}", source=source,
                                  line=first + i) from None
             try:
-                rec = _record(obj, first + i, value_encoding, keep_partition)
+                rec = _record(obj, first + i, value_encoding, keep_partition, json_fields)
             except ValueError as e:
                 yield out
                 raise InputError(str(e), source=source, line=first + i) from None

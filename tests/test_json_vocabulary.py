@@ -228,8 +228,10 @@ def test_schema_files_are_package_data():
     assert '"schemas/*.json"' in (REPO / "pyproject.toml").read_text()
     names = {p.name for p in resources.files("kafkalog_cli.schemas").iterdir()
              if p.name.endswith(".json")}
-    assert names == {"audit.json", "consumer-record.json", "copy.json", "describe.json",
-                     "dump-event.json", "export-row.json", "export.json", "produce.json",
+    assert names == {"audit.json", "consumer-record.json", "copy.json",
+                     "delete-records.json", "describe.json", "dump-event.json",
+                     "export-row.json", "export.json", "get-offsets.json",
+                     "groups-reset.json", "groups.json", "produce.json",
                      "recover-undo.json", "recover.json", "verify-index.json"}
     docs = (REPO / "docs" / "json.md").read_text()
     for n in names:
@@ -256,3 +258,33 @@ def test_corpus_json_validates(corpus_root):
         objs = lines(r.stdout)
         if objs:
             check("consumer-record", objs)
+
+
+@pytest.mark.corpus
+def test_kafka_tool_commands_json_validates(corpus_root, tmp_path):
+    """groups (list, describe, reset), get-offsets and delete-records on a real directory;
+    the library's results are what the CLI prints."""
+    from kafkalog_cli.ops.get_offsets import get_offsets
+    from kafkalog_cli.ops.groups import groups
+
+    src = corpus_root / "anchor123__kafka/tmp/kafka-logs"
+    d = tmp_path / "logs"
+    shutil.copytree(src, d)
+    for args in (["--list"], ["--describe", "--all-groups"]):
+        (obj,) = lines(cli("groups", str(d), *args, "-o", "json").stdout)
+        check("groups", [obj])
+    (obj,) = lines(cli("groups", str(d), "--describe", "--all-groups", "-o", "json").stdout)
+    assert obj == groups([d], all_groups=True).to_dict()
+    (obj,) = lines(cli("groups", str(d), "--reset-offsets", "--all-groups", "--all-topics",
+                       "--to-earliest", "-o", "json").stdout)
+    check("groups-reset", [obj])
+    (obj,) = lines(cli("get-offsets", str(d), "-o", "json").stdout)
+    check("get-offsets", [obj])
+    assert obj == get_offsets([d]).to_dict()
+    spec = tmp_path / "d.json"
+    spec.write_text('{"partitions": [{"topic": "test", "partition": 0, "offset": 3},'
+                    '{"topic": "nope", "partition": 0, "offset": 3}]}')
+    (obj,) = lines(cli("delete-records", str(d), "--offset-json-file", str(spec),
+                       "-o", "json").stdout)
+    check("delete-records", [obj])
+    assert [p["lowWatermark"] for p in obj["partitions"]] == [None, 3]

@@ -23,13 +23,15 @@ LEVELS = {
     "ops": 7,
     "server": 6, "spark": 6, "recovery": 6,
     "protocol": 5,
+    # Schema Registry: reads the _schemas partition (storage) beside the decoders
+    "registry": 5,
     "storage": 4, "decoders": 4,
     # produce's input formats (lines, JSON Lines, raw): read like the record format
     "format": 3, "inputs": 3,
     "schema": 2,
     # base modules; the package root is the lazy public API, whose module-level code
     # imports _version only (its names are imported by importlib on first use)
-    "errors": 1, "constants": 1, "crc": 1, "schemas": 1, "": 1,
+    "errors": 1, "constants": 1, "crc": 1, "schemas": 1, "javaorder": 1, "": 1,
     "_version": 0,
 }
 

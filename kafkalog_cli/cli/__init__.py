@@ -13,9 +13,12 @@ import sys
 COMMANDS = {
     "audit": "audit",
     "copy": "copy",
+    "delete-records": "delete_records",
     "describe": "describe",
     "dump-segment": "dump_segment",
     "export": "export",
+    "get-offsets": "get_offsets",
+    "groups": "groups",
     "produce": "produce",
     "read": "read",
     "recover": "recover",

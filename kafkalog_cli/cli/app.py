@@ -15,9 +15,12 @@ def _register() -> None:
     from .commands import (  # noqa: F401
         audit,
         copy,
+        delete_records,
         describe,
         dump_segment,
         export,
+        get_offsets,
+        groups,
         produce,
         read,
         recover,

@@ -101,3 +101,46 @@ def chosen_decoder(offsets: bool, transaction_log: bool, cluster_metadata: bool,
     if len(chosen) > 1:
         raise typer.BadParameter("give at most one of the decoder options")
     return chosen[0] if chosen else None
+
+
+# -- Schema Registry (read, dump-segment, export, audit) -------------------------------------
+
+SchemaDecoder = choices("SchemaDecoder", "schema-registry avro protobuf json-schema")
+_DECODER_HELP = (
+    "through Schema Registry: schema-registry (the schema type comes with the id in the "
+    "wire format), or avro, protobuf, json-schema to insist on one; schemas from the log "
+    "directory's own _schemas topic (or --schemas, --schema-registry). What does not "
+    "decode keeps its bytes, with decodeWarnings.")
+KeyDecoderOpt = Annotated[SchemaDecoder | None, typer.Option(
+    "--key-decoder", metavar="schema-registry|avro|protobuf|json-schema",
+    help="Decode keys " + _DECODER_HELP, show_default=False)]
+ValueDecoderOpt = Annotated[SchemaDecoder | None, typer.Option(
+    "--value-decoder", metavar="schema-registry|avro|protobuf|json-schema",
+    help="Decode values " + _DECODER_HELP, show_default=False)]
+SchemasOpt = Annotated[str | None, typer.Option(
+    "--schemas", metavar="PATH", help="The _schemas partition directory (or a log "
+    "directory holding _schemas-0) to take schemas from (default: the one in the log "
+    "directory read).", show_default=False)]
+SchemaRegistryOpt = Annotated[str | None, typer.Option(
+    "--schema-registry", metavar="URL", help="A live Schema Registry's REST URL, asked "
+    "for what the _schemas partition does not hold (or instead of it); user:password@ "
+    "in the URL for basic auth.", show_default=False)]
+SchemaRegistryPropertyOpt = Annotated[list[str] | None, typer.Option(
+    "--schema-registry-property", metavar="NAME=VALUE", help="Registry client setting "
+    "(repeatable): basic.auth.credentials.source=URL|USER_INFO, "
+    "basic.auth.user.info=user:password.", show_default=False)]
+
+
+def registry_options(key_decoder, value_decoder, schemas, url, props):
+    """The library's SchemaRegistryOptions of the options above (a usage error raised as
+    typer.BadParameter)."""
+    from ..errors import InvalidArgumentError
+    from ..registry.decoder import SchemaRegistryOptions
+
+    try:
+        return SchemaRegistryOptions.from_properties(
+            props or [], key_decoder=key_decoder.value if key_decoder else None,
+            value_decoder=value_decoder.value if value_decoder else None,
+            schemas=schemas, url=url)
+    except InvalidArgumentError as e:
+        raise typer.BadParameter(e.message) from None

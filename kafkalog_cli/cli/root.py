@@ -117,7 +117,7 @@ def _flush_stdout() -> bool:
 
 #: options whose value is optional, as Kafka's tools (joptsimple ``withOptionalArg``) take
 #: them: given alone (last, or before another option) they mean this value
-OPTIONAL_VALUES = {"--compression-codec": "gzip"}
+OPTIONAL_VALUES = {"--compression-codec": "gzip", "--state": "", "--type": ""}
 
 
 def _optional_values(args: list[str]) -> list[str]:

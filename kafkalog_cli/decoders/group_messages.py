@@ -81,6 +81,8 @@ OffsetCommitValue = _value("OffsetCommitValue", 1, valid="0-4", flexible="4+", f
     metadata         string  0+
     commitTimestamp  int64   0+
     expireTimestamp  int64   1   default=-1
+    # KIP-848's OffsetCommit v10 (Kafka 4.1+): the topic id, from the metadata image
+    topicId          uuid    4+  tagged=4+ tag=0
 """))
 
 GroupMetadataKey = _key("GroupMetadataKey", 2, ("group", "string"))

@@ -14,6 +14,12 @@ log does not parse (``leader-epoch-checkpoint``, ``partition.metadata``, ``quoru
 the log directory's ``meta.properties`` and offset checkpoints; see
 :func:`~kafkalog_cli.storage.dir_files.partition_file_problems`).
 
+With ``registry`` (``--key-decoder`` / ``--value-decoder``), each partition's keys and
+values are also decoded through Schema Registry (:mod:`kafkalog_cli.registry`):
+``decodedRecords``, ``undecodedRecords`` (a problem: one line per schema id not found,
+one for the others) and the ``schemaIds`` seen; null when not asked. Kafka's internal
+topics and ``_schemas`` are not decoded.
+
 Engines: ``local`` audits the partitions one after the other in this process; ``spark``
 distributes them, several per task, balanced by bytes. Both run
 :func:`audit_partition`, so they give the same rows.
@@ -65,6 +71,11 @@ class PartitionAudit:
     #: ``.log`` files holding no whole batch from their first byte (not Kafka logs:
     #: exit 3); each is also one of :attr:`problems`
     not_kafka_files: list[str] = field(default_factory=list)
+    #: with --key-decoder/--value-decoder: records whose keys and values decoded, those
+    #: with one that did not, the schema ids seen (None: not asked)
+    decoded_records: int | None = None
+    undecoded_records: int | None = None
+    schema_ids: list[int] | None = None
 
     @property
     def ok(self) -> bool:
@@ -83,6 +94,8 @@ class PartitionAudit:
             "indexProblems": self.index_problems, "indexWarnings": self.index_warnings,
             "transactionalBatches": self.transactional_batches,
             "controlBatches": self.control_batches, "controlRecords": self.control_records,
+            "decodedRecords": self.decoded_records,
+            "undecodedRecords": self.undecoded_records, "schemaIds": self.schema_ids,
             "problems": self.problems, "ok": self.ok,
         }
 
@@ -330,10 +343,56 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
     return a
 
 
-def _audit_group(group, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
-                 ) -> list[dict]:
-    return [asdict(audit_partition(*item, max_decompressed_bytes=max_decompressed_bytes))
-            for item in group]
+def audit_decoding(a: PartitionAudit, registry,
+                   max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> None:
+    """Decode ``a``'s partition's keys and values through Schema Registry (``registry``:
+    a :class:`~kafkalog_cli.registry.decoder.SchemaRegistryOptions`) and set its
+    decoding figures; what does not decode is a problem (a record of a corrupt batch was
+    counted as such already, and is not decoded)."""
+    from ..format.records import RecordBatch
+    from ..storage.log import Log
+    from ..storage.segment import iter_records_of
+
+    if a.topic.startswith("__") or a.topic == "_schemas":
+        return
+    try:
+        dec = registry.decoder(a.topic, a.directory)
+    except KafkalogError as e:
+        a.problems.append(f"{a.directory}: {e}")
+        return
+    ok = bad = 0
+    ids: set[int] = set()
+    log = Log.open(a.directory)
+    try:
+        for seg, b in log.batches_from(0):
+            if type(b) is RecordBatch and b.is_control:
+                continue
+            try:
+                for r in iter_records_of(b, seg.log_path, max_decompressed_bytes):
+                    d = dec.decode(None if r[2] is None else bytes(r[2]),
+                                   None if r[3] is None else bytes(r[3]))
+                    if d.warnings:
+                        bad += 1
+                        continue
+                    ok += 1
+                    ids.update(f.meta.schema_id for f in (d.key, d.value) if f is not None)
+            except KafkalogError:
+                continue  # counted by the audit's own scan
+    finally:
+        log.close()
+    a.decoded_records, a.undecoded_records, a.schema_ids = ok, bad, sorted(ids)
+    a.problems += [f"{a.directory}: {line}" for line in dec.problems()]
+
+
+def _audit_group(group, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+                 registry=None) -> list[dict]:
+    out = []
+    for item in group:
+        a = audit_partition(*item, max_decompressed_bytes=max_decompressed_bytes)
+        if registry:
+            audit_decoding(a, registry, max_decompressed_bytes)
+        out.append(asdict(a))
+    return out
 
 
 def _from_dict(d: dict) -> PartitionAudit:
@@ -354,11 +413,14 @@ def pack_by_bytes(items: list, sizes: list[int], n: int) -> list[list]:
 
 def audit(paths, *, engine: str = "auto", master: str | None = None,
           verbose: bool = False, progress=None,
-          max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> AuditResult:
+          max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+          registry=None) -> AuditResult:
     """Audit every partition under ``paths`` (log directories, partition directories or
     globs), sorted by topic, partition and directory. A batch whose records decompress
     to more than ``max_decompressed_bytes`` is counted as corrupt. ``progress(done_bytes,
     total_bytes)``, if given, is called after each partition the local engine audits.
+    ``registry`` (a :class:`~kafkalog_cli.registry.decoder.SchemaRegistryOptions`)
+    decodes keys and values too (see the module docstring).
 
     Raises:
         NotAKafkaFileError / UnreadableError: a path is not Kafka-like or unreadable.
@@ -375,8 +437,10 @@ def audit(paths, *, engine: str = "auto", master: str | None = None,
     if engine == "local":
         total, done = sum(pd.bytes for pd in parts), 0
         for it, pd in zip(items, parts, strict=True):
-            result.partitions.append(
-                audit_partition(*it, max_decompressed_bytes=max_decompressed_bytes))
+            a = audit_partition(*it, max_decompressed_bytes=max_decompressed_bytes)
+            if registry:
+                audit_decoding(a, registry, max_decompressed_bytes)
+            result.partitions.append(a)
             done += pd.bytes
             if progress is not None:
                 progress(done, total)
@@ -390,7 +454,7 @@ def audit(paths, *, engine: str = "auto", master: str | None = None,
                                3 * max(1, sc.defaultParallelism))
         # the figures come back as the tasks' results (collect), whichever node ran them
         task = Checked("kafkalog_cli.ops.audit:_audit_group", driver_environment(),
-                       max_decompressed_bytes)
+                       max_decompressed_bytes, registry or None)
         try:
             rows = sc.parallelize(groups, len(groups)).flatMap(task).collect()
         except Exception as e:  # noqa: BLE001 - Spark wraps the task's error
@@ -413,8 +477,9 @@ REPORT_COLUMNS = [
     ("maxTimestamp", "ts"), ("codecs", "list"), ("magics", "intlist"),
     ("corruptBatches", "int64"), ("invalidBytes", "int64"), ("indexProblems", "int64"),
     ("indexWarnings", "int64"), ("transactionalBatches", "int64"),
-    ("controlBatches", "int64"), ("controlRecords", "int64"), ("problems", "list"),
-    ("ok", "bool"),
+    ("controlBatches", "int64"), ("controlRecords", "int64"),
+    ("decodedRecords", "int64"), ("undecodedRecords", "int64"), ("schemaIds", "intlist"),
+    ("problems", "list"), ("ok", "bool"),
 ]
 
 

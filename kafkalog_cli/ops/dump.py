@@ -144,6 +144,12 @@ class DumpOptions:
             internal-topic decoder) come as ``records`` events of up to
             :data:`RECORD_BLOCK` records each instead of a ``record`` event apiece (the
             renderers' fast path: no dict per record; same output).
+        registry: a :class:`~kafkalog_cli.registry.decoder.SchemaRegistryOptions`:
+            keys and/or payloads in Schema Registry's wire format decoded (the record's
+            ``key`` / ``payload`` the decoded JSON text, with ``keySchemaId``,
+            ``keySubject``, ``keyEncoding`` and the ``value...`` ones; what does not
+            decode stays bytes with ``decodeWarnings``, and a ``diagnostic`` per schema
+            id not found follows the file's dump).
     """
 
     deep_iteration: bool = False
@@ -159,6 +165,7 @@ class DumpOptions:
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
     skip_corrupt: bool = False
     record_blocks: bool = False
+    registry: object = None
 
     @property
     def deep(self) -> bool:
@@ -198,8 +205,14 @@ def batch_event(batch, file: str) -> dict:
     }
 
 
-def _decoder_for(partition_dir_name: str, opts: DumpOptions):
-    """The internal-topic decoder for a partition directory under ``opts.decoder``."""
+def _decoder_for(partition_dir_name: str, opts: DumpOptions, directory=None):
+    """The internal-topic decoder for a partition directory under ``opts.decoder``, or
+    the Schema Registry decoder of ``opts.registry`` (for ``directory``)."""
+    if opts.registry and directory is not None:
+        from ..storage.files import parse_partition_dir_name
+
+        tp = parse_partition_dir_name(partition_dir_name)
+        return opts.registry.decoder(tp.topic if tp else partition_dir_name, directory)
     if opts.decoder == "none":
         return None
     if opts.decoder == "auto" and not partition_dir_name.startswith("__"):
@@ -348,6 +361,10 @@ def _add_data(ev: dict, batch, record, key, value, headers, decoder) -> bool:
     (a coordinator record without a key: its parser throws)."""
     if decoder is not None:
         d = decoder.decode(key, value)
+        if hasattr(d, "console"):  # Schema Registry's: decoded JSON text, else bytes
+            _add_schema_decoded(ev, d, key, value)
+            ev["headers"] = [{"key": k, "value": v} for k, v in headers]
+            return False
         ev["key"] = d.key
         ev["payload"] = None if d.tombstone else d.value
         ev["decoded"] = d
@@ -364,6 +381,36 @@ def _add_data(ev: dict, batch, record, key, value, headers, decoder) -> bool:
     return False
 
 
+def _add_schema_decoded(ev: dict, d, key, value) -> None:
+    """``key`` / ``payload`` of a record decoded through Schema Registry: the JSON text
+    of a decoded side (and its ``...SchemaId``, ``...Subject``, ``...Encoding``), else
+    its bytes; ``schemaDecoded`` (not written to JSON) for the JSON renderer."""
+    for name, label, f, data in (("key", "key", d.key, key), ("payload", "value", d.value,
+                                                               value)):
+        if f is None:
+            ev[name] = data
+            continue
+        ev[name] = f.json
+        ev[label + "Encoding"] = f.encoding
+        ev[label + "SchemaId"] = f.schema_id
+        if f.subject is not None:
+            ev[label + "Subject"] = f.subject
+    if d.warnings:
+        ev["decodeWarnings"] = list(d.warnings)
+    ev["schemaDecoded"] = d
+
+
+def _registry_diagnostics(decoder, file: str) -> Iterator[dict]:
+    """After a file's dump: one error diagnostic per schema id not found, one for the
+    records that did not decode otherwise."""
+    if decoder is None or not hasattr(decoder, "problems"):
+        return
+    for line in decoder.problems():
+        yield {"type": "diagnostic", "stream": "stderr", "kind": "schema_decode",
+               "error": True, "file": file, "position": None,
+               "message": f"{file}: {line}"}
+
+
 def dump_log(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
     """Events for one ``.log`` file (see the module docstring)."""
     file = str(segment.log_path)
@@ -377,12 +424,14 @@ def dump_log(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
             start_pos = idx.lookup(opts.start_offset).position
             if not 0 <= start_pos <= end:  # a corrupt entry: scan from the start
                 start_pos = 0
-    decoder = _decoder_for(segment.directory.name, opts) if opts.print_data_log else None
+    decoder = (_decoder_for(segment.directory.name, opts, segment.directory)
+               if opts.print_data_log else None)
     # the segment's records from start_pos: a remote .log is fetched by ranges as the
     # dump goes (and no further than --end-offset takes it); read past damage whole
     fr = (segment.salvage_records(start_pos, end) if opts.skip_corrupt
           else segment.records(start_pos, end))
     yield from _batch_events(fr, file, opts, decoder)
+    yield from _registry_diagnostics(decoder, file)
 
 
 def dump_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:

@@ -31,6 +31,14 @@ Parquet keeps Spark's types (``timestamp`` a Spark/Parquet timestamp). JSON Line
 (``export-row.json`` in docs/json.md): ``key``, ``value`` and header values in base64 (as
 Spark writes binary), ``timestamp`` in epoch milliseconds (as every kafkalog JSON, -1 for
 Kafka's NO_TIMESTAMP), nulls written as ``null``.
+
+With ``keyDecoder`` / ``valueDecoder`` (``--key-decoder`` / ``--value-decoder``), keys
+and values in Schema Registry's wire format are written as typed columns, Arrow types
+derived from each topic's newest schema (:mod:`kafkalog_cli.spark.decoded`,
+:mod:`kafkalog_cli.registry.arrow`), with ``valueSchemaId`` and ``valueRaw`` (the bytes
+of the records that did not decode, counted in ``undecodedRecords``) beside them; JSON
+Lines write the decoded values as JSON (dates, times and timestamps in ISO-8601,
+decimals as strings, bytes in base64).
 """
 
 from __future__ import annotations
@@ -115,6 +123,10 @@ class ExportResult:
     skipped: list[dict] = field(default_factory=list)
     #: ``.log`` files holding no whole batch from their first byte: not Kafka logs
     not_kafka_files: list[str] = field(default_factory=list)
+    #: keys or values that a --key-decoder/--value-decoder could not decode
+    undecoded_records: int = 0
+    #: what decoding could not use (a schema id not found, a type with no Arrow type)
+    problems: list[str] = field(default_factory=list)
 
     @property
     def unreadable(self) -> bool:
@@ -127,8 +139,9 @@ class ExportResult:
 
     @property
     def ok(self) -> bool:
-        """Nothing was lost: no corrupt batch skipped, no offset missing."""
-        return not (self.corrupt_batches or self.lost_offsets)
+        """Nothing was lost: no corrupt batch skipped, no offset missing, every key and
+        value asked to be decoded decoded."""
+        return not (self.corrupt_batches or self.lost_offsets or self.undecoded_records)
 
     def take_read_stats(self, stats) -> None:
         """The rows read and what the read skipped, from the read's
@@ -138,6 +151,7 @@ class ExportResult:
         self.partial_tail_bytes = stats.partial_tail_bytes
         self.aborted_records = stats.aborted_records
         self.lost_offsets = stats.lost_offsets
+        self.undecoded_records = stats.undecoded_records
         self.skipped = stats.skipped
         self.not_kafka_files = stats.not_kafka_files
 
@@ -152,7 +166,8 @@ class ExportResult:
             "corruptBatches": self.corrupt_batches,
             "partialTailBytes": self.partial_tail_bytes,
             "abortedRecords": self.aborted_records, "lostOffsets": self.lost_offsets,
-            "skipped": self.skipped,
+            "undecodedRecords": self.undecoded_records, "skipped": self.skipped,
+            "problems": self.problems,
         }
 
 
@@ -235,7 +250,9 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
     ``options`` are the data source's read options (``subscribe``, ``subscribePattern``,
     ``assign``, ``startingOffsets``, ``endingOffsets``, ``startingTimestamp``,
     ``endingTimestamp``, ``includeHeaders`` (default true here), ``includeBatchMetadata``,
-    ``failOnDataLoss``, ``isolationLevel``, ``maxDecompressedBytes``). ``progress(done_bytes,
+    ``failOnDataLoss``, ``isolationLevel``, ``maxDecompressedBytes``; ``keyDecoder``,
+    ``valueDecoder``, ``schemas``, ``schemaRegistry``, ``schemaRegistryUserInfo``: see
+    :mod:`kafkalog_cli.spark.decoded`). ``progress(done_bytes,
     total_bytes)``, if given, is called after each partition the local engine exports
     (bytes of the slices read). ``own_process``: the caller owns this process and
     imports nothing after (the CLI); the local engine then keeps numpy out of it when
@@ -251,10 +268,12 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
 
     if fmt not in FORMATS:
         raise InvalidArgumentError(f"unknown format {fmt!r} (parquet or jsonl)")
+    from ..spark.decoded import registry_options
     from ..spark.plan import discover, parse_options, split_paths
 
     opts = {"includeHeaders": "true", **{k: str(v) for k, v in (options or {}).items()}}
     ropts = parse_options(opts)
+    registry = registry_options(opts)
     path_list = [resolve(p) for p in split_paths([str(p) for p in paths])]
     parts = discover(path_list)
     _refuse_same_partition_twice(parts)
@@ -272,7 +291,7 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
     _prepare_out(out, overwrite)
     t0 = time.perf_counter()
     if engine == "local":
-        result = _export_local(parts, out, fmt, ropts, progress)
+        result = _export_local(parts, out, fmt, ropts, progress, registry)
     else:
         result = _export_spark(path_list, out, fmt, opts, master, verbose)
     result.input_bytes = total
@@ -282,9 +301,11 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
 
 # -- local ---------------------------------------------------------------------------------
 
-def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportResult:
+def _export_local(parts, out: Path, fmt: str, ropts, progress=None,
+                  registry=None) -> ExportResult:
     import pyarrow.parquet as pq
 
+    from ..spark.decoded import BatchDecoder
     from ..spark.plan import plan_slices
     from ..spark.rows import ReadStats, read_slices
 
@@ -301,6 +322,8 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportRes
         out.mkdir(parents=True, exist_ok=True)
     total = sum(s.end - s.start for sl in groups.values() for s in sl)
     done = 0
+    decoder = None if registry is None else BatchDecoder(
+        registry, {t: sl[0].directory for (t, _), sl in groups.items()})
     for (topic, partition), slices in groups.items():
         d = out / f"topic={topic}" / f"partition={partition}"
         writer = None
@@ -308,6 +331,8 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportRes
         sink = None
         try:
             for rb in read_slices(slices, ropts, stats):
+                if decoder is not None:
+                    rb = decoder.apply(rb)
                 rb = rb.drop_columns(["topic", "partition"])
                 if fmt == "parquet":
                     if writer is None:
@@ -337,7 +362,18 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None) -> ExportRes
         if progress is not None:
             progress(done, total)
     result.take_read_stats(stats)
+    if decoder is not None:
+        result.undecoded_records = decoder.undecoded
+        result.problems = decoder.problems + _decode_problems(decoder)
     return result
+
+
+def _decode_problems(decoder) -> list[str]:
+    """What the schema sources' replays skipped, and the schema ids not found."""
+    out = list(decoder.registry.replay_problems())
+    for c in decoder._columns.values():
+        out.extend(c._dec.problems())
+    return out
 
 
 def _output_stream(directory, name: str):
@@ -359,6 +395,8 @@ def _b64(b) -> str | None:
 
 def json_lines(rb):
     """JSON Lines of an Arrow batch of the Kafka-source columns (see module docstring)."""
+    import pyarrow as pa
+
     names = rb.schema.names
     cols = []
     for n in names:
@@ -367,16 +405,33 @@ def json_lines(rb):
             # microseconds in Arrow (Spark's type) -> epoch ms, floored as unix_millis
             cols.append([None if v is None else v // 1000
                          for v in col.cast("int64").to_pylist()])
-        elif n in ("key", "value"):
+        elif pa.types.is_binary(col.type):  # key, value (or a decoded side's Raw)
             cols.append([_b64(v) for v in col.to_pylist()])
         elif n == "headers":
             cols.append([None if h is None else [{"key": e["key"], "value": _b64(e["value"])}
                                                  for e in h] for h in col.to_pylist()])
         else:
             cols.append(col.to_pylist())
-    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False,
+                             default=_json_default).encode
     for row in zip(*cols, strict=True):
         yield dumps(dict(zip(names, row, strict=True))) + "\n"
+
+
+def _json_default(v):
+    """JSON of the Python values of a decoded typed column: dates, times and timestamps
+    as ISO-8601, decimals as strings, bytes in base64 (a map is a list of [key, value]
+    pairs, as pyarrow gives it)."""
+    import datetime
+    from decimal import Decimal
+
+    if isinstance(v, datetime.date | datetime.time):
+        return v.isoformat()
+    if isinstance(v, Decimal):
+        return str(v)
+    if isinstance(v, bytes | bytearray):
+        return base64.b64encode(v).decode("ascii")
+    raise TypeError(f"{type(v).__name__} is not JSON serializable")
 
 
 # -- spark ---------------------------------------------------------------------------------

@@ -122,6 +122,15 @@ class ProduceOptions:
     topic_id: str | None = None
     cluster_id: str | None = None
     node_id: int = 1
+    #: Schema Registry serializers (``avro``, ``protobuf``, ``json-schema``): the input
+    #: is JSON, serialized with the schema file given (registered in the log
+    #: directory's ``_schemas``) or the subject's latest schema
+    key_serializer: str | None = None
+    value_serializer: str | None = None
+    key_subject: str | None = None
+    value_subject: str | None = None
+    key_schema: str | None = None
+    value_schema: str | None = None
 
     @classmethod
     def assemble(cls, topic: str, *, properties=(), parse_key: bool = False,
@@ -177,6 +186,20 @@ class ProduceOptions:
             raise InvalidArgumentError(f"--value-encoding must be {', '.join(ENCODINGS)}")
         if not self.key_separator:
             raise InvalidArgumentError("--key-separator must not be empty")
+        for side in ("key", "value"):
+            ser = getattr(self, f"{side}_serializer")
+            if ser is None and (getattr(self, f"{side}_subject") is not None
+                                or getattr(self, f"{side}_schema") is not None):
+                raise InvalidArgumentError(f"--{side}-subject and --{side}-schema need "
+                                           f"--{side}-serializer")
+            if ser is not None and ser not in ("avro", "protobuf", "json-schema"):
+                raise InvalidArgumentError(f"--{side}-serializer must be avro, protobuf or "
+                                           "json-schema")
+
+    def subject(self, side: str) -> str:
+        """The subject of ``side`` (``key``/``value``): given, else TopicNameStrategy's
+        ``<topic>-<side>``."""
+        return getattr(self, f"{side}_subject") or f"{self.topic}-{side}"
 
 
 def _check_topic_id(s: str) -> None:
@@ -239,6 +262,9 @@ class ProduceResult(AppendCounts):
     dropped_records: int = 0
     error: str | None = None
     partitions: dict[int, PartitionResult] = field(default_factory=dict)
+    #: the schemas of the serializers: ``{"side", "subject", "id", "version",
+    #: "registered"}`` (registered: written to ``_schemas`` by this run)
+    schemas: list[dict] = field(default_factory=list)
 
     @property
     def records_per_second(self) -> float:
@@ -260,6 +286,7 @@ class ProduceResult(AppendCounts):
             "cleanShutdown": self.clean_shutdown, "droppedRecords": self.dropped_records,
             "error": self.error,
             "partitions": [p.to_dict() for _, p in sorted(self.partitions.items())],
+            "schemas": self.schemas,
         }
 
 
@@ -622,8 +649,11 @@ def _from_stream(stream, name: str, fmt: str, opts: ProduceOptions):
     if fmt == "raw":
         yield inputs.raw_record(stream.read())
     elif fmt == "jsonl":
+        json_fields = frozenset(side for side in ("key", "value")
+                                if getattr(opts, f"{side}_serializer"))
         yield from inputs.jsonl_records(stream, name, value_encoding=opts.value_encoding,
-                                        keep_partition=opts.keep_partition)
+                                        keep_partition=opts.keep_partition,
+                                        json_fields=json_fields)
     else:
         cfg = opts.line_reader or LineReaderConfig(parse_key=opts.parse_key,
                                                    key_separator=opts.key_separator)
@@ -653,6 +683,9 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
     clock = clock or SYSTEM
     result = ProduceResult(str(log_dir), opts.topic)
     start = time.perf_counter()
+    serializers = _serializers(Path(log_dir), opts, result)
+    if serializers:
+        chunks = _serialized(chunks, serializers)
     chunks = iter(chunks)
     try:
         # nothing is created before a record was read: a bad first line (or no input)
@@ -683,6 +716,8 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
 
     failure: BaseException | None = None
     try:
+        if serializers:
+            _append_registrations(manager, serializers, clock)
         batcher(opts.partition)  # the partition named, first (as the checkpoints list it)
         done = 0
         for chunk in chain((first,), chunks):
@@ -746,6 +781,87 @@ def produce(log_dir, opts: ProduceOptions, chunks: Iterable[list], *,
             failure.result = result
         raise failure
     return result
+
+
+# -- Schema Registry serializers -----------------------------------------------------------
+
+def _serializers(log_dir: Path, opts: ProduceOptions, result: ProduceResult) -> dict:
+    """``{side: Serializer}`` of the serializers asked for, their schemas registered in
+    memory against the log directory's ``_schemas`` (written by
+    :func:`_append_registrations` once a first record was read).
+
+    Raises:
+        InvalidArgumentError: a schema that does not parse, a subject refusing it.
+        CorruptRecordError: a ``_schemas`` partition that does not read.
+    """
+    sides = [s for s in ("key", "value") if getattr(opts, f"{s}_serializer")]
+    if not sides:
+        return {}
+    from ..registry.serialize import make_serializer, read_schema_file
+    from ..registry.store import SCHEMAS_TOPIC, SchemaStore, load_store
+
+    part = log_dir / f"{SCHEMAS_TOPIC}-0"
+    store = load_store(part) if part.is_dir() else SchemaStore(source=str(part))
+    out = {}
+    for side in sides:
+        path = getattr(opts, f"{side}_schema")
+        text = None if path is None else read_schema_file(path)
+        ser = make_serializer(store, getattr(opts, f"{side}_serializer"), opts.subject(side),
+                              text)
+        out[side] = ser
+        reg = ser.registration
+        result.schemas.append({"side": side, "subject": reg.schema.subject, "id": reg.id,
+                               "version": reg.version, "registered": reg.new})
+    return out
+
+
+def _serialized(chunks: Iterable[list], serializers: dict) -> Iterator[list]:
+    """``chunks`` with keys and values serialized (a null stays null).
+
+    Raises:
+        InputError: a record that does not fit its schema, naming its line.
+    """
+    kser, vser = serializers.get("key"), serializers.get("value")
+    for chunk in chunks:
+        out = []
+        for r in _records(chunk) if not isinstance(chunk, ValuesChunk) else [
+                inputs.InputRecord(chunk.first_line + i, None, None, v, (), None)
+                for i, v in enumerate(chunk)]:
+            key, value = r[2], r[3]
+            try:
+                if kser is not None and key is not None:
+                    key = _serialize(kser, key, "key")
+                if vser is not None and value is not None:
+                    value = _serialize(vser, value, "value")
+            except ValueError as e:
+                yield out
+                raise InputError(str(e), source="input", line=r[0]) from None
+            out.append(r._replace(key=key, value=value))
+        yield out
+
+
+def _serialize(ser, data: bytes, side: str) -> bytes:
+    try:
+        return ser.serialize(data)
+    except ValueError as e:
+        raise ValueError(f"{side} {e}") from None
+
+
+def _append_registrations(manager: LogManager, serializers: dict, clock: Clock) -> None:
+    """Write the serializers' new ``_schemas`` records, one batch each as the registry's
+    KafkaStore producer sends them, to ``_schemas-0`` (created compacted, as the
+    registry creates its topic)."""
+    records = [rec for ser in serializers.values() for rec in ser.registration.records]
+    if not records:
+        return
+    from ..registry.store import SCHEMAS_TOPIC
+
+    config = topic_config(None, ["cleanup.policy=compact"])
+    log = manager.get_or_create_log(SCHEMAS_TOPIC, 0, config)
+    b = _Batcher(log, ProduceOptions(SCHEMAS_TOPIC, config=config), PartitionResult(0),
+                 clock)
+    for i, (key, value) in enumerate(records):
+        b.append([inputs.InputRecord(i + 1, None, key, value, (), None)])
 
 
 def _records(chunk) -> list:

@@ -26,6 +26,12 @@ the log returns. The read path follows the broker and the consumer:
   ``__share_group_state``, ``__cluster_metadata``, ``__remote_log_metadata``): each record is also decoded with dump-segment's decoders
   (:mod:`kafkalog_cli.decoders`), picked by the topic name or forced with ``decode``; the
   record keeps its raw bytes and carries the :class:`~kafkalog_cli.decoders.DecodedRecord`.
+* **Schema Registry** (``registry``: ``--key-decoder`` / ``--value-decoder``): keys and
+  values in Confluent's wire format decoded with the schemas of the log directory's own
+  ``_schemas`` topic (or a live registry), as the Confluent console consumers print them
+  (:mod:`kafkalog_cli.registry`); the record carries the
+  :class:`~kafkalog_cli.registry.decoder.SchemaDecoded`, and what does not decode keeps
+  its bytes.
 
 The read never writes: files are opened read-only.
 """
@@ -77,7 +83,8 @@ class ConsumerRecord(NamedTuple):
     """A record as a consumer receives it (``ConsumerRecord``): key and value are bytes or
     None; headers a tuple of ``(str, bytes | None)``; leader_epoch None when unknown;
     ``decoded`` the internal-topic decoding of key and value
-    (:class:`~kafkalog_cli.decoders.DecodedRecord`), None when not decoded.
+    (:class:`~kafkalog_cli.decoders.DecodedRecord`) or their Schema Registry decoding
+    (:class:`~kafkalog_cli.registry.decoder.SchemaDecoded`), None when not decoded.
 
     A named tuple, immutable: one is made per record read, and a frozen dataclass's
     ``__init__`` (a ``object.__setattr__`` per field) cost ~1.1 us of the ~2 us a record
@@ -101,12 +108,30 @@ class ConsumerRecord(NamedTuple):
         object is ``produce --format jsonl`` input that writes the same bytes). A decoded
         record has its key and value as the decoders' JSON objects instead (null for a
         missing key or a tombstone), ``keyType`` and, when something stayed raw,
-        ``decodeWarnings``."""
+        ``decodeWarnings``. A Schema Registry decoding puts the decoded JSON in ``key`` /
+        ``value`` with ``keyEncoding`` / ``valueEncoding`` (``avro``, ``protobuf``,
+        ``json-schema``), ``keySchemaId`` / ``valueSchemaId`` and, when known,
+        ``keySubject`` / ``valueSubject``; a side that did not decode is its bytes in
+        base64, with ``decodeWarnings`` (after ``headers``)."""
         o = {"topic": self.topic, "partition": self.partition, "offset": self.offset,
              "timestamp": self.timestamp, "timestampType": self.timestamp_type,
              "leaderEpoch": self.leader_epoch}
         d = self.decoded
-        if d is not None:
+        if d is not None and hasattr(d, "console"):  # Schema Registry's
+            for name, f, data, failed in (("key", d.key, self.key, d.key_failed),
+                                          ("value", d.value, self.value, d.value_failed)):
+                if f is not None:
+                    o[name] = f.value
+                    o[name + "Encoding"] = f.encoding
+                    o[name + "SchemaId"] = f.schema_id
+                    if f.subject is not None:
+                        o[name + "Subject"] = f.subject
+                    continue
+                text, label = encode_bytes(data, "base64" if failed else encoding)
+                o[name] = text
+                if label:
+                    o[name + "Encoding"] = label
+        elif d is not None:
             o["key"] = d.key
             o["value"] = None if d.tombstone else d.value
             o["keyType"] = d.key_type
@@ -126,6 +151,8 @@ class ConsumerRecord(NamedTuple):
                 h["valueEncoding"] = label
             hs.append(h)
         o["headers"] = hs
+        if d is not None and hasattr(d, "console") and d.warnings:
+            o["decodeWarnings"] = list(d.warnings)
         return o
 
 
@@ -382,6 +409,21 @@ def decode_records(records: Iterator[ConsumerRecord], decoder) -> Iterator[Consu
                              dec(r.key, r.value))
 
 
+def decode_registry_records(records: Iterator[ConsumerRecord], decoder, problems: list
+                            ) -> Iterator[ConsumerRecord]:
+    """``records`` with ``decoded`` set by a Schema Registry
+    :class:`~kafkalog_cli.registry.decoder.RecordDecoder` (raw bytes kept); when the
+    records are exhausted, one line per schema id not found (and one for the records
+    that did not decode otherwise) is added to ``problems``."""
+    dec = decoder.decode
+    try:
+        for r in records:
+            yield _record(ConsumerRecord, (
+                r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], dec(r[5], r[6])))
+    finally:
+        problems.extend(decoder.problems())
+
+
 # -- the command -------------------------------------------------------------------------
 
 _EPOCH_MS = re.compile(r"^-?\d+$")
@@ -431,7 +473,8 @@ class ReadResult:
         isolation_level: as given.
         last_stable_offset: under read_committed, where the read stops.
         decoder: the decoder's topic (``"__consumer_offsets"``, ...) when records are
-            decoded, else None.
+            decoded, ``"schema-registry"`` when they are decoded through Schema
+            Registry, else None.
         records: lazy iterator of :class:`ConsumerRecord`.
         problems: what the read could not use, one line each naming the file (and line
             or byte position), for stderr and exit status 1: a log-start-offset-checkpoint
@@ -488,7 +531,7 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
          isolation_level: str = READ_UNCOMMITTED, decode: str = DECODE_AUTO,
          check_crcs: bool = True,
          max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
-         skip_corrupt: bool = False) -> ReadResult:
+         skip_corrupt: bool = False, registry=None) -> ReadResult:
     """Position a consumer on a partition directory (see :func:`open_partition`) and
     return its records lazily.
 
@@ -499,6 +542,11 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
     ``decode``: ``"auto"`` decodes the records of Kafka's internal topics (picked by the
     topic name), ``"none"`` never decodes, ``"offsets"`` / ``"transaction-log"`` /
     ``"cluster-metadata"`` force that decoder (see :func:`decoder_for`).
+
+    ``registry``: a :class:`~kafkalog_cli.registry.decoder.SchemaRegistryOptions`
+    asking for keys and/or values to be decoded through Schema Registry (the
+    internal-topic decoders then stay off); what its ``_schemas`` replay skipped and the
+    schema ids not found go to ``problems``.
 
     ``max_decompressed_bytes``: a batch whose records decompress to more is corrupt
     (kafkalog's bound on the work of one batch; Kafka has none). Corrupt data reached
@@ -523,7 +571,15 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
     _check_decode(decode)
     log = open_partition(path, topic, partition)
     tp = log.topic_partition
-    decoder = decoder_for(tp.topic if tp else log.directory.name, decode)
+    topic_name = tp.topic if tp else log.directory.name
+    rdec = None
+    if registry:
+        try:
+            rdec = registry.decoder(topic_name, log.directory)
+        except BaseException:
+            log.close()
+            raise
+    decoder = None if rdec is not None else decoder_for(topic_name, decode)
     problems: list[str] = []
     lso = log_start_offset(log, problems)
     leo = log_end_offset(log)
@@ -567,6 +623,11 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
                               skipped=res.skipped if skip_corrupt else None)
         if decoder is not None:
             res.records = decode_records(res.records, decoder)
+        elif rdec is not None:
+            res.records = decode_registry_records(res.records, rdec, res.problems)
     if decoder is not None:
         res.decoder = decoder.topic
+    if rdec is not None:
+        res.decoder = "schema-registry"
+        res.problems.extend(registry.replay_problems())
     return res

@@ -10,7 +10,10 @@ connection, as ``SocketServer`` does for ``InvalidRequestException`` and
   (``Unknown API key``);
 * a served API at a version outside the served range, except ApiVersions, which the broker
   accepts at any version and answers as a v0 request (KIP-511);
-* a body too short for its schema at its version.
+* a body too short for its schema at its version;
+* a request whose arrays and tagged fields hold more elements than the bound given
+  (:class:`~kafkalog_cli.errors.RequestTooManyElements`, kafkalog's: docs/serve.md,
+  "Limits"), refused when a count would pass it, before the elements are read.
 
 Bytes left after the body are ignored, as ``RequestContext.parseRequest`` ignores them
 (it reads what the schema of that version needs from the buffer and never checks what
@@ -23,13 +26,16 @@ import asyncio
 import io
 import mmap
 import struct
+import sys
 from dataclasses import dataclass
 
 from ..errors import (
     IncompleteFrame,
     InvalidRequest,
+    RequestTooManyElements,
 )
 from ..schema import flexible as fx
+from ..schema.deferred import SplicedStream
 from ..schema.messages import PARSE_ERRORS
 from .apis import APIS, Api, ApiKeys
 from .schemas import RequestHeader
@@ -49,7 +55,8 @@ class Request:
     ``unsupported_version`` is set for an ApiVersions request at a version the server does
     not serve (its body is not parsed: it is answered as v0). ``client_host`` is the
     peer's address as ``RequestContext.clientAddress`` prints it (``/127.0.0.1``), set by
-    the server.
+    the server. ``elements``: the array elements and tagged fields the header and body
+    hold (what :func:`parse_request` counted against its bound).
     """
 
     api: Api
@@ -60,6 +67,7 @@ class Request:
     size: int
     unsupported_version: bool = False
     client_host: str = ""
+    elements: int = 0
 
     @property
     def api_key(self) -> ApiKeys:
@@ -143,10 +151,12 @@ async def read_frame_body(reader: asyncio.StreamReader, size: int, touch=None) -
         buf.close()
 
 
-def parse_request(frame: bytes) -> Request:
-    """Parse a request frame (without its size prefix).
+def parse_request(frame: bytes, max_elements: int | None = None) -> Request:
+    """Parse a request frame (without its size prefix). ``max_elements``: the most array
+    elements and tagged fields the header and body may hold together (None: no bound).
 
     Raises:
+        RequestTooManyElements: more elements than ``max_elements`` (an InvalidRequest).
         InvalidRequest: see the module docstring.
     """
     if len(frame) < 8:
@@ -156,11 +166,13 @@ def parse_request(frame: bytes) -> Request:
     if api is None:
         raise InvalidRequest(f"Unknown API key {key}")
     header_version = api.request_header_version(version)
+    context = fx.element_context(sys.maxsize if max_elements is None else max_elements)
     try:
         header, pos = RequestHeader.parse(frame, min(header_version, 1))
         if header_version >= 2:
-            pos = _skip_tagged_fields(frame, pos)
+            pos = _skip_tagged_fields(frame, pos, context)
     except PARSE_ERRORS as e:
+        _too_many(e, max_elements, f"{api.key.name} v{version} (its header)")
         raise InvalidRequest(f"Error parsing request header. Our best guess of the apiKey "
                              f"is: {key}: {e}") from None
     client_id = header.get("clientId") or ""
@@ -172,17 +184,27 @@ def parse_request(frame: bytes) -> Request:
         raise InvalidRequest(f"Received request api key {api.key.name} with version {version} "
                              "which is not enabled")
     try:
-        body, _end = api.request.parse(frame, version, offset=pos)
+        body, _end = api.request.parse(frame, version, offset=pos, context=context)
     except PARSE_ERRORS as e:
+        _too_many(e, max_elements, f"{api.key.name} v{version}")
         raise InvalidRequest(f"Error getting request for apiKey: {api.key.name}, apiVersion: "
                              f"{version}: {e}") from None
-    return Request(api, version, correlation_id, client_id, body, len(frame))
+    return Request(api, version, correlation_id, client_id, body, len(frame),
+                   elements=fx.elements_used(context))
 
 
-def _skip_tagged_fields(frame: bytes, pos: int) -> int:
+def _too_many(e: BaseException, bound: int | None, what: str) -> None:
+    """Raise RequestTooManyElements when ``e`` is the element bound's refusal."""
+    if isinstance(e, fx.KafkaReadError) and str(e).find(fx.TOO_MANY_ELEMENTS) >= 0:
+        raise RequestTooManyElements(
+            f"{what}: its arrays and tagged fields hold more than {bound} elements "
+            "(kafkalog's bound on one request, docs/serve.md 'Limits')", bound) from None
+
+
+def _skip_tagged_fields(frame: bytes, pos: int, context: dict) -> int:
     stream = io.BytesIO(frame)
     stream.seek(pos)
-    fx.empty_tagged_fields._parse(stream, {}, "(request header)")
+    fx.empty_tagged_fields._parse(stream, context, "(request header)")
     return stream.tell()
 
 
@@ -197,6 +219,33 @@ def build_response(request: Request, body: dict, version: int | None = None) -> 
     v = request.api_version if version is None else version
     data = request.api.response.build(body, v)
     return encode_response(request.correlation_id, request.api.response_header_version(v), data)
+
+
+def response_parts(request: Request, body: dict, version: int | None = None, *,
+                   max_elements: int | None = None) -> list | None:
+    """The response frame (size prefix, header, body) as parts to write in order:
+    ``bytes``, and :class:`~kafkalog_cli.schema.flexible.DeferredBytes` for the records
+    fields holding them (a FileSlice, sent from its segment file), each part's length
+    counted in the size prefix. None when the body holds more than ``max_elements``
+    array elements (build it again without a bound, off the event loop)."""
+    v = request.api_version if version is None else version
+    stream = SplicedStream()
+    try:
+        request.api.response.build_into(body, v, stream, fx.element_context(max_elements))
+    except fx.KafkaReadError as e:
+        if max_elements is not None and str(e).find(fx.TOO_MANY_ELEMENTS) >= 0:
+            return None
+        raise
+    parts = stream.parts
+    header = _CORRELATION.pack(request.correlation_id) + (
+        b"\x00" if request.api.response_header_version(v) >= 1 else b"")
+    size = len(header) + sum(len(p) for p in parts)
+    first = _SIZE.pack(size) + header
+    if parts and isinstance(parts[0], bytes):
+        parts[0] = first + parts[0]
+    else:
+        parts.insert(0, first)
+    return parts
 
 
 def encode_request(api_key: int, api_version: int, correlation_id: int, body: dict,

@@ -21,7 +21,8 @@ from .lines import C_ENCODINGS, compiled_lines, text_and_bytes_writer
 
 _c = compiled_lines()
 
-_INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded", "controlValue")
+_INTERNAL_RECORD_KEYS = ("timestampType", "magic", "controlTypeId", "decoded", "controlValue",
+                         "schemaDecoded")
 
 
 def _b(v: bool) -> str:
@@ -277,7 +278,19 @@ def json_event(ev: dict, encoding: str) -> dict:
     for k, v in ev.items():
         if k not in _INTERNAL_RECORD_KEYS:
             o["value" if k == "payload" else k] = v
-    if "payload" in ev and not ev.get("decoded"):
+    sd = ev.get("schemaDecoded")
+    if sd is not None:  # Schema Registry's: decoded sides as JSON, others as bytes
+        for name, out, f, failed in (("key", "key", sd.key, sd.key_failed),
+                                     ("payload", "value", sd.value, sd.value_failed)):
+            if f is not None:
+                o[out] = f.value
+                continue
+            text, label = encode_bytes(ev[name], "base64" if failed else encoding)
+            o[out] = text
+            if label:
+                o[out + "Encoding"] = label
+        o["headers"] = _json_headers(ev["headers"], encoding)
+    elif "payload" in ev and not ev.get("decoded"):
         for name, out in (("key", "key"), ("payload", "value")):
             text, label = encode_bytes(ev[name], encoding)
             o[out] = text

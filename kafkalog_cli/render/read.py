@@ -116,7 +116,9 @@ def format_record(rec, cfg: FormatterConfig) -> bytes:
                 k.encode("utf-8") + b":" + (null if v is None else v) for k, v in rec.headers))
     key, value = rec.key, rec.value
     d = rec.decoded
-    if d is not None:
+    if d is not None and hasattr(d, "console"):  # Schema Registry's: JSON, else bytes
+        key, value = d.console(key, value)
+    elif d is not None:
         key = None if d.key is None else d.key_json().encode("utf-8")
         value = None if d.tombstone or d.value is None else d.value_json().encode("utf-8")
     if cfg.print_key:
@@ -142,7 +144,9 @@ def escaped(rec):
         return None if b is None else safe_bytes(b).encode("utf-8")
 
     key, value, d = rec.key, rec.value, rec.decoded
-    if d is not None:
+    if d is not None and hasattr(d, "console"):
+        key, value = map(esc, d.console(key, value))
+    elif d is not None:
         key = None if d.key is None else safe(d.key_json()).encode("utf-8")
         value = (None if d.tombstone or d.value is None
                  else safe(d.value_json()).encode("utf-8"))
@@ -341,6 +345,8 @@ def json_line(rec, encoding: str = "utf8") -> str:
     templates with json's own string encoder: the same keys in the same order, no dict
     (a decoded record goes through ``to_dict``)."""
     if rec.decoded is not None:
+        if hasattr(rec.decoded, "console"):
+            return _schema_json_line(rec, encoding)
         return _DUMPS(rec.to_dict(encoding))
     estr = _ESTR
     key, value = rec.key, rec.value
@@ -364,13 +370,95 @@ def json_line(rec, encoding: str = "utf8") -> str:
     if vlabel:
         line += f',"valueEncoding":"{vlabel}"'
     if rec.headers:
-        hs = []
-        for hk, hv in rec.headers:
-            htext, hlabel = _json_bytes(hv, encoding, estr)
-            hs.append(f'{{"key":{estr(hk)},"value":{htext}'
-                      + (f',"valueEncoding":"{hlabel}"}}' if hlabel else "}"))
-        return line + ',"headers":[' + ",".join(hs) + "]}"
+        return line + ',"headers":' + _headers_text(rec.headers, encoding) + "}"
     return line + ',"headers":[]}'
+
+
+def _headers_text(headers, encoding: str) -> str:
+    """The ``headers`` array of a JSON line, as text."""
+    hs = []
+    for hk, hv in headers:
+        htext, hlabel = _json_bytes(hv, encoding, _ESTR)
+        hs.append(f'{{"key":{_ESTR(hk)},"value":{htext}'
+                  + (f',"valueEncoding":"{hlabel}"}}' if hlabel else "}"))
+    return "[" + ",".join(hs) + "]"
+
+
+def _schema_json_lines(records: list, encoding: str) -> bytes:
+    """The UTF-8 JSON lines of a block of records decoded through Schema Registry: each
+    record as one dict of ``ConsumerRecord.to_dict``'s keys, in its order, holding the
+    decoded values themselves, written by orjson in one call (a record it refuses, or
+    with headers or a side left as bytes, through :func:`_schema_json_line_bytes`)."""
+    import orjson
+
+    dumps = orjson.dumps
+    out = []
+    put = out.append
+    for rec in records:
+        d = rec.decoded
+        k, v = d.key, d.value
+        if rec.headers or d.warnings or (k is None and rec.key is not None) or (
+                v is None and rec.value is not None):
+            put(_schema_json_line_bytes(rec, encoding))
+            continue
+        o = {"topic": rec.topic, "partition": rec.partition, "offset": rec.offset,
+             "timestamp": rec.timestamp, "timestampType": rec.timestamp_type,
+             "leaderEpoch": rec.leader_epoch}
+        for name, f in (("key", k), ("value", v)):
+            if f is None:
+                o[name] = None
+                continue
+            m = f.meta
+            o[name] = f.datum
+            o[name + "Encoding"] = m.encoding
+            o[name + "SchemaId"] = m.schema_id
+            if m.subject is not None:
+                o[name + "Subject"] = m.subject
+        o["headers"] = []
+        try:
+            put(dumps(o))
+        except TypeError:  # an integer beyond 64 bits
+            put(_schema_json_line_bytes(rec, encoding))
+    out.append(b"")
+    return b"\n".join(out)
+
+
+def _schema_json_line(rec, encoding: str) -> str:
+    """:func:`json_line` of a record decoded through Schema Registry (text)."""
+    return _schema_json_line_bytes(rec, encoding).decode()
+
+
+def _raw_side(name: str, data, failed: bool, encoding: str) -> bytes:
+    """A side left as bytes: ``"key":...`` (with its ``keyEncoding``) as UTF-8."""
+    if data is None:
+        return b'"%s":null' % name.encode()
+    text, label = _json_bytes(data, "base64" if failed else encoding, _ESTR)
+    return (f'"{name}":{text}' + (f',"{name}Encoding":"{label}"' if label else "")).encode()
+
+
+def _schema_json_line_bytes(rec, encoding: str) -> bytes:
+    """:func:`json_line` of a record decoded through Schema Registry, as UTF-8: the
+    decoded key and value are the decoder's JSON bytes already, their labels made once
+    per schema id (``ConsumerRecord.to_dict``'s keys in its order, nothing parsed back or
+    re-encoded)."""
+    d = rec.decoded
+    k, v = d.key, d.value
+    epoch = rec.leader_epoch
+    head = (f'{{"topic":{_ESTR(rec.topic)},"partition":{rec.partition},'
+            f'"offset":{rec.offset},"timestamp":{rec.timestamp},'
+            f'"timestampType":"{rec.timestamp_type}",'
+            f'"leaderEpoch":{"null" if epoch is None else epoch},').encode()
+    tail = ',"headers":' + (_headers_text(rec.headers, encoding) if rec.headers else "[]")
+    if d.warnings:
+        tail += ',"decodeWarnings":' + _DUMPS(list(d.warnings))
+    return b"".join((
+        head,
+        _raw_side("key", rec.key, d.key_failed, encoding) if k is None
+        else k.meta.head + k.jsonb + k.meta.suffix,
+        b",",
+        _raw_side("value", rec.value, d.value_failed, encoding) if v is None
+        else v.meta.head + v.jsonb + v.meta.suffix,
+        tail.encode(), b"}"))
 
 
 _DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -383,6 +471,10 @@ def json_lines(records: list, encoding: str = "utf8") -> bytes | str:
     """:func:`json_line` of each of ``records`` with its newline, joined: UTF-8 bytes from
     the compiled loop when it is in use and takes the block (no decoded record), else
     text."""
+    d = records[0].decoded if records else None
+    if d is not None and hasattr(d, "console") and all(
+            hasattr(r.decoded, "console") for r in records):
+        return _schema_json_lines(records, encoding)
     if _c is not None and encoding in C_ENCODINGS:
         b = _c.read_json_lines(records, C_ENCODINGS[encoding])
         if b is not None:

@@ -28,10 +28,12 @@ generated readers raise RuntimeException.
 from __future__ import annotations
 
 import base64
+import io
 import struct
 
 import construct as c
 
+from .deferred import DeferredBytes
 from .primitives import encode_unsigned_varint
 from .utf8 import java_utf8
 
@@ -67,6 +69,46 @@ def java_message(exc: BaseException) -> str:
     if isinstance(exc, c.ConstructError):
         return str(exc).split("\n", 1)[-1] if str(exc).startswith("Error in path") else str(exc)
     return str(exc)
+
+
+#: The key of a parse's or build's context holding how many more array elements (and
+#: tagged fields) it may read or write (absent: no bound); see :func:`count_elements`.
+ELEMENTS_LEFT = "_elementsLeft"
+#: The context key holding the bound itself (for the error message).
+ELEMENTS_BOUND = "_elementsBound"
+#: The prefix of the :class:`KafkaReadError` raised when that count runs out (the
+#: whole message: ``"<prefix> N"``, N the bound), so a caller can tell it from bad bytes.
+TOO_MANY_ELEMENTS = "more array elements and tagged fields than the bound of"
+
+
+def count_elements(context, n: int, path) -> None:
+    """Charge ``n`` array elements (or tagged fields) to the bound in ``context`` (see
+    :data:`ELEMENTS_LEFT`), before any of them is read or written, so a count of millions
+    costs nothing when it does not fit.
+
+    Raises:
+        KafkaReadError: the bound is exceeded (its message starts with
+            :data:`TOO_MANY_ELEMENTS`).
+    """
+    left = context.get(ELEMENTS_LEFT) if context else None
+    if left is None:
+        return
+    left -= n
+    context[ELEMENTS_LEFT] = left
+    if left < 0:
+        bound = context.get(ELEMENTS_BOUND, "?")
+        message = f"{TOO_MANY_ELEMENTS} {bound}"
+        raise KafkaReadError(message, message, path=path)
+
+
+def element_context(bound: int | None) -> dict:
+    """A parse or build context counting elements against ``bound`` (None: no bound)."""
+    return {} if bound is None else {ELEMENTS_LEFT: bound, ELEMENTS_BOUND: bound}
+
+
+def elements_used(context: dict) -> int:
+    """The elements a parse or build with :func:`element_context` has counted."""
+    return context.get(ELEMENTS_BOUND, 0) - context.get(ELEMENTS_LEFT, 0)
 
 
 def _byte_array_error(what: str, size: int, remaining: int, path) -> KafkaReadError:
@@ -211,19 +253,27 @@ class _LengthPrefixed(c.Construct):
             if not self.nullable:
                 raise c.ValidationError("null value for a non-nullable field", path=path)
             data, n = b"", -1
+        elif isinstance(obj, DeferredBytes):
+            n = len(obj)
+            defer = getattr(stream, "defer", None)
+            if defer is None:
+                data = bytes(obj)
+            else:
+                _write(stream, self._prefix(n), path)
+                defer(obj)
+                return obj
         else:
             data = obj.encode("utf-8") if self.text else bytes(obj)
             n = len(data)
             if not self.compact and not self.wide and n > 0x7FFF:
                 raise c.ValidationError(f"string of {n} bytes is longer than 32767", path=path)
-        if self.compact:
-            prefix = encode_unsigned_varint(n + 1)
-        elif self.wide:
-            prefix = _I32.pack(n)
-        else:
-            prefix = _I16.pack(n)
-        _write(stream, prefix + data, path)
+        _write(stream, self._prefix(n) + data, path)
         return obj
+
+    def _prefix(self, n: int) -> bytes:
+        if self.compact:
+            return encode_unsigned_varint(n + 1)
+        return _I32.pack(n) if self.wide else _I16.pack(n)
 
     def _sizeof(self, context, path):
         raise c.SizeofError("variable size", path=path)
@@ -271,6 +321,7 @@ class KafkaArray(c.Subconstruct):
             raise KafkaReadError(f"array count {n} exceeds the {remaining} bytes left",
                                  f"Tried to allocate a collection of size {n}, but there are "
                                  f"only {remaining} bytes remaining.", path=path)
+        count_elements(context, n, path)
         parse = self.subcon._parsereport
         try:
             return [parse(stream, context, path) for _ in range(n)]
@@ -286,6 +337,7 @@ class KafkaArray(c.Subconstruct):
             n = -1
         else:
             n = len(obj)
+            count_elements(context, n, path)
         prefix = encode_unsigned_varint(n + 1) if self.compact else _I32.pack(n)
         _write(stream, prefix, path)
         if obj is not None:
@@ -382,6 +434,7 @@ class TaggedFields(c.Construct):
     def _parse(self, stream, context, path):
         out = {}
         count = unsigned_varint._parse(stream, context, path)
+        count_elements(context, count, path)
         for _ in range(count):
             tag = unsigned_varint._parse(stream, context, path)
             size = unsigned_varint._parse(stream, context, path)
@@ -395,7 +448,8 @@ class TaggedFields(c.Construct):
             else:
                 name, subcon = spec
                 try:
-                    out[name] = subcon.parse(data)
+                    # the parse's context: its arrays count against the same bound
+                    out[name] = subcon._parsereport(io.BytesIO(data), context, path)
                 except c.ConstructError as e:
                     raise c.ValidationError(f"tagged field {tag} ({name}): {e}",
                                             path=path) from None
@@ -405,8 +459,11 @@ class TaggedFields(c.Construct):
         entries = []
         for tag, (name, subcon) in self.known.items():
             if name in obj:
-                entries.append((tag, subcon.build(obj[name])))
+                sub = io.BytesIO()
+                subcon._build(obj[name], sub, context, path)
+                entries.append((tag, sub.getvalue()))
         entries.extend(obj.get(UNKNOWN_TAGS, ()))
+        count_elements(context, len(entries), path)
         entries.sort(key=lambda e: e[0])
         out = bytearray(encode_unsigned_varint(len(entries)))
         for tag, data in entries:

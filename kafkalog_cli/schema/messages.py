@@ -303,19 +303,23 @@ class Message:
                 self.fields, version, version in self.flexible)
         return s
 
-    def parse(self, data, version: int, *, offset: int = 0) -> tuple[dict, int]:
-        """Parse ``data[offset:]`` at ``version``.
+    def parse(self, data, version: int, *, offset: int = 0,
+              context: dict | None = None) -> tuple[dict, int]:
+        """Parse ``data[offset:]`` at ``version``. ``context``: see
+        :func:`~.flexible.element_context` (a bound on the array elements read).
 
         Returns:
             (the message as a dict, the position in ``data`` after it).
 
         Raises:
             KeyError: unknown version.
-            construct.ConstructError: the bytes do not hold the message.
+            construct.ConstructError: the bytes do not hold the message (or hold more
+                elements than ``context`` allows).
         """
         stream = io.BytesIO(data)
         stream.seek(offset)
-        obj = self.struct(version)._parsereport(stream, {}, "(parsing)")
+        obj = self.struct(version)._parsereport(stream, {} if context is None else context,
+                                                "(parsing)")
         return obj, stream.tell()
 
     def parse_layouts(self, data, version: int, *, offset: int = 0) -> tuple[Message, dict, int]:
@@ -360,6 +364,19 @@ class Message:
     def build(self, obj: dict, version: int) -> bytes:
         """Serialize ``obj`` (the :meth:`parse` shape) at ``version``."""
         return self.struct(version).build(obj)
+
+    def build_into(self, obj: dict, version: int, stream, context: dict | None = None) -> None:
+        """Serialize ``obj`` at ``version`` into ``stream`` (a
+        :class:`~.flexible.SplicedStream` keeps :class:`~.flexible.DeferredBytes` values
+        apart). ``context``: see :func:`~.flexible.element_context` (a bound on the array
+        elements written).
+
+        Raises:
+            construct.ConstructError: ``obj`` does not fit the declaration (or holds more
+                elements than ``context`` allows: nothing usable is written).
+        """
+        self.struct(version)._build(obj, stream, {} if context is None else context,
+                                    "(building)")
 
     def to_json(self, obj: dict, version: int, unknown_tags: list | None = None) -> dict:
         """The dict Kafka's ``<name>JsonConverter.write(message, version)`` produces.

@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections import Counter
 
 from ..errors import ApiError, InvalidArgumentError, InvalidConfigError, OffsetOutOfRangeError
 from ..protocol.apis import ApiKeys
 from ..protocol.errors import Errors
 from . import configs as cfgs
 from .catalog import LogDirCatalog, is_internal, partition_count
-from .handlers import ApiHandlers, partition_answers
+from .handlers import ApiHandlers, TimeSlices, partition_answers
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 
 log = logging.getLogger("kafkalog.serve")
@@ -56,16 +57,22 @@ _READ_ONLY_ALTER = {RESOURCE_TOPIC: READ_ONLY_ERROR,
 
 class AdminApis(ApiHandlers):
     """The admin handlers of one node over ``catalog``; ``options`` is the server's
-    :class:`~kafkalog_cli.server.kafka_apis.ServerOptions`."""
+    :class:`~kafkalog_cli.server.kafka_apis.ServerOptions`; ``metadata_lock``: held while
+    partitions are made (one admin change at a time, shared with CreateTopics and
+    DeleteTopics)."""
 
-    def __init__(self, catalog: LogDirCatalog, options):
+    def __init__(self, catalog: LogDirCatalog, options,
+                 metadata_lock: asyncio.Lock | None = None, make_partitions=None):
         super().__init__(catalog, options)
+        self.metadata_lock = metadata_lock or asyncio.Lock()
+        #: ``await make_partitions(topic, partitions)`` (KafkaApis.make_partitions)
+        self.make_partitions = make_partitions
         catalog.broker_configs.static.update({
             "num.partitions": str(options.num_partitions),
             "auto.create.topics.enable": "true" if options.auto_create_topics else "false"})
 
     #: handlers that await
-    AWAITING = frozenset({ApiKeys.DELETE_RECORDS})
+    AWAITING = frozenset({ApiKeys.DELETE_RECORDS, ApiKeys.CREATE_PARTITIONS})
 
     # -- DescribeConfigs ------------------------------------------------------------------
 
@@ -80,17 +87,19 @@ class AdminApis(ApiHandlers):
         results = []
         for r in body["resources"]:
             rtype, rname = r["resourceType"], r["resourceName"]
-            res = {"errorCode": 0, "errorMessage": None, "resourceType": rtype,
+            # ConfigHelper.describeConfigs: a described resource's errorMessage is "" (and
+            # so is an unknown topic's, as the pinned broker answers)
+            res = {"errorCode": 0, "errorMessage": "", "resourceType": rtype,
                    "resourceName": rname, "configs": []}
             results.append(res)
             keys = r["configurationKeys"]
             try:
                 if rtype == RESOURCE_TOPIC:
-                    _validate_topic_name(rname)
+                    # ConfigHelper: Topic.validate, an empty name too (INVALID_TOPIC_EXCEPTION)
+                    _validate_topic_name(rname, empty_allowed=True)
                     t = self.catalog.topics.get(rname)
                     if t is None:
-                        raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                                         f"Topic {rname} does not exist")
+                        raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, "")
                     res["configs"] = cfgs.describe_topic(layers, t.overrides, keys, synonyms)
                 elif rtype == RESOURCE_BROKER:
                     if rname:
@@ -105,8 +114,8 @@ class AdminApis(ApiHandlers):
                     res["configs"] = cfgs.describe_group(
                         self.catalog.group_configs.get(rname, {}), keys, synonyms)
                 else:
-                    raise ApiError(Errors.INVALID_REQUEST,
-                                     f"Unsupported resource type: {rtype}")
+                    # an InvalidRequestException with INVALID_REQUEST's default message
+                    raise ApiError(Errors.INVALID_REQUEST, _INVALID_REQUEST_MESSAGE)
             except ApiError as e:
                 res["errorCode"], res["errorMessage"] = int(e.error), e.message
         return {"throttleTimeMs": 0, "results": results}
@@ -173,7 +182,9 @@ class AdminApis(ApiHandlers):
             bad = [c["configOperation"] for c in changes
                    if c["configOperation"] not in (SET, DELETE, APPEND, SUBTRACT)]
             if bad:
-                raise ApiError(Errors.INVALID_REQUEST, f"Unknown operations type {bad[0]}")
+                # AlterConfigOp.OpType.forId throws IllegalArgumentException, which the
+                # broker answers as UNKNOWN_SERVER_ERROR without a message
+                raise ApiError(Errors.UNKNOWN_SERVER_ERROR)
         if self.options.read_only and rtype in _READ_ONLY_ALTER:
             # after ConfigAdminManager.preprocess, the authorization (authorizeAlterResource)
             raise ApiError(_READ_ONLY_ALTER[rtype], READ_ONLY_MESSAGE)
@@ -252,7 +263,7 @@ class AdminApis(ApiHandlers):
                        and not cfgs.BROKER_CONFIGS[n].dynamic)
         if fixed:
             raise ApiError(Errors.INVALID_REQUEST, "Cannot update these configs "
-                             f"dynamically: Set({', '.join(fixed)})")
+                             f"dynamically: [{', '.join(fixed)}]")
         try:
             new = {n: cfgs.validate_broker(n, v) for n, v in new.items()}
         except InvalidConfigError as e:
@@ -263,24 +274,30 @@ class AdminApis(ApiHandlers):
 
     # -- CreatePartitions -----------------------------------------------------------------
 
-    def handle_create_partitions(self, req) -> dict:
+    async def handle_create_partitions(self, req) -> dict:
         """ControllerApis.createPartitions / ReplicationControlManager.createPartitions:
         a topic named twice -> INVALID_REQUEST; then per topic its checks, and the new
-        partitions' directories through the engine (unless ``validateOnly``)."""
+        partitions' directories through the engine (unless ``validateOnly``), one at a
+        time in time slices, under :attr:`metadata_lock`."""
+        async with self.metadata_lock:
+            return await self._create_partitions_of(req)
+
+    async def _create_partitions_of(self, req) -> dict:
         body = req.body
         names = [t["name"] for t in body["topics"]]
+        counts = Counter(names)
         results = []
-        for dup in dict.fromkeys(n for n in names if names.count(n) > 1):
+        for dup in dict.fromkeys(n for n in names if counts[n] > 1):
             results.append({"name": dup, "errorCode": int(Errors.INVALID_REQUEST),
                             "errorMessage": "Duplicate topic name."})
         checked = []
         for t in body["topics"]:
-            if names.count(t["name"]) > 1:
+            if counts[t["name"]] > 1:
                 continue
             res = {"name": t["name"], "errorCode": 0, "errorMessage": None}
             results.append(res)
             try:
-                checked.append((t, self._create_partitions(t, True)))
+                checked.append((t, self._create_partitions(t)))
             except ApiError as e:
                 res["errorCode"], res["errorMessage"] = int(e.error), e.message
         if sum(n for _, n in checked) > MAX_RECORDS_PER_USER_OP:
@@ -291,18 +308,20 @@ class AdminApis(ApiHandlers):
                  "errorMessage": EXCESSIVE_BATCH_MESSAGE} for n in dict.fromkeys(names)]}
         if not body["validateOnly"]:
             for t, _ in checked:
-                self._create_partitions(t, False)
+                topic = self.catalog.topics[t["name"]]
+                have = partition_count(topic)
+                await self.make_partitions(topic, range(have, t["count"]))
+                log.info("topic %s: %d -> %d partitions", topic.name, have, t["count"])
         return {"throttleTimeMs": 0, "results": results}
 
-    def _create_partitions(self, t: dict, validate_only: bool) -> int:
-        """One topic of CreatePartitions: its checks, then (unless ``validate_only``) the
-        new partitions. Returns how many partitions it adds."""
+    def _create_partitions(self, t: dict) -> int:
+        """One topic of CreatePartitions: its checks. Returns how many partitions it
+        would add."""
         if self.options.read_only:  # ControllerApis: unauthorized after the duplicates
             raise ApiError(READ_ONLY_ERROR, READ_ONLY_MESSAGE)
         topic = self.catalog.topics.get(t["name"])
         if topic is None:
-            raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                             "This server does not host this topic-partition.")
+            raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION)  # the default: no message
         have, count = partition_count(topic), t["count"]
         if count == have:
             raise ApiError(Errors.INVALID_PARTITIONS,
@@ -319,9 +338,6 @@ class AdminApis(ApiHandlers):
                                  f"{len(assignments)} assignment(s) were specified.")
             for a in assignments:
                 self._check_assignment(a["brokerIds"])
-        if not validate_only:
-            self.catalog.add_partitions(topic, count)
-            log.info("topic %s: %d -> %d partitions", topic.name, have, count)
         return additional
 
     def _check_assignment(self, broker_ids: list[int]) -> None:
@@ -414,6 +430,7 @@ class AdminApis(ApiHandlers):
         deletion survives a crash). ``lowWatermark`` is the log start offset after it."""
         topics = []
         moved = False
+        slices = TimeSlices()
         for name, p, parts in partition_answers(req.body["topics"], topics):
             idx = p["partitionIndex"]
             res = {"partitionIndex": idx, "lowWatermark": INVALID_LOW_WATERMARK,
@@ -426,6 +443,7 @@ class AdminApis(ApiHandlers):
                 res["errorCode"] = int(e.error)
                 log.debug("delete records of %s-%d: %s %s", name, idx, e.error.name,
                           e.message)
+            await slices.pause()
         if moved:
             await asyncio.to_thread(self.catalog.prepare_checkpoint())
         return {"throttleTimeMs": 0, "topics": topics}
@@ -458,13 +476,20 @@ class AdminApis(ApiHandlers):
         return lg.log_start_offset, changed
 
 
-def _validate_topic_name(name: str) -> None:
+#: Errors.INVALID_REQUEST's default message, which the broker writes out
+_INVALID_REQUEST_MESSAGE = (
+    "This most likely occurs because of a request being malformed by the client library or "
+    "the message was sent to an incompatible broker. See the broker logs for more details.")
+
+
+def _validate_topic_name(name: str, empty_allowed: bool = False) -> None:
     """Topic.validate (ControllerConfigurationValidator.validateTopicName).
 
     Raises:
-        ApiError: INVALID_REQUEST for an empty name, INVALID_TOPIC_EXCEPTION otherwise.
+        ApiError: INVALID_REQUEST for an empty name (unless ``empty_allowed``: then
+            Topic.validate's own), INVALID_TOPIC_EXCEPTION otherwise.
     """
-    if not name:
+    if not name and not empty_allowed:
         raise ApiError(Errors.INVALID_REQUEST, "Default topic resource is not allowed.")
     from ..storage.files import validate_topic_name
 

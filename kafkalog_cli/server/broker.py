@@ -5,19 +5,40 @@ broker mutes a channel until its response is sent, so clients see the same order
 A frame the broker would reject closes that connection only (see
 :mod:`kafkalog_cli.protocol.wire`); each connection error is logged as one line.
 
-Memory, as ``SocketServer`` bounds it (docs/serve.md, "Limits"):
+What one connection, or many, can make the server hold or wait for, as the broker's
+``SocketServer`` bounds it (docs/serve.md, "Limits"):
 
 * a frame larger than ``socket.request.max.bytes`` closes its connection; a connection
-  reads one request at a time, so this is also the per-connection bound;
-* ``queued.max.request.bytes`` bounds the request bytes read and not yet handled, over
-  all connections (:class:`RequestMemoryPool`): a frame's size is reserved before its body
-  is read; while it does not fit, that connection is not read from (the bytes wait in the
-  socket, the client waits), as the broker mutes a channel under memory pressure;
-* ``connections.max.idle.ms``: a connection with nothing read or written for that long is
-  closed, so a stalled partial frame gives its reservation back.
+  reads one request at a time, and reads nothing while its response is being written
+  (the broker mutes a channel with a pending send), so a client that does not read stops
+  being read from;
+* a request whose arrays and tagged fields hold more than :data:`MAX_REQUEST_ELEMENTS`
+  elements closes its connection, refused when the count is read, before the elements
+  are (kafkalog's bound: what one request may cost the event loop and memory);
+* ``queued.max.request.bytes`` bounds the memory of requests in flight over all
+  connections (:class:`RequestMemoryPool`): a frame's bytes plus
+  :data:`ELEMENT_BYTES` per element (its decoded objects and its share of the response)
+  are reserved before its body is read, for as many elements as it could hold, trimmed
+  to what it holds once parsed; while a reservation does not fit, that connection is not
+  read from (the bytes wait in the socket), as the broker mutes a channel under memory
+  pressure. The bytes of a response not yet written are counted too (new requests wait
+  while they fill the pool);
+* a response is written in :data:`WRITE_CHUNK` pieces, the transport's buffer drained
+  between them, and the records of a Fetch straight from the segment files
+  (``os.sendfile`` on a plain socket, as ``FileRecords.writeTo``; else read and written
+  in pieces): a connection holds at most one response and a chunk of it in its buffer;
+* ``connections.max.idle.ms``: a connection with nothing read or written for that long
+  is aborted (its unsent bytes dropped), so a stalled frame or unread response gives its
+  memory back;
+* :meth:`KafkaServer.stop` aborts every connection (it does not wait for clients to read)
+  and the server closes the log directory at once.
 
-Produce batches are validated on worker threads (:mod:`.workers`), so one large batch
-does not stall the other connections.
+The event loop never runs a step whose cost a client chooses without a bound: a request
+is parsed on it only while it holds few elements (:data:`INLINE_PARSE_ELEMENTS`, a few
+ms), else on a codec thread (:mod:`.workers`); the same for encoding responses
+(:data:`INLINE_BUILD_ELEMENTS`); handlers work in proportion to the elements, so
+:data:`MAX_REQUEST_ELEMENTS` bounds them. Produce batches are validated on worker threads
+(:mod:`.workers`), so one large batch does not stall the other connections.
 
 :class:`ServerThread` runs the server on its own event-loop thread (tests, benchmarks);
 :func:`run` runs it in the foreground until SIGTERM/SIGINT (``kafkalog serve``).
@@ -31,18 +52,59 @@ import logging
 import signal
 import threading
 
-from ..errors import CloseConnection, IncompleteFrame, InvalidRequest
-from ..protocol.wire import build_response, parse_request, read_frame_body, read_frame_size
+from ..errors import (
+    CloseConnection,
+    IncompleteFrame,
+    InvalidRequest,
+    RequestTooManyElements,
+    UnreadableError,
+)
+from ..protocol.wire import parse_request, read_frame_body, read_frame_size, response_parts
+from ..schema.deferred import DeferredBytes
 from . import configs as cfgs
 from .catalog import LogDirCatalog
 from .kafka_apis import NO_RESPONSE, KafkaApis, ServerOptions
 from .metrics import BrokerTopicStats
+from .workers import WorkerPool
 
 log = logging.getLogger("kafkalog.serve")
 
 #: replica.high.watermark.checkpoint.interval.ms (5 s); the recovery-point and log-start
 #: checkpoints (60 s on a broker) are written with it
 CHECKPOINT_INTERVAL_S = 5.0
+
+#: the most array elements and tagged fields one request may hold (more: its connection
+#: is closed, as for a request that does not parse). Above what a client sends to one
+#: node (a consumer fetching 10,000 partitions sends ~10,000), it bounds one request's
+#: handling on the event loop to ~0.2 s (at most ~5 us an element) and its memory to
+#: 32 MiB (:data:`ELEMENT_BYTES` each)
+MAX_REQUEST_ELEMENTS = 32768
+#: memory counted per element of a request (bytes): its decoded objects and its entry in
+#: the response, built and encoded; measured at 220-790 bytes over the served APIs
+#: (benchmarks/serve_abuse_bench.py --elements)
+ELEMENT_BYTES = 1024
+#: a request of at most this many bytes is parsed on the event loop first, and only while
+#: it holds at most :data:`INLINE_PARSE_ELEMENTS` elements (a few ms); any other is parsed
+#: on a codec thread
+INLINE_PARSE_BYTES = 1 << 20
+INLINE_PARSE_ELEMENTS = 2048
+#: a response of at most this many elements is encoded on the event loop (a few ms); a
+#: larger one on a codec thread
+INLINE_BUILD_ELEMENTS = 1024
+#: codec threads (parsing and encoding off the event loop, as the broker's network
+#: threads parse): the GIL lets one run at a time anyway; two keep one large request from
+#: delaying every other
+CODEC_THREADS = 2
+#: bytes of a response handed to the transport at a time (its buffer drained between)
+WRITE_CHUNK = 256 * 1024
+#: the transport's write buffer high-water mark (bytes): what a connection that does not
+#: read can leave in memory beyond its one response
+WRITE_HIGH_WATER = 64 * 1024
+#: record bytes sent from a segment file per sendfile call (the idle timer sees progress
+#: between calls)
+SENDFILE_CHUNK = 1 << 20
+#: seconds :meth:`KafkaServer.stop` waits for the aborted connections' tasks to end
+STOP_WAIT_S = 2.0
 
 
 class RequestMemoryPool:
@@ -84,15 +146,29 @@ class RequestMemoryPool:
         except asyncio.CancelledError:
             if future.done() and not future.cancelled():
                 self.release(n)  # granted as it was cancelled
-            else:
+            elif (n, future) in self._waiters:
                 self._waiters.remove((n, future))
             raise
+
+    def force_acquire(self, n: int) -> None:
+        """Count ``n`` bytes that exist already (a response built): ``available`` may go
+        below 0; reservations then wait until enough is released."""
+        if self.size > 0 and n > 0:
+            self.available -= n
 
     def release(self, n: int) -> None:
         if self.size <= 0 or n <= 0:
             return
         self.available += n
         self._grant()
+
+    def reservation(self, size: int) -> int:
+        """What a request frame of ``size`` bytes reserves before its body is read: its
+        bytes and :data:`ELEMENT_BYTES` for each element it could hold (one a byte, at
+        most :data:`MAX_REQUEST_ELEMENTS`), at most :attr:`size` (so it always fits
+        eventually)."""
+        want = size + min(size, MAX_REQUEST_ELEMENTS) * ELEMENT_BYTES
+        return min(want, self.size) if self.size > 0 else want
 
     def _grant(self) -> None:
         waiting = []
@@ -108,15 +184,21 @@ class RequestMemoryPool:
 
 
 class _Connection:
-    """What the idle timer needs of a connection: when it last read or wrote, and whether
-    a request of it is being handled (then it is not idle)."""
+    """A connection as the idle timer and :meth:`KafkaServer.stop` see it: its writer,
+    when it last read or wrote, whether a request of it is being handled (then it is not
+    idle), and whether its transport can send files (``os.sendfile``)."""
 
-    __slots__ = ("writer", "last_active", "busy")
+    __slots__ = ("writer", "last_active", "busy", "sendfile")
 
     def __init__(self, writer: asyncio.StreamWriter, now: float):
         self.writer = writer
         self.last_active = now
         self.busy = False
+        self.sendfile = True
+
+    def abort(self) -> None:
+        """Close the socket now, dropping what is unsent (Selector.close)."""
+        self.writer.transport.abort()
 
 
 async def _cancelled(task: asyncio.Task | None) -> None:
@@ -164,6 +246,8 @@ class KafkaServer:
         self._checkpoint_task: asyncio.Task | None = None
         self._txn_task: asyncio.Task | None = None
         self.connection_errors = 0
+        #: parses and encodes requests too large for the event loop
+        self.codec = WorkerPool(CODEC_THREADS, name="kafkalog-codec")
 
     async def start(self) -> int:
         """Load the coordinators' state, then listen; returns the bound port.
@@ -199,13 +283,22 @@ class KafkaServer:
                 log.error("aborting timed-out transactions failed: %s", e)
 
     async def stop(self) -> None:
-        """Stop listening, drop the connections, then close the log directory cleanly."""
+        """Stop listening, abort every connection (what is unsent is dropped: a client
+        that does not read cannot hold the stop up), then close the log directory cleanly.
+        Returns within about :data:`STOP_WAIT_S` plus the directory's close."""
         if self._server is not None:
             self._server.close()
+        for task, conn in list(self._connections.items()):
+            conn.abort()
+            task.cancel()
         for t in list(self._clients):
             t.cancel()
         if self._clients:
-            await asyncio.gather(*self._clients, return_exceptions=True)
+            _, pending = await asyncio.wait(list(self._clients), timeout=STOP_WAIT_S)
+            if pending:
+                log.warning("%d connections did not end within %.0f s of the stop; closing "
+                            "the log directory anyway", len(pending), STOP_WAIT_S)
+        self.codec.shutdown()
         self.apis.close()
         await _cancelled(self._idle_task)
         await _cancelled(self._txn_task)
@@ -236,7 +329,9 @@ class KafkaServer:
                 log.info("%s", line)
 
     async def _close_idle_connections(self) -> None:
-        """Selector's idle expiry: close connections idle for connections.max.idle.ms."""
+        """Selector's idle expiry: abort connections idle for connections.max.idle.ms
+        (nothing read or written; a response the client does not read makes no
+        progress)."""
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(min(max(self.max_idle / 4, 0.05), 30.0))
@@ -246,6 +341,7 @@ class KafkaServer:
                     conn.last_active = float("inf")  # once
                     log.info("closing connection %s: idle for more than %d ms",
                              _peer(conn.writer), self.max_idle * 1000)
+                    conn.abort()
                     task.cancel()
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -253,6 +349,7 @@ class KafkaServer:
         self._clients.add(task)
         loop = asyncio.get_running_loop()
         conn = self._connections[task] = _Connection(writer, loop.time())
+        writer.transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         where = _peer(writer)
         peer = writer.get_extra_info("peername")
         client_host = f"/{peer[0]}" if isinstance(peer, tuple) else ""  # clientAddress
@@ -261,51 +358,147 @@ class KafkaServer:
         def touch():
             conn.last_active = loop.time()
 
+        ended = False
         try:
             while True:
                 size = await read_frame_size(reader, self.max_request_size)
                 if size is None:
                     break
-                conn.last_active = loop.time()
-                if not pool.try_acquire(size):
-                    await pool.acquire(size)
-                try:
-                    frame = await read_frame_body(reader, size, touch)
-                    conn.busy = True
-                    request = parse_request(frame)
-                    request.client_host = client_host
-                    del frame
-                    result = await self.apis.handle(request)
-                    request.body = None  # the records: given back with the bytes
-                finally:
-                    pool.release(size)
-                conn.busy = False
                 touch()
-                if result is NO_RESPONSE:
-                    continue
-                writer.write(build_response(request, result.body, result.version))
-                del result
-                await writer.drain()
-                touch()
+                parts = await self._handle(conn, reader, size, client_host, touch)
+                if parts is not None:
+                    unsent = sum(len(p) for p in parts if not isinstance(p, DeferredBytes))
+                    pool.force_acquire(unsent)
+                    try:
+                        await self._write(conn, parts, touch)
+                    finally:
+                        pool.release(unsent)
+                    del parts
+                # one request per turn: reading a buffered request and writing into a
+                # socket with room do not yield, so a client pipelining thousands of
+                # requests would otherwise hold the loop until its socket filled
+                await asyncio.sleep(0)
+            ended = True
         except InvalidRequest as e:
             self._connection_error(where, f"invalid request: {e}")
         except CloseConnection as e:
             self._connection_error(where, f"closing connection due to {e}")
         except IncompleteFrame as e:
             self._connection_error(where, str(e))
-        except (ConnectionError, OSError) as e:
+        except (ConnectionError, OSError, UnreadableError) as e:
             self._connection_error(where, f"{type(e).__name__}: {e}")
         except asyncio.CancelledError:
-            pass
+            pass  # stop() or the idle timer, which aborted the transport (streams' callback
+            # would log a cancelled connection task as an error)
         except Exception as e:  # a bug: close this connection, keep serving the others
             self._connection_error(where, f"unexpected {type(e).__name__}: {e}")
             log.debug("traceback", exc_info=True)
         finally:
+            # nothing awaited here: a cancelled connection must end at once
             self._clients.discard(task)
             self._connections.pop(task, None)
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+            transport = writer.transport
+            if ended and not transport.get_write_buffer_size():
+                transport.close()
+            elif ended:  # the client closed its side: flush what is left, within a bound
+                transport.close()
+                loop.call_later(self.max_idle or STOP_WAIT_S, transport.abort)
+            else:
+                transport.abort()
+
+    async def _handle(self, conn: _Connection, reader: asyncio.StreamReader, size: int,
+                      client_host: str, touch) -> list | None:
+        """Read the body of a frame of ``size`` bytes, parse it, handle it and encode the
+        answer, under the frame's :meth:`RequestMemoryPool.reservation`. Returns the
+        response's parts (None: no response)."""
+        pool = self.memory_pool
+        reserved = pool.reservation(size)
+        if not pool.try_acquire(reserved):
+            await pool.acquire(reserved)
+        try:
+            frame = await read_frame_body(reader, size, touch)
+            conn.busy = True
+            request = await self._parse(frame)
+            del frame
+            held = size + request.elements * ELEMENT_BYTES
+            if held > reserved:
+                pool.force_acquire(held - reserved)
+            else:
+                pool.release(reserved - held)
+            reserved = held
+            request.client_host = client_host
+            result = await self.apis.handle(request)
+            request.body = None  # the records: given back with the bytes
+            if result is NO_RESPONSE:
+                return None
+            parts = response_parts(request, result.body, result.version,
+                                   max_elements=INLINE_BUILD_ELEMENTS)
+            if parts is None:
+                parts = await self.codec.run(response_parts, request, result.body,
+                                             result.version)
+            return parts
+        finally:
+            pool.release(reserved)
+            conn.busy = False
+            touch()
+
+    async def _parse(self, frame: bytes):
+        """parse_request on the event loop while the frame is small and holds few
+        elements, else on a codec thread (bounded by :data:`MAX_REQUEST_ELEMENTS`)."""
+        if len(frame) <= INLINE_PARSE_BYTES:
+            try:
+                return parse_request(frame, INLINE_PARSE_ELEMENTS)
+            except RequestTooManyElements as e:
+                if e.bound >= MAX_REQUEST_ELEMENTS:
+                    raise
+        return await self.codec.run(parse_request, frame, MAX_REQUEST_ELEMENTS)
+
+    async def _write(self, conn: _Connection, parts: list, touch) -> None:
+        """Write a response's parts: bytes in :data:`WRITE_CHUNK` pieces, waiting for the
+        transport's buffer to drain between them; records from their segment file."""
+        writer = conn.writer
+        for part in parts:
+            if isinstance(part, DeferredBytes):
+                await self._write_file(conn, part, touch)
+                continue
+            view = memoryview(part)
+            for i in range(0, len(view), WRITE_CHUNK):
+                writer.write(view[i:i + WRITE_CHUNK])
+                await writer.drain()
+                touch()
+
+    async def _write_file(self, conn: _Connection, part, touch) -> None:
+        """A FileSlice's bytes: ``loop.sendfile`` without its fallback (``os.sendfile``
+        from the file at explicit offsets, shared file objects safe), else - a transport
+        that cannot (TLS) - read (``os.pread``) and written in pieces.
+
+        Raises:
+            UnreadableError: the file holds fewer bytes than the slice.
+        """
+        loop = asyncio.get_running_loop()
+        writer = conn.writer
+        sent, total = 0, len(part)
+        while sent < total:
+            n = min(SENDFILE_CHUNK, total - sent)
+            if writer.transport.is_closing():
+                raise ConnectionResetError("the connection was closed")
+            if conn.sendfile:
+                try:
+                    done = await loop.sendfile(writer.transport, part.file,
+                                               part.position + sent, n, fallback=False)
+                except (RuntimeError, NotImplementedError):  # SendfileNotAvailableError too
+                    if writer.transport.is_closing():
+                        raise ConnectionResetError("the connection was closed") from None
+                    conn.sendfile = False
+                    continue
+                if done != n:
+                    raise UnreadableError(f"the file ends inside a fetched range ({done} of "
+                                          f"{n} bytes sent)", file=part.segment.log_path)
+            else:
+                writer.write(part.read(sent, n))
+                await writer.drain()
+            sent += n
+            touch()
 
     def _connection_error(self, where: str, message: str) -> None:
         self.connection_errors += 1

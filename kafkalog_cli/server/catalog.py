@@ -51,6 +51,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import shutil
 import threading
 from pathlib import Path
 
@@ -66,13 +67,15 @@ from ..storage.files import (
     validate_topic_name,
 )
 from ..storage.lock import is_locked
-from ..storage.log import LogManager
+from ..storage.log import LogManager, rename_deleted
 from . import configs
 from .storage_adapter import READ_ONLY_MESSAGE, ReadOnlyPartition, ServedPartition
 
 log = logging.getLogger("kafkalog.serve")
 
 STATE_FILE = "kafkalog-serve.json"
+#: threads opening the partitions at start-up (LogManager.loadLogs)
+LOAD_THREADS = 8
 PRODUCER_ID_BLOCK = 1000
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 METADATA_TOPIC = "__cluster_metadata"
@@ -148,6 +151,9 @@ class LogDirCatalog:
         self.group_configs: dict[str, dict[str, str]] = {}
         self._other_brokers: dict[str, dict[str, str]] = {}
         self._deleted: set[TopicPartition] = set()
+        #: names of topics being created (partitions made one at a time): not served yet,
+        #: but taken
+        self.creating: set[str] = set()
         self._files = threading.Lock()  # checkpoint files: worker thread vs close
 
     # -- opening -------------------------------------------------------------------------
@@ -164,18 +170,22 @@ class LogDirCatalog:
             meta = read_meta_properties(self.log_dir, validate=True) or {}
             self.cluster_id = meta.get("cluster.id") or random_kafka_uuid()
             state = self._load_configs()
+            topics = []
+            jobs = []
             for name, parts in self._served_partition_dirs().items():
                 topic = Topic(name, self._topic_id(parts), self._topic_overrides.get(name))
                 cfg = configs.log_config(self.effective_configs(topic))
-                for p, _ in parts:
-                    try:
-                        topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
-                            name, p, cfg, topic_id=topic.topic_id))
-                    except (CorruptCheckpointError, UnsafePathError) as e:
-                        # the broker takes the log dir offline; this node serves the
-                        # other partitions and answers for this one as for an offline one
-                        topic.offline[p] = str(e)
-                        log.error("partition %s-%d is offline: %s", name, p, e)
+                topics.append(topic)
+                jobs += [(topic, p, cfg) for p, _ in parts]
+            for (topic, p, _), (lg, error) in zip(jobs, self._open_logs(jobs), strict=True):
+                if error is None:
+                    topic.partitions[p] = ServedPartition(self.manager.add_log(lg))
+                else:
+                    # the broker takes the log dir offline; this node serves the other
+                    # partitions and answers for this one as for an offline one
+                    topic.offline[p] = str(error)
+                    log.error("partition %s-%d is offline: %s", topic.name, p, error)
+            for topic in topics:
                 self._add(topic)
             self._next_pid = self._block_end = int(state.get("nextProducerIdBlock", 0)) or \
                 self._producer_id_floor()
@@ -183,6 +193,39 @@ class LogDirCatalog:
             self.manager.abandon()
             raise
         return self
+
+    def _open_logs(self, jobs: list) -> list:
+        """LogManager.loadLogs: open each ``(topic, partition, config)`` of ``jobs`` on up
+        to :data:`LOAD_THREADS` threads (``num.recovery.threads.per.data.dir``: their
+        reads overlap), returning ``(log, None)`` or ``(None, error)`` for each, in
+        order; a partition whose files do not load is an error, not a failure of the
+        others.
+
+        Raises:
+            the first error other than CorruptCheckpointError / UnsafePathError (after
+            abandoning every log opened).
+        """
+        def one(job):
+            topic, p, cfg = job
+            try:
+                return self.manager.open_log(topic.name, p, cfg, topic_id=topic.topic_id), None
+            except (CorruptCheckpointError, UnsafePathError) as e:
+                return None, e
+
+        if len(jobs) <= 1:
+            return [one(j) for j in jobs]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(LOAD_THREADS, len(jobs)),
+                                thread_name_prefix="kafkalog-load") as pool:
+            futures = [pool.submit(one, j) for j in jobs]
+        failed = next((f.exception() for f in futures if f.exception() is not None), None)
+        if failed is not None:
+            for f in futures:
+                if f.exception() is None and f.result()[0] is not None:
+                    f.result()[0].abandon()
+            raise failed
+        return [f.result() for f in futures]
 
     def _served_partition_dirs(self) -> dict[str, list[tuple[int, Path]]]:
         """``{topic: [(partition, directory)]}`` of the partitions this node serves: every
@@ -231,17 +274,17 @@ class LogDirCatalog:
 
     @staticmethod
     def _topic_id(parts: list[tuple[int, Path]]) -> str:
-        """The id in the partitions' partition.metadata (a new one when none has it; the
-        engine writes it into those that lack it)."""
-        ids = []
+        """The id in the first partition.metadata of the partitions that has one (a new
+        one when none has it; the engine writes it into those that lack it, and refuses a
+        partition whose id differs)."""
         for _, d in parts:
             try:
                 m = read_partition_metadata(d)
             except KafkalogError:  # that partition goes offline when it is opened
                 continue
             if m and m.get("topic_id"):
-                ids.append(m["topic_id"])
-        return next(iter(ids), None) or random_kafka_uuid()
+                return m["topic_id"]
+        return random_kafka_uuid()
 
     def _producer_id_floor(self) -> int:
         top = max((pid for t in self.topics.values() for part in t.partitions.values()
@@ -404,42 +447,83 @@ class LogDirCatalog:
 
     def create_topic(self, name: str, num_partitions: int,
                      overrides: dict[str, str] | None = None) -> Topic:
-        """Create the partition directories (partition.metadata, an empty first segment).
+        """Create the partition directories (partition.metadata, an empty first segment)
+        and serve the topic: :meth:`new_topic`, :meth:`create_partition` for each,
+        :meth:`add_topic` (a server creating many partitions calls them itself, pausing
+        between partitions).
 
         Raises:
             InvalidArgumentError: an illegal name (callers check existence and counts).
             IllegalStateError: the catalog is read-only.
         """
-        self._check_writable()
-        validate_topic_name(name)
-        topic = Topic(name, random_kafka_uuid(), overrides)
-        cfg = configs.log_config(self.effective_configs(topic))
+        topic = self.new_topic(name, overrides)
         for p in range(num_partitions):
-            topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
-                name, p, cfg, topic_id=topic.topic_id))
-        if topic.overrides:
-            self._topic_overrides[name] = dict(topic.overrides)
-            self._write_state()
-        self._add(topic)
+            self.create_partition(topic, p)
+        self.add_topic(topic)
         return topic
 
-    def add_partitions(self, topic: Topic, count: int) -> None:
-        """CreatePartitions: partitions ``partition_count(topic)..count-1``, created
-        through the engine with the topic's id and config (partition.metadata, an empty
-        first segment), as a broker creates the logs of new partitions it leads.
+    def new_topic(self, name: str, overrides: dict[str, str] | None = None) -> Topic:
+        """A new topic (a random id), not served until :meth:`add_topic`; its name is in
+        :attr:`creating` meanwhile (the caller removes it).
+
+        Raises:
+            InvalidArgumentError: an illegal name.
+            IllegalStateError: the catalog is read-only.
+        """
+        self._check_writable()
+        validate_topic_name(name)
+        return Topic(name, random_kafka_uuid(), overrides)
+
+    def create_partition(self, topic: Topic, p: int) -> None:
+        """Create partition ``p`` of ``topic`` and serve it: :meth:`open_partition` then
+        :meth:`serve_partition`.
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        self.serve_partition(topic, p, self.open_partition(topic, p))
+
+    def open_partition(self, topic: Topic, p: int):
+        """Create (or open) partition ``p`` of ``topic`` through the engine with the
+        topic's id and config (partition.metadata, an empty first segment: seconds of
+        fsyncs for many partitions), as a broker creates the log of a partition it leads.
+        Changes nothing of the catalog's, so it may run on another thread; returns the log
+        for :meth:`serve_partition`.
 
         Raises:
             IllegalStateError: the catalog is read-only.
         """
         self._check_writable()
         cfg = configs.log_config(self.effective_configs(topic))
-        for p in range(partition_count(topic), count):
-            topic.partitions[p] = ServedPartition(self.manager.get_or_create_log(
-                topic.name, p, cfg, topic_id=topic.topic_id))
+        return self.manager.open_log(topic.name, p, cfg, topic_id=topic.topic_id)
+
+    def serve_partition(self, topic: Topic, p: int, log) -> None:
+        """Serve partition ``p`` of ``topic`` from ``log`` (:meth:`open_partition`); a
+        served topic serves it at once."""
+        topic.partitions[p] = ServedPartition(self.manager.add_log(log))
+
+    def add_topic(self, topic: Topic) -> None:
+        """Serve ``topic`` (made by :meth:`new_topic`), its overrides persisted."""
+        if topic.overrides:
+            self._topic_overrides[topic.name] = dict(topic.overrides)
+            self._write_state()
+        self._add(topic)
 
     def delete_topic(self, topic: Topic) -> None:
-        """Rename each partition directory ``<tp>.<uuid>-delete`` (as the broker marks it)
-        and remove it (LogManager.delete_log).
+        """Stop serving the topic (:meth:`forget_topic`), then rename each partition
+        directory ``<tp>.<uuid>-delete`` (as the broker marks it) and remove it
+        (:meth:`delete_partition`, :func:`remove_partition_dir`).
+
+        Raises:
+            IllegalStateError: the catalog is read-only.
+        """
+        self.forget_topic(topic)
+        for p in list(topic.partitions):
+            remove_partition_dir(self.delete_partition(topic, p), self.fsync)
+
+    def forget_topic(self, topic: Topic) -> None:
+        """Stop serving ``topic`` (its overrides dropped); its partitions stay until
+        :meth:`delete_partition`.
 
         Raises:
             IllegalStateError: the catalog is read-only.
@@ -447,11 +531,15 @@ class LogDirCatalog:
         self._check_writable()
         self.topics.pop(topic.name, None)
         self.by_id.pop(topic.topic_id, None)
-        for p in topic.partitions:
-            self.manager.delete_log(topic.name, p)
-            self._deleted.add(TopicPartition(topic.name, p))
         if self._topic_overrides.pop(topic.name, None) is not None:
             self._write_state()
+
+    def delete_partition(self, topic: Topic, p: int) -> Path:
+        """Release partition ``p`` of a forgotten topic (LogManager.detach_log: it leaves
+        the checkpoints written next); returns its directory, for
+        :func:`remove_partition_dir` (which may run on another thread)."""
+        self._deleted.add(TopicPartition(topic.name, p))
+        return self.manager.detach_log(topic.name, p)
 
     def _check_writable(self) -> None:
         if self.read_only:
@@ -522,3 +610,13 @@ class LogDirCatalog:
                 self._write_high_watermarks(self._high_watermarks(), self._deleted)
             finally:
                 self.manager.close()
+
+
+def remove_partition_dir(d: Path, fsync: bool = True) -> None:
+    """Rename a partition directory released by :meth:`LogDirCatalog.delete_partition`
+    ``<tp>.<uuid>-delete`` (as the broker marks it; durable) and remove it (what
+    LogManager's delete thread does; a ``-delete`` directory left by a stop is not
+    served). Touches nothing of the catalog's: it may run on another thread."""
+    target = rename_deleted(d, fsync=fsync)
+    if target is not None:
+        shutil.rmtree(target, ignore_errors=True)

@@ -27,8 +27,9 @@ persisted by :class:`~kafkalog_cli.server.catalog.LogDirCatalog` in ``kafkalog-s
 The append engine obeys what :class:`~kafkalog_cli.storage.config.LogConfig` models
 (segment.bytes, segment.ms, max.message.bytes, message.timestamp.*, index.interval.bytes,
 flush.*, compression.*, preallocate, and cleanup.policy=compact's key check); the others
-(retention, min.insync.replicas, ...) are reported, and min.insync.replicas is checked by
-Produce, cleanup.policy by DeleteRecords; nothing deletes old segments.
+(retention, min.insync.replicas, ...) are reported (min.insync.replicas is capped at the
+one replica, as Kafka >= 3.7 caps it), cleanup.policy is checked by DeleteRecords; nothing
+deletes old segments.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class ConfigSource(IntEnum):
     DEFAULT_CONFIG = 5
 
 
-#: Topic config name -> (default, ConfigType): every key of Kafka 4.0's ``LogConfig``.
+#: Topic config name -> (default, ConfigType): every key of Kafka 4.4's ``LogConfig``.
 TOPIC_CONFIGS: dict[str, tuple[str, int]] = {
     "cleanup.policy": ("delete", LIST),
     "compression.gzip.level": ("-1", INT),
@@ -70,6 +71,7 @@ TOPIC_CONFIGS: dict[str, tuple[str, int]] = {
     "compression.type": ("producer", STRING),
     "compression.zstd.level": ("3", INT),
     "delete.retention.ms": ("86400000", LONG),
+    "errors.deadletterqueue.group.enable": ("false", BOOLEAN),
     "file.delete.delay.ms": ("60000", LONG),
     "flush.messages": (_LONG_MAX, LONG),
     "flush.ms": (_LONG_MAX, LONG),
@@ -79,6 +81,7 @@ TOPIC_CONFIGS: dict[str, tuple[str, int]] = {
     "local.retention.bytes": ("-2", LONG),
     "local.retention.ms": ("-2", LONG),
     "max.compaction.lag.ms": (_LONG_MAX, LONG),
+    "max.decompressed.message.bytes": (str(2**31 - 1 - 8), INT),
     "max.message.bytes": ("1048588", INT),
     "message.timestamp.after.max.ms": ("3600000", LONG),
     "message.timestamp.before.max.ms": (_LONG_MAX, LONG),
@@ -87,6 +90,8 @@ TOPIC_CONFIGS: dict[str, tuple[str, int]] = {
     "min.compaction.lag.ms": ("0", LONG),
     "min.insync.replicas": ("1", INT),
     "preallocate": ("false", BOOLEAN),
+    "remote.copy.lag.bytes": ("-1", LONG),
+    "remote.copy.lag.ms": ("0", LONG),
     "remote.log.copy.disable": ("false", BOOLEAN),
     "remote.log.delete.on.disable": ("false", BOOLEAN),
     "remote.storage.enable": ("false", BOOLEAN),
@@ -103,7 +108,8 @@ TOPIC_CONFIGS: dict[str, tuple[str, int]] = {
 #: ``atLeast`` validators; retention.bytes has none).
 _AT_LEAST = {"delete.retention.ms": 0, "file.delete.delay.ms": 0, "local.retention.bytes": -2,
              "local.retention.ms": -2, "max.compaction.lag.ms": 1, "min.compaction.lag.ms": 0,
-             "min.insync.replicas": 1, "retention.ms": -1}
+             "min.insync.replicas": 1, "retention.ms": -1, "remote.copy.lag.bytes": -1,
+             "remote.copy.lag.ms": -1, "max.decompressed.message.bytes": 1}
 
 _HOUR_MS, _MINUTE_MS = 3_600_000, 60_000
 
@@ -140,6 +146,9 @@ TOPIC_SYNONYMS: dict[str, tuple[tuple[str, int], ...]] = {
     "message.timestamp.after.max.ms": (("log.message.timestamp.after.max.ms", 1),),
     "local.retention.ms": (("log.local.retention.ms", 1),),
     "local.retention.bytes": (("log.local.retention.bytes", 1),),
+    "remote.copy.lag.ms": (("log.remote.copy.lag.ms", 1),),
+    "remote.copy.lag.bytes": (("log.remote.copy.lag.bytes", 1),),
+    "max.decompressed.message.bytes": (("max.decompressed.message.bytes", 1),),
 }
 
 
@@ -185,6 +194,10 @@ def _broker_configs() -> dict[str, BrokerConfig]:
         "socket.request.max.bytes": BrokerConfig("104857600", INT),
         "queued.max.request.bytes": BrokerConfig("268435456", LONG),
         "connections.max.idle.ms": BrokerConfig("600000", LONG),
+        # Fetch: the response's bound (KafkaApis.handleFetchRequest); the bound a
+        # follower's fetcher asks for (a follower's setting: a leader does not apply it)
+        "fetch.max.bytes": BrokerConfig(str(55 * 1024 * 1024), INT),
+        "replica.fetch.response.max.bytes": BrokerConfig(str(10 * 1024 * 1024), INT),
         # the coordinators' internal topics (GroupCoordinatorConfig, TransactionLogConfig,
         # TransactionStateManagerConfig)
         "offsets.topic.num.partitions": BrokerConfig("50", INT),
@@ -199,7 +212,8 @@ def _broker_configs() -> dict[str, BrokerConfig]:
 
 
 #: ConfigDef's atLeast of the broker configs above that have one
-_BROKER_AT_LEAST = {"offsets.topic.num.partitions": 1, "offsets.topic.segment.bytes": 1,
+_BROKER_AT_LEAST = {"fetch.max.bytes": 1024, "replica.fetch.response.max.bytes": 0,
+                    "offsets.topic.num.partitions": 1, "offsets.topic.segment.bytes": 1,
                     "transaction.state.log.num.partitions": 1,
                     "transaction.state.log.segment.bytes": 1, "transaction.max.timeout.ms": 1,
                     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1}
@@ -215,11 +229,16 @@ _FROM_OPTIONS = frozenset({"node.id", "broker.id", "log.dirs", "num.partitions",
 
 # -- values ------------------------------------------------------------------------------
 
-def _number(name: str, value: str, lo: int | None = None) -> str:
+_TYPE_NAMES = {INT: "INT", LONG: "LONG", SHORT: "SHORT"}
+
+
+def _number(name: str, value: str, lo: int | None = None, kind: int = LONG) -> str:
+    """ConfigDef.parseType for INT/LONG/SHORT, then its atLeast validator (``lo``)."""
     try:
         n = int(value.strip())
     except ValueError:
-        raise InvalidConfigError(name, value, "Expected value to be a number") from None
+        raise InvalidConfigError(name, value,
+                                 f"Not a number of type {_TYPE_NAMES[kind]}") from None
     if lo is not None and n < lo:
         raise InvalidConfigError(name, value, f"Value must be at least {lo}")
     return str(n)
@@ -249,7 +268,7 @@ def validate(name: str, value: str | None) -> str:
         return ("true" if parsed else "false") if isinstance(parsed, bool) else str(parsed)
     kind = spec[1]
     if kind in (INT, LONG, SHORT):
-        return _number(name, value, _AT_LEAST.get(name))
+        return _number(name, value, _AT_LEAST.get(name), kind)
     if kind == BOOLEAN:
         if value.strip().lower() not in ("true", "false"):
             raise InvalidConfigError(name, value, "Expected value to be either true or false")
@@ -318,7 +337,7 @@ def validate_broker(name: str, value: str) -> str:
     if spec.topic is not None and TOPIC_SYNONYMS[spec.topic][0][0] == name:
         return validate(spec.topic, value)
     if spec.type in (INT, LONG):
-        return _number(name, value, _BROKER_AT_LEAST.get(name))
+        return _number(name, value, _BROKER_AT_LEAST.get(name), spec.type)
     if spec.type == BOOLEAN:
         if value.strip().lower() not in ("true", "false"):
             raise InvalidConfigError(name, value, "Expected value to be either true or false")

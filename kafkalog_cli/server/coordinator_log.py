@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from ..errors import AppendError
 from ..format.builder import build_batch
 from ..format.records import Record
+from ..javaorder import java_string_hash
 from ..storage.log import UnifiedLog
 from .catalog import LogDirCatalog
 from .storage_adapter import append_error
@@ -39,16 +40,6 @@ OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_TOPIC = "__transaction_state"
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
-
-
-def java_string_hash(s: str) -> int:
-    """``java.lang.String.hashCode``: ``s[0]*31^(n-1) + ... + s[n-1]`` over the UTF-16
-    code units, as a signed 32-bit int."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
 
 
 def partition_for(key: str, partitions: int) -> int:
@@ -88,13 +79,17 @@ class CoordinatorTopic:
         return self.name in self.catalog.topics
 
     def ensure(self) -> None:
-        """Create the topic unless it exists (AutoTopicCreationManager)."""
+        """Create the topic unless it exists (AutoTopicCreationManager), at once (the
+        server creates it off the event loop before the APIs that write it)."""
         if self.exists():
             return
-        segment_bytes = self.catalog.broker_configs.value(self.segment_bytes_config)
-        self.catalog.create_topic(self.name, self.num_partitions,
-                                  {"cleanup.policy": "compact", "segment.bytes": segment_bytes})
+        self.catalog.create_topic(self.name, self.num_partitions, self.overrides())
         log.info("created %s with %d partitions", self.name, self.num_partitions)
+
+    def overrides(self) -> dict[str, str]:
+        """The topic's configs when created: compacted, segment.bytes from the broker."""
+        return {"cleanup.policy": "compact",
+                "segment.bytes": self.catalog.broker_configs.value(self.segment_bytes_config)}
 
     def append(self, key: str, records: list[tuple[bytes, bytes | None]], *,
                producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,

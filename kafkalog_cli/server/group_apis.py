@@ -65,8 +65,9 @@ class GroupApis(ApiHandlers):
         node = self.options.node_id
         out = []
         for key in keys:
+            # a found coordinator's errorMessage: "" (the message field's default)
             c = {"key": key, "nodeId": node, "host": self.options.host,
-                 "port": self.options.port, "errorCode": 0, "errorMessage": None}
+                 "port": self.options.port, "errorCode": 0, "errorMessage": ""}
             if body.get("keyType", COORDINATOR_GROUP) not in (COORDINATOR_GROUP,
                                                                COORDINATOR_TRANSACTION):
                 c.update(nodeId=-1, host="", port=-1,
@@ -79,8 +80,10 @@ class GroupApis(ApiHandlers):
         if v >= 4:
             return {"throttleTimeMs": 0, "coordinators": out}
         c = out[0]
+        # FindCoordinatorResponse.prepareOldResponse: the error's own message, "NONE" too
+        message = c["errorMessage"] if c["errorCode"] else Errors.NONE.name
         return {"throttleTimeMs": 0, "errorCode": c["errorCode"],
-                "errorMessage": c["errorMessage"], "nodeId": c["nodeId"], "host": c["host"],
+                "errorMessage": message, "nodeId": c["nodeId"], "host": c["host"],
                 "port": c["port"]}
 
     async def handle_join_group(self, req) -> dict:

@@ -37,8 +37,8 @@ from ..decoders.group_messages import (
     OffsetCommitKey,
     OffsetCommitValue,
 )
+from ..decoders.group_state import GroupLogReplay
 from ..errors import AppendError, CoordinatorLoadError, KafkalogError
-from ..format.control import COMMIT, read_end_txn_marker
 from .coordinator_log import CoordinatorTopic
 from .groups import EMPTY, STABLE, Group, GroupCoordinator, GroupStore, Member, OffsetAndMetadata
 
@@ -62,6 +62,26 @@ def offset_value(offset: OffsetAndMetadata) -> bytes:
         {"offset": offset.offset, "leaderEpoch": offset.leader_epoch,
          "metadata": offset.metadata, "commitTimestamp": offset.commit_timestamp_ms,
          "expireTimestamp": -1}, OFFSET_COMMIT_VALUE_VERSION)
+
+
+#: GroupCoordinatorRecordHelpers.offsetCommitValueVersion without an expire timestamp
+#: (Kafka 4.1+: flexible, with the tagged topic id)
+OFFSET_COMMIT_VALUE_VERSION_V4 = 4
+
+
+def offset_commit_record(group_id: str, topic: str, partition: int, offset: int, *,
+                         commit_timestamp: int, leader_epoch: int = -1, metadata: str = "",
+                         topic_id: str | None = None) -> tuple[bytes, bytes]:
+    """The ``(key, value)`` of the OffsetCommit record a Kafka 4.4 coordinator writes
+    (GroupCoordinatorRecordHelpers.newOffsetCommitRecord): value version 4 with
+    ``topicId`` (left out when None, the zero id), no expire timestamp."""
+    value = {"offset": offset, "leaderEpoch": leader_epoch, "metadata": metadata,
+             "commitTimestamp": commit_timestamp, "expireTimestamp": -1}
+    if topic_id is not None:
+        value["topicId"] = topic_id
+    return offset_key(group_id, topic, partition), _INT16.pack(
+        OFFSET_COMMIT_VALUE_VERSION_V4) + OffsetCommitValue.build(
+        value, OFFSET_COMMIT_VALUE_VERSION_V4)
 
 
 def group_key(group_id: str) -> bytes:
@@ -115,26 +135,14 @@ class GroupLogStore(GroupStore):
             log.error("group %s: writing to %s failed: %s", group_id, self.topic.name, e)
 
 
-def _parse_key(data: bytes) -> tuple[int, dict | None]:
-    (kind,) = _INT16.unpack_from(data, 0)
-    if kind == OFFSET_COMMIT_TYPE:
-        return kind, OffsetCommitKey.parse(data, 0, offset=2)[0]
-    if kind == GROUP_METADATA_TYPE:
-        return kind, GroupMetadataKey.parse(data, 0, offset=2)[0]
-    return kind, None  # LegacyOffsetCommit (0) and the KIP-848 / share / streams records
-
-
-def _parse_value(message, data: bytes) -> dict:
-    (version,) = _INT16.unpack_from(data, 0)
-    return message.parse(data, version, offset=2)[0]
-
-
 def load_groups(topic: CoordinatorTopic) -> tuple[dict[str, dict | None],
                                                   dict[str, dict[tuple[str, int], dict]],
                                                   dict[int, list[tuple[str, str, int, dict]]]]:
-    """Replay ``__consumer_offsets``: ``(group id -> last GroupMetadataValue or None for a
-    tombstone, group id -> {(topic, partition): OffsetCommitValue}, producer id -> the
-    transactional offset commits with no marker yet [(group, topic, partition, value)])``.
+    """Replay ``__consumer_offsets`` (:class:`~kafkalog_cli.decoders.group_state.
+    GroupLogReplay`, the one replay of the coordinator's records): ``(group id -> last
+    GroupMetadataValue or None for a tombstone, group id -> {(topic, partition):
+    OffsetCommitValue fields}, producer id -> the transactional offset commits with no
+    marker yet [(group, topic, partition, value)])``.
 
     Raises:
         CoordinatorLoadError: a partition is offline or holds a record that does not parse,
@@ -143,42 +151,24 @@ def load_groups(topic: CoordinatorTopic) -> tuple[dict[str, dict | None],
     for p, why in topic.offline().items():
         raise CoordinatorLoadError(f"{topic.name}-{p} is offline ({why}): its groups and offsets "
                              "cannot be loaded", file=topic.catalog.log_dir / f"{topic.name}-{p}")
-    groups: dict[str, dict | None] = {}
-    offsets: dict[str, dict[tuple[str, int], dict | None]] = {}
-    #: producer id -> [(group, topic, partition, value)] of its open transaction
-    pending: dict[int, list[tuple[str, str, int, dict]]] = {}
+    state = replay_topic(topic)
+    offsets = {g: {tp: o.to_dict() for tp, o in offs.items()}
+               for g, offs in state.all_committed().items()}
+    pending = {pid: [(g, t, p, o.to_dict()) for g, t, p, o in entries]
+               for pid, entries in state.pending.items()}
+    return dict(state.classic_values), offsets, pending
+
+
+def replay_topic(topic: CoordinatorTopic) -> GroupLogReplay:
+    """Every batch of ``topic`` (``__consumer_offsets``) through a :class:`GroupLogReplay`.
+
+    Raises:
+        CoordinatorLoadError: a record that does not parse (naming partition and offset).
+    """
+    state = GroupLogReplay()
     for p, batch, records in _scan(topic):
-        pid = getattr(batch, "producer_id", -1)
-        if getattr(batch, "is_control", False):
-            marker = read_end_txn_marker(batch)
-            done = pending.pop(pid, [])
-            if marker is not None and marker.control_type == COMMIT:
-                for g, t, part, value in done:
-                    offsets.setdefault(g, {})[(t, part)] = value
-            continue
-        transactional = getattr(batch, "is_transactional", False)
-        for r in records:
-            try:
-                if r.key is None:
-                    raise ValueError("a record without a key")
-                kind, key = _parse_key(r.key)
-                if kind == OFFSET_COMMIT_TYPE:
-                    value = None if r.value is None else _parse_value(OffsetCommitValue,
-                                                                      r.value)
-                    tp = (key["topic"], key["partition"])
-                    if transactional and value is not None:
-                        pending.setdefault(pid, []).append((key["group"], *tp, value))
-                    else:
-                        offsets.setdefault(key["group"], {})[tp] = value
-                elif kind == GROUP_METADATA_TYPE:
-                    groups[key["group"]] = None if r.value is None else _parse_value(
-                        GroupMetadataValue, r.value)
-            except Exception as e:
-                raise CoordinatorLoadError(
-                    f"{topic.name}-{p}: the record at offset {r.offset} does not load: {e}",
-                    file=topic.catalog.log_dir / f"{topic.name}-{p}") from None
-    return groups, {g: {tp: v for tp, v in o.items() if v is not None}
-                    for g, o in offsets.items()}, pending
+        state.replay_batch(p, batch, records, where=f"{topic.name}-{p}")
+    return state
 
 
 def _scan(topic: CoordinatorTopic):

@@ -839,10 +839,10 @@ class GroupCoordinator:
         PreparingRebalance).
 
         :param api_version: the request's version (it decides only GROUP_ID_NOT_FOUND).
-        :returns: Errors.NONE when the commit is taken, else the request's error.
+        :returns: Errors.NONE when the commit is taken, else the request's error. An empty
+            group id is a group like any other here (the broker takes a commit to "",
+            and lists group "" afterwards).
         """
-        if not group_id:
-            return Errors.INVALID_GROUP_ID
         group = self.groups.get(group_id)
         if group is None:
             if generation < 0:

@@ -4,9 +4,34 @@ the walk of a request's topics and partitions into the answer's."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterator
 
 from ..protocol.apis import ApiKeys
+
+#: the longest (seconds) a handler's loop over a request's partitions runs on the event
+#: loop before it lets the other connections in (:class:`TimeSlices`)
+SLICE_S = 0.01
+
+
+class TimeSlices:
+    """Cooperative time slices for a handler whose work per partition touches the files
+    (a fetch's reads, a timestamp search, creating or deleting partition directories):
+    ``await slices.pause()`` between partitions yields to the event loop once
+    :data:`SLICE_S` has passed, so a request of many partitions delays the other
+    connections by a slice, not by its whole work (the broker runs handlers on
+    ``num.io.threads`` threads for the same reason)."""
+
+    __slots__ = ("_since",)
+
+    def __init__(self):
+        self._since = time.monotonic()
+
+    async def pause(self) -> None:
+        if time.monotonic() - self._since >= SLICE_S:
+            await asyncio.sleep(0)
+            self._since = time.monotonic()
 
 
 class ApiHandlers:

@@ -3,12 +3,13 @@
 
 Each ``handle_*`` takes a parsed :class:`~kafkalog_cli.protocol.wire.Request` and returns a
 :class:`Reply` (a response body, maybe at another version), a response body dict,
-:data:`NO_RESPONSE`, or raises :class:`CloseConnection`. The admin APIs are in
-:mod:`.admin`, the group APIs in :mod:`.group_apis`; :meth:`KafkaApis.handle` dispatches
-to all. Handlers run on the event-loop thread; Produce awaits the validation of its
-batches on worker threads (:mod:`.workers`), Fetch the delayed fetch of
-``minBytes``/``maxWaitMs``, JoinGroup / SyncGroup the group, DeleteRecords its
-checkpoint write.
+:data:`NO_RESPONSE`, or raises :class:`CloseConnection`. Fetch and ListOffsets are in
+:mod:`.fetch_apis`, the admin APIs in :mod:`.admin`, the group APIs in
+:mod:`.group_apis`; :meth:`KafkaApis.handle` dispatches to all. Handlers run on the
+event-loop thread; Produce awaits the validation of its batches on worker threads
+(:mod:`.workers`), Fetch the delayed fetch of ``minBytes``/``maxWaitMs``, JoinGroup /
+SyncGroup the group, DeleteRecords its checkpoint write, CreateTopics, CreatePartitions
+and DeleteTopics the partition directories made or removed on the files thread.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import logging
 import re
 import struct
 import time
+from collections import Counter
 from dataclasses import dataclass
 
 from ..constants import (
@@ -49,21 +51,22 @@ from ..schema.record_batch import (
     PRODUCER_EPOCH_OFFSET,
     PRODUCER_ID_OFFSET,
 )
+from ..storage.dir_files import random_kafka_uuid
 from ..storage.files import validate_topic_name
 from . import configs as cfgs
-from . import reads
 from .admin import (
     CLUSTER_AUTHORIZED_OPERATIONS,
     EXCESSIVE_BATCH_MESSAGE,
     MAX_RECORDS_PER_USER_OP,
     AdminApis,
 )
-from .catalog import LogDirCatalog, Topic, is_internal
+from .catalog import LogDirCatalog, Topic, is_internal, remove_partition_dir
 from .coordinator_log import OFFSETS_TOPIC, TRANSACTION_TOPIC, CoordinatorTopic
+from .fetch_apis import FetchApis
 from .group_apis import GroupApis, group_config
 from .group_log import GroupLogStore, load_groups, restore
 from .groups import GroupCoordinator, GroupStore
-from .handlers import partition_answers
+from .handlers import SLICE_S, TimeSlices
 from .metrics import BrokerTopicStats
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 from .transactions import TransactionCoordinator
@@ -118,7 +121,12 @@ class KafkaApis:
         self._appended = asyncio.Event()
         #: validates Produce batches off the event loop (closed by :meth:`close`)
         self.workers = WorkerPool()
-        self.admin = AdminApis(catalog, options)
+        #: admin changes (topics and partitions made or deleted) one at a time, as the
+        #: controller applies them; each may pause between partitions
+        self.metadata_lock = asyncio.Lock()
+        #: makes and removes partition directories (fsyncs) off the event loop
+        self.files = WorkerPool(1, name="kafkalog-files")
+        self.admin = AdminApis(catalog, options, self.metadata_lock, self.make_partitions)
         #: __consumer_offsets: the group coordinator's records (server/group_log.py)
         self.offsets_topic = CoordinatorTopic(
             catalog, OFFSETS_TOPIC, "offsets.topic.num.partitions",
@@ -141,18 +149,21 @@ class KafkaApis:
         self.groups = self.group_apis.groups
         self.handlers = {
             ApiKeys.PRODUCE: self.handle_produce,
-            ApiKeys.FETCH: self.handle_fetch,
-            ApiKeys.LIST_OFFSETS: self.handle_list_offsets,
             ApiKeys.METADATA: self.handle_metadata,
             ApiKeys.API_VERSIONS: self.handle_api_versions,
             ApiKeys.CREATE_TOPICS: self.handle_create_topics,
             ApiKeys.DELETE_TOPICS: self.handle_delete_topics,
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id,
         }
+        #: Fetch and ListOffsets (server/fetch_apis.py)
+        self.reads = FetchApis(catalog, options, self.stats, lambda: self._appended)
+        self.handlers.update(self.reads.handlers())
         self.handlers.update(self.admin.handlers())
         self.handlers.update(self.group_apis.handlers())
         self.handlers.update(self.txn_apis.handlers())
-        self._awaiting = _AWAITING | AdminApis.AWAITING | GroupApis.AWAITING
+        self.handlers[ApiKeys.FIND_COORDINATOR] = self._find_coordinator
+        self._awaiting = _AWAITING | AdminApis.AWAITING | GroupApis.AWAITING | \
+            FetchApis.AWAITING
 
     def load(self) -> None:
         """What the coordinators load before the node serves (``GroupMetadataManager`` /
@@ -173,13 +184,69 @@ class KafkaApis:
             log.info("loaded %d transactional ids from %s", n, TRANSACTION_TOPIC)
 
     def close(self) -> None:
-        """Release the worker threads (a validation under way is abandoned)."""
+        """Release the worker threads (a validation or a partition being made is
+        abandoned)."""
         self.workers.shutdown()
+        self.files.shutdown()
 
     async def handle(self, request: Request):
+        if not self.options.read_only and request.api_key in _COORDINATOR_TOPICS:
+            await self._ensure_coordinator_topics(request)
         h = self.handlers[request.api_key]
         result = await h(request) if request.api_key in self._awaiting else h(request)
         return Reply(result) if isinstance(result, dict) else result
+
+    async def make_partitions(self, topic: Topic, partitions) -> None:
+        """Create ``partitions`` of ``topic`` (directories, files, fsyncs: seconds for
+        many) on the files thread, in batches of about :data:`~.handlers.SLICE_S` of
+        work, each partition served as its batch comes back (a topic not yet added is
+        served with them): the event loop is not held by the disk. The caller holds
+        :attr:`metadata_lock`."""
+        todo = list(partitions)
+        while todo:
+            made = await self.files.run(_open_partitions, self.catalog, topic, todo)
+            for p, lg in made:
+                self.catalog.serve_partition(topic, p, lg)
+            todo = todo[len(made):]
+
+    async def remove_partitions(self, topic: Topic) -> None:
+        """The partitions of a forgotten topic released here, their directories renamed
+        and removed on the files thread (all of them in one job)."""
+        dirs = [self.catalog.delete_partition(topic, p) for p in list(topic.partitions)]
+        await self.files.run(_remove_partition_dirs, dirs, self.catalog.fsync)
+
+    async def _ensure_coordinator_topics(self, request: Request) -> None:
+        """AutoTopicCreationManager: the internal topic a group or transaction API writes
+        (FindCoordinator: the one of its key type) is created before the API is handled,
+        its 50 partitions made off the event loop (the coordinators' own fallback creates
+        it at once, on the loop)."""
+        topics = _COORDINATOR_TOPICS[request.api_key]
+        if request.api_key == ApiKeys.FIND_COORDINATOR:
+            topics = {0: ("offsets",), 1: ("txn",)}.get(request.body.get("keyType", 0), ())
+        elif request.api_key == ApiKeys.INIT_PRODUCER_ID and \
+                request.body.get("transactionalId") is None:
+            topics = ()  # an idempotent producer: no transaction coordinator
+        for which in topics:
+            ct = self.offsets_topic if which == "offsets" else self.txn_topic
+            if ct.exists():
+                continue
+            async with self.metadata_lock:
+                if not ct.exists() and ct.name not in self.catalog.creating:
+                    await self._create_topic(ct.name, ct.num_partitions, ct.overrides())
+                    log.info("created %s with %d partitions", ct.name, ct.num_partitions)
+
+    def _find_coordinator(self, req: Request):
+        """FindCoordinator, after the coordinator's topic is made to exist: the broker
+        creates ``__consumer_offsets`` / ``__transaction_state`` on the first lookup
+        (``KafkaApis.getCoordinator``), so Metadata lists them from then on (made off the
+        event loop by :meth:`_ensure_coordinator_topics` first; ``ensure`` is then a
+        no-op)."""
+        if not self.options.read_only:
+            key_type = req.body.get("keyType", 0)
+            topic = {0: self.offsets_topic, 1: self.txn_topic}.get(key_type)
+            if topic is not None:
+                topic.ensure()
+        return self.group_apis.handle_find_coordinator(req)
 
     def _notify_append(self) -> None:
         self._appended.set()
@@ -221,7 +288,18 @@ class KafkaApis:
             out["topicAuthorizedOperations"] = TOPIC_AUTHORIZED_OPERATIONS
         return out
 
-    def handle_metadata(self, req: Request) -> Reply:
+    async def _auto_create(self, name: str) -> Topic | None:
+        """Metadata's auto-creation of ``name`` (``--num-partitions`` partitions), one
+        admin change at a time; None when it turned out taken meanwhile."""
+        async with self.metadata_lock:
+            t = self.catalog.topics.get(name)
+            if t is None and name not in self.catalog.creating and not self._collides(name):
+                t = await self._create_topic(name, self.options.num_partitions, None)
+                log.info("auto-created topic %s with %d partitions", name,
+                         self.options.num_partitions)
+        return t
+
+    async def handle_metadata(self, req: Request) -> Reply:
         v = req.api_version
         body = req.body
         include_ops = body.get("includeTopicAuthorizedOperations", False)
@@ -238,12 +316,15 @@ class KafkaApis:
                                "name": "" if r.get("name") is None else r["name"],
                                "topicId": r.get("topicId", ZERO_UUID), "isInternal": False,
                                "partitions": []} for r in requested]})
+        slices = TimeSlices()
         if requested is None or (v == 0 and not requested):
-            topics = [self._topic_metadata(t, v, include_ops)
-                      for _, t in sorted(self.catalog.topics.items())]
+            for _, t in sorted(self.catalog.topics.items()):
+                topics.append(self._topic_metadata(t, v, include_ops))
+                await slices.pause()
         else:
             allow_auto = body.get("allowAutoTopicCreation", True) if v >= 4 else True
             for r in requested:
+                await slices.pause()
                 name = r.get("name")
                 if name is None:
                     t = self.catalog.by_id.get(r.get("topicId", ZERO_UUID))
@@ -262,14 +343,14 @@ class KafkaApis:
                     except InvalidArgumentError:
                         error = Errors.INVALID_TOPIC_EXCEPTION
                     else:
-                        if allow_auto and self.options.auto_create_topics and \
+                        if name in self.catalog.creating:  # its partitions are being made
+                            error = Errors.LEADER_NOT_AVAILABLE
+                        elif allow_auto and self.options.auto_create_topics and \
                                 not self.options.read_only and \
                                 not is_internal(name) and not self._collides(name):
-                            # created synchronously: answered at once instead of
-                            # LEADER_NOT_AVAILABLE and a retry
-                            t = self.catalog.create_topic(name, self.options.num_partitions)
-                            log.info("auto-created topic %s with %d partitions", name,
-                                     self.options.num_partitions)
+                            # created before the answer (off the event loop): answered
+                            # at once instead of LEADER_NOT_AVAILABLE and a retry
+                            t = await self._auto_create(name)
                     if t is None:
                         topics.append({"errorCode": int(error), "name": name,
                                        "topicId": ZERO_UUID, "isInternal": is_internal(name),
@@ -308,13 +389,11 @@ class KafkaApis:
         v = req.api_version
         acks = body["acks"]
         try:
-            txn_parts = {(td["name"], pd["index"]) for td in body["topicData"]
-                         for pd in td["partitionData"]
-                         if _first_batch_is_transactional(pd["records"])}
+            has_transactional = _has_transactional_records(body["topicData"])
         except CorruptRecordError as e:
             # an exception out of handleProduceRequest: RequestHandlerHelper.handleError
             return self._produce_error_response(req, Errors.CORRUPT_MESSAGE, e.message)
-        if txn_parts and body["transactionalId"] is None:
+        if has_transactional and body["transactionalId"] is None:
             # ApiError.fromThrowable leaves out a message equal to the error's default one
             return self._produce_error_response(req, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         slots: dict[tuple[str, int], dict] = {}  # response entries, first-seen order
@@ -343,16 +422,27 @@ class KafkaApis:
                 if batch.size != len(records):
                     records = records[:batch.size]  # trimInvalidBytes
                 authorized[tp] = (records, part)
+        # ReplicaManager.handleProduceAppend: the producers of the transactional batches
+        txn_parts = {tp for tp, (records, _) in authorized.items()
+                     if _is_transactional_batch(records)}
+        if len({_producer_of(authorized[tp][0]) for tp in txn_parts}) > 1:
+            return self._produce_error_response(
+                req, Errors.INVALID_PRODUCER_ID_MAPPING,
+                "Transactional records contained more than one producer ID")
         pending = []
         for tp, (records, part) in authorized.items():
             slot = slots[tp]
-            if acks not in (-1, 0, 1):
-                slot.update(_partition_error(tp[1], Errors.INVALID_REQUIRED_ACKS))
-            elif tp in txn_parts and (error := self.txn.verify(
-                    body["transactionalId"], *_producer_of(records), tp)) is not Errors.NONE:
-                # ReplicaManager.appendRecords: the partition must be in the producer's
-                # transaction (the coordinator's verification, KIP-890 part 1)
+            if tp in txn_parts and body["transactionalId"] is not None and (
+                    error := self.txn.verify(body["transactionalId"], *_producer_of(records),
+                                             tp)) is not Errors.NONE:
+                # the partition must be in the producer's transaction (the coordinator's
+                # verification, KIP-890 part 1), asked before appendRecords checks the acks
+                error, message = _verification_error(error, v)
                 slot.update(_partition_error(tp[1], error))
+                if message is not None:
+                    slot["errorMessage"] = message
+            elif acks not in (-1, 0, 1):
+                slot.update(_partition_error(tp[1], Errors.INVALID_REQUIRED_ACKS))
             else:
                 pending.append((tp[0], slot, records, part))
         internal_allowed = req.client_id == ADMIN_CLIENT_ID
@@ -366,13 +456,9 @@ class KafkaApis:
             if topic is None:  # deleted while an earlier partition was being validated
                 slot.update(_partition_error(slot["index"], Errors.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
-            if acks == -1 and int(self.catalog.effective_configs(topic)[
-                    "min.insync.replicas"]) > 1:
-                # Partition.appendRecordsToLeader: ISR {this node} < min.insync.replicas
-                slot.update(_partition_error(slot["index"], Errors.NOT_ENOUGH_REPLICAS))
-                slot["logStartOffset"] = part.log_start_offset
-                self.stats.mark(name, "FailedProduceRequestsPerSec")
-                continue
+            # acks=-1 and min.insync.replicas: Partition.appendRecordsToLeader compares the
+            # ISR with effectiveMinIsr, min.insync.replicas capped at the replica count
+            # (KAFKA-15583, Kafka 3.7): one replica, so the ISR {this node} always suffices
             try:
                 info = await self._append(part, records)
             except AppendError as e:
@@ -454,134 +540,6 @@ class KafkaApis:
                     raise AppendError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
                                       "This server does not host this topic-partition.")
 
-    # -- Fetch --------------------------------------------------------------------------
-
-    async def handle_fetch(self, req: Request) -> Reply:
-        body = req.body
-        v = req.api_version
-        if body.get("sessionEpoch", -1) > 0:
-            # an incremental fetch: this server never creates sessions (sessionId 0)
-            return Reply({"throttleTimeMs": 0, "errorCode": int(Errors.FETCH_SESSION_ID_NOT_FOUND),
-                          "sessionId": 0, "responses": []})
-        max_wait = max(0, body["maxWaitMs"])
-        deadline = time.monotonic() + max_wait / 1000
-        while True:
-            event = self._appended
-            responses, total, errored = self._read_all(body, v)
-            if total >= body["minBytes"] or errored or max_wait == 0 or \
-                    time.monotonic() >= deadline:
-                break
-            try:
-                await asyncio.wait_for(event.wait(), deadline - time.monotonic())
-            except asyncio.TimeoutError:
-                responses, total, errored = self._read_all(body, v)
-                break
-        for name, parts in responses:
-            n = sum(len(p["records"]) for p in parts)
-            if n:
-                self.stats.mark(name, "BytesOutPerSec", n)
-        out = []
-        for name, parts in responses:
-            t = self.catalog.topics.get(name) if name else None
-            entry = {"partitions": parts}
-            if v >= 13:
-                entry["topicId"] = t.topic_id if t else parts[0].get("_id", ZERO_UUID)
-            else:
-                entry["topic"] = name
-            for p in parts:
-                p.pop("_id", None)
-            out.append(entry)
-        return Reply({"throttleTimeMs": 0, "errorCode": 0, "sessionId": 0, "responses": out})
-
-    def _read_all(self, body: dict, v: int):
-        limit = body.get("maxBytes", 0x7FFFFFFF)
-        min_one = True  # hardMaxBytesLimit is for v0-2 only
-        committed = body.get("isolationLevel", 0) == 1
-        responses = []
-        total = 0
-        errored = False
-        for ft in body["topics"]:
-            if not ft["partitions"]:
-                # FetchRequest.fetchData is keyed by partition: a topic naming none
-                # contributes nothing to the response (whether its id is known or not)
-                continue
-            if v >= 13:
-                t = self.catalog.by_id.get(ft["topicId"])
-                name = t.name if t else None
-                missing = Errors.UNKNOWN_TOPIC_ID
-            else:
-                name = ft["topic"]
-                t = self.catalog.topics.get(name)
-                missing = Errors.UNKNOWN_TOPIC_OR_PARTITION
-            parts = []
-            responses.append((name, parts))
-            for fp in ft["partitions"]:
-                idx = fp["partition"]
-                part = t.partitions.get(idx) if t else None
-                if name:
-                    self.stats.mark(name, "TotalFetchRequestsPerSec")
-                if part is None:
-                    errored = True
-                    parts.append(_fetch_error(idx, missing if t is None else
-                                              self.catalog.partition_error(name, idx), ft))
-                    continue
-                epoch_error = _check_epoch(fp.get("currentLeaderEpoch", -1), part.leader_epoch)
-                if epoch_error is not None:
-                    errored = True
-                    parts.append(_fetch_error(idx, epoch_error, ft))
-                    continue
-                r = reads.read(part, fp["fetchOffset"], min(fp["partitionMaxBytes"], limit),
-                               min_one, committed)
-                if r.error is not Errors.NONE:
-                    errored = True
-                n = len(r.records)
-                if n:
-                    min_one = False
-                limit = max(0, limit - n)
-                total += n
-                parts.append({"partitionIndex": idx, "errorCode": int(r.error),
-                              "highWatermark": r.high_watermark,
-                              "lastStableOffset": r.last_stable_offset,
-                              "logStartOffset": r.log_start_offset,
-                              "abortedTransactions": r.aborted, "preferredReadReplica": -1,
-                              "records": r.records})
-        return responses, total, errored
-
-    # -- ListOffsets --------------------------------------------------------------------
-
-    def handle_list_offsets(self, req: Request) -> Reply:
-        v = req.api_version
-        topics = []
-        seen = set()
-        dups = set()
-        for t in req.body["topics"]:
-            for p in t["partitions"]:
-                key = (t["name"], p["partitionIndex"])
-                (dups if key in seen else seen).add(key)
-        for name, p, parts in partition_answers(req.body["topics"], topics):
-            idx = p["partitionIndex"]
-            res = {"partitionIndex": idx, "errorCode": 0, "timestamp": -1, "offset": -1,
-                   "leaderEpoch": -1}
-            parts.append(res)
-            part = self.catalog.partition(name, idx)
-            # ReplicaManager.fetchOffset: duplicates (at every version), then the
-            # timestamps this version does not know, then the partition itself
-            if (name, idx) in dups:
-                res["errorCode"] = int(Errors.INVALID_REQUEST)
-            elif reads.timestamp_unsupported(p["timestamp"], v):
-                res["errorCode"] = int(Errors.UNSUPPORTED_VERSION)
-            elif part is None:
-                res["errorCode"] = int(self.catalog.partition_error(name, idx))
-            elif (e := _check_epoch(p.get("currentLeaderEpoch", -1),
-                                    part.leader_epoch)) is not None:
-                res["errorCode"] = int(e)
-            else:
-                found = reads.offset_for_timestamp(
-                    part, p["timestamp"], req.body.get("isolationLevel", 0) == 1)
-                if found is not None:
-                    res["timestamp"], res["offset"], res["leaderEpoch"] = found
-        return Reply({"throttleTimeMs": 0, "topics": topics})
-
     # -- InitProducerId -----------------------------------------------------------------
 
     def handle_init_producer_id(self, req: Request) -> Reply:
@@ -600,13 +558,26 @@ class KafkaApis:
 
     # -- CreateTopics / DeleteTopics ----------------------------------------------------
 
-    def handle_create_topics(self, req: Request) -> Reply:
+    async def handle_create_topics(self, req: Request) -> Reply:
+        """ControllerApis.createTopics: the checks of every topic, then (unless
+        ``validateOnly``) each topic's partitions, made one at a time in time slices (a
+        topic of 10,000 partitions takes seconds of fsyncs; the other connections are
+        served meanwhile), the topic served once all are. One admin change at a time, as
+        the controller applies them (:attr:`metadata_lock`)."""
+        async with self.metadata_lock:
+            return await self._create_topics(req)
+
+    async def _create_topics(self, req: Request) -> Reply:
         body = req.body
-        names = [t["name"] for t in body["topics"]]
+        names = Counter(t["name"] for t in body["topics"])
         results = []
         checked = []
+        answered = set()
         for t in body["topics"]:
             name = t["name"]
+            if name in answered:
+                continue  # the answers are keyed by name: a duplicate once
+            answered.add(name)
             res = {"name": name, "topicId": ZERO_UUID, "errorCode": 0, "errorMessage": None,
                    "numPartitions": -1, "replicationFactor": -1, "configs": []}
             results.append(res)
@@ -631,8 +602,10 @@ class KafkaApis:
         for t, res, n, overrides in checked:
             name = t["name"]
             if not body.get("validateOnly"):
-                topic = self.catalog.create_topic(name, n, overrides)
+                topic = await self._create_topic(name, n, overrides)
                 res["topicId"] = topic.topic_id
+            else:  # the controller makes the topic's id before it sees validateOnly
+                res["topicId"] = random_kafka_uuid()
             res["numPartitions"], res["replicationFactor"] = n, 1
             res["configs"] = [
                 {k: e[k] for k in ("name", "value", "readOnly", "configSource", "isSensitive")}
@@ -640,24 +613,51 @@ class KafkaApis:
                                              False)]
         return Reply({"throttleTimeMs": 0, "topics": results})
 
-    def _check_create(self, t: dict, names: list[str]):
+    async def _create_topic(self, name: str, n: int, overrides) -> Topic:
+        """A new topic's ``n`` partitions (:meth:`make_partitions`); the topic is served
+        when all are made, or - the server stopping meanwhile - with those made (a
+        warning says so: a later CreatePartitions completes it). The caller holds
+        :attr:`metadata_lock`."""
+        topic = self.catalog.new_topic(name, overrides)
+        self.catalog.creating.add(name)
+        try:
+            await self.make_partitions(topic, range(n))
+        finally:
+            self.catalog.creating.discard(name)
+            if topic.partitions:
+                self.catalog.add_topic(topic)
+            if len(topic.partitions) < n:
+                log.warning("topic %s: %d of its %d partitions made before the stop", name,
+                            len(topic.partitions), n)
+        return topic
+
+    def _check_create(self, t: dict, names: Counter):
         name = t["name"]
-        if names.count(name) > 1:
+        if names[name] > 1:
             return Errors.INVALID_REQUEST, "Duplicate topic name.", None
         try:
             _validate_name(name)
         except InvalidArgumentError as e:
             return Errors.INVALID_TOPIC_EXCEPTION, e.message, None
-        if name in self.catalog.topics:
+        if name in self.catalog.topics or name in self.catalog.creating:
             return Errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", None
         if self._collides(name):
             return (Errors.INVALID_TOPIC_EXCEPTION,
                     f"Topic '{name}' collides with an existing topic.", None)
         n, rf, assignments = t["numPartitions"], t["replicationFactor"], t["assignments"]
         if assignments:
-            if n != -1 or rf != -1:
-                return (Errors.INVALID_REQUEST, "Both numPartitions or replicationFactor and "
-                        "replicasAssignments were set. Both cannot be used at the same time.",
+            # ReplicationControlManager.createTopic, as the pinned broker words it
+            if n != -1:
+                return (Errors.INVALID_REQUEST, "A manual partition assignment was specified, "
+                        "but numPartitions was not set to -1.", None)
+            if rf != -1:
+                return (Errors.INVALID_REQUEST, "A manual partition assignment was specified, "
+                        "but replication factor was not set to -1.", None)
+            unknown = [b for a in assignments for b in a["brokerIds"]
+                       if b != self.options.node_id]
+            if unknown:
+                return (Errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
+                        f"includes broker {unknown[0]}, but no such broker is registered.",
                         None)
             idxs = sorted(a["partitionIndex"] for a in assignments)
             if idxs != list(range(len(idxs))) or any(
@@ -674,7 +674,12 @@ class KafkaApis:
             return (Errors.INVALID_REPLICATION_FACTOR,
                     f"Unable to replicate the partition {rf} time(s): The target replication "
                     f"factor of {rf} cannot be reached because only 1 broker(s) are "
-                    "registered.", None)
+                    "registered or some brokers have all their log directories cordoned.",
+                    None)
+        nulls = [c["name"] for c in t["configs"] if c["value"] is None]
+        if nulls:  # ControllerConfigurationValidator / ConfigurationControlManager
+            return (Errors.INVALID_CONFIG,
+                    f"Null value not supported for topic configs: {', '.join(nulls)}", None)
         try:
             overrides = cfgs.validate_topic_configs(
                 {c["name"]: c["value"] for c in t["configs"]},
@@ -683,7 +688,14 @@ class KafkaApis:
             return Errors.INVALID_CONFIG, e.message, None
         return Errors.NONE, None, overrides
 
-    def handle_delete_topics(self, req: Request) -> Reply:
+    async def handle_delete_topics(self, req: Request) -> Reply:
+        """ControllerApis.deleteTopics: each topic named stops being served at once, then
+        its partition directories are renamed ``-delete`` and removed in time slices (one
+        admin change at a time, :attr:`metadata_lock`)."""
+        async with self.metadata_lock:
+            return await self._delete_topics(req)
+
+    async def _delete_topics(self, req: Request) -> Reply:
         v = req.api_version
         body = req.body
         wanted = ([{"name": n, "topicId": ZERO_UUID} for n in body["topicNames"]] if v < 6
@@ -709,15 +721,46 @@ class KafkaApis:
             if self.options.read_only:
                 res["errorCode"], res["errorMessage"] = int(READ_ONLY_ERROR), READ_ONLY_MESSAGE
                 continue
-            self.catalog.delete_topic(t)
+            self.catalog.forget_topic(t)
             self.groups.on_topic_deleted(t.name)
+            await self.remove_partitions(t)
             log.info("deleted topic %s", t.name)
         return Reply({"throttleTimeMs": 0, "responses": results})
 
 
 #: handlers that await (Produce's validation on a worker thread, Fetch's delayed read;
 #: the admin and group handlers name theirs)
-_AWAITING = frozenset({ApiKeys.PRODUCE, ApiKeys.FETCH})
+_AWAITING = frozenset({ApiKeys.PRODUCE, ApiKeys.METADATA, ApiKeys.CREATE_TOPICS,
+                       ApiKeys.DELETE_TOPICS})
+
+
+def _open_partitions(catalog: LogDirCatalog, topic: Topic, partitions: list[int]) -> list:
+    """On the files thread: open (create) the first of ``partitions``, and the next ones
+    while less than :data:`~.handlers.SLICE_S` has passed; ``[(partition, log)]``."""
+    made = []
+    start = time.monotonic()
+    for p in partitions:
+        made.append((p, catalog.open_partition(topic, p)))
+        if time.monotonic() - start >= SLICE_S:
+            break
+    return made
+
+
+def _remove_partition_dirs(dirs: list, fsync: bool) -> None:
+    for d in dirs:
+        remove_partition_dir(d, fsync)
+
+
+#: the APIs that write a coordinator's internal topic (FindCoordinator: by key type), which
+#: :meth:`KafkaApis.handle` creates first when missing
+_COORDINATOR_TOPICS = {
+    ApiKeys.FIND_COORDINATOR: (), ApiKeys.JOIN_GROUP: ("offsets",),
+    ApiKeys.SYNC_GROUP: ("offsets",), ApiKeys.LEAVE_GROUP: ("offsets",),
+    ApiKeys.OFFSET_COMMIT: ("offsets",), ApiKeys.DELETE_GROUPS: ("offsets",),
+    ApiKeys.OFFSET_DELETE: ("offsets",), ApiKeys.INIT_PRODUCER_ID: ("txn",),
+    ApiKeys.ADD_PARTITIONS_TO_TXN: ("txn",), ApiKeys.ADD_OFFSETS_TO_TXN: ("txn",),
+    ApiKeys.END_TXN: ("txn",), ApiKeys.TXN_OFFSET_COMMIT: ("txn",),
+}
 
 
 def _validate_name(name: str) -> None:
@@ -740,6 +783,55 @@ def _by_topic(slots: dict[tuple[str, int], dict]) -> list[dict]:
     for (name, _), slot in slots.items():
         topics.setdefault(name, []).append(slot)
     return [{"name": n, "partitionResponses": out} for n, out in topics.items()]
+
+
+def _has_transactional_records(topic_data: list[dict]) -> bool:
+    """RequestUtils.hasTransactionalRecords: is the first batch of some partition's records
+    transactional. Like ``RequestUtils.flag`` it stops at the first one found, so records
+    after it are not read (a corrupt batch there is left to ``validateRecords``).
+
+    Raises:
+        CorruptRecordError: see :func:`_first_batch_is_transactional`, for a partition
+            read before any transactional batch was found.
+    """
+    return any(_first_batch_is_transactional(pd["records"]) for td in topic_data
+               for pd in td["partitionData"])
+
+
+def _is_transactional_batch(records) -> bool:
+    """A validated v2 batch (``validateRecords`` passed): ``hasProducerId &&
+    isTransactional``, as handleProduceAppend filters them."""
+    return bool(records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_FLAG_MASK) and \
+        _producer_of(records)[0] >= 0
+
+
+#: the coordinator's verification errors ReplicaManager.handleProduceAppend words as
+#: NOT_ENOUGH_REPLICAS (a retriable error old clients retry without a metadata refresh)
+_RETRIABLE_VERIFICATION = frozenset({
+    Errors.CONCURRENT_TRANSACTIONS, Errors.NETWORK_EXCEPTION,
+    Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_COORDINATOR})
+
+
+def _verification_error(error: Errors, version: int) -> tuple[Errors, str | None]:
+    """A verification error as Produce answers it (``AddPartitionsToTxnManager`` then
+    ``handleProduceAppend``'s postVerificationCallback): a partition not in the transaction
+    is TRANSACTION_ABORTABLE for Produce v11+ (KIP-890), INVALID_TXN_STATE with "Partition
+    was not added to the transaction" below; retriable coordinator errors become
+    NOT_ENOUGH_REPLICAS and UNKNOWN_PRODUCER_ID OUT_OF_ORDER_SEQUENCE_NUMBER, each with
+    "Unable to verify the partition has been added to the transaction. Underlying error:
+    <ERROR>"; others as they are, without a message."""
+    if error is Errors.INVALID_TXN_STATE:
+        if version >= 11:
+            return Errors.TRANSACTION_ABORTABLE, None
+        return error, "Partition was not added to the transaction"
+    unable = ("Unable to verify the partition has been added to the transaction. "
+              f"Underlying error: {error.name}")
+    if error in _RETRIABLE_VERIFICATION:
+        return Errors.NOT_ENOUGH_REPLICAS, unable
+    if error is Errors.UNKNOWN_PRODUCER_ID:
+        return Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, unable
+    return error, None
 
 
 def _first_batch_is_transactional(records) -> bool:
@@ -797,16 +889,3 @@ def _validate_records(version: int, records) -> tuple[Errors, object]:
     if fr.stop_error is not None:
         return Errors.CORRUPT_MESSAGE, None
     return Errors.NONE, first
-
-
-def _check_epoch(requested: int, current: int) -> Errors | None:
-    """Partition.getLocalLog's leader epoch check (currentLeaderEpoch, when given)."""
-    if requested == -1 or requested == current:
-        return None
-    return Errors.FENCED_LEADER_EPOCH if requested < current else Errors.UNKNOWN_LEADER_EPOCH
-
-
-def _fetch_error(index: int, error: Errors, ft: dict) -> dict:
-    return {"partitionIndex": index, "errorCode": int(error), "highWatermark": -1,
-            "lastStableOffset": -1, "logStartOffset": -1, "abortedTransactions": None,
-            "preferredReadReplica": -1, "records": b"", "_id": ft.get("topicId", ZERO_UUID)}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..format.records import FileRecords
 from ..protocol.errors import Errors
+from ..storage.segment import FileSlice, LogOffsetMetadata
 from .storage_adapter import PartitionView
 
 EARLIEST_TIMESTAMP = -2
@@ -37,23 +38,29 @@ def timestamp_unsupported(timestamp: int, version: int) -> bool:
 
 @dataclass
 class ReadResult:
-    """One partition's part of a FetchResponse."""
+    """One partition's part of a FetchResponse. ``records``: a
+    :class:`~kafkalog_cli.storage.segment.FileSlice` of the segment read (sent from the
+    file), or ``b""``; ``fetch_offset_metadata``: where the fetch offset is (its segment
+    and byte position, ``LogReadResult.info.fetchOffsetMetadata``), None after an error."""
 
     error: Errors = Errors.NONE
-    records: bytes = b""
+    records: bytes | FileSlice = b""
     high_watermark: int = -1
     last_stable_offset: int = -1
     log_start_offset: int = -1
     aborted: list | None = None
     first_offset: int = -1
+    fetch_offset_metadata: LogOffsetMetadata | None = None
 
 
 def read(part: PartitionView, fetch_offset: int, max_bytes: int, min_one_message: bool,
          read_committed: bool) -> ReadResult:
-    """LocalLog.read at the high watermark (= the log end offset): the log's
+    """LocalLog.read up to the high watermark (= the log end offset), or under
+    read_committed the last stable offset (the read stops at its position): the log's
     :meth:`~kafkalog_cli.storage.log.Log.read`, and under read_committed its
     :meth:`~kafkalog_cli.storage.log.Log.collect_aborted_transactions` up to the offset
-    after the last whole batch returned."""
+    after the last whole batch returned. Nothing is read into memory but batch headers:
+    the records are a range of the segment file."""
     leo = part.log_end_offset
     lso = part.log_start_offset
     if fetch_offset < lso or fetch_offset > leo:
@@ -63,22 +70,45 @@ def read(part: PartitionView, fetch_offset: int, max_bytes: int, min_one_message
     out = ReadResult(high_watermark=leo, last_stable_offset=stable, log_start_offset=lso,
                      aborted=[] if read_committed else None)
     end = stable if read_committed else leo
+    log = part.log
     if fetch_offset >= end:
+        out.fetch_offset_metadata = log.offset_metadata(fetch_offset)
         return out
-    info = part.log.read(fetch_offset, max_bytes, min_one_message=min_one_message)
-    if info is None or not info.records:
+    info = log.read(fetch_offset, max_bytes, min_one_message=min_one_message,
+                    max_offset=log.offset_metadata(end) if end != leo else None)
+    if info is None:
+        out.fetch_offset_metadata = log.offset_metadata(fetch_offset)
         return out
-    records = info.records if end == leo else _below(info.records, end)
-    if not records:
+    out.fetch_offset_metadata = LogOffsetMetadata(fetch_offset, info.segment.base_offset,
+                                                  info.position)
+    if not info.records:
         return out
-    out.records = records
+    out.records = info.records
     out.first_offset = info.first_offset
     if read_committed:
         out.aborted = [{"producerId": t.producer_id, "firstOffset": t.first_offset}
-                       for t in part.log.collect_aborted_transactions(
+                       for t in log.collect_aborted_transactions(
                            fetch_offset, _upper_bound(out.records, leo),
                            from_segment=info.segment)]
     return out
+
+
+def available_bytes(part: PartitionView, start: LogOffsetMetadata, read_committed: bool,
+                    max_bytes: int) -> int | None:
+    """DelayedFetch.tryComplete for one partition, without reading: the bytes between the
+    fetch offset (``start``, from the first read) and the high watermark (read_committed:
+    the last stable offset), at most ``max_bytes`` (``partitionMaxBytes``); None when the
+    fetch must complete now (Case F: the end is below the fetch offset, or on a later
+    segment - the log rolled or the fetch is behind)."""
+    end_offset = last_stable_offset(part) if read_committed else part.log_end_offset
+    if start.message_offset > end_offset:
+        return None
+    if start.message_offset == end_offset:
+        return 0
+    end = part.log.offset_metadata(end_offset)
+    if end.segment_base_offset != start.segment_base_offset:
+        return None
+    return min(max(0, end.position - start.position), max_bytes)
 
 
 def last_stable_offset(part: PartitionView) -> int:
@@ -91,26 +121,14 @@ def last_stable_offset(part: PartitionView) -> int:
     return leo if first is None else min(first, leo)
 
 
-def _below(records: bytes, end: int) -> bytes:
-    """The whole batches of ``records`` that start below ``end`` (a batch boundary: the
-    first offset of an open transaction's batch)."""
-    fr = FileRecords(records)
-    cut = 0
-    for b in fr.batches():
-        if b.base_offset >= end:
-            return records[:cut]
-        cut = b.next_position
-    return records
-
-
-def _upper_bound(records: bytes, leo: int) -> int:
-    fr = FileRecords(records)
+def _upper_bound(records, leo: int) -> int:
+    """The offset after the last whole batch of ``records`` (a FileSlice or bytes; the
+    log end offset when there is none)."""
+    fr = records.batches() if isinstance(records, FileSlice) else FileRecords(records).batches()
     nxt = None
-    for b in fr.batches():
+    for b in fr:
         nxt = b.next_offset
-    if fr.invalid_bytes or nxt is None:
-        return nxt if nxt is not None else leo
-    return nxt
+    return leo if nxt is None else nxt
 
 
 def offset_for_timestamp(part: PartitionView, timestamp: int, read_committed: bool = False

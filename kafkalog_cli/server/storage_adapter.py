@@ -149,6 +149,10 @@ class ServedPartition(_LogView):
     def __init__(self, log: UnifiedLog):
         self.log = log
         self.leader_epoch = log.leader_epoch_cache.latest_epoch or 0
+        if log.leader_epoch_cache.latest_epoch is None:
+            # Partition.makeLeader: maybeAssignEpochStartOffset(leaderEpoch, logEndOffset),
+            # so even an empty partition answers ListOffsets EARLIEST with its epoch
+            log.leader_epoch_cache.assign(self.leader_epoch, log.log_end_offset)
         #: an ``asyncio.Lock`` the server holds from validation to write (set by it)
         self.append_lock = None
 

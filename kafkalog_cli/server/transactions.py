@@ -393,10 +393,11 @@ class TransactionCoordinator:
     # -- DescribeTransactions / ListTransactions -----------------------------------------------
 
     def describe(self, transactional_id: str) -> dict:
-        """handleDescribeTransactions for one id."""
+        """handleDescribeTransactions for one id (an error entry keeps the message class's
+        defaults: 0 for the numbers, as the broker answers)."""
         out = {"errorCode": 0, "transactionalId": transactional_id, "transactionState": "",
-               "transactionTimeoutMs": 0, "transactionStartTimeMs": -1, "producerId": -1,
-               "producerEpoch": -1, "topics": []}
+               "transactionTimeoutMs": 0, "transactionStartTimeMs": 0, "producerId": 0,
+               "producerEpoch": 0, "topics": []}
         if not transactional_id:
             return out | {"errorCode": int(Errors.INVALID_REQUEST)}
         m = self.txns.get(transactional_id)

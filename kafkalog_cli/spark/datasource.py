@@ -10,6 +10,12 @@ glob of them, or a list (``load([a, b])``). The schema is Spark's Kafka source's
 options are named as its options are (see :mod:`kafkalog_cli.spark.plan` and
 ``docs/spark.md``).
 
+With ``.option("valueDecoder", "schema-registry")`` (``keyDecoder``; ``avro``,
+``protobuf``, ``json-schema`` to insist), values in Schema Registry's wire format come as
+a typed column from the topic's newest schema, with ``valueSchemaId`` and ``valueRaw``
+(:mod:`kafkalog_cli.spark.decoded`; schemas from each log directory's ``_schemas``, or
+``schemas``, ``schemaRegistry``, ``schemaRegistryUserInfo``).
+
 Planning (``partitions()``) runs on the driver and lists directories and file sizes; it
 packs many segments into each input partition and cuts large segments at offset-index
 positions. Each task decodes its byte ranges with the library's read path and yields
@@ -73,6 +79,11 @@ class KafkaLogDataSource(DataSource):
         from .rows import schema_ddl
 
         o = plan.parse_options(self.options)
+        from .decoded import registry_options
+
+        registry = registry_options(self.options)
+        if registry is not None:
+            return decoded_schema(self.options, o, registry)
         return schema_ddl(o.include_headers, o.include_batch_metadata)
 
     def reader(self, schema) -> KafkaLogReader:
@@ -84,6 +95,46 @@ class KafkaLogDataSource(DataSource):
             raise InvalidArgumentError(
                 "kafkalog only appends to a log directory: use mode(\"append\")")
         return KafkaLogWriter(dict(self.options))
+
+
+def decoded_schema(options: dict, o, registry):
+    """The StructType of a read with keyDecoder/valueDecoder: the decoded sides typed
+    from the subscribed topics' newest schemas (one type across the topics).
+
+    Raises:
+        InvalidArgumentError: topics whose decoded sides have different types.
+    """
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from . import plan
+    from .decoded import BatchDecoder, decodes
+    from .rows import arrow_schema
+
+    parts = [pd for pd in plan.discover(plan.split_paths(options))
+             if o.wants(pd.topic, pd.partition)]
+    internal = sorted({pd.topic for pd in parts if not decodes(pd.topic)})
+    if internal:
+        raise InvalidArgumentError(
+            f"keyDecoder/valueDecoder: the read includes {', '.join(internal)}, whose "
+            "records are not decoded: subscribe to the topics to decode")
+    decoder = BatchDecoder(registry, {pd.topic: pd.directory for pd in parts}, spark=True)
+    types: dict = {}
+    for topic in dict.fromkeys(pd.topic for pd in parts):
+        for side, t in decoder.fields(topic):
+            if types.setdefault(side, t) != t:
+                raise InvalidArgumentError(
+                    f"option {side}Decoder: the topics read have {side}s of different "
+                    "types: read one topic at a time (subscribe)")
+    fields = []
+    for f in arrow_schema(o.include_headers, o.include_batch_metadata):
+        if f.name in ("key", "value") and getattr(registry, f"{f.name}_decoder"):
+            fields += [pa.field(f.name, types.get(f.name, pa.string())),
+                       pa.field(f.name + "SchemaId", pa.int32()),
+                       pa.field(f.name + "Raw", pa.binary())]
+        else:
+            fields.append(f)
+    return from_arrow_schema(pa.schema(fields))
 
 
 class KafkaLogReader(DataSourceReader):
@@ -119,7 +170,18 @@ class KafkaLogReader(DataSourceReader):
         opts = plan.parse_options(self.options)
         stats = ReadStats()
         stats.add_plan_losses(partition.plan_losses)
-        yield from read_slices([plan.Slice(*t) for t in partition.value], opts, stats)
+        slices = [plan.Slice(*t) for t in partition.value]
+        from .decoded import BatchDecoder, registry_options
+
+        registry = registry_options(self.options)
+        if registry is None:
+            yield from read_slices(slices, opts, stats)
+        else:
+            decoder = BatchDecoder(registry, {s.topic: s.directory for s in slices},
+                                   spark=True)
+            for rb in read_slices(slices, opts, stats):
+                yield decoder.apply(rb)
+            stats.undecoded_records += decoder.undecoded
         if self.stats_id is not None:
             add_stats(self.stats_id, stats.to_value())
 

@@ -145,6 +145,8 @@ class ReadStats:
     lost_offsets: int = 0
     #: ``.log`` files holding no whole batch from their first byte (not a Kafka log)
     not_kafka_files: list[str] = field(default_factory=list)
+    #: keys or values a keyDecoder/valueDecoder could not decode (kept as bytes)
+    undecoded_records: int = 0
 
     def add_plan_losses(self, losses: list[dict]) -> None:
         for d in losses:
@@ -158,6 +160,7 @@ class ReadStats:
         self.aborted_records += other.aborted_records
         self.rows += other.rows
         self.lost_offsets += other.lost_offsets
+        self.undecoded_records += other.undecoded_records
         self.skipped.extend(other.skipped)
         self.not_kafka_files.extend(other.not_kafka_files)
 
@@ -167,7 +170,8 @@ class ReadStats:
         return {"corrupt_batches": self.corrupt_batches, "corrupt_bytes": self.corrupt_bytes,
                 "partial_tail_bytes": self.partial_tail_bytes,
                 "aborted_records": self.aborted_records, "rows": self.rows,
-                "lost_offsets": self.lost_offsets, "skipped": list(self.skipped),
+                "lost_offsets": self.lost_offsets,
+                "undecoded_records": self.undecoded_records, "skipped": list(self.skipped),
                 "not_kafka_files": list(self.not_kafka_files)}
 
     @classmethod

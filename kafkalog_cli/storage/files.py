@@ -111,23 +111,24 @@ def leading_offset(name: str) -> int | None:
 
 
 def validate_topic_name(topic: str) -> None:
-    """Topic.validate: 1-249 characters of [a-zA-Z0-9._-], not '.' or '..'.
+    """Topic.validate: 1-249 characters of [a-zA-Z0-9._-], not '.' or '..', with Kafka
+    4.4's messages (``Topic name is invalid: ...``, as the pinned broker words them).
 
     Raises:
         InvalidArgumentError: the name is illegal.
     """
     if not topic:
-        raise InvalidArgumentError("Topic name is illegal, it can't be empty")
+        raise InvalidArgumentError("Topic name is invalid: the empty string is not allowed")
     if topic in (".", ".."):
-        raise InvalidArgumentError("Topic name cannot be \".\" or \"..\"")
+        raise InvalidArgumentError(f"Topic name is invalid: '{topic}' is not allowed")
     if len(topic) > MAX_TOPIC_NAME_LENGTH:
         raise InvalidArgumentError(
-            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, "
-            f"topic name: {topic}")
+            f"Topic name is invalid: the length of '{topic}' is longer than the max allowed "
+            f"length {MAX_TOPIC_NAME_LENGTH}")
     if not _TOPIC_LEGAL.match(topic):
         raise InvalidArgumentError(
-            f"Topic name \"{topic}\" is illegal, it contains a character other than ASCII "
-            "alphanumerics, '.', '_' and '-'")
+            f"Topic name is invalid: '{topic}' contains one or more characters other than "
+            "ASCII alphanumerics, '.', '_' and '-'")
 
 
 @dataclass(frozen=True)

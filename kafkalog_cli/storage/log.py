@@ -53,7 +53,13 @@ from .files import (
 )
 from .location import as_path, require_local
 from .producer_state import ProducerStateManager
-from .segment import FetchDataInfo, LogSegment, TimestampAndOffset, WritableLogSegment
+from .segment import (
+    FetchDataInfo,
+    LogOffsetMetadata,
+    LogSegment,
+    TimestampAndOffset,
+    WritableLogSegment,
+)
 from .txn_index import TransactionIndex
 
 # The append side's own modules (LogConfig, the roll rules, the leader epoch cache, the log
@@ -228,19 +234,41 @@ class Log:
                     f"{fr.invalid_bytes} invalid bytes after the last whole batch{why}",
                     file=seg.log_path, position=fr.valid_end)))
 
-    def read(self, fetch_offset: int, max_bytes: int, *,
-             min_one_message: bool = True) -> FetchDataInfo | None:
-        """LocalLog.read: the bytes of whole batches from the one holding ``fetch_offset``
-        (absolute), at most ``max_bytes`` (the first batch whole with
-        ``min_one_message``), from the floor segment on (a segment without such a batch
-        passes the read to the next). None when no batch holds the offset or a later one.
-        The caller checks ``fetch_offset`` against the log start and end offsets."""
+    def read(self, fetch_offset: int, max_bytes: int, *, min_one_message: bool = True,
+             max_offset: LogOffsetMetadata | None = None) -> FetchDataInfo | None:
+        """LocalLog.read: whole batches from the one holding ``fetch_offset`` (absolute),
+        at most ``max_bytes`` (the first batch whole with ``min_one_message``), from the
+        floor segment on (a segment without such a batch passes the read to the next),
+        not past ``max_offset`` (its position, in its segment: the last stable offset of
+        a read_committed fetch). The records are a :class:`~.segment.FileSlice` (not
+        read). None when no batch holds the offset or a later one. The caller checks
+        ``fetch_offset`` against the log start and end offsets."""
         segs = self.segments
         for seg in segs[self.segment_index_for(fetch_offset):]:
-            info = seg.read(fetch_offset, max_bytes, min_one_message=min_one_message)
+            max_position = None
+            if max_offset is not None and max_offset.segment_base_offset == seg.base_offset:
+                max_position = max_offset.position
+            info = seg.read(fetch_offset, max_bytes, max_position=max_position,
+                            min_one_message=min_one_message)
             if info is not None:
                 return info
         return None
+
+    def offset_metadata(self, offset: int) -> LogOffsetMetadata:
+        """``LogOffsetMetadata`` of ``offset`` (absolute, at most the log end offset): the
+        segment and byte position of the batch holding it (the first batch after it in a
+        gap), or for the log end offset the last segment's size
+        (``UnifiedLog.convertToOffsetMetadataOrThrow`` / ``LocalLog.logEndOffsetMetadata``).
+        An offset no batch holds or follows is placed at the log's end."""
+        segs = self.segments
+        if segs and offset < self.log_end_offset:
+            for seg in segs[self.segment_index_for(offset):]:
+                batch = seg.translate_offset(offset)
+                if batch is not None:
+                    return LogOffsetMetadata(offset, seg.base_offset, batch.position)
+        if not segs:
+            return LogOffsetMetadata(offset, 0, 0)
+        return LogOffsetMetadata(offset, segs[-1].base_offset, segs[-1].size)
 
     # -- reading by timestamp (UnifiedLog.fetchOffsetByTimestamp) ----------------------------
 
@@ -449,7 +477,6 @@ class UnifiedLog(Log):
         self.log_end_offset = 0
         self.recovery_point = 0
         self.log_start_offset = 0
-        self.unflushed_messages = 0
         self.last_flush_ms = clock.milliseconds()
         self.leader_epoch_cache = None
         self.producer_state = None
@@ -620,6 +647,12 @@ class UnifiedLog(Log):
                 f"Message batch size is {size} bytes in append to partition "
                 f"{self.topic_partition}, which exceeds the maximum configured segment size of "
                 f"{self.config.segment_bytes}.")
+        # UnifiedLog.append: the epoch cache and the roll come before the producer-state
+        # check (analyzeAndValidateProducerState): a duplicate or a rejected batch that would
+        # not fit the active segment leaves a rolled, empty one
+        if leader_epoch >= 0:
+            self.leader_epoch_cache.assign(leader_epoch, info.first_offset)
+        rolled = self.maybe_roll(size, info.max_timestamp, info.last_offset, now)
         ps = self.producer_state
         pid = info.producer_id
         pending = None
@@ -642,20 +675,17 @@ class UnifiedLog(Log):
                     pid, info.producer_epoch, info.base_sequence, info.last_sequence,
                     info.max_timestamp, info.first_offset, info.last_offset,
                     info.is_transactional, check_sequence=info.origin == "client")
-        if leader_epoch >= 0:
-            self.leader_epoch_cache.assign(leader_epoch, info.first_offset)
-        seg, rolled = self._write(info.batch, size, info.last_offset, info.max_timestamp,
-                                  info.records, pending, completed, now)
+        seg = self._write(info.batch, size, info.last_offset, info.max_timestamp,
+                          pending, completed, now)
         return LogAppendInfo(info.first_offset, info.last_offset, info.records, size,
                              info.max_timestamp, info.log_append_time, seg.base_offset, rolled)
 
-    def _write(self, batch, size: int, last_offset: int, max_timestamp: int, records: int,
+    def _write(self, batch, size: int, last_offset: int, max_timestamp: int,
                pending, completed, now: int):
-        """The write step every append shares (LocalLog.append and what follows it in
-        UnifiedLog.append): roll if needed, the segment append and its indexes, the log
-        end offset, the producer state and transaction index, flush per flush.messages /
-        flush.ms. Returns ``(segment, roll reasons)``."""
-        rolled = self.maybe_roll(size, max_timestamp, last_offset, now)
+        """The write step every append shares after its roll (LocalLog.append and what
+        follows it in UnifiedLog.append): the segment append and its indexes, the log end
+        offset, the producer state and transaction index, flush per flush.messages /
+        flush.ms. Returns the segment written to."""
         seg = self.active
         seg.append(batch, last_offset, batches=[(size, last_offset, max_timestamp)])
         self.log_end_offset = last_offset + 1
@@ -668,11 +698,10 @@ class UnifiedLog(Log):
             seg.update_txn_index(completed, ps.last_stable_offset(completed))
             ps.complete_txn(completed)
         ps.update_map_end_offset(self.log_end_offset)
-        self.unflushed_messages += records
         if (self.unflushed_messages >= self.config.flush_messages
                 or now - self.last_flush_ms >= self.config.flush_ms):
             self.flush()
-        return seg, rolled
+        return seg
 
     def append_as_follower(self, batch) -> LogAppendInfo:
         """UnifiedLog.appendAsFollower for one batch (v2 or a legacy entry) that already
@@ -716,6 +745,11 @@ class UnifiedLog(Log):
                 f"Message batch size is {size} bytes in append to partition "
                 f"{self.topic_partition}, which exceeds the maximum configured segment size of "
                 f"{self.config.segment_bytes}.")
+        now = self.clock.milliseconds()
+        # UnifiedLog.append: the epoch cache and the roll come before the producer state
+        if not legacy and b.partition_leader_epoch >= 0:
+            self.leader_epoch_cache.assign(b.partition_leader_epoch, first)
+        rolled = self.maybe_roll(size, b.max_timestamp, last, now)
         pending = completed = None
         if not legacy and b.producer_id >= 0:
             ps = self.producer_state
@@ -725,11 +759,8 @@ class UnifiedLog(Log):
                 pending = ps.prepare_data_batch(
                     b.producer_id, b.producer_epoch, b.base_sequence, b.last_sequence,
                     b.max_timestamp, first, last, b.is_transactional, check_sequence=False)
-        if not legacy and b.partition_leader_epoch >= 0:
-            self.leader_epoch_cache.assign(b.partition_leader_epoch, first)
         records = last - first + 1 if legacy else b.count
-        seg, rolled = self._write(view, size, last, b.max_timestamp, records, pending,
-                                  completed, self.clock.milliseconds())
+        seg = self._write(view, size, last, b.max_timestamp, pending, completed, now)
         return LogAppendInfo(first, last, records, size, b.max_timestamp, -1,
                              seg.base_offset, rolled)
 
@@ -754,6 +785,12 @@ class UnifiedLog(Log):
         return self.append_as_leader(batch, leader_epoch=leader_epoch, origin="coordinator")
 
     # -- rolling ----------------------------------------------------------------------------
+
+    @property
+    def unflushed_messages(self) -> int:
+        """LocalLog.unflushedMessages: the offsets past the recovery point (``log end
+        offset - recovery point``; a roll moves the recovery point to the new segment)."""
+        return self.log_end_offset - self.recovery_point
 
     def roll_params(self, messages_size: int, max_timestamp: int, max_offset: int, now: int):
         from .roll import RollParams
@@ -856,7 +893,6 @@ class UnifiedLog(Log):
         the recovery point becomes the log end offset."""
         self.active.flush()
         self.recovery_point = self.log_end_offset
-        self.unflushed_messages = 0
         self.last_flush_ms = self.clock.milliseconds()
 
     def close(self) -> None:
@@ -924,6 +960,8 @@ class LogManager:
         self.recovered = False
         self.closed = False
         self._warned: set[str] = set()
+        #: checkpoint file name -> its entries, read once (see :meth:`_checkpoint`)
+        self._checkpoints: dict[str, dict] = {}
 
     @classmethod
     def open(cls, log_dir, *, create: bool = True, cluster_id: str | None = None,
@@ -967,10 +1005,18 @@ class LogManager:
         return m
 
     def _checkpoint(self, name: str) -> dict:
-        """A log-dir checkpoint's entries. One that does not parse counts as empty, as
-        ``LogManager.loadLogs`` resets it (the recovery point to 0, the log start offset
-        to the first segment's base), with a one-line warning; the next checkpoint
-        rewrites it."""
+        """A log-dir checkpoint's entries (do not modify: shared), read once per manager,
+        as ``LogManager.loadLogs`` reads each checkpoint once per directory, then kept as
+        this manager writes it (nothing else writes it while the manager holds the lock).
+        One that does not parse counts as empty, as ``LogManager.loadLogs`` resets it (the
+        recovery point to 0, the log start offset to the first segment's base), with a
+        one-line warning; the next checkpoint rewrites it."""
+        entries = self._checkpoints.get(name)
+        if entries is None:
+            entries = self._checkpoints[name] = self._read_checkpoint(name)
+        return entries
+
+    def _read_checkpoint(self, name: str) -> dict:
         try:
             return read_offset_checkpoint(self.log_dir / name) or {}
         except KafkalogError as e:
@@ -984,26 +1030,42 @@ class LogManager:
 
     def get_or_create_log(self, topic: str, partition: int, config=None, *,
                           topic_id: str | None = None) -> UnifiedLog:
-        """The :class:`UnifiedLog` of ``<topic>-<partition>`` (opened once).
+        """The :class:`UnifiedLog` of ``<topic>-<partition>`` (opened once):
+        :meth:`open_log` then :meth:`add_log`.
 
         Raises:
             InvalidArgumentError: an illegal topic name or negative partition.
         """
-        validate_topic_name(topic)
-        if partition < 0:
-            raise InvalidArgumentError(f"partition must be >= 0, got {partition}")
-        tp = TopicPartition(topic, partition)
+        tp = _topic_partition(topic, partition)
         if tp in self.logs:
             return self.logs[tp]
         if topic_id is None:
             topic_id = self.topic_id_for(topic)
+        return self.add_log(self.open_log(topic, partition, config, topic_id=topic_id))
+
+    def open_log(self, topic: str, partition: int, config=None, *,
+                 topic_id: str) -> UnifiedLog:
+        """Open (creating when needed) ``<topic>-<partition>`` with its checkpointed
+        offsets, without adding it to :attr:`logs`: it touches nothing of the manager's
+        but reads, so it may run on another thread (creating a partition is seconds of
+        fsyncs for many) while the manager's thread goes on; that thread then adds it
+        (:meth:`add_log`).
+
+        Raises:
+            InvalidArgumentError: an illegal topic name or negative partition.
+        """
+        tp = _topic_partition(topic, partition)
         start = self._checkpoint(LOG_START_OFFSET_CHECKPOINT).get(tp)
         rp = self._checkpoint(RECOVERY_POINT_CHECKPOINT).get(tp)
         if tp in self._deleted:
             start = rp = None
-        log = UnifiedLog.open(self.log_dir / str(tp), config, self.clock, topic_id=topic_id,
-                              log_start_offset=start, recovery_point=rp, fsync=self.fsync,
-                              rng=self.rng)
+        return UnifiedLog.open(self.log_dir / str(tp), config, self.clock, topic_id=topic_id,
+                               log_start_offset=start, recovery_point=rp, fsync=self.fsync,
+                               rng=self.rng)
+
+    def add_log(self, log: UnifiedLog) -> UnifiedLog:
+        """Keep ``log`` (from :meth:`open_log`) as its partition's log; returns it."""
+        tp = log.topic_partition
         log.index_write_through = self.index_write_through
         self._deleted.discard(tp)
         self.logs[tp] = log
@@ -1032,27 +1094,26 @@ class LogManager:
         return tid
 
     def delete_log(self, topic: str, partition: int) -> None:
-        """LogManager.asyncDelete, done at once: release the log's files (no flush, as
-        the broker only closes handlers), rename ``<tp>`` to ``<tp>.<uuid>-delete`` (the
-        topic cut to keep the name within 255 characters, LocalLog.logDeleteDirName),
-        remove it, and drop the partition from the checkpoints written next."""
+        """LogManager.asyncDelete, done at once: :meth:`detach_log`, then
+        :func:`rename_deleted` and the renamed directory removed."""
         import shutil
 
+        target = rename_deleted(self.detach_log(topic, partition), fsync=self.fsync)
+        if target is not None:
+            shutil.rmtree(target, ignore_errors=True)
 
+    def detach_log(self, topic: str, partition: int) -> Path:
+        """Release the log's files (no flush, as the broker only closes handlers) and drop
+        the partition from the checkpoints written next; returns its directory, for
+        :func:`rename_deleted` (which may run on another thread)."""
         tp = TopicPartition(topic, partition)
         log = self.logs.pop(tp, None)
         if log is not None:
             log.abandon()
             for s in log.segments:
                 s.close()
-        d = self.log_dir / str(tp)
         self._deleted.add(tp)
-        if d.exists():
-            # LocalLog.logDeleteDirName: the topic prefix is capped at 255 - suffix length
-            target = self.log_dir / log_delete_dir_name(tp)
-            d.rename(target)
-            _fsync_dir(self.log_dir, self.fsync)
-            shutil.rmtree(target, ignore_errors=True)
+        return self.log_dir / str(tp)
 
     def checkpoint(self) -> None:
         """Write recovery-point-offset-checkpoint and log-start-offset-checkpoint, keeping
@@ -1072,8 +1133,8 @@ class LogManager:
             taken.append((tp, log.recovery_point, log.log_start_offset, first_base))
 
         def write() -> None:
-            rp = self._checkpoint(RECOVERY_POINT_CHECKPOINT)
-            ls = self._checkpoint(LOG_START_OFFSET_CHECKPOINT)
+            rp = dict(self._checkpoint(RECOVERY_POINT_CHECKPOINT))
+            ls = dict(self._checkpoint(LOG_START_OFFSET_CHECKPOINT))
             for tp in deleted:
                 rp.pop(tp, None)
                 ls.pop(tp, None)
@@ -1087,6 +1148,9 @@ class LogManager:
                              format_offset_checkpoint(rp), fsync=self.fsync)
             write_atomically(self.log_dir / LOG_START_OFFSET_CHECKPOINT,
                              format_offset_checkpoint(ls), fsync=self.fsync)
+            # replaced whole (another thread may be reading the previous dicts)
+            self._checkpoints[RECOVERY_POINT_CHECKPOINT] = rp
+            self._checkpoints[LOG_START_OFFSET_CHECKPOINT] = ls
 
         return write
 
@@ -1096,13 +1160,21 @@ class LogManager:
 
     def close(self) -> None:
         """Close every log, write the checkpoints, the clean-shutdown marker (see the class
-        docstring), release the lock."""
+        docstring), release the lock. The logs are closed on up to
+        :data:`CLOSE_THREADS` threads, as ``LogManager.shutdown`` closes them on
+        ``num.recovery.threads.per.data.dir`` threads: each close is fsyncs of its own
+        files (a directory of thousands of partitions closed one by one takes as many
+        times ~10 ms).
+
+        Raises:
+            the first error of a log's close (the others are closed all the same; no
+            checkpoint or marker is written then).
+        """
         if self.closed:
             return
 
         try:
-            for log in self.logs.values():
-                log.close()
+            _close_all(list(self.logs.values()))
             self.checkpoint()
             if self.writes_clean_shutdown:
                 write_clean_shutdown(self.log_dir)
@@ -1127,6 +1199,52 @@ class LogManager:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.close()
+
+
+def _topic_partition(topic: str, partition: int) -> TopicPartition:
+    """``<topic>-<partition>`` after the checks a log's name must pass.
+
+    Raises:
+        InvalidArgumentError: an illegal topic name or negative partition.
+    """
+    validate_topic_name(topic)
+    if partition < 0:
+        raise InvalidArgumentError(f"partition must be >= 0, got {partition}")
+    return TopicPartition(topic, partition)
+
+
+#: threads closing logs at once (LogManager.close)
+CLOSE_THREADS = 8
+
+
+def _close_all(logs: list) -> None:
+    """``log.close()`` of every log, on up to :data:`CLOSE_THREADS` threads (their fsyncs
+    overlap); the first error is raised once all are done."""
+    if len(logs) <= 1:
+        for lg in logs:
+            lg.close()
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(CLOSE_THREADS, len(logs)),
+                            thread_name_prefix="kafkalog-close") as pool:
+        futures = [pool.submit(lg.close) for lg in logs]
+    errors = [f.exception() for f in futures if f.exception() is not None]
+    if errors:
+        raise errors[0]
+
+
+def rename_deleted(d: Path, *, fsync: bool = True) -> Path | None:
+    """Rename a partition directory ``<tp>.<uuid>-delete`` (the topic cut to keep the
+    name within 255 characters, LocalLog.logDeleteDirName), the rename made durable;
+    returns the new path (None: there was no directory). The caller removes it."""
+    tp = parse_partition_dir_name(d.name)
+    if tp is None or not d.exists():
+        return None
+    target = d.parent / log_delete_dir_name(tp)
+    d.rename(target)
+    _fsync_dir(d.parent, fsync)
+    return target
 
 
 def topic_ids_on_disk(log_dir, topic: str) -> dict[int, str]:

@@ -35,6 +35,7 @@ from ..errors import (
     UnsafePathError,
 )
 from ..format.records import FileRecords, RecordBatch
+from ..schema.deferred import DeferredBytes
 from ..schema.txn_index import AbortedTxn
 from .fileio import open_for_write
 from .files import (
@@ -146,13 +147,77 @@ class TimestampAndOffset(NamedTuple):
 
 
 class FetchDataInfo(NamedTuple):
-    """What a read by offset returns (FetchDataInfo): ``records``, bytes of whole batches
-    (the last may be cut by the size bound, as the broker's are); ``first_offset``, the
-    base offset of the first batch (absolute); ``segment``, the segment read."""
+    """What a read by offset returns (FetchDataInfo): ``records``, whole batches (the last
+    may be cut by the size bound, as the broker's are) as a :class:`FileSlice` of a local
+    segment (``bytes`` of a remote one); ``first_offset``, the base offset of the first
+    batch (absolute); ``segment``, the segment read; ``position``, the byte position of
+    that batch in the segment (with ``segment.base_offset``, the fetch offset's
+    ``LogOffsetMetadata``)."""
 
-    records: bytes
+    records: bytes | FileSlice
     first_offset: int
     segment: LogSegment
+    position: int = 0
+
+
+class LogOffsetMetadata(NamedTuple):
+    """LogOffsetMetadata: an offset, the base offset of the segment holding it and its
+    byte position there (the batch holding the offset, or the segment's size for the log
+    end offset), as a delayed fetch compares positions without reading."""
+
+    message_offset: int
+    segment_base_offset: int
+    position: int
+
+
+class FileSlice(DeferredBytes):
+    """FileRecords.slice: ``size`` bytes of a segment's ``.log`` from byte ``position``,
+    not read into memory: the server sends them straight from the file
+    (``FileRecords.writeTo``: ``os.sendfile`` on a plain socket, else :meth:`read` in
+    chunks); ``bytes(slice)`` reads them (``os.pread``). The ``.log`` is held open by the
+    slice (the segment's :meth:`LogSegment.transfer_file`), so a segment deleted or
+    closed meanwhile is still read from the file it had (as the broker's channel)."""
+
+    __slots__ = ("file", "position", "size", "segment")
+
+    def __init__(self, segment: LogSegment, position: int, size: int):
+        self.segment = segment
+        self.file = segment.transfer_file()
+        self.position = position
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def fileno(self) -> int:
+        return self.file.fileno()
+
+    def read(self, offset: int, n: int) -> bytes:
+        """``n`` bytes from ``offset`` within the slice (fewer at its end).
+
+        Raises:
+            UnreadableError: the file is shorter than the slice (or unreadable).
+        """
+        n = max(0, min(n, self.size - offset))
+        try:
+            data = os.pread(self.file.fileno(), n, self.position + offset)
+        except OSError as e:
+            raise UnreadableError(e.strerror or str(e), file=self.segment.log_path) from e
+        if len(data) != n:
+            raise UnreadableError(f"the file ends inside a fetched range ({len(data)} of {n} "
+                                  "bytes)", file=self.segment.log_path,
+                                  position=self.position + offset)
+        return data
+
+    def __bytes__(self) -> bytes:
+        return self.read(0, self.size)
+
+    def batches(self):
+        """The batches of the slice (headers read from the segment's memory map)."""
+        return self.segment.records(self.position, self.position + self.size).batches()
+
+    def __repr__(self) -> str:
+        return f"FileSlice({str(self.segment.log_path)!r}, {self.position}, {self.size})"
 
 
 def iter_records_of(batch, file, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES):
@@ -188,6 +253,7 @@ class LogSegment:
         self.txn_index_path = txn_index_file(self.directory, base_offset)
         self._view: memoryview | None = None
         self._ranged = None   # a remote .log's RangedFile, when read by ranges
+        self._transfer = None  # the .log open for FileSlices (transfer_file)
         self._offset_index: OffsetIndex | None = None
         self._time_index: TimeIndex | None = None
 
@@ -251,6 +317,23 @@ class LogSegment:
 
         return SalvagedRecords(self.view, start, end, base_offset=self.base_offset,
                                file=self.log_path, after_offset=after_offset)
+
+    def transfer_file(self):
+        """The ``.log`` open read-only for :class:`FileSlice` s (``FileRecords``'
+        channel): opened once, shared by every slice; :meth:`close` drops the segment's
+        reference, and the file closes when the last slice using it is gone.
+
+        Raises:
+            UnreadableError: the file cannot be opened.
+        """
+        f = self._transfer
+        if f is None:
+            try:
+                f = self._transfer = open(os.open(self.log_path, os.O_RDONLY), "rb",
+                                          buffering=0)
+            except OSError as e:
+                raise UnreadableError(e.strerror or str(e), file=self.log_path) from e
+        return f
 
     def _ranged_file(self):
         if self._ranged is None:
@@ -412,12 +495,15 @@ class LogSegment:
         start = batch.position
         adjusted = max(max_size, batch.size) if min_one_message else max_size
         if adjusted <= 0:
-            return FetchDataInfo(b"", batch.base_offset, self)
+            return FetchDataInfo(b"", batch.base_offset, self, start)
         size = self.size
         end = size if max_position is None else min(max_position, size)
-        fetch_size = min(end - start, adjusted)
-        return FetchDataInfo(self.read_bytes(start, start + fetch_size), batch.base_offset,
-                             self)
+        fetch_size = max(0, min(end - start, adjusted))
+        if isinstance(self.log_path, RemotePath):
+            records = self.read_bytes(start, start + fetch_size)
+        else:
+            records = FileSlice(self, start, fetch_size)
+        return FetchDataInfo(records, batch.base_offset, self, start)
 
     def read_bytes(self, start: int, end: int) -> bytes:
         """The bytes ``[start, end)`` of the .log (positions in bytes; a remote .log not
@@ -429,7 +515,12 @@ class LogSegment:
         return bytes(self.view[start:end])
 
     def close(self) -> None:
-        """Release the ``.log``'s memory map (see :func:`release_view`)."""
+        """Release the ``.log``'s memory map (see :func:`release_view`) and the
+        segment's reference to its :meth:`transfer_file`."""
+        self._transfer = None
+        self._release_view()
+
+    def _release_view(self) -> None:
         if self._ranged is not None:
             self._ranged.close()
             self._ranged = None
@@ -709,7 +800,7 @@ class WritableLogSegment(LogSegment):
     def view(self) -> memoryview:
         """A fresh read-only view of the batches written so far."""
         if self._view is not None and len(self._view) != self._size:
-            LogSegment.close(self)
+            self._release_view()
         if self._view is None:
             v = open_view(self.log_path)
             self._view = v[:self._size] if len(v) > self._size else v

@@ -72,6 +72,8 @@ NEWER = {
     "ConsumerGroupTargetAssignmentMetadataValue": {
         "assignmentTimestamp": "KIP-1263, apache/kafka 07b06d0"},
     "StreamsGroupTargetAssignmentMetadataValue": {"assignmentTimestamp": "KIP-1263"},
+    # OffsetCommit v10's topic ids: a 4.4.0 broker writes it (tests/ops/test_groups.py)
+    "OffsetCommitValue": {"topicId": "KIP-848 OffsetCommit v10, Kafka 4.1"},
     "RemoteLogSegmentMetadataRecord": {"brokerLeaderEpoch": "apache/kafka 1acb523",
                                        "validVersions": (0, 1)},
 }

@@ -98,6 +98,24 @@ NO_GROUP_DELAY = {"group.initial.rebalance.delay.ms": "0"}
 
 
 @pytest.fixture
+def serve_process(log_dir):
+    """``start(*configs)`` -> a :class:`~serve_process.ServeProcess` on ``log_dir``,
+    stopped at the end of the test."""
+    from serve_process import ServeProcess
+
+    started = []
+
+    def start(*configs):
+        p = ServeProcess(log_dir, *configs)
+        started.append(p)
+        return p
+
+    yield start
+    for p in started:
+        p.stop()
+
+
+@pytest.fixture
 def server(log_dir):
     with ServerThread(log_dir, ServerOptions(port=0), server_configs=NO_GROUP_DELAY) as s:
         yield s

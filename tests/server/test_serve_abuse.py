@@ -13,27 +13,19 @@ regression fails instead of exhausting the machine; peak RSS from /proc):
 
 from __future__ import annotations
 
-import re
-import resource
 import socket
 import struct
-import subprocess
-import sys
 import threading
 import time
 
 import crc32c
 import pytest
 import zstandard
+from serve_process import GiB, MiB, ServeProcess
 from serve_testkit import RawClient, create_topic
-from test_serve_fetch import ROOT
 
 from kafkalog_cli.protocol.errors import Errors
 
-MiB = 1 << 20
-GiB = 1 << 30
-#: the server's address-space limit (RLIMIT_AS)
-ADDRESS_SPACE = 3 * GiB // 2
 #: a DefaultRecord of 7 bytes: length 6, attributes 0, timestampDelta 0, offsetDelta 0,
 #: key null, value null, no headers (zigzag varints)
 SEVEN_BYTE_RECORD = b"\x0c\x00\x00\x00\x01\x01\x00"
@@ -56,74 +48,6 @@ def zstd_bomb(count: int) -> bytes:
     tail = struct.pack(">hiqqqhii", 4, count - 1, now, now, -1, -1, -1, count) + \
         b"".join(parts)
     return struct.pack(">qiibI", 0, len(tail) + 9, 0, 2, crc32c.crc32c(tail)) + tail
-
-
-def _limit_address_space():
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-
-
-class ServeProcess:
-    """``kafkalog serve`` in a subprocess; its stderr is drained into :attr:`log`."""
-
-    def __init__(self, log_dir, *configs: str):
-        args = [a for c in configs for a in ("--config", c)]
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kafkalog_cli", "serve", "--log-dir", str(log_dir),
-             "--listen", "127.0.0.1:0", *args], cwd=ROOT, stderr=subprocess.PIPE, text=True,
-            preexec_fn=_limit_address_space)
-        self.log: list[str] = []
-        deadline = time.monotonic() + 60
-        self.port = None
-        while time.monotonic() < deadline and self.port is None:
-            line = self.proc.stderr.readline()
-            if not line:
-                break
-            self.log.append(line)
-            m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-            if m:
-                self.port = int(m.group(1))
-        if self.port is None:
-            self.proc.kill()
-            raise AssertionError("server did not start: " + "".join(self.log))
-        threading.Thread(target=self._drain, daemon=True).start()
-
-    def _drain(self):
-        for line in self.proc.stderr:
-            self.log.append(line)
-
-    def memory(self) -> tuple[int, int]:
-        """(peak RSS, current RSS) in bytes (VmHWM, VmRSS)."""
-        status = open(f"/proc/{self.proc.pid}/status").read()
-        kb = {k: int(v.split()[0]) for k, v in re.findall(r"^(VmHWM|VmRSS):\s+(.*)$", status,
-                                                           re.M)}
-        return kb["VmHWM"] * 1024, kb["VmRSS"] * 1024
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self) -> int:
-        if self.alive():
-            self.proc.terminate()
-            try:
-                self.proc.wait(120)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        return self.proc.returncode
-
-
-@pytest.fixture
-def serve_process(log_dir):
-    started = []
-
-    def start(*configs):
-        p = ServeProcess(log_dir, *configs)
-        started.append(p)
-        return p
-
-    yield start
-    for p in started:
-        p.stop()
 
 
 def _api_versions_seconds(port: int) -> float:

@@ -53,8 +53,8 @@ def test_create_partitions_errors_and_directories(log_dir, raw):
                                  ("dup", 3, None)])
     by = {r["name"]: (r["errorCode"], r["errorMessage"]) for r in res}
     assert by == {"t": (0, None),
-                  "gone": (Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                           "This server does not host this topic-partition."),
+                  # no message: the bench broker writes none (tests/wire)
+                  "gone": (Errors.UNKNOWN_TOPIC_OR_PARTITION, None),
                   "dup": (Errors.INVALID_REQUEST, "Duplicate topic name.")}
     assert len(res) == 3
     # the new partitions are directories of the same topic id, served at once
@@ -228,7 +228,9 @@ def test_incremental_alter_configs_ops_and_errors(raw):
         ("t", Errors.INVALID_REQUEST, "Error due to duplicate config keys")]
     assert _alter(c, [(TOPIC, "t", [("flush.ms", SET, None)])]) == [
         ("t", Errors.INVALID_REQUEST, "Null value not supported for : flush.ms")]
-    assert _alter(c, [(TOPIC, "t", [("flush.ms", 9, "1")])])[0][1] == Errors.INVALID_REQUEST
+    # AlterConfigOp.OpType.forId throws: UNKNOWN_SERVER_ERROR, as the bench broker answers
+    assert _alter(c, [(TOPIC, "t", [("flush.ms", 9, "1")])])[0][1] == \
+        Errors.UNKNOWN_SERVER_ERROR
     assert _alter(c, [(TOPIC, "", [("flush.ms", SET, "1")])])[0][1] == Errors.INVALID_REQUEST
     assert _alter(c, [(TOPIC, "a/b", [("flush.ms", SET, "1")])])[0][1] == \
         Errors.INVALID_TOPIC_EXCEPTION
@@ -237,7 +239,7 @@ def test_incremental_alter_configs_ops_and_errors(raw):
         ("7", Errors.INVALID_REQUEST, "Unexpected broker id, expected 0, but received 7")]
     assert _alter(c, [(BROKER, "0", [("group.initial.rebalance.delay.ms", SET, "1")])]) == [
         ("0", Errors.INVALID_REQUEST, "Cannot update these configs dynamically: "
-                                      "Set(group.initial.rebalance.delay.ms)")]
+                                      "[group.initial.rebalance.delay.ms]")]
     assert _alter(c, [(BROKER, "", [("log.segment.bytes", SET, "12")])])[0][1] == \
         Errors.INVALID_REQUEST
     # validateOnly: checked, nothing changes
@@ -305,7 +307,8 @@ def test_describe_configs_sources_synonyms_and_read_only(log_dir):
         create_topic(c, "t", configs={"flush.ms": "10"})
         [t] = _describe(c, [(TOPIC, "t", None)], synonyms=True)
         cfg = _configs(t)
-        assert len(cfg) == 33 and not any(e["readOnly"] for e in cfg.values())
+        # Kafka 4.4's LogConfig: 37 keys (the bench broker lists as many: tests/wire)
+        assert len(cfg) == 37 and not any(e["readOnly"] for e in cfg.values())
         assert (cfg["segment.bytes"]["value"], cfg["segment.bytes"]["configSource"],
                 cfg["segment.bytes"]["synonyms"]) == ("4096", 4, [
                     {"name": "log.segment.bytes", "value": "4096", "source": 4},

@@ -6,7 +6,7 @@ disk after every acknowledgement, topic configs as LogConfig, refusal of a torn 
 from __future__ import annotations
 
 import pytest
-from conftest import RawClient, create_topic
+from serve_testkit import RawClient, create_topic
 from test_serve_produce_errors import TS, batch, part, produce
 
 from kafkalog_cli.constants import CLEAN_SHUTDOWN_FILE_NAME

@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from conftest import RawClient
+from serve_testkit import RawClient
 from test_serve_clients import _confluent
 from test_serve_fetch import ROOT, _start_cli
 from test_serve_produce_errors import batch, part, produce

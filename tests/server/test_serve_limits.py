@@ -147,31 +147,40 @@ def test_socket_request_max_bytes_closes_only_that_connection(log_dir):
 # -- queued.max.request.bytes and connections.max.idle.ms -----------------------------------
 
 def test_a_frame_that_does_not_fit_waits_for_an_idle_connection_to_close(log_dir):
-    """A stalled partial frame holds its reservation until connections.max.idle.ms closes
-    its connection; a request that does not fit meanwhile waits unread, then is served;
-    a small request that fits is served at once."""
+    """A stalled partial frame holds its reservation (its bytes and the elements it could
+    decode to) until connections.max.idle.ms closes its connection; a request that does
+    not fit meanwhile waits unread, then is served; a small request that fits is served
+    at once."""
     limit = 64 * 1024
-    configs = {"socket.request.max.bytes": str(limit), "queued.max.request.bytes": str(limit),
-               "connections.max.idle.ms": "1000"}
+    pool_size = 48 * MiB
+    configs = {"socket.request.max.bytes": str(limit),
+               "queued.max.request.bytes": str(pool_size), "connections.max.idle.ms": "1000"}
+    stalled_size, waiting_frame = 60_000, _produce_frame("t", 40_000)
+    pool = RequestMemoryPool(pool_size)
+    left = pool_size - pool.reservation(stalled_size)
+    assert pool.reservation(100) < left < pool.reservation(len(waiting_frame) - 4)
     with ServerThread(log_dir, ServerOptions(port=0), broker_configs=configs) as s:
         setup = RawClient(s.port)
         create_topic(setup, "t")
         setup.close()
         stalled = RawClient(s.port, timeout=10)
-        stalled.send_raw(struct.pack(">i", limit - 2000) + b"\x00" * 100)  # then nothing
+        stalled.send_raw(struct.pack(">i", stalled_size) + b"\x00" * 100)  # then nothing
         time.sleep(0.5)
         # ApiVersions (a few bytes) fits beside the reservation
         assert _api_versions_ok(s.port) < 2
         waiting = RawClient(s.port, timeout=10)
         t = time.monotonic()
-        waiting.send_raw(_produce_frame("t", 4000))  # > the 2000 bytes left
+        waiting.send_raw(waiting_frame)
         frame = waiting.recv_frame()
         waited = time.monotonic() - t
         assert frame is not None
         assert stalled.recv_frame() is None  # closed by the server for idleness
         assert 0.2 < waited < 8, waited
         assert s.server.catalog.partition("t", 0).log_end_offset == 1
-        assert s.server.memory_pool.available == limit  # everything given back
+        deadline = time.monotonic() + 5  # the response's bytes: given back once written
+        while s.server.memory_pool.available != pool_size and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert s.server.memory_pool.available == pool_size  # everything given back
         waiting.close()
 
 
@@ -191,11 +200,15 @@ def test_idle_connection_closed_between_requests(log_dir):
 
 
 def test_many_partial_frames_stay_within_the_pool(log_dir):
-    """8 connections each announcing a 24 MiB frame and sending most of it: with a 64 MiB
-    pool at most two are read at a time (strict), the others wait unread; the server keeps
-    answering; when the clients give up, every byte of the pool comes back."""
+    """8 connections each announcing a 24 MiB frame and sending most of it: with a 120 MiB
+    pool at most two are read at a time (strict: each reserves its bytes and the elements
+    it could hold, 56 MiB), the others wait unread; the server keeps answering; when the
+    clients give up, every byte of the pool comes back."""
     size = 24 * MiB
-    configs = {"socket.request.max.bytes": str(size), "queued.max.request.bytes": str(64 * MiB)}
+    configs = {"socket.request.max.bytes": str(size),
+               "queued.max.request.bytes": str(120 * MiB)}
+    assert 2 * RequestMemoryPool(120 * MiB).reservation(size) <= 120 * MiB < \
+        3 * RequestMemoryPool(120 * MiB).reservation(size)
     with ServerThread(log_dir, ServerOptions(port=0), broker_configs=configs) as s:
         socks = []
         sent = [0] * 8
@@ -218,7 +231,7 @@ def test_many_partial_frames_stay_within_the_pool(log_dir):
         for t in threads:
             t.join(30)
         pool = s.server.memory_pool
-        assert pool.size - pool.available == 2 * size  # two frames reserved, no more
+        assert pool.size - pool.available == 2 * pool.reservation(size)  # two, no more
         assert sum(1 for n in sent if n >= size - MiB) == 2  # only those two were read
         assert _api_versions_ok(s.port) < 2
         for sk in socks:

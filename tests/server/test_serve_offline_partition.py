@@ -11,7 +11,7 @@ import logging
 import shutil
 
 import pytest
-from conftest import RawClient, create_topic
+from serve_testkit import RawClient, create_topic
 from test_serve_fetch import fetch
 from test_serve_produce_errors import batch, part, produce
 

@@ -299,6 +299,26 @@ def test_flush_messages(tmp_path):
     m.close()
 
 
+def test_flush_messages_counts_from_the_roll(tmp_path):
+    """LocalLog.unflushedMessages is ``log end offset - recovery point``: a roll moves the
+    recovery point to the new segment, so what came before it no longer counts (kafkalog
+    once kept counting: flush.messages=3 flushed at the first record after a roll)."""
+    value = b"v" * 300
+    m, log = _open(tmp_path, **{"flush.messages": "3", "segment.bytes": "1000"})
+    for _ in range(2):
+        log.append_as_leader(build_batch([(T0, None, value, ())]))
+    assert (log.recovery_point, log.unflushed_messages) == (0, 2)
+    log.append_as_leader(build_batch([(T0, None, value, ())]))  # 3 x 370 > 1000: a roll
+    assert [s.base_offset for s in log.segments] == [0, 2]
+    assert (log.recovery_point, log.unflushed_messages) == (2, 1)
+    log.append_as_leader(build_batch([(T0, None, value, ())]))
+    assert (log.recovery_point, log.unflushed_messages) == (2, 2)
+    log.append_as_leader(build_batch([(T0, None, value, ())]))  # the next roll
+    assert [s.base_offset for s in log.segments] == [0, 2, 4]
+    assert (log.recovery_point, log.unflushed_messages) == (4, 1)
+    m.close()
+
+
 def test_flush_ms(tmp_path):
     clock = ManualClock(T0)
     m, log = _open(tmp_path, clock, **{"flush.ms": "100"})

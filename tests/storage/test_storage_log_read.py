@@ -77,13 +77,17 @@ def test_read_serve_and_spark_find_the_same_record_by_timestamp(events):
 def test_read_by_offset_returns_whole_batches_from_the_one_holding_it(events):
     """LocalLog.read / LogSegment.read: the bytes start at the batch holding the offset
     (the next batch in a compaction gap), at most max_bytes unless the first batch is
-    larger and min_one_message is set."""
+    larger and min_one_message is set; they are a range of the segment file (FileSlice:
+    read from the file only when written), at the batch's position."""
     recs = brute_records(events)
     log = Log.open(events)
     try:
         for off, _, _ in random.Random(5).sample(recs, 80):
             info = log.read(off, 1)
-            b = batch_at(info.records, 0)
+            data = bytes(info.records)
+            assert data == info.segment.log_path.read_bytes()[
+                info.position:info.position + len(data)]
+            b = batch_at(data, 0)
             assert b.base_offset == info.first_offset <= off <= b.last_offset
             assert len(info.records) == b.size  # one whole batch: min_one_message
             assert log.read(off, 0, min_one_message=False).records == b""

@@ -5,7 +5,18 @@ from typing import Annotated
 
 import typer
 
-from ..options import MAX_DECOMPRESSED_DEFAULT, MaxDecompressedOpt, OutputOpt, Paths
+from ..options import (
+    MAX_DECOMPRESSED_DEFAULT,
+    KeyDecoderOpt,
+    MaxDecompressedOpt,
+    OutputOpt,
+    Paths,
+    SchemaRegistryOpt,
+    SchemaRegistryPropertyOpt,
+    SchemasOpt,
+    ValueDecoderOpt,
+    registry_options,
+)
 from ..output import emit_and_exit
 from ..root import app
 from .export import Engine, EngineOpt, MasterOpt, VerboseOpt
@@ -22,10 +33,17 @@ def audit(
     verbose: VerboseOpt = False,
     output: OutputOpt = None,
     max_decompressed_bytes: MaxDecompressedOpt = MAX_DECOMPRESSED_DEFAULT,
+    key_decoder: KeyDecoderOpt = None,
+    value_decoder: ValueDecoderOpt = None,
+    schemas: SchemasOpt = None,
+    schema_registry: SchemaRegistryOpt = None,
+    schema_registry_property: SchemaRegistryPropertyOpt = None,
 ) -> None:
     """Audit every partition: segments, batches, records, bytes, offsets, timestamps,
     codecs, CRC failures, invalid trailing bytes, index problems (as verify-index finds
-    them), transactional and control batches.
+    them), transactional and control batches; with --value-decoder (--key-decoder), the
+    records whose values decode through Schema Registry, those that do not (a problem),
+    and the schema ids seen.
 
     Exit status: 0 when every partition is healthy, 1 when any has problems, 2 for usage
     errors or a missing optional dependency, 3 for unreadable input.
@@ -39,6 +57,8 @@ def audit(
     from ...render.audit import render_audit
     from ...render.progress import byte_progress
 
+    registry = registry_options(key_decoder, value_decoder, schemas, schema_registry,
+                                schema_registry_property)
     if report is not None:
         from ...spark import require
 
@@ -46,7 +66,8 @@ def audit(
     with byte_progress("audit") as advance:
         result = run([str(p) for p in paths], engine=engine.value, master=master,
                      verbose=verbose, progress=advance,
-                     max_decompressed_bytes=max_decompressed_bytes)
+                     max_decompressed_bytes=max_decompressed_bytes,
+                     registry=registry or None)
     if report is not None:
         from ...ops.audit import write_report
 

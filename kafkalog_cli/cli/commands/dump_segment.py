@@ -10,13 +10,19 @@ from ..options import (
     ClusterMetadataDecoderOpt,
     DataEncoding,
     DumpOutput,
+    KeyDecoderOpt,
     MaxDecompressedOpt,
     OffsetsDecoderOpt,
     RemoteLogMetadataDecoderOpt,
+    SchemaRegistryOpt,
+    SchemaRegistryPropertyOpt,
+    SchemasOpt,
     ShareGroupStateDecoderOpt,
     SkipCorruptOpt,
     TransactionLogDecoderOpt,
+    ValueDecoderOpt,
     chosen_decoder,
+    registry_options,
 )
 from ..root import app
 
@@ -74,6 +80,12 @@ def dump_segment(
         show_default=False)] = None,
     no_decode: Annotated[bool, typer.Option(
         "--no-decode", help="Do not pick a decoder from the partition's topic name.")] = False,
+    # -- Schema Registry (each implies --print-data-log) --
+    key_decoder: KeyDecoderOpt = None,
+    value_decoder: ValueDecoderOpt = None,
+    schemas: SchemasOpt = None,
+    schema_registry: SchemaRegistryOpt = None,
+    schema_registry_property: SchemaRegistryPropertyOpt = None,
     # -- how to print --
     output: Annotated[DumpOutput | None, typer.Option(
         "--output", "-o", metavar="text|kafka|json", help="text: rich (default on a terminal); kafka: kafka-dump-log.sh's "
@@ -89,16 +101,19 @@ def dump_segment(
     Exit status: 0 when every file reads cleanly (non-consecutive offsets are reported on
     stderr, after the last file, as Kafka's tool does, and leave it 0), 1 when the dump
     found damaged data (bytes after the last whole batch, a batch failing its CRC check,
-    records that do not decode, ranges skipped with --skip-corrupt, an index failing
-    --index-sanity-check or disagreeing with its log, a time index error, a producer
-    snapshot that does not parse, a .txnindex entry of an unknown version), 2 for usage
-    errors, 3 for unreadable input or a .log holding no whole batch.
+    records that do not decode (with --key-decoder/--value-decoder: a schema id not
+    found, a frame that does not decode: the records are printed with their bytes),
+    ranges skipped with --skip-corrupt, an index failing --index-sanity-check or
+    disagreeing with its log, a time index error, a producer snapshot that does not
+    parse, a .txnindex entry of an unknown version), 2 for usage errors, 3 for
+    unreadable input or a .log holding no whole batch.
 
     \b
     Examples:
       kafkalog dump-segment fixtures/logs/plain-0 --print-data-log
       kafkalog dump-segment 00000000000000000000.log -o json --deep-iteration | jq .
       kafkalog dump-segment --files 00000000000000000000.log,00000000000000000000.index
+      kafkalog dump-segment /var/lib/kafka/data/orders-0 --value-decoder schema-registry
     """
     from ...errors import InvalidArgumentError
     from ...ops.dump import DumpFindings, DumpOptions, check_decoder_class, dump
@@ -118,16 +133,22 @@ def dump_segment(
             check_decoder_class(name)
         except InvalidArgumentError as e:
             raise typer.BadParameter(e.message) from None
+    registry = registry_options(key_decoder, value_decoder, schemas, schema_registry,
+                                schema_registry_property)
+    if registry and chosen:
+        raise typer.BadParameter("--key-decoder/--value-decoder do not go with the "
+                                 "internal-topic decoder options")
     # Kafka's tool: a topic decoder wins; else the (String) decoder classes print bytes
     decoder = chosen or ("none" if no_decode or classes else "auto")
     opts = DumpOptions(
         deep_iteration=deep_iteration,
-        print_data_log=print_data_log or bool(chosen) or bool(classes),
+        print_data_log=print_data_log or bool(chosen) or bool(classes) or bool(registry),
         max_bytes=max_bytes, decoder=decoder,
         max_message_size=max_message_size, skip_record_metadata=skip_record_metadata,
         index_sanity_check=index_sanity_check, verify_index_only=verify_index_only,
         start_offset=start_offset, end_offset=end_offset,
-        max_decompressed_bytes=max_decompressed_bytes, skip_corrupt=skip_corrupt)
+        max_decompressed_bytes=max_decompressed_bytes, skip_corrupt=skip_corrupt,
+        registry=registry or None)
     targets = [*(paths or []), *(p for f in files or [] for p in f.split(",") if p)]
     if not targets:
         raise typer.BadParameter("Missing argument 'PATH...' (or --files): the files or "

@@ -7,10 +7,16 @@ import typer
 from ..options import (
     MAX_DECOMPRESSED_DEFAULT,
     IsolationLevel,
+    KeyDecoderOpt,
     MaxDecompressedOpt,
     OutputOpt,
     Paths,
+    SchemaRegistryOpt,
+    SchemaRegistryPropertyOpt,
+    SchemasOpt,
+    ValueDecoderOpt,
     choices,
+    registry_options,
 )
 from ..output import emit_and_exit
 from ..root import app
@@ -77,20 +83,31 @@ def export(
     verbose: VerboseOpt = False,
     output: OutputOpt = None,
     max_decompressed_bytes: MaxDecompressedOpt = MAX_DECOMPRESSED_DEFAULT,
+    key_decoder: KeyDecoderOpt = None,
+    value_decoder: ValueDecoderOpt = None,
+    schemas: SchemasOpt = None,
+    schema_registry: SchemaRegistryOpt = None,
+    schema_registry_property: SchemaRegistryPropertyOpt = None,
 ) -> None:
     """Export records of log directories to Parquet or JSON Lines, in hive-style
     directories topic=T/partition=P/ with the columns of Spark's Kafka source.
 
+    With --value-decoder (--key-decoder), values in Schema Registry's wire format are
+    written as typed columns (Arrow types from the topic's newest schema, every version
+    read as it), with valueSchemaId and valueRaw (the bytes of what did not decode).
+
     Exit status: 0 when everything was exported, 1 for damaged data (a corrupt batch
     stops the export; with --skip-corrupt the read goes on at the next good batch and
-    each byte range skipped is reported), 2 for usage errors or a missing optional
-    dependency, 3 for unreadable input or a .log holding no whole batch.
+    each byte range skipped is reported) or keys or values that did not decode, 2 for
+    usage errors or a missing optional dependency, 3 for unreadable input or a .log
+    holding no whole batch.
 
     \b
     Examples:
       kafkalog export /var/lib/kafka/data --to /tmp/out
       kafkalog export data/ --to out --topic orders --starting-offsets '{"orders":{"0":100}}'
       kafkalog export 'logs/*/kafka-logs' --to out --engine spark --master spark://h:7077
+      kafkalog export data/ --to out --topic orders --value-decoder schema-registry
     """
     from ... import cli
     from ...ops.export import export as run
@@ -104,6 +121,17 @@ def export(
         "isolationLevel": isolation_level.value,
         "maxDecompressedBytes": str(max_decompressed_bytes),
     }
+    registry = registry_options(key_decoder, value_decoder, schemas, schema_registry,
+                                schema_registry_property)
+    if registry:
+        for name, v in (("keyDecoder", registry.key_decoder),
+                        ("valueDecoder", registry.value_decoder),
+                        ("schemas", registry.schemas), ("schemaRegistry", registry.url),
+                        ("schemaRegistryUserInfo",
+                         registry.properties.get("basic.auth.user.info")
+                         or registry.properties.get("schema.registry.basic.auth.user.info"))):
+            if v:
+                options[name] = v
     if topic:
         options["subscribe"] = ",".join(topic)
     if subscribe_pattern:

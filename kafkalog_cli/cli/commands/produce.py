@@ -10,6 +10,29 @@ from ..root import app
 
 InputFormat = choices("InputFormat", "lines jsonl raw")
 Codec = choices("Codec", "none gzip snappy lz4 zstd")
+Serializer = choices("Serializer", "avro protobuf json-schema")
+
+
+def _serializer_opt(side: str):
+    return Annotated[Serializer | None, typer.Option(
+        f"--{side}-serializer", metavar="avro|protobuf|json-schema",
+        help=f"Serialize each {side} (JSON input: Avro's JSON encoding, Protobuf's JSON "
+        "mapping, a JSON document) in Schema Registry's wire format, as the Confluent "
+        f"console producers do; the schema (--{side}-schema) is registered in the log "
+        "directory's _schemas as Schema Registry would.", show_default=False)]
+
+
+def _subject_opt(side: str):
+    return Annotated[str | None, typer.Option(
+        f"--{side}-subject", metavar="SUBJECT", help=f"The subject of the {side} schema "
+        f"(default: <topic>-{side}).", show_default=False)]
+
+
+def _schema_opt(side: str):
+    return Annotated[Path | None, typer.Option(
+        f"--{side}-schema", metavar="FILE", help=f"The {side} schema (.avsc, .proto, "
+        "JSON Schema); default: the subject's latest schema in _schemas.",
+        show_default=False)]
 
 
 @app.command("produce")
@@ -91,6 +114,12 @@ def produce(
         "--topic-id", metavar="UUID", help="For a new partition.metadata (default: the id "
         "of the topic's existing partitions, else random; must match them).",
         show_default=False)] = None,
+    key_serializer: _serializer_opt("key") = None,
+    value_serializer: _serializer_opt("value") = None,
+    key_subject: _subject_opt("key") = None,
+    value_subject: _subject_opt("value") = None,
+    key_schema: _schema_opt("key") = None,
+    value_schema: _schema_opt("value") = None,
     no_fsync: Annotated[bool, typer.Option(
         "--no-fsync", help="Skip fsync (tests only; a crash may lose data).")] = False,
     output: OutputOpt = None,
@@ -106,6 +135,8 @@ def produce(
       kafkalog produce --log-dir /tmp/kl --topic t data.jsonl --compression zstd
       kafkalog read src/orders-0 -o json | kafkalog produce --log-dir /tmp/kl --topic copy --format jsonl
       kafkalog produce --log-dir /tmp/kl --topic t --property parse.key=true --property key.separator=:
+      kafkalog produce --log-dir /tmp/kl --topic orders --value-serializer avro \\
+          --value-schema order.avsc orders.json
 
     \b
     Exit status:
@@ -135,7 +166,12 @@ def produce(
         batch_bytes=batch_bytes, compression=(compression or Codec.none).value,
         timestamp=timestamp, producer_id=producer_id, producer_epoch=producer_epoch,
         transactional=transactional, end_txn=end_txn, leader_epoch=leader_epoch,
-        topic_id=topic_id)
+        topic_id=topic_id,
+        key_serializer=key_serializer.value if key_serializer else None,
+        value_serializer=value_serializer.value if value_serializer else None,
+        key_subject=key_subject, value_subject=value_subject,
+        key_schema=None if key_schema is None else str(key_schema),
+        value_schema=None if value_schema is None else str(value_schema))
     paths = [str(f) for f in (files or [])]
     try:
         with record_counter("produce") as count:

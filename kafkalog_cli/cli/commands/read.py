@@ -10,14 +10,20 @@ from ..options import (
     ClusterMetadataDecoderOpt,
     DataEncoding,
     IsolationLevel,
+    KeyDecoderOpt,
     MaxDecompressedOpt,
     OffsetsDecoderOpt,
     Output,
     RemoteLogMetadataDecoderOpt,
+    SchemaRegistryOpt,
+    SchemaRegistryPropertyOpt,
+    SchemasOpt,
     ShareGroupStateDecoderOpt,
     SkipCorruptOpt,
     TransactionLogDecoderOpt,
+    ValueDecoderOpt,
     chosen_decoder,
+    registry_options,
 )
 from ..output import finish
 from ..root import app
@@ -83,6 +89,12 @@ def read(
         "(n=v,...), %% a percent sign; escapes \\n \\t \\r \\xHH \\NNN and "
         "\\\\.", show_default=False)] = None,
     skip_corrupt: SkipCorruptOpt = False,
+    # -- Schema Registry --
+    key_decoder: KeyDecoderOpt = None,
+    value_decoder: ValueDecoderOpt = None,
+    schemas: SchemasOpt = None,
+    schema_registry: SchemaRegistryOpt = None,
+    schema_registry_property: SchemaRegistryPropertyOpt = None,
 ) -> None:
     """Print a partition's records as a consumer receives them.
 
@@ -96,12 +108,18 @@ def read(
     --remote-log-metadata-decoder, --share-group-state-decoder) forces that decoder
     whatever the topic's name.
 
+    With --key-decoder/--value-decoder, keys and values in Schema Registry's wire format
+    are decoded with the schemas of the log directory's own _schemas topic, no registry
+    running, and printed as the Confluent console consumers print them (Avro's JSON
+    encoding, Protobuf's canonical JSON, the JSON Schema document).
+
     Exit status: 0, 1 for damaged data (a batch failing its CRC check or whose records
     do not decode stops the read, as a consumer throws; bytes after a segment's last
     whole batch that the read reached, a log-start-offset-checkpoint that does not parse
-    (read as empty, as the broker resets it), ranges skipped with --skip-corrupt: one
-    line each on stderr, after the records), 2 for usage errors, 3 for unreadable input
-    or a .log holding no whole batch.
+    (read as empty, as the broker resets it), ranges skipped with --skip-corrupt,
+    records kept as bytes because their schema id was not found or they did not decode:
+    one line each on stderr, after the records), 2 for usage errors, 3 for unreadable
+    input or a .log holding no whole batch.
 
     \b
     Examples:
@@ -110,6 +128,7 @@ def read(
           --property print.key=true --property print.offset=true
       kafkalog read orders-0 --timestamp 2024-05-01T12:00:00Z -o json | jq .
       kafkalog read /var/lib/kafka/data -t __consumer_offsets -p 12 --property print.key=true
+      kafkalog read /var/lib/kafka/data -t orders --value-decoder schema-registry -o json
     """
     from ...ops.read import read as run
     from ...render import read as render
@@ -122,6 +141,11 @@ def read(
     if kcat_format is not None and (prop or output is Output.json):
         raise typer.BadParameter("--format is an output of its own: give it without "
                                  "--property and -o json")
+    registry = registry_options(key_decoder, value_decoder, schemas, schema_registry,
+                                schema_registry_property)
+    if registry and (chosen or no_decode):
+        raise typer.BadParameter("--key-decoder/--value-decoder do not go with the "
+                                 "internal-topic decoder options or --no-decode")
     cfg = render.FormatterConfig.from_properties(prop or [])
     parts = None if kcat_format is None else render.parse_kcat_format(kcat_format)
     res = run(path, topic=topic, partition=partition, offset=offset, timestamp=timestamp,
@@ -129,7 +153,7 @@ def read(
               isolation_level=isolation_level.value,
               decode=chosen or ("none" if no_decode else "auto"),
               check_crcs=check_crcs, max_decompressed_bytes=max_decompressed_bytes,
-              skip_corrupt=skip_corrupt)
+              skip_corrupt=skip_corrupt, registry=registry)
     try:
         if output is Output.json:
             render.write_json(res.records, encoding=data_encoding.value)

@@ -1,0 +1,177 @@
+"""``kafkalog groups``: kafka-consumer-groups.sh, answered from the log directories."""
+
+from typing import Annotated
+
+import typer
+
+from ..options import Output, Paths
+from ..root import app
+
+_STRATEGY_OPTS = ("to_earliest", "to_latest", "to_offset", "to_datetime", "by_duration",
+                  "shift_by", "to_current")
+
+
+@app.command("groups")
+def groups(
+    paths: Paths,
+    list_: Annotated[bool, typer.Option("--list", help="List all consumer groups.")] = False,
+    describe: Annotated[bool, typer.Option(
+        "--describe", help="Describe consumer groups and their offset lag.")] = False,
+    reset_offsets: Annotated[bool, typer.Option(
+        "--reset-offsets", help="Reset the offsets of inactive consumer groups (a dry run "
+        "unless --execute).")] = False,
+    group: Annotated[list[str] | None, typer.Option(
+        "--group", metavar="GROUP", help="The consumer group id (repeatable).")] = None,
+    all_groups: Annotated[bool, typer.Option(
+        "--all-groups", help="Apply to all consumer groups.")] = False,
+    members: Annotated[bool, typer.Option(
+        "--members", help="Describe the members of the group.")] = False,
+    state: Annotated[str | None, typer.Option(
+        "--state", metavar="STATES", help="With --describe: the group's state; with "
+        "--list: show the STATE column, and keep the groups in these states "
+        "(comma-separated) when given.", show_default=False)] = None,
+    offsets: Annotated[bool, typer.Option(
+        "--offsets", help="Describe the group's partitions and lag (the default).")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", help="More columns: leader epochs, member epochs, assignments.")] = False,
+    type_: Annotated[str | None, typer.Option(
+        "--type", metavar="TYPES", help="With --list: show the TYPE column, and keep the "
+        "groups of these types (classic, consumer) when given.", show_default=False)] = None,
+    topic: Annotated[list[str] | None, typer.Option(
+        "--topic", metavar="TOPIC", help="--reset-offsets: the topic (TOPIC or "
+        "TOPIC:P,P; repeatable); --describe: show only these topics.")] = None,
+    all_topics: Annotated[bool, typer.Option(
+        "--all-topics", help="--reset-offsets: every partition the group has an offset "
+        "for.")] = False,
+    to_earliest: Annotated[bool, typer.Option(
+        "--to-earliest", help="Reset to the log start offsets.")] = False,
+    to_latest: Annotated[bool, typer.Option(
+        "--to-latest", help="Reset to the log end offsets.")] = False,
+    to_offset: Annotated[int | None, typer.Option(
+        "--to-offset", metavar="OFFSET", help="Reset to this offset (within the log).")] = None,
+    to_datetime: Annotated[str | None, typer.Option(
+        "--to-datetime", metavar="TIME", help="Reset to the first offset at or after this "
+        "time (YYYY-MM-DDTHH:mm:SS.sss, UTC without a zone; or epoch ms).")] = None,
+    by_duration: Annotated[str | None, typer.Option(
+        "--by-duration", metavar="DURATION", help="Reset to the offset of now minus "
+        "this ISO-8601 duration (PnDTnHnMnS).")] = None,
+    shift_by: Annotated[int | None, typer.Option(
+        "--shift-by", metavar="N", help="Shift the committed offsets by N (may be "
+        "negative).")] = None,
+    to_current: Annotated[bool, typer.Option(
+        "--to-current", help="Reset to the committed offsets (the log end offset where "
+        "none).")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the plan only (the default).")] = False,
+    execute: Annotated[bool, typer.Option(
+        "--execute", help="Append the plan to __consumer_offsets as the coordinator "
+        "writes OffsetCommit records (the log directory must not be in use).")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Reset groups that still have members in the log (kafkalog's "
+        "addition: Kafka's tool refuses them).")] = False,
+    export: Annotated[bool, typer.Option(
+        "--export", help="Print the plan as CSV (topic,partition,offset).")] = False,
+    coordinator: Annotated[str | None, typer.Option(
+        "--coordinator", metavar="HOST:PORT", help="The broker's advertised listener, for "
+        "the COORDINATOR (ID) column of --state (not in the log directory).")] = None,
+    output: Annotated[Output, typer.Option(
+        "--output", "-o", metavar="text|json",
+        help="text: kafka-consumer-groups.sh's text; json: one object.")] = Output.text,
+) -> None:
+    """List and describe consumer groups, their committed offsets and lag, and reset
+    their offsets, as kafka-consumer-groups.sh does, from __consumer_offsets and the
+    partitions of the log directories, without a broker.
+
+    PATH is a broker's log directory (several for a broker with several log.dirs).
+    LOG-END-OFFSET is the partition's log end offset in these directories, or - when it
+    is not there.
+
+    Exit status: 0; 1 when a group named does not exist, a group was refused
+    (--reset-offsets of a group with members) or something could not be used; 2 for
+    usage errors; 3 for unreadable input.
+
+    \b
+    Examples:
+      kafkalog groups /var/lib/kafka/data --list
+      kafkalog groups /var/lib/kafka/data --describe --all-groups
+      kafkalog groups /var/lib/kafka/data --describe --group orders --members --verbose
+      kafkalog groups /var/lib/kafka/data --reset-offsets --group orders --topic t \\
+          --to-datetime 2024-05-01T00:00:00.000 --execute
+    """
+    actions = [n for n, on in (("--list", list_), ("--describe", describe),
+                               ("--reset-offsets", reset_offsets)) if on]
+    if len(actions) != 1:
+        raise typer.BadParameter("Command must include exactly one action: --list, "
+                                 "--describe, --reset-offsets")
+    if reset_offsets:
+        _reset(paths, group, all_groups, topic, all_topics, execute, dry_run, force, export,
+               output, to_earliest=to_earliest, to_latest=to_latest, to_offset=to_offset,
+               to_datetime=to_datetime, by_duration=by_duration, shift_by=shift_by,
+               to_current=to_current)
+    from ...ops.groups import groups as run
+    from ..output import finish
+
+    if list_:
+        res = run(paths, describe=False, states=[state] if state else None,
+                  types=[type_] if type_ else None)
+    else:
+        if bool(group) == all_groups:
+            raise typer.BadParameter("give --group G (repeatable) or --all-groups")
+        if sum((members, offsets, state is not None)) > 1:
+            raise typer.BadParameter("give at most one of --members, --offsets, --state")
+        res = run(paths, group_ids=group, all_groups=all_groups, topics=topic)
+    if output is Output.json:
+        from ...render.jsonout import write_object
+
+        write_object(res.to_dict())
+    else:
+        from ...render import groups as render
+
+        if list_:
+            render.render_list(res, with_type=type_ is not None, with_state=state is not None)
+        else:
+            what = "members" if members else "state" if state is not None else "offsets"
+            render.render_describe(res, what=what, verbose=verbose, coordinator=coordinator)
+    _problems(res.problems)
+    finish(res)
+
+
+def _reset(paths, group, all_groups, topic, all_topics, execute, dry_run, force, export,
+           output, **specs) -> None:
+    chosen = [(k, v) for k, v in specs.items() if v not in (None, False)]
+    if len(chosen) != 1:
+        raise typer.BadParameter("give one reset specification: --to-earliest, "
+                                 "--to-latest, --to-offset, --to-datetime, --by-duration, "
+                                 "--shift-by, --to-current")
+    if execute and dry_run:
+        raise typer.BadParameter("--execute and --dry-run exclude each other")
+    if bool(group) == all_groups:
+        raise typer.BadParameter("give --group G (repeatable) or --all-groups")
+    from ...ops.groups import reset_offsets as run
+    from ..output import finish
+
+    name, value = chosen[0]
+    res = run(paths, group_ids=group, all_groups=all_groups, topics=topic,
+              all_topics=all_topics, strategy=name.replace("_", "-"),
+              value=None if value is True else value, execute=execute, force=force)
+    if output is Output.json:
+        from ...render.jsonout import write_object
+
+        write_object(res.to_dict())
+    else:
+        from ...render import groups as render
+
+        render.render_reset(res, export=export, single_group=len(group or []) == 1,
+                            warn_dry_run=not execute and not dry_run)
+    finish(res)
+
+
+def _problems(problems) -> None:
+    if problems:
+        import sys
+
+        from ...render.consoles import error
+
+        sys.stdout.flush()
+        for p in problems:
+            error(p)

@@ -1,0 +1,250 @@
+"""Avro payloads, with fastavro: decoding to Avro's JSON encoding (what
+kafka-avro-console-consumer prints: ``AvroMessageFormatter`` writes the record with Avro's
+``JsonEncoder``), decoding with schema resolution (a writer's schema read as the subject's
+newest), and encoding from the JSON encoding (what kafka-avro-console-producer reads).
+
+The JSON encoding (the Avro specification's): a union is ``null`` or ``{"<branch>":
+value}`` (the branch's full name for a record, enum or fixed, else its type name),
+``bytes`` and ``fixed`` are strings of the code points 0-255 (ISO-8859-1). Logical types
+print as their underlying type (the console consumer's deserializer converts none:
+``avro.use.logical.type.converters`` is false), so schemas are read with their
+``logicalType`` attributes set aside; the Arrow types (:mod:`.arrow`) keep them.
+
+A union holding both ``int`` and ``long`` (or ``float`` and ``double``) is printed with
+the first of them: fastavro returns a plain number and not the branch it read.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+
+from ..errors import SchemaDecodeError
+
+#: primitive type names
+PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
+
+
+
+
+def strip_logical_types(obj):
+    """A copy of a schema's JSON with every ``logicalType`` attribute removed."""
+    if isinstance(obj, dict):
+        return {k: strip_logical_types(v) for k, v in obj.items() if k != "logicalType"}
+    if isinstance(obj, list):
+        return [strip_logical_types(v) for v in obj]
+    return obj
+
+
+def parse(schema_text: str, named: dict, *, logical: bool = False):
+    """fastavro's parsed schema of ``schema_text`` (Avro JSON), resolving names against
+    ``named`` (fastavro's named-schemas dict: the referenced schemas parsed first, which
+    this call adds its own named types to). ``logical`` keeps the logical types.
+
+    Raises:
+        SchemaDecodeError: not JSON, or not a schema fastavro parses.
+    """
+    import fastavro
+
+    try:
+        obj = json.loads(schema_text)
+    except ValueError as e:
+        raise SchemaDecodeError(f"the Avro schema is not JSON: {e}") from None
+    if not logical:
+        obj = strip_logical_types(obj)
+    try:
+        return fastavro.parse_schema(obj, named_schemas=named)
+    except Exception as e:  # noqa: BLE001 - fastavro raises several kinds
+        raise SchemaDecodeError(f"the Avro schema does not parse: {e}") from None
+
+
+# -- the JSON encoding of a decoded datum --------------------------------------------------
+
+def _type_of(schema):
+    if isinstance(schema, str):
+        return schema
+    if isinstance(schema, list):
+        return "union"
+    return schema["type"]
+
+
+def json_converter(schema, named: dict) -> Callable | None:
+    """A function turning what ``schemaless_reader(..., return_named_type=True)`` returns
+    for ``schema`` into Avro's JSON encoding (mutating records and maps in place), or None
+    when it is that already (no union, bytes or fixed inside)."""
+    return _JsonConverters(named).of(schema)
+
+
+class _JsonConverters:
+    def __init__(self, named: dict):
+        self.named = named
+        self.done: dict = {}
+
+    def of(self, schema):
+        t = _type_of(schema)
+        if t in ("bytes", "fixed"):
+            return _latin1
+        if t in PRIMITIVES or t == "enum":
+            return None
+        if t == "array":
+            c = self.of(schema["items"])
+            return None if c is None else (lambda v: [c(x) for x in v])
+        if t == "map":
+            c = self.of(schema["values"])
+            return None if c is None else (lambda v: {k: c(x) for k, x in v.items()})
+        if t == "union":
+            return self.union(schema)
+        if t == "record" or t == "error":
+            return self.record(schema)
+        # a named type used by name
+        target = self.named.get(t)
+        if target is None:
+            return None
+        return self.of(target)
+
+    def record(self, schema):
+        name = schema["name"]
+        if name in self.done:  # a recursive record: convert through the table, lazily
+            return lambda v: self.done[name](v) if self.done[name] else v
+        self.done[name] = None
+        convs = [(f["name"], c) for f in schema["fields"]
+                 if (c := self.of(f["type"])) is not None]
+        if not convs:
+            self.done[name] = _identity
+            return None
+
+        def conv(d):
+            for n, c in convs:
+                d[n] = c(d[n])
+            return d
+        self.done[name] = conv
+        return conv
+
+    def union(self, branches):
+        others = [b for b in branches if _type_of(b) != "null"]
+        if len(others) == 1 and len(branches) == 2:  # ["null", T]: the common case
+            t = _type_of(others[0])
+            if t in PRIMITIVES and t != "bytes":
+                return lambda v: None if v is None else {t: v}
+        names = {}
+        by_python: dict = {}
+        for b in branches:
+            t = _type_of(b)
+            if t == "null":
+                continue
+            if t in PRIMITIVES:
+                key = {"boolean": bool, "int": int, "long": int, "float": float,
+                       "double": float, "bytes": bytes, "string": str}[t]
+                by_python.setdefault(key, (t, self.of(b)))
+            elif t in ("array", "map"):
+                by_python.setdefault(list if t == "array" else dict, (t, self.of(b)))
+            else:
+                full = b["name"] if isinstance(b, dict) else t
+                names[full] = self.of(b if isinstance(b, dict) else self.named.get(t, b))
+
+        def conv(v):
+            if v is None:
+                return None
+            if type(v) is tuple:  # a named type: (full name, value)
+                name, inner = v
+                c = names.get(name)
+                return {name: inner if c is None else c(inner)}
+            t, c = by_python.get(type(v), (None, None))
+            if t is None:  # an int where only long/double branches take it, ...
+                t, c = _fallback(by_python, v)
+            return {t: v if c is None else c(v)}
+        return conv
+
+
+def _fallback(by_python: dict, v):
+    if isinstance(v, bool):
+        return by_python.get(bool, ("boolean", None))
+    if isinstance(v, int) and float in by_python:
+        return by_python[float]
+    return (type(v).__name__, None)
+
+
+def _latin1(v):
+    if type(v) is tuple:
+        v = v[1]
+    return v.decode("latin-1")
+
+
+def _identity(v):
+    return v
+
+
+class AvroCodec:
+    """One registered Avro schema, ready to decode and encode payloads.
+
+    Attributes:
+        schema: fastavro's parsed schema (logical types set aside).
+        logical_schema: the same with its logical types (for Arrow types).
+        named / logical_named: the named types it and its references define.
+    """
+
+    kind = "avro"
+
+    def __init__(self, schema_text: str, references: list[str] = ()):
+        self.named: dict = {}
+        self.logical_named: dict = {}
+        for ref in references:
+            parse(ref, self.named)
+            parse(ref, self.logical_named, logical=True)
+        self.text = schema_text
+        self.schema = parse(schema_text, self.named)
+        self.logical_schema = parse(schema_text, self.logical_named, logical=True)
+        self._conv = json_converter(self.schema, self.named)
+        from fastavro import schemaless_reader
+
+        self._read = schemaless_reader
+
+    def decode(self, payload, reader=None):
+        """The datum of an Avro binary ``payload`` (fastavro's Python shape, unions of
+        named types as ``(name, value)``), read as ``reader``'s schema (an
+        :class:`AvroCodec`) when given. Bytes after the datum are ignored, as Avro's
+        ``BinaryDecoder`` in the Confluent deserializer ignores them.
+
+        Raises:
+            ValueError / EOFError / others of fastavro: bytes that do not decode; the
+                caller turns any exception into a warning.
+        """
+        return self._read(io.BytesIO(payload), self.schema,
+                          None if reader is None else reader.schema, return_named_type=True)
+
+    def decode_json_value(self, payload):
+        """An Avro binary ``payload`` in Avro's JSON encoding, as Python objects
+        (:meth:`decode`, then :meth:`to_json_value`): the decoder's fast path.
+
+        Raises:
+            as :meth:`decode`.
+        """
+        datum = self._read(io.BytesIO(payload), self.schema, None, return_named_type=True)
+        return datum if self._conv is None else self._conv(datum)
+
+    def to_json_value(self, datum):
+        """``datum`` (from :meth:`decode`) in Avro's JSON encoding, as Python objects."""
+        return datum if self._conv is None else self._conv(datum)
+
+    def encode_json(self, text: str) -> bytes:
+        """The Avro binary of one datum in Avro's JSON encoding (``text``), as
+        kafka-avro-console-producer reads its input.
+
+        Raises:
+            ValueError: the text does not match the schema (fastavro's message).
+        """
+        from fastavro import json_reader, schemaless_writer
+
+        try:
+            datum = next(iter(json_reader(io.StringIO(text), self.schema)))
+        except StopIteration:
+            raise ValueError("no JSON value") from None
+        except Exception as e:  # noqa: BLE001 - fastavro's parse errors vary
+            raise ValueError(f"does not match the Avro schema: {e}") from None
+        out = io.BytesIO()
+        try:
+            schemaless_writer(out, self.schema, datum)
+        except Exception as e:  # noqa: BLE001
+            raise ValueError(f"does not match the Avro schema: {e}") from None
+        return out.getvalue()

@@ -1,0 +1,257 @@
+"""Text of ``kafkalog groups``: what ``kafka-consumer-groups.sh`` (Kafka 4.4.0's
+ConsumerGroupCommand) prints, column for column: ``--list`` (with ``--type`` /
+``--state`` the GROUP / TYPE / STATE table), ``--describe`` with ``--offsets`` (the
+default), ``--members`` and ``--state``, each with ``--verbose``, and the
+``--reset-offsets`` plan (GroupOffsetsResetter.printOffsetsToReset) or its CSV
+(``--export``).
+
+Kafka's ``printf`` formats are reproduced exactly: ``%-Ns`` pads on the right to N
+characters (never cuts), each block starts with a newline, group notes ("has no active
+members", "is rebalancing") go to stderr and errors ("Error: ...") to stdout, as the
+tool writes them. On a terminal, characters that would control it are escaped.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..decoders.group_state import DEAD, EMPTY, STABLE
+from ..javaorder import hash_map_order
+from .text import safe
+
+MISSING = "-"
+_TYPE_NAMES = {"classic": "Classic", "consumer": "Consumer", "share": "Share",
+               "streams": "Streams"}
+
+
+def _s(v) -> str:
+    return MISSING if v is None else str(v)
+
+
+def _fmt(widths, values) -> str:
+    """Java's ``%-Ns`` for each width and value, joined by single spaces; a width of 0 is
+    a plain ``%s``."""
+    out = []
+    for w, v in zip(widths, values, strict=True):
+        v = str(v)
+        out.append(v.ljust(w) if w else v)
+    return " ".join(out)
+
+
+class _Out:
+    """stdout and stderr as the tool writes them (escaped on a terminal)."""
+
+    def __init__(self, out=None, err=None):
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.tty = getattr(self.out, "isatty", lambda: False)()
+
+    def write(self, text: str) -> None:
+        self.out.write(safe(text) if self.tty else text)
+
+    def note(self, text: str) -> None:
+        self.err.write(text)
+
+
+def _should_print(o: _Out, group: str, state: str, rows: int | None) -> bool:
+    """ConsumerGroupService.shouldPrintMemberState."""
+    if rows is None:
+        o.write(f"\nError: The consumer group '{group}' does not exist.\n")
+        return False
+    if state == DEAD:
+        o.write(f"\nError: Consumer group '{group}' does not exist.\n")
+    elif state == EMPTY:
+        o.note(f"\nConsumer group '{group}' has no active members.\n")
+    elif state != STABLE:
+        o.note(f"\nWarning: Consumer group '{group}' is rebalancing.\n")
+    return state != DEAD and rows > 0
+
+
+# -- --list --------------------------------------------------------------------------------
+
+def render_list(result, *, with_type: bool = False, with_state: bool = False,
+                out=None) -> None:
+    o = _Out(out)
+    if not with_type and not with_state:
+        for g in result.groups:
+            o.write(g.group_id + "\n")
+        return
+    width = max([15] + [len(g.group_id) for g in result.groups]) + 10
+    cols = [("GROUP", lambda g: g.group_id, width)]
+    if with_type:
+        cols.append(("TYPE", lambda g: _TYPE_NAMES.get(g.type, "Unknown"), 20))
+    if with_state:
+        cols.append(("STATE", lambda g: g.state, 20))
+    widths = [w for _, _, w in cols]
+    o.write(_fmt(widths, [h for h, _, _ in cols]) + "\n")
+    for g in result.groups:
+        o.write(_fmt(widths, [f(g) for _, f, _ in cols]) + "\n")
+
+
+# -- --describe ----------------------------------------------------------------------------
+
+def render_describe(result, *, what: str = "offsets", verbose: bool = False,
+                    coordinator: str | None = None, out=None, err=None) -> None:
+    """``what``: offsets, members or state. A group the coordinator does not have fails the
+    whole describe, as the tool's describeConsumerGroups does (GroupIdNotFoundException
+    for the first such group in the order of its ``HashMap`` of group ids)."""
+    o = _Out(out, err)
+    missing = {g.group_id for g in result.groups if not g.exists}
+    if missing:
+        first = next(g for g in hash_map_order([g.group_id for g in result.groups])
+                     if g in missing)
+        o.write("\nError: Executing consumer group command failed due to org.apache.kafka."
+                f"common.errors.GroupIdNotFoundException: Group {first} not found.\n")
+        return
+    for g in result.groups:
+        if what == "members":
+            _members(o, g, verbose)
+        elif what == "state":
+            _state(o, g, verbose, coordinator, result.coordinator_id)
+        else:
+            _offsets(o, g, verbose)
+
+
+def _offsets(o: _Out, g, verbose: bool) -> None:
+    rows = g.offsets
+    if not _should_print(o, g.group_id, g.state, len(rows) if g.exists else 0):
+        return
+    wg = max([15] + [len(g.group_id)])
+    wt = max([15] + [len(_s(r.topic)) for r in rows])
+    wc = max([15] + [len(_s(r.consumer_id)) for r in rows])
+    wh = max([15] + [len(_s(r.host)) for r in rows])
+    head = ["GROUP", "TOPIC", "PARTITION"] + (["LEADER-EPOCH"] if verbose else []) + [
+        "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"]
+    widths = [wg, wt, 10] + ([15] if verbose else []) + [15, 15, 15, wc, wh, 0]
+    o.write("\n" + _fmt(widths, head))
+    for r in rows:
+        vals = [r.group, _s(r.topic), _s(r.partition)] + (
+            [_s(r.leader_epoch)] if verbose else []) + [
+            _s(r.offset), _s(r.log_end_offset), _s(r.lag), _s(r.consumer_id), _s(r.host),
+            _s(r.client_id)]
+        o.write("\n" + _fmt(widths, vals))
+    o.write("\n")
+
+
+def assignment_string(tps) -> str:
+    """ConsumerGroupService.getAssignmentString: ``topic:p,p;topic:p`` (partitions sorted,
+    topics sorted by their text)."""
+    by_topic: dict[str, list[int]] = {}
+    for t, p in tps:
+        by_topic.setdefault(t, []).append(p)
+    return ";".join(sorted(f"{t}:" + ",".join(str(p) for p in sorted(ps))
+                           for t, ps in by_topic.items()))
+
+
+def _members(o: _Out, g, verbose: bool) -> None:
+    members = g.members
+    wg, wc, wi, wh, wcl, wca, wta = 15, 15, 17, 15, 15, 20, 20
+    with_instance = has_classic = has_consumer = False
+    if _should_print(o, g.group_id, g.state, len(members) if g.exists else 0):
+        for m in members:
+            wg = max(wg, len(m.group))
+            wc = max(wc, len(m.consumer_id))
+            wi = max(wi, len(m.group_instance_id))
+            wh = max(wh, len(m.host))
+            wcl = max(wcl, len(m.client_id))
+            with_instance = with_instance or bool(m.group_instance_id)
+            wca = max(wca, len(assignment_string(m.assignment) or MISSING))
+            wta = max(wta, len(assignment_string(m.target_assignment) or MISSING))
+            has_classic = has_classic or m.upgraded is False
+            has_consumer = has_consumer or m.upgraded is True
+    if with_instance:
+        widths = [wg, wc, wi, wh, wcl, 15]
+        head = ["GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS"]
+    else:
+        widths = [wg, wc, wh, wcl, 15]
+        head = ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"]
+    migration = has_classic and has_consumer
+    vwidths = [15, wca, 15, wta] + ([0] if migration else [])
+    o.write("\n" + _fmt(widths, head) + " ")
+    if verbose:
+        vhead = ["CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"]
+        vhead += ["UPGRADED"] if migration else []
+        o.write(_fmt(vwidths, vhead))
+    o.write("\n")
+    if not g.exists:
+        return
+    for m in members:
+        vals = [m.group, m.consumer_id] + ([m.group_instance_id] if with_instance else []) + [
+            m.host, m.client_id, len(m.assignment)]
+        o.write(_fmt(widths, vals) + " ")
+        if verbose:
+            vv = [_s(m.member_epoch), assignment_string(m.assignment) or MISSING,
+                  _s(m.target_epoch), assignment_string(m.target_assignment) or MISSING]
+            if migration:
+                vv.append(_s(None if m.upgraded is None else str(m.upgraded).lower()))
+            o.write(_fmt(vwidths, vv))
+        o.write("\n")
+
+
+def _state(o: _Out, g, verbose: bool, coordinator: str | None, node_id: int) -> None:
+    if not _should_print(o, g.group_id, g.state, 1):
+        return
+    coord = f"{coordinator or MISSING}  ({node_id})"
+    wco = max(25, len(coord))
+    wg = max(15, len(g.group_id))
+    strategy = g.assignment_strategy or MISSING
+    if verbose:
+        widths = [wg, wco, 20, 20, 15, 25, 0]
+        head = ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "GROUP-EPOCH",
+                "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"]
+        vals = [g.group_id, coord, strategy, g.state, _s(g.group_epoch),
+                _s(g.target_assignment_epoch), len(g.members)]
+    else:
+        widths = [wg, wco, 20, 20, 0]
+        head = ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"]
+        vals = [g.group_id, coord, strategy, g.state, len(g.members)]
+    o.write("\n" + _fmt(widths, head))
+    o.write("\n" + _fmt(widths, vals))
+    o.write("\n")
+
+
+# -- --reset-offsets -----------------------------------------------------------------------
+
+EXECUTE_MISSING = ("WARN: No action will be performed as the --execute option is missing. "
+                   "In version 5.0, this command will require either --dry-run or --execute "
+                   "to be specified. You should add the --dry-run option explicitly if you are "
+                   "scripting this command and want to keep the current default behavior "
+                   "without prompting.")
+
+
+def _csv(v) -> str:
+    """Jackson's CSV field: quoted (quotes doubled) when it holds a separator, a quote or
+    a line break."""
+    s = str(v)
+    if any(ch in s for ch in ',"\n\r'):
+        return '"' + s.replace('"', '""') + '"'
+    return s
+
+
+def render_reset(result, *, export: bool = False, single_group: bool = True,
+                 warn_dry_run: bool = False, out=None, err=None) -> None:
+    """The plan as GroupOffsetsResetter.printOffsetsToReset prints it (after the warnings
+    and refusals the tool prints while planning), or as ``--export`` CSV
+    (``topic,partition,offset``, with the group first when several are named)."""
+    o = _Out(out, err)
+    if warn_dry_run:
+        o.note(EXECUTE_MISSING + "\n")
+    for m in result.messages:
+        o.write(m + "\n")
+    if export:
+        lines = []
+        for g, rows in result.plan.items():
+            for t, p, off in rows:
+                fields = ([] if single_group else [g]) + [t, p, off]
+                lines.append(",".join(_csv(f) for f in fields) + "\n")
+        o.write("".join(lines) + "\n")
+        return
+    wg = max([15] + [len(g) for g in result.plan])
+    wt = max([15] + [len(t) for rows in result.plan.values() for t, _, _ in rows])
+    widths = [wg, wt, 10, 0]
+    if result.plan:
+        o.write("\n" + _fmt(widths, ["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"]))
+    for g, rows in result.plan.items():
+        for t, p, off in rows:
+            o.write("\n" + _fmt(widths, [g, t, p, off]))
+    o.write("\n")
