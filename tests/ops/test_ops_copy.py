@@ -226,7 +226,7 @@ def test_a_brokers_partitions_copy_as_it_wrote_them(kafka_broker_factory, tmp_pa
 
     broker = kafka_broker_factory({"num.partitions": 1})
     # Kafka 4's smallest segment.bytes is 1 MiB: 2.5 MB of records make three segments
-    broker.create_topic("cp", 1, {"segment.bytes": 1 << 20})
+    broker.create_topic("cp", 1, {"segment.bytes": 1 << 20, "retention.ms": -1})
     send = {"op": "send", "topic": "cp", "partition": 0}
     steps = [{**send, "timestamp": 1_700_000_000_000 + i, "key": f"k{i}",
               "value": hashlib.sha256(b"%d" % i).hexdigest() * 16, "headers": [["h", str(i)]]}
