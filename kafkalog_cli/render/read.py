@@ -290,9 +290,12 @@ def kcat_record(rec, parts: list) -> bytes:
     or empty key/value prints nothing for ``%k``/``%s`` and -1/0 for ``%K``/``%S``;
     ``%R`` is the value's length (-1 for null) as a big-endian int32; ``%T`` the
     timestamp in ms (0 for a v0 message, which has none: librdkafka leaves it unset). A decoded record of an internal
-    topic prints its decoders' JSON, as the console format does."""
+    topic prints its decoders' JSON, as the console format does; a key or value decoded
+    through Schema Registry prints its JSON (as kcat's ``-s avro`` does), else its bytes."""
     key, value, d = rec.key, rec.value, rec.decoded
-    if d is not None:
+    if d is not None and hasattr(d, "console"):
+        key, value = d.console(key, value)
+    elif d is not None:
         key = None if d.key is None else d.key_json().encode("utf-8")
         value = None if d.tombstone or d.value is None else d.value_json().encode("utf-8")
     out = []
