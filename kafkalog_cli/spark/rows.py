@@ -615,11 +615,7 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
         it = fr.batches()
         for b in it:
             if salvage and len(fr.skipped) > told:
-                cols.flush_group()
-                for k in fr.skipped[told:]:
-                    _record_loss(stats, opts, CorruptRecordError(
-                        k.reason, file=path, position=k.position), k.size)
-                told = len(fr.skipped)
+                told = _report_skipped(fr, told, cols, stats, opts, path)
             # The CRC and offset-order checks come before the [lo, hi) bounds: the base
             # offset is outside the CRC, so a corrupt one must not end the read early
             # (or skip a batch) silently. A Kafka consumer validates every batch it
@@ -684,39 +680,58 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                 yield from _emit(cols, stats)
         for _ in it:  # after a stop at ``hi``: the rest of the slice's headers, so that
             pass      # bytes that are not whole batches further on are still reported
-        if salvage and len(fr.skipped) > told:
-            cols.flush_group()
-            for k in fr.skipped[told:]:
-                _record_loss(stats, opts, CorruptRecordError(
-                    k.reason, file=path, position=k.position), k.size)
-        if s.start == 0 and fr.valid_end == 0 and fr.invalid_bytes and \
-                not getattr(fr, "skipped", None):
-            # not a Kafka log at all (no whole batch from its first byte): neither a tail
-            # nor data loss; the export exits 3, as dump-segment and read
-            stats.not_kafka_files.append(path)
-        elif fr.stop_error is not None:
-            cols.flush_group()
-            err = fr.stop_error
-            err.file = err.file or path
-            _record_loss(stats, opts, err, fr.invalid_bytes)
-        elif fr.invalid_bytes and s.last_segment and end == size:
-            stats.partial_tail_bytes += fr.invalid_bytes
-            log.info("kafkalog: %s: %d bytes of a partial batch at the end skipped", path,
-                     fr.invalid_bytes)
-        elif fr.invalid_bytes:
-            # Only the partition's last segment, at its end, can hold a partial batch (a
-            # broker appends only to the active segment, and recovery truncates it). Bytes
-            # that are not whole batches anywhere else (a batch size running past the end
-            # of a rolled segment or of this slice) hide the batches after them: data loss.
-            cols.flush_group()
-            _record_loss(stats, opts, _not_batches(fr.view, fr.valid_end, end, size, path),
-                         fr.invalid_bytes)
+        if salvage:
+            _report_skipped(fr, told, cols, stats, opts, path)
+        _report_slice_end(fr, s, cols, stats, opts, end, size)
         cols.flush_group()  # the group's batches are views of this segment
     except BaseException:
         cols.drop_group()
         raise
     finally:
         seg.close()
+
+
+def _report_skipped(fr, told: int, cols: _Columns, stats: ReadStats, opts: ReadOptions,
+                    path: str) -> int:
+    """The ranges a salvaging read passed over since the ``told`` first, each a loss (in
+    file order: the pending group is flushed first); returns how many are told."""
+    if len(fr.skipped) > told:
+        cols.flush_group()
+        for k in fr.skipped[told:]:
+            _record_loss(stats, opts, CorruptRecordError(
+                k.reason, file=path, position=k.position), k.size)
+    return len(fr.skipped)
+
+
+def _report_slice_end(fr, s: Slice, cols: _Columns, stats: ReadStats, opts: ReadOptions,
+                      end: int, size: int) -> None:
+    """What the slice's read left after its last whole batch (``fr``: its records, read
+    to ``end`` of the ``size``-byte segment): a file that is not a Kafka log, a stop
+    error, a partial tail at the partition's end, or bytes hiding later batches (a
+    loss)."""
+    path = s.log_path
+    if s.start == 0 and fr.valid_end == 0 and fr.invalid_bytes and \
+            not getattr(fr, "skipped", None):
+        # not a Kafka log at all (no whole batch from its first byte): neither a tail
+        # nor data loss; the export exits 3, as dump-segment and read
+        stats.not_kafka_files.append(path)
+    elif fr.stop_error is not None:
+        cols.flush_group()
+        err = fr.stop_error
+        err.file = err.file or path
+        _record_loss(stats, opts, err, fr.invalid_bytes)
+    elif fr.invalid_bytes and s.last_segment and end == size:
+        stats.partial_tail_bytes += fr.invalid_bytes
+        log.info("kafkalog: %s: %d bytes of a partial batch at the end skipped", path,
+                 fr.invalid_bytes)
+    elif fr.invalid_bytes:
+        # Only the partition's last segment, at its end, can hold a partial batch (a
+        # broker appends only to the active segment, and recovery truncates it). Bytes
+        # that are not whole batches anywhere else (a batch size running past the end
+        # of a rolled segment or of this slice) hide the batches after them: data loss.
+        cols.flush_group()
+        _record_loss(stats, opts, _not_batches(fr.view, fr.valid_end, end, size, path),
+                     fr.invalid_bytes)
 
 
 def _not_batches(view, pos: int, end: int, size: int, path: str) -> CorruptRecordError:
