@@ -292,7 +292,8 @@ class KafkaBroker:
             :data:`KAFKA_JVM_PERFORMANCE_OPTS`, what kafka-server-start.sh uses).
 
     Defaults: node.id 1, listeners PLAINTEXT and CONTROLLER on free loopback ports,
-    replication factors 1 for the internal topics, group.initial.rebalance.delay.ms 0.
+    replication factors 1 for the internal topics, group.initial.rebalance.delay.ms 0,
+    log.retention.ms -1 (no time retention: the tests' records carry fixed old timestamps).
     """
 
     def __init__(self, workdir: Path, configs: dict | None = None, *,
@@ -324,6 +325,9 @@ class KafkaBroker:
             "share.coordinator.state.topic.replication.factor": "1",
             "share.coordinator.state.topic.min.isr": "1",
             "group.initial.rebalance.delay.ms": "0",
+            # the tests write fixed timestamps (2023): under the default 7-day time
+            # retention the broker would delete their segments 30 s after it started
+            "log.retention.ms": "-1",
             **{k: str(v) for k, v in (configs or {}).items()},
         }
         self.process: subprocess.Popen | None = None

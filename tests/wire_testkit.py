@@ -58,9 +58,11 @@ from kafkalog_cli.server.kafka_apis import ServerOptions
 #: the broker's node id, given to serve too: no node id needs normalising
 NODE_ID = 1
 #: configs both sides get (Kafka's names): groups start at once (as Kafka's test brokers),
-#: three partitions of each coordinator topic (fifty take the broker seconds to create)
+#: three partitions of each coordinator topic (fifty take the broker seconds to create), no
+#: time retention (the bench broker's: the scenarios' records carry 2023 timestamps, which
+#: the default 7 days would delete mid-suite)
 COMMON_CONFIGS = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3",
-                  "transaction.state.log.num.partitions": "3"}
+                  "transaction.state.log.num.partitions": "3", "log.retention.ms": "-1"}
 #: the bench broker's own: topic auto-creation as serve's --auto-create-topics
 BROKER_CONFIGS = {**COMMON_CONFIGS, "auto.create.topics.enable": "true", "num.partitions": "1"}
 #: the bench broker's features: the classic transaction protocol (TV1, what serve implements) and

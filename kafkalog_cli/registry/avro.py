@@ -28,6 +28,156 @@ PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "str
 
 
 
+#: the most items of zero-byte types (``null``, a ``fixed`` of size 0, a record of such
+#: fields) one datum's arrays may hold: their count is not bounded by the payload's size
+#: (a 10-byte payload can claim 2^62 nulls, which fastavro would build as a list), so a
+#: payload claiming more is refused before fastavro reads it
+MAX_ZERO_WIDTH_ITEMS = 1_000_000
+
+
+def _zero_width(schema, named: dict, seen: frozenset = frozenset()) -> bool:
+    """Whether values of ``schema`` (fastavro's parsed form) always take zero bytes."""
+    if isinstance(schema, str):
+        if schema == "null":
+            return True
+        if schema in PRIMITIVES or schema in seen or schema not in named:
+            return False
+        return _zero_width(named[schema], named, seen | {schema})
+    if isinstance(schema, list):
+        return False  # a union's branch index takes at least one byte
+    t = schema.get("type")
+    if t == "fixed":
+        return schema.get("size") == 0
+    if t == "record" or t == "error":
+        name = schema.get("name")
+        inner = seen | {name} if name else seen
+        return all(_zero_width(f["type"], named, inner) for f in schema.get("fields", ()))
+    if isinstance(t, (str, list, dict)) and t not in ("array", "map", "enum"):
+        return _zero_width(t, named, seen)
+    return False
+
+
+def needs_count_guard(schema, named: dict) -> bool:
+    """Whether ``schema`` holds an array of zero-byte items anywhere (checked by
+    :func:`check_item_counts` before each decode)."""
+    stack, seen = [schema], set()
+    while stack:
+        s = stack.pop()
+        if isinstance(s, str):
+            if s in named and s not in seen:
+                seen.add(s)
+                stack.append(named[s])
+        elif isinstance(s, list):
+            stack.extend(s)
+        elif isinstance(s, dict):
+            t = s.get("type")
+            if t == "array":
+                if _zero_width(s["items"], named):
+                    return True
+                stack.append(s["items"])
+            elif t == "map":
+                stack.append(s["values"])
+            elif t in ("record", "error"):
+                stack.extend(f["type"] for f in s.get("fields", ()))
+            elif isinstance(t, (list, dict)) or (isinstance(t, str) and t in named):
+                stack.append(t)
+    return False
+
+
+class _Cursor:
+    __slots__ = ("buf", "pos", "items")
+
+    def __init__(self, buf):
+        self.buf, self.pos, self.items = buf, 0, 0
+
+    def long(self) -> int:
+        shift = result = 0
+        buf, pos = self.buf, self.pos
+        while True:
+            if pos >= len(buf) or shift > 63:
+                raise EOFError("Avro varint runs past the payload")
+            b = buf[pos]
+            pos += 1
+            result |= (b & 0x7F) << shift
+            if b < 0x80:
+                break
+            shift += 7
+        self.pos = pos
+        return (result >> 1) ^ -(result & 1)
+
+    def skip(self, n: int) -> None:
+        if n < 0 or self.pos + n > len(self.buf):
+            raise EOFError("Avro value runs past the payload")
+        self.pos += n
+
+
+def check_item_counts(payload: bytes, schema, named: dict) -> None:
+    """Walk an Avro binary ``payload`` as ``schema`` writes it, counting the items of
+    zero-byte types its arrays claim, before fastavro builds them.
+
+    Raises:
+        ValueError: more than :data:`MAX_ZERO_WIDTH_ITEMS` such items.
+        EOFError: the payload ends inside a value.
+    """
+    cur = _Cursor(memoryview(payload))
+    _walk(cur, schema, named, 0)
+
+
+_FIXED_WIDTH = {"null": 0, "boolean": 1, "float": 4, "double": 8}
+
+
+def _walk(cur: _Cursor, s, named: dict, depth: int) -> None:
+    if depth > 200:
+        raise ValueError("Avro value nested more than 200 deep")
+    if isinstance(s, str):
+        if s in _FIXED_WIDTH:
+            cur.skip(_FIXED_WIDTH[s])
+        elif s in ("int", "long"):
+            cur.long()
+        elif s in ("bytes", "string"):
+            cur.skip(cur.long())
+        else:
+            _walk(cur, named[s], named, depth + 1)
+        return
+    if isinstance(s, list):
+        i = cur.long()
+        if not 0 <= i < len(s):
+            raise ValueError(f"Avro union index {i} out of range")
+        _walk(cur, s[i], named, depth + 1)
+        return
+    t = s["type"]
+    if t in ("record", "error"):
+        for f in s["fields"]:
+            _walk(cur, f["type"], named, depth + 1)
+    elif t == "enum":
+        cur.long()
+    elif t == "fixed":
+        cur.skip(s["size"])
+    elif t in ("array", "map"):
+        inner = s["items"] if t == "array" else s["values"]
+        zero = t == "array" and _zero_width(inner, named)
+        while True:
+            n = cur.long()
+            if n == 0:
+                return
+            if n < 0:
+                n = -n
+                cur.long()  # the block's size in bytes
+            if zero:
+                cur.items += n
+                if cur.items > MAX_ZERO_WIDTH_ITEMS:
+                    raise ValueError(
+                        f"an Avro array claims {cur.items} items of a zero-byte type "
+                        f"(more than {MAX_ZERO_WIDTH_ITEMS:,})")
+                continue
+            for _ in range(n):
+                if t == "map":
+                    cur.skip(cur.long())
+                _walk(cur, inner, named, depth + 1)
+    else:
+        _walk(cur, t, named, depth + 1)
+
+
 def strip_logical_types(obj):
     """A copy of a schema's JSON with every ``logicalType`` attribute removed."""
     if isinstance(obj, dict):
@@ -199,6 +349,9 @@ class AvroCodec:
         from fastavro import schemaless_reader
 
         self._read = schemaless_reader
+        #: the writer's named types, for :func:`check_item_counts` (None: no array of
+        #: zero-byte items, nothing to check)
+        self._guard = self.named if needs_count_guard(self.schema, self.named) else None
 
     def decode(self, payload, reader=None):
         """The datum of an Avro binary ``payload`` (fastavro's Python shape, unions of
@@ -207,9 +360,12 @@ class AvroCodec:
         ``BinaryDecoder`` in the Confluent deserializer ignores them.
 
         Raises:
-            ValueError / EOFError / others of fastavro: bytes that do not decode; the
-                caller turns any exception into a warning.
+            ValueError / EOFError / others of fastavro: bytes that do not decode, or an
+                array claiming more than :data:`MAX_ZERO_WIDTH_ITEMS` zero-byte items;
+                the caller turns any exception into a warning.
         """
+        if self._guard is not None:
+            check_item_counts(payload, self.schema, self._guard)
         return self._read(io.BytesIO(payload), self.schema,
                           None if reader is None else reader.schema, return_named_type=True)
 
@@ -220,6 +376,8 @@ class AvroCodec:
         Raises:
             as :meth:`decode`.
         """
+        if self._guard is not None:
+            check_item_counts(payload, self.schema, self._guard)
         datum = self._read(io.BytesIO(payload), self.schema, None, return_named_type=True)
         return datum if self._conv is None else self._conv(datum)
 

@@ -436,6 +436,11 @@ class LogDirCatalog:
         t = self.topics.get(topic)
         return t is not None and (partition in t.partitions or partition in t.offline)
 
+    def topic_id_of(self, topic: str) -> str | None:
+        """The topic's id (Kafka's base64 Uuid text), None when the topic is unknown."""
+        t = self.topics.get(topic)
+        return None if t is None else t.topic_id
+
     def partition_error(self, topic: str, partition: int) -> Errors:
         """The error for a request to a partition :meth:`partition` does not return:
         ``KAFKA_STORAGE_ERROR`` when it is offline (``HostedPartition.Offline``), else

@@ -47,8 +47,10 @@ log = logging.getLogger("kafkalog.serve")
 _INT16 = struct.Struct(">h")
 OFFSET_COMMIT_TYPE = 1
 GROUP_METADATA_TYPE = 2
-#: the value versions a Kafka 3.x / 4.x broker writes
-OFFSET_COMMIT_VALUE_VERSION = 3
+#: the value versions a Kafka 4.4 broker writes: OffsetCommitValue v4 without an expire
+#: timestamp (GroupCoordinatorRecordHelpers.offsetCommitValueVersion; 3.x wrote v3),
+#: GroupMetadataValue v3
+OFFSET_COMMIT_VALUE_VERSION = 4
 GROUP_METADATA_VALUE_VERSION = 3
 
 
@@ -57,31 +59,26 @@ def offset_key(group_id: str, topic: str, partition: int) -> bytes:
         {"group": group_id, "topic": topic, "partition": partition}, 0)
 
 
-def offset_value(offset: OffsetAndMetadata) -> bytes:
+def offset_value(offset: OffsetAndMetadata, topic_id: str | None = None) -> bytes:
+    """The OffsetCommit value a Kafka 4.4 coordinator writes for ``offset``: version 4,
+    the topic's id in the tagged ``topicId`` (KafkaApis fills a request's topic ids from
+    its metadata when the request names topics; None: the zero id, left out)."""
+    value = {"offset": offset.offset, "leaderEpoch": offset.leader_epoch,
+             "metadata": offset.metadata, "commitTimestamp": offset.commit_timestamp_ms,
+             "expireTimestamp": -1}
+    if topic_id is not None:
+        value["topicId"] = topic_id
     return _INT16.pack(OFFSET_COMMIT_VALUE_VERSION) + OffsetCommitValue.build(
-        {"offset": offset.offset, "leaderEpoch": offset.leader_epoch,
-         "metadata": offset.metadata, "commitTimestamp": offset.commit_timestamp_ms,
-         "expireTimestamp": -1}, OFFSET_COMMIT_VALUE_VERSION)
-
-
-#: GroupCoordinatorRecordHelpers.offsetCommitValueVersion without an expire timestamp
-#: (Kafka 4.1+: flexible, with the tagged topic id)
-OFFSET_COMMIT_VALUE_VERSION_V4 = 4
+        value, OFFSET_COMMIT_VALUE_VERSION)
 
 
 def offset_commit_record(group_id: str, topic: str, partition: int, offset: int, *,
                          commit_timestamp: int, leader_epoch: int = -1, metadata: str = "",
                          topic_id: str | None = None) -> tuple[bytes, bytes]:
     """The ``(key, value)`` of the OffsetCommit record a Kafka 4.4 coordinator writes
-    (GroupCoordinatorRecordHelpers.newOffsetCommitRecord): value version 4 with
-    ``topicId`` (left out when None, the zero id), no expire timestamp."""
-    value = {"offset": offset, "leaderEpoch": leader_epoch, "metadata": metadata,
-             "commitTimestamp": commit_timestamp, "expireTimestamp": -1}
-    if topic_id is not None:
-        value["topicId"] = topic_id
-    return offset_key(group_id, topic, partition), _INT16.pack(
-        OFFSET_COMMIT_VALUE_VERSION_V4) + OffsetCommitValue.build(
-        value, OFFSET_COMMIT_VALUE_VERSION_V4)
+    (GroupCoordinatorRecordHelpers.newOffsetCommitRecord): :func:`offset_value`."""
+    return offset_key(group_id, topic, partition), offset_value(
+        OffsetAndMetadata(offset, leader_epoch, metadata, commit_timestamp), topic_id)
 
 
 def group_key(group_id: str) -> bytes:
@@ -107,8 +104,10 @@ class GroupLogStore(GroupStore):
     """A :class:`~.groups.GroupStore` writing each change to ``__consumer_offsets``
     (``topic``) at once, in the partition of the group id."""
 
-    def __init__(self, topic: CoordinatorTopic):
+    def __init__(self, topic: CoordinatorTopic, topic_ids=lambda name: None):
         self.topic = topic
+        #: a topic's id by name (None when unknown), for the OffsetCommit values
+        self.topic_ids = topic_ids
 
     def group_metadata(self, group: Group, assignment: dict[str, bytes]) -> None:
         self._write(group.group_id, group_key(group.group_id), group_value(
@@ -121,7 +120,7 @@ class GroupLogStore(GroupStore):
                          offset: OffsetAndMetadata) -> None:
         """Raises AppendError when the write fails (the commit is answered with it)."""
         self.topic.append(group_id, [(offset_key(group_id, topic, partition),
-                                      offset_value(offset))])
+                                      offset_value(offset, self.topic_ids(topic)))])
 
     def offset_deleted(self, group_id: str, topic: str, partition: int) -> None:
         self._write(group_id, offset_key(group_id, topic, partition), None)

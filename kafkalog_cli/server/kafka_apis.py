@@ -131,7 +131,8 @@ class KafkaApis:
         self.offsets_topic = CoordinatorTopic(
             catalog, OFFSETS_TOPIC, "offsets.topic.num.partitions",
             "offsets.topic.segment.bytes", on_append=lambda: self._notify_append())
-        store = GroupStore() if options.read_only else GroupLogStore(self.offsets_topic)
+        store = GroupStore() if options.read_only else GroupLogStore(
+            self.offsets_topic, catalog.topic_id_of)
         self.group_apis = GroupApis(catalog, options,
                                     GroupCoordinator(group_config(catalog), store))
         #: __transaction_state and the transaction coordinator (server/transactions.py)

@@ -130,8 +130,8 @@ class TxnApis(ApiHandlers):
         if taken:
             try:
                 self.offsets_topic.append(
-                    gid, [(offset_key(gid, t, p), offset_value(o)) for (t, p), o in
-                          taken.items()], producer_id=body["producerId"],
+                    gid, [(offset_key(gid, t, p), offset_value(o, self.catalog.topic_id_of(t)))
+                          for (t, p), o in taken.items()], producer_id=body["producerId"],
                     producer_epoch=body["producerEpoch"], transactional=True)
             except AppendError as e:
                 failed = e.error if e.error in (Errors.INVALID_PRODUCER_EPOCH,

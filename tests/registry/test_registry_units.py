@@ -95,3 +95,67 @@ def test_recursive_avro_type_is_json_text_in_exports():
     arr, ids, raw, bad = c.column([payload])
     assert json.loads(arr[0].as_py()) == {"v": 1, "next": {"Node": {"v": 2, "next": None}}}
     assert bad == 0 and ids.to_pylist() == [1]
+
+
+def _zigzag(n: int) -> bytes:
+    """Avro's long encoding (zigzag varint), by hand from the specification."""
+    z = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while True:
+        b = z & 0x7F
+        z >>= 7
+        if z:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+_NULLS = json.dumps({"type": "record", "name": "N", "fields": [
+    {"name": "id", "type": "long"},
+    {"name": "tags", "type": {"type": "map", "values": "string"}},
+    {"name": "gaps", "type": {"type": "array", "items": "null"}},
+    {"name": "empty", "type": {"type": "array", "items": {
+        "type": "record", "name": "E", "fields": [
+            {"name": "z", "type": {"type": "fixed", "name": "Z", "size": 0}}]}}},
+]})
+
+
+def test_an_array_of_zero_byte_items_cannot_claim_billions():
+    """A 12-byte payload claiming 2^62 nulls was built by fastavro as a list (memory
+    without bound, hours of CPU): it is refused when the count is read. fastavro itself
+    writes the well-formed payloads, and reads them back unchanged."""
+    need("fastavro")
+    import io
+
+    from fastavro import parse_schema, schemaless_writer
+
+    from kafkalog_cli.registry.avro import MAX_ZERO_WIDTH_ITEMS, AvroCodec
+
+    codec = AvroCodec(_NULLS)
+    datum = {"id": 7, "tags": {"a": "b"}, "gaps": [None] * 1000, "empty": [{"z": b""}] * 3}
+    out = io.BytesIO()
+    schemaless_writer(out, parse_schema(json.loads(_NULLS)), datum)
+    assert codec.decode(out.getvalue()) == datum
+    # id 7, an empty map, then 2^62 nulls in one block
+    hostile = _zigzag(7) + _zigzag(0) + _zigzag(2 ** 62) + _zigzag(0) + _zigzag(0)
+    with pytest.raises(ValueError, match="zero-byte type"):
+        codec.decode(hostile)
+    # the limit counts every block of every such array, the record of a fixed(0) too
+    many = (_zigzag(7) + _zigzag(0) + _zigzag(MAX_ZERO_WIDTH_ITEMS) + _zigzag(0)
+            + _zigzag(1) + _zigzag(0))
+    with pytest.raises(ValueError, match="zero-byte type"):
+        codec.decode_json_value(many)
+    # a negative block count is followed by the block's byte size (Avro's blocking)
+    blocked = _zigzag(7) + _zigzag(0) + _zigzag(-3) + _zigzag(0) + _zigzag(0) + _zigzag(0)
+    assert codec.decode(blocked)["gaps"] == [None, None, None]
+
+
+def test_arrays_of_sized_items_need_no_guard():
+    need("fastavro")
+    from kafkalog_cli.registry.avro import AvroCodec
+
+    codec = AvroCodec(json.dumps({"type": "array", "items": ["null", "long"]}))
+    assert codec._guard is None
+    assert codec.decode(_zigzag(2) + _zigzag(0) + _zigzag(1) + _zigzag(5) + _zigzag(0)) \
+        == [None, 5]
