@@ -443,6 +443,40 @@ class AppendError(KafkalogError):
         self.failed_record = getattr(error, "name", None) not in self.NOT_FAILED_RECORDS
 
 
+# -- serve: security ----------------------------------------------------------------
+
+class AuthenticationError(KafkalogError):
+    """A failed authentication (Kafka's ``AuthenticationException`` family): answered with
+    ``error`` (a ``protocol.errors.Errors`` member, SASL_AUTHENTICATION_FAILED unless
+    given) and this message after ``connection.failed.authentication.delay.ms``, then the
+    connection is closed. The message is what the client sees: it names no secret and,
+    for bad credentials, not whether the user exists."""
+
+    #: the response frame to send after the delay (None: close without one), set by the
+    #: authenticator that knows the request
+    response: bytes | None = None
+
+    def __init__(self, message: str, error=None):
+        super().__init__(message)
+        self.error = error
+
+
+class SaslError(KafkalogError):
+    """A SASL exchange that failed in a way whose details are not for the client (Kafka's
+    ``SaslException``): the client gets the generic "Authentication failed during
+    authentication due to invalid credentials with SASL mechanism <m>"; ``message`` is for
+    the debug log only."""
+
+
+class SecurityConfigError(InvalidArgumentError):
+    """A security config (listeners, TLS, SASL, JAAS, authorizer) serve cannot run with:
+    one line naming the key (``key``), never a secret value."""
+
+    def __init__(self, message: str, key: str | None = None):
+        super().__init__(message)
+        self.key = key
+
+
 # -- Schema Registry ------------------------------------------------------------------
 
 class SchemaRegistryError(KafkalogError):

@@ -1,7 +1,9 @@
 """``kafkalog serve``: argument checks, then the server in the foreground.
 
-There is no authentication and no TLS: anyone who can connect can read, write and delete
-topics. The server listens on loopback unless ``allow_remote`` is given.
+Security is configured with a broker's keys (``--config listeners=...``, TLS, SASL, the
+authorizer: docs/serve.md, "Security"). A listener that is neither SSL nor SASL has no
+authentication: anyone who can connect can read, write and delete topics, so such a
+listener on a non-loopback address needs ``allow_remote``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from ..recovery import RecoveryResult, recover
 from ..server import configs as cfgs
 from ..server.broker import run
 from ..server.kafka_apis import ServerOptions
+from ..server.security import config as security_config
+from ..server.security.listeners import listeners_of
+from ..server.security.scram import parse_add_scram
+from ..server.security.server_security import validate_configs
 from ..storage.files import partition_dirs_of
 from ..storage.location import require_local
 from ..storage.lock import LogDirLock
@@ -43,25 +49,38 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def parse_configs(items) -> tuple[dict[str, str], dict[str, str]]:
+def parse_configs(items) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     """``--config KEY=VALUE`` items -> (the static broker configs the catalog layers,
-    the socket server configs). A key is a topic config name (a default for every topic)
-    or a broker config name (``group.initial.rebalance.delay.ms``, ``log.roll.hours``,
-    ``socket.request.max.bytes``, ...), checked as
-    :func:`~kafkalog_cli.server.configs.static_broker_configs` checks them; the socket
+    the socket server configs, the security configs). A key is a topic config name (a
+    default for every topic), a broker config name (``group.initial.rebalance.delay.ms``,
+    ``log.roll.hours``, ``socket.request.max.bytes``, ...), checked as
+    :func:`~kafkalog_cli.server.configs.static_broker_configs` checks them, or a security
+    key (:mod:`~kafkalog_cli.server.security.config`: ``listeners``, ``ssl.*``, ``sasl.*``,
+    ``listener.name.<l>.*``, ``authorizer.class.name``, ``super.users``, ...). The socket
     server's (``socket.request.max.bytes``, ``queued.max.request.bytes``,
-    ``connections.max.idle.ms``) are in both, the second for the server to obey.
+    ``connections.max.idle.ms``) are in the first two, the second for the server to obey;
+    the unprefixed security keys are in the first and the third (DescribeConfigs reports
+    them, secrets with a null value).
 
     Raises:
-        InvalidArgumentError: not KEY=VALUE, an unknown key or a bad value.
+        InvalidArgumentError: not KEY=VALUE, an unknown key or a bad value (a secret's
+            value is never repeated).
     """
     static: dict[str, str] = {}
     sockets: dict[str, str] = {}
+    security: dict[str, str] = {}
     for item in items or ():
         key, sep, value = item.partition("=")
         if not sep:
-            raise InvalidArgumentError(f"--config must be KEY=VALUE, got {item!r}")
+            shown = item if "=" in item or not security_config.is_sensitive(item.strip()) \
+                else "..."
+            raise InvalidArgumentError(f"--config must be KEY=VALUE, got {shown!r}")
         key = key.strip()
+        if security_config.is_security_config(key):
+            security[key] = value
+            if key in security_config.SECURITY_CONFIGS:
+                static[key] = value
+            continue
         try:
             cfgs.static_broker_configs({key: value})
             if cfgs.is_socket_config(key):
@@ -73,7 +92,7 @@ def parse_configs(items) -> tuple[dict[str, str], dict[str, str]]:
         cfgs.broker_configs(sockets)
     except InvalidArgumentError as e:
         raise InvalidArgumentError(f"--config: {e.message}") from None
-    return static, sockets
+    return static, sockets, security
 
 
 def recover_at_startup(log_dir, *, no_recover: bool = False,
@@ -147,11 +166,11 @@ def node_id_of(log_dir, node_id: int | None) -> int:
     return stored
 
 
-def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int | None = None,
+def serve(log_dir, *, listen: str | None = None, node_id: int | None = None,
           allow_remote: bool = False, advertised_host: str | None = None,
           auto_create_topics: bool = False, num_partitions: int = 1,
           configs=(), metrics: bool = False, metrics_interval: float = 10.0,
-          read_only: bool = False, no_recover: bool = False) -> None:
+          read_only: bool = False, no_recover: bool = False, add_scram=()) -> None:
     """Serve ``log_dir`` until SIGTERM/SIGINT. With ``read_only`` not a byte is written:
     no lock, no checkpoint, no index or snapshot; Produce, CreateTopics and DeleteTopics
     get TOPIC_AUTHORIZATION_FAILED and an idempotent InitProducerId
@@ -162,11 +181,17 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int | None = None
     .createAndValidateLogDirs``), except with ``read_only``. ``node_id``: None serves as
     the node ``meta.properties`` names (:func:`node_id_of`).
 
+    ``listen`` (``HOST:PORT``, default 127.0.0.1:9092) is a PLAINTEXT listener; the
+    ``listeners`` config replaces it. ``add_scram``: ``kafka-storage format --add-scram``
+    arguments (``SCRAM-SHA-256=[name=admin,password=...]``), stored in
+    ``__cluster_metadata`` before serving.
+
     Raises:
-        InvalidArgumentError: a bad address, a non-loopback address without
-            ``allow_remote``, a bad config, ``log_dir`` is not a directory (or is missing
-            with ``read_only``), ``node_id`` differs from meta.properties', or
-            ``read_only`` with ``auto_create_topics``.
+        InvalidArgumentError: a bad address, a non-loopback PLAINTEXT listener without
+            ``allow_remote``, a bad config (SecurityConfigError for a security key), a
+            bad ``--add-scram``, ``log_dir`` is not a directory (or is missing with
+            ``read_only``), ``node_id`` differs from meta.properties', ``read_only`` with
+            ``auto_create_topics`` or ``add_scram``, ``listen`` with ``listeners``.
         LogDirLockedError: a broker or another kafkalog holds the directory.
         UncleanShutdownError: ``no_recover`` on a directory that needs recovery.
     """
@@ -176,17 +201,25 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int | None = None
             raise InvalidArgumentError(f"{d} is not a directory")
     elif read_only:
         raise InvalidArgumentError(f"{d} does not exist (--read-only creates nothing)")
-    host, port = parse_listen(listen)
-    if not is_loopback(host) and not allow_remote:
-        raise InvalidArgumentError(
-            f"refusing to listen on {host}: the server has no authentication; pass "
-            "--allow-remote to listen beyond loopback")
+    server_configs, broker_configs, security = parse_configs(configs)
+    if listen is not None and security_config.LISTENERS in security:
+        raise InvalidArgumentError("--listen and --config listeners=... exclude each other")
+    host, port = parse_listen(listen or "127.0.0.1:9092")
     if num_partitions < 1:
         raise InvalidArgumentError("--num-partitions must be at least 1")
     if read_only and auto_create_topics:
         raise InvalidArgumentError("--read-only and --auto-create-topics exclude each other")
-    server_configs, broker_configs = parse_configs(configs)
     node_id = node_id_of(d, node_id)
+    if read_only and add_scram:
+        raise InvalidArgumentError("--read-only and --add-scram exclude each other")
+    users = [parse_add_scram(a) for a in add_scram]
+    default_listener = f"PLAINTEXT://{'[' + host + ']' if ':' in host else host}:{port}"
+    listeners, _ = listeners_of(security, default_listeners=default_listener,
+                                advertised_host=advertised_host)
+    _check_remote(listeners, allow_remote)
+    validate_configs(security, listeners)
+    server_configs.setdefault(security_config.LISTENERS,
+                              security.get(security_config.LISTENERS, default_listener))
     if not d.exists():
         # LogManager.createAndValidateLogDirs: "Log directory ... not found, creating it."
         logging.getLogger("kafkalog").info("Log directory %s not found, creating it.", d)
@@ -198,10 +231,16 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int | None = None
                             num_partitions=num_partitions, read_only=read_only)
 
     def ready(server):
-        print(f"kafkalog serve: listening on {host}:{server.options.port} "
-              f"(node {node_id}, {len(server.catalog.topics)} topics, log dir {d}"
-              f"{', read-only' if read_only else ''}); no authentication", file=sys.stderr,
-              flush=True)
+        for sec in server.security.listeners:
+            print(f"kafkalog serve: listening on {_bound(sec.listener)} "
+                  f"({describe_listener(sec)})", file=sys.stderr, flush=True)
+        auth = server.security.authorizer
+        authz = "no authorizer" if auth is None else (
+            f"StandardAuthorizer, {auth.acl_count()} ACLs, super.users "
+            f"{','.join(sorted(auth.super_users)) or '-'}, allow.everyone.if.no.acl.found "
+            f"{'true' if auth.allow_everyone else 'false'}")
+        print(f"kafkalog serve: node {node_id}, {len(server.catalog.topics)} topics, log dir "
+              f"{d}{', read-only' if read_only else ''}; {authz}", file=sys.stderr, flush=True)
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(message)s")
@@ -218,4 +257,43 @@ def serve(log_dir, *, listen: str = "127.0.0.1:9092", node_id: int | None = None
     run(d, options, bind_host=host, server_configs=server_configs,
         broker_configs=broker_configs,
         metrics_interval=metrics_interval if metrics else None, on_ready=ready,
-        recovered=recovered, lock=lock)
+        recovered=recovered, lock=lock, security_configs=security, add_scram=users)
+
+
+def _check_remote(listeners, allow_remote: bool) -> None:
+    """A listener without authentication (PLAINTEXT) on a non-loopback address (or every
+    interface) needs ``--allow-remote``; SSL and SASL listeners do not."""
+    if allow_remote:
+        return
+    for lis in listeners:
+        ep = lis.endpoint
+        if ep.security_protocol == "PLAINTEXT" and not is_loopback(ep.host or "0.0.0.0"):
+            raise InvalidArgumentError(
+                f"refusing to listen on {ep.host or 'every interface'} with listener "
+                f"{ep.listener} (PLAINTEXT): it has no authentication; pass --allow-remote "
+                "to listen beyond loopback, or use an SSL or SASL listener")
+
+
+def _bound(lis) -> str:
+    host = lis.endpoint.host or "0.0.0.0"
+    return f"{'[' + host + ']' if ':' in host else host}:{lis.endpoint.port}"
+
+
+def describe_listener(sec) -> str:
+    """One listener for the start-up line: name, protocol, how clients authenticate, what
+    it advertises (no secret)."""
+    lis = sec.listener
+    ep = lis.endpoint
+    parts = [ep.listener if ep.listener == ep.security_protocol
+             else f"{ep.listener} ({ep.security_protocol})"]
+    if sec.uses_sasl:
+        parts.append("SASL " + ", ".join(sec.mechanisms))
+    if sec.ssl_context is not None:
+        auth = (security_config.effective(lis.configs, "ssl.client.auth") or "none").lower()
+        parts.append("TLS" + ("" if auth == "none" else f", client certificates {auth}"))
+    if ep.security_protocol == "PLAINTEXT":
+        parts.append("no authentication")
+    advertised = f"{lis.advertised_host}:{lis.advertised_port}"
+    if advertised != _bound(lis):
+        parts.append(f"advertised as {advertised}")
+    return ", ".join(parts)

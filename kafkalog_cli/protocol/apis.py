@@ -31,6 +31,7 @@ class ApiKeys(IntEnum):
     SYNC_GROUP = 14
     DESCRIBE_GROUPS = 15
     LIST_GROUPS = 16
+    SASL_HANDSHAKE = 17
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
@@ -40,13 +41,19 @@ class ApiKeys(IntEnum):
     ADD_OFFSETS_TO_TXN = 25
     END_TXN = 26
     TXN_OFFSET_COMMIT = 28
+    DESCRIBE_ACLS = 29
+    CREATE_ACLS = 30
+    DELETE_ACLS = 31
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     DESCRIBE_LOG_DIRS = 35
+    SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_CLUSTER = 60
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
@@ -118,6 +125,19 @@ APIS: dict[int, Api] = {a.key: a for a in (
     Api(ApiKeys.DESCRIBE_TRANSACTIONS, s.DescribeTransactionsRequest,
         s.DescribeTransactionsResponse, 0, 0),
     Api(ApiKeys.LIST_TRANSACTIONS, s.ListTransactionsRequest, s.ListTransactionsResponse, 0, 1),
+    # security (server/security/): advertised on every listener, as a broker does; on a
+    # listener without SASL a SaslHandshake is answered ILLEGAL_SASL_STATE, and without an
+    # authorizer the ACL APIs answer SECURITY_DISABLED. The ACL APIs' v0 went in Kafka 4.0.
+    Api(ApiKeys.SASL_HANDSHAKE, s.SaslHandshakeRequest, s.SaslHandshakeResponse, 0, 1),
+    Api(ApiKeys.SASL_AUTHENTICATE, s.SaslAuthenticateRequest, s.SaslAuthenticateResponse,
+        0, 2),
+    Api(ApiKeys.DESCRIBE_ACLS, s.DescribeAclsRequest, s.DescribeAclsResponse, 1, 3),
+    Api(ApiKeys.CREATE_ACLS, s.CreateAclsRequest, s.CreateAclsResponse, 1, 3),
+    Api(ApiKeys.DELETE_ACLS, s.DeleteAclsRequest, s.DeleteAclsResponse, 1, 3),
+    Api(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, s.DescribeUserScramCredentialsRequest,
+        s.DescribeUserScramCredentialsResponse, 0, 0),
+    Api(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, s.AlterUserScramCredentialsRequest,
+        s.AlterUserScramCredentialsResponse, 0, 0),
 )}
 
 

@@ -55,8 +55,10 @@ class Request:
     ``unsupported_version`` is set for an ApiVersions request at a version the server does
     not serve (its body is not parsed: it is answered as v0). ``client_host`` is the
     peer's address as ``RequestContext.clientAddress`` prints it (``/127.0.0.1``), set by
-    the server. ``elements``: the array elements and tagged fields the header and body
-    hold (what :func:`parse_request` counted against its bound).
+    the server; so is ``session``, the connection's security session (listener,
+    principal: ``server.security.authenticator.Session``), None outside a server.
+    ``elements``: the array elements and tagged fields the header and body hold (what
+    :func:`parse_request` counted against its bound).
     """
 
     api: Api
@@ -67,6 +69,7 @@ class Request:
     size: int
     unsupported_version: bool = False
     client_host: str = ""
+    session: object = None
     elements: int = 0
 
     @property

@@ -25,19 +25,22 @@ from ..protocol.errors import Errors
 from . import configs as cfgs
 from .catalog import LogDirCatalog, is_internal, partition_count
 from .handlers import ApiHandlers, TimeSlices, partition_answers
+from .security.acls import CLUSTER_NAME, AclOperation, ResourceType
+from .security.config import is_security_config
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 
 log = logging.getLogger("kafkalog.serve")
 
 # ConfigResource.Type ids
-RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_GROUP = 2, 4, 32
+RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_CLIENT_METRICS, \
+    RESOURCE_GROUP = 2, 4, 8, 16, 32
+#: Errors' default messages (``ApiError(error)``'s message)
+_DEFAULT_MESSAGES = {Errors.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
+                     Errors.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
+                     Errors.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed."}
 #: AlterConfigOp.OpType ids
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 _OP_NAMES = {APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
-#: AclOperation codes the CLUSTER resource supports (CREATE, CLUSTER_ACTION,
-#: DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, ALTER, DESCRIBE): all authorized
-#: without an authorizer (AuthHelper.authorizedOperations), as a 32-bit field
-CLUSTER_AUTHORIZED_OPERATIONS = sum(1 << op for op in (5, 9, 10, 11, 12, 7, 8))
 #: DescribeClusterRequest.EndpointType: BROKER (this node); CONTROLLER (2) is not it
 ENDPOINT_BROKER, ENDPOINT_CONTROLLER = 1, 2
 #: DeleteRecordsRequest.HIGH_WATERMARK / DeleteRecordsResponse.INVALID_LOW_WATERMARK
@@ -61,9 +64,9 @@ class AdminApis(ApiHandlers):
     partitions are made (one admin change at a time, shared with CreateTopics and
     DeleteTopics)."""
 
-    def __init__(self, catalog: LogDirCatalog, options,
+    def __init__(self, catalog: LogDirCatalog, options, auth=None,
                  metadata_lock: asyncio.Lock | None = None, make_partitions=None):
-        super().__init__(catalog, options)
+        super().__init__(catalog, options, auth)
         self.metadata_lock = metadata_lock or asyncio.Lock()
         #: ``await make_partitions(topic, partitions)`` (KafkaApis.make_partitions)
         self.make_partitions = make_partitions
@@ -85,12 +88,18 @@ class AdminApis(ApiHandlers):
         synonyms = body.get("includeSynonyms", False)
         layers = self.catalog.broker_configs
         results = []
+        denied = []  # ConfigHelper: the unauthorized resources answered after the others
         for r in body["resources"]:
             rtype, rname = r["resourceType"], r["resourceName"]
             # ConfigHelper.describeConfigs: a described resource's errorMessage is "" (and
             # so is an unknown topic's, as the pinned broker answers)
             res = {"errorCode": 0, "errorMessage": "", "resourceType": rtype,
                    "resourceName": rname, "configs": []}
+            error = self._config_authorization(req, AclOperation.DESCRIBE_CONFIGS, rtype, rname)
+            if error is not None:
+                res.update(errorCode=int(error), errorMessage=_DEFAULT_MESSAGES[error])
+                denied.append(res)
+                continue
             results.append(res)
             keys = r["configurationKeys"]
             try:
@@ -118,7 +127,23 @@ class AdminApis(ApiHandlers):
                     raise ApiError(Errors.INVALID_REQUEST, _INVALID_REQUEST_MESSAGE)
             except ApiError as e:
                 res["errorCode"], res["errorMessage"] = int(e.error), e.message
-        return {"throttleTimeMs": 0, "results": results}
+        return {"throttleTimeMs": 0, "results": results + denied}
+
+    def _config_authorization(self, req, op: AclOperation, rtype: int, rname: str):
+        """The error of a config resource the principal may not ``op`` (DESCRIBE_CONFIGS /
+        ALTER_CONFIGS on the cluster for BROKER, on the topic or group), else None."""
+        if not self.auth.enabled:
+            return None
+        if rtype in (RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_CLIENT_METRICS):
+            ok = self.auth.authorize_cluster(req, op)
+            return None if ok else Errors.CLUSTER_AUTHORIZATION_FAILED
+        if rtype == RESOURCE_TOPIC:
+            ok = self.auth.authorize(req, op, ResourceType.TOPIC, rname)
+            return None if ok else Errors.TOPIC_AUTHORIZATION_FAILED
+        if rtype == RESOURCE_GROUP:
+            ok = self.auth.authorize(req, op, ResourceType.GROUP, rname)
+            return None if ok else Errors.GROUP_AUTHORIZATION_FAILED
+        return None
 
     def _check_node_id(self, name: str, not_int: str, other: str) -> None:
         try:
@@ -158,12 +183,12 @@ class AdminApis(ApiHandlers):
                 if seen[(rtype, rname)] > 1:
                     raise ApiError(Errors.INVALID_REQUEST,
                                      "Each resource must appear at most once.")
-                self._alter_resource(r, incremental, validate_only)
+                self._alter_resource(req, r, incremental, validate_only)
             except ApiError as e:
                 res["errorCode"], res["errorMessage"] = int(e.error), e.message
         return {"throttleTimeMs": 0, "responses": responses}
 
-    def _alter_resource(self, r: dict, incremental: bool, validate_only: bool) -> None:
+    def _alter_resource(self, req, r: dict, incremental: bool, validate_only: bool) -> None:
         """One resource of an (Incremental)AlterConfigs.
 
         Raises:
@@ -185,8 +210,11 @@ class AdminApis(ApiHandlers):
                 # AlterConfigOp.OpType.forId throws IllegalArgumentException, which the
                 # broker answers as UNKNOWN_SERVER_ERROR without a message
                 raise ApiError(Errors.UNKNOWN_SERVER_ERROR)
+        # after ConfigAdminManager.preprocess, the controller's authorizeAlterResource
+        error = self._config_authorization(req, AclOperation.ALTER_CONFIGS, rtype, rname)
+        if error is not None:
+            raise ApiError(error, _DEFAULT_MESSAGES[error])
         if self.options.read_only and rtype in _READ_ONLY_ALTER:
-            # after ConfigAdminManager.preprocess, the authorization (authorizeAlterResource)
             raise ApiError(_READ_ONLY_ALTER[rtype], READ_ONLY_MESSAGE)
         if rtype == RESOURCE_BROKER:
             self._alter_broker(rname, changes, incremental, validate_only)
@@ -259,8 +287,10 @@ class AdminApis(ApiHandlers):
                 _apply_op(new, c, (spec.default, spec.type) if spec else (None, 0))
         else:
             new = {c["name"]: c["value"] for c in changes}
+        # the security configs (listener-prefixed too: a broker reconfigures keystores
+        # dynamically) are static here: none is stored in kafkalog-serve.json
         fixed = sorted(n for n in new if n in cfgs.BROKER_CONFIGS
-                       and not cfgs.BROKER_CONFIGS[n].dynamic)
+                       and not cfgs.BROKER_CONFIGS[n].dynamic or is_security_config(n))
         if fixed:
             raise ApiError(Errors.INVALID_REQUEST, "Cannot update these configs "
                              f"dynamically: [{', '.join(fixed)}]")
@@ -290,12 +320,18 @@ class AdminApis(ApiHandlers):
         for dup in dict.fromkeys(n for n in names if counts[n] > 1):
             results.append({"name": dup, "errorCode": int(Errors.INVALID_REQUEST),
                             "errorMessage": "Duplicate topic name."})
+        alterable = self.auth.filter_by_authorized(
+            req, AclOperation.ALTER, ResourceType.TOPIC,
+            [n for n in counts if counts[n] == 1])
         checked = []
         for t in body["topics"]:
             if counts[t["name"]] > 1:
                 continue
             res = {"name": t["name"], "errorCode": 0, "errorMessage": None}
             results.append(res)
+            if t["name"] not in alterable:  # ControllerApis.createPartitions
+                res["errorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
+                continue
             try:
                 checked.append((t, self._create_partitions(t)))
             except ApiError as e:
@@ -382,13 +418,18 @@ class AdminApis(ApiHandlers):
                                 "wanted an endpoint of type CONTROLLER",
                 "clusterId": "", "brokers": []}
         node = self.options.node_id
+        host, port = self.endpoint(req)
+        # AuthHelper.computeDescribeClusterResponse: the operations when asked, 0 without
+        # DESCRIBE on the cluster
+        ops = -2147483648
+        if body["includeClusterAuthorizedOperations"]:
+            ops = (self.auth.authorized_operations(req, ResourceType.CLUSTER, CLUSTER_NAME)
+                   if self.auth.authorize_cluster(req, AclOperation.DESCRIBE) else 0)
         return {"throttleTimeMs": 0, "errorCode": 0, "errorMessage": None,
                 "endpointType": ENDPOINT_BROKER, "clusterId": self.catalog.cluster_id,
                 "controllerId": node,
-                "brokers": [{"brokerId": node, "host": self.options.host,
-                             "port": self.options.port, "rack": None}],
-                "clusterAuthorizedOperations": CLUSTER_AUTHORIZED_OPERATIONS
-                if body["includeClusterAuthorizedOperations"] else -2147483648}
+                "brokers": [{"brokerId": node, "host": host, "port": port, "rack": None}],
+                "clusterAuthorizedOperations": ops}
 
     # -- DescribeLogDirs ------------------------------------------------------------------
 
@@ -399,6 +440,9 @@ class AdminApis(ApiHandlers):
         high watermark is the log end offset); partitions not served are left out."""
         wanted = req.body["topics"]
         d = self.catalog.log_dir.absolute()
+        if not self.auth.authorize_cluster(req, AclOperation.DESCRIBE):
+            return {"throttleTimeMs": 0, "errorCode": int(Errors.CLUSTER_AUTHORIZATION_FAILED),
+                    "results": []}
         result = {"errorCode": 0, "logDir": str(d), "topics": []}
         try:
             st = os.statvfs(d)
@@ -430,12 +474,17 @@ class AdminApis(ApiHandlers):
         deletion survives a crash). ``lowWatermark`` is the log start offset after it."""
         topics = []
         moved = False
+        deletable = self.auth.filter_by_authorized(req, AclOperation.DELETE, ResourceType.TOPIC,
+                                                   [t["name"] for t in req.body["topics"]])
         slices = TimeSlices()
         for name, p, parts in partition_answers(req.body["topics"], topics):
             idx = p["partitionIndex"]
             res = {"partitionIndex": idx, "lowWatermark": INVALID_LOW_WATERMARK,
                    "errorCode": 0}
             parts.append(res)
+            if name not in deletable:
+                res["errorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
+                continue
             try:
                 res["lowWatermark"], changed = self._delete_records(name, idx, p["offset"])
                 moved = moved or changed

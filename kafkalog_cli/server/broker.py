@@ -40,6 +40,14 @@ ms), else on a codec thread (:mod:`.workers`); the same for encoding responses
 :data:`MAX_REQUEST_ELEMENTS` bounds them. Produce batches are validated on worker threads
 (:mod:`.workers`), so one large batch does not stall the other connections.
 
+Security (:mod:`.security`): the server opens every listener of ``listeners`` (default:
+one PLAINTEXT listener on ``options.host:options.port``), TLS on SSL / SASL_SSL ones. Each
+connection has a :class:`~.security.authenticator.Session` (its listener and principal,
+attached to every request); on a SASL listener the SASL exchange runs before the first
+request is dispatched, and a failed authentication is answered and closed after
+``connection.failed.authentication.delay.ms``. Before dispatch, a SaslHandshake may start a
+re-authentication and an expired session closes the connection.
+
 :class:`ServerThread` runs the server on its own event-loop thread (tests, benchmarks);
 :func:`run` runs it in the foreground until SIGTERM/SIGINT (``kafkalog serve``).
 """
@@ -53,18 +61,30 @@ import signal
 import threading
 
 from ..errors import (
+    AuthenticationError,
     CloseConnection,
     IncompleteFrame,
     InvalidRequest,
     RequestTooManyElements,
+    SecurityConfigError,
     UnreadableError,
 )
-from ..protocol.wire import parse_request, read_frame_body, read_frame_size, response_parts
+from ..protocol.apis import ApiKeys
+from ..protocol.wire import (
+    Request,
+    parse_request,
+    read_frame_body,
+    read_frame_size,
+    response_parts,
+)
 from ..schema.deferred import DeferredBytes
 from . import configs as cfgs
 from .catalog import LogDirCatalog
 from .kafka_apis import NO_RESPONSE, KafkaApis, ServerOptions
 from .metrics import BrokerTopicStats
+from .security.authenticator import ListenerSecurity, SaslAuthenticator, Session, can_reauthenticate
+from .security.listeners import listeners_of
+from .security.server_security import ServerSecurity
 from .workers import WorkerPool
 
 log = logging.getLogger("kafkalog.serve")
@@ -211,25 +231,39 @@ async def _cancelled(task: asyncio.Task | None) -> None:
 
 
 class KafkaServer:
-    """Serve ``catalog`` on ``options.host:options.port`` (port 0: an ephemeral port).
+    """Serve ``catalog`` on ``options.host:options.port`` (port 0: an ephemeral port), or
+    on the ``listeners`` of ``security_configs``.
 
     ``broker_configs``: :data:`~.configs.SOCKET_CONFIGS` overrides (name -> value):
     ``socket.request.max.bytes``, ``queued.max.request.bytes``,
     ``connections.max.idle.ms`` (DescribeConfigs reports them as static broker configs).
+    ``security_configs``: the security keys (:mod:`.security.config`: listeners, TLS, SASL,
+    the authorizer); ``add_scram``: :class:`~.security.scram.ScramUser` credentials to store
+    before listening (``--add-scram``).
 
     Raises:
         InvalidConfigError: a broker config out of range.
+        SecurityConfigError: a security config serve cannot run with.
     """
 
     def __init__(self, catalog: LogDirCatalog, options: ServerOptions, *,
                  bind_host: str | None = None, metrics_interval: float | None = None,
                  broker_configs: dict | None = None,
-                 checkpoint_interval: float = CHECKPOINT_INTERVAL_S):
+                 checkpoint_interval: float = CHECKPOINT_INTERVAL_S,
+                 security_configs: dict | None = None, add_scram=()):
         self.catalog = catalog
         self.options = options
         self.bind_host = bind_host or options.host
         self.stats = BrokerTopicStats()
-        self.apis = KafkaApis(catalog, options, self.stats)
+        listeners, skipped = listeners_of(
+            security_configs or {}, default_listeners=_listener_uri(self.bind_host, options.port),
+            advertised_host=options.host if options.host != self.bind_host else None)
+        self.security = ServerSecurity(catalog, security_configs or {}, listeners)
+        for name in skipped:
+            self.security.notes.append(f"listener {name} is a controller listener "
+                                       "(controller.listener.names): not opened")
+        self._add_scram = list(add_scram)
+        self.apis = KafkaApis(catalog, options, self.stats, security=self.security)
         self.metrics_interval = metrics_interval
         self.configs = cfgs.broker_configs(broker_configs)
         catalog.broker_configs.static.update({k: str(v) for k, v in (broker_configs or {}).items()})
@@ -237,9 +271,16 @@ class KafkaServer:
         self.memory_pool = RequestMemoryPool(self.configs[cfgs.QUEUED_MAX_REQUEST_BYTES])
         idle_ms = self.configs[cfgs.CONNECTIONS_MAX_IDLE_MS]
         self.max_idle = idle_ms / 1000 if idle_ms >= 0 else None
+        for sec in self.security.listeners:
+            if idle_ms >= 0 and sec.failed_auth_delay_ms >= idle_ms:
+                raise SecurityConfigError(
+                    f"connection.failed.authentication.delay.ms={sec.failed_auth_delay_ms} "
+                    f"should always be less than connections.max.idle.ms={idle_ms} to prevent "
+                    "failed authentication responses from timing out",
+                    "connection.failed.authentication.delay.ms")
         self._connections: dict[asyncio.Task, _Connection] = {}
         self._idle_task: asyncio.Task | None = None
-        self._server: asyncio.base_events.Server | None = None
+        self._servers: list[asyncio.base_events.Server] = []
         self._clients: set[asyncio.Task] = set()
         self._metrics_task: asyncio.Task | None = None
         self.checkpoint_interval = checkpoint_interval
@@ -250,16 +291,32 @@ class KafkaServer:
         self.codec = WorkerPool(CODEC_THREADS, name="kafkalog-codec")
 
     async def start(self) -> int:
-        """Load the coordinators' state, then listen; returns the bound port.
+        """Load the coordinators' state and the ACLs and SCRAM credentials, store the
+        ``add_scram`` credentials, then open every listener; returns the first listener's
+        bound port (each listener's is in its ``endpoint.port``; a port 0 advertised is the
+        bound one).
 
         Raises:
             CoordinatorLoadError: ``__consumer_offsets`` does not load (nothing is served).
+            KafkalogError: ``__cluster_metadata`` does not load.
+            OSError: a listener's address cannot be bound.
         """
         self.apis.load()
-        self._server = await asyncio.start_server(self._client, self.bind_host,
-                                                  self.options.port, reuse_address=True)
-        port = self._server.sockets[0].getsockname()[1]
-        self.options.port = port
+        self.security.load()
+        if self._add_scram:
+            self.security.add_scram_users(self._add_scram)
+        for note in self.security.notes:
+            log.info("%s", note)
+        try:
+            for sec in self.security.listeners:
+                await self._listen(sec)
+        except BaseException:
+            for srv in self._servers:
+                srv.close()
+            raise
+        first = self.security.listeners[0].listener
+        port = first.endpoint.port
+        self.options.host, self.options.port = first.advertised_host, first.advertised_port
         if self.metrics_interval:
             self._metrics_task = asyncio.create_task(self._report_metrics())
         if self.checkpoint_interval and not self.options.read_only:
@@ -269,6 +326,23 @@ class KafkaServer:
         if not self.options.read_only:
             self._txn_task = asyncio.create_task(self._abort_timed_out_transactions())
         return port
+
+    async def _listen(self, sec: ListenerSecurity) -> None:
+        """Bind one listener (TLS when it has a context) and note its bound port."""
+        lis = sec.listener
+        ep = lis.endpoint
+
+        async def client(reader, writer):
+            await self._client(reader, writer, sec)
+
+        server = await asyncio.start_server(
+            client, ep.host or None, ep.port, reuse_address=True, ssl=sec.ssl_context,
+            ssl_handshake_timeout=self.max_idle or 60.0 if sec.ssl_context else None)
+        self._servers.append(server)
+        bound = server.sockets[0].getsockname()[1]
+        if lis.advertised_port == 0:
+            lis.advertised_port = bound
+        ep.port = bound
 
     async def _abort_timed_out_transactions(self) -> None:
         """TransactionCoordinator's scheduled abortTimedOutTransactions, every
@@ -286,8 +360,8 @@ class KafkaServer:
         """Stop listening, abort every connection (what is unsent is dropped: a client
         that does not read cannot hold the stop up), then close the log directory cleanly.
         Returns within about :data:`STOP_WAIT_S` plus the directory's close."""
-        if self._server is not None:
-            self._server.close()
+        for srv in self._servers:
+            srv.close()
         for task, conn in list(self._connections.items()):
             conn.abort()
             task.cancel()
@@ -307,9 +381,9 @@ class KafkaServer:
             await _cancelled(self._metrics_task)
             for line in self.stats.report():
                 log.info("%s", line)
-        if self._server is not None:
+        for srv in self._servers:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 1)
+                await asyncio.wait_for(srv.wait_closed(), 1)
         self.catalog.close()
 
     async def _checkpoints(self) -> None:
@@ -344,41 +418,51 @@ class KafkaServer:
                     conn.abort()
                     task.cancel()
 
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                      sec: ListenerSecurity) -> None:
         task = asyncio.current_task()
         self._clients.add(task)
         loop = asyncio.get_running_loop()
         conn = self._connections[task] = _Connection(writer, loop.time())
+        # FileRecords.writeTo over TLS (SslTransportLayer.transferFrom): read, then
+        # encrypted and written; os.sendfile only on a plain socket
+        conn.sendfile = sec.ssl_context is None
         writer.transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         where = _peer(writer)
         peer = writer.get_extra_info("peername")
         client_host = f"/{peer[0]}" if isinstance(peer, tuple) else ""  # clientAddress
-        pool = self.memory_pool
+        session = Session(sec, peer, writer.get_extra_info("sockname"))
 
         def touch():
             conn.last_active = loop.time()
 
         ended = False
         try:
+            if not await self._authenticate(session, reader, writer):
+                return  # the client left during the SASL exchange (the finally closes)
+            touch()
             while True:
                 size = await read_frame_size(reader, self.max_request_size)
                 if size is None:
                     break
                 touch()
-                parts = await self._handle(conn, reader, size, client_host, touch)
-                if parts is not None:
-                    unsent = sum(len(p) for p in parts if not isinstance(p, DeferredBytes))
-                    pool.force_acquire(unsent)
-                    try:
-                        await self._write(conn, parts, touch)
-                    finally:
-                        pool.release(unsent)
-                    del parts
+                out = await self._handle(conn, session, reader, size, client_host, touch)
+                if isinstance(out, Request):  # a SaslHandshake: re-authentication
+                    await self._reauthenticate(session, out, reader, writer)
+                    touch()
+                elif out is not None:
+                    await self._write_response(conn, out, touch)
+                    del out
                 # one request per turn: reading a buffered request and writing into a
                 # socket with room do not yield, so a client pipelining thousands of
                 # requests would otherwise hold the loop until its socket filled
                 await asyncio.sleep(0)
             ended = True
+        except AuthenticationError as e:
+            # a stop or the idle close cancels the delay: close without the answer
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._failed_authentication(session, writer, where, e)
+                ended = True  # close after the answer is flushed
         except InvalidRequest as e:
             self._connection_error(where, f"invalid request: {e}")
         except CloseConnection as e:
@@ -406,11 +490,28 @@ class KafkaServer:
             else:
                 transport.abort()
 
-    async def _handle(self, conn: _Connection, reader: asyncio.StreamReader, size: int,
-                      client_host: str, touch) -> list | None:
+    async def _write_response(self, conn: _Connection, parts: list, touch) -> None:
+        """Write a response's parts, its bytes counted in the memory pool until written."""
+        pool = self.memory_pool
+        unsent = sum(len(p) for p in parts if not isinstance(p, DeferredBytes))
+        pool.force_acquire(unsent)
+        try:
+            await self._write(conn, parts, touch)
+        finally:
+            pool.release(unsent)
+
+    async def _handle(self, conn: _Connection, session: Session,
+                      reader: asyncio.StreamReader, size: int, client_host: str,
+                      touch) -> list | Request | None:
         """Read the body of a frame of ``size`` bytes, parse it, handle it and encode the
         answer, under the frame's :meth:`RequestMemoryPool.reservation`. Returns the
-        response's parts (None: no response)."""
+        response's parts (None: no response), or - a SaslHandshake starting a
+        re-authentication (:meth:`_starts_reauthentication`) - the request, whose exchange
+        the caller runs outside the reservation (the idle timer watching it).
+
+        Raises:
+            CloseConnection: the session expired (``connections.max.reauth.ms``).
+        """
         pool = self.memory_pool
         reserved = pool.reservation(size)
         if not pool.try_acquire(reserved):
@@ -427,6 +528,10 @@ class KafkaServer:
                 pool.release(reserved - held)
             reserved = held
             request.client_host = client_host
+            request.session = session
+            if session.expires_at is not None and \
+                    self._starts_reauthentication(session, request):
+                return request
             result = await self.apis.handle(request)
             request.body = None  # the records: given back with the bytes
             if result is NO_RESPONSE:
@@ -494,15 +599,91 @@ class KafkaServer:
                 if done != n:
                     raise UnreadableError(f"the file ends inside a fetched range ({done} of "
                                           f"{n} bytes sent)", file=part.segment.log_path)
-            else:
-                writer.write(part.read(sent, n))
-                await writer.drain()
+            else:  # the bytes read are counted in the pool until written
+                self.memory_pool.force_acquire(n)
+                try:
+                    writer.write(part.read(sent, n))
+                    await writer.drain()
+                finally:
+                    self.memory_pool.release(n)
             sent += n
             touch()
+
+    async def _authenticate(self, session: Session, reader, writer) -> bool:
+        """The connection's principal: the client certificate's on SSL, the SASL
+        exchange's on SASL listeners (ANONYMOUS otherwise). False: the client closed the
+        connection during the SASL exchange.
+
+        Raises:
+            AuthenticationError: answer after the failure delay, then close.
+            CloseConnection: a certificate no ``ssl.principal.mapping.rules`` rule maps.
+        """
+        sec = session.security
+        if sec.ssl_context is not None and not sec.uses_sasl:
+            from .security.ssl_factory import ssl_principal
+
+            try:
+                session.principal = ssl_principal(writer.get_extra_info("ssl_object"),
+                                                  sec.principal_mapper)
+            except ValueError as e:
+                raise CloseConnection(f"SSL principal mapping failed: {e}") from None
+        if sec.uses_sasl:
+            return await SaslAuthenticator(session, self.apis.handle_api_versions).authenticate(
+                reader, writer)
+        return True
+
+    @staticmethod
+    def _starts_reauthentication(session: Session, request: Request) -> bool:
+        """Before dispatch, on a session with a lifetime: True for a SaslHandshake that
+        starts a re-authentication; any request after the session expired closes the
+        connection (``KafkaChannel`` / ``SocketServer.Processor``).
+
+        Raises:
+            CloseConnection: the session expired.
+        """
+        now = asyncio.get_running_loop().time()
+        if request.api_key == ApiKeys.SASL_HANDSHAKE and can_reauthenticate(session, now):
+            return True
+        if session.expired(now):
+            raise CloseConnection(f"the session of {session.principal} expired "
+                                  "(connections.max.reauth.ms) without re-authentication")
+        return False
+
+    async def _reauthenticate(self, session: Session, request: Request, reader,
+                              writer) -> None:
+        """The re-authentication ``request`` (a SaslHandshake) starts.
+
+        Raises:
+            AuthenticationError: answer after the failure delay, then close.
+            CloseConnection: the client closed the connection during it.
+        """
+        if not await SaslAuthenticator(session, self.apis.handle_api_versions,
+                                       reauth_of=session.mechanism).authenticate(
+                reader, writer, first_request=request):
+            raise CloseConnection("the client closed the connection during re-authentication")
+
+    async def _failed_authentication(self, session: Session, writer, where: str,
+                                     e: AuthenticationError) -> None:
+        """``Selector``'s delayed close: wait ``connection.failed.authentication.delay.ms``,
+        send the failure response (if any), close."""
+        log.info("connection %s: failed authentication on listener %s: %s", where,
+                 session.listener_name, e.message)
+        delay = session.security.failed_auth_delay_ms / 1000
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if e.response is not None:
+            with contextlib.suppress(ConnectionError, OSError):
+                writer.write(e.response)
+                await asyncio.wait_for(writer.drain(), 5)
 
     def _connection_error(self, where: str, message: str) -> None:
         self.connection_errors += 1
         log.warning("connection %s: %s", where, message)
+
+
+def _listener_uri(host: str, port: int) -> str:
+    """``PLAINTEXT://host:port`` (an IPv6 host in brackets): ``--listen`` as a listener."""
+    return f"PLAINTEXT://{'[' + host + ']' if ':' in host else host}:{port}"
 
 
 def _peer(writer: asyncio.StreamWriter) -> str:
@@ -524,10 +705,11 @@ def _open(log_dir, options: ServerOptions, server_configs: dict | None,
 def run(log_dir, options: ServerOptions, *, bind_host: str | None = None,
         server_configs: dict | None = None, broker_configs: dict | None = None,
         metrics_interval: float | None = None, on_ready=None, recovered: bool = False,
-        lock=None) -> None:
+        lock=None, security_configs: dict | None = None, add_scram=()) -> None:
     """Serve in the foreground until SIGTERM or SIGINT, then close cleanly.
 
-    ``server_configs``: topic config defaults; ``broker_configs``: see :class:`KafkaServer`;
+    ``server_configs``: topic config defaults; ``broker_configs``, ``security_configs``,
+    ``add_scram``: see :class:`KafkaServer`;
     ``recovered``: the caller ran the log recovery on ``log_dir`` just before; ``lock``:
     the directory's :class:`~kafkalog_cli.storage.lock.LogDirLock`, held by the caller
     (released at the end).
@@ -541,16 +723,17 @@ def run(log_dir, options: ServerOptions, *, bind_host: str | None = None,
         raise
     try:
         asyncio.run(_serve_until_signal(catalog, options, bind_host, metrics_interval,
-                                        on_ready, broker_configs))
+                                        on_ready, broker_configs, security_configs, add_scram))
     finally:
         catalog.close(clean=False)  # a no-op after the clean close; else release the lock
 
 
 async def _serve_until_signal(catalog, options, bind_host, metrics_interval, on_ready,
-                              broker_configs):
+                              broker_configs, security_configs, add_scram):
     try:
         server = KafkaServer(catalog, options, bind_host=bind_host,
-                             metrics_interval=metrics_interval, broker_configs=broker_configs)
+                             metrics_interval=metrics_interval, broker_configs=broker_configs,
+                             security_configs=security_configs, add_scram=add_scram)
         await server.start()
     except BaseException:
         catalog.close(clean=False)
@@ -579,8 +762,11 @@ class ServerThread:
     def __init__(self, log_dir, options: ServerOptions | None = None, *,
                  server_configs: dict | None = None, broker_configs: dict | None = None,
                  metrics_interval: float | None = None,
-                 checkpoint_interval: float = CHECKPOINT_INTERVAL_S):
+                 checkpoint_interval: float = CHECKPOINT_INTERVAL_S,
+                 security_configs: dict | None = None, add_scram=()):
         self.checkpoint_interval = checkpoint_interval
+        self.security_configs = security_configs
+        self.add_scram = add_scram
         self.log_dir = log_dir
         self.options = options or ServerOptions(port=0)
         self.server_configs = server_configs
@@ -600,6 +786,13 @@ class ServerThread:
     def bootstrap(self) -> str:
         return f"{self.options.host}:{self.options.port}"
 
+    def listener_port(self, name: str) -> int:
+        """The bound port of the listener ``name`` (upper case)."""
+        for sec in self.server.security.listeners:
+            if sec.listener.name == name:
+                return sec.listener.endpoint.port
+        raise KeyError(name)
+
     def start(self) -> ServerThread:
         catalog = _open(self.log_dir, self.options, self.server_configs)
         self._loop = asyncio.new_event_loop()
@@ -607,7 +800,9 @@ class ServerThread:
             self.server = KafkaServer(catalog, self.options,
                                       metrics_interval=self.metrics_interval,
                                       broker_configs=self.broker_configs,
-                                      checkpoint_interval=self.checkpoint_interval)
+                                      checkpoint_interval=self.checkpoint_interval,
+                                      security_configs=self.security_configs,
+                                      add_scram=self.add_scram)
         except BaseException:
             catalog.close(clean=False)
             self._loop.close()

@@ -44,6 +44,7 @@ from ..errors import (
     UnknownTopicConfigError,
 )
 from ..storage.config import LogConfig
+from .security import config as security_config
 
 # ConfigType of DescribeConfigsResponse (ConfigDef.Type order)
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
@@ -219,8 +220,12 @@ _BROKER_AT_LEAST = {"fetch.max.bytes": 1024, "replica.fetch.response.max.bytes":
                     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1}
 
 
-#: Broker config name -> :class:`BrokerConfig` (the subset this server reports).
-BROKER_CONFIGS: dict[str, BrokerConfig] = _broker_configs()
+#: Broker config name -> :class:`BrokerConfig` (the subset this server reports), the
+#: security configs included (:mod:`.security.config`; PASSWORD ones are described with a
+#: null value and ``isSensitive``).
+BROKER_CONFIGS: dict[str, BrokerConfig] = _broker_configs() | {
+    name: BrokerConfig(default, kind)
+    for name, (default, kind) in security_config.SECURITY_CONFIGS.items()}
 #: Broker configs set from the command line (``--node-id``, ``--log-dir``, ...), refused
 #: in ``--config``.
 _FROM_OPTIONS = frozenset({"node.id", "broker.id", "log.dirs", "num.partitions",
@@ -587,9 +592,13 @@ def describe_broker(layers: BrokerConfigLayers, *, per_broker: bool,
         value = layers.dynamic_default[n] if not per_broker else layers.value(n)
         synonyms = layers.synonyms(n, per_broker=per_broker)
         source = synonyms[0]["source"] if synonyms else int(ConfigSource.DEFAULT_CONFIG)
+        sensitive = spec.type == PASSWORD or security_config.is_sensitive(n)
+        if sensitive:  # ConfigHelper: a PASSWORD's value (and its synonyms') is null
+            value = None
+            synonyms = [dict(syn, value=None) for syn in synonyms]
         out.append({"name": n, "value": value, "readOnly": not spec.dynamic,
                     "isDefault": source == ConfigSource.DEFAULT_CONFIG,
-                    "configSource": source, "isSensitive": False,
+                    "configSource": source, "isSensitive": sensitive,
                     "synonyms": synonyms if include_synonyms else [],
                     "configType": spec.type, "documentation": None})
     return out

@@ -22,18 +22,20 @@ from ..schema.flexible import ZERO_UUID
 from . import reads
 from .handlers import ApiHandlers, TimeSlices, partition_answers
 from .metrics import BrokerTopicStats
+from .security.acls import AclOperation, ResourceType
 
 
 class FetchApis(ApiHandlers):
     """The read handlers of one node over ``catalog``. ``appended()``: the event set at
     the next append (a delayed fetch waits on it); ``stats``: the broker's topic
-    metrics."""
+    metrics; ``auth``: the server's :class:`~.security.authorizer.AuthHelper` (None: no
+    authorizer)."""
 
     #: handlers that await (all: each reads in time slices)
     AWAITING = frozenset({ApiKeys.FETCH, ApiKeys.LIST_OFFSETS})
 
-    def __init__(self, catalog, options, stats: BrokerTopicStats, appended):
-        super().__init__(catalog, options)
+    def __init__(self, catalog, options, stats: BrokerTopicStats, appended, auth=None):
+        super().__init__(catalog, options, auth)
         self.stats = stats
         self.appended = appended
 
@@ -47,7 +49,9 @@ class FetchApis(ApiHandlers):
         append, counts the bytes available from there without reading; when they reach
         ``minBytes`` (or a partition rolled, vanished, or ``maxWaitMs`` passed) it reads
         again and answers. The records are ranges of the segment files
-        (:class:`~kafkalog_cli.storage.segment.FileSlice`), written from the files."""
+        (:class:`~kafkalog_cli.storage.segment.FileSlice`), written from the files. The
+        topics the principal may not READ answer TOPIC_AUTHORIZATION_FAILED before their
+        existence is looked at (so it is not disclosed)."""
         body = req.body
         v = req.api_version
         if body.get("sessionEpoch", -1) > 0:
@@ -62,13 +66,14 @@ class FetchApis(ApiHandlers):
         deadline = time.monotonic() + max_wait / 1000
         event = self.appended()
         wanted = _fetch_data(body, v)
+        readable = self._readable_topics(req, wanted)
         responses, total, errored, waiting = await self._read_all(wanted, v, max_bytes,
-                                                                  committed)
+                                                                  committed, readable)
         if not (max_wait == 0 or not waiting or total >= min_bytes or errored):
             del responses  # a DelayedFetch keeps the positions only
             await self._delayed_fetch(waiting, event, min_bytes, deadline, committed)
             responses, total, errored, waiting = await self._read_all(wanted, v, max_bytes,
-                                                                      committed)
+                                                                      committed, readable)
         for name, parts in responses:
             n = sum(len(p["records"]) for p in parts)
             if n:
@@ -119,7 +124,25 @@ class FetchApis(ApiHandlers):
             accumulated += n
         return accumulated >= min_bytes
 
-    async def _read_all(self, wanted: list, v: int, max_bytes: int, committed: bool):
+    def _readable_topics(self, req: Request, wanted: list) -> set[str] | None:
+        """The topics of a consumer's Fetch it may READ (KafkaApis.handleFetchRequest:
+        ``filterByAuthorized`` over its partitions, topic ids resolved first); None: every
+        topic (no authorizer)."""
+        if not self.auth.enabled:
+            return None
+        names = []
+        for ft, _ in wanted:
+            if req.api_version >= 13:
+                t = self.catalog.by_id.get(ft["topicId"])
+                if t is None:
+                    continue
+                names.append(t.name)
+            else:
+                names.append(ft["topic"])
+        return self.auth.filter_by_authorized(req, AclOperation.READ, ResourceType.TOPIC, names)
+
+    async def _read_all(self, wanted: list, v: int, max_bytes: int, committed: bool,
+                        readable: set[str] | None = None):
         """ReplicaManager.readFromLog: each partition of ``wanted`` (:func:`_fetch_data`)
         in order, ``max_bytes`` the request's bound (``limitBytes``), the first batch read
         whole (``minOneMessage``; hardMaxBytesLimit is for v0-2 only), in time slices.
@@ -127,7 +150,8 @@ class FetchApis(ApiHandlers):
         [partition data])]`` (consecutive partitions of a topic together, as
         FetchResponse groups them), waiting ``[(topic, partition, fetch offset metadata,
         partitionMaxBytes)]`` of the partitions read without error (what a DelayedFetch
-        keeps)."""
+        keeps). ``readable``: the topics the principal may read (None: all); the others'
+        partitions answer TOPIC_AUTHORIZATION_FAILED."""
         limit = max_bytes
         min_one = True
         responses: list = []
@@ -151,6 +175,10 @@ class FetchApis(ApiHandlers):
             parts = responses[-1][1]
             idx = fp["partition"]
             part = t.partitions.get(idx) if t else None
+            if readable is not None and name is not None and name not in readable:
+                errored = True
+                parts.append(_fetch_error(idx, Errors.TOPIC_AUTHORIZATION_FAILED, ft))
+                continue
             if name:
                 self.stats.mark(name, "TotalFetchRequestsPerSec")
             if part is None:
@@ -190,7 +218,9 @@ class FetchApis(ApiHandlers):
     async def handle_list_offsets(self, req: Request) -> dict:
         """KafkaApis.handleListOffsetRequest -> ReplicaManager.fetchOffset, per partition;
         a search by timestamp decodes batches, so the partitions are searched in time
-        slices (:class:`~.handlers.TimeSlices`)."""
+        slices (:class:`~.handlers.TimeSlices`). ``handleListOffsetRequestV1AndAbove``:
+        the topics the principal may DESCRIBE go through ``fetchOffset``, the others answer
+        TOPIC_AUTHORIZATION_FAILED after them."""
         v = req.api_version
         topics = []
         seen = set()
@@ -200,8 +230,11 @@ class FetchApis(ApiHandlers):
             for p in t["partitions"]:
                 key = (t["name"], p["partitionIndex"])
                 (dups if key in seen else seen).add(key)
+        allowed = self.auth.filter_by_authorized(req, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                 [t["name"] for t in req.body["topics"]])
         answered = set()
-        for name, p, parts in partition_answers(req.body["topics"], topics):
+        for name, p, parts in partition_answers(
+                [t for t in req.body["topics"] if t["name"] in allowed], topics):
             idx = p["partitionIndex"]
             if (name, idx) in answered:
                 continue  # the answers are keyed by topic-partition: a duplicate once
@@ -227,6 +260,12 @@ class FetchApis(ApiHandlers):
                 if found is not None:
                     res["timestamp"], res["offset"], res["leaderEpoch"] = found
             await slices.pause()
+        for t in req.body["topics"]:
+            if t["name"] not in allowed:
+                topics.append({"name": t["name"], "partitions": [
+                    {"partitionIndex": p["partitionIndex"], "leaderEpoch": -1,
+                     "errorCode": int(Errors.TOPIC_AUTHORIZATION_FAILED), "timestamp": -1,
+                     "offset": -1} for p in t["partitions"]]})
         return {"throttleTimeMs": 0, "topics": topics}
 
 

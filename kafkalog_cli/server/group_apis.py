@@ -14,8 +14,13 @@ from ..errors import AppendError
 from ..protocol.apis import ApiKeys
 from ..protocol.errors import Errors
 from .catalog import LogDirCatalog
-from .groups import GROUP_AUTHORIZED_OPERATIONS, MIN_INT32, GroupConfig, GroupCoordinator
+from .groups import MIN_INT32, GroupConfig, GroupCoordinator, _join_error
 from .handlers import ApiHandlers
+from .security.acls import AclOperation, ResourceType
+
+_READ, _DESCRIBE, _DELETE = AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE
+_GROUP, _TOPIC = ResourceType.GROUP, ResourceType.TOPIC
+_GROUP_DENIED = int(Errors.GROUP_AUTHORIZATION_FAILED)
 
 #: FindCoordinatorRequest.CoordinatorType: GROUP (0), TRANSACTION (1); SHARE (2) has no
 #: coordinator here
@@ -51,8 +56,8 @@ class GroupApis(ApiHandlers):
     """The group handlers of one node; ``options`` is the server's ServerOptions."""
 
     def __init__(self, catalog: LogDirCatalog, options,
-                 coordinator: GroupCoordinator | None = None):
-        super().__init__(catalog, options)
+                 coordinator: GroupCoordinator | None = None, auth=None):
+        super().__init__(catalog, options, auth)
         self.groups = coordinator or GroupCoordinator(group_config(catalog))
 
     #: handlers that await the group (JoinGroup / SyncGroup)
@@ -63,13 +68,26 @@ class GroupApis(ApiHandlers):
         body = req.body
         keys = body["coordinatorKeys"] if v >= 4 else [body["key"]]
         node = self.options.node_id
+        host, port = self.endpoint(req)
         out = []
         for key in keys:
             # a found coordinator's errorMessage: "" (the message field's default)
-            c = {"key": key, "nodeId": node, "host": self.options.host,
-                 "port": self.options.port, "errorCode": 0, "errorMessage": ""}
-            if body.get("keyType", COORDINATOR_GROUP) not in (COORDINATOR_GROUP,
-                                                               COORDINATOR_TRANSACTION):
+            c = {"key": key, "nodeId": node, "host": host, "port": port, "errorCode": 0,
+                 "errorMessage": ""}
+            key_type = body.get("keyType", COORDINATOR_GROUP)
+            denied = None
+            if key_type == COORDINATOR_GROUP and not self.auth.authorize(
+                    req, _DESCRIBE, _GROUP, key):
+                denied = Errors.GROUP_AUTHORIZATION_FAILED, "Group authorization failed."
+            elif key_type == COORDINATOR_TRANSACTION and not self.auth.authorize(
+                    req, _DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
+                denied = (Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                          "Transactional Id authorization failed.")
+            if denied is not None:
+                # KafkaApis.getCoordinator: Node.noNode; below v4 the error's message
+                c.update(nodeId=-1, host="", port=-1, errorCode=int(denied[0]),
+                         errorMessage=denied[1] if v < 4 else "")
+            elif key_type not in (COORDINATOR_GROUP, COORDINATOR_TRANSACTION):
                 c.update(nodeId=-1, host="", port=-1,
                          errorCode=int(Errors.COORDINATOR_NOT_AVAILABLE),
                          errorMessage="this server has no share coordinator")
@@ -87,6 +105,8 @@ class GroupApis(ApiHandlers):
                 "port": c["port"]}
 
     async def handle_join_group(self, req) -> dict:
+        if not self.auth.authorize(req, _READ, _GROUP, req.body["groupId"]):
+            return _join_error(Errors.GROUP_AUTHORIZATION_FAILED, "", req.api_version)
         res = await self.groups.join(req.body, req.api_version, req.client_id,
                                      req.client_host)
         if req.api_version < 7 and res["protocolName"] is None:
@@ -94,15 +114,26 @@ class GroupApis(ApiHandlers):
         return res
 
     async def handle_sync_group(self, req) -> dict:
-        return await self.groups.sync(req.body, req.api_version)
+        body = req.body
+        mandatory = req.api_version < 5 or (body.get("protocolType") is not None and
+                                            body.get("protocolName") is not None)
+        if mandatory and not self.auth.authorize(req, _READ, _GROUP, body["groupId"]):
+            # after the v5 protocol check (INCONSISTENT_GROUP_PROTOCOL), as KafkaApis
+            return {"throttleTimeMs": 0, "errorCode": _GROUP_DENIED, "protocolType": None,
+                    "protocolName": None, "assignment": b""}
+        return await self.groups.sync(body, req.api_version)
 
     def handle_heartbeat(self, req) -> dict:
+        if not self.auth.authorize(req, _READ, _GROUP, req.body["groupId"]):
+            return {"throttleTimeMs": 0, "errorCode": _GROUP_DENIED}
         return {"throttleTimeMs": 0, "errorCode": int(self.groups.heartbeat(req.body))}
 
     def handle_leave_group(self, req) -> dict:
         """LeaveGroupRequest.normalizedData: v0-2's one member id as a member; the v0-2
         response carries the member's error as the group's (LeaveGroupResponse)."""
         body = req.body
+        if not self.auth.authorize(req, _READ, _GROUP, body["groupId"]):
+            return {"throttleTimeMs": 0, "errorCode": _GROUP_DENIED, "members": []}
         if req.api_version < 3:
             members = [{"memberId": body["memberId"], "groupInstanceId": None}]
         else:
@@ -118,8 +149,21 @@ class GroupApis(ApiHandlers):
              "errorCode": int(e)} for m, e in zip(members, errors, strict=False)]}
 
     def handle_offset_commit(self, req) -> dict:
+        """KafkaApis.handleOffsetCommitRequest: READ on the group (else every partition
+        GROUP_AUTHORIZATION_FAILED), READ on each topic (TOPIC_AUTHORIZATION_FAILED), the
+        topic's existence, then the coordinator's checks - which are skipped when no
+        partition is left."""
         body = req.body
-        error = self.groups.commit_check(body, req.api_version)
+        if not self.auth.authorize(req, _READ, _GROUP, body["groupId"]):
+            return {"throttleTimeMs": 0, "topics": [
+                {"name": t["name"], "partitions": [
+                    {"partitionIndex": p["partitionIndex"], "errorCode": _GROUP_DENIED}
+                    for p in t["partitions"]]} for t in body["topics"]]}
+        readable = self.auth.filter_by_authorized(req, _READ, _TOPIC,
+                                                  [t["name"] for t in body["topics"]])
+        valid = any(t["name"] in readable and self.catalog.exists(t["name"], p["partitionIndex"])
+                    for t in body["topics"] for p in t["partitions"])
+        error = self.groups.commit_check(body, req.api_version) if valid else Errors.NONE
         limit = self.groups.config.offset_metadata_max_bytes
         now = int(time.time() * 1000)
         topics = []
@@ -128,11 +172,17 @@ class GroupApis(ApiHandlers):
             topics.append({"name": t["name"], "partitions": parts})
             for p in t["partitions"]:
                 idx = p["partitionIndex"]
+                if t["name"] not in readable:
+                    parts.append({"partitionIndex": idx,
+                                  "errorCode": int(Errors.TOPIC_AUTHORIZATION_FAILED)})
+                    continue
+                if not self.catalog.exists(t["name"], idx):
+                    parts.append({"partitionIndex": idx,
+                                  "errorCode": int(Errors.UNKNOWN_TOPIC_OR_PARTITION)})
+                    continue
                 e = error
                 if e is Errors.NONE:
-                    if not self.catalog.exists(t["name"], idx):
-                        e = Errors.UNKNOWN_TOPIC_OR_PARTITION
-                    elif len(p["committedMetadata"] or "") > limit:
+                    if len(p["committedMetadata"] or "") > limit:
                         e = Errors.OFFSET_METADATA_TOO_LARGE
                     else:
                         try:
@@ -149,20 +199,40 @@ class GroupApis(ApiHandlers):
         v = req.api_version
         body = req.body
         if v < 8:
-            topics = self._offsets_of(body["groupId"], body["topics"])
+            if not self.auth.authorize(req, _DESCRIBE, _GROUP, body["groupId"]):
+                return {"throttleTimeMs": 0, "topics": [], "errorCode": _GROUP_DENIED}
+            topics = self._offsets_of(req, body["groupId"], body["topics"])
             return {"throttleTimeMs": 0, "topics": topics, "errorCode": 0}
-        return {"throttleTimeMs": 0, "groups": [
-            {"groupId": g["groupId"], "topics": self._offsets_of(g["groupId"], g["topics"]),
-             "errorCode": 0} for g in body["groups"]]}
+        out = []
+        for g in body["groups"]:
+            if not self.auth.authorize(req, _DESCRIBE, _GROUP, g["groupId"]):
+                out.append({"groupId": g["groupId"], "topics": [], "errorCode": _GROUP_DENIED})
+                continue
+            out.append({"groupId": g["groupId"], "errorCode": 0,
+                        "topics": self._offsets_of(req, g["groupId"], g["topics"])})
+        return {"throttleTimeMs": 0, "groups": out}
 
-    def _offsets_of(self, group_id: str, requested: list | None) -> list[dict]:
-        """The committed offsets; -1 and "" where none was committed; ``None``: all."""
+    def _offsets_of(self, req, group_id: str, requested: list | None) -> list[dict]:
+        """The committed offsets; -1 and "" where none was committed; ``None``: all. Only
+        the topics the principal may DESCRIBE: the others are left out of "all" and
+        answered TOPIC_AUTHORIZATION_FAILED, after the rest, when named."""
         committed = self.groups.committed(group_id)
+        denied = []
         if requested is None:
             by_topic: dict[str, list[int]] = {}
             for name, idx in sorted(committed):
                 by_topic.setdefault(name, []).append(idx)
-            requested = [{"name": n, "partitionIndexes": ps} for n, ps in by_topic.items()]
+            allowed = self.auth.filter_by_authorized(req, _DESCRIBE, _TOPIC, by_topic)
+            requested = [{"name": n, "partitionIndexes": ps} for n, ps in by_topic.items()
+                         if n in allowed]
+        elif self.auth.enabled:
+            allowed = self.auth.filter_by_authorized(req, _DESCRIBE, _TOPIC,
+                                                     [t["name"] for t in requested])
+            denied = [{"name": t["name"], "partitions": [
+                {"partitionIndex": i, "committedOffset": -1, "committedLeaderEpoch": -1,
+                 "metadata": "", "errorCode": int(Errors.TOPIC_AUTHORIZATION_FAILED)}
+                for i in t["partitionIndexes"]]} for t in requested if t["name"] not in allowed]
+            requested = [t for t in requested if t["name"] in allowed]
         out = []
         for t in requested:
             parts = []
@@ -172,7 +242,7 @@ class GroupApis(ApiHandlers):
                               "committedLeaderEpoch": epoch, "metadata": meta,
                               "errorCode": 0})
             out.append({"name": t["name"], "partitions": parts})
-        return out
+        return out + denied
 
     # -- ListGroups / DescribeGroups / DeleteGroups / OffsetDelete ----------------------
 
@@ -180,26 +250,41 @@ class GroupApis(ApiHandlers):
         """KafkaApis.handleListGroupsRequest: every group (v4+ filtered by state, v5+ by
         type), with its protocol type, state and type."""
         body = req.body
-        return {"throttleTimeMs": 0, "errorCode": 0, "groups": self.groups.list_groups(
-            body.get("statesFilter") or [], body.get("typesFilter") or [])}
+        groups = self.groups.list_groups(body.get("statesFilter") or [],
+                                         body.get("typesFilter") or [])
+        if not self.auth.authorize_cluster(req, _DESCRIBE, log_if_denied=False):
+            # without DESCRIBE on the cluster: the groups the principal may describe
+            groups = [g for g in groups if self.auth.authorize(
+                req, _DESCRIBE, _GROUP, g["groupId"], log_if_denied=False)]
+        return {"throttleTimeMs": 0, "errorCode": 0, "groups": groups}
 
     def handle_describe_groups(self, req) -> dict:
         """KafkaApis.handleDescribeGroupsRequest: each group (unknown ones Dead), with the
         group's authorized operations when asked (v3+; all of them, no authorizer)."""
         body = req.body
         ops = req.api_version >= 3 and body.get("includeAuthorizedOperations", False)
-        out = []
+        denied, out = [], []
         for gid in body["groups"]:
+            if not self.auth.authorize(req, _DESCRIBE, _GROUP, gid):
+                # DescribeGroupsResponse.groupError, before the described groups
+                denied.append({"errorCode": _GROUP_DENIED, "groupId": gid, "groupState": "",
+                               "protocolType": "", "protocolData": "", "members": [],
+                               "authorizedOperations": MIN_INT32})
+                continue
             g = self.groups.describe_group(gid)
-            g["authorizedOperations"] = GROUP_AUTHORIZED_OPERATIONS if ops else MIN_INT32
+            g["authorizedOperations"] = self.auth.authorized_operations(
+                req, _GROUP, gid) if ops and g["errorCode"] == 0 else MIN_INT32
             out.append(g)
-        return {"throttleTimeMs": 0, "groups": out}
+        return {"throttleTimeMs": 0, "groups": denied + out}
 
     def handle_delete_groups(self, req) -> dict:
         """KafkaApis.handleDeleteGroupsRequest: each distinct group id once."""
         ids = list(dict.fromkeys(req.body["groupsNames"]))
-        return {"throttleTimeMs": 0, "results": [
-            {"groupId": g, "errorCode": int(e)} for g, e in self.groups.delete_groups(ids)]}
+        allowed = self.auth.filter_by_authorized(req, _DELETE, _GROUP, ids)
+        results = [{"groupId": g, "errorCode": int(e)} for g, e in
+                   self.groups.delete_groups([g for g in ids if g in allowed])]
+        return {"throttleTimeMs": 0, "results": results + [
+            {"groupId": g, "errorCode": _GROUP_DENIED} for g in ids if g not in allowed]}
 
     def handle_offset_delete(self, req) -> dict:
         """KafkaApis.handleOffsetDeleteRequest: partitions of unknown topics or partitions
@@ -207,14 +292,22 @@ class GroupApis(ApiHandlers):
         error (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP) replaces the whole answer."""
         body = req.body
         gid = body["groupId"]
+        if not self.auth.authorize(req, _DELETE, _GROUP, gid):
+            return {"errorCode": _GROUP_DENIED, "throttleTimeMs": 0, "topics": []}
         if not gid:
             return {"errorCode": int(Errors.INVALID_GROUP_ID), "throttleTimeMs": 0,
                     "topics": []}
+        readable = self.auth.filter_by_authorized(req, _READ, _TOPIC,
+                                                  [t["name"] for t in body["topics"]])
         unknown: dict[str, list[tuple[int, Errors]]] = {}
         valid: list[tuple[str, list[int]]] = []
         for t in body["topics"]:
             name = t["name"]
             idxs = [p["partitionIndex"] for p in t["partitions"]]
+            if name not in readable:
+                unknown.setdefault(name, []).extend(
+                    (i, Errors.TOPIC_AUTHORIZATION_FAILED) for i in idxs)
+                continue
             ok = [i for i in idxs if self.catalog.exists(name, i)]
             bad = [i for i in idxs if i not in ok]
             if bad:

@@ -58,9 +58,6 @@ _CAN_REBALANCE = frozenset({STABLE, COMPLETING, EMPTY})
 CONSUMER_PROTOCOL_TYPE = "consumer"
 #: GroupType.CLASSIC.toString()
 CLASSIC = "classic"
-#: AclOperation codes a GROUP supports (READ, DESCRIBE, DELETE, DESCRIBE_CONFIGS,
-#: ALTER_CONFIGS), all authorized without an authorizer
-GROUP_AUTHORIZED_OPERATIONS = sum(1 << op for op in (3, 8, 6, 10, 11))
 MIN_INT32 = -(2**31)
 
 

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 
 from ..protocol.apis import ApiKeys
+from .security.authorizer import AuthHelper
 
 #: the longest (seconds) a handler's loop over a request's partitions runs on the event
 #: loop before it lets the other connections in (:class:`TimeSlices`)
@@ -37,11 +38,18 @@ class TimeSlices:
 class ApiHandlers:
     """A group of request handlers of one node: a method ``handle_<api>`` answers the
     API ``ApiKeys.<API>`` (``handle_delete_records``: DELETE_RECORDS). ``options`` is the
-    server's ServerOptions."""
+    server's ServerOptions; ``auth`` the :class:`~.security.authorizer.AuthHelper` the
+    handlers ask (None: no authorizer, everything allowed)."""
 
-    def __init__(self, catalog, options):
+    def __init__(self, catalog, options, auth: AuthHelper | None = None):
         self.catalog = catalog
         self.options = options
+        self.auth = auth if auth is not None else AuthHelper(None)
+
+    def endpoint(self, req) -> tuple[str, int]:
+        """This node's (host, port) as advertised on the listener ``req`` came in on
+        (``MetadataCache.getAliveBrokerNode(id, request.context.listenerName)``)."""
+        return endpoint_of(req, self.options)
 
     def handlers(self) -> dict:
         """``{ApiKeys member: bound handler}`` of every ``handle_<api>`` method."""
@@ -67,3 +75,12 @@ def partition_answers(request_topics: list[dict],
         answer_topics.append({"name": name, "partitions": parts})
         for p in t["partitions"]:
             yield name, p, parts
+
+
+def endpoint_of(req, options) -> tuple[str, int]:
+    """See :meth:`ApiHandlers.endpoint` (``options``: the server's ServerOptions, the
+    fallback outside a server)."""
+    session = getattr(req, "session", None)
+    if session is not None:
+        return session.advertised
+    return options.host, options.port

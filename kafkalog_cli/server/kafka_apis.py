@@ -55,19 +55,21 @@ from ..storage.dir_files import random_kafka_uuid
 from ..storage.files import validate_topic_name
 from . import configs as cfgs
 from .admin import (
-    CLUSTER_AUTHORIZED_OPERATIONS,
     EXCESSIVE_BATCH_MESSAGE,
     MAX_RECORDS_PER_USER_OP,
     AdminApis,
 )
-from .catalog import LogDirCatalog, Topic, is_internal, remove_partition_dir
+from .catalog import METADATA_TOPIC, LogDirCatalog, Topic, is_internal, remove_partition_dir
 from .coordinator_log import OFFSETS_TOPIC, TRANSACTION_TOPIC, CoordinatorTopic
 from .fetch_apis import FetchApis
 from .group_apis import GroupApis, group_config
 from .group_log import GroupLogStore, load_groups, restore
 from .groups import GroupCoordinator, GroupStore
-from .handlers import SLICE_S, TimeSlices
+from .handlers import SLICE_S, TimeSlices, endpoint_of
 from .metrics import BrokerTopicStats
+from .security.acls import CLUSTER_NAME, AclOperation, ResourceType
+from .security.java_order import java_order
+from .security.server_security import ServerSecurity
 from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 from .transactions import TransactionCoordinator
 from .txn_apis import TxnApis
@@ -76,9 +78,8 @@ from .workers import WorkerPool
 log = logging.getLogger("kafkalog.serve")
 
 ADMIN_CLIENT_ID = "__admin_client"
-#: AclOperation codes a topic supports (READ..ALTER_CONFIGS), as a 32-bit field: what the
-#: broker reports without an authorizer.
-TOPIC_AUTHORIZED_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+#: ``new ApiError(TOPIC_AUTHORIZATION_FAILED)``'s message (the error's default)
+TOPIC_AUTHORIZATION_FAILED_MESSAGE = "Topic authorization failed."
 _INT32 = struct.Struct(">i")
 _INT8 = struct.Struct(">b")
 _INT16 = struct.Struct(">h")
@@ -114,10 +115,18 @@ def _partition_error(index: int, error: Errors) -> dict:
 
 class KafkaApis:
     def __init__(self, catalog: LogDirCatalog, options: ServerOptions,
-                 stats: BrokerTopicStats | None = None):
+                 stats: BrokerTopicStats | None = None, *, security=None):
         self.catalog = catalog
         self.options = options
         self.stats = stats or BrokerTopicStats()
+        #: the server's security (listeners, authorizer, ACLs, SCRAM credentials); None:
+        #: one of no configs (no authorizer, no SASL listener: the security APIs answered
+        #: as such a broker answers them), loaded by :meth:`load`
+        self._own_security = security is None
+        if security is None:
+            security = ServerSecurity(catalog, {}, [])
+        self.security = security
+        self.auth = security.auth
         self._appended = asyncio.Event()
         #: validates Produce batches off the event loop (closed by :meth:`close`)
         self.workers = WorkerPool()
@@ -126,7 +135,8 @@ class KafkaApis:
         self.metadata_lock = asyncio.Lock()
         #: makes and removes partition directories (fsyncs) off the event loop
         self.files = WorkerPool(1, name="kafkalog-files")
-        self.admin = AdminApis(catalog, options, self.metadata_lock, self.make_partitions)
+        self.admin = AdminApis(catalog, options, self.auth, self.metadata_lock,
+                               self.make_partitions)
         #: __consumer_offsets: the group coordinator's records (server/group_log.py)
         self.offsets_topic = CoordinatorTopic(
             catalog, OFFSETS_TOPIC, "offsets.topic.num.partitions",
@@ -134,7 +144,7 @@ class KafkaApis:
         store = GroupStore() if options.read_only else GroupLogStore(
             self.offsets_topic, catalog.topic_id_of)
         self.group_apis = GroupApis(catalog, options,
-                                    GroupCoordinator(group_config(catalog), store))
+                                    GroupCoordinator(group_config(catalog), store), self.auth)
         #: __transaction_state and the transaction coordinator (server/transactions.py)
         self.txn_topic = CoordinatorTopic(
             catalog, TRANSACTION_TOPIC, "transaction.state.log.num.partitions",
@@ -145,7 +155,7 @@ class KafkaApis:
             max_timeout_ms=catalog.broker_configs.int_value("transaction.max.timeout.ms"),
             on_append=lambda: self._notify_append())
         self.txn_apis = TxnApis(catalog, options, self.txn, self.group_apis.groups,
-                                self.offsets_topic)
+                                self.offsets_topic, self.auth)
         #: the group coordinator (server/groups.py)
         self.groups = self.group_apis.groups
         self.handlers = {
@@ -157,11 +167,13 @@ class KafkaApis:
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id,
         }
         #: Fetch and ListOffsets (server/fetch_apis.py)
-        self.reads = FetchApis(catalog, options, self.stats, lambda: self._appended)
+        self.reads = FetchApis(catalog, options, self.stats, lambda: self._appended,
+                               self.auth)
         self.handlers.update(self.reads.handlers())
         self.handlers.update(self.admin.handlers())
         self.handlers.update(self.group_apis.handlers())
         self.handlers.update(self.txn_apis.handlers())
+        self.handlers.update(security.handlers())
         self.handlers[ApiKeys.FIND_COORDINATOR] = self._find_coordinator
         self._awaiting = _AWAITING | AdminApis.AWAITING | GroupApis.AWAITING | \
             FetchApis.AWAITING
@@ -183,6 +195,8 @@ class KafkaApis:
         n = self.txn.load(complete=not self.options.read_only)
         if n:
             log.info("loaded %d transactional ids from %s", n, TRANSACTION_TOPIC)
+        if self._own_security:
+            self.security.load()
 
     def close(self) -> None:
         """Release the worker threads (a validation or a partition being made is
@@ -223,7 +237,10 @@ class KafkaApis:
         it at once, on the loop)."""
         topics = _COORDINATOR_TOPICS[request.api_key]
         if request.api_key == ApiKeys.FIND_COORDINATOR:
-            topics = {0: ("offsets",), 1: ("txn",)}.get(request.body.get("keyType", 0), ())
+            key_type = request.body.get("keyType", 0)
+            topics = {0: ("offsets",), 1: ("txn",)}.get(key_type, ())
+            if topics and not self._may_find(request, key_type):
+                topics = ()  # getCoordinator: no DESCRIBE on any key, no lookup
         elif request.api_key == ApiKeys.INIT_PRODUCER_ID and \
                 request.body.get("transactionalId") is None:
             topics = ()  # an idempotent producer: no transaction coordinator
@@ -245,9 +262,19 @@ class KafkaApis:
         if not self.options.read_only:
             key_type = req.body.get("keyType", 0)
             topic = {0: self.offsets_topic, 1: self.txn_topic}.get(key_type)
-            if topic is not None:
+            if topic is not None and self._may_find(req, key_type):
                 topic.ensure()
         return self.group_apis.handle_find_coordinator(req)
+
+    def _may_find(self, req: Request, key_type: int) -> bool:
+        """getCoordinator looks the coordinator up (and makes its topic) only for a key the
+        principal may DESCRIBE (the group or the transactional id)."""
+        if not self.auth.enabled:
+            return True
+        keys = req.body["coordinatorKeys"] if req.api_version >= 4 else [req.body["key"]]
+        rtype = ResourceType.GROUP if key_type == 0 else ResourceType.TRANSACTIONAL_ID
+        return any(self.auth.authorize(req, AclOperation.DESCRIBE, rtype, k,
+                                       log_if_denied=False) for k in keys)
 
     def _notify_append(self) -> None:
         self._appended.set()
@@ -269,7 +296,7 @@ class KafkaApis:
 
     # -- Metadata -----------------------------------------------------------------------
 
-    def _topic_metadata(self, topic: Topic, version: int, include_ops: bool) -> dict:
+    def _topic_metadata(self, req: Request, topic: Topic, include_ops: bool) -> dict:
         node = self.options.node_id
         parts = []
         for p in sorted(topic.partitions.keys() | topic.offline.keys()):
@@ -286,7 +313,8 @@ class KafkaApis:
         out = {"errorCode": 0, "name": topic.name, "topicId": topic.topic_id,
                "isInternal": is_internal(topic.name), "partitions": parts}
         if include_ops:
-            out["topicAuthorizedOperations"] = TOPIC_AUTHORIZED_OPERATIONS
+            out["topicAuthorizedOperations"] = self.auth.authorized_operations(
+                req, ResourceType.TOPIC, topic.name)
         return out
 
     async def _auto_create(self, name: str) -> Topic | None:
@@ -301,9 +329,15 @@ class KafkaApis:
         return t
 
     async def handle_metadata(self, req: Request) -> Reply:
+        """KafkaApis.handleTopicMetadataRequest: the topics asked (or all), those the
+        principal may not DESCRIBE left out of "all" and answered TOPIC_AUTHORIZATION_FAILED
+        when named (without their id: existence is not disclosed), unknown ones
+        auto-created when allowed (CREATE on the cluster or the topic, else
+        TOPIC_AUTHORIZATION_FAILED); this node advertised on the listener the request came
+        in on; the authorized-operations fields when asked (v8+)."""
         v = req.api_version
         body = req.body
-        include_ops = body.get("includeTopicAuthorizedOperations", False)
+        include_ops = v >= 8 and body.get("includeTopicAuthorizedOperations", False)
         requested = body["topics"]
         topics = []
         if requested and v < 12 and any(r.get("name") is None or r.get("topicId", ZERO_UUID)
@@ -317,60 +351,104 @@ class KafkaApis:
                                "name": "" if r.get("name") is None else r["name"],
                                "topicId": r.get("topicId", ZERO_UUID), "isInternal": False,
                                "partitions": []} for r in requested]})
+        auth = self.auth
         slices = TimeSlices()
         if requested is None or (v == 0 and not requested):
-            for _, t in sorted(self.catalog.topics.items()):
-                topics.append(self._topic_metadata(t, v, include_ops))
-                await slices.pause()
+            names = sorted(self.catalog.topics)
+            allowed = auth.filter_by_authorized(req, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                names, log_if_denied=False)
+            for n in names:
+                if n in allowed and (t := self.catalog.topics.get(n)) is not None:
+                    topics.append(self._topic_metadata(req, t, include_ops))
+                    await slices.pause()
         else:
-            allow_auto = body.get("allowAutoTopicCreation", True) if v >= 4 else True
-            for r in requested:
-                await slices.pause()
-                name = r.get("name")
-                if name is None:
-                    t = self.catalog.by_id.get(r.get("topicId", ZERO_UUID))
-                    if t is None:
-                        topics.append({"errorCode": int(Errors.UNKNOWN_TOPIC_ID), "name": None,
-                                       "topicId": r.get("topicId", ZERO_UUID),
-                                       "partitions": []})
-                    else:
-                        topics.append(self._topic_metadata(t, v, include_ops))
-                    continue
-                t = self.catalog.topics.get(name)
-                if t is None:
-                    error = Errors.UNKNOWN_TOPIC_OR_PARTITION
-                    try:
-                        _validate_name(name)
-                    except InvalidArgumentError:
-                        error = Errors.INVALID_TOPIC_EXCEPTION
-                    else:
-                        if name in self.catalog.creating:  # its partitions are being made
-                            error = Errors.LEADER_NOT_AVAILABLE
-                        elif allow_auto and self.options.auto_create_topics and \
-                                not self.options.read_only and \
-                                not is_internal(name) and not self._collides(name):
-                            # created before the answer (off the event loop): answered
-                            # at once instead of LEADER_NOT_AVAILABLE and a retry
-                            t = await self._auto_create(name)
-                    if t is None:
-                        topics.append({"errorCode": int(error), "name": name,
-                                       "topicId": ZERO_UUID, "isInternal": is_internal(name),
-                                       "partitions": []})
-                        continue
-                topics.append(self._topic_metadata(t, v, include_ops))
+            topics = await self._requested_metadata(req, requested, include_ops)
         node = self.options.node_id
-        # v8-10: the cluster's authorized operations when asked (all: no authorizer)
-        cluster_ops = CLUSTER_AUTHORIZED_OPERATIONS if 8 <= v <= 10 and body.get(
-            "includeClusterAuthorizedOperations") else -2**31
+        cluster_ops = -2**31
+        if 8 <= v <= 10 and body.get("includeClusterAuthorizedOperations"):
+            # v8-10: the cluster's authorized operations when asked (0 without DESCRIBE)
+            cluster_ops = (auth.authorized_operations(req, ResourceType.CLUSTER, CLUSTER_NAME)
+                           if auth.authorize_cluster(req, AclOperation.DESCRIBE) else 0)
+        host, port = endpoint_of(req, self.options)
         return Reply({
             "throttleTimeMs": 0,
-            "brokers": [{"nodeId": node, "host": self.options.host, "port": self.options.port,
-                         "rack": None}],
+            "brokers": [{"nodeId": node, "host": host, "port": port, "rack": None}],
             "clusterId": self.catalog.cluster_id,
             "controllerId": node,
             "topics": topics,
             "clusterAuthorizedOperations": cluster_ops,
         })
+
+    async def _requested_metadata(self, req: Request, requested: list[dict],
+                                  include_ops: bool) -> list[dict]:
+        """The named topics' entries, in Kafka's order: unknown topic ids, the topics the
+        principal may describe (request order), those it may not create, those it may not
+        describe."""
+        auth = self.auth
+        v = req.api_version
+        body = req.body
+        allow_auto = body.get("allowAutoTopicCreation", True) if v >= 4 else True
+        unknown_ids, by_name = [], []
+        for r in requested:
+            name = r.get("name")
+            if name is None:
+                t = self.catalog.by_id.get(r.get("topicId", ZERO_UUID))
+                if t is None:
+                    unknown_ids.append({"errorCode": int(Errors.UNKNOWN_TOPIC_ID), "name": None,
+                                        "topicId": r.get("topicId", ZERO_UUID), "partitions": []})
+                else:
+                    by_name.append((t.name, True))
+            else:
+                by_name.append((name, False))
+        names = [n for n, _ in by_name]
+        describable = auth.filter_by_authorized(req, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                dict.fromkeys(names))
+        creatable = None
+        auto = allow_auto and self.options.auto_create_topics
+        if auto and auth.enabled:
+            absent = [n for n in dict.fromkeys(names)
+                      if n in describable and n not in self.catalog.topics]
+            if absent and not auth.authorize_cluster(req, AclOperation.CREATE,
+                                                     log_if_denied=False):
+                creatable = auth.filter_by_authorized(req, AclOperation.CREATE,
+                                                      ResourceType.TOPIC, absent)
+        out, no_create, no_describe = [], [], []
+        slices = TimeSlices()
+        for name, by_id in by_name:
+            await slices.pause()
+            if name not in describable:
+                t = self.catalog.topics.get(name)
+                no_describe.append({"errorCode": int(Errors.TOPIC_AUTHORIZATION_FAILED),
+                                    "name": None if by_id else name,
+                                    "topicId": t.topic_id if by_id and t else ZERO_UUID,
+                                    "isInternal": False, "partitions": []})
+                continue
+            t = self.catalog.topics.get(name)
+            if t is None and creatable is not None and name not in creatable:
+                no_create.append({"errorCode": int(Errors.TOPIC_AUTHORIZATION_FAILED),
+                                  "name": name, "topicId": ZERO_UUID,
+                                  "isInternal": is_internal(name), "partitions": []})
+                continue
+            if t is None:
+                error = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                try:
+                    _validate_name(name)
+                except InvalidArgumentError:
+                    error = Errors.INVALID_TOPIC_EXCEPTION
+                else:
+                    if name in self.catalog.creating:  # its partitions are being made
+                        error = Errors.LEADER_NOT_AVAILABLE
+                    elif auto and not self.options.read_only and \
+                            not is_internal(name) and not self._collides(name):
+                        # created before the answer (off the event loop): answered at
+                        # once instead of LEADER_NOT_AVAILABLE and a retry
+                        t = await self._auto_create(name)
+                if t is None:
+                    out.append({"errorCode": int(error), "name": name, "topicId": ZERO_UUID,
+                                "isInternal": is_internal(name), "partitions": []})
+                    continue
+            out.append(self._topic_metadata(req, t, include_ops))
+        return unknown_ids + out + no_create + no_describe
 
     def _collides(self, name: str) -> bool:
         """Topic.hasCollision: '.' and '_' collide in metric names."""
@@ -394,12 +472,15 @@ class KafkaApis:
         except CorruptRecordError as e:
             # an exception out of handleProduceRequest: RequestHandlerHelper.handleError
             return self._produce_error_response(req, Errors.CORRUPT_MESSAGE, e.message)
-        if has_transactional and body["transactionalId"] is None:
+        if has_transactional and (body["transactionalId"] is None or not self.auth.authorize(
+                req, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body["transactionalId"])):
             # ApiError.fromThrowable leaves out a message equal to the error's default one
             return self._produce_error_response(req, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        writable = self.auth.filter_by_authorized(req, AclOperation.WRITE, ResourceType.TOPIC,
+                                                  [td["name"] for td in body["topicData"]])
         slots: dict[tuple[str, int], dict] = {}  # response entries, first-seen order
-        missing: dict[tuple[str, int], Errors] = {}  # unauthorizedTopicResponses (--read-only),
-        # nonExistingTopicResponses (or offline)
+        missing: dict[tuple[str, int], Errors] = {}  # unauthorizedTopicResponses (no WRITE,
+        # --read-only), nonExistingTopicResponses (or offline)
         invalid: dict[tuple[str, int], Errors] = {}  # invalidRequestResponses
         authorized: dict[tuple[str, int], tuple] = {}  # authorizedRequestInfo
         for td in body["topicData"]:
@@ -408,6 +489,9 @@ class KafkaApis:
                 idx = pd["index"]
                 tp = (name, idx)
                 slots.setdefault(tp, {"index": idx})
+                if name not in writable:
+                    missing[tp] = Errors.TOPIC_AUTHORIZATION_FAILED
+                    continue
                 if self.options.read_only:  # no WRITE on any topic: nothing is validated
                     missing[tp] = READ_ONLY_ERROR
                     continue
@@ -544,6 +628,22 @@ class KafkaApis:
     # -- InitProducerId -----------------------------------------------------------------
 
     def handle_init_producer_id(self, req: Request) -> Reply:
+        """``KafkaApis.handleInitProducerIdRequest``: WRITE on the transactional id, or -
+        idempotent - IDEMPOTENT_WRITE on the cluster or WRITE on some topic
+        (``authorizeByResourceType``)."""
+        txn_id = req.body["transactionalId"]
+        if txn_id is not None:
+            if not self.auth.authorize(req, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                       txn_id):
+                return Reply({"throttleTimeMs": 0, "errorCode": int(
+                    Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED), "producerId": -1,
+                    "producerEpoch": -1})
+        elif not self.auth.authorize_cluster(req, AclOperation.IDEMPOTENT_WRITE,
+                                             log_if_denied=False) and \
+                not self.auth.authorize_by_resource_type(req, AclOperation.WRITE,
+                                                         ResourceType.TOPIC):
+            return Reply({"throttleTimeMs": 0, "errorCode": int(
+                Errors.CLUSTER_AUTHORIZATION_FAILED), "producerId": -1, "producerEpoch": -1})
         if self.options.read_only and req.body["transactionalId"] is None:
             # an idempotent producer writes: as a broker answers a client without the
             # IdempotentWrite / Write permission
@@ -564,12 +664,46 @@ class KafkaApis:
         ``validateOnly``) each topic's partitions, made one at a time in time slices (a
         topic of 10,000 partitions takes seconds of fsyncs; the other connections are
         served meanwhile), the topic served once all are. One admin change at a time, as
-        the controller applies them (:attr:`metadata_lock`)."""
+        the controller applies them (:attr:`metadata_lock`). First the authorization
+        (``ReplicationControlManager.createTopics``): CREATE on the cluster or on each
+        topic (else TOPIC_AUTHORIZATION_FAILED "Authorization failed.", answered after the
+        others, as are duplicate names and ``__cluster_metadata``); the configs of a new
+        topic only when the principal may DESCRIBE_CONFIGS it (else
+        ``topicConfigErrorCode`` TOPIC_AUTHORIZATION_FAILED)."""
         async with self.metadata_lock:
             return await self._create_topics(req)
 
-    async def _create_topics(self, req: Request) -> Reply:
+    def _authorize_creates(self, req: Request) -> tuple[dict, list[dict], set | None]:
+        """``ReplicationControlManager.createTopics``' first checks with an authorizer: the
+        request's body without the topics refused (duplicates, ``__cluster_metadata``, no
+        CREATE on the cluster or the topic), their answers, and the topics whose configs
+        the principal may see (None: every topic, no authorizer)."""
         body = req.body
+        auth = self.auth
+        if not auth.enabled:
+            return body, [], None
+        counts = Counter(t["name"] for t in body["topics"])
+        unique = [n for n in java_order(counts) if counts[n] == 1 and n != METADATA_TOPIC]
+        creatable = set(unique) if auth.authorize_cluster(
+            req, AclOperation.CREATE, log_if_denied=False) else auth.filter_by_authorized(
+            req, AclOperation.CREATE, ResourceType.TOPIC, unique)
+        describable = auth.filter_by_authorized(
+            req, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, unique, log_if_denied=False)
+        refused = [_created(n, Errors.INVALID_REQUEST, "Duplicate topic name.")
+                   for n in java_order(counts) if counts[n] > 1]
+        for n in java_order(counts):
+            if n == METADATA_TOPIC and counts[n] == 1:
+                refused.append(_created(n, Errors.INVALID_REQUEST, "Creation of internal "
+                                        f"topic {METADATA_TOPIC} is prohibited."))
+            elif counts[n] == 1 and n not in creatable:
+                refused.append(_created(n, Errors.TOPIC_AUTHORIZATION_FAILED,
+                                        "Authorization failed."))
+        gone = {r["name"] for r in refused}
+        body = dict(body, topics=[t for t in body["topics"] if t["name"] not in gone])
+        return body, refused, describable
+
+    async def _create_topics(self, req: Request) -> Reply:
+        body, refused, describable = self._authorize_creates(req)
         names = Counter(t["name"] for t in body["topics"])
         results = []
         checked = []
@@ -599,7 +733,7 @@ class KafkaApis:
                 res.update(errorCode=int(Errors.POLICY_VIOLATION),
                            errorMessage=EXCESSIVE_BATCH_MESSAGE, topicId=ZERO_UUID,
                            numPartitions=-1, replicationFactor=-1, configs=[])
-            return Reply({"throttleTimeMs": 0, "topics": results})
+            return Reply({"throttleTimeMs": 0, "topics": results + refused})
         for t, res, n, overrides in checked:
             name = t["name"]
             if not body.get("validateOnly"):
@@ -607,12 +741,15 @@ class KafkaApis:
                 res["topicId"] = topic.topic_id
             else:  # the controller makes the topic's id before it sees validateOnly
                 res["topicId"] = random_kafka_uuid()
+            if describable is not None and name not in describable:
+                res["topicConfigErrorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
+                continue
             res["numPartitions"], res["replicationFactor"] = n, 1
             res["configs"] = [
                 {k: e[k] for k in ("name", "value", "readOnly", "configSource", "isSensitive")}
                 for e in cfgs.describe_topic(self.catalog.broker_configs, overrides, None,
                                              False)]
-        return Reply({"throttleTimeMs": 0, "topics": results})
+        return Reply({"throttleTimeMs": 0, "topics": results + refused})
 
     async def _create_topic(self, name: str, n: int, overrides) -> Topic:
         """A new topic's ``n`` partitions (:meth:`make_partitions`); the topic is served
@@ -692,7 +829,9 @@ class KafkaApis:
     async def handle_delete_topics(self, req: Request) -> Reply:
         """ControllerApis.deleteTopics: each topic named stops being served at once, then
         its partition directories are renamed ``-delete`` and removed in time slices (one
-        admin change at a time, :attr:`metadata_lock`)."""
+        admin change at a time, :attr:`metadata_lock`). DELETE on the cluster or the topic
+        is needed; a topic the principal may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED
+        whether it exists or not (and, asked by id, without its name)."""
         async with self.metadata_lock:
             return await self._delete_topics(req)
 
@@ -701,6 +840,22 @@ class KafkaApis:
         body = req.body
         wanted = ([{"name": n, "topicId": ZERO_UUID} for n in body["topicNames"]] if v < 6
                   else body["topics"])
+        describable = deletable = None
+        if self.auth.enabled:
+            names = []
+            for w in wanted:
+                if w.get("name") is not None:
+                    names.append(w["name"])
+                elif (t := self.catalog.by_id.get(w.get("topicId", ZERO_UUID))) is not None:
+                    names.append(t.name)
+            names = list(dict.fromkeys(names))
+            if self.auth.authorize_cluster(req, AclOperation.DELETE, log_if_denied=False):
+                describable = deletable = set(names)
+            else:
+                describable = self.auth.filter_by_authorized(
+                    req, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
+                deletable = self.auth.filter_by_authorized(
+                    req, AclOperation.DELETE, ResourceType.TOPIC, names)
         results = []
         for w in wanted:
             name, tid = w.get("name"), w.get("topicId", ZERO_UUID)
@@ -712,11 +867,25 @@ class KafkaApis:
                     res["errorCode"] = int(Errors.UNKNOWN_TOPIC_ID)
                     res["errorMessage"] = "This server does not host this topic ID."
                     continue
+                if deletable is not None and t.name not in deletable:
+                    res["errorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
+                    res["errorMessage"] = TOPIC_AUTHORIZATION_FAILED_MESSAGE
+                    if t.name in describable:
+                        res["name"] = t.name
+                    continue
             else:
+                if describable is not None and name is not None and name not in describable:
+                    res["errorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
+                    res["errorMessage"] = TOPIC_AUTHORIZATION_FAILED_MESSAGE
+                    continue
                 t = self.catalog.topics.get(name) if name is not None else None
                 if t is None:
                     res["errorCode"] = int(Errors.UNKNOWN_TOPIC_OR_PARTITION)
                     res["errorMessage"] = "This server does not host this topic-partition."
+                    continue
+                if deletable is not None and t.name not in deletable:
+                    res["errorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
+                    res["errorMessage"] = TOPIC_AUTHORIZATION_FAILED_MESSAGE
                     continue
             res["name"], res["topicId"] = t.name, t.topic_id
             if self.options.read_only:
@@ -727,6 +896,12 @@ class KafkaApis:
             await self.remove_partitions(t)
             log.info("deleted topic %s", t.name)
         return Reply({"throttleTimeMs": 0, "responses": results})
+
+
+def _created(name: str, error: Errors, message: str) -> dict:
+    """A CreatableTopicResult refused before the controller looked at it."""
+    return {"name": name, "topicId": ZERO_UUID, "errorCode": int(error), "errorMessage": message,
+            "numPartitions": -1, "replicationFactor": -1, "configs": []}
 
 
 #: handlers that await (Produce's validation on a worker thread, Fetch's delayed read;

@@ -15,12 +15,13 @@ import time
 
 from ..errors import AppendError
 from ..protocol.errors import Errors
-from .catalog import LogDirCatalog
+from .catalog import LogDirCatalog, is_internal
 from .coordinator_log import OFFSETS_TOPIC, CoordinatorTopic
 from .group_apis import coordinator_write_error
 from .group_log import offset_key, offset_value
 from .groups import GroupCoordinator, OffsetAndMetadata
 from .handlers import ApiHandlers
+from .security.acls import AclOperation, ResourceType
 from .transactions import TransactionCoordinator, fenced_for
 
 _AUTH = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
@@ -30,8 +31,8 @@ class TxnApis(ApiHandlers):
     """The transaction handlers of one node."""
 
     def __init__(self, catalog: LogDirCatalog, options, coordinator: TransactionCoordinator,
-                 groups: GroupCoordinator, offsets_topic: CoordinatorTopic):
-        super().__init__(catalog, options)
+                 groups: GroupCoordinator, offsets_topic: CoordinatorTopic, auth=None):
+        super().__init__(catalog, options, auth)
         self.txn = coordinator
         self.groups = groups
         self.offsets_topic = offsets_topic
@@ -50,17 +51,29 @@ class TxnApis(ApiHandlers):
                 "producerId": pid, "producerEpoch": epoch}
 
     def handle_add_partitions_to_txn(self, req) -> dict:
-        """v0-3: unknown partitions -> UNKNOWN_TOPIC_OR_PARTITION and the others
-        OPERATION_NOT_ATTEMPTED (nothing added); else the coordinator's answer for all."""
+        """v0-3: WRITE on the transactional id (else every partition
+        TRANSACTIONAL_ID_AUTHORIZATION_FAILED); topics not writable (internal ones
+        excepted) -> TOPIC_AUTHORIZATION_FAILED, unknown partitions ->
+        UNKNOWN_TOPIC_OR_PARTITION, and then the others OPERATION_NOT_ATTEMPTED (nothing
+        added); else the coordinator's answer for all."""
         body = req.body
         v = req.api_version
         topics = body["v3AndBelowTopics"]
         wanted = [(t["name"], p) for t in topics for p in t["partitions"]]
+        txn_id = body["v3AndBelowTransactionalId"]
+        writable = self.auth.filter_by_authorized(
+            req, AclOperation.WRITE, ResourceType.TOPIC,
+            [t for t, _ in wanted if not is_internal(t)])
+        denied = {tp for tp in wanted if tp[0] not in writable and not is_internal(tp[0])}
         missing = {tp for tp in wanted if self.catalog.partition(*tp) is None}
-        if self.options.read_only:
+        if not self.auth.authorize(req, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                   txn_id):
             errors = dict.fromkeys(wanted, _AUTH)
-        elif missing:
-            errors = {tp: (self.catalog.partition_error(*tp) if tp in missing
+        elif self.options.read_only:
+            errors = dict.fromkeys(wanted, _AUTH)
+        elif missing or denied:
+            errors = {tp: (Errors.TOPIC_AUTHORIZATION_FAILED if tp in denied else
+                           self.catalog.partition_error(*tp) if tp in missing
                            else Errors.OPERATION_NOT_ATTEMPTED) for tp in wanted}
         else:
             e = self.txn.add_partitions(body["v3AndBelowTransactionalId"],
@@ -75,9 +88,21 @@ class TxnApis(ApiHandlers):
             {"name": t, "resultsByPartition": ps} for t, ps in by_topic.items()]}
 
     def handle_add_offsets_to_txn(self, req) -> dict:
+        """WRITE on the transactional id, then READ on the group, then the coordinator."""
+        if not self.auth.authorize(req, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                   req.body["transactionalId"]):
+            return {"throttleTimeMs": 0, "errorCode": int(_AUTH)}
+        if not self.auth.authorize(req, AclOperation.READ, ResourceType.GROUP,
+                                   req.body["groupId"]):
+            return {"throttleTimeMs": 0, "errorCode": int(Errors.GROUP_AUTHORIZATION_FAILED)}
         return self._producer_request(req, self.txn.add_offsets, "groupId")
 
     def handle_end_txn(self, req) -> dict:
+        """WRITE on the transactional id, then the coordinator."""
+        if not self.auth.authorize(req, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                   req.body["transactionalId"]):
+            return {"throttleTimeMs": 0, "errorCode": int(_AUTH), "producerId": -1,
+                    "producerEpoch": -1}
         return self._producer_request(req, self.txn.end_txn, "committed")
 
     def _producer_request(self, req, coordinator_call, argument: str) -> dict:
@@ -101,6 +126,19 @@ class TxnApis(ApiHandlers):
         body = req.body
         v = req.api_version
         gid = body["groupId"]
+        denied = None
+        if not self.auth.authorize(req, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                   body["transactionalId"]):
+            denied = _AUTH
+        elif not self.auth.authorize(req, AclOperation.READ, ResourceType.GROUP, gid):
+            denied = Errors.GROUP_AUTHORIZATION_FAILED
+        if denied is not None:  # TxnOffsetCommitRequest.getErrorResponse
+            return {"throttleTimeMs": 0, "topics": [
+                {"name": t["name"], "partitions": [
+                    {"partitionIndex": p["partitionIndex"], "errorCode": int(denied)}
+                    for p in t["partitions"]]} for t in body["topics"]]}
+        readable = self.auth.filter_by_authorized(req, AclOperation.READ, ResourceType.TOPIC,
+                                                  [t["name"] for t in body["topics"]])
         if self.options.read_only:
             error = _AUTH
         else:
@@ -116,7 +154,9 @@ class TxnApis(ApiHandlers):
         for t in body["topics"]:
             for p in t["partitions"]:
                 tp = (t["name"], p["partitionIndex"])
-                if not self.catalog.exists(*tp):
+                if t["name"] not in readable:
+                    results[tp] = Errors.TOPIC_AUTHORIZATION_FAILED
+                elif not self.catalog.exists(*tp):
                     results[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
                 elif error is not Errors.NONE:
                     results[tp] = error
@@ -147,12 +187,32 @@ class TxnApis(ApiHandlers):
                                                 for t, ps in by_topic.items()]}
 
     def handle_describe_transactions(self, req) -> dict:
-        return {"throttleTimeMs": 0, "transactionStates": [
-            self.txn.describe(tid) for tid in req.body["transactionalIds"]]}
+        """DESCRIBE on each transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+        only the partitions of topics the principal may DESCRIBE."""
+        out = []
+        for tid in req.body["transactionalIds"]:
+            if not self.auth.authorize(req, AclOperation.DESCRIBE,
+                                       ResourceType.TRANSACTIONAL_ID, tid):
+                # a TransactionState with only the error and the id set (defaults: 0, "")
+                out.append({"errorCode": int(_AUTH), "transactionalId": tid,
+                            "transactionState": "", "transactionTimeoutMs": 0,
+                            "transactionStartTimeMs": 0, "producerId": 0,
+                            "producerEpoch": 0, "topics": []})
+                continue
+            state = self.txn.describe(tid)
+            if self.auth.enabled:
+                state["topics"] = [t for t in state["topics"] if self.auth.authorize(
+                    req, AclOperation.DESCRIBE, ResourceType.TOPIC, t["topic"])]
+            out.append(state)
+        return {"throttleTimeMs": 0, "transactionStates": out}
 
     def handle_list_transactions(self, req) -> dict:
+        """Only the transactional ids the principal may DESCRIBE."""
         body = req.body
         unknown, states = self.txn.list(body["stateFilters"], body["producerIdFilters"],
                                         body.get("durationFilter", -1))
+        if self.auth.enabled:
+            states = [s for s in states if self.auth.authorize(
+                req, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, s["transactionalId"])]
         return {"throttleTimeMs": 0, "errorCode": 0, "unknownStateFilters": unknown,
                 "transactionStates": states}

@@ -625,7 +625,7 @@ def test_serve_config_option_takes_topic_and_broker_names():
 
     items = ["segment.ms=5000", "group.initial.rebalance.delay.ms=0", "log.retention.hours=1",
              "socket.request.max.bytes=2000000"]
-    static, sockets = parse_configs(items)
+    static, sockets, _security = parse_configs(items)
     assert static_broker_configs(static) == {
         "log.roll.ms": "5000", "group.initial.rebalance.delay.ms": "0",
         "log.retention.hours": "1", "socket.request.max.bytes": "2000000"}

@@ -256,6 +256,9 @@ def test_static_member_rejoins_without_rebalance_and_fences_its_old_id(server, r
     with an unknown member id takes its old id's place in Stable - same generation, same
     assignment, no rebalance for the others - and requests with the old id are fenced."""
     a, b, a2 = raw(), raw(), raw()
+    # the commits go to an existing partition: KafkaApis answers one of an unknown topic
+    # UNKNOWN_TOPIC_OR_PARTITION without asking the coordinator (which fences)
+    create_topic(a, "t")
     ra = join(a, instance="ia")
     ma = ra["memberId"]
     assert ma.startswith("ia-") and ra["generationId"] == 1
@@ -450,3 +453,14 @@ def test_subscribed_group_takes_new_partitions(log_dir):
                     break
             assert sorted(p.partition for p in c.assignment()) == [0, 1, 2, 3], strategy
             c.close()
+
+
+def test_offset_commit_of_unknown_topics_does_not_reach_the_coordinator(server, raw):
+    """KafkaApis.handleOffsetCommitRequest answers a partition of an unknown topic
+    UNKNOWN_TOPIC_OR_PARTITION before the coordinator looks at the member: when no
+    partition is left the coordinator is not asked at all, so a stale member id is not
+    reported (it is, with a known topic: no such group at generation 7)."""
+    c = raw()
+    assert commit(c, "no-such-member", 7) == [Errors.UNKNOWN_TOPIC_OR_PARTITION]
+    create_topic(c, "t")
+    assert commit(c, "no-such-member", 7) == [Errors.ILLEGAL_GENERATION]

@@ -102,3 +102,54 @@ def test_kafkajs_transactions(log_dir, kafkajs_node):
     assert sorted((p["partition"], p["offset"]) for p in t["partitions"]) == \
         [(0, "3"), (1, "-1")]
     assert verify_index([log_dir]).ok
+
+
+def test_kafkajs_over_secured_listeners(tmp_path, kafkajs_node):
+    """kafkajs over SASL_SSL with SCRAM-SHA-512 and SCRAM-SHA-256, SASL_PLAINTEXT with
+    PLAIN, SSL with a client certificate: each creates a topic, produces and consumes it
+    back with a group; a wrong password fails with kafkajs' authentication error."""
+    from security_testkit import (
+        PLAIN_USERS,
+        SCRAM_USERS,
+        add_scram_args,
+        listener_configs,
+        make_certs,
+    )
+
+    from kafkalog_cli.server.security.scram import parse_add_scram
+
+    certs = make_certs(tmp_path / "certs")
+    (tmp_path / "logs").mkdir()
+    users = [parse_add_scram(a) for a in add_scram_args()]
+    with ServerThread(tmp_path / "logs", ServerOptions(port=0),
+                      server_configs={"group.initial.rebalance.delay.ms": "0"},
+                      security_configs=listener_configs(certs), add_scram=users) as s:
+        def case(name, listener, *, sasl=None, cert=None, expect_failure=False):
+            ssl = None
+            if "SSL" in listener:
+                ssl = {"ca": certs.path("ca.pem")}
+                if cert:
+                    ssl.update(cert=certs.path(f"{cert}.crt"), key=certs.path(f"{cert}.key"))
+            return {"name": name, "broker": f"127.0.0.1:{s.listener_port(listener)}",
+                    "ssl": ssl, "sasl": sasl, "topic": f"kjs-sec-{name}",
+                    "expectFailure": expect_failure}
+
+        def scram(mech, password=None):
+            return {"mechanism": mech, "username": "alice",
+                    "password": password or SCRAM_USERS["alice"]}
+
+        cases = [case("scram512", "SASL_SSL", sasl=scram("scram-sha-512")),
+                 case("scram256", "SASL_SSL", sasl=scram("scram-sha-256")),
+                 case("plain", "SASL_PLAINTEXT", sasl={"mechanism": "plain", "username": "bob",
+                                                       "password": PLAIN_USERS["bob"]}),
+                 case("mtls", "SSL", cert="alice"),
+                 case("wrong", "SASL_SSL", sasl=scram("scram-sha-512", "wrong"),
+                      expect_failure=True)]
+        r = subprocess.run([kafkajs_node, str(HERE / "security.mjs"), json.dumps(cases)],
+                           cwd=HERE, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    for name in ("scram512", "scram256", "plain", "mtls"):
+        assert out[name] == {"values": [f"kjs-sec-{name}-{i}" for i in range(3)]}, name
+    assert out["wrong"]["error"] == "KafkaJSSASLAuthenticationError"
+    assert "invalid credentials with SASL mechanism SCRAM-SHA-512" in out["wrong"]["message"]

@@ -268,11 +268,29 @@ NOT_SERVED = {
     79: "ShareAcknowledge", 83: "InitializeShareGroupState",
     84: "ReadShareGroupState", 85: "WriteShareGroupState",
     87: "DeleteShareGroupState", 88: "ReadShareGroupStateSummary",
-    # security: branch `security` (issue 29) brings them
-    17: "SaslHandshake (issue 29)", 29: "DescribeAcls (issue 29)", 30: "CreateAcls (issue 29)",
-    31: "DeleteAcls (issue 29)", 36: "SaslAuthenticate (issue 29)",
-    50: "DescribeUserScramCredentials (issue 29)", 51: "AlterUserScramCredentials (issue 29)",
 }
+
+
+# -- the security APIs on a listener without SASL, a node without an authorizer ----------------
+
+_ANY_ACL = {"resourceTypeFilter": 1, "resourceNameFilter": None, "patternTypeFilter": 1,
+            "principalFilter": None, "hostFilter": None, "operation": 1, "permissionType": 1}
+
+
+@pytest.mark.parametrize(("api_key", "version", "body"), [
+    (17, 1, {"mechanism": "PLAIN"}),  # SaslHandshake outside a SASL listener
+    (29, 3, _ANY_ACL),  # DescribeAcls, CreateAcls, DeleteAcls: SECURITY_DISABLED
+    (30, 3, {"creations": [{"resourceType": 2, "resourceName": "ad-a",
+                            "resourcePatternType": 3, "principal": "User:alice",
+                            "host": "*", "operation": 3, "permissionType": 3}]}),
+    (31, 3, {"filters": [_ANY_ACL]}),
+    (50, 0, {"users": None}),  # DescribeUserScramCredentials: none stored
+    (50, 0, {"users": [{"name": "nobody"}, {"name": "nobody"}]}),
+    (51, 0, {"deletions": [{"name": "nobody", "mechanism": 1}], "upsertions": []}),
+], ids=["sasl-handshake", "describe-acls", "create-acls", "delete-acls",
+        "describe-scram-all", "describe-scram-named", "alter-scram-delete-missing"])
+def test_security_apis_without_sasl_or_authorizer(pair, api_key, version, body):
+    pair.same(api_key, version, body)
 
 
 def test_api_versions_match_the_broker(pair):
