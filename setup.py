@@ -46,7 +46,32 @@ class OptionalBuildExt(build_ext):
               file=sys.stderr)
 
 
+def editable_wheel_with_data():
+    """setuptools' ``editable_wheel`` that also writes the data files (the man pages) into
+    the editable wheel, as a regular wheel holds them: its ``_run_install("data")`` asks
+    the distribution for ``has_data``, a method it does not have (``has_data_files``), so
+    ``pip install -e`` installed no man page, and after ``pip install .`` removed them.
+    None when this setuptools has no editable wheels."""
+    try:
+        from setuptools.command.editable_wheel import editable_wheel
+    except ImportError:  # pragma: no cover - setuptools < 64
+        return None
+
+    class EditableWheelWithData(editable_wheel):
+        def _run_install(self, category):
+            if category == "data":
+                if self.distribution.has_data_files():
+                    self.run_command("install_data")
+                return
+            super()._run_install(category)
+
+    return EditableWheelWithData
+
+
 flags = ["-Wall", "-Wextra", "-Werror"] if STRICT else []
+cmdclass = {"build_ext": OptionalBuildExt}
+if (editable := editable_wheel_with_data()) is not None:
+    cmdclass["editable_wheel"] = editable
 
 setup(
     ext_modules=[Extension(f"kafkalog_cli.format.{name}", [f"kafkalog_cli/format/{name}.c"],
@@ -58,5 +83,5 @@ setup(
         # the record lines of dump-segment and read (render's Python loops: the reference)
         Extension("kafkalog_cli.render._speedups", ["kafkalog_cli/render/_speedups.c"],
                   extra_compile_args=flags, optional=not STRICT)],
-    cmdclass={"build_ext": OptionalBuildExt},
+    cmdclass=cmdclass,
 )

@@ -10,8 +10,10 @@ Kafka splits its failures into three families and so do we:
 
 Every class derives from :class:`KafkalogError`. Errors carry no exit status: the CLI
 maps their classes to one in a single place (:mod:`kafkalog_cli.cli.exit_codes`):
-:class:`RefusedError` (and :class:`IllegalStateError`) exit 1, :class:`InvalidArgumentError`
-exits 2, every other error (unreadable or corrupt input) exits 3.
+:class:`RefusedError`, :class:`IllegalStateError` and damaged Kafka data
+(:class:`CorruptRecordError`, :class:`CorruptIndexError`, :class:`CorruptSnapshotError`,
+:class:`CorruptCheckpointError`) exit 1, :class:`InvalidArgumentError` exits 2, every other
+error (unreadable or not-Kafka input) exits 3.
 """
 
 from __future__ import annotations
@@ -394,7 +396,12 @@ class ProduceError(KafkalogError):
 
 class SparkJobError(KafkalogError):
     """A Spark job's failure, reduced to one line (the CLI prints it): a kafkalog error
-    raised in a task about the input (unreadable or corrupt data, exit 3)."""
+    raised in a task about the input (unreadable data, exit 3)."""
+
+
+class SparkJobDataLossError(SparkJobError, CorruptRecordError):
+    """A task's error about damaged data (a corrupt batch with ``failOnDataLoss``): exit 1,
+    as the local engine's."""
 
 
 class SparkJobUsageError(SparkJobError, InvalidArgumentError):

@@ -50,6 +50,34 @@ def corpus_root() -> Path:
     return CORPUS
 
 
+def kafka_python_batches(data: bytes) -> list[tuple[int, int, int, list]]:
+    """``(position, base offset, size, [(offset, key, value)])`` of each batch of a
+    ``.log``'s bytes, read by kafka-python (an independent reader; it gives a v1
+    wrapper's own offset as its base offset)."""
+    from kafka.record.memory_records import MemoryRecords
+
+    out, pos = [], 0
+    mr = MemoryRecords(data)
+    while mr.has_next():
+        b = mr.next_batch()
+        size = len(b._buffer)
+        out.append((pos, b.base_offset, size, [(r.offset, r.key, r.value) for r in b]))
+        pos += size
+    return out
+
+
+@pytest.fixture(scope="session")
+def java() -> str:
+    """The JDK's ``java`` (with ``javac``: a single-file source launch compiles); skips
+    when absent, fails under ``CI=true``."""
+    from kafka_testkit import skip_or_fail
+
+    java = shutil.which("java")
+    if java is None or shutil.which("javac") is None:
+        skip_or_fail("no JDK (java and javac) on PATH")
+    return java
+
+
 @pytest.fixture
 def fixtures_copy(tmp_path) -> Path:
     """A private copy of ``fixtures/logs`` that a test may damage or inspect."""

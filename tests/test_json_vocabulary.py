@@ -111,6 +111,31 @@ def test_command_json_validates(logs, name):
     check(name, [obj])
 
 
+def test_copy_json_validates(logs, tmp_path):
+    r = cli("copy", str(logs / "multi-0"), str(logs / "txn-0"), "--to", str(tmp_path / "t"),
+            "-o", "json")
+    assert r.returncode == 0, r.stderr
+    check("copy", lines(r.stdout))
+    # a corrupt tail: a problem, and __cluster_metadata left out, both in the JSON
+    md = tmp_path / "src" / "__cluster_metadata-0"
+    md.mkdir(parents=True)
+    (md / f"{0:020d}.log").write_bytes(b"")
+    r = cli("copy", str(logs / "corrupt-truncated-0"), str(md), "--to", str(tmp_path / "u"),
+            "-o", "json")
+    assert r.returncode == 1, r.stderr
+    (obj,) = lines(r.stdout)
+    assert obj["skipped"] and obj["partitions"][0]["problems"]
+    check("copy", [obj])
+
+
+def test_read_skip_corrupt_json_validates(logs):
+    """read -o json --skip-corrupt: records, then invalidBytes objects (dump-event's)."""
+    r = cli("read", str(logs / "corrupt-crc-0"), "--skip-corrupt", "-o", "json")
+    objs = lines(r.stdout)
+    check("consumer-record", [o for o in objs if "offset" in o])
+    check("dump-event", [o for o in objs if o.get("type") == "invalidBytes"])
+
+
 def test_library_results_serialise_as_the_cli_prints(logs):
     from kafkalog_cli.ops.audit import audit
     from kafkalog_cli.ops.describe import describe
@@ -203,9 +228,10 @@ def test_schema_files_are_package_data():
     assert '"schemas/*.json"' in (REPO / "pyproject.toml").read_text()
     names = {p.name for p in resources.files("kafkalog_cli.schemas").iterdir()
              if p.name.endswith(".json")}
-    assert names == {"audit.json", "consumer-record.json", "delete-records.json",
-                     "describe.json", "dump-event.json", "export-row.json", "export.json",
-                     "get-offsets.json", "groups-reset.json", "groups.json", "produce.json",
+    assert names == {"audit.json", "consumer-record.json", "copy.json",
+                     "delete-records.json", "describe.json", "dump-event.json",
+                     "export-row.json", "export.json", "get-offsets.json",
+                     "groups-reset.json", "groups.json", "produce.json",
                      "recover-undo.json", "recover.json", "verify-index.json"}
     docs = (REPO / "docs" / "json.md").read_text()
     for n in names:

@@ -14,17 +14,22 @@ import pytest
 from kafkalog_testkit import REPO
 
 
-@pytest.mark.slow
-def test_wheel_contains_man_pages_and_schemas(tmp_path):
+def _sources(tmp_path) -> Path:
+    """A copy of what the build reads (building in the checkout would write build/ there),
+    without an in-place build of the C core (a build compiles its own)."""
     src = tmp_path / "src"
     src.mkdir()
-    # a copy of what the build reads: building in the checkout would write build/ there
     for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(REPO / name, src / name)
     shutil.copytree(REPO / "man", src / "man")
-    # (without an in-place build of the C core: the wheel's build compiles its own)
     shutil.copytree(REPO / "kafkalog_cli", src / "kafkalog_cli",
                     ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"))
+    return src
+
+
+@pytest.mark.slow
+def test_wheel_contains_man_pages_and_schemas(tmp_path):
+    src = _sources(tmp_path)
     out = tmp_path / "wheels"
     # pip's own build isolation: the build-system requirements of pyproject.toml
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(out),
@@ -80,3 +85,37 @@ def test_wheel_contains_man_pages_and_schemas(tmp_path):
                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
                                 "MANPATH": str(page.parent.parent)})
         assert Path(r.stdout.strip()).resolve() == page, r.stdout + r.stderr
+
+
+@pytest.mark.slow
+def test_an_editable_install_after_a_regular_one_keeps_the_man_pages(tmp_path):
+    """README's two set-up commands in a row: ``pip install .`` then ``pip install -e``.
+    setuptools' editable wheels left the data files out (its editable_wheel asks the
+    distribution for ``has_data``, not ``has_data_files``), so the second removed the man
+    pages the first had installed; setup.py's editable_wheel writes them. A throwaway
+    venv over this interpreter's packages (no build isolation, no download; pip does not
+    uninstall outside the venv, so the shared environment is untouched)."""
+    import os
+    import venv
+
+    src = _sources(tmp_path)
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=False, system_site_packages=True, symlinks=True)
+    py = str(env_dir / "bin" / "python")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    # the C core's build is optional: a compiler that fails at once skips it (the pages
+    # are what this test is about; the wheel test above builds the core)
+    clean.pop("KAFKALOG_BUILD_STRICT", None)
+    clean["CC"] = "false"
+    pages = sorted(p.name for p in (REPO / "man").glob("*.1"))
+    man1 = None
+    for extra in ([], ["-e"]):
+        r = subprocess.run([py, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+                            "--no-index", *extra, str(src)], capture_output=True, text=True,
+                           timeout=600, cwd=tmp_path, env=clean)
+        assert r.returncode == 0, r.stdout + r.stderr
+        r = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_path('data'))"],
+                           capture_output=True, text=True, env=clean, cwd=tmp_path)
+        man1 = Path(r.stdout.strip()) / "share" / "man" / "man1"
+        assert sorted(p.name for p in man1.glob("kafkalog*.1")) == pages, extra
+    assert (man1 / "kafkalog-read.1").read_text() == (REPO / "man" / "kafkalog-read.1").read_text()

@@ -12,6 +12,7 @@ import sys
 #: :mod:`.app` registers)
 COMMANDS = {
     "audit": "audit",
+    "copy": "copy",
     "delete-records": "delete_records",
     "describe": "describe",
     "dump-segment": "dump_segment",

@@ -14,6 +14,7 @@ from .root import OPTIONAL_VALUES, app, main  # noqa: F401
 def _register() -> None:
     from .commands import (  # noqa: F401
         audit,
+        copy,
         delete_records,
         describe,
         dump_segment,

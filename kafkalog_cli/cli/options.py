@@ -46,6 +46,15 @@ OutputOpt = Annotated[
 #: only what a command needs; a test keeps the two equal)
 MAX_DECOMPRESSED_DEFAULT = 256 * 1024 * 1024
 
+SkipCorruptOpt = Annotated[
+    bool,
+    typer.Option("--skip-corrupt",
+                 help="Read past damage: after a batch that fails (CRC, framing, size), go "
+                      "on at the next position where a whole batch with a valid CRC and "
+                      "plausible offsets starts; each byte range skipped is reported on "
+                      "stderr (and as an invalidBytes object in JSON); exit 1 when "
+                      "anything was skipped.")]
+
 MaxDecompressedOpt = Annotated[
     int,
     typer.Option("--max-decompressed-bytes", min=1, metavar="BYTES",

@@ -68,6 +68,9 @@ class PartitionAudit:
     control_batches: int = 0
     control_records: int = 0
     problems: list[str] = field(default_factory=list)
+    #: ``.log`` files holding no whole batch from their first byte (not Kafka logs:
+    #: exit 3); each is also one of :attr:`problems`
+    not_kafka_files: list[str] = field(default_factory=list)
     #: with --key-decoder/--value-decoder: records whose keys and values decoded, those
     #: with one that did not, the schema ids seen (None: not asked)
     decoded_records: int | None = None
@@ -106,6 +109,11 @@ class AuditResult:
     @property
     def ok(self) -> bool:
         return all(p.ok for p in self.partitions)
+
+    @property
+    def unreadable(self) -> bool:
+        """A ``.log`` is not a Kafka log (exit 3, as dump-segment and read say)."""
+        return any(p.not_kafka_files for p in self.partitions)
 
     def partitions_by_log_dir(self) -> list[PartitionAudit]:
         return sorted(self.partitions, key=lambda p: (p.log_dir or "", p.topic, p.partition))
@@ -319,9 +327,14 @@ def audit_partition(log_dir: str | None, topic: str, partition: int,
             if fr.invalid_bytes:
                 a.invalid_bytes += fr.invalid_bytes
                 why = f" ({fr.stop_error.message})" if fr.stop_error else ""
-                a.problems.append(f"{seg.log_path} at byte {fr.valid_end}: "
-                                  f"{fr.invalid_bytes} invalid bytes at the "
-                                  f"end{why}")
+                if fr.valid_end == 0:
+                    a.not_kafka_files.append(str(seg.log_path))
+                    a.problems.append(f"{seg.log_path} at byte 0: no whole record batch: "
+                                      f"{fr.invalid_bytes} bytes are truncated or not a "
+                                      f"Kafka log{why}")
+                else:
+                    a.problems.append(f"{seg.log_path} at byte {fr.valid_end}: "
+                                      f"{fr.invalid_bytes} invalid bytes at the end{why}")
         except KafkalogError as e:
             a.problems.append(str(e))
         finally:

@@ -139,6 +139,8 @@ class PartitionInfo:
     #: committed offsets, share-partitions, transactional ids or remote log segments
     internal_topic: dict | None = None
     errors: list[str] = field(default_factory=list)
+    #: ``.log`` files holding no whole batch from their first byte (not Kafka logs)
+    not_kafka_files: list[str] = field(default_factory=list)
 
     @property
     def recovery_point_lag(self) -> int | None:
@@ -223,6 +225,11 @@ class DescribeResult:
         return not any(d.errors for d in self.log_dirs) and \
             not any(p.errors or p.invalid_bytes for p in self.partitions)
 
+    @property
+    def unreadable(self) -> bool:
+        """A ``.log`` is not a Kafka log (exit 3, as dump-segment and read say)."""
+        return any(p.not_kafka_files for p in self.partitions)
+
     def to_dict(self) -> dict:
         return {"logDirs": [d.to_dict() for d in self.log_dirs]}
 
@@ -298,6 +305,13 @@ def scan_segment_headers(view, info: PartitionInfo, file=None) -> int | None:
     info.control_batches += ctrl
     info.transactional_batches += txn
     info.invalid_bytes += fr.invalid_bytes
+    if first is None and fr.invalid_bytes:
+        why = f" ({fr.stop_error.message})" if fr.stop_error is not None else ""
+        info.not_kafka_files.append(str(file))
+        info.errors.append(str(KafkalogError(
+            f"no whole record batch: {fr.invalid_bytes} bytes are truncated or not a "
+            f"Kafka log{why}", file=file, position=0)))
+        return None
     if fr.stop_error is not None:
         info.errors.append(str(fr.stop_error))
     if first is None:

@@ -140,6 +140,10 @@ class DumpOptions:
         max_decompressed_bytes: bound on one batch's decompressed records (bytes); a
             batch over it is reported as records that do not decode (kafkalog's bound:
             Kafka has none).
+        skip_corrupt: read past damage (``--skip-corrupt``): after a batch that fails
+            (CRC, framing, size) go on at the next good batch
+            (:mod:`kafkalog_cli.format.salvage`); each range skipped is an
+            ``invalid_bytes`` event with ``"skipped": True``, in place.
         record_blocks: the records of an ordinary v2 batch (not a control batch, no
             internal-topic decoder) come as ``records`` events of up to
             :data:`RECORD_BLOCK` records each instead of a ``record`` event apiece (the
@@ -163,6 +167,7 @@ class DumpOptions:
     end_offset: int | None = None
     decoder: str = "auto"
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+    skip_corrupt: bool = False
     record_blocks: bool = False
     registry: object = None
 
@@ -426,8 +431,10 @@ def dump_log(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
     decoder = (_decoder_for(segment.directory.name, opts, segment.directory)
                if opts.print_data_log else None)
     # the segment's records from start_pos: a remote .log is fetched by ranges as the
-    # dump goes (and no further than --end-offset takes it)
-    yield from _batch_events(segment.records(start_pos, end), file, opts, decoder)
+    # dump goes (and no further than --end-offset takes it); read past damage whole
+    fr = (segment.salvage_records(start_pos, end) if opts.skip_corrupt
+          else segment.records(start_pos, end))
+    yield from _batch_events(fr, file, opts, decoder)
     yield from _registry_diagnostics(decoder, file)
 
 
@@ -444,7 +451,13 @@ def dump_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:
     end = len(view) if opts.max_bytes is None else min(len(view), opts.max_bytes)
     topic = path.parent.name if m else "__cluster_metadata"
     decoder = _decoder_for(topic, opts) if opts.print_data_log else None
-    yield from _batch_events(FileRecords(view, 0, end, file=file), file, opts, decoder)
+    if opts.skip_corrupt:
+        from ..format.salvage import SalvagedRecords
+
+        fr = SalvagedRecords(view, 0, end, file=file)
+    else:
+        fr = FileRecords(view, 0, end, file=file)
+    yield from _batch_events(fr, file, opts, decoder)
 
 
 def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
@@ -452,7 +465,12 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
     end = fr.end
     deep = opts.deep
     gaps = OffsetGaps(-1 if opts.start_offset is None else None)
+    skipped = getattr(fr, "skipped", None)  # --skip-corrupt: the ranges passed over
+    told = 0
     for batch in fr.batches():
+        if skipped is not None and len(skipped) > told:
+            yield from map(skipped_event, skipped[told:])
+            told = len(skipped)
         if opts.start_offset is not None and batch.last_offset < opts.start_offset:
             continue
         if opts.end_offset is not None:
@@ -479,6 +497,8 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
                     yield ev
             except KafkalogError as e:
                 yield data_error_event(file, batch.position, e.message)
+    if skipped is not None and len(skipped) > told:
+        yield from map(skipped_event, skipped[told:])
     stopped_early = opts.end_offset is not None and fr.valid_end < end
     if fr.invalid_bytes and opts.max_bytes is None and not stopped_early:
         ev = {"type": "invalid_bytes", "file": file, "position": fr.valid_end,
@@ -491,7 +511,15 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
                 ev["kafkaException"] = "CorruptRecordException"
         yield ev
     if gaps.gaps:
-        yield non_consecutive_event(file, gaps.gaps, gaps.dropped)
+        yield non_consecutive_event(file, gaps.gaps, gaps.dropped, gaps.found)
+
+
+def skipped_event(s) -> dict:
+    """The ``invalid_bytes`` event of a range a salvage read passed over
+    (:class:`~kafkalog_cli.format.salvage.SkippedBytes`): ``"skipped": True``, the
+    ``reason`` the failing batch's error."""
+    return {"type": "invalid_bytes", "file": s.file, "position": s.position,
+            "bytes": s.size, "reason": s.reason, "skipped": True}
 
 
 def data_error_event(file: str, position: int | None, message: str,
@@ -516,17 +544,20 @@ class OffsetGaps:
     compared). ``gaps`` maps an offset to the one that follows it, up to
     :data:`MAX_NON_CONSECUTIVE_PAIRS` pairs; ``dropped`` counts the pairs past it."""
 
-    __slots__ = ("gaps", "dropped", "last")
+    __slots__ = ("gaps", "dropped", "last", "found")
 
     def __init__(self, last: int | None):
         self.gaps: dict[int, int] = {}
         self.dropped = 0
         self.last = last
+        #: every gap seen, kept or not (the tool's map calls, for their order)
+        self.found = 0
 
     def add(self, offset: int) -> None:
         """The next record's (absolute) offset."""
         last = self.last
         if last is not None and offset != last + 1:
+            self.found += 1
             if len(self.gaps) < MAX_NON_CONSECUTIVE_PAIRS or last in self.gaps:
                 self.gaps[last] = offset
             else:
@@ -549,22 +580,155 @@ class OffsetGaps:
             self.add(off)
 
 
-def non_consecutive_event(file: str, gaps: dict[int, int], dropped: int = 0) -> dict:
+def non_consecutive_event(file: str, gaps: dict[int, int], dropped: int = 0,
+                          found: int | None = None) -> dict:
     """The ``Non-consecutive offsets in F`` diagnostic of DumpLogSegments for ``gaps``
     (``{offset: the offset that follows it}``): by offset, as its TreeMap prints them;
     ``dropped`` pairs past :data:`MAX_NON_CONSECUTIVE_PAIRS` get one more line (and
-    ``nonConsecutiveNotKept``)."""
+    ``nonConsecutiveNotKept``). ``found``: the gaps seen (the tool's map calls; default
+    the pairs). :func:`dump` reports it after the last file, as Kafka 4's tool does."""
     pairs = sorted(gaps.items())
-    lines = [f"Non-consecutive offsets in {as_path(file).absolute()}"]
+    key = str(as_path(file).absolute())
+    lines = [f"Non-consecutive offsets in {key}"]
     lines += [f"  {a} is followed by {b}" for a, b in pairs]
-    ev = {"type": "diagnostic", "stream": "stderr", "kind": "non_consecutive_offsets",
-          "file": file, "message": "\n".join(lines),
+    ev = {"type": "diagnostic", "stream": "stderr", "kind": NON_CONSECUTIVE,
+          "file": file, "message": "\n".join(lines), "key": key,
+          "calls": len(pairs) + dropped if found is None else found,
           "nonConsecutive": [{"offset": a, "nextOffset": b} for a, b in pairs]}
     if dropped:
         ev["message"] += (f"\n  ... and {dropped} more (kafkalog keeps the first "
                           f"{MAX_NON_CONSECUTIVE_PAIRS} pairs of a file)")
         ev["nonConsecutiveNotKept"] = dropped
     return ev
+
+
+# -- the reports DumpLogSegments prints after the last file ------------------------------------
+
+NON_CONSECUTIVE = "non_consecutive_offsets"
+CORRUPT_SNAPSHOT = "corrupt_snapshot"
+INDEX_MISMATCH = "index_mismatch"
+TIME_INDEX_MISMATCH = "time_index_mismatch"
+TIME_INDEX_OUT_OF_ORDER = "time_index_out_of_order"
+TIME_INDEX_NOT_FOUND = "time_index_offset_not_found"
+
+#: the diagnostics Kafka 4's tool collects in maps keyed by a file's absolute path and
+#: prints after the last file, in this order (``main``: the index mismatches, then
+#: ``TimeIndexDumpErrors.printErrors``, then the non-consecutive offsets)
+DEFERRED_KINDS = (INDEX_MISMATCH, TIME_INDEX_MISMATCH, TIME_INDEX_OUT_OF_ORDER,
+                  TIME_INDEX_NOT_FOUND, NON_CONSECUTIVE)
+
+
+def _java_string_hash(s: str) -> int:
+    """``String.hashCode`` (over UTF-16 code units, int32 arithmetic), unsigned."""
+    h = 0
+    data = s.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_map_order(calls: list[tuple[str, int]]) -> list[str]:
+    """The iteration order of a ``java.util.HashMap<String, ...>`` filled by
+    ``computeIfAbsent``: ``calls`` is ``[(key, number of calls in a row)]`` in call order.
+    Buckets in index order; computeIfAbsent puts a new key at the head of its bucket, and
+    a resize splits each bucket keeping its order. The table starts at 16 buckets and
+    doubles when a call finds more entries than 0.75 of them (before it inserts). Tree
+    bins (8 keys in one bucket) are not modelled."""
+    cap = 0
+    buckets: list[list[str]] = []
+    seen: set[str] = set()
+
+    def spread(k: str) -> int:
+        h = _java_string_hash(k)
+        return h ^ (h >> 16)
+
+    def resize() -> None:
+        nonlocal cap, buckets
+        new_cap = 16 if cap == 0 else cap * 2
+        new: list[list[str]] = [[] for _ in range(new_cap)]
+        for bucket in buckets:
+            for k in bucket:
+                new[spread(k) & (new_cap - 1)].append(k)
+        cap, buckets = new_cap, new
+
+    for key, n in calls:
+        for i in range(min(n, 2)):  # after one resize a further call cannot resize
+            if cap == 0 or len(seen) > cap * 3 // 4:
+                resize()
+            if i == 0 and key not in seen:
+                seen.add(key)
+                buckets[spread(key) & (cap - 1)].insert(0, key)
+    return [k for bucket in buckets for k in bucket]
+
+
+def _deferred_reports(events: Iterator[dict]) -> Iterator[dict]:
+    """``events`` with the diagnostics of :data:`DEFERRED_KINDS` held back and yielded
+    after the last event, kind by kind, each kind's files in the order of Kafka's
+    HashMap (:func:`java_hash_map_order`); a file dumped twice gets one report of each
+    kind (its entries merged, as the tool's map merges them)."""
+    held: dict[str, dict[str, dict]] = {k: {} for k in DEFERRED_KINDS}
+    calls: dict[str, list[tuple[str, int]]] = {k: [] for k in DEFERRED_KINDS}
+    for ev in events:
+        kind = ev.get("kind") if ev["type"] == "diagnostic" else None
+        if kind not in held:
+            yield ev
+            continue
+        key = ev["key"]
+        calls[kind].append((key, ev["calls"]))
+        prev = held[kind].get(key)
+        held[kind][key] = ev if prev is None else _merged(prev, ev)
+    for kind in DEFERRED_KINDS:
+        for key in java_hash_map_order(calls[kind]):
+            yield held[kind][key]
+
+
+def _merged(a: dict, b: dict) -> dict:
+    """Two reports of one kind for one file (the file dumped twice), as one."""
+    if a["kind"] == NON_CONSECUTIVE:
+        gaps = {e["offset"]: e["nextOffset"] for e in a["nonConsecutive"]}
+        gaps.update((e["offset"], e["nextOffset"]) for e in b["nonConsecutive"])
+        return non_consecutive_event(a["file"], gaps, a.get("nonConsecutiveNotKept", 0)
+                                     + b.get("nonConsecutiveNotKept", 0),
+                                     a["calls"] + b["calls"])
+    if a["kind"] == INDEX_MISMATCH:
+        pairs = {m["indexOffset"]: m["logOffset"] for m in a["mismatches"]}
+        pairs.update((m["indexOffset"], m["logOffset"]) for m in b["mismatches"])
+        return index_mismatch_event(a["file"], list(pairs.items()))
+    return time_index_event(a["kind"], a["file"], a["entries"] + b["entries"])
+
+
+def index_mismatch_event(file: str, mismatches: list[tuple[int, int]]) -> dict:
+    """``Mismatches in :F`` / ``  Index offset: A, log offset: B`` of DumpLogSegments
+    .dumpIndex: its map is a TreeMap in reverse order, so the lines run by index offset,
+    highest first, one per index offset (the last log offset found for it)."""
+    key = str(as_path(file).absolute())
+    pairs = dict(mismatches)
+    lines = [f"Mismatches in :{key}"]
+    lines += [f"  Index offset: {a}, log offset: {pairs[a]}"
+              for a in sorted(pairs, reverse=True)]
+    return {"type": "diagnostic", "stream": "stderr", "kind": INDEX_MISMATCH,
+            "file": file, "key": key, "calls": len(mismatches), "message": "\n".join(lines),
+            "mismatches": [{"indexOffset": a, "logOffset": b} for a, b in mismatches]}
+
+
+_TIME_INDEX_TEXT = {
+    TIME_INDEX_MISMATCH: ("Found timestamp mismatch in :{}",
+                          "  Index timestamp: {}, log timestamp: {}"),
+    TIME_INDEX_OUT_OF_ORDER: ("Found out of order timestamp in :{}",
+                              "  Index timestamp: {}, Previously indexed timestamp: {}"),
+    TIME_INDEX_NOT_FOUND: ("The following indexed offsets are not found in :{}",
+                           "Indexed offset: {}, found log offset: {}"),
+}
+
+
+def time_index_event(kind: str, file: str, entries: list[tuple[int, int]]) -> dict:
+    """One of ``TimeIndexDumpErrors``' reports for a ``.timeindex`` (Kafka 4.4's text)."""
+    key = str(as_path(file).absolute())
+    head, line = _TIME_INDEX_TEXT[kind]
+    lines = [head.format(key)] + [line.format(a, b) for a, b in entries]
+    return {"type": "diagnostic", "stream": "stderr", "kind": kind,
+            "file": file, "key": key, "calls": len(entries), "message": "\n".join(lines),
+            "entries": [list(e) for e in entries]}
 
 
 def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
@@ -607,11 +771,7 @@ def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
         if not opts.verify_index_only:
             yield {"type": "index_entry", "offset": e.offset, "position": e.position}
     if mismatches:
-        # DumpLogSegments prepends each mismatch to a list, so prints them last-first
-        lines = [f"Mismatches in :{path.absolute()}"]
-        lines += [f"  Index offset: {a}, log offset: {b}" for a, b in reversed(mismatches)]
-        yield {"type": "diagnostic", "stream": "stderr", "message": "\n".join(lines),
-               "mismatches": [{"indexOffset": a, "logOffset": b} for a, b in mismatches]}
+        yield index_mismatch_event(str(path), mismatches)
 
 
 def _file_records_text(segment: LogSegment) -> str:
@@ -711,20 +871,11 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
         if not opts.verify_index_only:
             yield {"type": "timeindex_entry", "timestamp": e.timestamp, "offset": e.offset}
         prev_ts = e.timestamp
-    full = str(path.absolute())
-    if mismatches:
-        yield {"type": "diagnostic", "stream": "stderr", "message": "\n".join(
-            [f"Found timestamp mismatch in :{full}"]
-            + [f"  Index timestamp: {a}, log timestamp: {b}" for a, b in mismatches])}
-    if out_of_order:
-        yield {"type": "diagnostic", "stream": "stderr", "message": "\n".join(
-            [f"Found out of order timestamp in :{full}"]
-            + [f"  Index timestamp: {a}, Previously indexed timestamp: {b}"
-               for a, b in out_of_order])}
-    if not_found:
-        yield {"type": "diagnostic", "stream": "stderr", "message": "\n".join(
-            [f"The following indexed offsets are not found in :{full}"]
-            + [f"Indexed offset: {a}, found log offset: {b}" for a, b in not_found])}
+    for kind, entries in ((TIME_INDEX_MISMATCH, mismatches),
+                          (TIME_INDEX_OUT_OF_ORDER, out_of_order),
+                          (TIME_INDEX_NOT_FOUND, not_found)):
+        if entries:
+            yield time_index_event(kind, str(path), entries)
 
 
 def dump_producer_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:
@@ -737,7 +888,9 @@ def dump_producer_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:
     try:
         entries = read_snapshot(path)
     except CorruptSnapshotError as e:
-        yield {"type": "diagnostic", "stream": "stderr", "message": e.message, "file": file}
+        # Kafka's tool prints the exception's message alone; the line names the file
+        yield {"type": "diagnostic", "stream": "stderr", "kind": CORRUPT_SNAPSHOT,
+               "message": str(e), "file": file}
         return
     for e in entries:
         ev = {"type": "producer_snapshot_entry", "file": file, "producerId": e.producer_id,
@@ -794,6 +947,10 @@ def dump(paths, opts: DumpOptions | None = None) -> Iterator[dict]:
             Kafka's, or a segment file's name is not a base offset.
     """
     opts = opts or DumpOptions()
+    return _deferred_reports(_dump(paths, opts))
+
+
+def _dump(paths, opts: DumpOptions) -> Iterator[dict]:
     for raw in paths:
         p = as_path(raw)
         if p.name.endswith(CHECKPOINT_FILE_SUFFIX):
@@ -840,8 +997,10 @@ class DumpFindings:
     whole batch), ``bad_crc`` the positions of batches failing their CRC check by file,
     ``errors`` the diagnostics of corrupt data where Kafka's tool throws (``"error":
     True``: records that do not decode, an index failing the sanity check, a
-    ``.txnindex`` entry of an unknown version). Index-vs-log mismatches and
-    non-consecutive offsets are not findings, as in Kafka's tool.
+    ``.txnindex`` entry of an unknown version), ``damaged`` the diagnostics of damage
+    Kafka's tool prints and goes on (index-vs-log mismatches, time-index errors, a
+    producer snapshot that does not parse). Non-consecutive offsets are not findings
+    (a compacted log has them).
 
     ``ok``: nothing found. ``unreadable``: a ``.log`` holds no whole batch from its first
     byte (not a readable Kafka log)."""
@@ -849,17 +1008,23 @@ class DumpFindings:
     invalid: list = field(default_factory=list)
     bad_crc: dict = field(default_factory=dict)
     errors: list = field(default_factory=list)
+    damaged: list = field(default_factory=list)
+
+    #: the diagnostic kinds counted in :attr:`damaged`
+    DAMAGE_KINDS = frozenset((INDEX_MISMATCH, TIME_INDEX_MISMATCH, TIME_INDEX_OUT_OF_ORDER,
+                              TIME_INDEX_NOT_FOUND, CORRUPT_SNAPSHOT))
 
     @property
     def ok(self) -> bool:
-        return not (self.invalid or self.bad_crc or self.errors)
+        return not (self.invalid or self.bad_crc or self.errors or self.damaged)
 
     @property
     def unreadable(self) -> bool:
-        return any(ev["position"] == 0 for ev in self.invalid)
+        return any(ev["position"] == 0 and not ev.get("skipped") for ev in self.invalid)
 
     def watch(self, events: Iterator[dict]) -> Iterator[dict]:
         """Pass ``events`` through, collecting the findings."""
+        damage = self.DAMAGE_KINDS
         for ev in events:
             t = ev["type"]
             if t == "batch":
@@ -867,6 +1032,9 @@ class DumpFindings:
                     self.bad_crc.setdefault(ev["file"], []).append(ev["position"])
             elif t == "invalid_bytes":
                 self.invalid.append(ev)
-            elif t == "diagnostic" and ev.get("error"):
-                self.errors.append(ev)
+            elif t == "diagnostic":
+                if ev.get("error"):
+                    self.errors.append(ev)
+                elif ev.get("kind") in damage:
+                    self.damaged.append(ev)
             yield ev

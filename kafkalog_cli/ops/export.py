@@ -54,6 +54,7 @@ from pathlib import Path
 
 from ..errors import (
     InvalidArgumentError,
+    SparkJobDataLossError,
     SparkJobError,
     SparkJobFailedError,
     SparkJobUsageError,
@@ -120,10 +121,17 @@ class ExportResult:
     aborted_records: int = 0
     lost_offsets: int = 0
     skipped: list[dict] = field(default_factory=list)
+    #: ``.log`` files holding no whole batch from their first byte: not Kafka logs
+    not_kafka_files: list[str] = field(default_factory=list)
     #: keys or values that a --key-decoder/--value-decoder could not decode
     undecoded_records: int = 0
     #: what decoding could not use (a schema id not found, a type with no Arrow type)
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def unreadable(self) -> bool:
+        """An input ``.log`` is not a Kafka log (exit 3)."""
+        return bool(self.not_kafka_files)
 
     @property
     def records_per_second(self) -> float:
@@ -145,6 +153,7 @@ class ExportResult:
         self.lost_offsets = stats.lost_offsets
         self.undecoded_records = stats.undecoded_records
         self.skipped = stats.skipped
+        self.not_kafka_files = stats.not_kafka_files
 
     def to_dict(self) -> dict:
         """The JSON object (docs/json.md, ``export.json``)."""
@@ -213,6 +222,25 @@ def _refuse_overlap(out, inputs, overwrite: bool) -> None:
                 f"the input {p}")
 
 
+def _refuse_same_partition_twice(parts) -> None:
+    """Refuse a topic-partition found in more than one log directory (replicas of one
+    partition on several brokers, or a backup beside its source): its rows would go to one
+    ``topic=T/partition=P/`` with every offset twice, from different logs.
+
+    Raises:
+        InvalidArgumentError: naming the partition and its directories.
+    """
+    seen: dict[tuple[str, int], list[str]] = {}
+    for pd in parts:
+        seen.setdefault((pd.topic, pd.partition), []).append(pd.directory)
+    for (topic, partition), dirs in seen.items():
+        if len(dirs) > 1:
+            raise InvalidArgumentError(
+                f"{topic}-{partition} is in more than one log directory ({', '.join(dirs)}): "
+                "its rows would be merged into one topic=/partition= directory; export each "
+                "log directory to its own --to")
+
+
 def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
            master: str | None = None, options: dict | None = None,
            overwrite: bool = False, verbose: bool = False, progress=None,
@@ -231,7 +259,8 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
     the compiled core is in use (:func:`~kafkalog_cli.format.vectorized.without_numpy`).
 
     Raises:
-        InvalidArgumentError: a bad option or format, or ``out`` exists.
+        InvalidArgumentError: a bad option or format, ``out`` exists, or a topic-partition
+            is in more than one of the log directories given.
         DataLossError: a corrupt batch with ``failOnDataLoss`` true.
         MissingDependencyError: pyarrow (or pyspark for the spark engine) is missing.
     """
@@ -247,6 +276,7 @@ def export(paths, out, *, fmt: str = "parquet", engine: str = "auto",
     registry = registry_options(opts)
     path_list = [resolve(p) for p in split_paths([str(p) for p in paths])]
     parts = discover(path_list)
+    _refuse_same_partition_twice(parts)
     total = sum(pd.bytes for pd in parts)
     engine = choose_engine(engine, total, master)
     if engine == "local" and own_process:
@@ -469,13 +499,17 @@ def unwrap_spark_error(e: Exception) -> Exception:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     for line in lines:
         if "kafkalog: data loss: " in line:
-            return SparkJobError(line[line.index("kafkalog: data loss: "):])
+            return SparkJobDataLossError(line[line.index("kafkalog: data loss: "):])
     for line in reversed(lines):
         if line.startswith("kafkalog_cli.") and "Error: " in line:
             name, msg = line.split(": ", 1)
             usage = any(w in name for w in ("InvalidArgument", "InvalidConfig", "Missing",
                                             "ExecutorEnvironment"))
-            return (SparkJobUsageError if usage else SparkJobError)(msg)
+            damage = any(w in name for w in ("Corrupt", "CrcMismatch", "DataLoss",
+                                             "InvalidRecord", "DecompressedSize",
+                                             "UnsupportedCompression"))
+            return (SparkJobUsageError if usage else SparkJobDataLossError if damage
+                    else SparkJobError)(msg)
     return SparkJobFailedError("Spark job failed: " + (lines[0] if lines else repr(e)))
 
 

@@ -280,8 +280,8 @@ def scan_transactions(log: Log, end_offset: int | None = None) -> TxnState:
 def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMITTED,
             max_records: int | None = None, txn: TxnState | None = None,
             check_crcs: bool = True, problems: list | None = None,
-            max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
-            ) -> Iterator[ConsumerRecord]:
+            max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+            skipped: list | None = None) -> Iterator[ConsumerRecord]:
     """The records a consumer positioned at ``start_offset`` receives, in offset order:
     control records never; under ``read_committed`` no record of an aborted transaction
     and none at or after the last stable offset. Lazy: stops reading after
@@ -289,8 +289,10 @@ def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMIT
     piece of a batch they came in: see ``RecordBatch.iter_records``).
 
     ``problems`` (a list) collects the invalid bytes the read passes over (see
-    :func:`_segment_batches_from`); ``max_decompressed_bytes`` bounds one batch's
-    decompressed records.
+    :meth:`Log.batches_from <kafkalog_cli.storage.log.Log.batches_from>`);
+    ``max_decompressed_bytes`` bounds one batch's decompressed records. With ``skipped``
+    (a list: ``--skip-corrupt``) the read goes past damage, appending each byte range it
+    passes over (:class:`~kafkalog_cli.format.salvage.SkippedBytes`).
 
     Raises:
         CrcMismatchError: (``check_crcs``, the consumer's ``check.crcs=true`` default) a
@@ -309,7 +311,8 @@ def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMIT
     topic = tp.topic if tp else log.directory.name
     part = tp.partition if tp else -1
     n = 0
-    for seg, b in log.batches_from(start_offset, check_crcs=check_crcs, problems=problems):
+    for seg, b in log.batches_from(start_offset, check_crcs=check_crcs, problems=problems,
+                                   skipped=skipped):
         if lso is not None and b.base_offset >= lso:
             return
         if type(b) is RecordBatch:
@@ -323,7 +326,10 @@ def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMIT
         else:
             ts_type = b.timestamp_type
             epoch = None
-        for r in iter_records_of(b, seg.log_path, max_decompressed_bytes):
+        records = iter_records_of(b, seg.log_path, max_decompressed_bytes)
+        if skipped is not None:
+            records = _salvaged(records, b, seg, skipped)
+        for r in records:
             off = r[0]
             if off < start_offset:
                 continue
@@ -344,6 +350,19 @@ def consume(log: Log, start_offset: int, *, isolation_level: str = READ_UNCOMMIT
             n += 1
             if max_records is not None and n >= max_records:
                 return
+
+
+def _salvaged(records, batch, seg, skipped: list):
+    """``records`` of ``batch`` until one does not decode; then the batch is a skipped
+    range (``--skip-corrupt``) and the read goes on with the next batch."""
+    from ..errors import CorruptRecordError
+    from ..format.salvage import SkippedBytes
+
+    try:
+        yield from records
+    except CorruptRecordError as e:
+        skipped.append(SkippedBytes(str(seg.log_path), batch.position, batch.size,
+                                    f"records do not decode: {e.message}"))
 
 
 #: ``_record(ConsumerRecord, fields)``: a record from all ten fields, without the
@@ -478,6 +497,21 @@ class ReadResult:
     log: Log | None = None
     #: what the read could not use, one line each (see above)
     problems: list[str] = field(default_factory=list)
+    #: with ``skip_corrupt``: the byte ranges passed over, filled as ``records`` is
+    #: iterated (:class:`~kafkalog_cli.format.salvage.SkippedBytes`)
+    skipped: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Nothing the read could not use, nothing skipped (valid once ``records`` is
+        exhausted)."""
+        return not (self.problems or self.skipped)
+
+    @property
+    def unreadable(self) -> bool:
+        """A ``.log`` the read reached holds no whole batch from its first byte: not a
+        Kafka log (exit 3)."""
+        return self.log is not None and bool(self.log.not_kafka_files)
 
     def close(self) -> None:
         if self.log is not None:
@@ -497,7 +531,7 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
          isolation_level: str = READ_UNCOMMITTED, decode: str = DECODE_AUTO,
          check_crcs: bool = True,
          max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
-         registry=None) -> ReadResult:
+         skip_corrupt: bool = False, registry=None) -> ReadResult:
     """Position a consumer on a partition directory (see :func:`open_partition`) and
     return its records lazily.
 
@@ -517,7 +551,9 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
     ``max_decompressed_bytes``: a batch whose records decompress to more is corrupt
     (kafkalog's bound on the work of one batch; Kafka has none). Corrupt data reached
     while iterating raises; bytes after a segment's last whole batch are collected in
-    ``problems`` instead.
+    ``problems`` instead. With ``skip_corrupt`` the read goes past a batch that fails
+    (CRC, framing, size) to the next good one (:mod:`kafkalog_cli.format.salvage`), the
+    ranges passed over collected in ``skipped``.
 
     Raises:
         InvalidArgumentError: conflicting options, a bad timestamp, isolation level or
@@ -583,7 +619,8 @@ def read(path, *, topic: str | None = None, partition: int | None = None,
         res.records = consume(log, res.start_offset, isolation_level=isolation_level,
                               max_records=max_records, txn=txn, check_crcs=check_crcs,
                               problems=res.problems,
-                              max_decompressed_bytes=max_decompressed_bytes)
+                              max_decompressed_bytes=max_decompressed_bytes,
+                              skipped=res.skipped if skip_corrupt else None)
         if decoder is not None:
             res.records = decode_records(res.records, decoder)
         elif rdec is not None:

@@ -143,7 +143,36 @@ def recover_at_startup(log_dir, *, no_recover: bool = False,
     return result
 
 
-def serve(log_dir, *, listen: str | None = None, node_id: int = 0,
+def node_id_of(log_dir, node_id: int | None) -> int:
+    """The node id to serve ``log_dir`` as: ``node.id`` (``broker.id`` in a v0 file) of
+    its ``meta.properties``, checked against ``node_id`` when both are given, as
+    ``MetaPropertiesEnsemble.verify`` checks a broker's configured id; ``node_id`` or 0
+    when the file is absent or holds none.
+
+    Raises:
+        InvalidArgumentError: ``node_id`` differs from the stored one (Kafka's message).
+        CorruptCheckpointError: meta.properties does not parse as a broker reads it.
+    """
+    from ..storage.dir_files import read_meta_properties
+
+    meta = read_meta_properties(log_dir, validate=True) if Path(log_dir).is_dir() else None
+    stored = None
+    if meta is not None:
+        text = meta.get("node.id", meta.get("broker.id"))
+        stored = None if text is None else int(text.strip())
+    if stored is None:
+        return 0 if node_id is None else node_id
+    if node_id is not None and node_id != stored:
+        path = Path(log_dir) / "meta.properties"
+        raise InvalidArgumentError(
+            f"Stored node id {stored} doesn't match previous node id {node_id} in {path}. "
+            "If you moved your data, make sure your configured node id matches. If you "
+            "intend to create a new node, you should remove all data in your data "
+            "directories.")
+    return stored
+
+
+def serve(log_dir, *, listen: str | None = None, node_id: int | None = None,
           allow_remote: bool = False, advertised_host: str | None = None,
           auto_create_topics: bool = False, num_partitions: int = 1,
           configs=(), metrics: bool = False, metrics_interval: float = 10.0,
@@ -153,7 +182,10 @@ def serve(log_dir, *, listen: str | None = None, node_id: int = 0,
     get TOPIC_AUTHORIZATION_FAILED and an idempotent InitProducerId
     CLUSTER_AUTHORIZATION_FAILED (docs/serve.md). Otherwise a directory without the
     clean-shutdown marker is recovered first (:func:`recover_at_startup`; ``no_recover``:
-    refused), and a clean stop writes the marker.
+    refused), and a clean stop writes the marker. A ``log_dir`` that does not exist is
+    created, as a broker creates its log directories (``LogManager
+    .createAndValidateLogDirs``), except with ``read_only``. ``node_id``: None serves as
+    the node ``meta.properties`` names (:func:`node_id_of`).
 
     ``listen`` (``HOST:PORT``, default 127.0.0.1:9092) is a PLAINTEXT listener; the
     ``listeners`` config replaces it. ``add_scram``: ``kafka-storage format --add-scram``
@@ -163,14 +195,18 @@ def serve(log_dir, *, listen: str | None = None, node_id: int = 0,
     Raises:
         InvalidArgumentError: a bad address, a non-loopback PLAINTEXT listener without
             ``allow_remote``, a bad config (SecurityConfigError for a security key), a
-            bad ``--add-scram``, ``log_dir`` is not a directory, ``read_only`` with
+            bad ``--add-scram``, ``log_dir`` is not a directory (or is missing with
+            ``read_only``), ``node_id`` differs from meta.properties', ``read_only`` with
             ``auto_create_topics`` or ``add_scram``, ``listen`` with ``listeners``.
         LogDirLockedError: a broker or another kafkalog holds the directory.
         UncleanShutdownError: ``no_recover`` on a directory that needs recovery.
     """
     d = require_local(log_dir, "serve")
-    if not d.is_dir():
-        raise InvalidArgumentError(f"{d} is not a directory")
+    if d.exists() or d.is_symlink():
+        if not d.is_dir():
+            raise InvalidArgumentError(f"{d} is not a directory")
+    elif read_only:
+        raise InvalidArgumentError(f"{d} does not exist (--read-only creates nothing)")
     server_configs, broker_configs, security = parse_configs(configs)
     if listen is not None and security_config.LISTENERS in security:
         raise InvalidArgumentError("--listen and --config listeners=... exclude each other")
@@ -179,6 +215,7 @@ def serve(log_dir, *, listen: str | None = None, node_id: int = 0,
         raise InvalidArgumentError("--num-partitions must be at least 1")
     if read_only and auto_create_topics:
         raise InvalidArgumentError("--read-only and --auto-create-topics exclude each other")
+    node_id = node_id_of(d, node_id)
     if read_only and add_scram:
         raise InvalidArgumentError("--read-only and --add-scram exclude each other")
     users = [parse_add_scram(a) for a in add_scram]
@@ -189,6 +226,10 @@ def serve(log_dir, *, listen: str | None = None, node_id: int = 0,
     validate_configs(security, listeners)
     server_configs.setdefault(security_config.LISTENERS,
                               security.get(security_config.LISTENERS, default_listener))
+    if not d.exists():
+        # LogManager.createAndValidateLogDirs: "Log directory ... not found, creating it."
+        logging.getLogger("kafkalog").info("Log directory %s not found, creating it.", d)
+        d.mkdir(parents=True)
     if advertised_host is None:
         advertised_host = host if host not in ("0.0.0.0", "::") else socket.getfqdn()
     options = ServerOptions(host=advertised_host, port=port, node_id=node_id,

@@ -654,6 +654,8 @@ class UndoResult:
     restored: list[str] = field(default_factory=list)
     already: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    #: the session directory was removed (everything it kept is back in place)
+    removed: bool = False
 
     @property
     def ok(self) -> bool:
@@ -661,7 +663,8 @@ class UndoResult:
 
     def to_dict(self) -> dict:
         return {"quarantine": self.session, "ok": self.ok, "restored": self.restored,
-                "already": self.already, "conflicts": self.conflicts}
+                "already": self.already, "conflicts": self.conflicts,
+                "quarantineRemoved": self.removed}
 
 
 def _path_problem(p, home: Path, *, names=None) -> str | None:
@@ -782,10 +785,14 @@ def _restore_copy(q: Path, original: Path, length: int | None) -> None:
 
 
 def undo(session_dir) -> UndoResult:
-    """Put back everything a session quarantined, newest change first. Safe to rerun.
+    """Put back everything a session quarantined, newest change first. Safe to rerun
+    while it meets conflicts (the manifest journals each entry undone).
 
     Every path in the manifest is checked first (:func:`validate_manifest`); then the log
-    directory's ``.lock`` is taken (when the directory exists) for the writes.
+    directory's ``.lock`` is taken (when the directory exists) for the writes, and
+    released (the file removed, as a broker's shutdown does) at the end. When every
+    entry is back in place, the session directory is removed, and the partition's
+    ``.kafkalog-quarantine`` too when no other session is left in it.
 
     Raises:
         InvalidArgumentError: ``session_dir`` holds no manifest.
@@ -812,12 +819,39 @@ def undo(session_dir) -> UndoResult:
         _pdir, log_dir = validate_manifest(sdir, manifest)
         lock = LogDirLock(log_dir).acquire() if log_dir.is_dir() else None
         try:
-            return _undo_entries(sdir, sfd, manifest, str(session_dir))
+            res = _undo_entries(sdir, sfd, manifest, str(session_dir))
+            if res.ok:
+                res.removed = _remove_session(sdir)
+            return res
         finally:
             if lock is not None:
                 lock.release()
     finally:
         os.close(sfd)
+
+
+def _remove_session(sdir: Path) -> bool:
+    """Remove an undone session directory (through its parent's descriptor: no symbolic
+    link is followed), then its ``.kafkalog-quarantine`` root when empty. True when the
+    session is gone."""
+    try:
+        root_fd = open_dir_nofollow(sdir.parent)
+    except OSError:
+        return False
+    try:
+        shutil.rmtree(sdir.name, dir_fd=root_fd)
+        fsync_dir(sdir.parent)
+    except OSError:
+        return False
+    finally:
+        os.close(root_fd)
+    if sdir.parent.name == QUARANTINE_DIR_NAME:
+        try:
+            os.rmdir(sdir.parent)  # only when no other session is left in it
+            fsync_dir(sdir.parent.parent)
+        except OSError:
+            pass
+    return True
 
 
 def _undo_entries(sdir: Path, sfd: int, manifest: dict, name: str) -> UndoResult:

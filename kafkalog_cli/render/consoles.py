@@ -28,13 +28,22 @@ def stdout_is_terminal() -> bool:
 def error(message: str) -> None:
     """One line on stderr, in red on a terminal (where names and data it quotes are
     escaped, :func:`~kafkalog_cli.render.text.safe`)."""
+    _line("error:", "bold red", message)
+
+
+def warning(message: str) -> None:
+    """One line on stderr, in yellow on a terminal (escaped as :func:`error` does)."""
+    _line("warning:", "bold yellow", message)
+
+
+def _line(label: str, style: str, message: str) -> None:
     if sys.stderr.isatty():
         from rich.text import Text
 
         from .text import safe
 
-        line = Text("error:", style="bold red")
+        line = Text(label, style=style)
         line.append(" " + safe(message))
         stderr_console().print(line, highlight=False)
     else:
-        sys.stderr.write(f"error: {message}\n")
+        sys.stderr.write(f"{label} {message}\n")

@@ -28,19 +28,32 @@ def _bytes(n: int) -> str:
     return f"{n} B"
 
 
-def _partition_line(p):
+def _offsets(p) -> str:
+    """The partition's offsets, both ends inclusive (the log end offset is the next
+    offset to be written: the last is one below it)."""
+    if p.log_end_offset > p.log_start_offset:
+        return f"offsets {p.log_start_offset}..{p.log_end_offset - 1}"
+    return f"no records (log end offset {p.log_end_offset})"
+
+
+def _partition_line(p, width: int = 10**6):
+    """One partition: its figures packed onto lines of ``width`` cells, breaking only
+    between figures (never inside a number or a name), then its KRaft / internal-topic
+    lines and errors."""
     from rich.text import Text
 
+    from .tables import pack_atoms
+
     bad = p.invalid_bytes or p.errors
-    t = Text(overflow="fold")
-    t.append(safe(f"{p.topic}-{p.partition}"), style="bold red" if bad else "bold")
+    name = Text(safe(f"{p.topic}-{p.partition}"), style="bold red" if bad else "bold")
     if p.state:
-        t.append(f" ({p.state})", style="yellow")
-    t.append(f"  {p.segments} seg  {_bytes(p.bytes)}  {p.batches} batches  "
-             f"{p.records} records  offsets {p.log_start_offset}..{p.log_end_offset}")
-    t.append(f"  {_ts(p.first_timestamp)} .. {_ts(p.last_timestamp)}", style="cyan")
+        name.append(f" ({p.state})", style="yellow")
+    atoms = [name] + [Text(x) for x in (
+        f"{p.segments} seg", _bytes(p.bytes), f"{p.batches} batches",
+        f"{p.records} records", _offsets(p))]
+    atoms.append(Text(f"{_ts(p.first_timestamp)} .. {_ts(p.last_timestamp)}", style="cyan"))
     if p.codecs:
-        t.append("  " + ",".join(p.codecs), style="magenta")
+        atoms.append(Text(",".join(p.codecs), style="magenta"))
     extra = []
     lag = p.recovery_point_lag
     if lag is not None:
@@ -56,12 +69,16 @@ def _partition_line(p):
         extra.append(f"{p.control_batches} control")
     if p.aborted_transactions:
         extra.append(f"{p.aborted_transactions} aborted txn")
-    if extra:
-        t.append("  " + "  ".join(extra), style="dim")
+    atoms += [Text(x, style="dim") for x in extra]
+    if p.invalid_bytes:
+        atoms.append(Text(f"{p.invalid_bytes} invalid bytes", style="bold red"))
+    t = Text(overflow="fold")
+    for i, line in enumerate(pack_atoms(atoms, width)):
+        if i:
+            t.append("\n")
+        t.append_text(line)
     for line in _kraft_lines(p) + _internal_lines(p):
         t.append("\n  " + safe(line), style="dim")
-    if p.invalid_bytes:
-        t.append(f"  {p.invalid_bytes} invalid bytes", style="bold red")
     for e in p.errors:
         t.append(f"\n  error: {safe(e)}", style="red")
     return t
@@ -122,15 +139,20 @@ def render_describe(result, console=None) -> None:
 
     con = console or stdout_console()
     for d in result.log_dirs:
+        from .tables import pack_atoms
+
         head = Text(safe(d.path), style="bold")
         meta = [f"cluster {safe(d.cluster_id or '-')}",
                 f"node {d.node_id if d.node_id is not None else '-'}"]
         if d.directory_id:
             meta.append(f"directory {d.directory_id}")
         meta.append("clean shutdown" if d.clean_shutdown else "no clean-shutdown marker")
-        head.append("\n" + "  ".join(meta) + "  ", style="dim")
-        head.append("LOCKED (in use by a broker)" if d.locked else "not locked",
-                    style="bold yellow" if d.locked else "green")
+        atoms = [Text(m, style="dim") for m in meta]
+        atoms.append(Text("LOCKED (in use by a broker)" if d.locked else "not locked",
+                          style="bold yellow" if d.locked else "green"))
+        for line in pack_atoms(atoms, con.width, indent=0):
+            head.append("\n")
+            head.append_text(line)
         for e in d.errors:
             head.append("\n" + e, style="bold red")
         tree = Tree(head)
@@ -139,7 +161,8 @@ def render_describe(result, console=None) -> None:
             branch = tree.add(Text(f"{safe(t.topic)}  ({n} partition{'s' if n != 1 else ''})",
                                    style="bold blue"))
             for p in t.partitions:
-                branch.add(_partition_line(p))
+                # a partition's node sits two tree levels deep (8 cells of guides)
+                branch.add(_partition_line(p, con.width - 8))
         parts = d.partitions
         tree.add(Text(
             f"{len(d.topics)} topic(s), {len(parts)} partition(s), "

@@ -227,7 +227,9 @@ def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
         elif t == "timeindex_entry":
             w(f"timestamp: {ev['timestamp']} offset: {ev['offset']}\n")
         elif t == "invalid_bytes":
-            if "kafkaException" not in ev:  # else the tool died there: the finding says so
+            # the tool died there (the finding says so), or --skip-corrupt passed a range
+            # (stderr only)
+            if "kafkaException" not in ev and not ev.get("skipped"):
                 w(f"Found {ev['bytes']} invalid bytes at the end of "
                   f"{os.path.basename(ev['file'])}\n")
         elif t == "producer_snapshot_entry":
@@ -299,6 +301,10 @@ def json_event(ev: dict, encoding: str) -> dict:
         o["headers"] = _json_headers(ev["headers"], encoding)
     elif "headers" in ev:
         o["headers"] = _json_headers(ev["headers"], encoding)
+    if ev.get("decoded"):
+        # as read -o json names it: the key and value are the decoders' JSON, not the
+        # record's bytes (produce refuses such a line)
+        o["keyType"] = ev["decoded"].key_type
     return o
 
 
@@ -399,11 +405,59 @@ def write_json(events: Iterable[dict], *, encoding: str = "utf8", with_data: boo
     return n_diag
 
 
+def _rich_record_atoms(ev: dict, skip_metadata: bool) -> list[str]:
+    """The parts of a record line of the rich view (:func:`kafka_record_line`'s fields,
+    keys and payloads escaped), each kept whole on a line when it fits."""
+    line = kafka_record_line(ev, skip_metadata, _safe_value_text)
+    from .text import safe
+
+    line = safe(line[2:] if line.startswith("| ") else line.lstrip())
+    # break between the tool's "name: value" fields, never inside one
+    names = ("offset", ev.get("timestampType", ""), "keySize", "valueSize", "sequence",
+             "headerKeys", "isValid", "crc", "endTxnMarker", "coordinatorEpoch",
+             "controlType", "key", "payload")
+    atoms: list[str] = []
+    for word in line.split(" "):
+        if atoms and not any(word == f"{n}:" for n in names if n):
+            atoms[-1] += " " + word
+        else:
+            atoms.append(word)
+    return atoms
+
+
+def _print_packed(con, parts, style: str = "", *, indent: int = 0, hang: int = 2) -> None:
+    """``parts`` (str or Text) on lines of the console's width, breaking only between
+    parts (:func:`~kafkalog_cli.render.tables.pack_atoms`), the first line indented by
+    ``indent``, the others by ``indent + hang``."""
+    from rich.text import Text
+
+    from .tables import pack_atoms
+
+    atoms = [p if isinstance(p, Text) else Text(p, style=style) for p in parts]
+    if indent and atoms:
+        atoms[0] = Text(" " * indent).append_text(atoms[0])
+    for line in pack_atoms(atoms, con.width, indent=indent + hang):
+        con.print(line, overflow="fold", soft_wrap=False, no_wrap=False)
+
+
+def _rule(con, title: str) -> None:
+    """A rule with ``title`` in it, or, when the title does not fit a rule, the title on
+    its own (folded, never cut) above a plain rule."""
+    from rich.text import Text
+
+    if len(title) + 6 <= con.width:
+        con.rule(Text(title, style="bold"))
+        return
+    con.print(Text(title, style="bold"), overflow="fold", soft_wrap=False, no_wrap=False)
+    con.rule()
+
+
 def write_rich(events: Iterable[dict], *, skip_record_metadata: bool = False,
                console=None, err_console=None) -> int:
     """A rich rendering for terminals: a rule per file, batch lines highlighted, record
-    lines indented beneath them. Data and names are escaped (:mod:`.text`): a record's
-    bytes never reach the terminal raw."""
+    lines indented beneath them, every line fitted to the terminal's width (broken
+    between fields, never inside a number or a name). Data and names are escaped
+    (:mod:`.text`): a record's bytes never reach the terminal raw."""
     from rich.text import Text
 
     from .consoles import stderr_console, stdout_console
@@ -418,18 +472,17 @@ def write_rich(events: Iterable[dict], *, skip_record_metadata: bool = False,
             title = safe(ev["file"])
             if ev["kind"] == "log":
                 title += f"  (log starting offset {ev['startOffset']})"
-            con.rule(Text(title, style="bold"))
+            _rule(con, title)
         elif t == "batch":
             style = "cyan" if ev["isValid"] else "bold red"
-            line = Text()
-            line.append(f"{ev['baseOffset']}..{ev['lastOffset']}", style="bold " + style)
-            line.append(f"  @{ev['position']}  {ev['size']} B  magic {ev['magic']}  "
-                        f"{ev['compresscodec']}  {ev['timestampType']} {ev['maxTimestamp']}",
-                        style=style)
+            parts = [Text(f"{ev['baseOffset']}..{ev['lastOffset']}", style="bold " + style),
+                     f"@{ev['position']}", f"{ev['size']} B", f"magic {ev['magic']}",
+                     ev["compresscodec"], f"{ev['timestampType']} {ev['maxTimestamp']}"]
+            parts = [p if isinstance(p, Text) else Text(p, style=style) for p in parts]
             extras = []
             if ev["producerId"] != -1:
-                extras.append(f"pid {ev['producerId']} epoch {ev['producerEpoch']} "
-                              f"seq {ev['baseSequence']}..{ev['lastSequence']}")
+                extras += [f"pid {ev['producerId']}", f"epoch {ev['producerEpoch']}",
+                           f"seq {ev['baseSequence']}..{ev['lastSequence']}"]
             if ev["isTransactional"]:
                 extras.append("transactional")
             if ev["isControl"]:
@@ -438,42 +491,45 @@ def write_rich(events: Iterable[dict], *, skip_record_metadata: bool = False,
                 extras.append(f"leader epoch {ev['partitionLeaderEpoch']}")
             if not ev["isValid"]:
                 extras.append(f"CRC MISMATCH (stored {ev['crc']})")
-            if extras:
-                line.append("  " + "  ".join(extras), style="dim" if ev["isValid"] else style)
-            con.print(line)
+            extra_style = "dim" if ev["isValid"] else style
+            _print_packed(con, parts + [Text(x, style=extra_style) for x in extras])
         elif t == "record":
-            line = kafka_record_line(ev, skip_record_metadata, _safe_value_text)
-            con.print(Text("  " + safe(line[2:]), style="default"))
+            _print_packed(con, _rich_record_atoms(ev, skip_record_metadata), "default",
+                          indent=2)
         elif t == "invalid_bytes":
-            con.print(Text(f"Found {ev['bytes']} invalid bytes at the end of "
+            what = ("Skipped {} invalid bytes in" if ev.get("skipped")
+                    else "Found {} invalid bytes at the end of").format(ev["bytes"])
+            con.print(Text(f"{what} "
                            f"{safe(os.path.basename(ev['file']))} (from byte "
                            f"{ev['position']})",
-                           style="bold red"))
+                           style="bold red"), soft_wrap=False, overflow="fold")
         elif t == "index_entry":
             con.print(Text(f"offset {ev['offset']}  position {ev['position']}"))
         elif t == "timeindex_entry":
             con.print(Text(f"timestamp {ev['timestamp']}  offset {ev['offset']}"))
         elif t == "producer_snapshot_entry":
-            line = Text()
-            line.append(f"producer {ev['producerId']} epoch {ev['producerEpoch']}",
-                        style="bold cyan")
+            parts = [Text(f"producer {ev['producerId']} epoch {ev['producerEpoch']}",
+                          style="bold cyan")]
             if ev["lastOffset"] is not None:
-                line.append(f"  seq {ev['firstSequence']}..{ev['lastSequence']}  last offset "
-                            f"{ev['lastOffset']} (delta {ev['offsetDelta']})")
-            line.append(f"  last timestamp {ev['lastTimestamp']}  coordinator epoch "
-                        f"{ev['coordinatorEpoch']}", style="dim")
+                parts += [f"seq {ev['firstSequence']}..{ev['lastSequence']}",
+                          f"last offset {ev['lastOffset']} (delta {ev['offsetDelta']})"]
+            parts += [Text(f"last timestamp {ev['lastTimestamp']}", style="dim"),
+                      Text(f"coordinator epoch {ev['coordinatorEpoch']}", style="dim")]
             if ev["currentTxnFirstOffset"] is not None:
-                line.append(f"  open transaction from offset {ev['currentTxnFirstOffset']}",
-                            style="yellow")
-            con.print(line)
+                parts.append(Text(f"open transaction from offset "
+                                  f"{ev['currentTxnFirstOffset']}", style="yellow"))
+            _print_packed(con, parts)
         elif t == "txn_index_entry":
-            con.print(Text(f"aborted: producer {ev['producerId']}  offsets "
-                           f"{ev['firstOffset']}..{ev['lastOffset']}  last stable offset "
-                           f"{ev['lastStableOffset']}  (version {ev['version']})"))
+            _print_packed(con, [f"aborted: producer {ev['producerId']}",
+                                f"offsets {ev['firstOffset']}..{ev['lastOffset']}",
+                                f"last stable offset {ev['lastStableOffset']}",
+                                f"(version {ev['version']})"])
         elif t == "index_empty":
-            con.print(Text(f"{safe(ev['file'])} is empty.", style="dim"))
+            con.print(Text(f"{safe(ev['file'])} is empty.", style="dim"),
+                      soft_wrap=False, overflow="fold")
         elif t == "index_sane":
-            con.print(Text(f"{safe(ev['file'])} passed sanity check.", style="green"))
+            con.print(Text(f"{safe(ev['file'])} passed sanity check.", style="green"),
+                      soft_wrap=False, overflow="fold")
         elif t == "diagnostic":
             err.print(Text(safe(ev["message"]), style="yellow"))
             n_diag += 1
@@ -494,7 +550,10 @@ def report_findings(findings) -> None:
         error(str(KafkalogError(msg, file=file, position=positions[0])))
     for ev in findings.invalid:
         why = f" ({ev['reason']})" if ev.get("reason") else ""
-        if ev["position"] == 0:
+        if ev.get("skipped"):
+            msg = (f"skipped {ev['bytes']} bytes that are not a valid batch{why}; reading "
+                   f"resumed at byte {ev['position'] + ev['bytes']}")
+        elif ev["position"] == 0:
             msg = (f"no whole record batch: {ev['bytes']} bytes are truncated or not a Kafka "
                    f"log{why}")
         else:

@@ -161,6 +161,12 @@ def write_console(records: Iterable, cfg: FormatterConfig, out=None, *,
     """Write records in console-consumer format to a binary stream; returns the count.
     ``escape`` (stdout is a terminal): data bytes as visible escapes (:func:`escaped`),
     never raw; otherwise exactly the console consumer's bytes."""
+    return _write_blocks(records, lambda rec: format_record(rec, cfg), out, escape)
+
+
+def _write_blocks(records: Iterable, line, out, escape: bool) -> int:
+    """``line(record)`` of each record to the binary stream ``out`` (stdout's), a block
+    of lines per write; the records before an error are written. Returns the count."""
     out = out or sys.stdout.buffer
     w = out.write
     n = 0
@@ -169,7 +175,7 @@ def write_console(records: Iterable, cfg: FormatterConfig, out=None, *,
     block: list[bytes] = []
     try:
         for rec in records:
-            block.append(format_record(rec, cfg))
+            block.append(line(rec))
             n += 1
             if len(block) >= _BLOCK:  # one write per block of lines
                 w(b"".join(block))
@@ -179,6 +185,153 @@ def write_console(records: Iterable, cfg: FormatterConfig, out=None, *,
             w(b"".join(block))
     out.flush()
     return n
+
+
+# -- kcat's -f format --------------------------------------------------------------------
+
+#: kcat's ``-f`` tokens (format.c ``fmt_parse``), each a function of a record
+_KCAT_TOKENS = "okKsSRtpTh"
+
+
+def _strtoul(text: bytes, i: int, base: int) -> tuple[int, int]:
+    """C's ``strtoul(text + i, &next, base)`` for a string starting with a digit (the
+    only way kcat calls it): ``(value, index after the digits)``; base 0 reads ``0x``
+    as hex and a leading ``0`` as octal; a value past 2^64 - 1 is ULONG_MAX."""
+    if base in (0, 16) and text[i:i + 2].lower() == b"0x" and i + 2 < len(text) and \
+            chr(text[i + 2]) in "0123456789abcdefABCDEF":
+        base, i = 16, i + 2
+    elif base == 0:
+        base = 8 if text[i:i + 1] == b"0" else 10
+    digits = "0123456789abcdef"[:base]
+    j = i
+    while j < len(text) and chr(text[j]).lower() in digits:
+        j += 1
+    value = int(text[i:j], base) if j > i else 0
+    return min(value, 2**64 - 1), j
+
+
+def _kcat_literal(raw: bytes) -> bytes:
+    """A literal part of a kcat format, its escapes converted as format.c ``fmt_add``
+    does: ``\\t \\n \\r``; ``\\xHH`` (hex, when a digit follows the x) and
+    ``\\NNN`` (C's base 0: decimal, octal after a 0, hex after 0x) as one byte, the
+    value cut to 8 bits; any other escaped character as itself; then the string ends at
+    its first NUL byte (kcat measures it with strlen)."""
+    out = bytearray()
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == 0x5C and i + 1 < n:  # a backslash with something after it
+            i += 1
+            e = raw[i]
+            base = 0
+            if e == ord("x"):
+                i += 1
+                base = 16
+                if i >= n:  # the C reads the terminating NUL here
+                    out.append(0)
+                    break
+                e = raw[i]
+            if e in b"tnr" and base == 0:
+                out.append({ord("t"): 9, ord("n"): 10, ord("r"): 13}[e])
+            elif 0x30 <= e <= 0x39:
+                value, nxt = _strtoul(raw, i, base)
+                out.append(value & 0xFF)
+                i = nxt - 1
+            else:
+                out.append(e)
+        else:
+            out.append(c)
+        i += 1
+    nul = out.find(0)
+    return bytes(out if nul < 0 else out[:nul])
+
+
+def parse_kcat_format(fmt: str) -> list:
+    """kcat's ``-f`` format string as a list of literal ``bytes`` and token letters
+    (format.c ``fmt_parse``): ``%t %p %o %k %K %s %S %R %T %h``, ``%%``, escapes in the
+    literal parts (:func:`_kcat_literal`).
+
+    Raises:
+        InvalidArgumentError: kcat's message for a format it refuses (``Empty
+            formatter``, ``Unsupported formatter: %c``).
+    """
+    raw = fmt.encode("utf-8", "surrogateescape")
+    parts: list = []
+    i = 0
+    while i < len(raw):
+        t = raw.find(b"%", i)
+        if t < 0:
+            parts.append(_kcat_literal(raw[i:]))
+            break
+        if t > i:
+            parts.append(_kcat_literal(raw[i:t]))
+        if t + 1 >= len(raw):
+            raise InvalidArgumentError("invalid --format: Empty formatter")
+        tok = chr(raw[t + 1])
+        if tok == "%":
+            parts.append(b"%")
+        elif tok in _KCAT_TOKENS:
+            parts.append(tok)
+        else:
+            raise InvalidArgumentError(f"invalid --format: Unsupported formatter: %{tok}")
+        i = t + 2
+    return [p for p in parts if p != b""]
+
+
+def _kcat_headers(headers) -> bytes:
+    """``%h``: ``name=value`` joined with commas; an empty value prints nothing, a null
+    one ``NULL`` (format.c ``print_headers``)."""
+    return b",".join(k.encode("utf-8") + b"=" + (b"NULL" if v is None else v)
+                     for k, v in headers)
+
+
+def kcat_record(rec, parts: list) -> bytes:
+    """One record as ``kcat -C -f`` writes it (format.c ``fmt_msg_output_str``): a null
+    or empty key/value prints nothing for ``%k``/``%s`` and -1/0 for ``%K``/``%S``;
+    ``%R`` is the value's length (-1 for null) as a big-endian int32; ``%T`` the
+    timestamp in ms (0 for a v0 message, which has none: librdkafka leaves it unset). A decoded record of an internal
+    topic prints its decoders' JSON, as the console format does; a key or value decoded
+    through Schema Registry prints its JSON (as kcat's ``-s avro`` does), else its bytes."""
+    key, value, d = rec.key, rec.value, rec.decoded
+    if d is not None and hasattr(d, "console"):
+        key, value = d.console(key, value)
+    elif d is not None:
+        key = None if d.key is None else d.key_json().encode("utf-8")
+        value = None if d.tombstone or d.value is None else d.value_json().encode("utf-8")
+    out = []
+    for p in parts:
+        if p.__class__ is bytes:
+            out.append(p)
+        elif p == "s":
+            out.append(value or b"")
+        elif p == "k":
+            out.append(key or b"")
+        elif p == "o":
+            out.append(b"%d" % rec.offset)
+        elif p == "S":
+            out.append(b"-1" if value is None else b"%d" % len(value))
+        elif p == "K":
+            out.append(b"-1" if key is None else b"%d" % len(key))
+        elif p == "R":
+            out.append((-1 if value is None else len(value)).to_bytes(4, "big", signed=True))
+        elif p == "t":
+            out.append(rec.topic.encode("utf-8"))
+        elif p == "p":
+            out.append(b"%d" % rec.partition)
+        elif p == "T":
+            # librdkafka leaves a v0 message's timestamp unset: 0, not -1
+            out.append(b"0" if rec.timestamp_type == NO_TIMESTAMP_TYPE
+                       else b"%d" % rec.timestamp)
+        elif p == "h":
+            out.append(_kcat_headers(rec.headers))
+    return b"".join(out)
+
+
+def write_kcat(records: Iterable, parts: list, out=None, *, escape: bool = False) -> int:
+    """Write records as ``kcat -C -f`` does (:func:`kcat_record`) to a binary stream;
+    returns the count. ``escape`` (stdout is a terminal): data bytes as visible escapes
+    (:func:`escaped`)."""
+    return _write_blocks(records, lambda rec: kcat_record(rec, parts), out, escape)
 
 
 def _json_bytes(data, encoding: str, estr) -> tuple[str, str | None]:
@@ -354,3 +507,23 @@ def write_json(records: Iterable, *, encoding: str = "utf8", out=None) -> int:
     flush()
     out.flush()
     return n
+
+
+def report_problems(result, *, json_lines: bool = False) -> None:
+    """After the records: one line on stderr per problem of a read
+    (:attr:`~kafkalog_cli.ops.read.ReadResult.problems`) and per byte range it skipped
+    (``--skip-corrupt``); with ``json_lines`` the skipped ranges are also written to
+    stdout as ``invalidBytes`` objects (lines ``produce`` passes over)."""
+    from .consoles import error
+
+    sys.stdout.flush()
+    if json_lines and result.skipped:
+        w, flush = text_and_bytes_writer(sys.stdout)
+        w("".join(json.dumps(s.to_dict(), separators=(",", ":"), ensure_ascii=False) + "\n"
+                  for s in result.skipped))
+        flush()
+        sys.stdout.flush()
+    for problem in result.problems:
+        error(problem)
+    for s in result.skipped:
+        error(s.message())

@@ -86,16 +86,45 @@ def render_table(console, columns: list[Column], rows: list[list], *, title=None
 
 
 def _vertical(console, columns: list[Column], rows: list[list], title) -> None:
+    """One record per row: its first cell, then ``column=value`` pairs packed onto lines
+    of the console's width, a line breaking only between pairs (continuation lines
+    indented by 2); a pair wider than a line on its own is folded."""
     from rich.text import Text
 
     if title is not None:
         console.print(title if isinstance(title, Text) else Text(str(title), style="bold"))
     for r in rows:
-        line = Text()
-        first = r[0] if isinstance(r[0], Text) else Text(str(r[0]))
-        line.append_text(first.copy())
-        line.stylize("bold", 0, len(line))
+        first = (r[0] if isinstance(r[0], Text) else Text(str(r[0]))).copy()
+        first.stylize("bold", 0, len(first))
+        atoms = [first]
         for col, cell in zip(columns[1:], r[1:], strict=True):
-            line.append("  " + col.header.replace(" ", "-") + "=", style="dim")
-            line.append_text(cell if isinstance(cell, Text) else Text(str(cell)))
-        console.print(line, overflow="fold", soft_wrap=False)
+            pair = Text(col.header.replace(" ", "-") + "=", style="dim")
+            pair.append_text(cell if isinstance(cell, Text) else Text(str(cell)))
+            atoms.append(pair)
+        for line in pack_atoms(atoms, console.width):
+            console.print(line, overflow="fold", soft_wrap=False, no_wrap=False)
+
+
+def pack_atoms(atoms: list, width: int, *, sep: str = "  ", indent: int = 2) -> list:
+    """Rich ``Text`` atoms joined by ``sep`` onto lines at most ``width`` cells wide, a
+    line breaking only between atoms; continuation lines start with ``indent`` spaces. An
+    atom wider than a line gets a line of its own (the console folds it)."""
+    from rich.text import Text
+
+    lines: list = []
+    line = None
+    for atom in atoms:
+        if line is None:
+            line = Text()
+            line.append_text(atom)
+            continue
+        if line.cell_len + len(sep) + atom.cell_len <= width:
+            line.append(sep)
+            line.append_text(atom)
+            continue
+        lines.append(line)
+        line = Text(" " * indent)
+        line.append_text(atom)
+    if line is not None:
+        lines.append(line)
+    return lines

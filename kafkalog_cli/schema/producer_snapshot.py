@@ -82,23 +82,33 @@ ENTRY_SIZE = _ENTRY.size
 
 def check_header(head: bytes, size: int, file=None) -> tuple[int, int]:
     """``(stored crc, entry count)`` from the first 10 bytes of a snapshot file of ``size``
-    bytes, checked as ``readSnapshot`` checks them: the version, and a count whose
-    entries exactly fill the file.
+    bytes, checked as Kafka 4.4's ``readSnapshot`` checks them, with its messages: the
+    version first, then the generated message's read (a ``SchemaException``, or the
+    ``BufferUnderflowException`` whose message is ``null``, behind ``Snapshot failed
+    schema validation:``); the CRC over bytes 6..end is the caller's.
 
     Raises:
         CorruptSnapshotError: unknown version or bad layout.
     """
-    if len(head) < HEADER.size or size < HEADER.size:
-        raise CorruptSnapshotError("Snapshot failed schema validation: file is truncated",
-                                   file=file)
-    version, crc, count = HEADER.unpack_from(head, 0)
+    def invalid(why: str) -> CorruptSnapshotError:
+        return CorruptSnapshotError(f"Snapshot failed schema validation: {why}", file=file)
+
+    if size < 2 or len(head) < 2:
+        raise invalid("null")
+    (version,) = struct.unpack_from(">h", head, 0)
     if version != VERSION:
-        raise CorruptSnapshotError(f"Snapshot contained an unknown file version {version}",
-                                   file=file)
-    if count < 0 or HEADER.size + count * _ENTRY.size != size:
-        raise CorruptSnapshotError(
-            f"Snapshot failed schema validation: {count} entries do not fit {size} bytes",
-            file=file)
+        raise invalid(f"Snapshot contained an unknown file version {version}")
+    if size < HEADER.size or len(head) < HEADER.size:
+        raise invalid("null")
+    crc, count = struct.unpack_from(">Ii", head, 2)
+    remaining = size - HEADER.size
+    if count < 0:
+        raise invalid("non-nullable field producerEntries was serialized as null")
+    if count > remaining:
+        raise invalid(f"Tried to allocate a collection of size {count}, but there are only "
+                      f"{remaining} bytes remaining.")
+    if count * _ENTRY.size > remaining:
+        raise invalid("null")
     return crc, count
 
 
@@ -113,11 +123,13 @@ def entries_of(data) -> list[ProducerStateEntry]:
 
 
 def parse_snapshot(data: bytes, file=None) -> list[ProducerStateEntry]:
-    """Parse a snapshot file's bytes (ProducerStateManager.readSnapshot; a file is read a
-    piece at a time by :func:`kafkalog_cli.storage.producer_state.read_snapshot`).
+    """Parse a snapshot file's bytes (ProducerStateManager.readSnapshot), with the messages
+    of Kafka 4.4's reader: the version first, then the generated message's read (a
+    ``SchemaException``, or the ``BufferUnderflowException`` whose message is ``null``,
+    behind ``Snapshot failed schema validation:``), then the CRC over bytes 6..end.
 
     Raises:
-        CorruptSnapshotError: unknown version, bad layout or CRC mismatch.
+        CorruptSnapshotError: unknown version, bad layout or CRC mismatch (``file`` set).
     """
     crc, count = check_header(data, len(data), file)
     from ..crc import crc32c
@@ -125,7 +137,7 @@ def parse_snapshot(data: bytes, file=None) -> list[ProducerStateEntry]:
     computed = crc32c(memoryview(data)[PRODUCER_ENTRIES_OFFSET:])
     if computed != crc:
         raise crc_mismatch(crc, computed, file)
-    return entries_of(memoryview(data)[HEADER.size:])
+    return entries_of(memoryview(data)[HEADER.size:HEADER.size + count * _ENTRY.size])
 
 
 def build_snapshot(entries: list[ProducerStateEntry]) -> bytes:

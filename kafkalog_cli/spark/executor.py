@@ -119,11 +119,12 @@ STATS_COUNTERS = ("corrupt_batches", "corrupt_bytes", "partial_tail_bytes",
 
 def zero_stats() -> dict:
     """An empty statistics value: every counter 0, no skips."""
-    return {**dict.fromkeys(STATS_COUNTERS, 0), "skipped": []}
+    return {**dict.fromkeys(STATS_COUNTERS, 0), "skipped": [], "not_kafka_files": []}
 
 
 class StatsParam:
-    """The accumulator's AccumulatorParam: counters add up, skips are concatenated."""
+    """The accumulator's AccumulatorParam: counters add up, skips (and the files that are
+    not Kafka logs) are concatenated."""
 
     def zero(self, value: dict) -> dict:
         return zero_stats()
@@ -131,7 +132,8 @@ class StatsParam:
     def addInPlace(self, value1: dict, value2: dict) -> dict:  # noqa: N802 - pyspark's name
         for k in STATS_COUNTERS:
             value1[k] = value1.get(k, 0) + value2.get(k, 0)
-        value1["skipped"] = list(value1.get("skipped", ())) + list(value2.get("skipped", ()))
+        for k in ("skipped", "not_kafka_files"):
+            value1[k] = list(value1.get(k, ())) + list(value2.get(k, ()))
         return value1
 
 

@@ -21,7 +21,11 @@ batch's inside the segment (as recovery's strict checks: the base offset, outsid
 is not trusted blindly). A corrupt batch (CRC mismatch, offsets out of order, records
 that do not decode, or bytes that are not a batch) fails the read with :class:`DataLossError`
 naming the file and byte position when ``failOnDataLoss`` is true (the default); when
-false, it is skipped, logged and counted (:class:`ReadStats`). A partial batch at the
+false (``export --skip-corrupt``), the read goes on at the next position where a whole
+batch with a valid CRC and plausible offsets starts (:mod:`kafkalog_cli.format.salvage`,
+the resynchronisation ``read`` and ``dump-segment`` use too), and each byte range passed
+over is logged and counted (:class:`ReadStats`). A ``.log`` holding no whole batch from
+its first byte is not a Kafka log (``not_kafka_files``; export exits 3). A partial batch at the
 very end of the partition's last segment (a crash while appending; the broker truncates
 it at recovery) is not data loss: it is skipped and counted in ``partial_tail_bytes``.
 Anywhere else, bytes that are not whole batches are data loss.
@@ -139,6 +143,8 @@ class ReadStats:
     skipped: list[dict] = field(default_factory=list)
     #: offsets below the log start offset that a startingOffsets asked for
     lost_offsets: int = 0
+    #: ``.log`` files holding no whole batch from their first byte (not a Kafka log)
+    not_kafka_files: list[str] = field(default_factory=list)
     #: keys or values a keyDecoder/valueDecoder could not decode (kept as bytes)
     undecoded_records: int = 0
 
@@ -156,6 +162,7 @@ class ReadStats:
         self.lost_offsets += other.lost_offsets
         self.undecoded_records += other.undecoded_records
         self.skipped.extend(other.skipped)
+        self.not_kafka_files.extend(other.not_kafka_files)
 
     def to_value(self) -> dict:
         """The counters and skips as the statistics accumulator carries them
@@ -164,7 +171,8 @@ class ReadStats:
                 "partial_tail_bytes": self.partial_tail_bytes,
                 "aborted_records": self.aborted_records, "rows": self.rows,
                 "lost_offsets": self.lost_offsets,
-                "undecoded_records": self.undecoded_records, "skipped": list(self.skipped)}
+                "undecoded_records": self.undecoded_records, "skipped": list(self.skipped),
+                "not_kafka_files": list(self.not_kafka_files)}
 
     @classmethod
     def from_value(cls, value: dict) -> ReadStats:
@@ -586,10 +594,19 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
             pos = seg.index_position(lo)
             if start < pos < end and _batch_ok(seg, pos):
                 start = pos
-        # two passes over the headers rather than a list of every batch of the slice
-        dropped = _aborted_positions(s, seg, seg.records(
-            start, end, whole_range=True).batches()) if opts.read_committed else ()
-        fr = seg.records(start, end, whole_range=True)
+        # two passes over the headers rather than a list of every batch of the slice;
+        # with failOnDataLoss=false (--skip-corrupt) read past damage: from a batch that
+        # fails, on at the next good one (format.salvage), each range skipped a loss
+        salvage = not opts.fail_on_data_loss
+
+        def records():
+            return (seg.salvage_records(start, end) if salvage
+                    else seg.records(start, end, whole_range=True))
+
+        dropped = _aborted_positions(s, seg, records().batches()) \
+            if opts.read_committed else ()
+        fr = records()
+        told = 0
         limit = opts.max_decompressed_bytes
         topic, partition = s.topic, s.partition
         seg_base = s.base_offset
@@ -597,6 +614,8 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
         cols.fast = _fast.ROWS  # turned off for the slice by a batch it cannot take
         it = fr.batches()
         for b in it:
+            if salvage and len(fr.skipped) > told:
+                told = _report_skipped(fr, told, cols, stats, opts, path)
             # The CRC and offset-order checks come before the [lo, hi) bounds: the base
             # offset is outside the CRC, so a corrupt one must not end the read early
             # (or skip a batch) silently. A Kafka consumer validates every batch it
@@ -661,29 +680,58 @@ def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
                 yield from _emit(cols, stats)
         for _ in it:  # after a stop at ``hi``: the rest of the slice's headers, so that
             pass      # bytes that are not whole batches further on are still reported
-        if fr.stop_error is not None:
-            cols.flush_group()
-            err = fr.stop_error
-            err.file = err.file or path
-            _record_loss(stats, opts, err, fr.invalid_bytes)
-        elif fr.invalid_bytes and s.last_segment and end == size:
-            stats.partial_tail_bytes += fr.invalid_bytes
-            log.info("kafkalog: %s: %d bytes of a partial batch at the end skipped", path,
-                     fr.invalid_bytes)
-        elif fr.invalid_bytes:
-            # Only the partition's last segment, at its end, can hold a partial batch (a
-            # broker appends only to the active segment, and recovery truncates it). Bytes
-            # that are not whole batches anywhere else (a batch size running past the end
-            # of a rolled segment or of this slice) hide the batches after them: data loss.
-            cols.flush_group()
-            _record_loss(stats, opts, _not_batches(fr.view, fr.valid_end, end, size, path),
-                         fr.invalid_bytes)
+        if salvage:
+            _report_skipped(fr, told, cols, stats, opts, path)
+        _report_slice_end(fr, s, cols, stats, opts, end, size)
         cols.flush_group()  # the group's batches are views of this segment
     except BaseException:
         cols.drop_group()
         raise
     finally:
         seg.close()
+
+
+def _report_skipped(fr, told: int, cols: _Columns, stats: ReadStats, opts: ReadOptions,
+                    path: str) -> int:
+    """The ranges a salvaging read passed over since the ``told`` first, each a loss (in
+    file order: the pending group is flushed first); returns how many are told."""
+    if len(fr.skipped) > told:
+        cols.flush_group()
+        for k in fr.skipped[told:]:
+            _record_loss(stats, opts, CorruptRecordError(
+                k.reason, file=path, position=k.position), k.size)
+    return len(fr.skipped)
+
+
+def _report_slice_end(fr, s: Slice, cols: _Columns, stats: ReadStats, opts: ReadOptions,
+                      end: int, size: int) -> None:
+    """What the slice's read left after its last whole batch (``fr``: its records, read
+    to ``end`` of the ``size``-byte segment): a file that is not a Kafka log, a stop
+    error, a partial tail at the partition's end, or bytes hiding later batches (a
+    loss)."""
+    path = s.log_path
+    if s.start == 0 and fr.valid_end == 0 and fr.invalid_bytes and \
+            not getattr(fr, "skipped", None):
+        # not a Kafka log at all (no whole batch from its first byte): neither a tail
+        # nor data loss; the export exits 3, as dump-segment and read
+        stats.not_kafka_files.append(path)
+    elif fr.stop_error is not None:
+        cols.flush_group()
+        err = fr.stop_error
+        err.file = err.file or path
+        _record_loss(stats, opts, err, fr.invalid_bytes)
+    elif fr.invalid_bytes and s.last_segment and end == size:
+        stats.partial_tail_bytes += fr.invalid_bytes
+        log.info("kafkalog: %s: %d bytes of a partial batch at the end skipped", path,
+                 fr.invalid_bytes)
+    elif fr.invalid_bytes:
+        # Only the partition's last segment, at its end, can hold a partial batch (a
+        # broker appends only to the active segment, and recovery truncates it). Bytes
+        # that are not whole batches anywhere else (a batch size running past the end
+        # of a rolled segment or of this slice) hide the batches after them: data loss.
+        cols.flush_group()
+        _record_loss(stats, opts, _not_batches(fr.view, fr.valid_end, end, size, path),
+                     fr.invalid_bytes)
 
 
 def _not_batches(view, pos: int, end: int, size: int, path: str) -> CorruptRecordError:

@@ -43,12 +43,19 @@ class LogDirLock:
         self.log_dir = Path(log_dir)
         self.path = self.log_dir / LOCK_FILE_NAME
         self._fd: int | None = None
+        #: this lock created ``.lock`` (it was not there): released, it removes it
+        self._created = False
 
     def acquire(self) -> LogDirLock:
         key = str(self.log_dir.resolve())
         if key in _held:
             raise LogDirLockedError(self.log_dir)
-        fd = open_for_write(self.path, os.O_RDWR | os.O_CREAT)
+        try:
+            fd = open_for_write(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL)
+            created = True
+        except FileExistsError:  # there already (a broker's, left by a crash)
+            fd = open_for_write(self.path, os.O_RDWR | os.O_CREAT)
+            created = False
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -56,12 +63,26 @@ class LogDirLock:
             os.close(fd)  # drops whichever of the two was taken
             raise LogDirLockedError(self.log_dir) from None
         self._fd = fd
+        self._created = created
         _held.add(key)
         return self
 
     def release(self) -> None:
+        """Unlock, and remove the ``.lock`` this lock created, as a broker's clean
+        shutdown removes its own (``FileLock.destroy``: unlock, then delete the file); a
+        ``.lock`` that was there before (a crashed broker's) is left as found, so a run
+        that writes nothing changes nothing. The file is removed while the lock is still
+        held, and only when the name still leads to the locked file, so a lock another
+        process took since is never deleted."""
         if self._fd is not None:
             try:
+                try:
+                    st = os.stat(self._fd)
+                    now = os.lstat(self.path)
+                    if self._created and (st.st_dev, st.st_ino) == (now.st_dev, now.st_ino):
+                        os.unlink(self.path)
+                except OSError:
+                    pass  # gone already, or not ours: nothing to remove
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
                 fcntl.lockf(self._fd, fcntl.LOCK_UN)
             finally:

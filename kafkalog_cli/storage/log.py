@@ -85,6 +85,9 @@ class Log:
         #: what opening the log could not use, one line each naming the file (a
         #: log-start-offset-checkpoint that does not parse, read as empty)
         self.problems: list[str] = []
+        #: ``.log`` files a read found holding no whole batch from their first byte (not
+        #: a Kafka log: the commands exit 3)
+        self.not_kafka_files: list[str] = []
 
     @classmethod
     def open(cls, directory) -> Log:
@@ -172,7 +175,8 @@ class Log:
     # -- reading by offset (UnifiedLog.read / LocalLog.read) ---------------------------------
 
     def batches_from(self, offset: int, *, check_crcs: bool = False,
-                     problems: list | None = None) -> Iterator[tuple[LogSegment, object]]:
+                     problems: list | None = None, skipped: list | None = None
+                     ) -> Iterator[tuple[LogSegment, object]]:
         """Every batch from the one holding ``offset`` (absolute; or the first after it) to
         the end of the log, with its segment: the floor segment's offset index gives the
         start (:meth:`LogSegment.batches_from`), so at most one index interval is scanned
@@ -182,25 +186,49 @@ class Log:
         ``check.crcs=true`` does. With ``problems`` (a list), each segment whose scan
         reaches bytes after its last whole batch adds one line for them (file, position,
         length: a broker would truncate them at recovery, so no consumer ever receives
-        what they hold).
+        what they hold); a non-empty segment read from its first byte that holds no
+        whole batch is also named in :attr:`not_kafka_files`.
+
+        With ``skipped`` (a list: ``--skip-corrupt``), each segment is read past damage
+        (:meth:`LogSegment.salvage_records`): only batches with a valid CRC and plausible
+        offsets are yielded, and each byte range passed over is appended to ``skipped``
+        as a :class:`~kafkalog_cli.format.salvage.SkippedBytes` as the read reaches it.
 
         Raises:
-            CrcMismatchError: (``check_crcs``) a batch whose stored CRC differs, naming
-                the file and byte position.
+            CrcMismatchError: (``check_crcs``, without ``skipped``) a batch whose stored
+                CRC differs, naming the file and byte position.
         """
         segs = self.segments
         if not segs:
             return
+        last = None
         for seg in segs[self.segment_index_for(offset):]:
             if not seg.size:
                 continue
-            fr = seg.batches_from(offset)
+            if skipped is not None:
+                start = seg.index_position(offset) if offset > seg.base_offset else 0
+                fr = seg.salvage_records(start, after_offset=last)
+            else:
+                fr = seg.batches_from(offset)
+            told = 0
             for b in fr.batches():
-                if b.last_offset >= offset:
+                if skipped is not None and len(fr.skipped) > told:
+                    skipped.extend(fr.skipped[told:])
+                    told = len(fr.skipped)
+                last = b.last_offset
+                if last >= offset:
                     if check_crcs:
                         b.ensure_valid(seg.log_path)
                     yield seg, b
+            if skipped is not None:
+                skipped.extend(fr.skipped[told:])
             if fr.invalid_bytes and problems is not None:
+                if fr.valid_end == 0 and fr.start == 0 and not getattr(fr, "skipped", ()):
+                    self.not_kafka_files.append(str(seg.log_path))
+                    problems.append(str(CorruptRecordError(
+                        f"no whole record batch: {fr.invalid_bytes} bytes are truncated or "
+                        "not a Kafka log", file=seg.log_path, position=0)))
+                    continue
                 why = f" ({fr.stop_error.message})" if fr.stop_error is not None else ""
                 problems.append(str(CorruptRecordError(
                     f"{fr.invalid_bytes} invalid bytes after the last whole batch{why}",
@@ -652,12 +680,23 @@ class UnifiedLog(Log):
                     pid, info.producer_epoch, info.base_sequence, info.last_sequence,
                     info.max_timestamp, info.first_offset, info.last_offset,
                     info.is_transactional, check_sequence=info.origin == "client")
+        seg = self._write(info.batch, size, info.last_offset, info.max_timestamp,
+                          pending, completed, now)
+        return LogAppendInfo(info.first_offset, info.last_offset, info.records, size,
+                             info.max_timestamp, info.log_append_time, seg.base_offset, rolled)
+
+    def _write(self, batch, size: int, last_offset: int, max_timestamp: int,
+               pending, completed, now: int):
+        """The write step every append shares after its roll (LocalLog.append and what
+        follows it in UnifiedLog.append): the segment append and its indexes, the log end
+        offset, the producer state and transaction index, flush per flush.messages /
+        flush.ms. Returns the segment written to."""
         seg = self.active
-        seg.append(info.batch, info.last_offset,
-                   batches=[(size, info.last_offset, info.max_timestamp)])
-        self.log_end_offset = info.last_offset + 1
+        seg.append(batch, last_offset, batches=[(size, last_offset, max_timestamp)])
+        self.log_end_offset = last_offset + 1
         if self.index_write_through:
             seg.write_index_entries()
+        ps = self.producer_state
         if pending is not None:
             ps.update(pending)
         if completed is not None:
@@ -667,8 +706,68 @@ class UnifiedLog(Log):
         if (self.unflushed_messages >= self.config.flush_messages
                 or now - self.last_flush_ms >= self.config.flush_ms):
             self.flush()
-        return LogAppendInfo(info.first_offset, info.last_offset, info.records, size,
-                             info.max_timestamp, info.log_append_time, seg.base_offset, rolled)
+        return seg
+
+    def append_as_follower(self, batch) -> LogAppendInfo:
+        """UnifiedLog.appendAsFollower for one batch (v2 or a legacy entry) that already
+        carries its offsets, as a follower appends what it fetched from the leader
+        (AppendOrigin.REPLICATION): nothing is re-validated or re-assigned, the bytes are
+        written as they are. Its CRC is checked and its first offset must not be below the
+        log end offset (compacted logs leave gaps); the leader epoch cache takes the
+        batch's partitionLeaderEpoch (v2); the producer state is updated without sequence
+        checks; the roll rules, the segment's indexes and the transaction index are the
+        leader append's (:meth:`_write`).
+
+        Raises:
+            IllegalStateError: the log is closed, or the batch starts below the log end
+                offset (UnexpectedAppendOffsetException); nothing is written.
+            CrcMismatchError / CorruptRecordError: the bytes are not one whole valid batch.
+            RecordBatchTooLargeError: the batch is over segment.bytes.
+        """
+        from ..format.records import LegacyRecordBatch
+
+        if self.closed:
+            raise IllegalStateError("append to a closed log", file=self.directory)
+        view = memoryview(batch)
+        b = batch_at(view, 0)
+        if b is None or b.size != len(view):
+            raise CorruptRecordError(f"{len(view)} bytes are not one whole batch",
+                                     file=self.directory)
+        b.ensure_valid(self.directory)
+        legacy = isinstance(b, LegacyRecordBatch)
+        last = b.last_offset
+        try:  # a legacy wrapper's first offset is its first inner message's
+            first = b.base_offset
+        except KafkalogError:
+            first = last
+        if first < self.log_end_offset:
+            raise IllegalStateError(
+                f"Unexpected offset in append to {self.topic_partition}. First offset {first} "
+                f"is less than the next offset {self.log_end_offset}.", file=self.directory)
+        size = len(view)
+        if size > self.config.segment_bytes:
+            raise RecordBatchTooLargeError(
+                f"Message batch size is {size} bytes in append to partition "
+                f"{self.topic_partition}, which exceeds the maximum configured segment size of "
+                f"{self.config.segment_bytes}.")
+        now = self.clock.milliseconds()
+        # UnifiedLog.append: the epoch cache and the roll come before the producer state
+        if not legacy and b.partition_leader_epoch >= 0:
+            self.leader_epoch_cache.assign(b.partition_leader_epoch, first)
+        rolled = self.maybe_roll(size, b.max_timestamp, last, now)
+        pending = completed = None
+        if not legacy and b.producer_id >= 0:
+            ps = self.producer_state
+            if b.is_control:
+                pending, completed = ps.prepare_control_batch(b)
+            else:
+                pending = ps.prepare_data_batch(
+                    b.producer_id, b.producer_epoch, b.base_sequence, b.last_sequence,
+                    b.max_timestamp, first, last, b.is_transactional, check_sequence=False)
+        records = last - first + 1 if legacy else b.count
+        seg = self._write(view, size, last, b.max_timestamp, pending, completed, now)
+        return LogAppendInfo(first, last, records, size, b.max_timestamp, -1,
+                             seg.base_offset, rolled)
 
     def append_end_txn_marker(self, *, producer_id: int, producer_epoch: int, commit: bool,
                               coordinator_epoch: int = 0, leader_epoch: int = 0
@@ -976,6 +1075,13 @@ class LogManager:
         self._deleted.discard(tp)
         self.logs[tp] = log
         return log
+
+    def add_closed_log(self, tp: TopicPartition, log: UnifiedLog) -> None:
+        """A log of this directory written and closed by the caller (a copy renamed into
+        place, :mod:`~.copy`): its recovery point and log start offset go into the
+        checkpoints :meth:`close` writes, as a log this manager opened would."""
+        self._deleted.discard(tp)
+        self.logs[tp] = log
 
     def topic_id_for(self, topic: str) -> str:
         """The topic id for a new partition of ``topic``: the one in the partition.metadata

@@ -314,6 +314,18 @@ class LogSegment:
                                                whole_range=whole_range)
         return FileRecords(self.view, start, end, file=self.log_path)
 
+    def salvage_records(self, start: int = 0, end: int | None = None, *,
+                        after_offset: int | None = None):
+        """The batches from byte ``start`` to ``end`` of the .log read past damage
+        (``--skip-corrupt``): a :class:`~kafkalog_cli.format.salvage.SalvagedRecords`
+        over the whole .log (a remote one is fetched whole), whose ``skipped`` lists the
+        byte ranges passed over. ``after_offset``: the last offset read before ``start``
+        (for the plausibility of a batch found by the scan)."""
+        from ..format.salvage import SalvagedRecords
+
+        return SalvagedRecords(self.view, start, end, base_offset=self.base_offset,
+                               file=self.log_path, after_offset=after_offset)
+
     def transfer_file(self):
         """The ``.log`` open read-only for :class:`FileSlice` s (``FileRecords``'
         channel): opened once, shared by every slice; :meth:`close` drops the segment's

@@ -357,7 +357,10 @@ def test_verify_index_only_mismatches_on_stderr(cli, repo_root, tmp_path):
         f"Mismatches in :{p}",
         f"  Index offset: {rel + 1}, log offset: {rel}",
     ]
-    assert r.returncode == 0  # mismatches are reported, as Kafka's tool does, exit 0
+    # reported as Kafka's tool does (which exits 0); a damaged index is a finding, as
+    # verify-index says of the same index: exit 1
+    assert r.returncode == 1
+    assert cli("verify-index", p).returncode == 1
     # an entry at which no whole batch starts: Kafka's tool dies there (exit 1)
     p = f"fixtures/logs/corrupt-index-position-0/{SEG0}.index"
     r = cli("dump-segment", p, "--verify-index-only", "-o", "kafka")
@@ -371,6 +374,7 @@ def test_verify_index_only_mismatches_on_stderr(cli, repo_root, tmp_path):
         f"Found timestamp mismatch in :{repo_root / t}",
         f"  Index timestamp: {T0 + 903005}, log timestamp: {T0 + 903004}",
     ]
+    assert r.returncode == 1
     good = cli("dump-segment", f"fixtures/logs/multi-0/{SEG0}.index", "--verify-index-only",
                "-o", "kafka")
     assert good.stderr == "" and good.returncode == 0
@@ -443,13 +447,27 @@ def test_corrupt_producer_snapshot_message_on_stderr(cli, tmp_path):
     p = tmp_path / "00000000000000000052.snapshot"
     p.write_bytes(bytes(data))
     r = cli("dump-segment", str(p), "-o", "kafka")
-    assert r.returncode == 0
+    assert r.returncode == 1  # a damaged file: a finding (Kafka's tool goes on, exit 0)
     assert r.stdout == f"Dumping {p}\n"
-    assert r.stderr == (f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {stored}. "
-                        f"Computed crc: {computed}\n")
-    p.write_bytes(struct.pack(">hIi", 2, 0, 0))
-    r = cli("dump-segment", str(p), "-o", "kafka")
-    assert r.stderr == "Snapshot contained an unknown file version 2\n"
+    # Kafka 4.4.0's message (its tool prints it alone), after the file's name
+    assert r.stderr == (f"{p}: Snapshot is corrupt (CRC is no longer valid). Stored crc: "
+                        f"{stored}. Computed crc: {computed}\n")
+    # what Kafka 4.4.0's tool printed for these files (run by hand)
+    for data, message in [
+            (struct.pack(">hIi", 2, 0, 0), "Snapshot contained an unknown file version 2"),
+            (b"abc", "Snapshot contained an unknown file version 24930"),
+            (b"a", "null"),
+            (b"", "null"),
+            (struct.pack(">hI", 1, 0) + b"xy", "null"),
+            (struct.pack(">hIi", 1, 0, -5),
+             "non-nullable field producerEntries was serialized as null"),
+            (struct.pack(">hIi", 1, 0, 5),
+             "Tried to allocate a collection of size 5, but there are only 0 bytes remaining."),
+            (struct.pack(">hIi", 1, 0, 3) + b"x" * 50, "null")]:
+        p.write_bytes(data)
+        r = cli("dump-segment", str(p), "-o", "kafka")
+        assert r.stderr == f"{p}: Snapshot failed schema validation: {message}\n"
+        assert r.returncode == 1
 
 
 def test_kafka_lines_txn_index(cli, tmp_path):
@@ -614,3 +632,83 @@ def test_kafka_lines_replace_bad_utf8_as_java_does(cli, tmp_path):
     r = cli("dump-segment", str(d), "--print-data-log", "-o", "kafka")
     assert r.stdout.splitlines()[-1].endswith(
         "headerKeys: [h\ufffd\ufffd] key: k\ufffd payload: a\ufffdb")
+
+
+def test_time_index_offsets_not_found_name_the_file(cli, tmp_path, fixtures_root):
+    """Kafka 4.4.0's TimeIndexDumpErrors names the file ('... not found in :F'), as its
+    tool printed for this file (run by hand): offset 2 is inside the batch 0..3, offset
+    5000 past the log."""
+    d = tmp_path / "ti-0"
+    d.mkdir()
+    shutil.copy(fixtures_root / "multi-0" / f"{SEG0}.log", d)
+    t = d / f"{SEG0}.timeindex"
+    t.write_bytes(struct.pack(">qi", T0, 2) + struct.pack(">qi", T0 + 1, 5000))
+    r = cli("dump-segment", str(t), "-o", "kafka")
+    assert r.stderr.splitlines() == [
+        f"The following indexed offsets are not found in :{t.absolute()}",
+        "Indexed offset: 2, found log offset: 3",
+        "Indexed offset: 5000, found log offset: -1"]
+    assert r.returncode == 1
+
+
+def _on_a_terminal(*args: str) -> bytes:
+    """What ``kafkalog ARGS`` writes to a terminal (a pty: stdout and stderr both)."""
+    import os
+    import pty
+    import sys
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: this checkout's CLI, on the pty
+        from kafkalog_testkit import REPO
+
+        os.environ["PYTHONPATH"] = str(REPO)
+        os.execv(sys.executable, [sys.executable, "-m", "kafkalog_cli", *args])
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    return out
+
+
+def test_kafka_text_on_a_terminal_warns_once_and_keeps_the_bytes(cli, tmp_path):
+    """-o kafka on a terminal: Kafka's bytes unchanged (a control byte in a value reaches
+    the terminal as it is), and one warning line on stderr; piped, no warning."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    d = tmp_path / "ctl-0"
+    d.mkdir()
+    (d / f"{SEG0}.log").write_bytes(raw_batch(0, [raw_record(0, 0, b"k", b"a\x1b[2Jb")]))
+    out = _on_a_terminal("dump-segment", str(d), "--print-data-log", "-o", "kafka")
+    assert out.count(b"warning: -o kafka writes the records' bytes raw") == 1
+    assert b"payload: a\x1b[2Jb" in out
+    r = cli("dump-segment", str(d), "--print-data-log", "-o", "kafka")
+    assert "warning" not in r.stderr and "payload: a\x1b[2Jb" in r.stdout
+
+
+@pytest.mark.kafka
+def test_reports_after_the_last_file_as_kafkas_tool(kafka_bench, cli, tmp_path, fixtures_root):
+    """Several files in one dump: the index mismatches, time-index errors and
+    non-consecutive offsets come after the last file, in the order of Kafka 4.4.0's
+    DumpLogSegments (its HashMaps of absolute paths): stdout and stderr equal the tool's."""
+    from kafka_testkit import kafka_tool
+
+    logs = tmp_path / "logs"
+    for p in ("multi-0", "corrupt-index-order-0", "corrupt-timeindex-0"):
+        shutil.copytree(fixtures_root / p, logs / p)
+    files = [str(p) for p in sorted((logs / "multi-0").glob("*.log"))]
+    files += [str(logs / "corrupt-index-order-0" / f"{SEG0}.index"),
+              str(logs / "corrupt-timeindex-0" / f"{SEG0}.timeindex")]
+    kafka = kafka_tool("org.apache.kafka.tools.DumpLogSegments", "--deep-iteration",
+                       "--files", ",".join(files))
+    assert kafka.exit == 0, kafka.stderr
+    ours = cli("dump-segment", "--deep-iteration", "-o", "kafka", "--files", ",".join(files))
+    assert ours.stdout == kafka.stdout
+    assert ours.stderr == kafka.stderr
+    assert kafka.stderr.index("Found timestamp mismatch in :") < \
+        kafka.stderr.index("Non-consecutive offsets in ")

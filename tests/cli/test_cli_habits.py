@@ -104,7 +104,8 @@ def test_exit_statuses_come_from_one_mapping():
     from kafkalog_cli.ops.produce import ProduceResult
 
     assert for_error(InvalidArgumentError("x")) == 2
-    assert for_error(UnreadableError("x")) == 3 and for_error(CorruptRecordError("x")) == 3
+    # unreadable or not-Kafka input 3; damaged Kafka data 1, whichever command meets it
+    assert for_error(UnreadableError("x")) == 3 and for_error(CorruptRecordError("x")) == 1
     assert for_error(OSError("x")) == 3 and for_error(KeyboardInterrupt()) == 130
     for refused in (InputError("x", source="f"), LogDirLockedError("d"),
                     FencedLeaderEpochError("x"), RecordTooLargeError("x"),

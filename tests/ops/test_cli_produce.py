@@ -292,3 +292,39 @@ def test_ctrl_c_closes_cleanly_and_prints_the_summary(tmp_path):
     r = invoke(["dump-segment", str(d / "t-0"), "-o", "json"])
     counts = [json.loads(x).get("count", 0) for x in r.stdout.splitlines()]
     assert sum(counts) == summary["records"]
+
+
+@pytest.mark.corpus
+def test_decoded_internal_records_of_a_dump_are_refused(tmp_path, corpus_root):
+    """A dump of __cluster_metadata with --print-data-log holds the decoders' JSON, not
+    the records' bytes: produce refuses it (it wrote 12,156 records of the corpus back as
+    JSON text before), naming the line, and writes nothing; read -o json is refused the
+    same way, and --no-decode output is taken (the bytes come back)."""
+    tried = 0
+    for part in sorted(corpus_root.rglob("__cluster_metadata-0")):
+        out = tmp_path / part.parent.name
+        dumped = invoke(["dump-segment", str(part), "--print-data-log", "--max-bytes",
+                         "20000", "-o", "json"]).stdout
+        objs = [json.loads(x) for x in dumped.splitlines()]
+        first = next((i for i, o in enumerate(objs, 1)
+                      if o["type"] == "record" and "controlType" not in o), None)
+        if first is None:
+            continue  # only snapshots and control records
+        tried += 1
+        assert objs[first - 1]["keyType"] is not None
+        r = invoke(["produce", "--log-dir", str(out), "--topic", "copy", "--format", "jsonl",
+                    "-o", "json"], dumped.encode())
+        from kafkalog_cli.cli.exit_codes import for_error
+
+        assert for_error(r.exception) == 1
+        assert str(r.exception).startswith(f"<stdin>:{first}: a decoded record of an "
+                                           "internal topic")
+        assert json.loads(r.stdout)["records"] == 0
+        if tried == 2:
+            break
+        raw = invoke(["read", str(part), "--no-decode", "--max-records", "100",
+                      "-o", "json"]).stdout
+        r = invoke(["produce", "--log-dir", str(out), "--topic", "raw", "--format", "jsonl",
+                    "-o", "json"], raw.encode())
+        assert r.exit_code == 0 and json.loads(r.stdout)["records"] == len(raw.splitlines())
+    assert tried >= 2

@@ -235,13 +235,16 @@ def test_corpus_dumps_with_deep_iteration_without_error(corpus_root):
     offsets: dict[str, list[int]] = {}
     reported: dict[str, list[tuple[int, int]]] = {}
     file = None
+    files_done = False  # Kafka 4's tool reports the gaps after the last file
     for ev in dump([str(p) for p in logs], DumpOptions(deep_iteration=True)):
         t = ev["type"]
         if t == "file":
+            assert not files_done
             file = ev["file"]
         elif t == "diagnostic" and ev.get("kind") == "non_consecutive_offsets":
-            assert ev["file"] == file
-            reported[file] = [(g["offset"], g["nextOffset"]) for g in ev["nonConsecutive"]]
+            files_done = True
+            reported[ev["file"]] = [(g["offset"], g["nextOffset"])
+                                    for g in ev["nonConsecutive"]]
             continue
         assert t not in ("diagnostic", "invalid_bytes"), ev
         if t == "record":
@@ -345,11 +348,15 @@ def test_consecutive_offsets_from_zero_report_nothing(fixtures_root):
     # legacy-v1-0 holds a gzip wrapper: its inner offsets are the records compared
     for part in ("plain-0", "legacy-v1-0", "txn-0"):
         assert not _non_consecutive(_events([fixtures_root / part], deep_iteration=True))
-    # a later segment starts above 0: '-1 is followed by <base offset>', per file
+    # a later segment starts above 0: '-1 is followed by <base offset>', per file, after
+    # the last file (in the order of the tool's HashMap of absolute paths, which depends
+    # on where the checkout is: test_java_hash_map_order checks it)
     evs = _events([fixtures_root / "multi-0"], deep_iteration=True)
-    got = [(e["file"].rsplit("/", 1)[1], e["nonConsecutive"]) for e in _non_consecutive(evs)]
+    got = sorted((e["file"].rsplit("/", 1)[1], e["nonConsecutive"])
+                 for e in _non_consecutive(evs))
     assert got == [("00000000000000000088.log", [{"offset": -1, "nextOffset": 88}]),
                    ("00000000000000000164.log", [{"offset": -1, "nextOffset": 164}])]
+    assert evs[-2:] == _non_consecutive(evs)
 
 
 def test_non_consecutive_offsets_after_a_seek(tmp_path):
@@ -376,3 +383,54 @@ def test_non_consecutive_pairs_kept_are_bounded(tmp_path, monkeypatch):
         "  0 is followed by 2", "  2 is followed by 4", "  4 is followed by 6",
         "  ... and 3 more (kafkalog keeps the first 3 pairs of a file)"]
     assert d["nonConsecutiveNotKept"] == 3 and len(d["nonConsecutive"]) == 3
+
+
+JAVA_HASH_MAP = """
+import java.util.*;
+public class HashMapOrder {
+    public static void main(String[] a) throws Exception {
+        Map<String, List<Integer>> m = new HashMap<>();
+        Scanner in = new Scanner(System.in, "UTF-8");
+        while (in.hasNextLine()) {
+            String line = in.nextLine();
+            if (line.equals("---")) {  // one map per section
+                for (String k : m.keySet()) System.out.println(k);
+                System.out.println("---");
+                m = new HashMap<>();
+                continue;
+            }
+            String[] kv = line.split("\\t");
+            for (int i = 0; i < Integer.parseInt(kv[1]); i++)
+                m.computeIfAbsent(kv[0], k -> new ArrayList<>()).add(i);
+        }
+    }
+}
+"""
+
+
+@pytest.mark.slow
+def test_java_hash_map_order(tmp_path, java):
+    """The reports Kafka 4's DumpLogSegments prints after the last file come in the order
+    of a HashMap filled with computeIfAbsent, keyed by absolute paths: the JDK's own
+    HashMap is the oracle, for 1 to 60 keys (resizes at 13, 25, 49 keys; a call for a
+    key already present may resize too; a new key goes to the head of its bucket) and
+    non-ASCII names."""
+    import subprocess
+
+    from kafkalog_cli.ops.dump import java_hash_map_order
+
+    src = tmp_path / "HashMapOrder.java"
+    src.write_text(JAVA_HASH_MAP)
+    rng = random.Random(30)
+    cases = []
+    for n in (1, 2, 12, 13, 14, 25, 26, 49, 60, 200):
+        calls = [(f"/var/lib/kafka/t{rng.randrange(10**6)}-{i}/{i:020d}.log",
+                  rng.choice((1, 1, 2, 5))) for i in range(n)]
+        calls.append(("/d/\u00e9v\u00e9nements-0/00000000000000000000.log", 1))
+        calls.append(calls[0])  # the same file dumped twice
+        cases.append(calls)
+    text = "".join("".join(f"{k}\t{c}\n" for k, c in calls) + "---\n" for calls in cases)
+    out = subprocess.run([java, str(src)], input=text, capture_output=True, text=True,
+                         encoding="utf-8", check=True).stdout
+    expected = [section.splitlines() for section in out.split("---\n")[:-1]]
+    assert [java_hash_map_order(calls) for calls in cases] == expected

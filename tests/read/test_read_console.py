@@ -109,7 +109,8 @@ def test_cli_legacy_messages(tmp_path):
 
 def test_corrupt_records_name_the_file_and_position(tmp_path):
     """A batch whose records do not match its count (CRC valid): read stops with one line
-    naming the segment file and the batch's byte position (exit 3, as for a CRC error)."""
+    naming the segment file and the batch's byte position (exit 1, damaged data, as for a
+    CRC error)."""
     from kafkalog_testkit import raw_batch, raw_record
 
     d = tmp_path / "cnt-0"
@@ -121,7 +122,7 @@ def test_corrupt_records_name_the_file_and_position(tmp_path):
     for extra in ((), ("--isolation-level", "read_committed"), ("-o", "json")):
         r = subprocess.run([sys.executable, "-m", "kafkalog_cli", "read", str(d), *extra],
                            cwd=WT, capture_output=True, text=True)
-        assert r.returncode == 3
+        assert r.returncode == 1
         assert r.stderr.splitlines() == [
             f"error: {log} at byte {len(good)}: Incorrect declared batch size, premature EOF "
             "reached"], r.stderr

@@ -55,9 +55,18 @@ def test_truncate_then_noop_then_undo(tmp_path):
     assert r.exit_code == 0 and "0 of 1 partition(s) need recovery" in r.output
     r = _run("--undo", session, "-o", "json")
     assert r.exit_code == 0 and json.loads(r.output)["ok"]
+    assert json.loads(r.output)["quarantineRemoved"]
     assert tree_bytes(tmp_path) == before
+    # nothing left behind: the directory is as it was before the recovery, without the
+    # session, the emptied .kafkalog-quarantine or the .lock (a broker deletes it too)
+    assert tree_bytes(tmp_path, skip_quarantine=False) == before
+    assert not (tmp_path / ".lock").exists()
+    assert not (pdir / ".kafkalog-quarantine").exists()
     r = _run("--undo", session)
-    assert r.exit_code == 0
+    from kafkalog_cli.errors import InvalidArgumentError
+
+    assert isinstance(r.exception, InvalidArgumentError)  # exit 2: no session there now
+    assert "no manifest.json" in str(r.exception)
 
 
 def test_text_output_on_a_log_dir(tmp_path):

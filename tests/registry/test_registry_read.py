@@ -141,6 +141,20 @@ def test_avro_console_text(cli, confluent_dir):
     assert key0.encode("utf-8", "surrogateescape").startswith(b"\x00")
 
 
+def test_kcat_format_prints_the_decoded_json(cli, confluent_dir):
+    """read --format with --value-decoder: %s is the value's Avro JSON, %S its length
+    (kcat -s value=avro prints the JSON), %k the key's bytes as written (not decoded);
+    it raised AttributeError once both features met."""
+    r = cli("read", str(confluent_dir["log"]), "-t", "users", "--value-decoder", "avro",
+            "--format", "%o %S %s\\n")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    for i, (line, u) in enumerate(zip(lines, USERS, strict=True)):
+        offset, size, value = line.split(" ", 2)
+        assert (int(offset), json.loads(value)) == (i, avro_json(USER_V1, u))
+        assert int(size) == len(value.encode("utf-8"))
+
+
 def test_protobuf_as_the_protobuf_console_consumer_prints(cli, confluent_dir):
     need("google.protobuf")
     from google.protobuf import json_format

@@ -171,3 +171,65 @@ def test_escaping_a_large_value_costs_the_escaped_text():
         tracemalloc.stop()
     assert text == "\\x00\\x1b\\x9b" * (n // 3)
     assert peak < 8 * n, peak
+
+
+def test_vertical_records_break_between_pairs_only():
+    """At 80 columns the audit table is drawn one record per row: each ``name=value``
+    pair stays on one line (a codec list or a verdict holding spaces was cut after its
+    first word), continuation lines indented."""
+    from kafkalog_cli.render.audit import render_audit
+
+    con, buf = console(80)
+    render_audit(_audit_result(), console=con)
+    lines = buf.getvalue().splitlines()
+    assert max(map(len, lines)) <= 80
+    assert sum("codecs=gzip, lz4, zstd" in ln for ln in lines) == len(TOPICS)
+    assert all(ln.startswith("  ") for ln in lines if ln.lstrip().startswith("codecs="))
+
+
+def test_rich_dump_fits_80_columns(fixtures_root, tmp_path):
+    """The rich dump at 80 columns: no line longer (batch and record lines ran to 131
+    characters), breaks between fields only, and a file title too long for a rule is
+    printed whole above it (the rule cut its numbers)."""
+    from kafkalog_cli.ops.dump import DumpOptions, dump
+    from kafkalog_cli.render.dump import write_rich
+
+    d = tmp_path / ("deep" * 12) / "idempotent-0"
+    shutil.copytree(fixtures_root / "idempotent-0", d)
+    shutil.copytree(fixtures_root / "txn-0", d.parent / "txn-0")
+    con, buf = console(80)
+    err, _ = console(80)
+    write_rich(dump([d, d.parent / "txn-0"], DumpOptions(print_data_log=True)),
+               console=con, err_console=err)
+    lines = buf.getvalue().splitlines()
+    assert max(map(len, lines)) <= 80
+    text = buf.getvalue().replace("\n", " ")
+    assert f"{d}/00000000000000000000.log  (log starting offset 0)" in \
+        "".join(buf.getvalue().splitlines()[:3])
+    for field in ("pid 4000", "seq 0..2", "leader epoch 7", "CreateTime: 1700000000000",
+                  "key: id-0-0", "payload: v0.0", "coordinatorEpoch: 4"):
+        assert any(field in ln for ln in lines), field
+    assert "offset: 0" in text
+
+
+def test_describe_offsets_inclusive_and_80_columns(fixtures_root, tmp_path):
+    """describe's rich view: a partition's offsets both ends inclusive (plain-0 holds
+    offsets 0..7: its log end offset 8 was shown as the end), an empty partition says
+    so; at 80 columns no line is longer and no figure is cut between two lines."""
+    from kafkalog_cli.ops.describe import describe
+    from kafkalog_cli.render.describe import render_describe
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for p in ("plain-0", "multi-0", "corrupt-truncated-0"):
+        shutil.copytree(fixtures_root / p, logs / p)
+    (logs / "empty-0").mkdir()
+    (logs / "empty-0" / f"{5:020d}.log").write_bytes(b"")
+    con, buf = console(80)
+    render_describe(describe([logs]), console=con)
+    lines = buf.getvalue().splitlines()
+    assert max(map(len, lines)) <= 80
+    for figure in ("offsets 0..7", "offsets 0..215", "offsets 0..19", "8 records",
+                   "no records (log end offset 5)", "901 invalid bytes",
+                   "no clean-shutdown marker"):
+        assert any(figure in ln for ln in lines), figure

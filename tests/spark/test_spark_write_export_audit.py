@@ -200,7 +200,7 @@ def test_export_spark_data_loss_is_one_line(spark, log_dir_copy, tmp_path):
     log.write_bytes(bytes(data))
     with pytest.raises(SparkJobError) as ei:
         export([str(log_dir_copy / "orders-0")], tmp_path / "o", engine="spark")
-    assert for_error(ei.value) == 3
+    assert for_error(ei.value) == 1  # damaged data: 1, as the local engine (exit_codes)
     assert str(ei.value).startswith(f"kafkalog: data loss: {log} at byte {pos}: ")
     assert "\n" not in str(ei.value)
     res = export([str(log_dir_copy / "orders-0")], tmp_path / "o2", engine="spark",

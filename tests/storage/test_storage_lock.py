@@ -148,8 +148,11 @@ def test_while_kafkalog_holds_it_either_kind_is_refused_to_others(tmp_path, kind
     with LogDirLock(log_dir):
         assert subprocess.run(probe, capture_output=True, text=True).stdout.strip() == \
             "refused"
-    assert subprocess.run(probe, capture_output=True, text=True).stdout.strip() == "granted"
+    # released as a broker's shutdown releases it (FileLock.destroy): unlocked and deleted
+    assert not (log_dir / ".lock").exists()
     assert not is_locked(log_dir)
+    (log_dir / ".lock").touch()
+    assert subprocess.run(probe, capture_output=True, text=True).stdout.strip() == "granted"
 
 
 def test_a_symlinked_lock_file_is_refused(tmp_path):
@@ -163,3 +166,26 @@ def test_a_symlinked_lock_file_is_refused(tmp_path):
     with pytest.raises(UnsafePathError):
         LogDirLock(log_dir).acquire()
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_release_never_deletes_a_lock_file_it_does_not_hold(tmp_path):
+    """The name is removed only while it still leads to the file this lock holds: a
+    .lock replaced meanwhile (another holder's) stays."""
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    lock = LogDirLock(log_dir).acquire()
+    (log_dir / ".lock").unlink()
+    (log_dir / ".lock").write_text("someone else's")
+    lock.release()
+    assert (log_dir / ".lock").read_text() == "someone else's"
+
+
+def test_a_lock_file_found_there_is_left_as_found(tmp_path):
+    """A .lock left by a crashed broker: taken and released, it stays (a refused run
+    changes nothing); one this lock created is removed."""
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    (log_dir / ".lock").write_bytes(b"")
+    with LogDirLock(log_dir):
+        pass
+    assert (log_dir / ".lock").exists()

@@ -18,6 +18,7 @@ from ..options import (
     SchemaRegistryPropertyOpt,
     SchemasOpt,
     ShareGroupStateDecoderOpt,
+    SkipCorruptOpt,
     TransactionLogDecoderOpt,
     ValueDecoderOpt,
     chosen_decoder,
@@ -62,6 +63,7 @@ def dump_segment(
     end_offset: Annotated[int | None, typer.Option(
         "--end-offset", min=0, metavar="OFFSET", help="Last offset to dump (inclusive).")] = None,
     max_decompressed_bytes: MaxDecompressedOpt = MAX_DECOMPRESSED_DEFAULT,
+    skip_corrupt: SkipCorruptOpt = False,
     # -- internal topics (kafka-dump-log.sh's decoders; each implies --print-data-log) --
     offsets_decoder: OffsetsDecoderOpt = False,
     transaction_log_decoder: TransactionLogDecoderOpt = False,
@@ -96,14 +98,15 @@ def dump_segment(
 ) -> None:
     """Dump batches, records and index entries of segment files.
 
-    Exit status: 0 when every file reads cleanly (index-vs-log mismatches, non-consecutive
-    offsets and a corrupt producer snapshot are reported on stderr but, as in Kafka's
-    tool, leave it 0), 1 when the dump found corrupt data (bytes after the last whole
-    batch, a batch failing its CRC check, records that do not decode (with
-    --key-decoder/--value-decoder: a schema id not found, a frame that does not decode:
-    the records are printed with their bytes), an index failing
-    --index-sanity-check, a .txnindex entry of an unknown version), 2 for usage errors,
-    3 for unreadable input or a .log holding no whole batch.
+    Exit status: 0 when every file reads cleanly (non-consecutive offsets are reported on
+    stderr, after the last file, as Kafka's tool does, and leave it 0), 1 when the dump
+    found damaged data (bytes after the last whole batch, a batch failing its CRC check,
+    records that do not decode (with --key-decoder/--value-decoder: a schema id not
+    found, a frame that does not decode: the records are printed with their bytes),
+    ranges skipped with --skip-corrupt, an index failing --index-sanity-check or
+    disagreeing with its log, a time index error, a producer snapshot that does not
+    parse, a .txnindex entry of an unknown version), 2 for usage errors, 3 for
+    unreadable input or a .log holding no whole batch.
 
     \b
     Examples:
@@ -144,7 +147,8 @@ def dump_segment(
         max_message_size=max_message_size, skip_record_metadata=skip_record_metadata,
         index_sanity_check=index_sanity_check, verify_index_only=verify_index_only,
         start_offset=start_offset, end_offset=end_offset,
-        max_decompressed_bytes=max_decompressed_bytes, registry=registry or None)
+        max_decompressed_bytes=max_decompressed_bytes, skip_corrupt=skip_corrupt,
+        registry=registry or None)
     targets = [*(paths or []), *(p for f in files or [] for p in f.split(",") if p)]
     if not targets:
         raise typer.BadParameter("Missing argument 'PATH...' (or --files): the files or "
@@ -152,6 +156,13 @@ def dump_segment(
     findings = DumpFindings()
     if output is None:
         output = DumpOutput.text if sys.stdout.isatty() else DumpOutput.kafka
+    elif output is DumpOutput.kafka and opts.deep and sys.stdout.isatty():
+        # Kafka's text holds the records' bytes (and header keys) as they are: kept as
+        # Kafka's, but said once
+        from ...render.consoles import warning
+
+        warning("-o kafka writes the records' bytes raw, control characters included, "
+                "to this terminal (-o text escapes them)")
     # kafka text and JSON Lines take a batch's records as blocks (no dict per record)
     opts.record_blocks = output is not DumpOutput.text
     with byte_progress("dump-segment", lambda: log_bytes(targets),

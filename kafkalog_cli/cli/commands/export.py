@@ -69,7 +69,10 @@ def export(
     ] = IsolationLevel.read_uncommitted,
     fail_on_data_loss: Annotated[bool, typer.Option(
         "--fail-on-data-loss/--skip-corrupt", help="Stop at a corrupt batch (default), or "
-        "skip and count it.")] = True,
+        "read past damage: after a batch that fails (CRC, framing, size), go on at the "
+        "next position where a whole batch with a valid CRC and plausible offsets starts; "
+        "each byte range skipped is reported on stderr and in the result's skipped "
+        "list (exit 1).")] = True,
     headers: Annotated[bool, typer.Option(
         "--headers/--no-headers", help="Write the headers column.")] = True,
     batch_metadata: Annotated[bool, typer.Option(
@@ -93,9 +96,11 @@ def export(
     written as typed columns (Arrow types from the topic's newest schema, every version
     read as it), with valueSchemaId and valueRaw (the bytes of what did not decode).
 
-    Exit status: 0 when everything was exported, 1 when corrupt batches were skipped
-    (--skip-corrupt) or keys or values did not decode, 2 for usage errors or a missing optional dependency, 3 for
-    unreadable or corrupt input.
+    Exit status: 0 when everything was exported, 1 for damaged data (a corrupt batch
+    stops the export; with --skip-corrupt the read goes on at the next good batch and
+    each byte range skipped is reported) or keys or values that did not decode, 2 for
+    usage errors or a missing optional dependency, 3 for unreadable input or a .log
+    holding no whole batch.
 
     \b
     Examples:
@@ -143,4 +148,11 @@ def export(
         result = run([str(p) for p in paths], to, fmt=fmt.value, engine=engine.value,
                      master=master, options=options, overwrite=overwrite, verbose=verbose,
                      progress=advance, own_process=cli.OWN_PROCESS)
+    if result.not_kafka_files:
+        from ...errors import NotAKafkaFileError
+        from ...render.consoles import error
+
+        for f in result.not_kafka_files:
+            error(str(NotAKafkaFileError("no whole record batch: truncated or not a Kafka "
+                                         "log", file=f, position=0)))
     emit_and_exit(result, output, render_export)

@@ -19,11 +19,13 @@ from ..options import (
     SchemaRegistryPropertyOpt,
     SchemasOpt,
     ShareGroupStateDecoderOpt,
+    SkipCorruptOpt,
     TransactionLogDecoderOpt,
     ValueDecoderOpt,
     chosen_decoder,
     registry_options,
 )
+from ..output import finish
 from ..root import app
 
 
@@ -80,6 +82,13 @@ def read(
     no_decode: Annotated[bool, typer.Option(
         "--no-decode", help="Print raw bytes, also for Kafka's internal topics.")] = False,
     max_decompressed_bytes: MaxDecompressedOpt = MAX_DECOMPRESSED_DEFAULT,
+    kcat_format: Annotated[str | None, typer.Option(
+        "--format", "-f", metavar="FMT", help="Print each record as kcat -C -f FMT does: "
+        "%t topic, %p partition, %o offset, %k key, %K key length, %s value, %S value "
+        "length, %R value length as a big-endian int32, %T timestamp (ms), %h headers "
+        "(n=v,...), %% a percent sign; escapes \\n \\t \\r \\xHH \\NNN and "
+        "\\\\.", show_default=False)] = None,
+    skip_corrupt: SkipCorruptOpt = False,
     # -- Schema Registry --
     key_decoder: KeyDecoderOpt = None,
     value_decoder: ValueDecoderOpt = None,
@@ -104,12 +113,13 @@ def read(
     running, and printed as the Confluent console consumers print them (Avro's JSON
     encoding, Protobuf's canonical JSON, the JSON Schema document).
 
-    Exit status: 0, 1 when something could not be used (a log-start-offset-checkpoint
-    that does not parse is read as empty, as the broker resets it; bytes after a
-    segment's last whole batch that the read reached; records kept as bytes because their
-    schema id was not found or they did not decode: one line each on stderr, after the
-    records), 2 for usage errors, 3 for unreadable input or a batch that does not
-    decode.
+    Exit status: 0, 1 for damaged data (a batch failing its CRC check or whose records
+    do not decode stops the read, as a consumer throws; bytes after a segment's last
+    whole batch that the read reached, a log-start-offset-checkpoint that does not parse
+    (read as empty, as the broker resets it), ranges skipped with --skip-corrupt,
+    records kept as bytes because their schema id was not found or they did not decode:
+    one line each on stderr, after the records), 2 for usage errors, 3 for unreadable
+    input or a .log holding no whole batch.
 
     \b
     Examples:
@@ -128,30 +138,31 @@ def read(
                             share_group_state_decoder)
     if chosen and no_decode:
         raise typer.BadParameter("give at most one of the decoder options and --no-decode")
+    if kcat_format is not None and (prop or output is Output.json):
+        raise typer.BadParameter("--format is an output of its own: give it without "
+                                 "--property and -o json")
     registry = registry_options(key_decoder, value_decoder, schemas, schema_registry,
                                 schema_registry_property)
     if registry and (chosen or no_decode):
         raise typer.BadParameter("--key-decoder/--value-decoder do not go with the "
                                  "internal-topic decoder options or --no-decode")
     cfg = render.FormatterConfig.from_properties(prop or [])
+    parts = None if kcat_format is None else render.parse_kcat_format(kcat_format)
     res = run(path, topic=topic, partition=partition, offset=offset, timestamp=timestamp,
               from_beginning=from_beginning, max_records=max_records,
               isolation_level=isolation_level.value,
               decode=chosen or ("none" if no_decode else "auto"),
               check_crcs=check_crcs, max_decompressed_bytes=max_decompressed_bytes,
-              registry=registry)
+              skip_corrupt=skip_corrupt, registry=registry)
     try:
         if output is Output.json:
             render.write_json(res.records, encoding=data_encoding.value)
+        elif parts is not None:
+            render.write_kcat(res.records, parts, escape=sys.stdout.isatty())
         else:
             n = render.write_console(res.records, cfg, escape=sys.stdout.isatty())
             sys.stderr.write(f"Processed a total of {n} messages\n")
     finally:
         res.close()
-    if res.problems:
-        from ...render.consoles import error
-
-        sys.stdout.flush()
-        for problem in res.problems:
-            error(problem)
-        raise typer.Exit(1)
+    render.report_problems(res, json_lines=output is Output.json)
+    finish(res)

@@ -15,7 +15,10 @@ def serve(
         "--listen", metavar="HOST:PORT", help="HOST:PORT of a PLAINTEXT listener (port 0: any "
         "free port; default 127.0.0.1:9092). --config listeners=... opens several, with TLS "
         "and SASL.", show_default=False)] = None,
-    node_id: Annotated[int, typer.Option("--node-id", metavar="N", help="This node's id.")] = 0,
+    node_id: Annotated[int | None, typer.Option(
+        "--node-id", metavar="N", help="This node's id (default: the node.id of the log "
+        "directory's meta.properties, or 0 for a new one; a different one is refused, as a "
+        "broker refuses it).", show_default=False)] = None,
     allow_remote: Annotated[bool, typer.Option(
         "--allow-remote", help="Allow a PLAINTEXT listener on a non-loopback address. It has "
         "NO authentication: anyone who can connect can read, write and delete. SSL and SASL "
@@ -71,10 +74,12 @@ def serve(
     topics without a topic id, indexes, producer snapshots, checkpoints, the
     clean-shutdown marker at exit; docs/serve.md); --read-only writes nothing. A
     directory without the clean-shutdown marker is first recovered as `kafkalog recover
-    --truncate` does (quarantine kept); --no-recover refuses instead. SIGTERM or SIGINT
-    closes it cleanly. Listeners, TLS, SASL (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER
-    unsecured) and ACLs (StandardAuthorizer, ACLs and SCRAM users in __cluster_metadata)
-    are configured with a broker's keys; a PLAINTEXT listener has no authentication.
+    --truncate` does (quarantine kept); --no-recover refuses instead. A --log-dir that
+    does not exist is created, as a broker creates its log directories; the node id is
+    meta.properties' node.id. SIGTERM or SIGINT closes it cleanly. Listeners, TLS, SASL
+    (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER unsecured) and ACLs (StandardAuthorizer, ACLs
+    and SCRAM users in __cluster_metadata) are configured with a broker's keys; a
+    PLAINTEXT listener has no authentication.
 
     \b
     Examples:
