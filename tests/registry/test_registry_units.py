@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from kafkalog_testkit import zigzag as _zigzag  # Avro longs are zigzag varints too
 from registry_testkit import need
 
 from kafkalog_cli.errors import SchemaDecodeError
@@ -95,20 +96,6 @@ def test_recursive_avro_type_is_json_text_in_exports():
     arr, ids, raw, bad = c.column([payload])
     assert json.loads(arr[0].as_py()) == {"v": 1, "next": {"Node": {"v": 2, "next": None}}}
     assert bad == 0 and ids.to_pylist() == [1]
-
-
-def _zigzag(n: int) -> bytes:
-    """Avro's long encoding (zigzag varint), by hand from the specification."""
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while True:
-        b = z & 0x7F
-        z >>= 7
-        if z:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 _NULLS = json.dumps({"type": "record", "name": "N", "fields": [
