@@ -292,7 +292,7 @@ class KafkaApis:
         res = self.group_apis.handle_find_coordinator(req)
         topic = {0: self.offsets_topic, 1: self.txn_topic}.get(req.body.get("keyType", 0))
         if topic is not None:
-            for c in res.get("coordinators") or [res]:
+            for c in res["coordinators"] if "coordinators" in res else [res]:
                 why = c["errorCode"] == 0 and topic.unavailable(
                     c["key"] if "key" in c else req.body["key"])
                 if why:  # the broker: no leader for the coordinator's partition
