@@ -194,8 +194,9 @@ def offsets_in(path: Path, start: int, base: int, *, after: int | None = None,
                     (last is None or b_off > last):
                 first = b_off if first is None else first
                 last = b_off + delta
-        if pos + 1 < len(view):  # e.g. a size field grown past the end: batches follow
-            for b in SalvagedRecords(view, pos + 1, base_offset=base, after_offset=last).batches():
+        nxt = _next_v2_start(path, view, pos + 1) if pos + 1 < len(view) else None
+        if nxt is not None:  # e.g. a size field grown past the end: batches follow
+            for b in SalvagedRecords(view, nxt, base_offset=base, after_offset=last).batches():
                 if first is None:
                     first = first_offset(b)
                 last = b.last_offset
@@ -208,6 +209,34 @@ def offsets_in(path: Path, start: int, base: int, *, after: int | None = None,
     if upto is not None:
         last = min(last, upto)
     return (first, last) if first <= last else None
+
+
+#: bytes read at a time looking for the next batch header past damage
+_SEEK_CHUNK = 8 << 20
+
+
+def _next_v2_start(path, view, start: int) -> int | None:
+    """The first position at or after ``start`` where a v2 batch could start (its magic
+    byte 2 at +16), or None. Local files are searched with reads, not through the memory
+    map: a zero-filled tail (a preallocated segment after a crash) of 1 GiB is read
+    through the page cache instead of becoming this process's resident memory."""
+    first = start + MAGIC_OFFSET
+    if first >= len(view):
+        return None
+    if not isinstance(path, Path):  # an object-storage path: the map is of a local copy
+        return start
+    with open(path, "rb", buffering=0) as f:
+        at = first
+        while at < len(view):
+            f.seek(at)
+            chunk = f.read(min(_SEEK_CHUNK, len(view) - at))
+            if not chunk:
+                return None
+            i = chunk.find(bytes([MAGIC_V2]))
+            if i >= 0:
+                return at + i - MAGIC_OFFSET
+            at += len(chunk)
+    return None
 
 
 def first_offset(batch) -> int:
