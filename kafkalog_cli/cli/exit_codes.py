@@ -11,7 +11,9 @@ One status per kind of finding, whichever command meets it:
 
 * damaged Kafka data - a batch failing its CRC check, a size or framing that is not a
   batch, records that do not decode, bytes after a segment's last whole batch, an index
-  that fails its sanity check or disagrees with its log, a producer snapshot, ``.txnindex``
+  that fails its sanity check or disagrees with its log (verify-index, audit; dump-segment
+  prints Kafka's tool's reports and exits 0 on them, as the tool does), a producer
+  snapshot, ``.txnindex``
   or checkpoint that does not parse: **1**, reported (dump-segment, verify-index,
   describe, audit, export with ``--skip-corrupt``, ``--skip-corrupt`` reads) or raised
   where the command stops there (``read`` at a batch failing its CRC, export's

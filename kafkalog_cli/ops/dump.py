@@ -999,8 +999,9 @@ class DumpFindings:
     True``: records that do not decode, an index failing the sanity check, a
     ``.txnindex`` entry of an unknown version), ``damaged`` the diagnostics of damage
     Kafka's tool prints and goes on (index-vs-log mismatches, time-index errors, a
-    producer snapshot that does not parse). Non-consecutive offsets are not findings
-    (a compacted log has them).
+    producer snapshot that does not parse). Non-consecutive offsets, index-vs-log
+    mismatches and time-index reports are not findings (a compacted log has the first,
+    indexes older brokers wrote the others: verify-index judges an index).
 
     ``ok``: nothing found. ``unreadable``: a ``.log`` holds no whole batch from its first
     byte (not a readable Kafka log)."""
@@ -1011,8 +1012,10 @@ class DumpFindings:
     damaged: list = field(default_factory=list)
 
     #: the diagnostic kinds counted in :attr:`damaged`
-    DAMAGE_KINDS = frozenset((INDEX_MISMATCH, TIME_INDEX_MISMATCH, TIME_INDEX_OUT_OF_ORDER,
-                              TIME_INDEX_NOT_FOUND, CORRUPT_SNAPSHOT))
+    #: (not the index-vs-log and time-index reports: Kafka 4.4.0's tool makes them of
+    #: indexes older brokers wrote, whose layouts verify-index accepts - 23 of the
+    #: corpus's files on the bench - and exits 0; verify-index judges an index)
+    DAMAGE_KINDS = frozenset((CORRUPT_SNAPSHOT,))
 
     @property
     def ok(self) -> bool:

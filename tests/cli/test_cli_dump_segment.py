@@ -357,9 +357,9 @@ def test_verify_index_only_mismatches_on_stderr(cli, repo_root, tmp_path):
         f"Mismatches in :{p}",
         f"  Index offset: {rel + 1}, log offset: {rel}",
     ]
-    # reported as Kafka's tool does (which exits 0); a damaged index is a finding, as
-    # verify-index says of the same index: exit 1
-    assert r.returncode == 1
+    # reported and exit 0, as Kafka's tool does (it reports indexes older brokers wrote
+    # too); verify-index is what judges the index: a finding there
+    assert r.returncode == 0
     assert cli("verify-index", p).returncode == 1
     # an entry at which no whole batch starts: Kafka's tool dies there (exit 1)
     p = f"fixtures/logs/corrupt-index-position-0/{SEG0}.index"
@@ -374,7 +374,7 @@ def test_verify_index_only_mismatches_on_stderr(cli, repo_root, tmp_path):
         f"Found timestamp mismatch in :{repo_root / t}",
         f"  Index timestamp: {T0 + 903005}, log timestamp: {T0 + 903004}",
     ]
-    assert r.returncode == 1
+    assert r.returncode == 0  # the tool's report, its status
     good = cli("dump-segment", f"fixtures/logs/multi-0/{SEG0}.index", "--verify-index-only",
                "-o", "kafka")
     assert good.stderr == "" and good.returncode == 0
@@ -648,7 +648,8 @@ def test_time_index_offsets_not_found_name_the_file(cli, tmp_path, fixtures_root
         f"The following indexed offsets are not found in :{t.absolute()}",
         "Indexed offset: 2, found log offset: 3",
         "Indexed offset: 5000, found log offset: -1"]
-    assert r.returncode == 1
+    assert r.returncode == 0  # Kafka's tool reports it and exits 0 (verify-index: a finding)
+    assert cli("verify-index", str(d)).returncode == 1
 
 
 def _on_a_terminal(*args: str) -> bytes:

@@ -129,7 +129,7 @@ def test_debug_shows_traceback(tmp_path):
 def test_stdout_and_stderr_are_separate(fixtures_root):
     r = run_cli("dump-segment", str(fixtures_root / "corrupt-timeindex-0" /
                                     f"{SEG0}.timeindex"), "-o", "kafka")
-    assert r.returncode == 1  # a damaged time index
+    assert r.returncode == 0  # Kafka's tool's report, exit 0 as the tool (verify-index: 1)
     assert "Found timestamp mismatch in :" in r.stderr and "mismatch" not in r.stdout
     assert r.stdout.startswith("Dumping ") and "timestamp: " in r.stdout
     r = run_cli("dump-segment", str(fixtures_root / "corrupt-index-position-0" /

@@ -103,10 +103,12 @@ def dump_segment(
     found damaged data (bytes after the last whole batch, a batch failing its CRC check,
     records that do not decode (with --key-decoder/--value-decoder: a schema id not
     found, a frame that does not decode: the records are printed with their bytes),
-    ranges skipped with --skip-corrupt, an index failing --index-sanity-check or
-    disagreeing with its log, a time index error, a producer snapshot that does not
-    parse, a .txnindex entry of an unknown version), 2 for usage errors, 3 for
-    unreadable input or a .log holding no whole batch.
+    ranges skipped with --skip-corrupt, an index failing --index-sanity-check or an
+    index entry at which no batch starts, a producer snapshot that does not parse, a
+    .txnindex entry of an unknown version), 2 for usage errors, 3 for unreadable input
+    or a .log holding no whole batch. Index-vs-log mismatches and time-index reports
+    leave it 0, as Kafka's tool (it makes them of indexes older brokers wrote, which
+    verify-index accepts; verify-index judges an index).
 
     \b
     Examples:
