@@ -66,6 +66,7 @@ from ..constants import (
 )
 from ..errors import (
     CorruptCheckpointError,
+    CorruptRecordError,
     IllegalStateError,
     KafkalogError,
     UnreadableError,
@@ -229,13 +230,16 @@ class LogDirCatalog:
         others.
 
         Raises:
-            the first error that is not a KafkalogError (after abandoning every log
-            opened).
+            CorruptRecordError: an active segment ends in invalid bytes (``open``'s
+                refusal); else the first error that is not a KafkalogError (after
+                abandoning every log opened).
         """
         def one(job):
             topic, p, cfg = job
             try:
                 return self.manager.open_log(topic.name, p, cfg, topic_id=topic.topic_id), None
+            except CorruptRecordError:  # a torn active segment: recovery first, no serving
+                raise
             except KafkalogError as e:
                 return None, e
 
