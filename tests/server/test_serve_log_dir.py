@@ -21,10 +21,14 @@ def _start(*args: str) -> tuple[subprocess.Popen, int, int]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     p = subprocess.Popen([sys.executable, "-m", "kafkalog_cli", "serve", "--listen",
                           "127.0.0.1:0", *args], stderr=subprocess.PIPE, text=True, env=env)
-    for line in p.stderr:
-        m = re.search(r"listening on 127\.0\.0\.1:(\d+) \(node (\d+),", line)
-        if m:
-            return p, int(m.group(1)), int(m.group(2))
+    port = None
+    for line in p.stderr:  # "listening on HOST:PORT (...)" per listener, then "node N, ..."
+        m = re.search(r"listening on 127\.0\.0\.1:(\d+) ", line)
+        if m and port is None:
+            port = int(m.group(1))
+        m = re.search(r"kafkalog serve: node (\d+),", line)
+        if m and port is not None:
+            return p, port, int(m.group(1))
     p.wait(30)
     raise AssertionError(f"serve did not start (exit {p.returncode})")
 
