@@ -65,9 +65,19 @@ def test_dump_segment_sees_the_same(remote_fixtures, options):
     local, uri = str(FIXTURES), remote_fixtures
     names = ["multi-0", "txn-0", "legacy-v1-0", "corrupt-truncated-0", "gzip-0",
              "corrupt-index-position-0/00000000000000000000.index"]
+    from kafkalog_cli.ops.dump import DEFERRED_KINDS
+
+    def split(events):
+        """The events in order, and the reports made after the last file: those come in
+        the order of Kafka's HashMap of the paths, which differ (s3://... here)."""
+        late = [e for e in events if e.get("kind") in DEFERRED_KINDS]
+        return ([e for e in events if e.get("kind") not in DEFERRED_KINDS],
+                sorted(late, key=lambda e: (e["kind"], e["key"])))
+
     for name in names:
         want = _swap(list(dump([f"{local}/{name}"], DumpOptions(**options))), local, uri)
-        assert list(dump([f"{uri}/{name}"], DumpOptions(**options))) == want, name
+        assert split(list(dump([f"{uri}/{name}"], DumpOptions(**options)))) == \
+            split(want), name
 
 
 @pytest.mark.parametrize("part,how", [
