@@ -6,8 +6,8 @@ how long SIGTERM took (and whether the clean-shutdown marker was written).
                                            [--out FILE.json] [--table]
 
 ``--checkout DIR`` runs the server of another checkout (``python -m kafkalog_cli serve``
-with ``cwd`` and ``PYTHONPATH`` at ``DIR``; e.g. ``/work/main`` for the figures before a
-change); the clients and the log directory are this checkout's. Each case starts a
+with ``cwd`` and ``PYTHONPATH`` at ``DIR``; e.g. ``../main-before``, a worktree of the
+commit before, for the figures before a change); the clients and the log directory are this checkout's. Each case starts a
 fresh server (so ``VmHWM`` is that case's peak), runs its clients while a probe client
 sends ApiVersions v3 every 50 ms on its own connection, from its own process
 (``tests/serve_process.py``'s ``Probe``; the longest wait is the stall, one never

@@ -10,7 +10,7 @@ partition, as a broker leaves them). Then, ``--repeat`` times: ``python -m kafka
 serve`` (from ``--checkout``, default this one) is started and timed until it prints
 ``listening`` (wall seconds, and its CPU seconds from /proc), then stopped with SIGTERM
 (timed until it exits; the clean-shutdown marker must be there). The best run is
-reported; ``--checkout /work/main`` gives the figure before a change.
+reported; ``--checkout ../main-before`` (a worktree of the commit before) gives the figure before a change.
 """
 
 from __future__ import annotations
