@@ -63,28 +63,35 @@ def _zero_width(schema, named: dict, seen: frozenset = frozenset()) -> bool:
     return False
 
 
+def _children(s) -> list:
+    """The schemas directly inside ``s`` (fastavro's parsed form); a name has none."""
+    if isinstance(s, list):
+        return s
+    if not isinstance(s, dict):
+        return []
+    t = s.get("type")
+    if t == "array":
+        return [s["items"]]
+    if t == "map":
+        return [s["values"]]
+    if t in ("record", "error"):
+        return [f["type"] for f in s.get("fields", ())]
+    return [t] if isinstance(t, (list, dict, str)) and t not in PRIMITIVES else []
+
+
 def _names_in(schema, named: dict) -> set[str]:
     """The named types ``schema``'s own definition uses (not looking inside them)."""
-    out, stack = set(), [schema]
+    out, stack = set(), _children(schema)
     while stack:
         s = stack.pop()
         if isinstance(s, str):
             if s in named:
                 out.add(s)
-        elif isinstance(s, list):
-            stack.extend(s)
-        elif isinstance(s, dict):
-            t = s.get("type")
-            if t in ("record", "error", "enum", "fixed") and s is not schema and "name" in s:
-                out.add(s["name"])
-            elif t == "array":
-                stack.append(s["items"])
-            elif t == "map":
-                stack.append(s["values"])
-            elif t in ("record", "error"):
-                stack.extend(f["type"] for f in s.get("fields", ()))
-            elif isinstance(t, (list, dict, str)):
-                stack.append(t)
+        elif isinstance(s, dict) and s.get("type") in ("record", "error", "enum", "fixed") \
+                and "name" in s:
+            out.add(s["name"])  # a named type defined here: its own entry in ``named``
+        else:
+            stack.extend(_children(s))
     return out
 
 
@@ -127,20 +134,10 @@ def needs_count_guard(schema, named: dict) -> bool:
             if s in named and s not in seen:
                 seen.add(s)
                 stack.append(named[s])
-        elif isinstance(s, list):
-            stack.extend(s)
-        elif isinstance(s, dict):
-            t = s.get("type")
-            if t == "array":
-                if _zero_width(s["items"], named):
-                    return True
-                stack.append(s["items"])
-            elif t == "map":
-                stack.append(s["values"])
-            elif t in ("record", "error"):
-                stack.extend(f["type"] for f in s.get("fields", ()))
-            elif isinstance(t, (list, dict)) or (isinstance(t, str) and t in named):
-                stack.append(t)
+            continue
+        if isinstance(s, dict) and s.get("type") == "array" and _zero_width(s["items"], named):
+            return True
+        stack.extend(_children(s))
     return False
 
 
