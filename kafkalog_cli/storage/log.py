@@ -11,6 +11,7 @@ last stable offset). :class:`UnifiedLog` extends it with appending and rolling.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
@@ -967,6 +968,8 @@ class LogManager:
         self._warned: set[str] = set()
         #: checkpoint file name -> its entries, read once (see :meth:`_checkpoint`)
         self._checkpoints: dict[str, dict] = {}
+        #: :meth:`open_log` runs on the loading threads: the first read is under this
+        self._checkpoints_lock = threading.Lock()
 
     @classmethod
     def open(cls, log_dir, *, create: bool = True, cluster_id: str | None = None,
@@ -1018,7 +1021,10 @@ class LogManager:
         one-line warning; the next checkpoint rewrites it."""
         entries = self._checkpoints.get(name)
         if entries is None:
-            entries = self._checkpoints[name] = self._read_checkpoint(name)
+            with self._checkpoints_lock:
+                entries = self._checkpoints.get(name)
+                if entries is None:
+                    entries = self._checkpoints[name] = self._read_checkpoint(name)
         return entries
 
     def _read_checkpoint(self, name: str) -> dict:
