@@ -34,6 +34,7 @@ from ..decoders.group_state import (
     CONSUMER,
     DEAD,
     EMPTY,
+    OFFSETS_RETENTION_MINUTES_DEFAULT,
     SHARE,
     Group,
     GroupLogReplay,
@@ -54,6 +55,51 @@ VALID_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "
                 "Assigning", "Reconciling")
 
 
+#: offsets.retention.minutes' default, in ms (GroupCoordinatorConfig.offsetsRetentionMs)
+OFFSETS_RETENTION_MS_DEFAULT = OFFSETS_RETENTION_MINUTES_DEFAULT * 60_000
+#: the broker configs ``kafkalog groups --config`` takes
+GROUP_CONFIGS = ("offsets.retention.minutes",)
+
+
+def _now(now_ms: int | None) -> int:
+    import time
+
+    return int(time.time() * 1000) if now_ms is None else now_ms
+
+
+def parse_group_configs(items) -> int:
+    """``--config KEY=VALUE`` items -> ``offsets.retention.minutes`` in ms (its default
+    when not given). The value is checked as the broker's ConfigDef checks it (an int of
+    at least 1).
+
+    Raises:
+        InvalidArgumentError: not KEY=VALUE, a key other than :data:`GROUP_CONFIGS`, a bad
+            value (Kafka's ConfigException text).
+    """
+    retention = OFFSETS_RETENTION_MS_DEFAULT
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep:
+            raise InvalidArgumentError(f"--config must be KEY=VALUE, got {item!r}")
+        if key not in GROUP_CONFIGS:
+            raise InvalidArgumentError(f"--config {key}: not a config kafkalog groups uses "
+                                       f"(it takes {', '.join(GROUP_CONFIGS)})")
+        try:
+            minutes = int(value)
+        except ValueError:
+            raise InvalidArgumentError(f"Invalid value {value} for configuration {key}: Not a "
+                                       "number of type INT") from None
+        if not -2**31 <= minutes < 2**31:
+            raise InvalidArgumentError(f"Invalid value {value} for configuration {key}: Not a "
+                                       "number of type INT")
+        if minutes < 1:
+            raise InvalidArgumentError(f"Invalid value {value} for configuration {key}: Value "
+                                       "must be at least 1")
+        retention = minutes * 60_000
+    return retention
+
+
 def tp_hash(tp: tuple[str, int]) -> int:
     return topic_partition_hash(*tp)
 
@@ -70,8 +116,12 @@ class Coordinator:
     shards: list[int]
 
     @classmethod
-    def load(cls, paths) -> Coordinator:
-        """Replay ``__consumer_offsets`` and ``__share_group_state`` of ``paths``.
+    def load(cls, paths, *, now_ms: int | None = None,
+             retention_ms: int | None = None) -> Coordinator:
+        """Replay ``__consumer_offsets`` and ``__share_group_state`` of ``paths``, then the
+        coordinator's expiration pass at ``now_ms`` (ms since the epoch; default: the
+        current time) with ``retention_ms`` (``offsets.retention.minutes`` in ms; default
+        7 days).
 
         Raises:
             CoordinatorLoadError: a record does not parse (naming partition and offset).
@@ -85,6 +135,8 @@ class Coordinator:
             _replay_partition(dirs, OFFSETS_TOPIC, p, state)
         for p in dirs.partitions_of(SHARE_STATE_TOPIC):
             _replay_partition(dirs, SHARE_STATE_TOPIC, p, state)
+        state.expire(_now(now_ms), OFFSETS_RETENTION_MS_DEFAULT
+                     if retention_ms is None else retention_ms)
         order = concurrent_hash_map_order([(OFFSETS_TOPIC, p) for p in shards], tp_hash)
         return cls(dirs, state, [p for _, p in order])
 
@@ -351,9 +403,12 @@ def _describe_share_group(c: Coordinator, g: Group, topics) -> GroupDescription:
 
 def groups(paths, *, group_ids: list[str] | None = None, all_groups: bool = False,
            describe: bool = True, topics: list[str] | None = None,
-           states: list[str] | None = None, types: list[str] | None = None) -> GroupsResult:
+           states: list[str] | None = None, types: list[str] | None = None,
+           now_ms: int | None = None, retention_ms: int | None = None) -> GroupsResult:
     """``kafka-consumer-groups.sh --list`` (``describe=False``) or ``--describe`` of the
-    groups named (``group_ids``) or of every listed group (``all_groups``).
+    groups named (``group_ids``) or of every listed group (``all_groups``), as a broker
+    answers at ``now_ms`` (default: now) once its expiration pass with ``retention_ms``
+    has run (:meth:`Coordinator.load`).
 
     ``states`` / ``types`` filter ``--list`` as ListGroupsOptions.inGroupStates /
     withTypes do.
@@ -365,7 +420,7 @@ def groups(paths, *, group_ids: list[str] | None = None, all_groups: bool = Fals
     """
     states = _parse_states(states)
     types = _parse_types(types)
-    c = Coordinator.load(paths)
+    c = Coordinator.load(paths, now_ms=now_ms, retention_ms=retention_ms)
     try:
         if not describe:
             ids = [g for g in c.listed_group_ids()
@@ -421,7 +476,7 @@ def _parse_types(types) -> set[str] | None:
 
 
 __all__ = ["Coordinator", "GroupDescription", "GroupsResult", "MemberRow", "OffsetRow",
-           "describe_group", "groups"]
+           "describe_group", "groups", "parse_group_configs"]
 
 
 # -- --reset-offsets -----------------------------------------------------------------------
@@ -464,7 +519,7 @@ class ResetResult:
 def reset_offsets(paths, *, group_ids: list[str] | None = None, all_groups: bool = False,
                   topics: list[str] | None = None, all_topics: bool = False,
                   strategy: str, value=None, execute: bool = False, force: bool = False,
-                  now_ms: int | None = None) -> ResetResult:
+                  now_ms: int | None = None, retention_ms: int | None = None) -> ResetResult:
     """ConsumerGroupService.resetOffsets offline.
 
     ``strategy`` is one of :data:`STRATEGIES`; ``value`` its argument (``to-offset``,
@@ -472,7 +527,8 @@ def reset_offsets(paths, *, group_ids: list[str] | None = None, all_groups: bool
     ISO-8601 duration ``PnDTnHnMnS``). ``topics``: ``topic`` (all its partitions) or
     ``topic:p,p``. A group with members (not Empty) is refused, as the tool refuses a
     group that is not inactive, unless ``force``. With ``execute`` the plan is appended
-    as OffsetCommit records (see the module docstring).
+    as OffsetCommit records (see the module docstring). ``now_ms`` is the time of the
+    expiration pass (:meth:`Coordinator.load`), of ``by-duration`` and of the commits.
 
     Raises:
         InvalidArgumentError: no scope, an unknown strategy, a partition that does not
@@ -481,15 +537,13 @@ def reset_offsets(paths, *, group_ids: list[str] | None = None, all_groups: bool
         RefusedError: (``execute``) the group's ``__consumer_offsets`` partition is not in
             these log directories.
     """
-    import time
-
     if strategy not in STRATEGIES:
         raise InvalidArgumentError(f"unknown reset specification {strategy!r}")
     if not all_topics and not topics:
         raise InvalidArgumentError("One of the reset scopes should be defined: --all-topics, "
                                    "--topic.")
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    c = Coordinator.load(paths)
+    now = _now(now_ms)
+    c = Coordinator.load(paths, now_ms=now, retention_ms=retention_ms)
     try:
         ids = c.listed_group_ids() if all_groups else list(dict.fromkeys(group_ids or []))
         if not ids:

@@ -74,6 +74,14 @@ def groups(
     coordinator: Annotated[str | None, typer.Option(
         "--coordinator", metavar="HOST:PORT", help="The broker's advertised listener, for "
         "the COORDINATOR (ID) column of --state (not in the log directory).")] = None,
+    at: Annotated[str | None, typer.Option(
+        "--at", metavar="TIME", help="The broker's clock: answer as a broker would at TIME "
+        "(epoch ms, or YYYY-MM-DDTHH:mm:SS.sss UTC) once its offset expiration pass has "
+        "run; default now. Also the 'now' of --by-duration and of --execute's commits.",
+        show_default=False)] = None,
+    config: Annotated[list[str] | None, typer.Option(
+        "--config", metavar="KEY=VALUE", help="A broker config of the expiration pass: "
+        "offsets.retention.minutes (default 10080, 7 days).")] = None,
     output: Annotated[Output, typer.Option(
         "--output", "-o", metavar="text|json",
         help="text: kafka-consumer-groups.sh's text; json: one object.")] = Output.text,
@@ -84,7 +92,9 @@ def groups(
 
     PATH is a broker's log directory (several for a broker with several log.dirs).
     LOG-END-OFFSET is the partition's log end offset in these directories, or - when it
-    is not there.
+    is not there. Committed offsets are shown as the group coordinator holds them after
+    its expiration pass at --at (default now): offsets older than
+    offsets.retention.minutes are gone, and Empty groups without offsets with them.
 
     Exit status: 0; 1 when a group named does not exist, a group was refused
     (--reset-offsets of a group with members) or something could not be used; 2 for
@@ -103,9 +113,10 @@ def groups(
     if len(actions) != 1:
         raise typer.BadParameter("Command must include exactly one action: --list, "
                                  "--describe, --reset-offsets")
+    clock = _clock(at, config)
     if reset_offsets:
         _reset(paths, group, all_groups, topic, all_topics, execute, dry_run, force, export,
-               output, to_earliest=to_earliest, to_latest=to_latest, to_offset=to_offset,
+               output, clock, to_earliest=to_earliest, to_latest=to_latest, to_offset=to_offset,
                to_datetime=to_datetime, by_duration=by_duration, shift_by=shift_by,
                to_current=to_current)
     from ...ops.groups import groups as run
@@ -113,13 +124,13 @@ def groups(
 
     if list_:
         res = run(paths, describe=False, states=[state] if state else None,
-                  types=[type_] if type_ else None)
+                  types=[type_] if type_ else None, **clock)
     else:
         if bool(group) == all_groups:
             raise typer.BadParameter("give --group G (repeatable) or --all-groups")
         if sum((members, offsets, state is not None)) > 1:
             raise typer.BadParameter("give at most one of --members, --offsets, --state")
-        res = run(paths, group_ids=group, all_groups=all_groups, topics=topic)
+        res = run(paths, group_ids=group, all_groups=all_groups, topics=topic, **clock)
     if output is Output.json:
         from ...render.jsonout import write_object
 
@@ -136,8 +147,17 @@ def groups(
     finish(res)
 
 
+def _clock(at: str | None, config: list[str] | None) -> dict:
+    """--at and --config as the ops' ``now_ms`` / ``retention_ms``."""
+    from ...ops.groups import parse_group_configs
+    from ...ops.read import parse_timestamp
+
+    return {"now_ms": None if at is None else parse_timestamp(at),
+            "retention_ms": parse_group_configs(config)}
+
+
 def _reset(paths, group, all_groups, topic, all_topics, execute, dry_run, force, export,
-           output, **specs) -> None:
+           output, clock, **specs) -> None:
     chosen = [(k, v) for k, v in specs.items() if v not in (None, False)]
     if len(chosen) != 1:
         raise typer.BadParameter("give one reset specification: --to-earliest, "
@@ -153,7 +173,8 @@ def _reset(paths, group, all_groups, topic, all_topics, execute, dry_run, force,
     name, value = chosen[0]
     res = run(paths, group_ids=group, all_groups=all_groups, topics=topic,
               all_topics=all_topics, strategy=name.replace("_", "-"),
-              value=None if value is True else value, execute=execute, force=force)
+              value=None if value is True else value, execute=execute, force=force,
+              **clock)
     if output is Output.json:
         from ...render.jsonout import write_object
 
