@@ -133,6 +133,9 @@ class Group:
     subscribed_topics: set[str] | None = None
     #: a consumer group's resolved regular expressions (regex -> topics)
     resolved_regexes: dict[str, list[str]] = field(default_factory=dict)
+    #: a share group's initialized share-partitions (ShareGroupStatePartitionMetadata's
+    #: ``initializedTopics``): topic id -> (topic name, partitions)
+    share_initialized: dict[str, tuple[str, list[int]]] = field(default_factory=dict)
 
     def ordered_members(self) -> list[Member]:
         """Members in the order the coordinator's describe lists them (a classic group's
@@ -214,8 +217,10 @@ class Group:
 
 @dataclass
 class SharePartitionState:
-    """One share-partition of ``__share_group_state`` (ShareCoordinatorShard): its start
-    offset, state epoch, leader epoch and the state batches of its last snapshot."""
+    """One share-partition of ``__share_group_state`` (ShareCoordinatorShard's
+    ShareGroupOffset): its start offset (-1: not initialized), state epoch, leader epoch,
+    the state batches of its last snapshot and ``delivery_complete_count`` (the records
+    past the start offset whose delivery is complete; -1: unknown)."""
 
     group_id: str
     topic_id: str
@@ -224,6 +229,7 @@ class SharePartitionState:
     state_epoch: int
     leader_epoch: int
     state_batches: list[dict]
+    delivery_complete_count: int = -1
 
 
 class GroupLogReplay:
@@ -351,11 +357,15 @@ class GroupLogReplay:
         if rtype == 0 or cur is None:  # a snapshot: the whole state
             self.share_partitions[sp] = SharePartitionState(
                 *sp, v["startOffset"], v.get("stateEpoch", 0), v.get("leaderEpoch", -1),
-                list(v.get("stateBatches") or []))
+                list(v.get("stateBatches") or []), v.get("deliveryCompleteCount", -1))
             return
+        # ShareCoordinatorShard.merge: -1 keeps the start offset and the leader epoch; the
+        # delivery complete count is the update's
         if v["startOffset"] != -1:
             cur.start_offset = v["startOffset"]
-        cur.leader_epoch = v.get("leaderEpoch", cur.leader_epoch)
+        if v.get("leaderEpoch", -1) != -1:
+            cur.leader_epoch = v["leaderEpoch"]
+        cur.delivery_complete_count = v.get("deliveryCompleteCount", -1)
         cur.state_batches = [b for b in cur.state_batches
                              if b["lastOffset"] >= cur.start_offset] + list(
             v.get("stateBatches") or [])
@@ -489,6 +499,12 @@ class GroupLogReplay:
                     (tp["topicId"], list(tp["partitions"])) for tp in v["topicPartitions"]]
         elif rtype in (8, 14, 22):
             self._current_assignment(partition, rtype, k, v)
+        elif rtype == 15:
+            g = self._group(partition, k["groupId"], SHARE, create=v is not None)
+            if g is not None:
+                g.share_initialized = {} if v is None else {
+                    t["topicId"]: (t["topicName"], list(t["partitions"]))
+                    for t in v["initializedTopics"]}
         elif rtype == 16:
             g = self._group(partition, k["groupId"], CONSUMER, create=v is not None)
             if g is not None:

@@ -35,7 +35,6 @@ from ..decoders.group_state import (
     DEAD,
     EMPTY,
     OFFSETS_RETENTION_MINUTES_DEFAULT,
-    SHARE,
     Group,
     GroupLogReplay,
 )
@@ -140,10 +139,12 @@ class Coordinator:
         order = concurrent_hash_map_order([(OFFSETS_TOPIC, p) for p in shards], tp_hash)
         return cls(dirs, state, [p for _, p in order])
 
-    def listed_group_ids(self) -> list[str]:
-        """ListGroups for consumer groups, in the admin client's order."""
+    def listed_group_ids(self, types: tuple[str, ...] | None = None) -> list[str]:
+        """ListGroups for consumer groups (or the groups of ``types``), in the admin
+        client's order."""
+        keep = _is_consumer_group if types is None else (lambda g: g.type in types)
         ids = [g for g in self.state.group_ids_in_coordinator_order(self.shards)
-               if _is_consumer_group(self.state.groups[g])]
+               if keep(self.state.groups[g])]
         return hash_map_order(ids)
 
     def log_end_offset(self, topic: str, partition: int) -> int | None:
@@ -243,7 +244,9 @@ class MemberRow:
 @dataclass
 class GroupDescription:
     """One group as ConsumerGroupDescription holds it, with its offset rows and members.
-    ``state`` is ``Dead`` for a group the coordinator does not have."""
+    ``state`` is ``Dead`` for a group the coordinator does not have, or has with another
+    type than classic or consumer (``type`` then names it: ``kafkalog share-groups``
+    describes share groups)."""
 
     group_id: str
     type: str | None
@@ -254,7 +257,6 @@ class GroupDescription:
     target_assignment_epoch: int | None
     members: list[MemberRow] = field(default_factory=list)
     offsets: list[OffsetRow] = field(default_factory=list)
-    share_offsets: list[dict] = field(default_factory=list)
 
     @property
     def exists(self) -> bool:
@@ -268,8 +270,6 @@ class GroupDescription:
                "targetAssignmentEpoch": self.target_assignment_epoch,
                "members": [m.to_dict() for m in self.members],
                "offsets": [r.to_dict() for r in self.offsets]}
-        if self.share_offsets:
-            out["shareOffsets"] = self.share_offsets
         return out
 
 
@@ -308,10 +308,11 @@ def describe_group(c: Coordinator, group_id: str, topics: set[str] | None = None
     ``collectGroupOffsets`` / ``collectGroupMembers``. ``topics`` keeps only the rows
     and assignments of those topics (kafkalog's ``--topic``)."""
     g = c.state.groups.get(group_id)
-    if g is None or g.type not in (CLASSIC, CONSUMER, SHARE):
-        return GroupDescription(group_id, None, DEAD, "", "", None, None)
-    if g.type == SHARE:
-        return _describe_share_group(c, g, topics)
+    if g is None or g.type not in (CLASSIC, CONSUMER):
+        # no group, or one of another type: ConsumerGroupDescribe's GROUP_ID_NOT_FOUND
+        # ("Group G is not a consumer group." for a share or streams group)
+        return GroupDescription(group_id, None if g is None else g.type, DEAD, "", "",
+                                None, None)
     by_id = g.type != CLASSIC
     keep = (lambda t: True) if topics is None else (lambda t: t in topics)
     members = []
@@ -376,29 +377,6 @@ def _rows_for(c: Coordinator, group: str, tps, committed: dict, consumer: str | 
                              None if off is None or off.leader_epoch < 0 else off.leader_epoch,
                              consumer, host, client))
     return out
-
-
-def _describe_share_group(c: Coordinator, g: Group, topics) -> GroupDescription:
-    """A share group: members and the start offsets of its share-partitions
-    (``__share_group_state``)."""
-    desc = GroupDescription(g.group_id, SHARE, g.state, "share", "", g.epoch,
-                            g.assignment_epoch)
-    for m in g.ordered_members():
-        desc.members.append(MemberRow(g.group_id, m.member_id, m.client_host, m.client_id, "",
-                                      _named(c, m.assignment, True, lambda t: True), [],
-                                      m.member_epoch, g.assignment_epoch, None))
-    for (gid, tid, p), sp in sorted(c.state.share_partitions.items()):
-        if gid != g.group_id:
-            continue
-        name = c.dirs.topic_ids.get(tid)
-        if topics is not None and name not in topics:
-            continue
-        leo = None if name is None else c.log_end_offset(name, p)
-        desc.share_offsets.append({"topic": name, "topicId": tid, "partition": p,
-                                   "startOffset": sp.start_offset,
-                                   "leaderEpoch": sp.leader_epoch,
-                                   "stateEpoch": sp.state_epoch, "logEndOffset": leo})
-    return desc
 
 
 def groups(paths, *, group_ids: list[str] | None = None, all_groups: bool = False,
