@@ -1,4 +1,5 @@
-"""``groups``' offset expiration against a 4.4.0 broker's own pass.
+"""``groups``' offset expiration and ``share-groups`` against a 4.4.0 broker and its
+tools (one broker for both).
 
 The broker checks for expired offsets every 500 ms (``offsets.retention.check.interval.
 ms``). Offsets are committed with OffsetCommit v2's ``retentionTimeMs`` (the coordinator
@@ -8,6 +9,11 @@ its tombstones, kafka-consumer-groups describes the groups; the broker stops and
 kafkalog must print the same, both from the whole log (the tombstones replayed) and from
 the log cut before the first tombstone with ``--at`` the time the broker wrote the last
 (kafkalog's pass must find what the broker's found).
+
+A share group ``gsh`` (``share.auto.offset.reset=earliest``) consumes 3 of the 5 records
+of ``t``-0 with Kafka's console share consumer and leaves: kafka-share-groups describes
+it (offsets, members, state, each verbose), and kafkalog's ``share-groups`` must print
+the same from the log directory.
 """
 
 from __future__ import annotations
@@ -27,6 +33,21 @@ from kafkalog_cli.protocol.wire import encode_request
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
 CGC = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+SGC = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
+#: the share group's scenario: its config, then 3 records consumed and acknowledged
+SHARE_SETUP = [
+    ("org.apache.kafka.tools.ConfigCommand", ["--alter", "--entity-type", "groups",
+                                              "--entity-name", "gsh", "--add-config",
+                                              "share.auto.offset.reset=earliest"]),
+    ("org.apache.kafka.tools.consumer.ConsoleShareConsumer", [
+        "--topic", "t", "--group", "gsh", "--max-messages", "3", "--timeout-ms", "30000"]),
+]
+SHARE_CASES = [("--list",)] + [
+    ("--describe", *g, *extra) for g in (("--group", "gsh"),)
+    for extra in ((), ("--verbose",), ("--members",), ("--members", "--verbose"),
+                  ("--state",), ("--state", "--verbose"))] + [
+    ("--describe", "--group", "nope"), ("--describe", "--group", "gy"),
+    ("--describe", "--all-groups")]
 
 
 class _Client:
@@ -73,6 +94,13 @@ def _commit(c: _Client, group: str, partition: int, offset: int, retention_ms: i
     c.until_ok(8, 2, body, lambda r: r["topics"][0]["partitions"][0]["errorCode"])
 
 
+def _notes(stderr: str) -> str:
+    """The tool's own stderr lines (log4j / SLF4J lines and stack traces dropped)."""
+    return "".join(line for line in stderr.splitlines(keepends=True)
+                   if not line.startswith(("SLF4J", "WARNING", "log4j", "\t", "Caused by",
+                                           "java.", "org.")))
+
+
 def _batches(seg: bytes):
     """``(position, size, max timestamp, [(key, value)])`` of each whole v2 batch, read
     with struct and kafka-python's record reader."""
@@ -90,13 +118,26 @@ def _batches(seg: bytes):
 
 
 def _tombstones(seg_path) -> list[tuple[int, int]]:
-    """``(position, max timestamp)`` of the batches holding tombstones."""
+    """``(position, max timestamp)`` of the batches holding tombstones of offsets or
+    classic groups (record types 0-2: the expiration pass's)."""
     return [(pos, ts) for pos, _, ts, recs in _batches(seg_path.read_bytes())
-            if any(v is None for _, v in recs)]
+            if any(v is None and struct.unpack_from(">h", k)[0] <= 2 for k, v in recs)]
 
 
-def test_expiration_equals_the_brokers(kafka_broker_factory, tmp_path):
+def _produce(c: _Client) -> None:
+    """5 records to t-0 (Produce v9, one batch, acks=1)."""
+    from kafkalog_cli.format.builder import build_batch
+
+    batch = build_batch([(1000 + i, None, b"v%d" % i, ()) for i in range(5)])
+    got = c.call(0, 9, {"transactionalId": None, "acks": 1, "timeoutMs": 10000,
+                        "topicData": [{"name": "t", "partitionData": [
+                            {"index": 0, "records": batch}]}]})
+    assert got["responses"][0]["partitionResponses"][0]["errorCode"] == 0, got
+
+
+def test_expiration_and_share_groups_equal_the_brokers(kafka_broker_factory, tmp_path):
     broker = kafka_broker_factory({"offsets.topic.num.partitions": "1",
+                                   "share.coordinator.state.topic.num.partitions": "1",
                                    "offsets.retention.check.interval.ms": "500"})
     bs = broker.bootstrap
     c = _Client(bs)
@@ -106,6 +147,7 @@ def test_expiration_equals_the_brokers(kafka_broker_factory, tmp_path):
                lambda r: r["topics"][0]["errorCode"])
     c.until_ok(10, 4, {"keyType": 0, "coordinatorKeys": ["gx"]},
                lambda r: r["coordinators"][0]["errorCode"])
+    _produce(c)
     _commit(c, "gx", 0, 3, 1500)
     _commit(c, "gz", 0, 4, 1500)
     _commit(c, "gz", 1, 5, -1)
@@ -114,11 +156,19 @@ def test_expiration_equals_the_brokers(kafka_broker_factory, tmp_path):
     seg = broker.log_dir / "__consumer_offsets-0" / f"{0:020d}.log"
     deadline = time.monotonic() + 60
     # the broker's passes: gx's offset and group, gz's t-0 (3 tombstones in all)
-    while sum(v is None for _, _, _, recs in _batches(seg.read_bytes()) for _, v in recs) < 3:
+    while sum(v is None for _, _, _, recs in _batches(seg.read_bytes())
+              for _, v in recs) < 3:
         assert time.monotonic() < deadline, "the broker expired nothing"
         time.sleep(0.2)
-    cases = [("--list",), ("--describe", "--all-groups"), ("--describe", "--group", "gx")]
-    results = kafka_tools_batch([(CGC, ["--bootstrap-server", bs, *case]) for case in cases])
+    cases = [("--list",), ("--describe", "--all-groups"), ("--describe", "--group", "gx"),
+             ("--describe", "--group", "gsh")]
+    calls = [(main, ["--bootstrap-server", bs, *args]) for main, args in SHARE_SETUP]
+    calls += [(CGC, ["--bootstrap-server", bs, *case]) for case in cases]
+    calls += [(SGC, ["--bootstrap-server", bs, *case]) for case in SHARE_CASES]
+    everything = kafka_tools_batch(calls)
+    assert [r.exit for r in everything[:2]] == [0, 0], [r.stderr for r in everything[:2]]
+    results = everything[2:2 + len(cases)]
+    shared = everything[2 + len(cases):]
     c.sock.close()
     broker.stop()
 
@@ -137,9 +187,15 @@ def test_expiration_equals_the_brokers(kafka_broker_factory, tmp_path):
         # (kafkalog exits 1 where a group named does not exist; the tool 0)
         mine = cli("groups", str(broker.log_dir), *case)
         assert mine.stdout == r.stdout, case
-        mine = cli("groups", str(cut), *case, "--at", at)
-        assert mine.stdout == r.stdout, case
+        if "gsh" not in case:  # (the share group's records come after the cut)
+            mine = cli("groups", str(cut), *case, "--at", at)
+            assert mine.stdout == r.stdout, case
     assert "gx" not in results[0].stdout.split() and "gz" in results[0].stdout.split()
+    for case, r in zip(SHARE_CASES, shared, strict=True):
+        args = list(case) + (["--coordinator", bs] if "--state" in case else [])
+        mine = cli("share-groups", str(broker.log_dir), *args)
+        assert mine.stdout == r.stdout, case
+        assert mine.stderr == _notes(r.stderr), case
     # before the pass, the cut log still has every offset (gx's 3 among them)
     mine = cli("groups", str(cut), "--describe", "--group", "gx", "--at", str(committed_at))
     assert mine.stdout.split("\n")[2].split()[:4] == ["gx", "t", "0", "3"]
