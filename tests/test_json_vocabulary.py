@@ -232,7 +232,8 @@ def test_schema_files_are_package_data():
                      "delete-records.json", "describe.json", "dump-event.json",
                      "export-row.json", "export.json", "get-offsets.json",
                      "groups-reset.json", "groups.json", "produce.json",
-                     "recover-undo.json", "recover.json", "verify-index.json"}
+                     "recover-undo.json", "recover.json", "share-groups.json",
+                     "verify-index.json"}
     docs = (REPO / "docs" / "json.md").read_text()
     for n in names:
         assert f"`{n}`" in docs
