@@ -670,7 +670,26 @@ def _append_commits(c: Coordinator, gid: str, rows, now: int) -> tuple[int, int]
     """Write the plan of ``gid`` as the coordinator does for an AlterConsumerGroupOffsets:
     one batch of OffsetCommit records (value version 4, leader epoch -1, empty metadata,
     commit timestamp ``now``, the topic id of ``partition.metadata``) to the group's
-    ``__consumer_offsets`` partition, through the append engine under the log
+    ``__consumer_offsets`` partition (:func:`append_coordinator_records`).
+
+    Raises:
+        RefusedError: the group's partition is not in these log directories.
+        LogDirLockedError: the directory is locked.
+    """
+    from ..server.group_log import offset_commit_record
+
+    ids = {name: tid for tid, name in c.dirs.topic_ids.items()}
+    records = [offset_commit_record(gid, t, part, o, commit_timestamp=now,
+                                    topic_id=ids.get(t)) for t, part, o in rows]
+    return append_coordinator_records(c, gid, records, now)
+
+
+def append_coordinator_records(c: Coordinator, gid: str, records: list[tuple[bytes, bytes | None]],
+                               now: int) -> tuple[int, int]:
+    """Append ``records`` (``(key, value)``; value None: a tombstone) as one batch, with
+    timestamp ``now``, to the ``__consumer_offsets`` partition of group ``gid`` (the one
+    its records are in; for a new group ``Utils.abs(groupId.hashCode()) % partitions``),
+    through the append engine as the coordinator's leader append, under the log
     directory's lock. Returns ``(partition, offset of the batch's first record)``.
 
     Raises:
@@ -680,7 +699,6 @@ def _append_commits(c: Coordinator, gid: str, rows, now: int) -> tuple[int, int]
     from ..errors import RefusedError
     from ..format.builder import build_batch
     from ..server.coordinator_log import partition_for
-    from ..server.group_log import offset_commit_record
     from ..storage.log import LogManager
 
     shards = c.dirs.partitions_of(OFFSETS_TOPIC)
@@ -699,14 +717,10 @@ def _append_commits(c: Coordinator, gid: str, rows, now: int) -> tuple[int, int]
     if pd is None:
         raise RefusedError(f"group {gid} lives in {OFFSETS_TOPIC}-{p}, which is not in these "
                            "log directories")
-    ids = {name: tid for tid, name in c.dirs.topic_ids.items()}
-    records = [(now, *offset_commit_record(gid, t, part, o, commit_timestamp=now,
-                                           topic_id=ids.get(t)), ())
-               for t, part, o in rows]
     pd.close()
     with LogManager.open(pd.log_dir, create=False) as manager:
         log = manager.get_or_create_log(OFFSETS_TOPIC, p)
         latest = log.leader_epoch_cache.latest_epoch
-        info = log.append_as_leader(build_batch(records), leader_epoch=latest or 0,
-                                    origin="coordinator")
+        info = log.append_as_leader(build_batch([(now, k, v, ()) for k, v in records]),
+                                    leader_epoch=latest or 0, origin="coordinator")
     return p, info.first_offset

@@ -258,6 +258,23 @@ def render_reset(result, *, export: bool = False, single_group: bool = True,
     o.write("\n")
 
 
+# -- --delete ------------------------------------------------------------------------------
+
+def render_delete(result, out=None) -> None:
+    """ConsumerGroupService.deleteGroups' text: the success line, or the failures (each
+    with its exception) then the groups deleted."""
+    o = _Out(out)
+    quoted = ",".join(f"'{g}'" for g in result.deleted)
+    if not result.failed:
+        o.write(f"Deletion of requested consumer groups ({quoted}) was successful.\n")
+        return
+    o.write("\nError: Deletion of some consumer groups failed:\n")
+    for g, e in result.failed.items():
+        o.write(f"* Group '{g}' could not be deleted due to: {e}\n")
+    if result.deleted:
+        o.write(f"\nThese consumer groups were deleted successfully: {quoted}\n")
+
+
 # -- share-groups (kafka-share-groups.sh, ShareGroupCommand) ---------------------------------
 
 def render_share_list(result, out=None) -> None:

@@ -10,6 +10,10 @@ kafkalog must print the same, both from the whole log (the tombstones replayed) 
 the log cut before the first tombstone with ``--at`` the time the broker wrote the last
 (kafkalog's pass must find what the broker's found).
 
+Then the tool deletes ``gy`` (and a group that does not exist): kafkalog's ``--delete``
+on the log cut before the broker's tombstones must print the tool's text and write the
+broker's records.
+
 A share group ``gsh`` (``share.auto.offset.reset=earliest``) consumes 3 of the 5 records
 of ``t``-0 with Kafka's console share consumer and leaves: kafka-share-groups describes
 it (offsets, members, state, each verbose), and kafkalog's ``share-groups`` must print
@@ -165,37 +169,61 @@ def test_expiration_and_share_groups_equal_the_brokers(kafka_broker_factory, tmp
     calls = [(main, ["--bootstrap-server", bs, *args]) for main, args in SHARE_SETUP]
     calls += [(CGC, ["--bootstrap-server", bs, *case]) for case in cases]
     calls += [(SGC, ["--bootstrap-server", bs, *case]) for case in SHARE_CASES]
+    # then the tool deletes gy (Empty, one offset) and a group that does not exist
+    calls += [(CGC, ["--bootstrap-server", bs, "--delete", "--group", "gy", "--group", "nope"]),
+              (CGC, ["--bootstrap-server", bs, "--describe", "--all-groups"])]
     everything = kafka_tools_batch(calls)
     assert [r.exit for r in everything[:2]] == [0, 0], [r.stderr for r in everything[:2]]
     results = everything[2:2 + len(cases)]
-    shared = everything[2 + len(cases):]
+    shared = everything[2 + len(cases):-2]
+    deleted, after = everything[-2:]
     c.sock.close()
     broker.stop()
 
-    tombstones = _tombstones(seg)
-    cut = tmp_path / "cut"
-    shutil.copytree(broker.log_dir, cut)
-    part = cut / "__consumer_offsets-0"
-    with (part / seg.name).open("r+b") as f:
-        f.truncate(tombstones[0][0])
-    for p in part.iterdir():
-        if p.suffix in (".index", ".timeindex", ".snapshot"):
-            p.unlink()
+    batches = list(_batches(seg.read_bytes()))
+    gy_tombstone = (struct.pack(">hh", 2, 2) + b"gy", None)
+    (deletion,) = [b for b in batches if gy_tombstone in b[3]]
+    tombstones = [t for t in _tombstones(seg) if t[0] < deletion[0]]
+    cut = _cut(broker.log_dir, tmp_path / "cut", tombstones[0][0])
+    before = _cut(broker.log_dir, tmp_path / "before-delete", deletion[0])
     at = str(max(ts for _, ts in tombstones))
     for case, r in zip(cases, results, strict=True):
         assert r.exit == 0, (case, r.stderr)
         # (kafkalog exits 1 where a group named does not exist; the tool 0)
-        mine = cli("groups", str(broker.log_dir), *case)
-        assert mine.stdout == r.stdout, case
-        if "gsh" not in case:  # (the share group's records come after the cut)
+        if "gsh" in case:  # (the share group's records come after the cut)
+            mine = cli("groups", str(before), *case)
+        else:
             mine = cli("groups", str(cut), *case, "--at", at)
-            assert mine.stdout == r.stdout, case
+        assert mine.stdout == r.stdout, case
     assert "gx" not in results[0].stdout.split() and "gz" in results[0].stdout.split()
     for case, r in zip(SHARE_CASES, shared, strict=True):
         args = list(case) + (["--coordinator", bs] if "--state" in case else [])
-        mine = cli("share-groups", str(broker.log_dir), *args)
+        mine = cli("share-groups", str(before), *args)
         assert mine.stdout == r.stdout, case
         assert mine.stderr == _notes(r.stderr), case
     # before the pass, the cut log still has every offset (gx's 3 among them)
     mine = cli("groups", str(cut), "--describe", "--group", "gx", "--at", str(committed_at))
     assert mine.stdout.split("\n")[2].split()[:4] == ["gx", "t", "0", "3"]
+
+    # the whole log (the broker's tombstones replayed) after the deletion
+    assert cli("groups", str(broker.log_dir), "--describe", "--all-groups").stdout == after.stdout
+    # kafkalog's --delete on the log cut before the broker's: the same text, the same
+    # records (keys and tombstones, in the coordinator's order)
+    mine = cli("groups", str(before), "--delete", "--group", "gy", "--group", "nope",
+               "--at", str(deletion[2]))
+    assert mine.stdout == deleted.stdout
+    written = list(_batches((before / "__consumer_offsets-0" / seg.name).read_bytes()))
+    assert written[-1][3] == deletion[3]
+
+
+def _cut(log_dir, to, position: int):
+    """A copy of ``log_dir`` whose __consumer_offsets-0 ends at byte ``position`` (its
+    indexes and snapshots dropped: the loader rebuilds them)."""
+    shutil.copytree(log_dir, to)
+    part = to / "__consumer_offsets-0"
+    with (part / f"{0:020d}.log").open("r+b") as f:
+        f.truncate(position)
+    for p in part.iterdir():
+        if p.suffix in (".index", ".timeindex", ".snapshot"):
+            p.unlink()
+    return to

@@ -17,6 +17,9 @@ def groups(
     list_: Annotated[bool, typer.Option("--list", help="List all consumer groups.")] = False,
     describe: Annotated[bool, typer.Option(
         "--describe", help="Describe consumer groups and their offset lag.")] = False,
+    delete: Annotated[bool, typer.Option(
+        "--delete", help="Delete Empty consumer groups: append the tombstones the group "
+        "coordinator writes (the log directory must not be in use).")] = False,
     reset_offsets: Annotated[bool, typer.Option(
         "--reset-offsets", help="Reset the offsets of inactive consumer groups (a dry run "
         "unless --execute).")] = False,
@@ -96,9 +99,13 @@ def groups(
     its expiration pass at --at (default now): offsets older than
     offsets.retention.minutes are gone, and Empty groups without offsets with them.
 
+    --delete writes what the coordinator writes for DeleteGroups (tombstones of the
+    group's offsets and records) and refuses a group that is not Empty, with the tool's
+    errors.
+
     Exit status: 0; 1 when a group named does not exist, a group was refused
-    (--reset-offsets of a group with members) or something could not be used; 2 for
-    usage errors; 3 for unreadable input.
+    (--reset-offsets or --delete of a group with members) or something could not be
+    used; 2 for usage errors; 3 for unreadable input.
 
     \b
     Examples:
@@ -109,11 +116,13 @@ def groups(
           --to-datetime 2024-05-01T00:00:00.000 --execute
     """
     actions = [n for n, on in (("--list", list_), ("--describe", describe),
-                               ("--reset-offsets", reset_offsets)) if on]
+                               ("--delete", delete), ("--reset-offsets", reset_offsets)) if on]
     if len(actions) != 1:
         raise typer.BadParameter("Command must include exactly one action: --list, "
-                                 "--describe, --reset-offsets")
+                                 "--describe, --delete, --reset-offsets")
     clock = _clock(at, config)
+    if delete:
+        _delete(paths, group, all_groups, output, clock)
     if reset_offsets:
         _reset(paths, group, all_groups, topic, all_topics, execute, dry_run, force, export,
                output, clock, to_earliest=to_earliest, to_latest=to_latest, to_offset=to_offset,
@@ -144,6 +153,24 @@ def groups(
             what = "members" if members else "state" if state is not None else "offsets"
             render.render_describe(res, what=what, verbose=verbose, coordinator=coordinator)
     _problems(res.problems)
+    finish(res)
+
+
+def _delete(paths, group, all_groups, output, clock) -> None:
+    if bool(group) == all_groups:
+        raise typer.BadParameter("give --group G (repeatable) or --all-groups")
+    from ...ops.group_delete import delete_groups
+    from ..output import finish
+
+    res = delete_groups(paths, group_ids=group, all_groups=all_groups, **clock)
+    if output is Output.json:
+        from ...render.jsonout import write_object
+
+        write_object(res.to_dict())
+    else:
+        from ...render import groups as render
+
+        render.render_delete(res)
     finish(res)
 
 
