@@ -131,8 +131,9 @@ def test_share_group_describe(tmp_path):
 
 @needs_research
 def test_share_group_json_validates(tmp_path):
-    import jsonschema
     from importlib import resources
+
+    import jsonschema
 
     schema = json.loads(resources.files("kafkalog_cli.schemas").joinpath(
         "share-groups.json").read_text())
