@@ -461,7 +461,9 @@ __all__ = ["Coordinator", "GroupDescription", "GroupsResult", "MemberRow", "Offs
 
 #: the reset specifications, as the tool names them
 STRATEGIES = ("to-earliest", "to-latest", "to-offset", "to-datetime", "by-duration",
-              "shift-by", "to-current")
+              "shift-by", "to-current", "from-file")
+#: the largest --from-file CSV read
+MAX_RESET_FILE_BYTES = 64 << 20
 INACTIVE = (EMPTY, DEAD)
 
 
@@ -502,7 +504,8 @@ def reset_offsets(paths, *, group_ids: list[str] | None = None, all_groups: bool
 
     ``strategy`` is one of :data:`STRATEGIES`; ``value`` its argument (``to-offset``,
     ``shift-by``: an int; ``to-datetime``: epoch ms or ISO-8601; ``by-duration``: an
-    ISO-8601 duration ``PnDTnHnMnS``). ``topics``: ``topic`` (all its partitions) or
+    ISO-8601 duration ``PnDTnHnMnS``; ``from-file``: the path of the tool's CSV, see
+    :func:`parse_reset_plan`; it needs no scope). ``topics``: ``topic`` (all its partitions) or
     ``topic:p,p``. A group with members (not Empty) is refused, as the tool refuses a
     group that is not inactive, unless ``force``. With ``execute`` the plan is appended
     as OffsetCommit records (see the module docstring). ``now_ms`` is the time of the
@@ -517,9 +520,11 @@ def reset_offsets(paths, *, group_ids: list[str] | None = None, all_groups: bool
     """
     if strategy not in STRATEGIES:
         raise InvalidArgumentError(f"unknown reset specification {strategy!r}")
-    if not all_topics and not topics:
+    if not all_topics and not topics and strategy != "from-file":
         raise InvalidArgumentError("One of the reset scopes should be defined: --all-topics, "
                                    "--topic.")
+    file_plan = (parse_reset_plan(_read_reset_file(value), group_ids or [])
+                 if strategy == "from-file" else None)
     now = _now(now_ms)
     c = Coordinator.load(paths, now_ms=now, retention_ms=retention_ms)
     try:
@@ -538,7 +543,14 @@ def reset_offsets(paths, *, group_ids: list[str] | None = None, all_groups: bool
                 plans[gid] = {}
                 continue
             committed = {tp: o.offset for tp, o in c.state.committed(gid).items()}
-            scope = sorted(committed) if all_topics else _parse_scope(c, topics)
+            if file_plan is not None:  # GroupOffsetsResetter.resetFromFile
+                if gid not in file_plan:
+                    messages.append(f"\nError: No reset plan for group {gid} found.")
+                    plans[gid] = {}
+                    continue
+                committed, scope = file_plan[gid], list(file_plan[gid])
+            else:
+                scope = sorted(committed) if all_topics else _parse_scope(c, topics)
             _check_partitions(c, scope)
             plans[gid] = _plan(c, scope, committed, strategy, value, now, messages)
         plan = {g: [(t, p, plans[g][(t, p)])
@@ -616,6 +628,8 @@ def _plan(c: Coordinator, scope, committed: dict, strategy: str, value, now: int
                                            "since there is no current committed offset")
             out[tp] = clamp(tp, committed[tp] + int(value))
         return out
+    if strategy == "from-file":  # the file's offsets, within the log (checkOffsetsRange)
+        return {tp: clamp(tp, committed[tp]) for tp in scope}
     if strategy == "to-current":
         return {tp: committed[tp] if tp in committed else end(tp) for tp in scope}
     ts = _timestamp(strategy, value, now)
@@ -634,6 +648,53 @@ def _plan(c: Coordinator, scope, committed: dict, strategy: str, value, now: int
     for tp in empty:
         out[tp] = end(tp)
     return out
+
+
+def _read_reset_file(path) -> str:
+    from ..errors import UnreadableError
+    from ..storage.files import check_exists
+    from ..storage.location import read_bytes_if_exists
+
+    src = check_exists(path)
+    raw = read_bytes_if_exists(src, limit=MAX_RESET_FILE_BYTES, too_large=lambda n: (
+        InvalidArgumentError(f"{src}: larger than {MAX_RESET_FILE_BYTES} bytes")))
+    if raw is None:
+        raise UnreadableError("No such file or directory", file=src)
+    return raw.decode("utf-8", errors="replace")
+
+
+def parse_reset_plan(text: str, group_ids: list[str]) -> dict[str, dict[tuple[str, int], int]]:
+    """GroupOffsetsResetter.parseResetPlan: the lines of ``--export``'s CSV (Jackson's CSV:
+    quotes as ``--export`` writes them). With one group given and a first line of three
+    columns, ``topic,partition,offset`` lines of that group; else
+    ``group,topic,partition,offset`` lines. Returns ``{group: {(topic, partition):
+    offset}}``, the last line of a partition winning.
+
+    Raises:
+        InvalidArgumentError: a line that is not such a record (naming its line number).
+    """
+    import csv
+
+    lines = text.split("\n")
+    while lines and lines[-1] == "":
+        lines.pop()  # Java's split drops the trailing empty strings
+    rows = list(csv.reader(lines))
+    no_group = len(group_ids) == 1 and bool(rows) and len(rows[0]) == 3
+    plan: dict[str, dict[tuple[str, int], int]] = {}
+    for n, row in enumerate(rows, 1):
+        if not row and not lines[n - 1].strip():
+            continue
+        try:
+            if no_group:
+                (t, p, o), g = row, group_ids[0]
+            else:
+                g, t, p, o = row
+            plan.setdefault(g, {})[(t, int(p))] = int(o)
+        except ValueError:
+            want = "topic,partition,offset" if no_group else "group,topic,partition,offset"
+            raise InvalidArgumentError(f"--from-file line {n}: not a {want} record: "
+                                       f"{lines[n - 1][:200]!r}") from None
+    return plan
 
 
 def _timestamp(strategy: str, value, now: int) -> int:

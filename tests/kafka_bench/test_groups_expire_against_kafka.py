@@ -10,7 +10,8 @@ kafkalog must print the same, both from the whole log (the tombstones replayed) 
 the log cut before the first tombstone with ``--at`` the time the broker wrote the last
 (kafkalog's pass must find what the broker's found).
 
-Then the tool deletes ``gy`` (and a group that does not exist): kafkalog's ``--delete``
+It plans ``--reset-offsets --from-file`` resets (the CSV of one group, of several), then
+deletes ``gy`` (and a group that does not exist): kafkalog's ``--delete``
 on the log cut before the broker's tombstones must print the tool's text and write the
 broker's records.
 
@@ -169,13 +170,22 @@ def test_expiration_and_share_groups_equal_the_brokers(kafka_broker_factory, tmp
     calls = [(main, ["--bootstrap-server", bs, *args]) for main, args in SHARE_SETUP]
     calls += [(CGC, ["--bootstrap-server", bs, *case]) for case in cases]
     calls += [(SGC, ["--bootstrap-server", bs, *case]) for case in SHARE_CASES]
+    # --reset-offsets --from-file (dry runs): one group's CSV, and a CSV with groups
+    one, several = tmp_path / "one.csv", tmp_path / "several.csv"
+    one.write_text("t,0,2\nt,1,7\n")
+    several.write_text("gz,t,0,9\ngy,t,1,0\ngz,t,1,\"0\"\n")
+    resets = [("--group", "gz", "--from-file", str(one)),
+              ("--group", "gz", "--group", "gy", "--group", "gx", "--from-file", str(several))]
+    calls += [(CGC, ["--bootstrap-server", bs, "--reset-offsets", "--dry-run", *case])
+              for case in resets]
     # then the tool deletes gy (Empty, one offset) and a group that does not exist
     calls += [(CGC, ["--bootstrap-server", bs, "--delete", "--group", "gy", "--group", "nope"]),
               (CGC, ["--bootstrap-server", bs, "--describe", "--all-groups"])]
     everything = kafka_tools_batch(calls)
     assert [r.exit for r in everything[:2]] == [0, 0], [r.stderr for r in everything[:2]]
     results = everything[2:2 + len(cases)]
-    shared = everything[2 + len(cases):-2]
+    shared = everything[2 + len(cases):-2 - len(resets)]
+    reset_results = everything[-2 - len(resets):-2]
     deleted, after = everything[-2:]
     c.sock.close()
     broker.stop()
@@ -201,6 +211,9 @@ def test_expiration_and_share_groups_equal_the_brokers(kafka_broker_factory, tmp
         mine = cli("share-groups", str(before), *args)
         assert mine.stdout == r.stdout, case
         assert mine.stderr == _notes(r.stderr), case
+    for case, r in zip(resets, reset_results, strict=True):
+        mine = cli("groups", str(before), "--reset-offsets", "--dry-run", *case)
+        assert mine.stdout == r.stdout, (case, r.stderr)
     # before the pass, the cut log still has every offset (gx's 3 among them)
     mine = cli("groups", str(cut), "--describe", "--group", "gx", "--at", str(committed_at))
     assert mine.stdout.split("\n")[2].split()[:4] == ["gx", "t", "0", "3"]

@@ -8,7 +8,7 @@ from ..options import Output, Paths
 from ..root import app
 
 _STRATEGY_OPTS = ("to_earliest", "to_latest", "to_offset", "to_datetime", "by_duration",
-                  "shift_by", "to_current")
+                  "shift_by", "to_current", "from_file")
 
 
 @app.command("groups")
@@ -64,6 +64,10 @@ def groups(
     to_current: Annotated[bool, typer.Option(
         "--to-current", help="Reset to the committed offsets (the log end offset where "
         "none).")] = False,
+    from_file: Annotated[str | None, typer.Option(
+        "--from-file", metavar="FILE", help="Reset to the offsets of this CSV (what "
+        "--export prints: topic,partition,offset for one group, else "
+        "group,topic,partition,offset).")] = None,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the plan only (the default).")] = False,
     execute: Annotated[bool, typer.Option(
@@ -127,7 +131,7 @@ def groups(
         _reset(paths, group, all_groups, topic, all_topics, execute, dry_run, force, export,
                output, clock, to_earliest=to_earliest, to_latest=to_latest, to_offset=to_offset,
                to_datetime=to_datetime, by_duration=by_duration, shift_by=shift_by,
-               to_current=to_current)
+               to_current=to_current, from_file=from_file)
     from ...ops.groups import groups as run
     from ..output import finish
 
@@ -189,7 +193,7 @@ def _reset(paths, group, all_groups, topic, all_topics, execute, dry_run, force,
     if len(chosen) != 1:
         raise typer.BadParameter("give one reset specification: --to-earliest, "
                                  "--to-latest, --to-offset, --to-datetime, --by-duration, "
-                                 "--shift-by, --to-current")
+                                 "--shift-by, --to-current, --from-file")
     if execute and dry_run:
         raise typer.BadParameter("--execute and --dry-run exclude each other")
     if bool(group) == all_groups:
