@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from ..decoders.group_state import DEAD, SHARE
 from ..errors import InvalidArgumentError
-from .groups import Coordinator
+from .groups import Coordinator, GroupsResult
 
 
 @dataclass
@@ -86,19 +86,10 @@ class ShareGroupDescription:
 
 
 @dataclass
-class ShareGroupsResult:
+class ShareGroupsResult(GroupsResult):
     """``share-groups --list`` / ``--describe``: the groups asked for (``--list``: the
-    admin client's order; ``--describe``: sorted by group id, the tool's TreeMap)."""
-
-    log_dirs: list[str]
-    coordinator_id: int
-    groups: list[ShareGroupDescription]
-    describe: bool
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems and all(g.exists for g in self.groups)
+    admin client's order; ``--describe``: sorted by group id, the tool's TreeMap), as
+    :class:`GroupsResult` holds them."""
 
     def to_dict(self) -> dict:
         groups = ([{"groupId": g.group_id, "state": g.state} for g in self.groups]

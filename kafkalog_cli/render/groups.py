@@ -104,13 +104,19 @@ def render_describe(result, *, what: str = "offsets", verbose: bool = False,
         o.write("\nError: Executing consumer group command failed due to org.apache.kafka."
                 f"common.errors.GroupIdNotFoundException: Group {first} {why}.\n")
         return
+    _each(o, result, what, verbose, coordinator, _members, _state, _offsets)
+
+
+def _each(o: _Out, result, what: str, verbose: bool, coordinator, members, state,
+          offsets) -> None:
+    """Each group's block of ``what`` (members, state, else offsets)."""
     for g in result.groups:
         if what == "members":
-            _members(o, g, verbose)
+            members(o, g, verbose)
         elif what == "state":
-            _state(o, g, verbose, coordinator, result.coordinator_id)
+            state(o, g, verbose, coordinator, result.coordinator_id)
         else:
-            _offsets(o, g, verbose)
+            offsets(o, g, verbose)
 
 
 def _offsets(o: _Out, g, verbose: bool) -> None:
@@ -295,13 +301,7 @@ def render_share_describe(result, *, what: str = "offsets", verbose: bool = Fals
             o.write("\nError: Executing share group command failed due to org.apache.kafka."
                     f"common.errors.GroupIdNotFoundException: {why}.\n")
             return
-    for g in result.groups:
-        if what == "members":
-            _share_members(o, g, verbose)
-        elif what == "state":
-            _share_state(o, g, verbose, coordinator, result.coordinator_id)
-        else:
-            _share_offsets(o, g, verbose)
+    _each(o, result, what, verbose, coordinator, _share_members, _share_state, _share_offsets)
 
 
 def _share_empty_note(o: _Out, g) -> bool:
