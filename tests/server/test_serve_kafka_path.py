@@ -1,0 +1,91 @@
+"""``scripts/kafka-path``: a KAFKA_PATH whose ``bin/*.sh`` run Kafka's tool classes from
+the pinned jars (what librdkafka's test suite calls: ``test_kafka_topics()`` runs
+``$KAFKA_PATH/bin/kafka-topics.sh --bootstrap-server ...``), checked through the shell
+scripts themselves against ``serve``: Kafka's TopicCommand creates, lists and describes a
+topic, its output as the tool prints it for a broker."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from kafka_testkit import require_bench
+from serve_testkit import NO_GROUP_DELAY
+
+from kafkalog_cli.server.broker import ServerThread
+from kafkalog_cli.server.kafka_apis import ServerOptions
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KAFKA_PATH = os.path.join(REPO, "scripts", "kafka-path")
+
+pytestmark = pytest.mark.kafka
+
+
+@pytest.fixture(scope="module")
+def kafka_path(tmp_path_factory):
+    require_bench()
+    target = tmp_path_factory.mktemp("kafka-path")
+    done = subprocess.run([sys.executable, KAFKA_PATH, str(target), "--json"],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_kafka_path_scripts_name_kafka_4_classes(kafka_path):
+    # Kafka 4.x's bin/kafka-topics.sh, kafka-configs.sh and kafka-acls.sh (the scripts
+    # librdkafka's tests call) start these classes; the Scala ones are gone from 4.x
+    scripts = kafka_path["scripts"]
+    assert scripts["kafka-topics"] == "org.apache.kafka.tools.TopicCommand"
+    assert scripts["kafka-configs"] == "org.apache.kafka.tools.ConfigCommand"
+    assert scripts["kafka-acls"] == "org.apache.kafka.tools.AclCommand"
+    bin_dir = os.path.join(kafka_path["kafkaPath"], "bin")
+    for name in ("kafka-run-class", *scripts):
+        assert os.access(os.path.join(bin_dir, f"{name}.sh"), os.X_OK), name
+
+
+def test_kafka_path_refuses_the_checkout():
+    done = subprocess.run([sys.executable, KAFKA_PATH, os.path.join(REPO, "kafka-path")],
+                          capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "inside the checkout" in done.stderr
+    assert not os.path.exists(os.path.join(REPO, "kafka-path"))
+
+
+def _topics(kafka_path, bootstrap, *args):
+    script = os.path.join(kafka_path["kafkaPath"], "bin", "kafka-topics.sh")
+    # as librdkafka's test_kafka_topics() runs it: one shell command line
+    cmd = f"{script} --bootstrap-server {bootstrap} {' '.join(args)}"
+    return subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=120)
+
+
+def test_kafka_topics_sh_create_list_describe_against_serve(kafka_path, tmp_path):
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    with ServerThread(log_dir, ServerOptions(port=0), server_configs=NO_GROUP_DELAY) as s:
+        bootstrap = f"127.0.0.1:{s.port}"
+        created = _topics(kafka_path, bootstrap, '--create --topic "stamps"',
+                          "--replication-factor 1 --partitions 3",
+                          "--config message.timestamp.type=LogAppendTime")
+        assert created.returncode == 0, created.stderr
+        assert created.stdout == "Created topic stamps.\n"
+        assert sorted(p.name for p in log_dir.glob("stamps-*")) == [
+            "stamps-0", "stamps-1", "stamps-2"]
+
+        listed = _topics(kafka_path, bootstrap, "--list")
+        assert listed.returncode == 0, listed.stderr
+        assert "stamps" in listed.stdout.splitlines()
+
+        described = _topics(kafka_path, bootstrap, "--describe --topic stamps")
+        assert described.returncode == 0, described.stderr
+        head, *partitions = described.stdout.splitlines()
+        fields = dict(f.split(": ", 1) for f in head.split("\t"))
+        assert fields["Topic"] == "stamps"
+        assert fields["PartitionCount"] == "3"
+        assert fields["ReplicationFactor"] == "1"
+        assert fields["Configs"] == "message.timestamp.type=LogAppendTime"
+        assert [p.split("\t")[2] for p in partitions] == [
+            "Partition: 0", "Partition: 1", "Partition: 2"]
+
