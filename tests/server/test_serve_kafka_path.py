@@ -10,6 +10,8 @@ import json
 import os
 import subprocess
 import sys
+from importlib.machinery import SourceFileLoader
+from importlib.util import module_from_spec, spec_from_loader
 
 import pytest
 from kafka_testkit import require_bench
@@ -21,7 +23,14 @@ from kafkalog_cli.server.kafka_apis import ServerOptions
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KAFKA_PATH = os.path.join(REPO, "scripts", "kafka-path")
 
-pytestmark = pytest.mark.kafka
+
+
+def _load(script):
+    """A script of scripts/ (no .py suffix) as a module."""
+    loader = SourceFileLoader(script.replace("-", "_"), os.path.join(REPO, "scripts", script))
+    module = module_from_spec(spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +43,7 @@ def kafka_path(tmp_path_factory):
     return json.loads(done.stdout)
 
 
+@pytest.mark.kafka
 def test_kafka_path_scripts_name_kafka_4_classes(kafka_path):
     # Kafka 4.x's bin/kafka-topics.sh, kafka-configs.sh and kafka-acls.sh (the scripts
     # librdkafka's tests call) start these classes; the Scala ones are gone from 4.x
@@ -61,6 +71,7 @@ def _topics(kafka_path, bootstrap, *args):
     return subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.kafka
 def test_kafka_topics_sh_create_list_describe_against_serve(kafka_path, tmp_path):
     log_dir = tmp_path / "logs"
     log_dir.mkdir()
@@ -89,3 +100,34 @@ def test_kafka_topics_sh_create_list_describe_against_serve(kafka_path, tmp_path
         assert [p.split("\t")[2] for p in partitions] == [
             "Partition: 0", "Partition: 1", "Partition: 2"]
 
+
+
+# librdkafka's test-runner output, as v2.15.0 prints it (colours, summary table, and a
+# failure that aborts the runner before its table)
+RUNNER_OK = """\
+[0045_subscribe_update_topic_remove/ 30.053s] \x1b[32m[ do_test_topic_remove:367: Topic \
+removal testing: PASS (30.05s) ]\x1b[0m
+|\x1b[32m <MAIN>                                   |     PASSED |  51.069s \x1b[0m|
+|\x1b[33m 0045_subscribe_update                    |    SKIPPED |   0.000s \x1b[0m|
+|\x1b[32m 0045_subscribe_update_topic_remove       |     PASSED |  30.054s \x1b[0m|
+"""
+RUNNER_ABORTED = """\
+[0077_compaction             / 31.734s] TEST FAILURE
+### Test "0077_compaction" failed at test.c:4607:test_msgver_verify_compare0() at now: ###
+### Test "<MAIN>" failed at test.c:1946:test_wait_exit() at now: ###
+"""
+
+
+def test_librdkafka_suite_reads_the_runners_verdicts():
+    suite = _load("librdkafka-suite")
+    ok = suite.verdicts(RUNNER_OK)
+    assert ok == {"entries": {"0045_subscribe_update": "SKIPPED",
+                              "0045_subscribe_update_topic_remove": "PASSED"},
+                  "subtests": {"do_test_topic_remove:367: Topic removal testing": "PASS"}}
+    assert suite.verdicts(RUNNER_ABORTED) == {"entries": {"0077_compaction": "FAILED"},
+                                              "subtests": {}}
+    # an entry listed by two scenarios counts once, by the run that ran it
+    other = {"entries": {"0045_subscribe_update": "PASSED",
+                         "0045_subscribe_update_topic_remove": "SKIPPED"}, "subtests": {}}
+    assert suite.totals([ok, other, suite.verdicts(RUNNER_ABORTED)]) == {
+        "entries": {"PASSED": 2, "FAILED": 1}, "subtests": {"PASS": 1}}
