@@ -72,6 +72,7 @@ def _topics(kafka_path, bootstrap, *args):
 
 
 @pytest.mark.kafka
+@pytest.mark.slow  # three tool JVMs: about 7 s of CPU
 def test_kafka_topics_sh_create_list_describe_against_serve(kafka_path, tmp_path):
     log_dir = tmp_path / "logs"
     log_dir.mkdir()
