@@ -56,6 +56,20 @@ def test_kafka_path_scripts_name_kafka_4_classes(kafka_path):
         assert os.access(os.path.join(bin_dir, f"{name}.sh"), os.X_OK), name
 
 
+@pytest.mark.kafka
+def test_kafka_run_class_sh_puts_classpath_before_the_jars(kafka_path):
+    # librdkafka's java/run-class.sh runs its own programs as
+    # CLASSPATH=<its dir> $KAFKA_PATH/bin/kafka-run-class.sh CLASS ARGS, as Kafka's script
+    # allows; KafkalogClient (the bench's program) needs Jackson and kafka-clients from libs
+    script = os.path.join(kafka_path["kafkaPath"], "bin", "kafka-run-class.sh")
+    env = {**os.environ, "CLASSPATH": str(require_bench().classes)}
+    done = subprocess.run([script, "KafkalogClient"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("usage: KafkalogClient produce BOOTSTRAP")
+    assert done.stdout == ""
+
+
 def test_kafka_path_refuses_the_checkout():
     done = subprocess.run([sys.executable, KAFKA_PATH, os.path.join(REPO, "kafka-path")],
                           capture_output=True, text=True)
