@@ -2,7 +2,8 @@
 the pinned jars (what librdkafka's test suite calls: ``test_kafka_topics()`` runs
 ``$KAFKA_PATH/bin/kafka-topics.sh --bootstrap-server ...``), checked through the shell
 scripts themselves against ``serve``: Kafka's TopicCommand creates, lists and describes a
-topic, its output as the tool prints it for a broker."""
+topic, its output as the tool prints it for a broker. And ``scripts/librdkafka-suite``'s
+reading of librdkafka's test-runner output."""
 
 from __future__ import annotations
 
@@ -14,20 +15,18 @@ from importlib.machinery import SourceFileLoader
 from importlib.util import module_from_spec, spec_from_loader
 
 import pytest
-from kafka_testkit import require_bench
+from kafka_testkit import REPO, require_bench
 from serve_testkit import NO_GROUP_DELAY
 
 from kafkalog_cli.server.broker import ServerThread
 from kafkalog_cli.server.kafka_apis import ServerOptions
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-KAFKA_PATH = os.path.join(REPO, "scripts", "kafka-path")
-
+KAFKA_PATH = str(REPO / "scripts" / "kafka-path")
 
 
 def _load(script):
     """A script of scripts/ (no .py suffix) as a module."""
-    loader = SourceFileLoader(script.replace("-", "_"), os.path.join(REPO, "scripts", script))
+    loader = SourceFileLoader(script.replace("-", "_"), str(REPO / "scripts" / script))
     module = module_from_spec(spec_from_loader(loader.name, loader))
     loader.exec_module(module)
     return module
@@ -71,11 +70,11 @@ def test_kafka_run_class_sh_puts_classpath_before_the_jars(kafka_path):
 
 
 def test_kafka_path_refuses_the_checkout():
-    done = subprocess.run([sys.executable, KAFKA_PATH, os.path.join(REPO, "kafka-path")],
+    done = subprocess.run([sys.executable, KAFKA_PATH, str(REPO / "kafka-path")],
                           capture_output=True, text=True)
     assert done.returncode == 2
     assert "inside the checkout" in done.stderr
-    assert not os.path.exists(os.path.join(REPO, "kafka-path"))
+    assert not os.path.exists(str(REPO / "kafka-path"))
 
 
 def _topics(kafka_path, bootstrap, *args):
