@@ -53,6 +53,15 @@ def test_subscribed_topics_are_refused_and_the_others_deleted(log_dir):  # noqa:
     assert _records(log_dir)[len(before):] == [_tombstone("live", "u", 0)]
     r = cli("groups", str(log_dir), "--describe", "--group", "live", *AT, "-o", "json")
     assert [o["topic"] for o in json.loads(r.stdout)["groups"][0]["offsets"]] == ["t"]
+    # "cg", a consumer group (KIP-848) whose member subscribes to t: the same split
+    before = _records(log_dir)
+    r = cli("groups", str(log_dir), "--delete-offsets", "--group", "cg", "--topic", "u",
+            "--topic", "t", *AT, "-o", "json")
+    assert r.returncode == 1
+    assert json.loads(r.stdout)["partitions"] == [
+        {"topic": "t", "partition": 0, "error": "GROUP_SUBSCRIBED_TO_TOPIC"},
+        {"topic": "u", "partition": 0, "error": None}]
+    assert _records(log_dir)[len(before):] == [_tombstone("cg", "u", 0)]
 
 
 @needs_research
