@@ -14,12 +14,13 @@ import struct
 import sys
 from pathlib import Path
 
+from kafkalog_testkit import raw_batch, raw_record
 from kafkalog_testkit import run_cli_inprocess as cli
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_groups_delete import _records  # noqa: E402
 from test_groups_expire import T0, log_dir  # noqa: E402, F401
-from test_groups_kip848 import needs_research  # noqa: E402
+from test_groups_kip848 import _write, key, needs_research, value  # noqa: E402
 
 AT = ("--at", str(T0 + 1000))
 SUBSCRIBED = ("Error: org.apache.kafka.common.errors.GroupSubscribedToTopicException: "
@@ -99,6 +100,34 @@ def test_an_empty_group_loses_its_offsets_and_a_missing_one_fails(log_dir):  # n
         "\na-topic-name-longer-than-15 1          Successful     "
         "\nt                           1          Successful     \n")
     assert len(_records(log_dir)) == len(before) + 1
+
+
+@needs_research
+def test_a_group_of_another_protocol_with_members_is_refused(tmp_path):
+    """ClassicGroup.validateOffsetDelete: Stable and not the consumer protocol (here
+    "connect") -> NON_EMPTY_GROUP, every partition failing with it."""
+    root = tmp_path / "logs"
+    recs = [(key("GroupMetadata", 2, group="w"),
+             value("GroupMetadata", 3, protocolType="connect", generation=1,
+                   protocol="sessioned", leader="m1", currentStateTimestamp=T0,
+                   members=[dict(memberId="m1", groupInstanceId=None, clientId="c",
+                                 clientHost="/h", rebalanceTimeout=1000,
+                                 sessionTimeout=1000, subscription=b"", assignment=b"")])),
+            (key("OffsetCommit", 1, group="w", topic="t", partition=0),
+             value("OffsetCommit", 3, offset=5, leaderEpoch=-1, metadata="",
+                   commitTimestamp=T0))]
+    _write(root / "__consumer_offsets-0",
+           [raw_batch(0, [raw_record(i, 0, k, v) for i, (k, v) in enumerate(recs)])])
+    _write(root / "t-0", [raw_batch(0, [raw_record(0, 0, None, b"v")])])
+    before = _records(root)
+    r = cli("groups", str(root), "--delete-offsets", "--group", "w", "--topic", "t", *AT)
+    assert r.returncode == 1
+    assert r.stdout == (
+        "\nError: The group is not empty.\n"
+        "\nTOPIC           PARTITION  STATUS         "
+        "\nt               0          Error: org.apache.kafka.common.errors."
+        "GroupNotEmptyException: The group is not empty.\n")
+    assert _records(root) == before
 
 
 def test_usage(log_dir):  # noqa: F811
