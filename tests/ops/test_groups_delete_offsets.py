@@ -18,7 +18,7 @@ from kafkalog_testkit import raw_batch, raw_record
 from kafkalog_testkit import run_cli_inprocess as cli
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_groups_delete import _records  # noqa: E402
+from test_groups_delete import _records, _validate  # noqa: E402
 from test_groups_expire import T0, log_dir  # noqa: E402, F401
 from test_groups_kip848 import _write, key, needs_research, value  # noqa: E402
 
@@ -82,7 +82,7 @@ def test_an_empty_group_loses_its_offsets_and_a_missing_one_fails(log_dir):  # n
             "--topic", "a-topic-name-longer-than-15", *AT, "-o", "json")
     assert r.returncode == 1, r.stderr
     obj = json.loads(r.stdout)
-    _validate(obj)
+    _validate(obj, "groups-delete-offsets.json")
     assert obj == {"groupId": "emptied", "error": None, "partitions": [
         {"topic": "a-topic-name-longer-than-15", "partition": None,
          "error": "UNKNOWN_TOPIC_OR_PARTITION"},
@@ -137,11 +137,3 @@ def test_usage(log_dir):  # noqa: F811
         r = cli("groups", str(log_dir), "--delete-offsets", *args)
         assert r.returncode == 2, (args, r.stdout, r.stderr)
 
-
-def _validate(obj) -> None:
-    from importlib import resources
-
-    import jsonschema
-
-    jsonschema.validate(obj, json.loads(resources.files("kafkalog_cli.schemas").joinpath(
-        "groups-delete-offsets.json").read_text()))
