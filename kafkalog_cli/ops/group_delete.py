@@ -12,6 +12,9 @@ subscription metadata and its epoch record). kafkalog validates the same on the
 replayed state (at ``now_ms``, after the expiration pass) and appends the same records,
 one batch per group, to the group's ``__consumer_offsets`` partition through the append
 engine under the directory's lock.
+
+``kafkalog groups --delete-offsets`` is ``kafka-consumer-groups.sh --delete-offsets``
+(OffsetDelete, OffsetMetadataManager.deleteOffsets) the same way: :func:`delete_offsets`.
 """
 
 from __future__ import annotations
@@ -24,11 +27,41 @@ from ..decoders.group_state import CLASSIC, CONSUMER, EMPTY
 from ..javaorder import hash_map_order
 from .groups import Coordinator, append_coordinator_records
 
-#: Errors.NON_EMPTY_GROUP / GROUP_ID_NOT_FOUND as the admin client raises them (the
-#: DeleteGroups response carries no message: the exceptions' default messages)
-NOT_EMPTY = "org.apache.kafka.common.errors.GroupNotEmptyException: The group is not empty."
-NOT_FOUND = ("org.apache.kafka.common.errors.GroupIdNotFoundException: The group id does "
-             "not exist.")
+#: The errors of DeleteGroups and OffsetDelete: the exceptions the admin client raises
+#: for them and their default messages (the responses carry no message; the tool prints
+#: ``Errors.message()`` or the exception's ``toString``)
+GROUP_ERRORS = {
+    "INVALID_GROUP_ID": ("org.apache.kafka.common.errors.InvalidGroupIdException",
+                         "The configured groupId is invalid."),
+    "GROUP_ID_NOT_FOUND": ("org.apache.kafka.common.errors.GroupIdNotFoundException",
+                           "The group id does not exist."),
+    "NON_EMPTY_GROUP": ("org.apache.kafka.common.errors.GroupNotEmptyException",
+                        "The group is not empty."),
+    "GROUP_SUBSCRIBED_TO_TOPIC": (
+        "org.apache.kafka.common.errors.GroupSubscribedToTopicException",
+        "Deleting offsets of a topic is forbidden while the consumer group is actively "
+        "subscribed to it."),
+    "UNKNOWN_TOPIC_OR_PARTITION": (
+        "org.apache.kafka.common.errors.UnknownTopicOrPartitionException",
+        "This server does not host this topic-partition."),
+}
+
+
+def error_text(code: str) -> str:
+    """The ``toString`` of the exception the admin client raises for ``code`` (what the
+    tool prints after ``Error: `` in the STATUS column)."""
+    cls, message = GROUP_ERRORS[code]
+    return f"{cls}: {message}"
+
+
+def error_message(code: str) -> str:
+    """``Errors.message()`` of ``code``."""
+    return GROUP_ERRORS[code][1]
+
+
+#: Errors.NON_EMPTY_GROUP / GROUP_ID_NOT_FOUND as the admin client raises them
+NOT_EMPTY = error_text("NON_EMPTY_GROUP")
+NOT_FOUND = error_text("GROUP_ID_NOT_FOUND")
 
 
 @dataclass
@@ -123,38 +156,6 @@ def delete_groups(paths, *, group_ids: list[str] | None = None, all_groups: bool
 
 
 # -- --delete-offsets ----------------------------------------------------------------------
-
-#: OffsetDelete's errors the tool prints by the Errors' message (``printError``), with the
-#: exceptions the admin client raises for them (their default messages: the response
-#: carries no message)
-OFFSET_DELETE_ERRORS = {
-    "INVALID_GROUP_ID": ("org.apache.kafka.common.errors.InvalidGroupIdException",
-                         "The configured groupId is invalid."),
-    "GROUP_ID_NOT_FOUND": ("org.apache.kafka.common.errors.GroupIdNotFoundException",
-                           "The group id does not exist."),
-    "NON_EMPTY_GROUP": ("org.apache.kafka.common.errors.GroupNotEmptyException",
-                        "The group is not empty."),
-    "GROUP_SUBSCRIBED_TO_TOPIC": (
-        "org.apache.kafka.common.errors.GroupSubscribedToTopicException",
-        "Deleting offsets of a topic is forbidden while the consumer group is actively "
-        "subscribed to it."),
-    "UNKNOWN_TOPIC_OR_PARTITION": (
-        "org.apache.kafka.common.errors.UnknownTopicOrPartitionException",
-        "This server does not host this topic-partition."),
-}
-
-
-def error_text(code: str) -> str:
-    """The ``toString`` of the exception the admin client raises for ``code`` (what the
-    tool prints after ``Error: `` in the STATUS column)."""
-    cls, message = OFFSET_DELETE_ERRORS[code]
-    return f"{cls}: {message}"
-
-
-def error_message(code: str) -> str:
-    """``Errors.message()`` of ``code``."""
-    return OFFSET_DELETE_ERRORS[code][1]
-
 
 @dataclass
 class DeleteOffsetsResult:
