@@ -20,7 +20,14 @@ from ..constants import LOG_START_OFFSET_CHECKPOINT, META_PROPERTIES_FILE_NAME
 from ..errors import KafkalogError, NotAKafkaFileError
 from ..storage.checkpoints import read_offset_checkpoint
 from ..storage.dir_files import read_meta_properties, read_partition_metadata
-from ..storage.files import TopicPartition, find_partition_dirs, parse_partition_dir_name
+from ..storage.files import (
+    LOG_DIR,
+    TopicPartition,
+    classify_dir,
+    find_partition_dirs,
+    is_live_partition_dir_name,
+    parse_partition_dir_name,
+)
 from ..storage.location import as_path
 from ..storage.log import Log
 
@@ -100,12 +107,15 @@ class BrokerLogDirs:
             p = as_path(raw)
             if not p.is_dir():
                 raise NotAKafkaFileError("not a log directory", file=p)
-            for ld, d in find_partition_dirs(p, live_only=True):
+            if classify_dir(p) == LOG_DIR and p not in dirs:
+                dirs.append(p)   # listed even without partitions, as a broker lists it
+            for ld, d in find_partition_dirs(p):
                 if ld not in dirs:
                     dirs.append(ld)
                 tp = parse_partition_dir_name(d.name)
-                if tp is None or tp.topic == METADATA_TOPIC:
-                    continue
+                if tp is None or tp.topic == METADATA_TOPIC or (
+                        d != p and not is_live_partition_dir_name(d.name)):
+                    continue   # (a directory named explicitly is taken as it is)
                 cand = PartitionDir(tp.topic, tp.partition, d, ld)
                 cur = found.get((tp.topic, tp.partition))
                 if cur is None or cand.log_end_offset > cur.log_end_offset:

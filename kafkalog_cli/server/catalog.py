@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import shutil
 import threading
 from pathlib import Path
@@ -83,6 +82,7 @@ from ..storage.dir_files import random_kafka_uuid, read_meta_properties, read_pa
 from ..storage.files import (
     TopicPartition,
     parse_partition_dir_name,
+    partition_dir_kind,
     partition_dirs_of,
     validate_topic_name,
 )
@@ -102,7 +102,6 @@ PRODUCER_ID_BLOCK = 1000
 ABSENT = "absent from the log directory"
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 METADATA_TOPIC = "__cluster_metadata"
-_MOVED = re.compile(r"\.[0-9a-f]{32}-(delete|future|stray)$")
 
 
 def is_internal(topic: str) -> bool:
@@ -264,7 +263,7 @@ class LogDirCatalog:
         (``-delete``, ``-future``, ``-stray``) and the metadata topic's."""
         by_topic: dict[str, list[tuple[int, Path]]] = {}
         for d in partition_dirs_of(self.log_dir):
-            if _MOVED.search(d.name):
+            if partition_dir_kind(d.name) is not None:
                 continue
             tp = parse_partition_dir_name(d.name)
             if tp.topic == METADATA_TOPIC:
