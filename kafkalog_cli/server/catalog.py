@@ -352,44 +352,7 @@ class LogDirCatalog:
     # -- state file ----------------------------------------------------------------------
 
     def _read_state(self) -> dict:
-        """``kafkalog-serve.json``, keeping what has the documented shape (a
-        ``nextProducerIdBlock`` that is a producer id; ``topicConfigs``, ``groupConfigs``
-        and ``brokerConfigs`` mapping names to ``{config: value}`` strings); the rest is
-        ignored with a warning."""
-        path = self.log_dir / STATE_FILE
-        try:
-            raw = read_bytes_if_exists(path, limit=MAX_CHECKPOINT_BYTES,
-                                       too_large=lambda n: too_large(path, n,
-                                                                     MAX_CHECKPOINT_BYTES,
-                                                                     "state file"))
-            if raw is None:
-                return {}
-            state = json.loads(raw.decode("utf-8"))
-        except (ValueError, RecursionError, CorruptCheckpointError):  # UnicodeDecodeError too
-            log.warning("%s is not JSON (or too large); starting producer ids after the "
-                        "snapshots", path)
-            return {}
-        if not isinstance(state, dict):
-            log.warning("%s is not a JSON object; ignored", path)
-            return {}
-        out = {}
-        block = state.get("nextProducerIdBlock")
-        if isinstance(block, int) and not isinstance(block, bool) and \
-                0 <= block <= INT64_MAX - PRODUCER_ID_BLOCK:
-            out["nextProducerIdBlock"] = block
-        elif block is not None:
-            log.warning("%s: nextProducerIdBlock %r is not a producer id; ignored", path, block)
-        for key, what in (("topicConfigs", "topic"), ("groupConfigs", "group"),
-                          ("brokerConfigs", "broker")):
-            configs_ = state.get(key, {})
-            if isinstance(configs_, dict) and all(
-                    isinstance(t, str) and isinstance(c, dict)
-                    and all(isinstance(k, str) and isinstance(v, str) for k, v in c.items())
-                    for t, c in configs_.items()):
-                out[key] = configs_
-            else:
-                log.warning("%s: %s is not {%s: {config: value}}; ignored", path, key, what)
-        return out
+        return read_serve_state(self.log_dir)
 
     def _load_configs(self) -> dict:
         """The state file's config layers (topic overrides, dynamic broker configs of this
@@ -681,6 +644,47 @@ class LogDirCatalog:
                 self._write_high_watermarks(self._high_watermarks(), self._deleted)
             finally:
                 self.manager.close()
+
+
+def read_serve_state(log_dir) -> dict:
+    """``kafkalog-serve.json``, keeping what has the documented shape (a
+    ``nextProducerIdBlock`` that is a producer id; ``topicConfigs``, ``groupConfigs``
+    and ``brokerConfigs`` mapping names to ``{config: value}`` strings); the rest is
+    ignored with a warning (a missing file: ``{}``)."""
+    path = Path(log_dir) / STATE_FILE
+    try:
+        raw = read_bytes_if_exists(path, limit=MAX_CHECKPOINT_BYTES,
+                                   too_large=lambda n: too_large(path, n,
+                                                                 MAX_CHECKPOINT_BYTES,
+                                                                 "state file"))
+        if raw is None:
+            return {}
+        state = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError, CorruptCheckpointError):  # UnicodeDecodeError too
+        log.warning("%s is not JSON (or too large); starting producer ids after the "
+                    "snapshots", path)
+        return {}
+    if not isinstance(state, dict):
+        log.warning("%s is not a JSON object; ignored", path)
+        return {}
+    out = {}
+    block = state.get("nextProducerIdBlock")
+    if isinstance(block, int) and not isinstance(block, bool) and \
+            0 <= block <= INT64_MAX - PRODUCER_ID_BLOCK:
+        out["nextProducerIdBlock"] = block
+    elif block is not None:
+        log.warning("%s: nextProducerIdBlock %r is not a producer id; ignored", path, block)
+    for key, what in (("topicConfigs", "topic"), ("groupConfigs", "group"),
+                      ("brokerConfigs", "broker")):
+        configs_ = state.get(key, {})
+        if isinstance(configs_, dict) and all(
+                isinstance(t, str) and isinstance(c, dict)
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in c.items())
+                for t, c in configs_.items()):
+            out[key] = configs_
+        else:
+            log.warning("%s: %s is not {%s: {config: value}}; ignored", path, key, what)
+    return out
 
 
 def remove_partition_dir(d: Path, fsync: bool = True) -> None:
