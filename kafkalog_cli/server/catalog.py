@@ -214,12 +214,28 @@ class LogDirCatalog:
             for topic in topics:
                 self._add(topic)
             self._note_absent()
+            self._sort_moved_dirs()
             self._next_pid = self._block_end = int(state.get("nextProducerIdBlock", 0)) or \
                 self._producer_id_floor()
         except BaseException:
             self.manager.abandon()
             raise
         return self
+
+    def _sort_moved_dirs(self) -> None:
+        """LogManager.loadLog's other directories: a ``-delete`` one (a partition deleted
+        before the stop) is removed, as the broker's delete thread removes it
+        (``addLogToBeDeleted``; after ``file.delete.delay.ms`` there, at start here); a
+        ``-stray`` or ``-future`` one stays on disk unserved (the broker keeps a stray
+        log aside, and a future replica is only served once it replaces the current
+        one). One log line each."""
+        for d in partition_dirs_of(self.log_dir):
+            kind = partition_dir_kind(d.name)
+            if kind == "delete" and not d.is_symlink():
+                log.info("removing %s: a partition deleted before the last stop", d)
+                shutil.rmtree(d, ignore_errors=True)
+            elif kind is not None:
+                log.warning("not serving %s: a %s replica", d, kind)
 
     def _open_logs(self, jobs: list) -> list:
         """LogManager.loadLogs: open each ``(topic, partition, config)`` of ``jobs`` on up
