@@ -174,10 +174,25 @@ def _replay_file(path: Path, types: dict, visit) -> None:
     if size > _MAX_SNAPSHOT_BYTES:
         raise KafkalogError(f"snapshot of {size} bytes is larger than kafkalog reads "
                             f"({_MAX_SNAPSHOT_BYTES})", file=path)
-    fr = FileRecords(path.read_bytes(), file=path)
-    for batch in fr.batches():
-        if not batch.is_control:
-            _replay_batch(batch, path, types, visit)
+    if size == 0:
+        return
+    import mmap
+
+    # mapped, not read: only the pages of the batches reached are resident (a large
+    # snapshot, or one of zeros, costs no heap)
+    with open(path, "rb") as f:
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        fr = FileRecords(mm, file=path)
+        for batch in fr.batches():
+            if not batch.is_control:
+                _replay_batch(batch, path, types, visit)
+    finally:
+        fr = batch = None
+        try:
+            mm.close()
+        except BufferError:  # a view still held (a record kept by visit): closed by GC
+            pass
 
 
 def _replay_batch(batch, path, types: dict, visit) -> None:
