@@ -221,7 +221,11 @@ class BrokerLogDirs:
                 brokers.setdefault(k, {}).update(v)
         layers = configs.BrokerConfigLayers(dynamic_default=brokers.get("", {}),
                                             dynamic_broker=brokers.get(str(self.node_id), {}))
-        return layers.topic_defaults(), topics
+        try:
+            return layers.topic_defaults(), topics
+        except ValueError as e:  # a dynamic broker config that is no number where one is
+            self.problems.append(f"dynamic broker configs not used: {e}")
+            return {}, topics
 
     def log_start_checkpoints(self) -> dict[Path, dict]:
         """Each log directory's ``log-start-offset-checkpoint`` entries ({} when absent or

@@ -231,3 +231,33 @@ def test_log_dirs_json_future_delete_and_stray_replicas(tmp_path):
     # the other commands read the live replica only (the broker serves no other)
     r = cli("get-offsets", str(a), str(b), "--topic", "t")
     assert r.stdout == "t:0:7\n", r.stderr
+
+
+def test_delete_records_refuses_a_compact_topic_of_serves_configs(tmp_path):
+    """Partition.deleteRecordsOnLeader (4.4.0): compact without delete is POLICY_VIOLATION,
+    an empty policy is not; here the overrides are those ``kafkalog serve`` stored (the
+    KRaft metadata log's are compared with the broker in
+    tests/kafka_bench/test_delete_records_policy.py). A dynamic broker config that is no
+    number does not stop it."""
+    from kafkalog_testkit import raw_batch, raw_record, write_partition
+
+    ld = tmp_path / "logs"
+    for t in ("c", "e"):
+        write_partition(ld, f"{t}-0", raw_batch(0, [raw_record(i, 0, b"k", b"v")
+                                                    for i in range(3)]))
+    (ld / "meta.properties").write_text("version=1\nnode.id=1\ncluster.id=x\n")
+    (ld / "kafkalog-serve.json").write_text(json.dumps({
+        "version": 1, "topicConfigs": {"c": {"cleanup.policy": "compact"},
+                                       "e": {"cleanup.policy": ""}},
+        "brokerConfigs": {"": {"log.retention.hours": "x"}}}))
+    spec = tmp_path / "d.json"
+    spec.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": t, "partition": 0, "offset": 1} for t in ("c", "e")]}))
+    r = cli("delete-records", str(ld), "--offset-json-file", str(spec))
+    assert r.returncode == 1
+    assert sorted(r.stdout.splitlines()[2:]) == [
+        "partition: c-0\terror: org.apache.kafka.common.errors.PolicyViolationException: "
+        "Request parameters do not satisfy the configured policy.",
+        "partition: e-0\tlow_watermark: 1"]
+    assert r.stderr.startswith("c-0: Records of partition c-0 can not be deleted due to the "
+                               "configured policy\n")
