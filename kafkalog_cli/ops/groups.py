@@ -649,7 +649,7 @@ def _append_commits(c: Coordinator, gid: str, rows, now: int) -> tuple[int, int]
     from ..format.builder import build_batch
     from ..server.coordinator_log import partition_for
     from ..server.group_log import offset_commit_record
-    from ..storage.log import LogManager
+    from ..storage.log_manager import LogManager
 
     shards = c.dirs.partitions_of(OFFSETS_TOPIC)
     if not shards:
