@@ -27,11 +27,7 @@ from ..storage.checkpoints import (
     format_offset_checkpoint,
     read_offset_checkpoint,
 )
-from ..storage.fileio import (
-    fsync_dir,
-    open_dir_nofollow,
-    open_for_write,
-)
+from ..storage.fileio import fsync_dir, open_dir_nofollow, open_for_write
 from ..storage.files import parse_partition_dir_name
 from ..storage.lock import LogDirLock
 from .quarantine import (

@@ -29,11 +29,7 @@ from ..format.records import batch_at
 from ..schema.txn_index import AbortedTxn
 from .checkpoints import read_offset_checkpoint
 from .clock import SYSTEM
-from .dir_files import (
-    random_kafka_uuid,
-    read_partition_metadata,
-    write_partition_metadata,
-)
+from .dir_files import random_kafka_uuid, read_partition_metadata, write_partition_metadata
 from .files import (
     TopicPartition,
     is_segment_file_name,
@@ -712,7 +708,7 @@ class UnifiedLog(Log):
             CrcMismatchError / CorruptRecordError: the bytes are not one whole valid batch.
             RecordBatchTooLargeError: the batch is over segment.bytes.
         """
-        from ..format.records import LegacyRecordBatch
+        from ..format.legacy import LegacyRecordBatch
 
         if self.closed:
             raise IllegalStateError("append to a closed log", file=self.directory)

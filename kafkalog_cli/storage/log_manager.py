@@ -21,11 +21,7 @@ from ..constants import (
     META_PROPERTIES_FILE_NAME,
     RECOVERY_POINT_CHECKPOINT,
 )
-from ..errors import (
-    InvalidArgumentError,
-    KafkalogError,
-    NotAKafkaFileError,
-)
+from ..errors import InvalidArgumentError, KafkalogError, NotAKafkaFileError
 from .checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
 from .clock import SYSTEM
 from .dir_files import (
