@@ -38,6 +38,7 @@ from . import compression
 from .record import Record, _peek_pieces, _tuple_new
 from .record_batch import _OFFSET_SIZE, _BatchEntry
 
+#: LegacyRecord after offset+size: crc, magic, attributes
 _LEGACY_PREFIX = struct.Struct(">Ibb")
 assert LEGACY_CRC_OFFSET + _LEGACY_PREFIX.size == LEGACY_ATTRIBUTES_OFFSET + 1
 _INT32 = struct.Struct(">i")

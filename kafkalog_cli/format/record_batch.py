@@ -87,7 +87,6 @@ HEADER = struct.Struct(header_format(*(name for name, _, _ in HEADER_FIELDS)))
 assert HEADER.size == RECORD_BATCH_OVERHEAD
 #: baseOffset (or a legacy entry's offset) and length: the prefix every format shares
 _OFFSET_SIZE = struct.Struct(header_format("base_offset", "length"))
-#: LegacyRecord after offset+size: crc, magic, attributes
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
@@ -95,7 +94,6 @@ def increment_sequence(sequence: int, increment: int) -> int:
     if sequence > INT32_MAX - increment:
         return increment - (INT32_MAX - sequence) - 1
     return sequence + increment
-
 
 
 # -- batches ---------------------------------------------------------------------------------
@@ -356,6 +354,7 @@ class RecordBatch(_BatchEntry):
                 f"lastOffset={self.last_offset}, count={self[14]}, size={self.size})")
 
 
+# -- columnar decode -------------------------------------------------------------------------
 
 def batch_records_into(batch, offsets, timestamps, keys: list, values: list,
                        headers: list | None = None,
