@@ -53,7 +53,8 @@ from ..constants import (
     TXN_INDEX_FILE_SUFFIX,
 )
 from ..errors import KafkalogError, NotAKafkaFileError, UnreadableError
-from ..format.records import FileRecords, RecordBatch
+from ..format.record_batch import RecordBatch
+from ..format.records import FileRecords
 from ..storage.checkpoints import java_int, read_leader_epoch_checkpoint, read_offset_checkpoint
 from ..storage.dir_files import (
     QUORUM_STATE_FILE_NAME,

@@ -761,7 +761,7 @@ def append_coordinator_records(c: Coordinator, gid: str, records: list[tuple[byt
     from ..errors import RefusedError
     from ..format.builder import build_batch
     from ..server.coordinator_log import partition_for
-    from ..storage.log import LogManager
+    from ..storage.log_manager import LogManager
 
     shards = c.dirs.partitions_of(OFFSETS_TOPIC)
     if not shards:

@@ -88,7 +88,7 @@ from ..storage.files import (
 )
 from ..storage.location import read_bytes_if_exists
 from ..storage.lock import is_locked
-from ..storage.log import LogManager, rename_deleted
+from ..storage.log_manager import LogManager, rename_deleted
 from . import configs
 from .storage_adapter import READ_ONLY_MESSAGE, ReadOnlyPartition, ServedPartition
 

@@ -593,7 +593,7 @@ def test_list_offsets_special_timestamps(log_dir):
     from confluent_kafka.admin import AdminClient, OffsetSpec
 
     from kafkalog_cli.format.builder import build_batch
-    from kafkalog_cli.storage.log import LogManager
+    from kafkalog_cli.storage.log_manager import LogManager
 
     with LogManager.open(log_dir) as m:
         lg = m.get_or_create_log("t", 0)
