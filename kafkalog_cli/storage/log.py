@@ -34,7 +34,6 @@ from ..errors import (
     UnreadableError,
 )
 from ..format.records import batch_at
-from ..schema.txn_index import AbortedTxn
 from .checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
 from .clock import SYSTEM
 from .dir_files import (
@@ -53,7 +52,6 @@ from .files import (
     validate_topic_name,
 )
 from .location import as_path, require_local
-from .producer_state import ProducerStateManager
 from .segment import (
     FetchDataInfo,
     LogOffsetMetadata,
@@ -61,13 +59,15 @@ from .segment import (
     TimestampAndOffset,
     WritableLogSegment,
 )
-from .txn_index import TransactionIndex
 
 # The append side's own modules (LogConfig, the roll rules, the leader epoch cache, the log
 # directory's lock) are imported by the UnifiedLog and LogManager methods that use them:
 # the readers of a log (read, audit, the Spark source) never do.
+# So are the producer state and the .txnindex: a read_uncommitted read needs neither.
 if TYPE_CHECKING:
+    from ..schema.txn_index import AbortedTxn
     from .lock import LogDirLock
+    from .producer_state import ProducerStateManager
 
 
 class Log:
@@ -339,6 +339,9 @@ class Log:
         ``.txnindex``). A segment holding control batches the replay skips (no
         end-transaction marker parses) adds one line to :attr:`problems`. Returns
         ``state``."""
+        from .producer_state import ProducerStateManager
+        from .txn_index import TransactionIndex
+
         if state is None:
             state = ProducerStateManager()
         segs = self.segments
@@ -375,6 +378,8 @@ class Log:
         Raises:
             UnreadableError: a ``.log`` cannot be read.
         """
+        from .producer_state import ProducerStateManager
+
         state = ProducerStateManager(self.directory)
         start = state.load_readable(self.log_start_offset, self.log_end_offset)
         return self.replay_producer_state(state, start)
@@ -562,6 +567,8 @@ class UnifiedLog(Log):
                                  log.log_end_offset if recovery_point is None else recovery_point)
         log.leader_epoch_cache = epoch_cache
         log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
+        from .producer_state import ProducerStateManager
+
         ps = ProducerStateManager(d, fsync=fsync)
         snap = ps.load(log.log_end_offset, below_end=recovered)
         if snap < log.log_end_offset:
