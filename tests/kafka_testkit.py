@@ -278,7 +278,14 @@ def java_produce(bootstrap: str, spec: dict, timeout: float = 120) -> list[dict]
     try:
         cmd = _java(b, f"-Dlog4j2.configurationFile={log4j}", "KafkalogClient", "produce",
                     bootstrap, f.name, heap="256m")
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            # the producer's WARN log says what it waited for (a partition without a
+            # leader, a coordinator, a retried error), which the bare timeout hides
+            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else e.stderr
+            raise AssertionError(f"Java producer ran past {timeout:.0f} s against {bootstrap}; "
+                                 f"its log:\n{(err or '')[-4000:]}") from None
     finally:
         os.unlink(f.name)
     if done.returncode != 0:

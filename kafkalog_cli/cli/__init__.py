@@ -20,6 +20,7 @@ COMMANDS = {
     "export": "export",
     "get-offsets": "get_offsets",
     "groups": "groups",
+    "share-groups": "share_groups",
     "produce": "produce",
     "read": "read",
     "recover": "recover",

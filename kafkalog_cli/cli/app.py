@@ -25,6 +25,7 @@ def _register() -> None:
         read,
         recover,
         serve,
+        share_groups,
         verify_index,
     )
 

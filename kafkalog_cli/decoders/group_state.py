@@ -26,8 +26,10 @@ a key wins and a tombstone removes it, as the coordinator's replay does:
 
 Each ``__consumer_offsets`` partition keeps its groups in the coordinator's
 ``TimelineHashMap`` order (:class:`~kafkalog_cli.javaorder.BaseHashTable`), so listings
-come out in the order a broker answers them. Offsets are not expired here (a broker
-that loads these records serves them until its first expiration pass).
+come out in the order a broker answers them. Offsets are not expired by the replay (a
+broker that loads these records serves them until its first expiration pass);
+:meth:`GroupLogReplay.expire` runs that pass (``GroupCoordinatorShard.cleanupGroupMetadata``)
+at a given time.
 
 Raises (from :meth:`GroupLogReplay.replay`): :class:`~kafkalog_cli.errors.
 CoordinatorLoadError` for a record whose key or value does not parse.
@@ -53,6 +55,8 @@ CLASSIC, CONSUMER, SHARE, STREAMS = "classic", "consumer", "share", "streams"
 #: GroupState names (org.apache.kafka.common.GroupState.toString)
 EMPTY, STABLE, ASSIGNING, RECONCILING, DEAD = (
     "Empty", "Stable", "Assigning", "Reconciling", "Dead")
+#: GroupCoordinatorConfig.OFFSETS_RETENTION_MINUTES_DEFAULT (7 days), in minutes
+OFFSETS_RETENTION_MINUTES_DEFAULT = 7 * 24 * 60
 
 
 @dataclass
@@ -125,6 +129,13 @@ class Group:
     members: dict[str, Member] = field(default_factory=dict)
     member_order: BaseHashTable | None = None
     partition: int = 0
+    #: a classic group's ``subscribedTopics`` (``computeSubscribedTopics``; None: unknown)
+    subscribed_topics: set[str] | None = None
+    #: a consumer group's resolved regular expressions (regex -> topics)
+    resolved_regexes: dict[str, list[str]] = field(default_factory=dict)
+    #: a share group's initialized share-partitions (ShareGroupStatePartitionMetadata's
+    #: ``initializedTopics``): topic id -> (topic name, partitions)
+    share_initialized: dict[str, tuple[str, list[int]]] = field(default_factory=dict)
 
     def ordered_members(self) -> list[Member]:
         """Members in the order the coordinator's describe lists them (a classic group's
@@ -162,11 +173,54 @@ class Group:
             return None
         return max(counts.items(), key=lambda kv: kv[1])[0]
 
+    # -- offset expiration ----------------------------------------------------------------
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        """Group.isSubscribedToTopic: a classic group's ``subscribedTopics`` (when unknown:
+        whether it uses the consumer protocol); a consumer or share group's members'
+        subscribed topic names and resolved regular expressions (ModernGroup's
+        ``subscribedTopicNames``); a streams group's topology while it has members
+        (kafkalog keeps no topology: every topic counts as subscribed then)."""
+        if self.type == CLASSIC:
+            if self.subscribed_topics is None:
+                return self.protocol_type == "consumer"
+            return topic in self.subscribed_topics
+        if self.type == STREAMS:
+            return bool(self.members)
+        if any(topic in m.subscribed_topics for m in self.members.values()):
+            return True
+        return any(topic in topics for topics in self.resolved_regexes.values())
+
+    def offset_expiration_base(self):
+        """Group.offsetExpirationCondition as the base timestamp of the retention period
+        of an offset (a function of a :class:`CommittedOffset`), or None when the group's
+        offsets do not expire now. A classic group: with a protocol type, while Empty its
+        ``currentStateTimestamp`` (the commit timestamp when it has none), while Stable
+        with the consumer protocol and known subscriptions the commit timestamp, else
+        none; without a protocol type (offsets committed by a standalone consumer) the
+        commit timestamp. Consumer and streams groups: the commit timestamp."""
+        def commit(o):
+            return o.commit_timestamp
+
+        if self.type != CLASSIC:
+            return commit
+        if not self.protocol_type:
+            return commit
+        if not self.members:
+            if self.current_state_timestamp != -1:
+                return lambda o: self.current_state_timestamp
+            return commit
+        if self.protocol_type == "consumer" and self.subscribed_topics is not None:
+            return commit
+        return None
+
 
 @dataclass
 class SharePartitionState:
-    """One share-partition of ``__share_group_state`` (ShareCoordinatorShard): its start
-    offset, state epoch, leader epoch and the state batches of its last snapshot."""
+    """One share-partition of ``__share_group_state`` (ShareCoordinatorShard's
+    ShareGroupOffset): its start offset (-1: not initialized), state epoch, leader epoch,
+    the state batches of its last snapshot and ``delivery_complete_count`` (the records
+    past the start offset whose delivery is complete; -1: unknown)."""
 
     group_id: str
     topic_id: str
@@ -175,6 +229,7 @@ class SharePartitionState:
     state_epoch: int
     leader_epoch: int
     state_batches: list[dict]
+    delivery_complete_count: int = -1
 
 
 class GroupLogReplay:
@@ -302,11 +357,15 @@ class GroupLogReplay:
         if rtype == 0 or cur is None:  # a snapshot: the whole state
             self.share_partitions[sp] = SharePartitionState(
                 *sp, v["startOffset"], v.get("stateEpoch", 0), v.get("leaderEpoch", -1),
-                list(v.get("stateBatches") or []))
+                list(v.get("stateBatches") or []), v.get("deliveryCompleteCount", -1))
             return
+        # ShareCoordinatorShard.merge: -1 keeps the start offset and the leader epoch; the
+        # delivery complete count is the update's
         if v["startOffset"] != -1:
             cur.start_offset = v["startOffset"]
-        cur.leader_epoch = v.get("leaderEpoch", cur.leader_epoch)
+        if v.get("leaderEpoch", -1) != -1:
+            cur.leader_epoch = v["leaderEpoch"]
+        cur.delivery_complete_count = v.get("deliveryCompleteCount", -1)
         cur.state_batches = [b for b in cur.state_batches
                              if b["lastOffset"] >= cur.start_offset] + list(
             v.get("stateBatches") or [])
@@ -338,6 +397,55 @@ class GroupLogReplay:
             if table is not None:
                 out.extend(g for g in table if g in self.groups)
         return out
+
+    # -- the expiration pass ------------------------------------------------------------
+
+    def expire(self, now_ms: int, retention_ms: int) -> list[tuple[str, str, int]]:
+        """GroupCoordinatorShard.cleanupGroupMetadata at ``now_ms``: for each group
+        (``OffsetMetadataManager.cleanupExpiredOffsets``) the offsets of the topics it is
+        not subscribed to whose retention (``retention_ms``, ``offsets.retention.minutes``
+        in ms) has passed since their base timestamp (:meth:`Group.offset_expiration_base`)
+        are removed, unless a transactional commit of the partition is pending; a legacy
+        ``expireTimestamp`` (OffsetCommitValue v1) wins: the offset expires once
+        ``now_ms`` reaches it. A group whose offsets all expired (or which had none), with
+        no open transaction, that ``shouldExpire`` (every group but share groups) and is
+        Empty is deleted (``GroupMetadataManager.maybeDeleteGroup``).
+
+        Returns the expired offsets as ``(group, topic, partition)``; the groups deleted
+        are gone from :attr:`groups`.
+
+        Raises:
+            CoordinatorLoadError: an OffsetCommit value that does not parse.
+        """
+        pending = {(g, t, p) for entries in self.pending.values() for g, t, p, _ in entries}
+        open_txn = {g for g, _, _ in pending}
+        expired: list[tuple[str, str, int]] = []
+        for gid, g in list(self.groups.items()):
+            if g.type == SHARE:
+                continue  # ShareGroup.shouldExpire: false; share groups commit no offsets
+            offs = self.committed(gid) if gid in self.offsets else {}
+            all_expired = True
+            base = g.offset_expiration_base() if offs else None
+            if offs and base is None:
+                continue
+            for (t, p), o in list(offs.items()):
+                if g.is_subscribed_to_topic(t) or (gid, t, p) in pending:
+                    all_expired = False
+                    continue
+                if o.expire_timestamp != -1:
+                    gone = now_ms >= o.expire_timestamp
+                else:
+                    gone = now_ms - base(o) >= retention_ms
+                if gone:
+                    del offs[(t, p)]
+                    expired.append((gid, t, p))
+                else:
+                    all_expired = False
+            if not offs:
+                self.offsets.pop(gid, None)
+            if all_expired and gid not in open_txn and g.state == EMPTY:
+                self._remove_group(g.partition, gid)
+        return expired
 
     # -- the record types ---------------------------------------------------------------
 
@@ -391,6 +499,19 @@ class GroupLogReplay:
                     (tp["topicId"], list(tp["partitions"])) for tp in v["topicPartitions"]]
         elif rtype in (8, 14, 22):
             self._current_assignment(partition, rtype, k, v)
+        elif rtype == 15:
+            g = self._group(partition, k["groupId"], SHARE, create=v is not None)
+            if g is not None:
+                g.share_initialized = {} if v is None else {
+                    t["topicId"]: (t["topicName"], list(t["partitions"]))
+                    for t in v["initializedTopics"]}
+        elif rtype == 16:
+            g = self._group(partition, k["groupId"], CONSUMER, create=v is not None)
+            if g is not None:
+                if v is None:
+                    g.resolved_regexes.pop(k["regularExpression"], None)
+                else:
+                    g.resolved_regexes[k["regularExpression"]] = list(v["topics"])
 
     def _offset_commit(self, partition: int, k: dict, v: dict | None, record_offset: int,
                        producer_id: int) -> None:
@@ -429,6 +550,7 @@ class GroupLogReplay:
                 assignment=_classic_assignment(g.protocol_type, m["assignment"]),
                 classic_protocol=True, session_timeout_ms=m["sessionTimeout"],
                 rebalance_timeout_ms=m.get("rebalanceTimeout", -1))
+        g.subscribed_topics = _classic_subscribed_topics(g, v["members"])
 
     def _member_metadata(self, partition: int, rtype: int, k: dict, v: dict | None) -> None:
         gtype = {5: CONSUMER, 10: SHARE, 19: STREAMS}[rtype]
@@ -509,3 +631,27 @@ def _classic_assignment(protocol_type: str, data) -> list[tuple[str, list[int]]]
     except PARSE_ERRORS:
         return []
     return [(tp["topic"], list(tp["partitions"])) for tp in obj["assignedPartitions"]]
+
+
+def _classic_subscribed_topics(g: Group, members: list[dict]) -> set[str] | None:
+    """ClassicGroup.computeSubscribedTopics: for protocol type "consumer", the union of the
+    members' ConsumerProtocolSubscription topics (read as version 0, the prefix of every
+    version) of the group's protocol; empty without members; None (unknown) for another
+    protocol type, without a protocol or when a subscription does not parse."""
+    if g.protocol_type != "consumer":
+        return None
+    if not members:
+        return set()
+    if g.protocol is None:
+        return None
+    topics: set[str] = set()
+    for m in members:
+        data = m.get("subscription")
+        try:
+            if data is None or len(data) < 2 or int16(data) < 0:
+                return None
+            sub, _ = gm.ConsumerProtocolSubscription.parse(bytes(data), 0, offset=2)
+        except (ValueError, KeyError, TypeError, *PARSE_ERRORS):
+            return None
+        topics.update(sub["topics"])
+    return topics

@@ -34,7 +34,7 @@ from ..decoders.group_state import (
     CONSUMER,
     DEAD,
     EMPTY,
-    SHARE,
+    OFFSETS_RETENTION_MINUTES_DEFAULT,
     Group,
     GroupLogReplay,
 )
@@ -54,6 +54,51 @@ VALID_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "
                 "Assigning", "Reconciling")
 
 
+#: offsets.retention.minutes' default, in ms (GroupCoordinatorConfig.offsetsRetentionMs)
+OFFSETS_RETENTION_MS_DEFAULT = OFFSETS_RETENTION_MINUTES_DEFAULT * 60_000
+#: the broker configs ``kafkalog groups --config`` takes
+GROUP_CONFIGS = ("offsets.retention.minutes",)
+
+
+def _now(now_ms: int | None) -> int:
+    import time
+
+    return int(time.time() * 1000) if now_ms is None else now_ms
+
+
+def parse_group_configs(items) -> int:
+    """``--config KEY=VALUE`` items -> ``offsets.retention.minutes`` in ms (its default
+    when not given). The value is checked as the broker's ConfigDef checks it (an int of
+    at least 1).
+
+    Raises:
+        InvalidArgumentError: not KEY=VALUE, a key other than :data:`GROUP_CONFIGS`, a bad
+            value (Kafka's ConfigException text).
+    """
+    retention = OFFSETS_RETENTION_MS_DEFAULT
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep:
+            raise InvalidArgumentError(f"--config must be KEY=VALUE, got {item!r}")
+        if key not in GROUP_CONFIGS:
+            raise InvalidArgumentError(f"--config {key}: not a config kafkalog groups uses "
+                                       f"(it takes {', '.join(GROUP_CONFIGS)})")
+        try:
+            minutes = int(value)
+        except ValueError:
+            raise InvalidArgumentError(f"Invalid value {value} for configuration {key}: Not a "
+                                       "number of type INT") from None
+        if not -2**31 <= minutes < 2**31:
+            raise InvalidArgumentError(f"Invalid value {value} for configuration {key}: Not a "
+                                       "number of type INT")
+        if minutes < 1:
+            raise InvalidArgumentError(f"Invalid value {value} for configuration {key}: Value "
+                                       "must be at least 1")
+        retention = minutes * 60_000
+    return retention
+
+
 def tp_hash(tp: tuple[str, int]) -> int:
     return topic_partition_hash(*tp)
 
@@ -70,8 +115,12 @@ class Coordinator:
     shards: list[int]
 
     @classmethod
-    def load(cls, paths) -> Coordinator:
-        """Replay ``__consumer_offsets`` and ``__share_group_state`` of ``paths``.
+    def load(cls, paths, *, now_ms: int | None = None,
+             retention_ms: int | None = None) -> Coordinator:
+        """Replay ``__consumer_offsets`` and ``__share_group_state`` of ``paths``, then the
+        coordinator's expiration pass at ``now_ms`` (ms since the epoch; default: the
+        current time) with ``retention_ms`` (``offsets.retention.minutes`` in ms; default
+        7 days).
 
         Raises:
             CoordinatorLoadError: a record does not parse (naming partition and offset).
@@ -85,13 +134,17 @@ class Coordinator:
             _replay_partition(dirs, OFFSETS_TOPIC, p, state)
         for p in dirs.partitions_of(SHARE_STATE_TOPIC):
             _replay_partition(dirs, SHARE_STATE_TOPIC, p, state)
+        state.expire(_now(now_ms), OFFSETS_RETENTION_MS_DEFAULT
+                     if retention_ms is None else retention_ms)
         order = concurrent_hash_map_order([(OFFSETS_TOPIC, p) for p in shards], tp_hash)
         return cls(dirs, state, [p for _, p in order])
 
-    def listed_group_ids(self) -> list[str]:
-        """ListGroups for consumer groups, in the admin client's order."""
+    def listed_group_ids(self, types: tuple[str, ...] | None = None) -> list[str]:
+        """ListGroups for consumer groups (or the groups of ``types``), in the admin
+        client's order."""
+        keep = _is_consumer_group if types is None else (lambda g: g.type in types)
         ids = [g for g in self.state.group_ids_in_coordinator_order(self.shards)
-               if _is_consumer_group(self.state.groups[g])]
+               if keep(self.state.groups[g])]
         return hash_map_order(ids)
 
     def log_end_offset(self, topic: str, partition: int) -> int | None:
@@ -191,7 +244,9 @@ class MemberRow:
 @dataclass
 class GroupDescription:
     """One group as ConsumerGroupDescription holds it, with its offset rows and members.
-    ``state`` is ``Dead`` for a group the coordinator does not have."""
+    ``state`` is ``Dead`` for a group the coordinator does not have, or has with another
+    type than classic or consumer (``type`` then names it: ``kafkalog share-groups``
+    describes share groups)."""
 
     group_id: str
     type: str | None
@@ -202,7 +257,6 @@ class GroupDescription:
     target_assignment_epoch: int | None
     members: list[MemberRow] = field(default_factory=list)
     offsets: list[OffsetRow] = field(default_factory=list)
-    share_offsets: list[dict] = field(default_factory=list)
 
     @property
     def exists(self) -> bool:
@@ -216,8 +270,6 @@ class GroupDescription:
                "targetAssignmentEpoch": self.target_assignment_epoch,
                "members": [m.to_dict() for m in self.members],
                "offsets": [r.to_dict() for r in self.offsets]}
-        if self.share_offsets:
-            out["shareOffsets"] = self.share_offsets
         return out
 
 
@@ -256,10 +308,11 @@ def describe_group(c: Coordinator, group_id: str, topics: set[str] | None = None
     ``collectGroupOffsets`` / ``collectGroupMembers``. ``topics`` keeps only the rows
     and assignments of those topics (kafkalog's ``--topic``)."""
     g = c.state.groups.get(group_id)
-    if g is None or g.type not in (CLASSIC, CONSUMER, SHARE):
-        return GroupDescription(group_id, None, DEAD, "", "", None, None)
-    if g.type == SHARE:
-        return _describe_share_group(c, g, topics)
+    if g is None or g.type not in (CLASSIC, CONSUMER):
+        # no group, or one of another type: ConsumerGroupDescribe's GROUP_ID_NOT_FOUND
+        # ("Group G is not a consumer group." for a share or streams group)
+        return GroupDescription(group_id, None if g is None else g.type, DEAD, "", "",
+                                None, None)
     by_id = g.type != CLASSIC
     keep = (lambda t: True) if topics is None else (lambda t: t in topics)
     members = []
@@ -326,34 +379,14 @@ def _rows_for(c: Coordinator, group: str, tps, committed: dict, consumer: str | 
     return out
 
 
-def _describe_share_group(c: Coordinator, g: Group, topics) -> GroupDescription:
-    """A share group: members and the start offsets of its share-partitions
-    (``__share_group_state``)."""
-    desc = GroupDescription(g.group_id, SHARE, g.state, "share", "", g.epoch,
-                            g.assignment_epoch)
-    for m in g.ordered_members():
-        desc.members.append(MemberRow(g.group_id, m.member_id, m.client_host, m.client_id, "",
-                                      _named(c, m.assignment, True, lambda t: True), [],
-                                      m.member_epoch, g.assignment_epoch, None))
-    for (gid, tid, p), sp in sorted(c.state.share_partitions.items()):
-        if gid != g.group_id:
-            continue
-        name = c.dirs.topic_ids.get(tid)
-        if topics is not None and name not in topics:
-            continue
-        leo = None if name is None else c.log_end_offset(name, p)
-        desc.share_offsets.append({"topic": name, "topicId": tid, "partition": p,
-                                   "startOffset": sp.start_offset,
-                                   "leaderEpoch": sp.leader_epoch,
-                                   "stateEpoch": sp.state_epoch, "logEndOffset": leo})
-    return desc
-
-
 def groups(paths, *, group_ids: list[str] | None = None, all_groups: bool = False,
            describe: bool = True, topics: list[str] | None = None,
-           states: list[str] | None = None, types: list[str] | None = None) -> GroupsResult:
+           states: list[str] | None = None, types: list[str] | None = None,
+           now_ms: int | None = None, retention_ms: int | None = None) -> GroupsResult:
     """``kafka-consumer-groups.sh --list`` (``describe=False``) or ``--describe`` of the
-    groups named (``group_ids``) or of every listed group (``all_groups``).
+    groups named (``group_ids``) or of every listed group (``all_groups``), as a broker
+    answers at ``now_ms`` (default: now) once its expiration pass with ``retention_ms``
+    has run (:meth:`Coordinator.load`).
 
     ``states`` / ``types`` filter ``--list`` as ListGroupsOptions.inGroupStates /
     withTypes do.
@@ -365,7 +398,7 @@ def groups(paths, *, group_ids: list[str] | None = None, all_groups: bool = Fals
     """
     states = _parse_states(states)
     types = _parse_types(types)
-    c = Coordinator.load(paths)
+    c = Coordinator.load(paths, now_ms=now_ms, retention_ms=retention_ms)
     try:
         if not describe:
             ids = [g for g in c.listed_group_ids()
@@ -421,14 +454,16 @@ def _parse_types(types) -> set[str] | None:
 
 
 __all__ = ["Coordinator", "GroupDescription", "GroupsResult", "MemberRow", "OffsetRow",
-           "describe_group", "groups"]
+           "describe_group", "groups", "parse_group_configs"]
 
 
 # -- --reset-offsets -----------------------------------------------------------------------
 
 #: the reset specifications, as the tool names them
 STRATEGIES = ("to-earliest", "to-latest", "to-offset", "to-datetime", "by-duration",
-              "shift-by", "to-current")
+              "shift-by", "to-current", "from-file")
+#: the largest --from-file CSV read
+MAX_RESET_FILE_BYTES = 64 << 20
 INACTIVE = (EMPTY, DEAD)
 
 
@@ -464,15 +499,17 @@ class ResetResult:
 def reset_offsets(paths, *, group_ids: list[str] | None = None, all_groups: bool = False,
                   topics: list[str] | None = None, all_topics: bool = False,
                   strategy: str, value=None, execute: bool = False, force: bool = False,
-                  now_ms: int | None = None) -> ResetResult:
+                  now_ms: int | None = None, retention_ms: int | None = None) -> ResetResult:
     """ConsumerGroupService.resetOffsets offline.
 
     ``strategy`` is one of :data:`STRATEGIES`; ``value`` its argument (``to-offset``,
     ``shift-by``: an int; ``to-datetime``: epoch ms or ISO-8601; ``by-duration``: an
-    ISO-8601 duration ``PnDTnHnMnS``). ``topics``: ``topic`` (all its partitions) or
+    ISO-8601 duration ``PnDTnHnMnS``; ``from-file``: the path of the tool's CSV, see
+    :func:`parse_reset_plan`; it needs no scope). ``topics``: ``topic`` (all its partitions) or
     ``topic:p,p``. A group with members (not Empty) is refused, as the tool refuses a
     group that is not inactive, unless ``force``. With ``execute`` the plan is appended
-    as OffsetCommit records (see the module docstring).
+    as OffsetCommit records (see the module docstring). ``now_ms`` is the time of the
+    expiration pass (:meth:`Coordinator.load`), of ``by-duration`` and of the commits.
 
     Raises:
         InvalidArgumentError: no scope, an unknown strategy, a partition that does not
@@ -481,15 +518,15 @@ def reset_offsets(paths, *, group_ids: list[str] | None = None, all_groups: bool
         RefusedError: (``execute``) the group's ``__consumer_offsets`` partition is not in
             these log directories.
     """
-    import time
-
     if strategy not in STRATEGIES:
         raise InvalidArgumentError(f"unknown reset specification {strategy!r}")
-    if not all_topics and not topics:
+    if not all_topics and not topics and strategy != "from-file":
         raise InvalidArgumentError("One of the reset scopes should be defined: --all-topics, "
                                    "--topic.")
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    c = Coordinator.load(paths)
+    file_plan = (parse_reset_plan(_read_reset_file(value), group_ids or [])
+                 if strategy == "from-file" else None)
+    now = _now(now_ms)
+    c = Coordinator.load(paths, now_ms=now, retention_ms=retention_ms)
     try:
         ids = c.listed_group_ids() if all_groups else list(dict.fromkeys(group_ids or []))
         if not ids:
@@ -506,7 +543,14 @@ def reset_offsets(paths, *, group_ids: list[str] | None = None, all_groups: bool
                 plans[gid] = {}
                 continue
             committed = {tp: o.offset for tp, o in c.state.committed(gid).items()}
-            scope = sorted(committed) if all_topics else _parse_scope(c, topics)
+            if file_plan is not None:  # GroupOffsetsResetter.resetFromFile
+                if gid not in file_plan:
+                    messages.append(f"\nError: No reset plan for group {gid} found.")
+                    plans[gid] = {}
+                    continue
+                committed, scope = file_plan[gid], list(file_plan[gid])
+            else:
+                scope = sorted(committed) if all_topics else _parse_scope(c, topics)
             _check_partitions(c, scope)
             plans[gid] = _plan(c, scope, committed, strategy, value, now, messages)
         plan = {g: [(t, p, plans[g][(t, p)])
@@ -584,6 +628,8 @@ def _plan(c: Coordinator, scope, committed: dict, strategy: str, value, now: int
                                            "since there is no current committed offset")
             out[tp] = clamp(tp, committed[tp] + int(value))
         return out
+    if strategy == "from-file":  # the file's offsets, within the log (checkOffsetsRange)
+        return {tp: clamp(tp, committed[tp]) for tp in scope}
     if strategy == "to-current":
         return {tp: committed[tp] if tp in committed else end(tp) for tp in scope}
     ts = _timestamp(strategy, value, now)
@@ -602,6 +648,53 @@ def _plan(c: Coordinator, scope, committed: dict, strategy: str, value, now: int
     for tp in empty:
         out[tp] = end(tp)
     return out
+
+
+def _read_reset_file(path) -> str:
+    from ..errors import UnreadableError
+    from ..storage.files import check_exists
+    from ..storage.location import read_bytes_if_exists
+
+    src = check_exists(path)
+    raw = read_bytes_if_exists(src, limit=MAX_RESET_FILE_BYTES, too_large=lambda n: (
+        InvalidArgumentError(f"{src}: larger than {MAX_RESET_FILE_BYTES} bytes")))
+    if raw is None:
+        raise UnreadableError("No such file or directory", file=src)
+    return raw.decode("utf-8", errors="replace")
+
+
+def parse_reset_plan(text: str, group_ids: list[str]) -> dict[str, dict[tuple[str, int], int]]:
+    """GroupOffsetsResetter.parseResetPlan: the lines of ``--export``'s CSV (Jackson's CSV:
+    quotes as ``--export`` writes them). With one group given and a first line of three
+    columns, ``topic,partition,offset`` lines of that group; else
+    ``group,topic,partition,offset`` lines. Returns ``{group: {(topic, partition):
+    offset}}``, the last line of a partition winning.
+
+    Raises:
+        InvalidArgumentError: a line that is not such a record (naming its line number).
+    """
+    import csv
+
+    lines = text.split("\n")
+    while lines and lines[-1] == "":
+        lines.pop()  # Java's split drops the trailing empty strings
+    rows = list(csv.reader(lines))
+    no_group = len(group_ids) == 1 and bool(rows) and len(rows[0]) == 3
+    plan: dict[str, dict[tuple[str, int], int]] = {}
+    for n, row in enumerate(rows, 1):
+        if not row and not lines[n - 1].strip():
+            continue
+        try:
+            if no_group:
+                (t, p, o), g = row, group_ids[0]
+            else:
+                g, t, p, o = row
+            plan.setdefault(g, {})[(t, int(p))] = int(o)
+        except ValueError:
+            want = "topic,partition,offset" if no_group else "group,topic,partition,offset"
+            raise InvalidArgumentError(f"--from-file line {n}: not a {want} record: "
+                                       f"{lines[n - 1][:200]!r}") from None
+    return plan
 
 
 def _timestamp(strategy: str, value, now: int) -> int:
@@ -638,7 +731,26 @@ def _append_commits(c: Coordinator, gid: str, rows, now: int) -> tuple[int, int]
     """Write the plan of ``gid`` as the coordinator does for an AlterConsumerGroupOffsets:
     one batch of OffsetCommit records (value version 4, leader epoch -1, empty metadata,
     commit timestamp ``now``, the topic id of ``partition.metadata``) to the group's
-    ``__consumer_offsets`` partition, through the append engine under the log
+    ``__consumer_offsets`` partition (:func:`append_coordinator_records`).
+
+    Raises:
+        RefusedError: the group's partition is not in these log directories.
+        LogDirLockedError: the directory is locked.
+    """
+    from ..server.group_log import offset_commit_record
+
+    ids = {name: tid for tid, name in c.dirs.topic_ids.items()}
+    records = [offset_commit_record(gid, t, part, o, commit_timestamp=now,
+                                    topic_id=ids.get(t)) for t, part, o in rows]
+    return append_coordinator_records(c, gid, records, now)
+
+
+def append_coordinator_records(c: Coordinator, gid: str, records: list[tuple[bytes, bytes | None]],
+                               now: int) -> tuple[int, int]:
+    """Append ``records`` (``(key, value)``; value None: a tombstone) as one batch, with
+    timestamp ``now``, to the ``__consumer_offsets`` partition of group ``gid`` (the one
+    its records are in; for a new group ``Utils.abs(groupId.hashCode()) % partitions``),
+    through the append engine as the coordinator's leader append, under the log
     directory's lock. Returns ``(partition, offset of the batch's first record)``.
 
     Raises:
@@ -648,7 +760,6 @@ def _append_commits(c: Coordinator, gid: str, rows, now: int) -> tuple[int, int]
     from ..errors import RefusedError
     from ..format.builder import build_batch
     from ..server.coordinator_log import partition_for
-    from ..server.group_log import offset_commit_record
     from ..storage.log import LogManager
 
     shards = c.dirs.partitions_of(OFFSETS_TOPIC)
@@ -667,14 +778,10 @@ def _append_commits(c: Coordinator, gid: str, rows, now: int) -> tuple[int, int]
     if pd is None:
         raise RefusedError(f"group {gid} lives in {OFFSETS_TOPIC}-{p}, which is not in these "
                            "log directories")
-    ids = {name: tid for tid, name in c.dirs.topic_ids.items()}
-    records = [(now, *offset_commit_record(gid, t, part, o, commit_timestamp=now,
-                                           topic_id=ids.get(t)), ())
-               for t, part, o in rows]
     pd.close()
     with LogManager.open(pd.log_dir, create=False) as manager:
         log = manager.get_or_create_log(OFFSETS_TOPIC, p)
         latest = log.leader_epoch_cache.latest_epoch
-        info = log.append_as_leader(build_batch(records), leader_epoch=latest or 0,
-                                    origin="coordinator")
+        info = log.append_as_leader(build_batch([(now, k, v, ()) for k, v in records]),
+                                    leader_epoch=latest or 0, origin="coordinator")
     return p, info.first_offset

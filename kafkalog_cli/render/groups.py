@@ -96,20 +96,27 @@ def render_describe(result, *, what: str = "offsets", verbose: bool = False,
     whole describe, as the tool's describeConsumerGroups does (GroupIdNotFoundException
     for the first such group in the order of its ``HashMap`` of group ids)."""
     o = _Out(out, err)
-    missing = {g.group_id for g in result.groups if not g.exists}
+    missing = {g.group_id: g for g in result.groups if not g.exists}
     if missing:
         first = next(g for g in hash_map_order([g.group_id for g in result.groups])
                      if g in missing)
+        why = "not found" if missing[first].type is None else "is not a consumer group"
         o.write("\nError: Executing consumer group command failed due to org.apache.kafka."
-                f"common.errors.GroupIdNotFoundException: Group {first} not found.\n")
+                f"common.errors.GroupIdNotFoundException: Group {first} {why}.\n")
         return
+    _each(o, result, what, verbose, coordinator, _members, _state, _offsets)
+
+
+def _each(o: _Out, result, what: str, verbose: bool, coordinator, members, state,
+          offsets) -> None:
+    """Each group's block of ``what`` (members, state, else offsets)."""
     for g in result.groups:
         if what == "members":
-            _members(o, g, verbose)
+            members(o, g, verbose)
         elif what == "state":
-            _state(o, g, verbose, coordinator, result.coordinator_id)
+            state(o, g, verbose, coordinator, result.coordinator_id)
         else:
-            _offsets(o, g, verbose)
+            offsets(o, g, verbose)
 
 
 def _offsets(o: _Out, g, verbose: bool) -> None:
@@ -254,4 +261,109 @@ def render_reset(result, *, export: bool = False, single_group: bool = True,
     for g, rows in result.plan.items():
         for t, p, off in rows:
             o.write("\n" + _fmt(widths, [g, t, p, off]))
+    o.write("\n")
+
+
+# -- --delete ------------------------------------------------------------------------------
+
+def render_delete(result, out=None) -> None:
+    """ConsumerGroupService.deleteGroups' text: the success line, or the failures (each
+    with its exception) then the groups deleted."""
+    o = _Out(out)
+    quoted = ",".join(f"'{g}'" for g in result.deleted)
+    if not result.failed:
+        o.write(f"Deletion of requested consumer groups ({quoted}) was successful.\n")
+        return
+    o.write("\nError: Deletion of some consumer groups failed:\n")
+    for g, e in result.failed.items():
+        o.write(f"* Group '{g}' could not be deleted due to: {e}\n")
+    if result.deleted:
+        o.write(f"\nThese consumer groups were deleted successfully: {quoted}\n")
+
+
+# -- share-groups (kafka-share-groups.sh, ShareGroupCommand) ---------------------------------
+
+def render_share_list(result, out=None) -> None:
+    o = _Out(out)
+    for g in result.groups:
+        o.write(g.group_id + "\n")
+
+
+def render_share_describe(result, *, what: str = "offsets", verbose: bool = False,
+                          coordinator: str | None = None, out=None, err=None) -> None:
+    """ShareGroupService.describeGroups: ``what`` offsets (the default), members or state.
+    A group that is not there fails the whole describe, as describeShareGroups does."""
+    o = _Out(out, err)
+    for g in result.groups:
+        if not g.exists:
+            why = (f"Group {g.group_id} not found" if g.type is None
+                   else f"Group {g.group_id} is not a share group")
+            o.write("\nError: Executing share group command failed due to org.apache.kafka."
+                    f"common.errors.GroupIdNotFoundException: {why}.\n")
+            return
+    _each(o, result, what, verbose, coordinator, _share_members, _share_state, _share_offsets)
+
+
+def _share_empty_note(o: _Out, g) -> bool:
+    """ShareGroupService.maybePrintEmptyGroupState: the note for an Empty group; whether
+    there are members to print."""
+    if g.state == EMPTY:
+        o.note(f"\nShare group '{g.group_id}' has no active members.\n")
+    return g.state != DEAD and len(g.members) > 0
+
+
+def _share_offsets(o: _Out, g, verbose: bool) -> None:
+    rows = g.offsets
+    if not rows:
+        o.write(f"\nShare group '{g.group_id}' has no offset information.\n")
+        return
+    wg = max(15, len(g.group_id))
+    wt = max([15] + [len(r.topic) for r in rows])
+    head = ["GROUP", "TOPIC", "PARTITION"] + (["LEADER-EPOCH"] if verbose else []) + [
+        "START-OFFSET", "LAG"]
+    widths = [wg, wt, 10] + ([13] if verbose else []) + [13, 0]
+    o.write("\n" + _fmt(widths, head))
+    for r in rows:
+        vals = [g.group_id, r.topic, r.partition] + (
+            [_s(r.leader_epoch)] if verbose else []) + [_s(r.start_offset), _s(r.lag)]
+        o.write("\n" + _fmt(widths, vals))
+    o.write("\n")
+
+
+def _share_members(o: _Out, g, verbose: bool) -> None:
+    if not _share_empty_note(o, g):
+        return
+    members = sorted(g.members, key=lambda m: m.consumer_id)
+    wg = max(15, len(g.group_id))
+    wc = max([15] + [len(m.consumer_id) for m in members])
+    wh = max([15] + [len(m.host) for m in members])
+    wcl = max([15] + [len(m.client_id) for m in members])
+    head = ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"] + (
+        ["MEMBER-EPOCH"] if verbose else []) + ["ASSIGNMENT"]
+    widths = [wg, wc, wh, wcl, 12] + ([13] if verbose else []) + [0]
+    o.write("\n" + _fmt(widths, head))
+    for m in members:
+        vals = [g.group_id, m.consumer_id, m.host, m.client_id, len(m.assignment)] + (
+            [m.member_epoch] if verbose else []) + [assignment_string(m.assignment)]
+        o.write("\n" + _fmt(widths, vals))
+    o.write("\n")
+
+
+def _share_state(o: _Out, g, verbose: bool, coordinator: str | None, node_id: int) -> None:
+    _share_empty_note(o, g)
+    coord = f"{coordinator or MISSING}  ({node_id})"
+    wg = max(15, len(g.group_id))
+    wco = max(25, len(coord))
+    if verbose:
+        widths = [wg, wco, 15, 12, 17, 0]
+        head = ["GROUP", "COORDINATOR (ID)", "STATE", "GROUP-EPOCH", "ASSIGNMENT-EPOCH",
+                "#MEMBERS"]
+        vals = [g.group_id, coord, g.state, g.group_epoch, g.assignment_epoch,
+                len(g.members)]
+    else:
+        widths = [wg, wco, 15, 0]
+        head = ["GROUP", "COORDINATOR (ID)", "STATE", "#MEMBERS"]
+        vals = [g.group_id, coord, g.state, len(g.members)]
+    o.write("\n" + _fmt(widths, head))
+    o.write("\n" + _fmt(widths, vals))
     o.write("\n")

@@ -26,6 +26,10 @@ from kafkalog_cli.javaorder import (
 )
 
 KRAFT = "marioBarbozaA__AIBulb/kafka-data"
+#: the corpus' offsets are years old (some with a legacy expireTimestamp): these tests
+#: read them as loaded, with the broker's clock before every commit, so that its
+#: expiration pass removes nothing (expiration: test_groups_expire.py)
+KEEP = ("--at", "0")
 ZK = "anchor123__kafka/tmp/kafka-logs"
 
 
@@ -102,7 +106,7 @@ def log_end_offset(partition_dir: Path) -> int:
 def test_describe_all_groups_equals_an_independent_replay(corpus_root, repo):
     log_dir = corpus_root / repo
     offsets, groups = expected_state(log_dir)
-    r = cli("groups", str(log_dir), "--describe", "--all-groups", "-o", "json")
+    r = cli("groups", *KEEP, str(log_dir), "--describe", "--all-groups", "-o", "json")
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
     assert {g["groupId"] for g in got["groups"]} == set(groups)
@@ -129,7 +133,7 @@ def test_describe_text_is_the_tools_layout(corpus_root):
     """Values checked by hand with `kafkalog read --offsets-decoder` and kafka-python:
     my-app committed 16 on my-topic-0, whose log ends at 16; the console consumer's group
     has a member (GroupMetadata generation 1) and no committed offset."""
-    r = cli("groups", str(corpus_root / KRAFT), "--describe", "--all-groups")
+    r = cli("groups", *KEEP, str(corpus_root / KRAFT), "--describe", "--all-groups")
     assert r.returncode == 0, r.stderr
     assert r.stdout == (
         "\n"
@@ -144,7 +148,7 @@ def test_describe_text_is_the_tools_layout(corpus_root):
         "      CONSUMER-ID                                 HOST            CLIENT-ID\n"
         "my-app          my-topic        0          16              16              0         "
         "      my-app-cd9f6bce-26a9-44b4-8a32-c7a6f117dcee /172.19.0.1     my-app\n")
-    r = cli("groups", str(corpus_root / ZK), "--describe", "--group",
+    r = cli("groups", *KEEP, str(corpus_root / ZK), "--describe", "--group",
             "console-consumer-27984", "--state")
     assert r.stdout == (
         "\nGROUP                  COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE        "
@@ -159,15 +163,15 @@ def test_deleted_and_unknown_groups(corpus_root):
     """DonaldY's console-consumer-55231: GroupMetadata, then its tombstone (offset 2 of
     __consumer_offsets-17): the group is gone, as the coordinator's removeGroup leaves it."""
     d = corpus_root / "DonaldY__kafka-2.7.1/kafka-logs"
-    r = cli("groups", str(d), "--list")
+    r = cli("groups", *KEEP, str(d), "--list")
     assert (r.returncode, r.stdout) == (0, "")
-    r = cli("groups", str(d), "--describe", "--group", "console-consumer-55231")
+    r = cli("groups", *KEEP, str(d), "--describe", "--group", "console-consumer-55231")
     assert r.returncode == 1
     # the tool fails the whole describe on a group the coordinator does not have
     assert r.stdout == ("\nError: Executing consumer group command failed due to org.apache."
                         "kafka.common.errors.GroupIdNotFoundException: Group "
                         "console-consumer-55231 not found.\n")
-    r = cli("groups", str(d), "--describe", "--group", "nope", "--group", "nix", "--members")
+    r = cli("groups", *KEEP, str(d), "--describe", "--group", "nope", "--group", "nix", "--members")
     # the first missing one in the order of the tool's HashMap of group ids
     assert r.stdout.endswith("Group nope not found.\n")
 
@@ -177,7 +181,7 @@ def test_reset_offsets_plan_execute_and_refusal(corpus_root, tmp_path):
     log_dir = tmp_path / "logs"
     shutil.copytree(corpus_root / ZK, log_dir)
     # a group with a member in the log: refused, as the tool refuses a group not inactive
-    r = cli("groups", str(log_dir), "--reset-offsets", "--group", "ai-interview",
+    r = cli("groups", *KEEP, str(log_dir), "--reset-offsets", "--group", "ai-interview",
             "--all-topics", "--to-earliest", "--execute")
     assert r.returncode == 1
     assert r.stdout == (
@@ -186,13 +190,13 @@ def test_reset_offsets_plan_execute_and_refusal(corpus_root, tmp_path):
         "NEW-OFFSET\n")
     # an empty group: the plan, then the records
     g = "console-consumer-27984"
-    r = cli("groups", str(log_dir), "--reset-offsets", "--group", g, "--topic", "test",
+    r = cli("groups", *KEEP, str(log_dir), "--reset-offsets", "--group", g, "--topic", "test",
             "--to-offset", "2", "--dry-run")
     assert r.stdout == ("\nGROUP                  TOPIC           PARTITION  NEW-OFFSET\n"
                         f"{g} test            0          2\n")
     before = {p: sorted(f.stat().st_size for f in p.glob("*.log"))
               for p in log_dir.glob("__consumer_offsets-*")}
-    r = cli("groups", str(log_dir), "--reset-offsets", "--group", g, "--topic", "test:0",
+    r = cli("groups", *KEEP, str(log_dir), "--reset-offsets", "--group", g, "--topic", "test:0",
             "--shift-by", "-1", "--execute", "-o", "json")
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
@@ -208,14 +212,14 @@ def test_reset_offsets_plan_execute_and_refusal(corpus_root, tmp_path):
     # the record: key v1, value v4 (flexible) with the topic id of partition.metadata
     *_, (off, key, value) = list(_records(log_dir / "__consumer_offsets-21"))
     assert struct.unpack_from(">hq", value, 0) == (4, 2)
-    r = cli("groups", str(log_dir), "--describe", "--group", g)
+    r = cli("groups", *KEEP, str(log_dir), "--describe", "--group", g)
     assert f"{g} test            0          2               9               7" in r.stdout
 
 
 @pytest.mark.corpus
 def test_reset_to_datetime_and_export(corpus_root):
     log_dir = corpus_root / ZK
-    r = cli("groups", str(log_dir), "--reset-offsets", "--group", "console-consumer-27984",
+    r = cli("groups", *KEEP, str(log_dir), "--reset-offsets", "--group", "console-consumer-27984",
             "--all-topics", "--to-datetime", "2100-01-01T00:00:00.000", "--export")
     # no record that late: the tool warns and falls back to the latest offset (9)
     assert r.stdout == ("\nWarn: Partition 0 from topic test is empty. Falling back to "
@@ -224,7 +228,7 @@ def test_reset_to_datetime_and_export(corpus_root):
 
 
 def test_usage_errors(tmp_path):
-    r = cli("groups", str(tmp_path), "--list", "--describe")
+    r = cli("groups", *KEEP, str(tmp_path), "--list", "--describe")
     assert r.returncode == 2 and "exactly one action" in r.stderr
 
 
@@ -266,7 +270,7 @@ def test_bytes_after_the_last_batch_are_named(corpus_root, tmp_path):
     size = seg.stat().st_size
     with seg.open("ab") as f:
         f.write(b"\x00" * 7 + b"\x99torn")
-    r = cli("groups", str(log_dir), "--list")
+    r = cli("groups", *KEEP, str(log_dir), "--list")
     assert r.returncode == 1
     assert r.stdout.splitlines() == ["console-consumer-27984", "ai-interview"]
     assert f"{seg} at byte {size}: 12 invalid bytes after the last whole batch" in r.stderr

@@ -90,12 +90,19 @@ def write_source(broker, java_produce) -> None:
     for name, (n, configs) in TOPICS.items():
         broker.create_topic(name, n, {"internal.segment.bytes": SEGMENT_BYTES,
                                       "retention.ms": -1, **configs})
-    big = {"linger.ms": "60000", "batch.size": "1000000"}
-    java_produce(broker.bootstrap, {"producer": {**big, "enable.idempotence": "false",
-                                                 "acks": "1"},
-                                    "steps": _sends(["rc-plain", "rc-unread"], 40, 4)})
-    java_produce(broker.bootstrap, {"producer": big, "steps": _sends(
+    # a batch per flush: linger.ms holds the records until the flush, and batch.size is
+    # far above a round's bytes (4 records of ~150 B). Not larger: the producer takes
+    # batch.size from its 32 MiB buffer.memory for each partition's open batch, and
+    # rc-plain's 48 + rc-unread's 2 partitions of 1 MB each blocked send() until linger.ms
+    # freed them: sends that failed after max.block.ms under load, or a 120 s timeout
+    big = {"linger.ms": "60000", "batch.size": "65536"}
+    acks = java_produce(broker.bootstrap, {"producer": {**big, "enable.idempotence": "false",
+                                                        "acks": "1"},
+                                           "steps": _sends(["rc-plain", "rc-unread"], 40, 4)})
+    acks += java_produce(broker.bootstrap, {"producer": big, "steps": _sends(
         ["rc-gzip", "rc-snappy", "rc-lz4", "rc-zstd", "rc-idem"], 40, 4)})
+    failed = [a for a in acks if "error" in a]
+    assert not failed, f"{len(failed)} of {len(acks)} sends failed: {failed[:3]}"
     steps = []
     for r in range(24):
         steps.append({"op": "begin"})

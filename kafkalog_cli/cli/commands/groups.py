@@ -8,7 +8,7 @@ from ..options import Output, Paths
 from ..root import app
 
 _STRATEGY_OPTS = ("to_earliest", "to_latest", "to_offset", "to_datetime", "by_duration",
-                  "shift_by", "to_current")
+                  "shift_by", "to_current", "from_file")
 
 
 @app.command("groups")
@@ -17,6 +17,9 @@ def groups(
     list_: Annotated[bool, typer.Option("--list", help="List all consumer groups.")] = False,
     describe: Annotated[bool, typer.Option(
         "--describe", help="Describe consumer groups and their offset lag.")] = False,
+    delete: Annotated[bool, typer.Option(
+        "--delete", help="Delete Empty consumer groups: append the tombstones the group "
+        "coordinator writes (the log directory must not be in use).")] = False,
     reset_offsets: Annotated[bool, typer.Option(
         "--reset-offsets", help="Reset the offsets of inactive consumer groups (a dry run "
         "unless --execute).")] = False,
@@ -61,6 +64,10 @@ def groups(
     to_current: Annotated[bool, typer.Option(
         "--to-current", help="Reset to the committed offsets (the log end offset where "
         "none).")] = False,
+    from_file: Annotated[str | None, typer.Option(
+        "--from-file", metavar="FILE", help="Reset to the offsets of this CSV (what "
+        "--export prints: topic,partition,offset for one group, else "
+        "group,topic,partition,offset).")] = None,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the plan only (the default).")] = False,
     execute: Annotated[bool, typer.Option(
@@ -74,6 +81,14 @@ def groups(
     coordinator: Annotated[str | None, typer.Option(
         "--coordinator", metavar="HOST:PORT", help="The broker's advertised listener, for "
         "the COORDINATOR (ID) column of --state (not in the log directory).")] = None,
+    at: Annotated[str | None, typer.Option(
+        "--at", metavar="TIME", help="The broker's clock: answer as a broker would at TIME "
+        "(epoch ms, or YYYY-MM-DDTHH:mm:SS.sss UTC) once its offset expiration pass has "
+        "run; default now. Also the 'now' of --by-duration and of --execute's commits.",
+        show_default=False)] = None,
+    config: Annotated[list[str] | None, typer.Option(
+        "--config", metavar="KEY=VALUE", help="A broker config of the expiration pass: "
+        "offsets.retention.minutes (default 10080, 7 days).")] = None,
     output: Annotated[Output, typer.Option(
         "--output", "-o", metavar="text|json",
         help="text: kafka-consumer-groups.sh's text; json: one object.")] = Output.text,
@@ -84,11 +99,17 @@ def groups(
 
     PATH is a broker's log directory (several for a broker with several log.dirs).
     LOG-END-OFFSET is the partition's log end offset in these directories, or - when it
-    is not there.
+    is not there. Committed offsets are shown as the group coordinator holds them after
+    its expiration pass at --at (default now): offsets older than
+    offsets.retention.minutes are gone, and Empty groups without offsets with them.
+
+    --delete writes what the coordinator writes for DeleteGroups (tombstones of the
+    group's offsets and records) and refuses a group that is not Empty, with the tool's
+    errors.
 
     Exit status: 0; 1 when a group named does not exist, a group was refused
-    (--reset-offsets of a group with members) or something could not be used; 2 for
-    usage errors; 3 for unreadable input.
+    (--reset-offsets or --delete of a group with members) or something could not be
+    used; 2 for usage errors; 3 for unreadable input.
 
     \b
     Examples:
@@ -99,27 +120,30 @@ def groups(
           --to-datetime 2024-05-01T00:00:00.000 --execute
     """
     actions = [n for n, on in (("--list", list_), ("--describe", describe),
-                               ("--reset-offsets", reset_offsets)) if on]
+                               ("--delete", delete), ("--reset-offsets", reset_offsets)) if on]
     if len(actions) != 1:
         raise typer.BadParameter("Command must include exactly one action: --list, "
-                                 "--describe, --reset-offsets")
+                                 "--describe, --delete, --reset-offsets")
+    clock = _clock(at, config)
+    if delete:
+        _delete(paths, group, all_groups, output, clock)
     if reset_offsets:
         _reset(paths, group, all_groups, topic, all_topics, execute, dry_run, force, export,
-               output, to_earliest=to_earliest, to_latest=to_latest, to_offset=to_offset,
+               output, clock, to_earliest=to_earliest, to_latest=to_latest, to_offset=to_offset,
                to_datetime=to_datetime, by_duration=by_duration, shift_by=shift_by,
-               to_current=to_current)
+               to_current=to_current, from_file=from_file)
     from ...ops.groups import groups as run
     from ..output import finish
 
     if list_:
         res = run(paths, describe=False, states=[state] if state else None,
-                  types=[type_] if type_ else None)
+                  types=[type_] if type_ else None, **clock)
     else:
         if bool(group) == all_groups:
             raise typer.BadParameter("give --group G (repeatable) or --all-groups")
         if sum((members, offsets, state is not None)) > 1:
             raise typer.BadParameter("give at most one of --members, --offsets, --state")
-        res = run(paths, group_ids=group, all_groups=all_groups, topics=topic)
+        res = run(paths, group_ids=group, all_groups=all_groups, topics=topic, **clock)
     if output is Output.json:
         from ...render.jsonout import write_object
 
@@ -136,13 +160,40 @@ def groups(
     finish(res)
 
 
+def _delete(paths, group, all_groups, output, clock) -> None:
+    if bool(group) == all_groups:
+        raise typer.BadParameter("give --group G (repeatable) or --all-groups")
+    from ...ops.group_delete import delete_groups
+    from ..output import finish
+
+    res = delete_groups(paths, group_ids=group, all_groups=all_groups, **clock)
+    if output is Output.json:
+        from ...render.jsonout import write_object
+
+        write_object(res.to_dict())
+    else:
+        from ...render import groups as render
+
+        render.render_delete(res)
+    finish(res)
+
+
+def _clock(at: str | None, config: list[str] | None) -> dict:
+    """--at and --config as the ops' ``now_ms`` / ``retention_ms``."""
+    from ...ops.groups import parse_group_configs
+    from ...ops.read import parse_timestamp
+
+    return {"now_ms": None if at is None else parse_timestamp(at),
+            "retention_ms": parse_group_configs(config)}
+
+
 def _reset(paths, group, all_groups, topic, all_topics, execute, dry_run, force, export,
-           output, **specs) -> None:
+           output, clock, **specs) -> None:
     chosen = [(k, v) for k, v in specs.items() if v not in (None, False)]
     if len(chosen) != 1:
         raise typer.BadParameter("give one reset specification: --to-earliest, "
                                  "--to-latest, --to-offset, --to-datetime, --by-duration, "
-                                 "--shift-by, --to-current")
+                                 "--shift-by, --to-current, --from-file")
     if execute and dry_run:
         raise typer.BadParameter("--execute and --dry-run exclude each other")
     if bool(group) == all_groups:
@@ -153,7 +204,8 @@ def _reset(paths, group, all_groups, topic, all_topics, execute, dry_run, force,
     name, value = chosen[0]
     res = run(paths, group_ids=group, all_groups=all_groups, topics=topic,
               all_topics=all_topics, strategy=name.replace("_", "-"),
-              value=None if value is True else value, execute=execute, force=force)
+              value=None if value is True else value, execute=execute, force=force,
+              **clock)
     if output is Output.json:
         from ...render.jsonout import write_object
 
