@@ -1190,8 +1190,8 @@ def _mem_commands(pdir: Path, out: Path, pure: bool, lines: Path
     return cmds
 
 
-def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
-                ) -> tuple[list[MemRow], list[dict]]:
+def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True,
+                commands: list[str] | None = None) -> tuple[list[MemRow], list[dict]]:
     """Peak memory of every offline command (:func:`_mem_commands`: verify-index,
     describe, audit, recover, get-offsets, produce, dump-segment -o kafka and -o json,
     read -o json and text, export local to Parquet) on a generated ~``mb`` MiB segment, on a ~``trace_mb`` MiB one of the
@@ -1201,8 +1201,9 @@ def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
     bookkeeping would count in the RSS and the CPU), and under it (the Python heap peak;
     it costs ~10x the CPU of these loops) on the segments of at most ``trace_mb`` MiB and
     on any other where the peak anonymous RSS reaches :data:`MEM_LIMIT_MB`, so that the
-    RSS does not settle the target there. Returns the rows, command by command, and the
-    segments' figures."""
+    RSS does not settle the target there. ``commands``: only the commands whose label
+    starts with one of these (all when None). Returns the rows, command by command, and
+    the segments' figures."""
     segs = [memory_partition("mem-1rec", 0)]
     if 0 < trace_mb < mb:
         segs.append(memory_partition(f"mem-{trace_mb}m", trace_mb << 20))
@@ -1212,7 +1213,8 @@ def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
     def clean():
         shutil.rmtree(out, ignore_errors=True)
 
-    per_seg = [_mem_commands(pdir, out, pure, memory_lines(pdir, info["records"]))
+    per_seg = [[c for c in _mem_commands(pdir, out, pure, memory_lines(pdir, info["records"]))
+                if commands is None or c[0].startswith(tuple(commands))]
                for pdir, info in segs]
     rows = []
     for i, (label, _, env) in enumerate(per_seg[0]):
@@ -1371,6 +1373,9 @@ def main(argv=None) -> int:
                          "(MiB; default 64), and on the --memory-mb one where a "
                          "command's RSS reaches 64 MB (--memory-trace-mb 1024: all of "
                          "them, minutes a command)")
+    ap.add_argument("--memory-commands",
+                    help="memory: only the commands whose label starts with one of these "
+                         "(comma list, e.g. export,recover)")
     ap.add_argument("--no-memory-pure", dest="memory_pure", action="store_false",
                     help="skip the memory group's KAFKALOG_PURE_PYTHON=1 row")
     ap.add_argument("--baseline", type=Path,
@@ -1424,7 +1429,8 @@ def main(argv=None) -> int:
         if "memory" in only:
             m0 = time.time()
             mem, segs = memory_rows(args.memory_mb, args.memory_trace_mb, tmp,
-                                    args.memory_pure)
+                                    args.memory_pure, args.memory_commands and
+                                    args.memory_commands.split(","))
             section = memory_section(mem, segs, args.memory_mb, args.memory_trace_mb,
                                      time.time() - m0)
         if "spark" in only:

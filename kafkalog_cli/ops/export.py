@@ -330,7 +330,10 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None,
         jf = None
         sink = None
         try:
-            for rb in read_slices(slices, ropts, stats):
+            # Parquet takes the rows in the pieces they were decoded in (a table; one
+            # row group a batch as before), never copied into one record batch
+            for rb in read_slices(slices, ropts, stats,
+                                  combine=decoder is not None or fmt != "parquet"):
                 if decoder is not None:
                     rb = decoder.apply(rb)
                 rb = rb.drop_columns(["topic", "partition"])
@@ -339,7 +342,8 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None,
                         sink = _output_stream(d, "part-00000.parquet")
                         writer = pq.ParquetWriter(sink, rb.schema,
                                                   **parquet_writer_options(rb.schema))
-                    writer.write_batch(rb)
+                    # row_group_size: one row group a batch, as write_batch writes it
+                    writer.write_table(rb, row_group_size=max(rb.num_rows, 1))
                 else:
                     if jf is None:
                         sink = _output_stream(d, "part-00000.jsonl")

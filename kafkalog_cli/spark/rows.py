@@ -204,6 +204,8 @@ class _Columns:
         self.schema = arrow_schema(self.headers, self.meta)
         self.loss = loss
         self.fast = _fast.ROWS
+        #: what :func:`_emit` yields: one record batch (True) or a table of the pieces
+        self.combine = True
         self.pieces: list[pa.RecordBatch] = []
         #: rows pending (pieces, group, lists), and the bytes of their records blocks
         self.n = 0
@@ -438,8 +440,10 @@ class _Columns:
             arrays.append(per_batch([r[0].is_transactional for r in runs], pa.bool_()))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
-    def build(self) -> pa.RecordBatch | None:
-        """The pending rows as one record batch (None when every row was filtered)."""
+    def build(self, combine: bool = True) -> pa.RecordBatch | pa.Table | None:
+        """The pending rows as one record batch (None when every row was filtered); with
+        ``combine`` false, as a table of the pieces as they are (no copy: combining them
+        holds the rows twice over while it copies)."""
         self.flush_group()
         self._finish_lists()
         pieces = self.pieces
@@ -448,6 +452,8 @@ class _Columns:
         self.bytes = 0
         if not pieces:
             return None
+        if not combine:
+            return pa.Table.from_batches(pieces, self.schema)
         if len(pieces) == 1:
             return pieces[0]
         return pa.Table.from_batches(pieces, self.schema).combine_chunks().to_batches()[0]
@@ -756,11 +762,16 @@ def _batch_ok(seg: LogSegment, pos: int) -> bool:
 
 
 def read_slices(slices: Iterable[Slice], opts: ReadOptions,
-                stats: ReadStats | None = None) -> Iterator[pa.RecordBatch]:
+                stats: ReadStats | None = None, combine: bool = True
+                ) -> Iterator[pa.RecordBatch]:
     """Arrow record batches of every slice, in order: up to :data:`BATCH_ROWS` rows, and
-    about :data:`BATCH_BYTES` of records (a batch ends after the block that reaches it)."""
+    about :data:`BATCH_BYTES` of records (a batch ends after the block that reaches it).
+    With ``combine`` false, the same rows as tables whose columns are the pieces they
+    were decoded in (``pyarrow.Table``, chunked; a Parquet writer takes them as they are,
+    without the copy and the second copy of the rows that combining them costs)."""
     stats = stats if stats is not None else ReadStats()
     cols = _Columns(opts, lambda err, size: _record_loss(stats, opts, err, size))
+    cols.combine = combine
     for s in slices:
         yield from read_slice(s, opts, cols, stats)
     if cols.n:
@@ -771,7 +782,7 @@ def _emit(cols: _Columns, stats: ReadStats) -> Iterator[pa.RecordBatch]:
     """The pending rows as one batch, if any row is left. A generator of its own, so no
     frame of the reading generators keeps the batch once the consumer is done with it: a
     batch held while the next one is built would double the Arrow memory of a read."""
-    rb = cols.build()
+    rb = cols.build(cols.combine)
     if rb is not None:
         stats.rows += rb.num_rows
         yield rb
