@@ -43,7 +43,6 @@ the read at the last stable offset, as a live consumer stops there.
 
 from __future__ import annotations
 
-import logging
 import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -65,11 +64,17 @@ from ..format.records import (
 )
 from ..schema.record_batch import LENGTH_OFFSET
 from ..storage.files import segment_bases
-from ..storage.producer_state import ProducerStateManager
 from ..storage.segment import LogSegment
 from .plan import ReadOptions, Slice
 
-log = logging.getLogger("kafkalog.spark")
+
+def _log():
+    """The ``kafkalog.spark`` logger, logging imported on its first use (a skipped batch):
+    a read that skips nothing does not load it."""
+    import logging
+
+    return logging.getLogger("kafkalog.spark")
+
 
 BASE_DDL = ("key binary, value binary, topic string, partition int, offset long, "
             "timestamp timestamp, timestampType int")
@@ -532,6 +537,8 @@ def _aborted_positions(s: Slice, seg: LogSegment, batches: Iterable) -> set[int]
     aborted or never ended: the producer state replayed from the slice's first batch
     (``ProducerStateManager.replay_batch``, the one per-batch step of every replay), then
     ahead, headers and markers only, until each transaction the slice holds has ended."""
+    from ..storage.producer_state import ProducerStateManager  # read_committed only
+
     state = ProducerStateManager()
     pending: dict[int, list[int]] = {}
     dropped: set[int] = set()
@@ -579,7 +586,7 @@ def _record_loss(stats: ReadStats, opts: ReadOptions, err: CorruptRecordError,
     stats.corrupt_bytes += size
     stats.skipped.append({"file": err.file, "position": err.position, "bytes": size,
                           "error": err.message})
-    log.warning("kafkalog: skipped a corrupt batch (failOnDataLoss=false): %s", err)
+    _log().warning("kafkalog: skipped a corrupt batch (failOnDataLoss=false): %s", err)
 
 
 def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
@@ -728,7 +735,7 @@ def _report_slice_end(fr, s: Slice, cols: _Columns, stats: ReadStats, opts: Read
         _record_loss(stats, opts, err, fr.invalid_bytes)
     elif fr.invalid_bytes and s.last_segment and end == size:
         stats.partial_tail_bytes += fr.invalid_bytes
-        log.info("kafkalog: %s: %d bytes of a partial batch at the end skipped", path,
+        _log().info("kafkalog: %s: %d bytes of a partial batch at the end skipped", path,
                  fr.invalid_bytes)
     elif fr.invalid_bytes:
         # Only the partition's last segment, at its end, can hold a partial batch (a

@@ -111,8 +111,9 @@ def test_export_json_imports_no_rich(tmp_path):
     assert code == 0 and "pyarrow" in modules
     assert _loaded(modules, ("rich", "pydantic", "pyspark", "numpy.ma")) == []
     # pyarrow imports cloudpickle when it is installed (~15 ms of CPU, issue 28); the
-    # local export pickles nothing, and pyarrow takes the standard pickle without it
-    assert _loaded(modules, ("cloudpickle",)) == []
+    # local export pickles nothing, and pyarrow takes the standard pickle without it;
+    # logging is imported by the read's first skipped batch, not up front
+    assert _loaded(modules, ("cloudpickle", "logging")) == []
 
 
 @pytest.mark.parametrize("starting", [None, 2])
