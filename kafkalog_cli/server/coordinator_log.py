@@ -28,7 +28,7 @@ from collections.abc import Iterator
 
 from ..errors import AppendError
 from ..format.builder import build_batch
-from ..format.records import Record
+from ..format.record import Record
 from ..javaorder import java_string_hash
 from ..storage.log import UnifiedLog
 from .catalog import ABSENT, LogDirCatalog

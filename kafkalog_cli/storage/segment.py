@@ -34,7 +34,8 @@ from ..errors import (
     UnreadableError,
     UnsafePathError,
 )
-from ..format.records import FileRecords, RecordBatch
+from ..format.record_batch import RecordBatch
+from ..format.records import FileRecords
 from ..schema.deferred import DeferredBytes
 from ..schema.txn_index import AbortedTxn
 from .fileio import nonzero_length, open_for_write

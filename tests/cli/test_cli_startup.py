@@ -124,7 +124,7 @@ def test_export_keeps_numpy_out_with_the_compiled_core(tmp_path, starting):
     a starting offset inside a batch (2: the first batch holds 0-2) keeps its records
     from that offset, as a Kafka consumer's fetch position does."""
     pq = pytest.importorskip("pyarrow.parquet")
-    from kafkalog_cli.format import records
+    from kafkalog_cli.format import compiled
     from kafkalog_cli.ops.export import export
 
     extra = () if starting is None else (
@@ -132,7 +132,7 @@ def test_export_keeps_numpy_out_with_the_compiled_core(tmp_path, starting):
     code, modules = _modules_after("export", "--engine", "local", "--to",
                                    str(tmp_path / "cli"), PLAIN, "-o", "json", *extra)
     assert code == 0 and "pyarrow" in modules
-    assert ("numpy" in modules) == (records._c is None)
+    assert ("numpy" in modules) == (compiled._c is None)
     # a host's process keeps its numpy: the library call, and main(argv) in process
     options = {} if starting is None else {"startingOffsets": extra[1]}
     export([str(ROOT / PLAIN)], str(tmp_path / "lib"), engine="local", options=options)
