@@ -14,10 +14,11 @@ or ``spark.read.parquet(OUT)``.
 
 Engines:
 
-* ``local``: this process, one partition after the other; Arrow record batches stream
-  into one ``ParquetWriter`` per partition (``part-00000.parquet``) or one JSON Lines
-  file (``part-00000.jsonl``). Memory stays at a few batches of 64k rows or 8 MiB of
-  records (``spark.rows.BATCH_ROWS``, ``BATCH_BYTES``).
+* ``local``: this process, one partition after the other; Arrow batches stream into one
+  ``ParquetWriter`` per partition (``part-00000.parquet``, a row group a batch, written
+  from the pieces the rows were decoded in, never combined into one copy) or one JSON
+  Lines file (``part-00000.jsonl``). Memory stays at a batch of 64k rows or 8 MiB of
+  records (``spark.rows.BATCH_ROWS``, ``BATCH_BYTES``) and the writer's pages.
 * ``spark``: the ``kafkalog`` data source on ``local[*]`` (or ``--master`` /
   ``$SPARK_MASTER``), written with ``partitionBy("topic", "partition")`` (file names are
   Spark's, ``.parquet`` / ``.json``).
