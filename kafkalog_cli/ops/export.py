@@ -355,8 +355,8 @@ def _export_local(parts, out: Path, fmt: str, ropts, progress=None,
                         sink = _output_stream(d, "part-00000.parquet")
                         writer = pq.ParquetWriter(sink, rb.schema,
                                                   **parquet_writer_options(rb.schema))
-                    # row_group_size: one row group a batch, as write_batch writes it
-                    writer.write_table(rb, row_group_size=max(rb.num_rows, 1))
+                    # a table of pieces or a record batch (decoded); one row group each
+                    writer.write(rb, row_group_size=max(rb.num_rows, 1))
                 else:
                     if jf is None:
                         sink = _output_stream(d, "part-00000.jsonl")
