@@ -78,12 +78,12 @@ TS = read_bench.BASE_TS
 BATCH = 100
 #: children run as an installed package does: with bytecode (pip compiles it; a checkout
 #: writes __pycache__ on first import unless PYTHONDONTWRITEBYTECODE is set)
-#: OPENBLAS_NUM_THREADS and MIMALLOC_ARENA_EAGER_COMMIT are left to each side (kafkalog's
-#: CLI sets 1 and 0 unless told; the peers run with the libraries' defaults unless a row
-#: says otherwise), not to the shell that runs this
+#: OPENBLAS_NUM_THREADS, MIMALLOC_ARENA_EAGER_COMMIT and MIMALLOC_PURGE_DELAY are left
+#: to each side (kafkalog's CLI sets 1, 0 and 0 unless told; the peers run with the
+#: libraries' defaults unless a row says otherwise), not to the shell that runs this
 ENV = {**{k: v for k, v in os.environ.items()
           if k not in ("PYTHONDONTWRITEBYTECODE", "OPENBLAS_NUM_THREADS",
-                       "MIMALLOC_ARENA_EAGER_COMMIT")},
+                       "MIMALLOC_ARENA_EAGER_COMMIT", "MIMALLOC_PURGE_DELAY")},
        "PYTHONPATH": str(ROOT)}
 PY = sys.executable
 
@@ -619,9 +619,9 @@ else:
 #: dictionaries on these columns, delta-encoded offsets and timestamps, no value
 #: statistics), no numpy (kafkalog's CLI export keeps it out with the compiled core:
 #: pyarrow runs without it), OPENBLAS_NUM_THREADS=1 (numpy's idle BLAS threads, which
-#: kafkalog's CLI turns off where it loads numpy) and MIMALLOC_ARENA_EAGER_COMMIT=0
-#: (pyarrow's pool committing on demand, as kafkalog's CLI asks), so the ratio is not from
-#: the settings alone
+#: kafkalog's CLI turns off where it loads numpy), MIMALLOC_ARENA_EAGER_COMMIT=0 and
+#: MIMALLOC_PURGE_DELAY=0 (pyarrow's pool committing on demand and giving freed pages
+#: back at once, as kafkalog's CLI asks), so the ratio is not from the settings alone
 SAME_OPTIONS = "aiokafka[C] + pyarrow, kafkalog's settings"
 
 
@@ -655,7 +655,8 @@ def export_rows(n: int, tmp: Path) -> list[Row]:
                  Impl(SAME_OPTIONS,
                       child([PY, str(sp), str(log), str(tmp / "ao.parquet"), "aiokafka",
                              "kafkalog-options"], env={**ENV, "OPENBLAS_NUM_THREADS": "1",
-                                                  "MIMALLOC_ARENA_EAGER_COMMIT": "0"}))]
+                                                  "MIMALLOC_ARENA_EAGER_COMMIT": "0",
+                                                  "MIMALLOC_PURGE_DELAY": "0"}))]
         fixed = label.startswith("1 record")
         # issue 28: 3x at 300,000 records; issue 13's 2x on the others
         want = 3.0 if label == f"{EXPORT_TARGET_RECORDS:,} records" else 2.0
