@@ -50,6 +50,7 @@ Writes ``benchmarks/results/run_all.md`` (``run_all-quick.md`` with ``--quick``)
     python benchmarks/run_all.py --only startup --baseline ../main   # before/after
     python benchmarks/run_all.py --only spark --out /tmp/spark.md     # ~3 min, needs Java
     python benchmarks/run_all.py --only memory --out /tmp/mem.md
+    python benchmarks/run_all.py --only memory --memory-commands export --out /tmp/mem.md
 """
 
 from __future__ import annotations
