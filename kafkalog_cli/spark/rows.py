@@ -767,7 +767,7 @@ def _batch_ok(seg: LogSegment, pos: int) -> bool:
 
 def read_slices(slices: Iterable[Slice], opts: ReadOptions,
                 stats: ReadStats | None = None, combine: bool = True
-                ) -> Iterator[pa.RecordBatch]:
+                ) -> Iterator[pa.RecordBatch | pa.Table]:
     """Arrow record batches of every slice, in order: up to :data:`BATCH_ROWS` rows, and
     about :data:`BATCH_BYTES` of records (a batch ends after the block that reaches it).
     With ``combine`` false, the same rows as tables whose columns are the pieces they
