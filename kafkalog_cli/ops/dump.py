@@ -88,11 +88,7 @@ from ..format.records import FileRecords, LegacyRecordBatch
 from ..schema.control import control_type_name
 from ..storage.files import SEGMENT_SUFFIXES, check_exists
 from ..storage.location import as_path
-from ..storage.offset_index import OffsetIndex
-from ..storage.producer_state import read_snapshot
 from ..storage.segment import LogSegment, open_view, resolve_segments
-from ..storage.time_index import TimeIndex
-from ..storage.txn_index import TransactionIndex
 
 #: Decoder names as the Kafka tool's flags spell them (``--offsets-decoder``: ``offsets``).
 DECODERS = tuple(DECODER_NAMES)
@@ -738,6 +734,8 @@ def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
     if not segment.log_path.exists():
         yield missing_log_event(segment)
         return
+    from ..storage.offset_index import OffsetIndex
+
     idx = OffsetIndex.load(check_exists(path), segment.base_offset)
     if idx.entries == 0:
         yield {"type": "index_empty", "file": str(path)}
@@ -822,6 +820,8 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
     if not segment.log_path.exists():
         yield missing_log_event(segment)
         return
+    from ..storage.time_index import TimeIndex
+
     tidx = TimeIndex.load(check_exists(path), segment.base_offset)
     if opts.index_sanity_check:
         try:
@@ -886,6 +886,8 @@ def dump_producer_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:
     file = str(path)
     yield {"type": "file", "file": file, "kind": "producer_snapshot"}
     try:
+        from ..storage.producer_state import read_snapshot
+
         entries = read_snapshot(path)
     except CorruptSnapshotError as e:
         # Kafka's tool prints the exception's message alone; the line names the file
@@ -921,6 +923,8 @@ def dump_txn_index(path: Path, opts: DumpOptions) -> Iterator[dict]:
     TransactionIndex refuses it, and then nothing of the file is printed)."""
     file = str(path)
     yield {"type": "file", "file": file, "kind": "txnindex"}
+    from ..storage.txn_index import TransactionIndex
+
     idx = TransactionIndex.load(check_exists(path), 0)
     for t in idx.iter_entries():   # a first walk: nothing is printed of a refused file
         if t.version > 0:  # AbortedTxn.CURRENT_VERSION; TransactionIndex throws

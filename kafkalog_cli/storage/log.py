@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ..constants import LOG_FILE_SUFFIX, LOG_START_OFFSET_CHECKPOINT
 from ..errors import (
@@ -26,7 +27,6 @@ from ..errors import (
     UnreadableError,
 )
 from ..format.records import batch_at
-from ..schema.txn_index import AbortedTxn
 from .checkpoints import read_offset_checkpoint
 from .clock import SYSTEM
 from .dir_files import random_kafka_uuid, read_partition_metadata, write_partition_metadata
@@ -37,7 +37,6 @@ from .files import (
     validate_topic_name,
 )
 from .location import as_path, require_local
-from .producer_state import ProducerStateManager
 from .segment import (
     FetchDataInfo,
     LogOffsetMetadata,
@@ -45,12 +44,15 @@ from .segment import (
     TimestampAndOffset,
     WritableLogSegment,
 )
-from .txn_index import TransactionIndex
 
 # The append side's own modules (LogConfig, the roll rules, the leader epoch cache) are
 # imported by the UnifiedLog methods that use them, and the log directory's (LogManager, its
 # lock) live in storage/log_manager.py: the readers of a log (read, audit, the Spark source)
-# never load them.
+# never load them. So are the producer state and the .txnindex: a read_uncommitted read
+# needs neither.
+if TYPE_CHECKING:
+    from ..schema.txn_index import AbortedTxn
+    from .producer_state import ProducerStateManager
 
 
 class Log:
@@ -322,6 +324,9 @@ class Log:
         ``.txnindex``). A segment holding control batches the replay skips (no
         end-transaction marker parses) adds one line to :attr:`problems`. Returns
         ``state``."""
+        from .producer_state import ProducerStateManager
+        from .txn_index import TransactionIndex
+
         if state is None:
             state = ProducerStateManager()
         segs = self.segments
@@ -358,6 +363,8 @@ class Log:
         Raises:
             UnreadableError: a ``.log`` cannot be read.
         """
+        from .producer_state import ProducerStateManager
+
         state = ProducerStateManager(self.directory)
         start = state.load_readable(self.log_start_offset, self.log_end_offset)
         return self.replay_producer_state(state, start)
@@ -545,6 +552,8 @@ class UnifiedLog(Log):
                                  log.log_end_offset if recovery_point is None else recovery_point)
         log.leader_epoch_cache = epoch_cache
         log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
+        from .producer_state import ProducerStateManager
+
         ps = ProducerStateManager(d, fsync=fsync)
         snap = ps.load(log.log_end_offset, below_end=recovered)
         if snap < log.log_end_offset:
