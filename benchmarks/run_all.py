@@ -50,6 +50,7 @@ Writes ``benchmarks/results/run_all.md`` (``run_all-quick.md`` with ``--quick``)
     python benchmarks/run_all.py --only startup --baseline ../main   # before/after
     python benchmarks/run_all.py --only spark --out /tmp/spark.md     # ~3 min, needs Java
     python benchmarks/run_all.py --only memory --out /tmp/mem.md
+    python benchmarks/run_all.py --only memory --memory-commands export --out /tmp/mem.md
 """
 
 from __future__ import annotations
@@ -78,12 +79,12 @@ TS = read_bench.BASE_TS
 BATCH = 100
 #: children run as an installed package does: with bytecode (pip compiles it; a checkout
 #: writes __pycache__ on first import unless PYTHONDONTWRITEBYTECODE is set)
-#: OPENBLAS_NUM_THREADS and MIMALLOC_ARENA_EAGER_COMMIT are left to each side (kafkalog's
-#: CLI sets 1 and 0 unless told; the peers run with the libraries' defaults unless a row
-#: says otherwise), not to the shell that runs this
+#: OPENBLAS_NUM_THREADS, MIMALLOC_ARENA_EAGER_COMMIT and MIMALLOC_PURGE_DELAY are left
+#: to each side (kafkalog's CLI sets 1, 0 and 0 unless told; the peers run with the
+#: libraries' defaults unless a row says otherwise), not to the shell that runs this
 ENV = {**{k: v for k, v in os.environ.items()
           if k not in ("PYTHONDONTWRITEBYTECODE", "OPENBLAS_NUM_THREADS",
-                       "MIMALLOC_ARENA_EAGER_COMMIT")},
+                       "MIMALLOC_ARENA_EAGER_COMMIT", "MIMALLOC_PURGE_DELAY")},
        "PYTHONPATH": str(ROOT)}
 PY = sys.executable
 
@@ -554,7 +555,9 @@ def recover_rows(tmp: Path) -> list[Row]:
     """``recover``'s scan (``storage.recovery_scan.scan_log``, the loop of
     ``LogSegment.recover``: CRC, offsets, index entries, epochs, producers) of a 1 GiB
     segment of 1 MiB batches against reading the same bytes through the same kind of map
-    and a CRC-32C over them: the physical limit of that path (issue 28: >= 0.9x).
+    and a CRC-32C over them: the physical limit of that path (issue 28: >= 0.9x); and
+    against the same CRC in one call a batch (``recover_bench._batch_crcs``), the CRC
+    work of any scan that checks each batch.
     Both in this process, on the warm page cache (recover_bench.py's segment)."""
     import recover_bench
 
@@ -568,8 +571,12 @@ def recover_rows(tmp: Path) -> list[Row]:
     gib = log.stat().st_size / 2**30
     return [Row("recover", f"recover's scan of {gib:.2f} GiB in 1 MiB batches",
                 Impl("kafkalog", in_process(lambda: recover_bench._scan(log))),
-                [Impl("read + crc32c", in_process(lambda: recover_bench._baseline(log)))],
-                ("read + crc32c", 0.9), "issue 28: the physical limit of the path")]
+                [Impl("read + crc32c", in_process(lambda: recover_bench._baseline(log))),
+                 Impl("read + crc32c a batch", in_process(
+                     lambda: recover_bench._batch_crcs(log)))],
+                ("read + crc32c", 0.9), "issue 28: the physical limit of the path; "
+                "read + crc32c a batch: the same CRC in the scan's calls, one a batch, "
+                "nothing else checked (the limit of a scan that checks every CRC)")]
 
 
 # -- rows: export ----------------------------------------------------------------------------
@@ -613,9 +620,9 @@ else:
 #: dictionaries on these columns, delta-encoded offsets and timestamps, no value
 #: statistics), no numpy (kafkalog's CLI export keeps it out with the compiled core:
 #: pyarrow runs without it), OPENBLAS_NUM_THREADS=1 (numpy's idle BLAS threads, which
-#: kafkalog's CLI turns off where it loads numpy) and MIMALLOC_ARENA_EAGER_COMMIT=0
-#: (pyarrow's pool committing on demand, as kafkalog's CLI asks), so the ratio is not from
-#: the settings alone
+#: kafkalog's CLI turns off where it loads numpy), MIMALLOC_ARENA_EAGER_COMMIT=0 and
+#: MIMALLOC_PURGE_DELAY=0 (pyarrow's pool committing on demand and giving freed pages
+#: back at once, as kafkalog's CLI asks), so the ratio is not from the settings alone
 SAME_OPTIONS = "aiokafka[C] + pyarrow, kafkalog's settings"
 
 
@@ -649,7 +656,8 @@ def export_rows(n: int, tmp: Path) -> list[Row]:
                  Impl(SAME_OPTIONS,
                       child([PY, str(sp), str(log), str(tmp / "ao.parquet"), "aiokafka",
                              "kafkalog-options"], env={**ENV, "OPENBLAS_NUM_THREADS": "1",
-                                                  "MIMALLOC_ARENA_EAGER_COMMIT": "0"}))]
+                                                  "MIMALLOC_ARENA_EAGER_COMMIT": "0",
+                                                  "MIMALLOC_PURGE_DELAY": "0"}))]
         fixed = label.startswith("1 record")
         # issue 28: 3x at 300,000 records; issue 13's 2x on the others
         want = 3.0 if label == f"{EXPORT_TARGET_RECORDS:,} records" else 2.0
@@ -1190,8 +1198,8 @@ def _mem_commands(pdir: Path, out: Path, pure: bool, lines: Path
     return cmds
 
 
-def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
-                ) -> tuple[list[MemRow], list[dict]]:
+def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True,
+                commands: list[str] | None = None) -> tuple[list[MemRow], list[dict]]:
     """Peak memory of every offline command (:func:`_mem_commands`: verify-index,
     describe, audit, recover, get-offsets, produce, dump-segment -o kafka and -o json,
     read -o json and text, export local to Parquet) on a generated ~``mb`` MiB segment, on a ~``trace_mb`` MiB one of the
@@ -1201,8 +1209,9 @@ def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
     bookkeeping would count in the RSS and the CPU), and under it (the Python heap peak;
     it costs ~10x the CPU of these loops) on the segments of at most ``trace_mb`` MiB and
     on any other where the peak anonymous RSS reaches :data:`MEM_LIMIT_MB`, so that the
-    RSS does not settle the target there. Returns the rows, command by command, and the
-    segments' figures."""
+    RSS does not settle the target there. ``commands``: only the commands whose label
+    starts with one of these (all when None). Returns the rows, command by command, and
+    the segments' figures."""
     segs = [memory_partition("mem-1rec", 0)]
     if 0 < trace_mb < mb:
         segs.append(memory_partition(f"mem-{trace_mb}m", trace_mb << 20))
@@ -1212,7 +1221,8 @@ def memory_rows(mb: int, trace_mb: int, tmp: Path, pure: bool = True
     def clean():
         shutil.rmtree(out, ignore_errors=True)
 
-    per_seg = [_mem_commands(pdir, out, pure, memory_lines(pdir, info["records"]))
+    per_seg = [[c for c in _mem_commands(pdir, out, pure, memory_lines(pdir, info["records"]))
+                if commands is None or c[0].startswith(tuple(commands))]
                for pdir, info in segs]
     rows = []
     for i, (label, _, env) in enumerate(per_seg[0]):
@@ -1371,6 +1381,9 @@ def main(argv=None) -> int:
                          "(MiB; default 64), and on the --memory-mb one where a "
                          "command's RSS reaches 64 MB (--memory-trace-mb 1024: all of "
                          "them, minutes a command)")
+    ap.add_argument("--memory-commands",
+                    help="memory: only the commands whose label starts with one of these "
+                         "(comma list, e.g. export,recover)")
     ap.add_argument("--no-memory-pure", dest="memory_pure", action="store_false",
                     help="skip the memory group's KAFKALOG_PURE_PYTHON=1 row")
     ap.add_argument("--baseline", type=Path,
@@ -1424,7 +1437,8 @@ def main(argv=None) -> int:
         if "memory" in only:
             m0 = time.time()
             mem, segs = memory_rows(args.memory_mb, args.memory_trace_mb, tmp,
-                                    args.memory_pure)
+                                    args.memory_pure, args.memory_commands and
+                                    args.memory_commands.split(","))
             section = memory_section(mem, segs, args.memory_mb, args.memory_trace_mb,
                                      time.time() - m0)
         if "spark" in only:

@@ -72,10 +72,16 @@ def main(argv: list[str] | None = None) -> None:
     #   huge pages, each zeroed whole on first touch: export's tens of MB then cost up to
     #   3x the system time (0.06 -> 0.18-0.22 s on 200,000 records, measured after other
     #   work had churned memory). Committed on demand instead, pages as they are used.
+    # - and it keeps the pages of freed blocks for 10 ms before it gives them back:
+    #   export frees an Arrow batch (~10 MB) as the next is decoded, so both stayed
+    #   resident, and its peak anonymous RSS moved with the machine's load (58-72 MiB on
+    #   run_all's 1 GiB segment, 53-72 on its 64 MiB one, over issue 28's 64 MiB). Given
+    #   back at once instead: 46-48 MiB on either (CPU within the runs' noise, 0-6%).
     import os
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.setdefault("MIMALLOC_ARENA_EAGER_COMMIT", "0")
+    os.environ.setdefault("MIMALLOC_PURGE_DELAY", "0")
     if OWN_PROCESS:
         # Start-up allocates tens of thousands of objects that live until exit (Typer,
         # the command's options, the library's modules): the cycle collector's passes

@@ -43,7 +43,6 @@ the read at the last stable offset, as a live consumer stops there.
 
 from __future__ import annotations
 
-import logging
 import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -62,11 +61,17 @@ from ..format.record import decode_records_into
 from ..format.record_batch import RecordBatch, batch_records_into
 from ..schema.record_batch import LENGTH_OFFSET
 from ..storage.files import segment_bases
-from ..storage.producer_state import ProducerStateManager
 from ..storage.segment import LogSegment
 from .plan import ReadOptions, Slice
 
-log = logging.getLogger("kafkalog.spark")
+
+def _log():
+    """The ``kafkalog.spark`` logger, logging imported on its first use (a skipped batch):
+    a read that skips nothing does not load it."""
+    import logging
+
+    return logging.getLogger("kafkalog.spark")
+
 
 BASE_DDL = ("key binary, value binary, topic string, partition int, offset long, "
             "timestamp timestamp, timestampType int")
@@ -201,6 +206,8 @@ class _Columns:
         self.schema = arrow_schema(self.headers, self.meta)
         self.loss = loss
         self.fast = _fast.ROWS
+        #: what :func:`_emit` yields: one record batch (True) or a table of the pieces
+        self.combine = True
         self.pieces: list[pa.RecordBatch] = []
         #: rows pending (pieces, group, lists), and the bytes of their records blocks
         self.n = 0
@@ -435,8 +442,10 @@ class _Columns:
             arrays.append(per_batch([r[0].is_transactional for r in runs], pa.bool_()))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
-    def build(self) -> pa.RecordBatch | None:
-        """The pending rows as one record batch (None when every row was filtered)."""
+    def build(self, combine: bool = True) -> pa.RecordBatch | pa.Table | None:
+        """The pending rows as one record batch (None when every row was filtered); with
+        ``combine`` false, as a table of the pieces as they are (no copy: combining them
+        holds the rows twice over while it copies)."""
         self.flush_group()
         self._finish_lists()
         pieces = self.pieces
@@ -445,6 +454,8 @@ class _Columns:
         self.bytes = 0
         if not pieces:
             return None
+        if not combine:
+            return pa.Table.from_batches(pieces, self.schema)
         if len(pieces) == 1:
             return pieces[0]
         return pa.Table.from_batches(pieces, self.schema).combine_chunks().to_batches()[0]
@@ -523,6 +534,8 @@ def _aborted_positions(s: Slice, seg: LogSegment, batches: Iterable) -> set[int]
     aborted or never ended: the producer state replayed from the slice's first batch
     (``ProducerStateManager.replay_batch``, the one per-batch step of every replay), then
     ahead, headers and markers only, until each transaction the slice holds has ended."""
+    from ..storage.producer_state import ProducerStateManager  # read_committed only
+
     state = ProducerStateManager()
     pending: dict[int, list[int]] = {}
     dropped: set[int] = set()
@@ -570,7 +583,7 @@ def _record_loss(stats: ReadStats, opts: ReadOptions, err: CorruptRecordError,
     stats.corrupt_bytes += size
     stats.skipped.append({"file": err.file, "position": err.position, "bytes": size,
                           "error": err.message})
-    log.warning("kafkalog: skipped a corrupt batch (failOnDataLoss=false): %s", err)
+    _log().warning("kafkalog: skipped a corrupt batch (failOnDataLoss=false): %s", err)
 
 
 def read_slice(s: Slice, opts: ReadOptions, cols: _Columns, stats: ReadStats,
@@ -719,7 +732,7 @@ def _report_slice_end(fr, s: Slice, cols: _Columns, stats: ReadStats, opts: Read
         _record_loss(stats, opts, err, fr.invalid_bytes)
     elif fr.invalid_bytes and s.last_segment and end == size:
         stats.partial_tail_bytes += fr.invalid_bytes
-        log.info("kafkalog: %s: %d bytes of a partial batch at the end skipped", path,
+        _log().info("kafkalog: %s: %d bytes of a partial batch at the end skipped", path,
                  fr.invalid_bytes)
     elif fr.invalid_bytes:
         # Only the partition's last segment, at its end, can hold a partial batch (a
@@ -753,11 +766,16 @@ def _batch_ok(seg: LogSegment, pos: int) -> bool:
 
 
 def read_slices(slices: Iterable[Slice], opts: ReadOptions,
-                stats: ReadStats | None = None) -> Iterator[pa.RecordBatch]:
+                stats: ReadStats | None = None, combine: bool = True
+                ) -> Iterator[pa.RecordBatch | pa.Table]:
     """Arrow record batches of every slice, in order: up to :data:`BATCH_ROWS` rows, and
-    about :data:`BATCH_BYTES` of records (a batch ends after the block that reaches it)."""
+    about :data:`BATCH_BYTES` of records (a batch ends after the block that reaches it).
+    With ``combine`` false, the same rows as tables whose columns are the pieces they
+    were decoded in (``pyarrow.Table``, chunked; a Parquet writer takes them as they are,
+    without the copy and the second copy of the rows that combining them costs)."""
     stats = stats if stats is not None else ReadStats()
     cols = _Columns(opts, lambda err, size: _record_loss(stats, opts, err, size))
+    cols.combine = combine
     for s in slices:
         yield from read_slice(s, opts, cols, stats)
     if cols.n:
@@ -768,7 +786,7 @@ def _emit(cols: _Columns, stats: ReadStats) -> Iterator[pa.RecordBatch]:
     """The pending rows as one batch, if any row is left. A generator of its own, so no
     frame of the reading generators keeps the batch once the consumer is done with it: a
     batch held while the next one is built would double the Arrow memory of a read."""
-    rb = cols.build()
+    rb = cols.build(cols.combine)
     if rb is not None:
         stats.rows += rb.num_rows
         yield rb

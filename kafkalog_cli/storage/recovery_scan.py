@@ -184,7 +184,9 @@ def scan_log(view, base_offset: int, index_interval_bytes: int = 4096, *,
     producers = out.producer_batches
     os_unpack = _OFFSET_SIZE.unpack_from
     fast_unpack = _V2_FAST.unpack_from
-    from ..crc import crc32c  # on first use, without the crc32c package's import
+    from ..crc import load  # on first use, without the crc32c package's import
+
+    crc32c = load()  # the package's C function itself: no Python frame a batch
     crc32 = zlib.crc32
     off_pack = _OFF_ENTRY.pack
     time_pack = _TIME_ENTRY.pack
