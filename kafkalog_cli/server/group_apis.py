@@ -14,13 +14,14 @@ from ..errors import AppendError
 from ..protocol.apis import ApiKeys
 from ..protocol.errors import INVALID_REQUEST_MESSAGE, Errors
 from .catalog import LogDirCatalog
-from .groups import MIN_INT32, GroupConfig, GroupCoordinator, _join_error
+from .groups import GroupConfig, GroupCoordinator, _join_error
 from .handlers import ApiHandlers
 from .security.acls import AclOperation, ResourceType
 
 _READ, _DESCRIBE, _DELETE = AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE
 _GROUP, _TOPIC = ResourceType.GROUP, ResourceType.TOPIC
 _GROUP_DENIED = int(Errors.GROUP_AUTHORIZATION_FAILED)
+MIN_INT32 = -(2**31)
 
 #: FindCoordinatorRequest.CoordinatorType: GROUP (0), TRANSACTION (1); SHARE (2) has no
 #: coordinator here

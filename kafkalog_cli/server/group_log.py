@@ -39,8 +39,9 @@ from ..decoders.group_messages import (
 )
 from ..decoders.group_state import GroupLogReplay
 from ..errors import AppendError, CoordinatorLoadError, KafkalogError
+from .classic_group import EMPTY, STABLE, Group, GroupStore, Member, OffsetAndMetadata
 from .coordinator_log import CoordinatorTopic
-from .groups import EMPTY, STABLE, Group, GroupCoordinator, GroupStore, Member, OffsetAndMetadata
+from .groups import GroupCoordinator
 
 log = logging.getLogger("kafkalog.serve")
 
@@ -101,7 +102,7 @@ def group_value(group: Group, assignment: dict[str, bytes], now_ms: int) -> byte
 
 
 class GroupLogStore(GroupStore):
-    """A :class:`~.groups.GroupStore` writing the records of each coordinator write to
+    """A :class:`~.classic_group.GroupStore` writing the records of each coordinator write to
     ``__consumer_offsets`` (``topic``) at once, as one batch, in the partition of the
     group id."""
 

@@ -60,12 +60,13 @@ from .admin import (
     AdminApis,
 )
 from .catalog import METADATA_TOPIC, LogDirCatalog, Topic, is_internal, remove_partition_dir
+from .classic_group import GroupStore
 from .coordinator_log import OFFSETS_TOPIC, TRANSACTION_TOPIC, CoordinatorTopic
 from .describe_apis import DescribeApis, partition_states
 from .fetch_apis import FetchApis
 from .group_apis import GroupApis, group_config
 from .group_log import GroupLogStore, load_groups, restore
-from .groups import GroupCoordinator, GroupStore
+from .groups import GroupCoordinator
 from .handlers import SLICE_S, TimeSlices, endpoint_of
 from .metrics import BrokerTopicStats
 from .security.acls import CLUSTER_NAME, AclOperation, ResourceType

@@ -18,10 +18,11 @@ import re2
 from ..errors import AppendError
 from ..protocol.errors import Errors
 from .catalog import LogDirCatalog, is_internal
+from .classic_group import OffsetAndMetadata
 from .coordinator_log import OFFSETS_TOPIC, CoordinatorTopic
 from .group_apis import coordinator_write_error
 from .group_log import offset_key, offset_value
-from .groups import GroupCoordinator, OffsetAndMetadata
+from .groups import GroupCoordinator
 from .handlers import ApiHandlers
 from .security.acls import AclOperation, ResourceType
 from .transactions import TransactionCoordinator, fenced_for

@@ -20,6 +20,7 @@ from kafkalog_cli.decoders.group_messages import GroupMetadataValue, OffsetCommi
 from kafkalog_cli.format.records import FileRecords
 from kafkalog_cli.ops.verify import verify_index
 from kafkalog_cli.server.broker import ServerThread
+from kafkalog_cli.server.classic_group import Group, Member, OffsetAndMetadata
 from kafkalog_cli.server.coordinator_log import partition_for
 from kafkalog_cli.server.group_log import (
     GROUP_METADATA_VALUE_VERSION,
@@ -28,7 +29,6 @@ from kafkalog_cli.server.group_log import (
     offset_key,
     offset_value,
 )
-from kafkalog_cli.server.groups import Group, Member, OffsetAndMetadata
 from kafkalog_cli.server.kafka_apis import ServerOptions
 
 JAVA_HASH = """
