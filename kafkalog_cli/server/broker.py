@@ -80,7 +80,8 @@ from ..protocol.wire import (
 from ..schema.deferred import DeferredBytes
 from . import configs as cfgs
 from .catalog import LogDirCatalog
-from .kafka_apis import NO_RESPONSE, KafkaApis, ServerOptions
+from .handlers import NO_RESPONSE
+from .kafka_apis import KafkaApis, ServerOptions
 from .metrics import BrokerTopicStats
 from .security.authenticator import ListenerSecurity, SaslAuthenticator, Session, can_reauthenticate
 from .security.listeners import listeners_of

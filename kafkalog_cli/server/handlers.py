@@ -1,12 +1,14 @@
-"""What the server's groups of request handlers share (admin, group and transaction
-APIs): dispatch by API key, as KafkaApis.handle matches ``request.header.apiKey``, and
-the walk of a request's topics and partitions into the answer's."""
+"""What the server's groups of request handlers share (produce, admin, group and
+transaction APIs): dispatch by API key, as KafkaApis.handle matches
+``request.header.apiKey``, the shapes of an answer (:class:`Reply`, :data:`NO_RESPONSE`),
+and the walk of a request's topics and partitions into the answer's."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from ..protocol.apis import ApiKeys
 from .security.authorizer import AuthHelper
@@ -14,6 +16,19 @@ from .security.authorizer import AuthHelper
 #: the longest (seconds) a handler's loop over a request's partitions runs on the event
 #: loop before it lets the other connections in (:class:`TimeSlices`)
 SLICE_S = 0.01
+
+
+@dataclass
+class Reply:
+    """A handler's answer: the response ``body``, written at ``version`` (None: the
+    request's version)."""
+
+    body: dict
+    version: int | None = None
+
+
+#: a handler's answer when none is sent (Produce with acks=0)
+NO_RESPONSE = object()
 
 
 class TimeSlices:

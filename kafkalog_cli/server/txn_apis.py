@@ -1,5 +1,5 @@
-"""The transaction request handlers, after ``KafkaApis`` (InitProducerId with a
-transactional id, AddPartitionsToTxn v0-3, AddOffsetsToTxn, EndTxn, TxnOffsetCommit,
+"""The transaction request handlers, after ``KafkaApis`` (InitProducerId - an idempotent
+producer's too -, AddPartitionsToTxn v0-3, AddOffsetsToTxn, EndTxn, TxnOffsetCommit,
 DescribeTransactions, ListTransactions) over :mod:`.transactions` and the group
 coordinator.
 
@@ -17,13 +17,14 @@ import re2
 
 from ..errors import AppendError
 from ..protocol.errors import Errors
+from ..protocol.wire import Request
 from .catalog import LogDirCatalog, is_internal
 from .classic_group import OffsetAndMetadata
 from .coordinator_log import OFFSETS_TOPIC, CoordinatorTopic
 from .group_apis import coordinator_write_error
 from .group_log import offset_key, offset_value
 from .groups import GroupCoordinator
-from .handlers import ApiHandlers
+from .handlers import ApiHandlers, Reply
 from .security.acls import AclOperation, ResourceType
 from .transactions import TransactionCoordinator, fenced_for
 
@@ -44,6 +45,36 @@ class TxnApis(ApiHandlers):
         self.txn = coordinator
         self.groups = groups
         self.offsets_topic = offsets_topic
+
+    def handle_init_producer_id(self, req: Request) -> Reply:
+        """``KafkaApis.handleInitProducerIdRequest``: WRITE on the transactional id, or -
+        idempotent - IDEMPOTENT_WRITE on the cluster or WRITE on some topic
+        (``authorizeByResourceType``)."""
+        txn_id = req.body["transactionalId"]
+        if txn_id is not None:
+            if not self.auth.authorize(req, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                       txn_id):
+                return Reply({"throttleTimeMs": 0, "errorCode": int(
+                    Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED), "producerId": -1,
+                    "producerEpoch": -1})
+        elif not self.auth.authorize_cluster(req, AclOperation.IDEMPOTENT_WRITE,
+                                             log_if_denied=False) and \
+                not self.auth.authorize_by_resource_type(req, AclOperation.WRITE,
+                                                         ResourceType.TOPIC):
+            return Reply({"throttleTimeMs": 0, "errorCode": int(
+                Errors.CLUSTER_AUTHORIZATION_FAILED), "producerId": -1, "producerEpoch": -1})
+        if self.options.read_only and req.body["transactionalId"] is None:
+            # an idempotent producer writes: as a broker answers a client without the
+            # IdempotentWrite / Write permission
+            return Reply({"throttleTimeMs": 0,
+                          "errorCode": int(Errors.CLUSTER_AUTHORIZATION_FAILED),
+                          "producerId": -1, "producerEpoch": -1})
+        if req.body["transactionalId"] is not None:
+            return Reply(self.init_producer_id(req.body, req.api_version))
+        # TransactionCoordinator.handleInitProducerId with a null transactionalId: always a
+        # new producer id, epoch 0
+        return Reply({"throttleTimeMs": 0, "errorCode": 0,
+                      "producerId": self.catalog.allocate_producer_id(), "producerEpoch": 0})
 
     def init_producer_id(self, body: dict, version: int) -> dict:
         """handleInitProducerIdRequest with a transactional id."""

@@ -512,8 +512,9 @@ class Serve:
         return cls(self.catalog, opts)
 
     def handle(self, frame: bytes, wait: float) -> str:
+        from kafkalog_cli.errors import CloseConnection
         from kafkalog_cli.protocol.wire import InvalidRequest, build_response, parse_request
-        from kafkalog_cli.server.kafka_apis import NO_RESPONSE, CloseConnection
+        from kafkalog_cli.server.handlers import NO_RESPONSE
 
         try:
             request = parse_request(frame)
