@@ -1,20 +1,21 @@
 """The request dispatch, after ``KafkaApis`` (``handle``: the handler of each API key),
 with the handlers it keeps itself - ApiVersions, Metadata
-(``handleTopicMetadataRequest``, with auto-creation), CreateTopics / DeleteTopics (the
-controller's ``ControllerApis`` / ``ReplicationControlManager``, and the partition
-directories ``LogManager`` makes and removes) and FindCoordinator's internal topics
-(``AutoTopicCreationManager``) - and :class:`ServerOptions`, the node's settings.
+(``handleTopicMetadataRequest``, with auto-creation) and FindCoordinator's internal
+topics (``AutoTopicCreationManager``) - the partition directories made and removed off the
+event loop (``LogManager``'s part, for CreateTopics / CreatePartitions / DeleteTopics), and
+:class:`ServerOptions`, the node's settings.
 
 Each ``handle_*`` takes a parsed :class:`~kafkalog_cli.protocol.wire.Request` and returns a
 :class:`~.handlers.Reply` (a response body, maybe at another version), a response body
 dict, :data:`~.handlers.NO_RESPONSE`, or raises :class:`CloseConnection`. Produce is in
 :mod:`.produce_apis`, Fetch and ListOffsets in :mod:`.fetch_apis`, the admin APIs in
-:mod:`.admin`, the group APIs in :mod:`.group_apis`, InitProducerId and the transaction
-APIs in :mod:`.txn_apis`; :meth:`KafkaApis.handle` dispatches to all. Handlers run on the
-event-loop thread; Produce awaits the validation of its batches on worker threads
-(:mod:`.workers`), Fetch the delayed fetch of ``minBytes``/``maxWaitMs``, JoinGroup /
-SyncGroup the group, DeleteRecords its checkpoint write, CreateTopics, CreatePartitions
-and DeleteTopics the partition directories made or removed on the files thread.
+:mod:`.admin` (with CreateTopics and DeleteTopics), the group APIs in
+:mod:`.group_apis`, InitProducerId and the transaction APIs in :mod:`.txn_apis`;
+:meth:`KafkaApis.handle` dispatches to all. Handlers run on the event-loop thread;
+Produce awaits the validation of its batches on worker threads (:mod:`.workers`), Fetch
+the delayed fetch of ``minBytes``/``maxWaitMs``, JoinGroup / SyncGroup the group,
+DeleteRecords its checkpoint write, CreateTopics, CreatePartitions and DeleteTopics the
+partition directories made or removed on the files thread, Metadata its auto-creation.
 """
 
 from __future__ import annotations
@@ -23,26 +24,16 @@ import asyncio
 import logging
 import re
 import time
-from collections import Counter
 from dataclasses import dataclass
 
-from ..errors import (
-    InvalidArgumentError,
-    InvalidConfigError,
-)
+from ..errors import InvalidArgumentError
 from ..protocol.apis import ApiKeys, api_versions_table
 from ..protocol.errors import Errors
 from ..protocol.wire import Request
 from ..schema.flexible import ZERO_UUID
-from ..storage.dir_files import random_kafka_uuid
 from ..storage.files import validate_topic_name
-from . import configs as cfgs
-from .admin import (
-    EXCESSIVE_BATCH_MESSAGE,
-    MAX_RECORDS_PER_USER_OP,
-    AdminApis,
-)
-from .catalog import METADATA_TOPIC, LogDirCatalog, Topic, is_internal, remove_partition_dir
+from .admin import AdminApis
+from .catalog import LogDirCatalog, Topic, is_internal, remove_partition_dir
 from .classic_group import GroupStore
 from .coordinator_log import OFFSETS_TOPIC, TRANSACTION_TOPIC, CoordinatorTopic
 from .describe_apis import DescribeApis, partition_states
@@ -54,9 +45,7 @@ from .handlers import SLICE_S, Reply, TimeSlices, endpoint_of
 from .metrics import BrokerTopicStats
 from .produce_apis import ProduceApis
 from .security.acls import CLUSTER_NAME, AclOperation, ResourceType
-from .security.java_order import java_order
 from .security.server_security import ServerSecurity
-from .storage_adapter import READ_ONLY_ERROR, READ_ONLY_MESSAGE
 from .transactions import TransactionCoordinator
 from .txn_apis import TxnApis
 from .workers import WorkerPool
@@ -65,8 +54,6 @@ log = logging.getLogger("kafkalog.serve")
 #: the longest a stop waits for the files thread's job (a batch of partitions being made)
 FILES_STOP_WAIT_S = 30.0
 
-#: ``new ApiError(TOPIC_AUTHORIZATION_FAILED)``'s message (the error's default)
-TOPIC_AUTHORIZATION_FAILED_MESSAGE = "Topic authorization failed."
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
@@ -106,7 +93,8 @@ class KafkaApis:
         #: logs the files thread made that no request has served yet (see :meth:`close`)
         self._unserved: dict[int, tuple] = {}
         self.admin = AdminApis(catalog, options, self.auth, self.metadata_lock,
-                               self.make_partitions)
+                               self.make_partitions, self.remove_partitions,
+                               lambda topic: self.groups.on_topic_deleted(topic))
         #: __consumer_offsets: the group coordinator's records (server/group_log.py)
         self.offsets_topic = CoordinatorTopic(
             catalog, OFFSETS_TOPIC, "offsets.topic.num.partitions",
@@ -135,8 +123,6 @@ class KafkaApis:
         self.handlers = {
             ApiKeys.METADATA: self.handle_metadata,
             ApiKeys.API_VERSIONS: self.handle_api_versions,
-            ApiKeys.CREATE_TOPICS: self.handle_create_topics,
-            ApiKeys.DELETE_TOPICS: self.handle_delete_topics,
         }
         self.handlers.update(self.produce.handlers())
         #: Fetch and ListOffsets (server/fetch_apis.py)
@@ -243,7 +229,7 @@ class KafkaApis:
                 continue
             async with self.metadata_lock:
                 if not ct.exists() and ct.name not in self.catalog.creating:
-                    await self._create_topic(ct.name, ct.num_partitions, ct.overrides())
+                    await self.admin.create_topic(ct.name, ct.num_partitions, ct.overrides())
                     log.info("created %s with %d partitions", ct.name, ct.num_partitions)
 
     def _find_coordinator(self, req: Request):
@@ -320,8 +306,8 @@ class KafkaApis:
         admin change at a time; None when it turned out taken meanwhile."""
         async with self.metadata_lock:
             t = self.catalog.topics.get(name)
-            if t is None and name not in self.catalog.creating and not self._collides(name):
-                t = await self._create_topic(name, self.options.num_partitions, None)
+            if t is None and name not in self.catalog.creating and not self.admin.collides(name):
+                t = await self.admin.create_topic(name, self.options.num_partitions, None)
                 log.info("auto-created topic %s with %d partitions", name,
                          self.options.num_partitions)
         return t
@@ -437,7 +423,7 @@ class KafkaApis:
                     if name in self.catalog.creating:  # its partitions are being made
                         error = Errors.LEADER_NOT_AVAILABLE
                     elif auto and not self.options.read_only and \
-                            not is_internal(name) and not self._collides(name):
+                            not is_internal(name) and not self.admin.collides(name):
                         # created before the answer (off the event loop): answered at
                         # once instead of LEADER_NOT_AVAILABLE and a retry
                         t = await self._auto_create(name)
@@ -452,261 +438,9 @@ class KafkaApis:
             out.append(self._topic_metadata(req, t, include_ops))
         return unknown_ids + out + no_create + no_describe
 
-    def _collides(self, name: str) -> bool:
-        """Topic.hasCollision: '.' and '_' collide in metric names."""
-        key = name.replace(".", "_")
-        return any(t != name and t.replace(".", "_") == key for t in self.catalog.topics)
-
-    # -- CreateTopics / DeleteTopics ----------------------------------------------------
-
-    async def handle_create_topics(self, req: Request) -> Reply:
-        """ControllerApis.createTopics: the checks of every topic, then (unless
-        ``validateOnly``) each topic's partitions, made one at a time in time slices (a
-        topic of 10,000 partitions takes seconds of fsyncs; the other connections are
-        served meanwhile), the topic served once all are. One admin change at a time, as
-        the controller applies them (:attr:`metadata_lock`). First the authorization
-        (``ReplicationControlManager.createTopics``): CREATE on the cluster or on each
-        topic (else TOPIC_AUTHORIZATION_FAILED "Authorization failed.", answered after the
-        others, as are duplicate names and ``__cluster_metadata``); the configs of a new
-        topic only when the principal may DESCRIBE_CONFIGS it (else
-        ``topicConfigErrorCode`` TOPIC_AUTHORIZATION_FAILED)."""
-        async with self.metadata_lock:
-            return await self._create_topics(req)
-
-    def _authorize_creates(self, req: Request) -> tuple[dict, list[dict], set | None]:
-        """``ReplicationControlManager.createTopics``' first checks with an authorizer: the
-        request's body without the topics refused (duplicates, ``__cluster_metadata``, no
-        CREATE on the cluster or the topic), their answers, and the topics whose configs
-        the principal may see (None: every topic, no authorizer)."""
-        body = req.body
-        auth = self.auth
-        if not auth.enabled:
-            return body, [], None
-        counts = Counter(t["name"] for t in body["topics"])
-        unique = [n for n in java_order(counts) if counts[n] == 1 and n != METADATA_TOPIC]
-        creatable = set(unique) if auth.authorize_cluster(
-            req, AclOperation.CREATE, log_if_denied=False) else auth.filter_by_authorized(
-            req, AclOperation.CREATE, ResourceType.TOPIC, unique)
-        describable = auth.filter_by_authorized(
-            req, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, unique, log_if_denied=False)
-        refused = [_created(n, Errors.INVALID_REQUEST, "Duplicate topic name.")
-                   for n in java_order(counts) if counts[n] > 1]
-        for n in java_order(counts):
-            if n == METADATA_TOPIC and counts[n] == 1:
-                refused.append(_created(n, Errors.INVALID_REQUEST, "Creation of internal "
-                                        f"topic {METADATA_TOPIC} is prohibited."))
-            elif counts[n] == 1 and n not in creatable:
-                refused.append(_created(n, Errors.TOPIC_AUTHORIZATION_FAILED,
-                                        "Authorization failed."))
-        gone = {r["name"] for r in refused}
-        body = dict(body, topics=[t for t in body["topics"] if t["name"] not in gone])
-        return body, refused, describable
-
-    async def _create_topics(self, req: Request) -> Reply:
-        body, refused, describable = self._authorize_creates(req)
-        names = Counter(t["name"] for t in body["topics"])
-        results = []
-        checked = []
-        answered = set()
-        for t in body["topics"]:
-            name = t["name"]
-            if name in answered:
-                continue  # the answers are keyed by name: a duplicate once
-            answered.add(name)
-            res = {"name": name, "topicId": ZERO_UUID, "errorCode": 0, "errorMessage": None,
-                   "numPartitions": -1, "replicationFactor": -1, "configs": []}
-            results.append(res)
-            error, message, overrides = self._check_create(t, names)
-            if error is Errors.NONE and self.options.read_only:
-                error, message = READ_ONLY_ERROR, READ_ONLY_MESSAGE
-            if error is not Errors.NONE:
-                res["errorCode"], res["errorMessage"] = int(error), message
-                continue
-            n = t["numPartitions"] if t["numPartitions"] != -1 else (
-                len(t["assignments"]) or self.options.num_partitions)
-            checked.append((t, res, n, overrides))
-        if sum(1 + n + len(o or ()) for _, _, n, o in checked) > MAX_RECORDS_PER_USER_OP:
-            # a TopicRecord, a PartitionRecord per partition and a ConfigRecord per config
-            # overflow the controller's BoundedList: the whole request fails
-            # (CreateTopicsRequest.getErrorResponse)
-            for res in results:
-                res.update(errorCode=int(Errors.POLICY_VIOLATION),
-                           errorMessage=EXCESSIVE_BATCH_MESSAGE, topicId=ZERO_UUID,
-                           numPartitions=-1, replicationFactor=-1, configs=[])
-            return Reply({"throttleTimeMs": 0, "topics": results + refused})
-        for t, res, n, overrides in checked:
-            name = t["name"]
-            if not body.get("validateOnly"):
-                topic = await self._create_topic(name, n, overrides)
-                res["topicId"] = topic.topic_id
-            else:  # the controller makes the topic's id before it sees validateOnly
-                res["topicId"] = random_kafka_uuid()
-            if describable is not None and name not in describable:
-                res["topicConfigErrorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
-                continue
-            res["numPartitions"], res["replicationFactor"] = n, 1
-            res["configs"] = [
-                {k: e[k] for k in ("name", "value", "readOnly", "configSource", "isSensitive")}
-                for e in cfgs.describe_topic(self.catalog.broker_configs, overrides, None,
-                                             False)]
-        return Reply({"throttleTimeMs": 0, "topics": results + refused})
-
-    async def _create_topic(self, name: str, n: int, overrides) -> Topic:
-        """A new topic's ``n`` partitions (:meth:`make_partitions`); the topic is served
-        when all are made, or - the server stopping meanwhile - with those made (a
-        warning says so: a later CreatePartitions completes it). The caller holds
-        :attr:`metadata_lock`."""
-        topic = self.catalog.new_topic(name, overrides)
-        self.catalog.creating.add(name)
-        try:
-            await self.make_partitions(topic, range(n))
-        finally:
-            self.catalog.creating.discard(name)
-            if topic.partitions:
-                self.catalog.add_topic(topic)
-            if len(topic.partitions) < n:
-                log.warning("topic %s: %d of its %d partitions made before the stop", name,
-                            len(topic.partitions), n)
-        return topic
-
-    def _check_create(self, t: dict, names: Counter):
-        name = t["name"]
-        if names[name] > 1:
-            return Errors.INVALID_REQUEST, "Duplicate topic name.", None
-        try:
-            _validate_name(name)
-        except InvalidArgumentError as e:
-            return Errors.INVALID_TOPIC_EXCEPTION, e.message, None
-        if name in self.catalog.topics or name in self.catalog.creating:
-            return Errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", None
-        if self._collides(name):
-            return (Errors.INVALID_TOPIC_EXCEPTION,
-                    f"Topic '{name}' collides with an existing topic.", None)
-        n, rf, assignments = t["numPartitions"], t["replicationFactor"], t["assignments"]
-        if assignments:
-            # ReplicationControlManager.createTopic, as the pinned broker words it
-            if n != -1:
-                return (Errors.INVALID_REQUEST, "A manual partition assignment was specified, "
-                        "but numPartitions was not set to -1.", None)
-            if rf != -1:
-                return (Errors.INVALID_REQUEST, "A manual partition assignment was specified, "
-                        "but replication factor was not set to -1.", None)
-            unknown = [b for a in assignments for b in a["brokerIds"]
-                       if b != self.options.node_id]
-            if unknown:
-                return (Errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
-                        f"includes broker {unknown[0]}, but no such broker is registered.",
-                        None)
-            idxs = sorted(a["partitionIndex"] for a in assignments)
-            if idxs != list(range(len(idxs))) or any(
-                    a["brokerIds"] != [self.options.node_id] for a in assignments):
-                return (Errors.INVALID_REPLICA_ASSIGNMENT, "Replica assignments must name "
-                        f"partitions 0..n-1, each on broker {self.options.node_id} only.", None)
-        elif n == 0 or n < -1:
-            return (Errors.INVALID_PARTITIONS,
-                    "Number of partitions was set to an invalid non-positive value.", None)
-        if rf == 0 or rf < -1:
-            return (Errors.INVALID_REPLICATION_FACTOR, "Replication factor must be larger "
-                    "than 0, or -1 to use the default value.", None)
-        if rf > 1:
-            return (Errors.INVALID_REPLICATION_FACTOR,
-                    f"Unable to replicate the partition {rf} time(s): The target replication "
-                    f"factor of {rf} cannot be reached because only 1 broker(s) are "
-                    "registered or some brokers have all their log directories cordoned.",
-                    None)
-        nulls = [c["name"] for c in t["configs"] if c["value"] is None]
-        if nulls:  # ControllerConfigurationValidator / ConfigurationControlManager
-            return (Errors.INVALID_CONFIG,
-                    f"Null value not supported for topic configs: {', '.join(nulls)}", None)
-        try:
-            overrides = cfgs.validate_topic_configs(
-                {c["name"]: c["value"] for c in t["configs"]},
-                self.catalog.broker_configs.topic_defaults())
-        except InvalidConfigError as e:
-            return Errors.INVALID_CONFIG, e.message, None
-        return Errors.NONE, None, overrides
-
-    async def handle_delete_topics(self, req: Request) -> Reply:
-        """ControllerApis.deleteTopics: each topic named stops being served at once, then
-        its partition directories are renamed ``-delete`` and removed in time slices (one
-        admin change at a time, :attr:`metadata_lock`). DELETE on the cluster or the topic
-        is needed; a topic the principal may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED
-        whether it exists or not (and, asked by id, without its name)."""
-        async with self.metadata_lock:
-            return await self._delete_topics(req)
-
-    async def _delete_topics(self, req: Request) -> Reply:
-        v = req.api_version
-        body = req.body
-        wanted = ([{"name": n, "topicId": ZERO_UUID} for n in body["topicNames"]] if v < 6
-                  else body["topics"])
-        describable = deletable = None
-        if self.auth.enabled:
-            names = []
-            for w in wanted:
-                if w.get("name") is not None:
-                    names.append(w["name"])
-                elif (t := self.catalog.by_id.get(w.get("topicId", ZERO_UUID))) is not None:
-                    names.append(t.name)
-            names = list(dict.fromkeys(names))
-            if self.auth.authorize_cluster(req, AclOperation.DELETE, log_if_denied=False):
-                describable = deletable = set(names)
-            else:
-                describable = self.auth.filter_by_authorized(
-                    req, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
-                deletable = self.auth.filter_by_authorized(
-                    req, AclOperation.DELETE, ResourceType.TOPIC, names)
-        results = []
-        for w in wanted:
-            name, tid = w.get("name"), w.get("topicId", ZERO_UUID)
-            res = {"name": name, "topicId": tid, "errorCode": 0, "errorMessage": None}
-            results.append(res)
-            if name is None and tid != ZERO_UUID:
-                t = self.catalog.by_id.get(tid)
-                if t is None:
-                    res["errorCode"] = int(Errors.UNKNOWN_TOPIC_ID)
-                    res["errorMessage"] = "This server does not host this topic ID."
-                    continue
-                if deletable is not None and t.name not in deletable:
-                    res["errorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
-                    res["errorMessage"] = TOPIC_AUTHORIZATION_FAILED_MESSAGE
-                    if t.name in describable:
-                        res["name"] = t.name
-                    continue
-            else:
-                if describable is not None and name is not None and name not in describable:
-                    res["errorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
-                    res["errorMessage"] = TOPIC_AUTHORIZATION_FAILED_MESSAGE
-                    continue
-                t = self.catalog.topics.get(name) if name is not None else None
-                if t is None:
-                    res["errorCode"] = int(Errors.UNKNOWN_TOPIC_OR_PARTITION)
-                    res["errorMessage"] = "This server does not host this topic-partition."
-                    continue
-                if deletable is not None and t.name not in deletable:
-                    res["errorCode"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
-                    res["errorMessage"] = TOPIC_AUTHORIZATION_FAILED_MESSAGE
-                    continue
-            res["name"], res["topicId"] = t.name, t.topic_id
-            if self.options.read_only:
-                res["errorCode"], res["errorMessage"] = int(READ_ONLY_ERROR), READ_ONLY_MESSAGE
-                continue
-            self.catalog.forget_topic(t)
-            self.groups.on_topic_deleted(t.name)
-            await self.remove_partitions(t)
-            log.info("deleted topic %s", t.name)
-        return Reply({"throttleTimeMs": 0, "responses": results})
-
-
-def _created(name: str, error: Errors, message: str) -> dict:
-    """A CreatableTopicResult refused before the controller looked at it."""
-    return {"name": name, "topicId": ZERO_UUID, "errorCode": int(error), "errorMessage": message,
-            "numPartitions": -1, "replicationFactor": -1, "configs": []}
-
-
-#: handlers that await (Metadata's auto-creation, the partition directories made or
-#: removed; the Produce, Fetch, admin and group handlers name theirs)
-_AWAITING = frozenset({ApiKeys.METADATA, ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS})
+#: handlers that await (Metadata's auto-creation; the Produce, Fetch, admin and group
+#: handlers name theirs)
+_AWAITING = frozenset({ApiKeys.METADATA})
 
 
 def _open_partitions(catalog: LogDirCatalog, topic: Topic, partitions: list[int],
