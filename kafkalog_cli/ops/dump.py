@@ -73,8 +73,8 @@ from ..constants import (
     MAGIC_V2,
     NO_TIMESTAMP,
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
-    TIMESTAMP_TYPE_MASK,
     TIME_INDEX_FILE_SUFFIX,
+    TIMESTAMP_TYPE_MASK,
     TXN_INDEX_FILE_SUFFIX,
 )
 from ..errors import (
