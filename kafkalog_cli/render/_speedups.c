@@ -37,6 +37,9 @@
 #include <stdint.h>
 #include <limits.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "../format/_record_walk.h"
 
@@ -97,14 +100,64 @@ static inline int ob_int(outbuf *o, long long v)
 {
     char tmp[24];
     char *e = tmp + sizeof tmp, *s = e;
+    static const char pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        *--s = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    while (u >= 100) {   /* two digits a step */
+        unsigned d = (unsigned)(u % 100);
+        u /= 100;
+        *--s = pairs[2 * d + 1];
+        *--s = pairs[2 * d];
+    }
+    if (u >= 10) {
+        *--s = pairs[2 * u + 1];
+        *--s = pairs[2 * u];
+    } else {
+        *--s = (char)('0' + u);
+    }
     if (v < 0)
         *--s = '-';
     return ob_put(o, s, e - s);
+}
+
+/* -- unchecked writers: into room reserved beforehand (a record's upper bound) ----------- */
+
+#define W_LIT(d, lit) (memcpy((d), (lit), sizeof(lit) - 1), (d) + sizeof(lit) - 1)
+
+/* v in decimal at d (at most 20 bytes); returns the end */
+static inline char *w_int(char *d, long long v)
+{
+    static const char pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    if (v < 0)
+        *d++ = '-';
+    static const unsigned long long p10[20] = {
+        1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+        100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+        10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+        100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL};
+    /* the digits: log10 from the bit length (x 1233 / 4096 ~ log10(2)), then one compare */
+    int t = ((64 - __builtin_clzll(u | 1)) * 1233) >> 12;
+    int n = t + 1 - ((u | 1) < p10[t]);   /* (u | 1: 0 has one digit) */
+    char *e = d + n, *s = e;
+    while (u >= 100) {
+        unsigned q = (unsigned)(u % 100);
+        u /= 100;
+        *--s = pairs[2 * q + 1];
+        *--s = pairs[2 * q];
+    }
+    if (u >= 10) {
+        *--s = pairs[2 * u + 1];
+        *--s = pairs[2 * u];
+    } else {
+        *--s = (char)('0' + u);
+    }
+    return e;
 }
 
 static PyObject *ob_finish(outbuf *o)
@@ -124,6 +177,11 @@ static int utf8_ok(const unsigned char *s, Py_ssize_t n)
 {
     Py_ssize_t i = 0;
     while (i < n) {
+#ifdef __SSE2__
+        while (i + 16 <= n &&
+               !_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + i))))
+            i += 16;
+#endif
         while (i + 8 <= n) {
             uint64_t w;
             memcpy(&w, s + i, 8);
@@ -190,12 +248,52 @@ static inline int word_needs_escape(uint64_t w)
     return (((w - ONES * 0x20) & ~w) | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS ? 1 : 0;
 }
 
+#ifdef __SSE2__
+/* The bytes of p[0:16] that JSON escapes (below 0x20, '"', '\\'), as a bit mask. */
+static inline unsigned esc_mask16(const unsigned char *p)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i low = _mm_cmplt_epi8(_mm_xor_si128(v, _mm_set1_epi8((char)0x80)),
+                                 _mm_set1_epi8((char)(0x20 ^ 0x80)));   /* unsigned < 0x20 */
+    __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+    __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+    return (unsigned)_mm_movemask_epi8(_mm_or_si128(low, _mm_or_si128(q, b)));
+}
+#endif
+
+/* One escaped byte of a JSON string at d; returns the end. */
+static inline char *json_escape_byte(char *d, unsigned char c)
+{
+    static const char hex[] = "0123456789abcdef";
+    *d++ = '\\';
+    switch (c) {
+    case '"': *d++ = '"'; break;
+    case '\\': *d++ = '\\'; break;
+    case '\b': *d++ = 'b'; break;
+    case '\f': *d++ = 'f'; break;
+    case '\n': *d++ = 'n'; break;
+    case '\r': *d++ = 'r'; break;
+    case '\t': *d++ = 't'; break;
+    default:
+        *d++ = 'u';
+        *d++ = '0';
+        *d++ = '0';
+        *d++ = hex[c >> 4];
+        *d++ = hex[c & 15];
+    }
+    return d;
+}
+
 /* The body of a JSON string for UTF-8 bytes (see json_extra). */
 static int json_escape(outbuf *o, const unsigned char *s, Py_ssize_t n)
 {
-    static const char hex[] = "0123456789abcdef";
     Py_ssize_t extra = 0;   /* the exact size first: a huge field is reserved once */
     Py_ssize_t i = 0;
+#ifdef __SSE2__
+    for (; i + 16 <= n; i += 16)
+        for (unsigned m = esc_mask16(s + i); m; m &= m - 1)
+            extra += json_extra[s[i + __builtin_ctz(m)]];
+#else
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);
@@ -203,6 +301,7 @@ static int json_escape(outbuf *o, const unsigned char *s, Py_ssize_t n)
             for (int k = 0; k < 8; k++)
                 extra += json_extra[s[i + k]];
     }
+#endif
     for (; i < n; i++)
         extra += json_extra[s[i]];
     if (ob_reserve(o, n + extra) < 0)
@@ -213,7 +312,27 @@ static int json_escape(outbuf *o, const unsigned char *s, Py_ssize_t n)
         o->len += n;
         return 0;
     }
-    for (i = 0; i < n; i++) {
+    i = 0;
+#ifdef __SSE2__
+    for (; i + 16 <= n; i += 16) {
+        unsigned m = esc_mask16(s + i);
+        if (!m) {
+            memcpy(d, s + i, 16);
+            d += 16;
+            continue;
+        }
+        Py_ssize_t k = 0;
+        for (; m; m &= m - 1) {   /* the clean bytes before each escaped one, then it */
+            Py_ssize_t b = __builtin_ctz(m);
+            memcpy(d, s + i + k, (size_t)(b - k));
+            d = json_escape_byte(d + (b - k), s[i + b]);
+            k = b + 1;
+        }
+        memcpy(d, s + i + k, (size_t)(16 - k));
+        d += 16 - k;
+    }
+#endif
+    for (; i < n; i++) {
         unsigned char c = s[i];
         if (!(i & 7) && i + 8 <= n) {   /* 8 bytes needing no escape: copied at once */
             uint64_t w;
@@ -225,26 +344,10 @@ static int json_escape(outbuf *o, const unsigned char *s, Py_ssize_t n)
                 continue;
             }
         }
-        if (!json_extra[c]) {
+        if (!json_extra[c])
             *d++ = (char)c;
-            continue;
-        }
-        *d++ = '\\';
-        switch (c) {
-        case '"': *d++ = '"'; break;
-        case '\\': *d++ = '\\'; break;
-        case '\b': *d++ = 'b'; break;
-        case '\f': *d++ = 'f'; break;
-        case '\n': *d++ = 'n'; break;
-        case '\r': *d++ = 'r'; break;
-        case '\t': *d++ = 't'; break;
-        default:
-            *d++ = 'u';
-            *d++ = '0';
-            *d++ = '0';
-            *d++ = hex[c >> 4];
-            *d++ = hex[c & 15];
-        }
+        else
+            d = json_escape_byte(d, c);
     }
     o->len = d - o->p;
     return 0;
@@ -562,18 +665,35 @@ static int kafka_record(outbuf *o, const rec *r, const char *ts_type, Py_ssize_t
     const char *prefix = "| ";
     int e;
     if (!skip_metadata) {
-        if (PUTS(o, "| offset: ") < 0 || ob_int(o, r->offset) < 0 || PUTS(o, " ") < 0 ||
-            ob_put(o, ts_type, ts_len) < 0 || PUTS(o, ": ") < 0 ||
-            ob_int(o, r->timestamp) < 0 || PUTS(o, " keySize: ") < 0 ||
-            ob_int(o, r->key_len) < 0 || PUTS(o, " valueSize: ") < 0 ||
-            ob_int(o, r->value_len) < 0 || PUTS(o, " sequence: ") < 0 ||
-            ob_int(o, r->sequence) < 0 || PUTS(o, " headerKeys: [") < 0)
-            return -1;
+        /* the metadata's bound: 5 ints of at most 20 bytes, the names, the header keys */
+        Py_ssize_t need = 160 + ts_len;
         for (Py_ssize_t j = 0; j < r->nh; j++)
-            if ((j && PUTS(o, ",") < 0) || ob_put(o, r->h[j].k, r->h[j].kn) < 0)
-                return -1;
-        if (PUTS(o, "]") < 0)
+            need += r->h[j].kn + 1;
+        if (ob_reserve(o, need) < 0)
             return -1;
+        char *d = o->p + o->len;
+        d = W_LIT(d, "| offset: ");
+        d = w_int(d, r->offset);
+        *d++ = ' ';
+        memcpy(d, ts_type, (size_t)ts_len);
+        d += ts_len;
+        d = W_LIT(d, ": ");
+        d = w_int(d, r->timestamp);
+        d = W_LIT(d, " keySize: ");
+        d = w_int(d, r->key_len);
+        d = W_LIT(d, " valueSize: ");
+        d = w_int(d, r->value_len);
+        d = W_LIT(d, " sequence: ");
+        d = w_int(d, r->sequence);
+        d = W_LIT(d, " headerKeys: [");
+        for (Py_ssize_t j = 0; j < r->nh; j++) {
+            if (j)
+                *d++ = ',';
+            memcpy(d, r->h[j].k, (size_t)r->h[j].kn);
+            d += r->h[j].kn;
+        }
+        *d++ = ']';
+        o->len = d - o->p;
         prefix = " ";
     }
     if (with_data) {
@@ -699,13 +819,21 @@ static int json_label(outbuf *o, const char *name, const char *label)
 
 static int json_record(outbuf *o, const rec *r, int with_data, int encoding)
 {
-    if (PUTS(o, "{\"type\":\"record\",\"offset\":") < 0 || ob_int(o, r->offset) < 0 ||
-        PUTS(o, ",\"timestamp\":") < 0 || ob_int(o, r->timestamp) < 0 ||
-        PUTS(o, ",\"keySize\":") < 0 || ob_int(o, r->key_len) < 0 ||
-        PUTS(o, ",\"valueSize\":") < 0 || ob_int(o, r->value_len) < 0 ||
-        PUTS(o, ",\"sequence\":") < 0 || ob_int(o, r->sequence) < 0 ||
-        PUTS(o, ",\"headerKeys\":[") < 0)
+    if (ob_reserve(o, 200) < 0)   /* the names and 4 ints of at most 20 bytes */
         return -1;
+    char *d = o->p + o->len;
+    d = W_LIT(d, "{\"type\":\"record\",\"offset\":");
+    d = w_int(d, r->offset);
+    d = W_LIT(d, ",\"timestamp\":");
+    d = w_int(d, r->timestamp);
+    d = W_LIT(d, ",\"keySize\":");
+    d = w_int(d, r->key_len);
+    d = W_LIT(d, ",\"valueSize\":");
+    d = w_int(d, r->value_len);
+    d = W_LIT(d, ",\"sequence\":");
+    d = w_int(d, r->sequence);
+    d = W_LIT(d, ",\"headerKeys\":[");
+    o->len = d - o->p;
     for (Py_ssize_t j = 0; j < r->nh; j++)
         if ((j && PUTS(o, ",") < 0) || json_utf8(o, r->h[j].k, r->h[j].kn) < 0)
             return -1;
