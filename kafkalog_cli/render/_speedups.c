@@ -951,10 +951,17 @@ static int block_visit(void *ctx, const rw_record *w)
 
 /* The walk of a block into lines: bytes, None (FALLBACK: the block does not parse, or
  * holds a shape for the Python loop), or NULL with an error. */
-static PyObject *block_lines(block_ctx *c, Py_buffer *buf, long long count)
+static PyObject *block_lines(block_ctx *c, Py_buffer *buf, long long count,
+                             PyObject *lat_obj)
 {
     outbuf o;
     PyObject *r = NULL;
+    c->lat = lat_obj != Py_None;   /* LogAppendTime: every record's timestamp */
+    c->lat_ts = c->lat ? PyLong_AsLongLong(lat_obj) : 0;
+    if (c->lat && c->lat_ts == -1 && PyErr_Occurred())
+        return NULL;
+    if (c->base_seq > INT32_MAX_ || c->base_seq < -INT32_MAX_ - 1)
+        Py_RETURN_NONE;
     if (ob_init(&o, buf->len + count * (c->kafka ? 120 + c->ts_len : 160) + 64) < 0)
         return NULL;
     c->o = &o;
@@ -982,19 +989,11 @@ static PyObject *sp_kafka_block(PyObject *self, PyObject *args)
     PyObject *r = NULL;
     c.kafka = 1;
     c.encoding = ENC_UTF8;
-    c.lat = lat_obj != Py_None;
-    c.lat_ts = c.lat ? PyLong_AsLongLong(lat_obj) : 0;
-    if (c.lat && c.lat_ts == -1 && PyErr_Occurred())
-        goto done;
-    if (c.base_seq > INT32_MAX_ || c.base_seq < -INT32_MAX_ - 1) {
-        r = Py_NewRef(Py_None);
-        goto done;
-    }
     int e = str_utf8(ts_type_obj, &c.ts_type, &c.ts_len);
-    if (e < 0)
-        goto done;
-    r = e == FALLBACK ? Py_NewRef(Py_None) : block_lines(&c, &buf, count);
-done:
+    if (e == 0)
+        r = block_lines(&c, &buf, count, lat_obj);
+    else if (e == FALLBACK)
+        r = Py_NewRef(Py_None);
     PyBuffer_Release(&buf);
     return r;
 }
@@ -1015,20 +1014,10 @@ static PyObject *sp_json_block(PyObject *self, PyObject *args)
     c.ts_type = NULL;
     c.ts_len = 0;
     c.java_string = NULL;
-    c.lat = lat_obj != Py_None;
-    c.lat_ts = c.lat ? PyLong_AsLongLong(lat_obj) : 0;
-    if (c.lat && c.lat_ts == -1 && PyErr_Occurred())
-        goto done;
-    if (c.encoding < ENC_UTF8 || c.encoding > ENC_HEX) {
+    if (c.encoding < ENC_UTF8 || c.encoding > ENC_HEX)
         PyErr_Format(PyExc_ValueError, "unknown data encoding %d", c.encoding);
-        goto done;
-    }
-    if (c.base_seq > INT32_MAX_ || c.base_seq < -INT32_MAX_ - 1) {
-        r = Py_NewRef(Py_None);
-        goto done;
-    }
-    r = block_lines(&c, &buf, count);
-done:
+    else
+        r = block_lines(&c, &buf, count, lat_obj);
     PyBuffer_Release(&buf);
     return r;
 }
