@@ -1,7 +1,8 @@
 """The optional compiled core: ``kafkalog_cli.format._speedups`` (the C twin of the hot
-loops of ``kafkalog_cli/format/records.py``), ``kafkalog_cli.format._encode`` (of the
-record encoder of ``kafkalog_cli/format/builder.py``) and ``kafkalog_cli.render._speedups``
-(of the record lines of ``kafkalog_cli/render/dump.py`` and ``render/read.py``).
+loops of the read path, ``kafkalog_cli/format/record.py``, ``record_batch.py`` and
+``records.py``), ``kafkalog_cli.format._encode`` (of the record encoder of
+``kafkalog_cli/format/builder.py``) and ``kafkalog_cli.render._speedups`` (of the record
+lines of ``kafkalog_cli/render/dump.py`` and ``render/read.py``).
 
 pyproject.toml is the home of the package's metadata; this file only adds the extensions.
 Their build is optional: without a compiler or Python's headers the build warns and goes

@@ -195,11 +195,11 @@ def readers(selected: set[str]) -> dict[str, dict]:
             out["kafkalog"]["scan_batches"] = kafkalog_scan_fast
         except ImportError:
             pass
-        from kafkalog_cli.format import records
+        from kafkalog_cli.format import compiled
 
-        if records.SPEEDUPS:
+        if compiled.SPEEDUPS:
             # the compiled core is in use: time the pure-Python loops beside it
-            pure = records.load_pure_python()
+            pure = compiled.load_pure_python()
             out["kafkalog[py]"] = {
                 "scan": lambda d: kafkalog_scan(d, pure),
                 "scan_batches": lambda d: kafkalog_scan_fast(d, pure),

@@ -77,7 +77,7 @@ MARKER = ".kafka_cleanshutdown"
 def build_log_dir(d: Path) -> None:
     """``big-0`` (100 batches of one 1 MiB record) and ``wide`` (1,000 partitions), written
     with the engine; closed cleanly (the marker written)."""
-    from kafkalog_cli.storage.log import LogManager
+    from kafkalog_cli.storage.log_manager import LogManager
 
     if (d / MARKER).exists():
         return

@@ -32,7 +32,7 @@ MARKER = ".kafka_cleanshutdown"
 
 
 def build(d: Path, partitions: int, topics: int) -> None:
-    from kafkalog_cli.storage.log import LogManager
+    from kafkalog_cli.storage.log_manager import LogManager
 
     if (d / MARKER).exists():
         return

@@ -663,8 +663,8 @@ def _write(results: list[Result], meta: dict, out: Path) -> str:
 
 
 def _core() -> str:
-    from kafkalog_cli.format import records
-    return "C core" if records.SPEEDUPS else "pure Python"
+    from kafkalog_cli.format import compiled
+    return "C core" if compiled.SPEEDUPS else "pure Python"
 
 
 def _warm_up(bench, servers: dict, payloads: dict, tmp: Path) -> None:

@@ -421,7 +421,7 @@ def decode_share(part_dir: Path) -> dict:
     # length scan and vectorised decode, the list path's loop, legacy/control records()
     # (the record loop is rendered from format/records.py's template, under its own name)
     entry = {("vectorized.py", "scan_lengths"), ("vectorized.py", "decode_group"),
-             ("<kafkalog_cli.format.records._DECODE_LOOP:_decode_block_into>",
+             ("<kafkalog_cli.format.record._DECODE_LOOP:_decode_block_into>",
               "_decode_block_into"), ("records.py", "records")}
     decode = sum(v[3] for k, v in st.stats.items()
                  if (os.path.basename(k[0]), k[2]) in entry)

@@ -237,7 +237,7 @@ def write_partition_of(log_dir: Path, topic: str, batches: int, value_size: int)
     """``<topic>-0`` of ``batches`` batches of one record of ``value_size`` bytes, written
     with the engine (the directory closed cleanly)."""
     from kafkalog_cli.format.builder import build_batch
-    from kafkalog_cli.storage.log import LogManager
+    from kafkalog_cli.storage.log_manager import LogManager
 
     m = LogManager.open(log_dir, node_id=0, fsync=False)
     try:

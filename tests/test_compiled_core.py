@@ -9,7 +9,7 @@ import sys
 import pytest
 from kafkalog_testkit import REPO
 
-from kafkalog_cli.format import builder, records
+from kafkalog_cli.format import builder, compiled
 
 
 def test_ci_builds_the_core():
@@ -18,12 +18,12 @@ def test_ci_builds_the_core():
     if os.environ.get("KAFKALOG_BUILD_STRICT") != "1":
         pytest.skip("not a strict (CI) build")
     on = os.environ.get("KAFKALOG_PURE_PYTHON", "") in ("", "0")
-    assert records.SPEEDUPS == on
+    assert compiled.SPEEDUPS == on
     assert builder.SPEEDUPS == on  # the record encoder, _encode.c
 
 
 def test_pure_python_env_var_turns_the_core_off():
-    code = ("from kafkalog_cli.format import builder as b, records as r; "
+    code = ("from kafkalog_cli.format import builder as b, compiled as r; "
             "print(r.SPEEDUPS, r._c, b.SPEEDUPS, b._c)")
     env = {**os.environ, "KAFKALOG_PURE_PYTHON": "1"}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,

@@ -231,8 +231,8 @@ def test_schema_files_are_package_data():
     assert names == {"audit.json", "consumer-record.json", "copy.json",
                      "delete-records.json", "describe.json", "dump-event.json",
                      "export-row.json", "export.json", "get-offsets.json",
-                     "groups-delete.json", "groups-reset.json", "groups.json", "produce.json",
-                     "recover-undo.json", "recover.json", "share-groups.json",
+                     "groups-delete.json", "groups-delete-offsets.json", "groups-reset.json",
+                     "groups.json", "produce.json", "recover-undo.json", "recover.json", "share-groups.json",
                      "verify-index.json"}
     docs = (REPO / "docs" / "json.md").read_text()
     for n in names:

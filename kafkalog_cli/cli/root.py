@@ -46,6 +46,9 @@ def root(
 ) -> None:
     """Read, verify, repair and append to Apache Kafka log directories, no broker needed."""
     # --debug is read from argv by main(), before Typer parses anything
+    from . import parsed
+
+    parsed()
 
 
 def _one_metavar_style() -> None:

@@ -4,9 +4,9 @@
  * read a block whole and need no Record tuples (format/_speedups.c's block_is_dense,
  * render/_speedups.c's kafka_block and json_block).
  *
- * The walk accepts exactly the blocks records.decode_records accepts (every length,
+ * The walk accepts exactly the blocks record.decode_records accepts (every length,
  * count and end checked as decode_loop checks them) but says only that a block does not
- * parse, never why: its callers then take the reference path (records.decode_records),
+ * parse, never why: its callers then take the reference path (record.decode_records),
  * which raises Kafka's error. No Python API is called here; nothing is allocated.
  */
 #ifndef KAFKALOG_RECORD_WALK_H

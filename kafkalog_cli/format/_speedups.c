@@ -1,18 +1,19 @@
 /*
- * kafkalog_cli.format._speedups: the hot loops of kafkalog_cli/format/records.py in C.
+ * kafkalog_cli.format._speedups: the hot loops of kafkalog_cli/format's read path (record.py,
+ * record_batch.py, records.py) in C.
  *
- * Optional: records.py imports this module when it was built (setup.py, when a compiler
- * and Python's headers are present) and KAFKALOG_PURE_PYTHON is not set, and otherwise
- * runs its own Python loops, which stay the reference. Every function here takes the
+ * Optional: compiled.py imports this module when it was built (setup.py, when a compiler
+ * and Python's headers are present) and KAFKALOG_PURE_PYTHON is not set; otherwise the
+ * modules run their own Python loops, which stay the reference. Every function here takes the
  * arguments of the Python function it replaces and gives the same values and the same
  * exceptions (class and message; tests/format/test_speedups.py compares both on random
  * bytes, mutated batches, the fixtures and the real corpus):
  *
  *   decode_block(data, count, base_offset, base_timestamp, at)
- *       -> list of Record                       records._decode_block
+ *       -> list of Record                       record._decode_block
  *   decode_block_into(data, count, base_offset, base_timestamp, at,
  *                     off_append, ts_append, key_append, value_append, hdr_append)
- *                                               records._decode_block_into
+ *                                               record._decode_block_into
  *   batch_records(batch) -> list of Record, or None when the batch is not for the fast
  *       path (compressed, negative count, a block over DECODE_CHUNK_BYTES, a base offset
  *       that may overflow)                      RecordBatch.records()'s fast path
@@ -29,7 +30,7 @@
  *                                               scan_batches()' v2 loop
  *   crc_source() -> str                         which crc32c package function batches use
  *   block_is_dense(data, count) -> bool         whether an uncompressed records block
- *       decodes (records.decode_records takes it) and its offset deltas are 0..count-1
+ *       decodes (record.decode_records takes it) and its offset deltas are 0..count-1
  *       (_record_walk.h; dump-segment's blocks rendered without a Record per record)
  *
  * Kafka's rules followed: DefaultRecord.readFrom (zigzag varints of ByteUtils, the exact
@@ -49,7 +50,7 @@
 
 #include "_record_walk.h"
 
-/* DefaultRecordBatch layout (schema/record_batch.py declares it; records.py asserts the
+/* DefaultRecordBatch layout (schema/record_batch.py declares it; record_batch.py asserts the
  * values it passes to setup() match these). */
 #define LOG_OVERHEAD 12
 #define RECORD_BATCH_OVERHEAD 61
@@ -68,7 +69,7 @@ static PyObject *py_decode_block = NULL;  /* the Python loops, for arguments out
 static PyObject *py_decode_block_into = NULL;
 static PyObject *py_is_valid = NULL;      /* RecordBatch.is_valid in Python, for odd tuples */
 static PyObject *py_records = NULL;       /* RecordBatch.records in Python, off the fast path */
-static PyObject *crc32c_loader = NULL;    /* records._load_crc32c: the crc32c package's function */
+static PyObject *crc32c_loader = NULL;    /* record_batch._load_crc32c: the crc32c package's function */
 static PyObject *crc32c_lib = NULL;
 static PyObject *empty_tuple = NULL;      /* (): the headers of a record without any */
 static Py_ssize_t decode_chunk_bytes = 1024 * 1024;
@@ -463,7 +464,7 @@ static inline PyObject *slice_bytes(const uint8_t *d, Py_ssize_t end, Py_ssize_t
     return PyBytes_FromStringAndSize((const char *)d + a, b - a);
 }
 
-/* records._decode_headers: the headers at *pos (the count varint) as a tuple */
+/* record._decode_headers: the headers at *pos (the count varint) as a tuple */
 static PyObject *decode_headers(const uint8_t *d, Py_ssize_t end, Py_ssize_t *pos)
 {
     int64_t count, n;
@@ -680,7 +681,7 @@ fail:
 }
 
 /*
- * records._DECODE_LOOP: DefaultRecord.readFrom over a block of ``count`` records, every
+ * record._DECODE_LOOP: DefaultRecord.readFrom over a block of ``count`` records, every
  * step and every error as the Python template's.
  */
 static int decode_loop(const uint8_t *d, Py_ssize_t end, Py_ssize_t count, int64_t base_offset,
@@ -1994,9 +1995,9 @@ static PyMethodDef methods[] = {
      "py_decode_block, py_decode_block_into, py_is_valid, py_records, load_crc32c): the "
      "Python objects the loops use (py_*: the Python twins, for what the C does not take)"},
     {"decode_block", (PyCFunction)(void (*)(void))sp_decode_block, METH_FASTCALL,
-     "records._decode_block in C"},
+     "record._decode_block in C"},
     {"decode_block_into", (PyCFunction)(void (*)(void))sp_decode_block_into, METH_FASTCALL,
-     "records._decode_block_into in C"},
+     "record._decode_block_into in C"},
     {"batch_records", sp_batch_records, METH_O, "RecordBatch.records()' fast path, or None"},
     {"batch_is_valid", sp_batch_is_valid, METH_O, "RecordBatch.is_valid"},
     {"records_method", sp_records_method, METH_O,
@@ -2019,7 +2020,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_speedups",
-    "The hot loops of kafkalog_cli.format.records in C (see the source's header).", -1,
+    "The hot loops of kafkalog_cli.format's read path in C (see the source's header).", -1,
     methods, NULL, NULL, NULL, NULL,
 };
 
@@ -2047,7 +2048,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
         Py_DECREF(m);
         return NULL;
     }
-    /* the layout compiled in, for records.py to check against the schema's */
+    /* the layout compiled in, for record_batch.py to check against the schema's */
     if (PyModule_AddIntConstant(m, "LOG_OVERHEAD", LOG_OVERHEAD) < 0 ||
         PyModule_AddIntConstant(m, "RECORD_BATCH_OVERHEAD", RECORD_BATCH_OVERHEAD) < 0 ||
         PyModule_AddIntConstant(m, "MIN_BATCH_LENGTH", MIN_BATCH_LENGTH) < 0 ||

@@ -39,7 +39,8 @@ from ..schema.record_batch import (
     RECORD_BATCH_OVERHEAD,
 )
 from . import compression
-from .records import HEADER, _import_speedups
+from .compiled import _import_speedups
+from .record_batch import HEADER
 
 _crc = load_crc32c()
 #: the compiled encoder (``_encode.c``), or None (not built, or KAFKALOG_PURE_PYTHON=1)

@@ -31,7 +31,8 @@ from ..errors import CorruptRecordError, KafkalogError
 from ..schema.legacy import MAGIC_OFFSET as LEGACY_MAGIC_OFFSET
 from ..schema.legacy import RECORD_OVERHEAD_V0 as LEGACY_RECORD_OVERHEAD_V0
 from ..schema.record_batch import LENGTH_OFFSET, MAGIC_OFFSET, MIN_BATCH_LENGTH
-from .records import FileRecords, LegacyRecordBatch
+from .legacy import LegacyRecordBatch
+from .records import FileRecords
 
 assert MAGIC_OFFSET == LEGACY_MAGIC_OFFSET == 16 and LENGTH_OFFSET == 8
 

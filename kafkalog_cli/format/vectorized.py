@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from importlib.util import find_spec
 
-from .records import ZIGZAG14, decode_records_into
-from .records import _c as _core
+from .compiled import _c as _core
+from .record import ZIGZAG14, decode_records_into
 
 #: whether numpy is installed (the group decode needs it; found without importing it)
 AVAILABLE = find_spec("numpy") is not None

@@ -32,7 +32,8 @@ from dataclasses import asdict, dataclass, field
 
 from ..constants import DEFAULT_MAX_DECOMPRESSED_BYTES, INT32_MAX, NO_TIMESTAMP
 from ..errors import InvalidRecordError, KafkalogError
-from ..format.records import FileRecords, decode_records_into
+from ..format.record import decode_records_into
+from ..format.records import FileRecords
 from ..storage.dir_files import log_dir_file_problems, partition_file_problems
 from ..storage.files import segment_bases
 from ..storage.segment import LogSegment
@@ -351,7 +352,7 @@ def audit_decoding(a: PartitionAudit, registry,
     a :class:`~kafkalog_cli.registry.decoder.SchemaRegistryOptions`) and set its
     decoding figures; what does not decode is a problem (a record of a corrupt batch was
     counted as such already, and is not decoded)."""
-    from ..format.records import RecordBatch
+    from ..format.record_batch import RecordBatch
     from ..storage.log import Log
     from ..storage.segment import iter_records_of
 

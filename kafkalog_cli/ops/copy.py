@@ -123,7 +123,8 @@ def copy(paths, to, *, start_offset: int | None = None, end_offset: int | None =
             written; the ones before it are).
         NotAKafkaFileError / UnreadableError: a source is not Kafka's or cannot be read.
     """
-    from ..storage.log import Log, LogManager, topic_id_on_disk
+    from ..storage.log import Log
+    from ..storage.log_manager import LogManager, topic_id_on_disk
 
     if start_offset is not None and start_timestamp is not None:
         raise InvalidArgumentError("give --start-offset or --start-timestamp, not both")

@@ -7,7 +7,11 @@ the tool refuses it. Each partition then goes as ``Partition.deleteRecordsOnLead
 ``UnifiedLog.maybeIncrementLogStartOffset`` take it:
 
 * an internal topic is refused (INVALID_TOPIC_EXCEPTION), a partition not in the
-  directories too (UNKNOWN_TOPIC_OR_PARTITION); an offset below -1, or above the high
+  directories too (UNKNOWN_TOPIC_OR_PARTITION), a topic whose ``cleanup.policy`` is
+  ``compact`` without ``delete`` too (POLICY_VIOLATION, "Records of partition t-0 can not
+  be deleted due to the configured policy"; the topic's configs as
+  :meth:`~kafkalog_cli.ops.logdirs.BrokerLogDirs.topic_configs` reads them from the KRaft
+  metadata log and ``kafkalog-serve.json``); an offset below -1, or above the high
   watermark (the log end offset of the replica), is OFFSET_OUT_OF_RANGE with the broker's
   own text ("Cannot increment the log start offset to 12 of partition t-0 since it is
   larger than the high watermark 10");
@@ -19,6 +23,11 @@ the tool refuses it. Each partition then goes as ``Partition.deleteRecordsOnLead
   (those whose next segment starts at or below it; never the active one) are deleted as
   the broker's retention (``deleteLogStartOffsetBreachedSegments``) deletes them, with
   their indexes and their producer snapshot.
+
+The tool prints the partitions in the order of the admin client's map of futures: a
+``HashMap`` before Kafka 4.x's PartitionLeaderStrategy, whose order kafkalog keeps; Kafka
+4.4.0's ``Collectors.toUnmodifiableMap`` orders them anew in each JVM (ImmutableCollections'
+random SALT), so the lines of two runs of the tool itself may come in another order.
 
 Nothing is lost: every file removed or rewritten and the checkpoint entry go through a
 quarantine session of the partition directory (:mod:`kafkalog_cli.recovery.quarantine`),
@@ -48,6 +57,8 @@ _ERRORS = {
     "UNKNOWN_TOPIC_OR_PARTITION": (
         "org.apache.kafka.common.errors.UnknownTopicOrPartitionException",
         "This server does not host this topic-partition."),
+    "POLICY_VIOLATION": ("org.apache.kafka.common.errors.PolicyViolationException",
+                         "Request parameters do not satisfy the configured policy."),
     "INVALID_TOPIC_EXCEPTION": ("org.apache.kafka.common.errors.InvalidTopicException",
                                 "The request attempted to perform an operation on an invalid "
                                 "topic."),
@@ -188,6 +199,12 @@ def _check(dirs: BrokerLogDirs, topic: str, partition: int, offset: int) -> Part
     if pd is None:
         a.error, a.message = ("UNKNOWN_TOPIC_OR_PARTITION",
                               f"{tp} is not in these log directories")
+        return a
+    from ..server.configs import records_deletable, records_not_deletable_message
+
+    if not records_deletable(dirs.topic_configs(topic)["cleanup.policy"]):
+        a.error, a.message = ("POLICY_VIOLATION",
+                              records_not_deletable_message(topic, partition))
         return a
     hw = pd.log_end_offset
     target = hw if offset == -1 else offset

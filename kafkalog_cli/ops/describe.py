@@ -53,7 +53,8 @@ from ..constants import (
     TXN_INDEX_FILE_SUFFIX,
 )
 from ..errors import KafkalogError, NotAKafkaFileError, UnreadableError
-from ..format.records import FileRecords, RecordBatch
+from ..format.record_batch import RecordBatch
+from ..format.records import FileRecords
 from ..storage.checkpoints import java_int, read_leader_epoch_checkpoint, read_offset_checkpoint
 from ..storage.dir_files import (
     QUORUM_STATE_FILE_NAME,
@@ -73,6 +74,7 @@ from ..storage.files import (
     is_snapshot_checkpoint_name,
     offset_prefix,
     parse_partition_dir_name,
+    partition_dir_kind,
     partition_dirs_of,
     partition_log_bytes,
 )
@@ -80,7 +82,6 @@ from ..storage.location import as_path, children, stat_regular
 from ..storage.lock import is_locked
 from ..storage.segment import open_view, release_view
 
-_PARTITION_DIR_STATES = ("delete", "future", "stray")
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 
 
@@ -370,9 +371,7 @@ def describe_partition(directory, *, log_start_checkpoint: dict | None = None,
         # directory (and takes the log directory offline)
         info.errors.append(f"{d}: the directory name is not in the form of <topic>-<partition>"
                            " (a broker refuses to load it)")
-    for s in _PARTITION_DIR_STATES:
-        if d.name.endswith("-" + s) and "." in d.name:
-            info.state = s
+    info.state = partition_dir_kind(d.name)
     try:
         kids = children(d)
     except OSError as e:

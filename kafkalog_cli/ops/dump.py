@@ -85,16 +85,13 @@ from ..errors import (
     RecordOverheadError,
     UnreadableError,
 )
-from ..format import records as _records
+from ..format import record as _record
+from ..format.compiled import _c as _format_c
 from ..format.records import FileRecords, LegacyRecordBatch
 from ..schema.control import control_type_name
 from ..storage.files import SEGMENT_SUFFIXES, check_exists
 from ..storage.location import as_path
-from ..storage.offset_index import OffsetIndex
-from ..storage.producer_state import read_snapshot
 from ..storage.segment import LogSegment, open_view, resolve_segments
-from ..storage.time_index import TimeIndex
-from ..storage.txn_index import TransactionIndex
 
 #: Decoder names as the Kafka tool's flags spell them (``--offsets-decoder``: ``offsets``).
 DECODERS = tuple(DECODER_NAMES)
@@ -320,20 +317,20 @@ _INF = float("inf")
 _first = itemgetter(0)
 
 #: the compiled core's check of a records block (None: pure Python, no block events)
-_block_is_dense = getattr(_records._c, "block_is_dense", None)
+_block_is_dense = getattr(_format_c, "block_is_dense", None)
 
 
 def _dense_block(batch, max_bytes: int) -> bytes | None:
     """The decompressed records block of a v2 batch when a ``records`` event may carry it
     whole instead of its Record tuples: it holds at most DECODE_CHUNK_BYTES, decodes
-    (records.decode_records takes it) and its offsets are baseOffset + 0..count-1 (so the
+    (record.decode_records takes it) and its offsets are baseOffset + 0..count-1 (so the
     offsets of the event are known without a tuple per record); else None.
 
     Raises:
         CorruptRecordError: the block does not decompress (as ``iter_records``).
     """
     count = batch.count
-    if count <= 0 or batch.base_offset > _records._OFFSETS_UNCHECKED_MAX:
+    if count <= 0 or batch.base_offset > _record._OFFSETS_UNCHECKED_MAX:
         return None
     block = batch.small_block(max_bytes)
     if block is None or not _block_is_dense(block, count):
@@ -347,7 +344,7 @@ def event_records(ev: dict) -> list:
     recs = ev.get("records")
     if recs is None:
         b = ev["batch"]
-        recs = ev["records"] = _records.decode_records(
+        recs = ev["records"] = _record.decode_records(
             ev["block"], b.count, b.base_offset, b.base_timestamp,
             b.max_timestamp if b.attributes & TIMESTAMP_TYPE_MASK else None)
     return recs
@@ -786,6 +783,8 @@ def dump_offset_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
     if not segment.log_path.exists():
         yield missing_log_event(segment)
         return
+    from ..storage.offset_index import OffsetIndex
+
     idx = OffsetIndex.load(check_exists(path), segment.base_offset)
     if idx.entries == 0:
         yield {"type": "index_empty", "file": str(path)}
@@ -870,6 +869,8 @@ def dump_time_index(segment: LogSegment, opts: DumpOptions) -> Iterator[dict]:
     if not segment.log_path.exists():
         yield missing_log_event(segment)
         return
+    from ..storage.time_index import TimeIndex
+
     tidx = TimeIndex.load(check_exists(path), segment.base_offset)
     if opts.index_sanity_check:
         try:
@@ -934,6 +935,8 @@ def dump_producer_snapshot(path: Path, opts: DumpOptions) -> Iterator[dict]:
     file = str(path)
     yield {"type": "file", "file": file, "kind": "producer_snapshot"}
     try:
+        from ..storage.producer_state import read_snapshot
+
         entries = read_snapshot(path)
     except CorruptSnapshotError as e:
         # Kafka's tool prints the exception's message alone; the line names the file
@@ -969,6 +972,8 @@ def dump_txn_index(path: Path, opts: DumpOptions) -> Iterator[dict]:
     TransactionIndex refuses it, and then nothing of the file is printed)."""
     file = str(path)
     yield {"type": "file", "file": file, "kind": "txnindex"}
+    from ..storage.txn_index import TransactionIndex
+
     idx = TransactionIndex.load(check_exists(path), 0)
     for t in idx.iter_entries():   # a first walk: nothing is printed of a refused file
         if t.version > 0:  # AbortedTxn.CURRENT_VERSION; TransactionIndex throws

@@ -12,6 +12,9 @@ subscription metadata and its epoch record). kafkalog validates the same on the
 replayed state (at ``now_ms``, after the expiration pass) and appends the same records,
 one batch per group, to the group's ``__consumer_offsets`` partition through the append
 engine under the directory's lock.
+
+``kafkalog groups --delete-offsets`` is ``kafka-consumer-groups.sh --delete-offsets``
+(OffsetDelete, OffsetMetadataManager.deleteOffsets) the same way: :func:`delete_offsets`.
 """
 
 from __future__ import annotations
@@ -24,11 +27,41 @@ from ..decoders.group_state import CLASSIC, CONSUMER, EMPTY
 from ..javaorder import hash_map_order
 from .groups import Coordinator, append_coordinator_records
 
-#: Errors.NON_EMPTY_GROUP / GROUP_ID_NOT_FOUND as the admin client raises them (the
-#: DeleteGroups response carries no message: the exceptions' default messages)
-NOT_EMPTY = "org.apache.kafka.common.errors.GroupNotEmptyException: The group is not empty."
-NOT_FOUND = ("org.apache.kafka.common.errors.GroupIdNotFoundException: The group id does "
-             "not exist.")
+#: The errors of DeleteGroups and OffsetDelete: the exceptions the admin client raises
+#: for them and their default messages (the responses carry no message; the tool prints
+#: ``Errors.message()`` or the exception's ``toString``)
+GROUP_ERRORS = {
+    "INVALID_GROUP_ID": ("org.apache.kafka.common.errors.InvalidGroupIdException",
+                         "The configured groupId is invalid."),
+    "GROUP_ID_NOT_FOUND": ("org.apache.kafka.common.errors.GroupIdNotFoundException",
+                           "The group id does not exist."),
+    "NON_EMPTY_GROUP": ("org.apache.kafka.common.errors.GroupNotEmptyException",
+                        "The group is not empty."),
+    "GROUP_SUBSCRIBED_TO_TOPIC": (
+        "org.apache.kafka.common.errors.GroupSubscribedToTopicException",
+        "Deleting offsets of a topic is forbidden while the consumer group is actively "
+        "subscribed to it."),
+    "UNKNOWN_TOPIC_OR_PARTITION": (
+        "org.apache.kafka.common.errors.UnknownTopicOrPartitionException",
+        "This server does not host this topic-partition."),
+}
+
+
+def error_text(code: str) -> str:
+    """The ``toString`` of the exception the admin client raises for ``code`` (what the
+    tool prints after ``Error: `` in the STATUS column)."""
+    cls, message = GROUP_ERRORS[code]
+    return f"{cls}: {message}"
+
+
+def error_message(code: str) -> str:
+    """``Errors.message()`` of ``code``."""
+    return GROUP_ERRORS[code][1]
+
+
+#: Errors.NON_EMPTY_GROUP / GROUP_ID_NOT_FOUND as the admin client raises them
+NOT_EMPTY = error_text("NON_EMPTY_GROUP")
+NOT_FOUND = error_text("GROUP_ID_NOT_FOUND")
 
 
 @dataclass
@@ -117,6 +150,137 @@ def delete_groups(paths, *, group_ids: list[str] | None = None, all_groups: bool
                               {g: failed[g] for g in hash_map_order(list(failed))})
         for gid in deleted:
             result.appended[gid] = append_coordinator_records(c, gid, tombstones(c, gid), now)
+        return result
+    finally:
+        c.close()
+
+
+# -- --delete-offsets ----------------------------------------------------------------------
+
+@dataclass
+class DeleteOffsetsResult:
+    """``groups --delete-offsets``: the group, the request's top-level error (an
+    ``Errors`` name as ``DeleteConsumerGroupOffsetsResult.all()`` fails; None when it
+    succeeds), each partition's error (an ``Errors`` name or None; partition -1 for a
+    topic that is not in the log directories) in the order the tool prints them, and the
+    ``(partition, offset)`` of the tombstones' batch in ``__consumer_offsets`` (None when
+    nothing was written)."""
+
+    group_id: str
+    error: str | None
+    partitions: list[tuple[str, int, str | None]]
+    appended: tuple[int, int] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(e is None for _, _, e in self.partitions)
+
+    def to_dict(self) -> dict:
+        return {"groupId": self.group_id, "error": self.error,
+                "partitions": [{"topic": t, "partition": None if p < 0 else p, "error": e}
+                               for t, p, e in self.partitions],
+                "appended": None if self.appended is None else
+                {"partition": self.appended[0], "offset": self.appended[1]},
+                "ok": self.ok}
+
+
+def _java_hash_set_capacity(n: int) -> int:
+    """The table size of ``new HashSet<>(collection of n)``: ``tableSizeFor(max(n / .75f
+    + 1, 16))``."""
+    want = max(int(n / 0.75) + 1, 16)
+    cap = 1
+    while cap < want:
+        cap *= 2
+    return cap
+
+
+def _requested(c: Coordinator, topics: list[str]):
+    """ConsumerGroupService.deleteOffsets' partitions: ``t:p,p`` arguments as given (a
+    ``HashSet`` of the arguments, parsed as GroupOffsetsResetter does), then every
+    partition of each plain topic (DescribeTopics: the partitions in these log
+    directories; a topic with none fails with UNKNOWN_TOPIC_OR_PARTITION, reported as
+    partition -1). Returns the ``HashSet<TopicPartition>``'s iteration order and the
+    failed topics."""
+    from .groups import _parse_scope, tp_hash
+
+    with_parts = hash_map_order([t for t in topics if ":" in t])
+    whole = hash_map_order([t for t in topics if ":" not in t])
+    known = _parse_scope(c, with_parts)
+    unknown, more = [], []
+    for t in whole:
+        ps = c.dirs.partitions_of(t)
+        if ps:
+            more.extend((t, p) for p in ps)
+        else:
+            unknown.append(t)
+    order = hash_map_order(known + more, tp_hash, capacity=_java_hash_set_capacity(len(known)))
+    return order, unknown
+
+
+def delete_offsets(paths, *, group_id: str, topics: list[str], now_ms: int | None = None,
+                   retention_ms: int | None = None) -> DeleteOffsetsResult:
+    """``kafka-consumer-groups.sh --delete-offsets --group G --topic T[:P,P]...`` offline:
+    Admin.deleteConsumerGroupOffsets answered as OffsetMetadataManager.deleteOffsets does
+    on the replayed state at ``now_ms`` (after the expiration pass).
+
+    The group is validated as ``Group.validateOffsetDelete`` does: GROUP_ID_NOT_FOUND for
+    a group the coordinator does not have (or a share group), NON_EMPTY_GROUP for a classic
+    group with members that does not use the consumer protocol, INVALID_GROUP_ID for an
+    empty id. Then each requested partition of a topic the group is subscribed to
+    (``Group.isSubscribedToTopic``) fails with GROUP_SUBSCRIBED_TO_TOPIC; the others
+    succeed, and each one with a committed offset or a pending transactional one gets an
+    OffsetCommit tombstone (``newOffsetCommitTombstoneRecord``), in the request's order
+    (topics in the admin client's ``HashMap``, partitions in the tool's ``HashSet``
+    order), appended as one batch to the group's ``__consumer_offsets`` partition through
+    the append engine under the directory's lock (:func:`append_coordinator_records`).
+
+    Raises:
+        InvalidArgumentError: no topic, or a malformed ``t:p`` argument (the tool's texts).
+        RefusedError: the group's ``__consumer_offsets`` partition is not here.
+        LogDirLockedError: a broker holds the log directory's lock.
+    """
+    from ..decoders.group_state import SHARE
+    from ..errors import InvalidArgumentError
+    from .groups import tp_hash
+
+    if not topics:
+        raise InvalidArgumentError("Option [delete-offsets] takes the following options: "
+                                   "[group], [topic]")
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    c = Coordinator.load(paths, now_ms=now, retention_ms=retention_ms)
+    try:
+        requested, unknown = _requested(c, topics)
+        g = c.state.groups.get(group_id)
+        error = None
+        if not group_id:
+            error = "INVALID_GROUP_ID"
+        elif g is None or g.type == SHARE:
+            error = "GROUP_ID_NOT_FOUND"
+        elif g.type == CLASSIC and g.members and g.protocol_type != "consumer":
+            error = "NON_EMPTY_GROUP"
+        status: dict[tuple[str, int], str | None] = {(t, -1): "UNKNOWN_TOPIC_OR_PARTITION"
+                                                      for t in unknown}
+        records = []
+        if error is not None:
+            status.update({tp: error for tp in requested})
+        else:
+            offsets = c.state.committed(group_id)
+            pending = {(t, p) for entries in c.state.pending.values()
+                       for g2, t, p, _ in entries if g2 == group_id}
+            for topic in hash_map_order([t for t, _ in requested]):
+                subscribed = g.is_subscribed_to_topic(topic)
+                for tp in (tp for tp in requested if tp[0] == topic):
+                    status[tp] = "GROUP_SUBSCRIBED_TO_TOPIC" if subscribed else None
+                    if not subscribed and (tp in offsets or tp in pending):
+                        records.append((_key(1, group=group_id, topic=tp[0],
+                                             partition=tp[1]), None))
+            # all(): the first partition of the set that failed
+            error = next((status[tp] for tp in requested if status[tp]), None)
+        rows = hash_map_order(list(status), tp_hash)
+        rows.sort(key=lambda tp: f"{tp[0]}{tp[1]}")  # the tool's sort, stable
+        result = DeleteOffsetsResult(group_id, error, [(t, p, status[(t, p)]) for t, p in rows])
+        if records:
+            result.appended = append_coordinator_records(c, group_id, records, now)
         return result
     finally:
         c.close()

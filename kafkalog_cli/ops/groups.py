@@ -748,8 +748,9 @@ def _append_commits(c: Coordinator, gid: str, rows, now: int) -> tuple[int, int]
 def append_coordinator_records(c: Coordinator, gid: str, records: list[tuple[bytes, bytes | None]],
                                now: int) -> tuple[int, int]:
     """Append ``records`` (``(key, value)``; value None: a tombstone) as one batch, with
-    timestamp ``now``, to the ``__consumer_offsets`` partition of group ``gid`` (the one
-    its records are in; for a new group ``Utils.abs(groupId.hashCode()) % partitions``),
+    timestamp ``now``, as the group coordinator's runtime builds it, to the
+    ``__consumer_offsets`` partition of group ``gid`` (the one its records are in; for a
+    new group ``Utils.abs(groupId.hashCode()) % partitions``),
     through the append engine as the coordinator's leader append, under the log
     directory's lock. Returns ``(partition, offset of the batch's first record)``.
 
@@ -760,7 +761,7 @@ def append_coordinator_records(c: Coordinator, gid: str, records: list[tuple[byt
     from ..errors import RefusedError
     from ..format.builder import build_batch
     from ..server.coordinator_log import partition_for
-    from ..storage.log import LogManager
+    from ..storage.log_manager import LogManager
 
     shards = c.dirs.partitions_of(OFFSETS_TOPIC)
     if not shards:
@@ -782,6 +783,8 @@ def append_coordinator_records(c: Coordinator, gid: str, records: list[tuple[byt
     with LogManager.open(pd.log_dir, create=False) as manager:
         log = manager.get_or_create_log(OFFSETS_TOPIC, p)
         latest = log.leader_epoch_cache.latest_epoch
-        info = log.append_as_leader(build_batch([(now, k, v, ()) for k, v in records]),
-                                    leader_epoch=latest or 0, origin="coordinator")
+        # baseSequence 0, as CoordinatorRuntime's MemoryRecords.builder writes it (not
+        # NO_SEQUENCE), producer id and epoch -1
+        batch = build_batch([(now, k, v, ()) for k, v in records], base_sequence=0)
+        info = log.append_as_leader(batch, leader_epoch=latest or 0, origin="coordinator")
     return p, info.first_offset

@@ -9,7 +9,16 @@ it holds (``__cluster_metadata`` is KRaft's own log, not the LogManager's) with 
 The tool prints two lines, then one JSON object built from Java ``HashMap`` s, whose key
 and element order kafkalog reproduces (:func:`kafkalog_cli.javaorder.hash_map_order`).
 ``error`` is null: a directory that could not be read is reported by kafkalog instead.
-Partitions being moved between directories (``-future``) are not listed.
+
+LogManager.loadLog sorts the partition directories it finds: ``-delete`` ones are queued
+for deletion and ``-stray`` ones set aside (neither is in ``allLogs``, so neither is
+listed), a ``<topic>-<partition>.<id>-future`` one is the future replica of a move
+between log directories (``futureLogs``): listed with ``isFuture: true`` and
+``offsetLag`` = the current replica's log end offset minus the future one's
+(ReplicaManager.getLogEndOffsetLag), -1 when this broker holds no current replica of the
+partition. Where a log directory holds both for one partition (a broker never makes the
+future replica in the current one's directory), the current replica is listed: the
+tool's map holds one replica per partition and log directory.
 """
 
 from __future__ import annotations
@@ -19,7 +28,12 @@ import os
 from dataclasses import dataclass, field
 
 from ..javaorder import hash_map_order, topic_partition_hash
-from ..storage.files import parse_partition_dir_name, partition_dirs_of, partition_log_bytes
+from ..storage.files import (
+    parse_partition_dir_name,
+    partition_dir_kind,
+    partition_dirs_of,
+    partition_log_bytes,
+)
 from .logdirs import METADATA_TOPIC, BrokerLogDirs
 
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -87,17 +101,49 @@ def describe_log_dirs(paths, *, topics: list[str] | None = None) -> LogDirsResul
     dirs = BrokerLogDirs.open(paths)
     try:
         out: dict[int, dict[str, list]] = {}
+        futures = []   # (node, entries of its log dir, topic, partition, directory)
+        current: dict[tuple[int, str, int], object] = {}
         for ld in dirs.log_dirs:
             node = _node_id(ld, dirs.node_id)
             entries = out.setdefault(node, {}).setdefault(os.path.abspath(ld), [])
-            for d in partition_dirs_of(ld, live_only=True):
+            for d in partition_dirs_of(ld):
                 tp = parse_partition_dir_name(d.name)
-                if tp is None or tp.topic == METADATA_TOPIC or (wanted and tp.topic not in wanted):
+                kind = partition_dir_kind(d.name)
+                if tp is None or tp.topic == METADATA_TOPIC or kind in ("delete", "stray"):
                     continue
-                entries.append((tp.topic, tp.partition, partition_log_bytes(d), 0, False))
+                if kind is None:
+                    current.setdefault((node, tp.topic, tp.partition), d)
+                if wanted and tp.topic not in wanted:
+                    continue
+                if kind is None:
+                    entries.append((tp.topic, tp.partition, partition_log_bytes(d), 0, False))
+                else:
+                    futures.append((node, entries, tp.topic, tp.partition, d))
+        for node, entries, t, p, d in futures:
+            if not any(e[0] == t and e[1] == p for e in entries):
+                entries.append((t, p, partition_log_bytes(d),
+                                _future_lag(current.get((node, t, p)), d), True))
         return LogDirsResult(out, list(dirs.problems))
     finally:
         dirs.close()
+
+
+def _future_lag(current_dir, future_dir) -> int:
+    """ReplicaManager.getLogEndOffsetLag for a future replica: the current replica's log
+    end offset minus the future one's; -1 (INVALID_OFFSET_LAG) without a current one."""
+    if current_dir is None:
+        return -1
+    return _log_end_offset(current_dir) - _log_end_offset(future_dir)
+
+
+def _log_end_offset(partition_dir) -> int:
+    from ..storage.log import Log
+
+    log = Log.open(partition_dir)
+    try:
+        return log.log_end_offset
+    finally:
+        log.close()
 
 
 def _node_id(log_dir, default: int) -> int:

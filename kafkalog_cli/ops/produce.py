@@ -56,7 +56,8 @@ from ..storage.clock import SYSTEM, Clock
 from ..storage.config import LogConfig, topic_config
 from ..storage.dir_files import kafka_string_to_uuid, uuid_to_kafka_string
 from ..storage.files import validate_topic_name
-from ..storage.log import LogManager, UnifiedLog, topic_id_on_disk
+from ..storage.log import UnifiedLog
+from ..storage.log_manager import LogManager, topic_id_on_disk
 from ..storage.validator import RecordsSummary
 
 _PARTITION_OF = itemgetter(5)  # InputRecord.partition

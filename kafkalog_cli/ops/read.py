@@ -55,7 +55,7 @@ from ..errors import (
     NotAKafkaFileError,
     OffsetOutOfRangeError,
 )
-from ..format.records import RecordBatch
+from ..format.record_batch import RecordBatch
 from ..storage.files import (
     OTHER,
     PARTITION,

@@ -39,7 +39,7 @@ from ..schema.deferred import SplicedStream
 from ..schema.messages import PARSE_ERRORS
 from . import produce_codec
 from .apis import APIS, Api, ApiKeys
-from .schemas import RequestHeader
+from .messages.connection import RequestHeader
 
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")

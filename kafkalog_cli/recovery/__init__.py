@@ -14,7 +14,7 @@ Public API::
 from ..storage.recovery_scan import ScanResult, scan_log, walk_log
 from .model import Action, PartitionReport, RecoveryResult, SegmentReport
 from .planner import plan_partition
-from .quarantine import UndoResult, undo
+from .restore import UndoResult, undo
 from .runner import recover, resolve_partition_dirs
 
 __all__ = [

@@ -56,7 +56,7 @@ from ..storage.files import (
 from ..storage.index import read_nonzero_prefix
 from ..storage.leader_epoch import LeaderEpochCache
 from ..storage.location import read_bytes_if_exists
-from ..storage.log import topic_ids_on_disk
+from ..storage.log_manager import topic_ids_on_disk
 from ..storage.offset_index import OffsetIndex
 from ..storage.producer_state import ProducerStateManager, read_snapshot
 from ..storage.recovery_scan import ScanResult, next_offset, scan_log, walk_log

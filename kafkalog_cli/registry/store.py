@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from ..constants import CONTROL_FLAG_MASK, DEFAULT_MAX_DECOMPRESSED_BYTES
 from ..errors import KafkalogError, NotAKafkaFileError, SchemaDecodeError
-from ..format.records import RecordBatch
+from ..format.record_batch import RecordBatch
 from ..storage.files import OTHER, PARTITION, check_exists, classify_dir
 from ..storage.location import as_path
 from ..storage.log import Log

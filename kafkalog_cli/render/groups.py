@@ -281,6 +281,35 @@ def render_delete(result, out=None) -> None:
         o.write(f"\nThese consumer groups were deleted successfully: {quoted}\n")
 
 
+def render_delete_offsets(result, out=None) -> None:
+    """ConsumerGroupService.deleteOffsets' text (Kafka 4.4): the request's outcome line,
+    then the TOPIC / PARTITION / STATUS table (``%n%-Ws %-10s %-15s``, W the longest topic
+    name and at least 15), rows sorted by topic and partition as strings concatenated,
+    ``-`` for a topic's failed lookup, ``Error: `` and the exception for a failure."""
+    from ..ops.group_delete import error_message, error_text
+
+    o = _Out(out)
+    error = result.error
+    if error is None:
+        o.write(f"Request succeeded for deleting offsets from group {result.group_id}.\n")
+    elif error in ("INVALID_GROUP_ID", "GROUP_ID_NOT_FOUND", "GROUP_AUTHORIZATION_FAILED",
+                   "NON_EMPTY_GROUP"):
+        o.write(f"\nError: {error_message(error)}\n")
+    elif error in ("GROUP_SUBSCRIBED_TO_TOPIC", "TOPIC_AUTHORIZATION_FAILED",
+                   "UNKNOWN_TOPIC_OR_PARTITION"):
+        o.write("\nError: Encountered some partition-level error, see the follow-up "
+                "details.\n")
+    else:
+        o.write(f"\nError: Encountered some unknown error: {error}\n")
+    width = max([15] + [len(t) for t, _, _ in result.partitions])
+    widths = (width, 10, 15)
+    o.write("\n" + _fmt(widths, ("TOPIC", "PARTITION", "STATUS")))
+    for t, p, e in result.partitions:
+        o.write("\n" + _fmt(widths, (t, p if p >= 0 else MISSING,
+                                      "Successful" if e is None else f"Error: {error_text(e)}")))
+    o.write("\n")
+
+
 # -- share-groups (kafka-share-groups.sh, ShareGroupCommand) ---------------------------------
 
 def render_share_list(result, out=None) -> None:

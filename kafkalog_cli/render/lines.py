@@ -13,7 +13,7 @@ from __future__ import annotations
 import codecs
 import os
 
-from ..format.records import SPEEDUPS
+from ..format.compiled import SPEEDUPS
 
 #: ``--data-encoding`` -> the compiled loops' encoding number
 C_ENCODINGS = {"utf8": 0, "base64": 1, "hex": 2}

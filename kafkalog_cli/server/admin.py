@@ -507,9 +507,8 @@ class AdminApis(ApiHandlers):
             raise ApiError(Errors.INVALID_TOPIC_EXCEPTION,
                              f"Cannot delete records of internal topic {name}")
         policy = self.catalog.effective_configs(self.catalog.topics[name])["cleanup.policy"]
-        if "delete" not in policy.split(","):
-            raise ApiError(Errors.POLICY_VIOLATION, f"Records of partition {name}-{idx} can "
-                             "not be deleted due to the configured policy")
+        if not cfgs.records_deletable(policy):
+            raise ApiError(Errors.POLICY_VIOLATION, cfgs.records_not_deletable_message(name, idx))
         lg = part.log
         target = lg.log_end_offset if offset == HIGH_WATERMARK else offset
         if target < 0:

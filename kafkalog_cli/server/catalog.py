@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import shutil
 import threading
 from pathlib import Path
@@ -83,12 +82,13 @@ from ..storage.dir_files import random_kafka_uuid, read_meta_properties, read_pa
 from ..storage.files import (
     TopicPartition,
     parse_partition_dir_name,
+    partition_dir_kind,
     partition_dirs_of,
     validate_topic_name,
 )
 from ..storage.location import read_bytes_if_exists
 from ..storage.lock import is_locked
-from ..storage.log import LogManager, rename_deleted
+from ..storage.log_manager import LogManager, rename_deleted
 from . import configs
 from .storage_adapter import READ_ONLY_MESSAGE, ReadOnlyPartition, ServedPartition
 
@@ -102,7 +102,6 @@ PRODUCER_ID_BLOCK = 1000
 ABSENT = "absent from the log directory"
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 METADATA_TOPIC = "__cluster_metadata"
-_MOVED = re.compile(r"\.[0-9a-f]{32}-(delete|future|stray)$")
 
 
 def is_internal(topic: str) -> bool:
@@ -215,12 +214,28 @@ class LogDirCatalog:
             for topic in topics:
                 self._add(topic)
             self._note_absent()
+            self._sort_moved_dirs()
             self._next_pid = self._block_end = int(state.get("nextProducerIdBlock", 0)) or \
                 self._producer_id_floor()
         except BaseException:
             self.manager.abandon()
             raise
         return self
+
+    def _sort_moved_dirs(self) -> None:
+        """LogManager.loadLog's other directories: a ``-delete`` one (a partition deleted
+        before the stop) is removed, as the broker's delete thread removes it
+        (``addLogToBeDeleted``; after ``file.delete.delay.ms`` there, at start here); a
+        ``-stray`` or ``-future`` one stays on disk unserved (the broker keeps a stray
+        log aside, and a future replica is only served once it replaces the current
+        one). One log line each."""
+        for d in partition_dirs_of(self.log_dir):
+            kind = partition_dir_kind(d.name)
+            if kind == "delete" and not d.is_symlink():
+                log.info("removing %s: a partition deleted before the last stop", d)
+                shutil.rmtree(d, ignore_errors=True)
+            elif kind is not None:
+                log.warning("not serving %s: a %s replica", d, kind)
 
     def _open_logs(self, jobs: list) -> list:
         """LogManager.loadLogs: open each ``(topic, partition, config)`` of ``jobs`` on up
@@ -264,7 +279,7 @@ class LogDirCatalog:
         (``-delete``, ``-future``, ``-stray``) and the metadata topic's."""
         by_topic: dict[str, list[tuple[int, Path]]] = {}
         for d in partition_dirs_of(self.log_dir):
-            if _MOVED.search(d.name):
+            if partition_dir_kind(d.name) is not None:
                 continue
             tp = parse_partition_dir_name(d.name)
             if tp.topic == METADATA_TOPIC:
@@ -353,44 +368,7 @@ class LogDirCatalog:
     # -- state file ----------------------------------------------------------------------
 
     def _read_state(self) -> dict:
-        """``kafkalog-serve.json``, keeping what has the documented shape (a
-        ``nextProducerIdBlock`` that is a producer id; ``topicConfigs``, ``groupConfigs``
-        and ``brokerConfigs`` mapping names to ``{config: value}`` strings); the rest is
-        ignored with a warning."""
-        path = self.log_dir / STATE_FILE
-        try:
-            raw = read_bytes_if_exists(path, limit=MAX_CHECKPOINT_BYTES,
-                                       too_large=lambda n: too_large(path, n,
-                                                                     MAX_CHECKPOINT_BYTES,
-                                                                     "state file"))
-            if raw is None:
-                return {}
-            state = json.loads(raw.decode("utf-8"))
-        except (ValueError, RecursionError, CorruptCheckpointError):  # UnicodeDecodeError too
-            log.warning("%s is not JSON (or too large); starting producer ids after the "
-                        "snapshots", path)
-            return {}
-        if not isinstance(state, dict):
-            log.warning("%s is not a JSON object; ignored", path)
-            return {}
-        out = {}
-        block = state.get("nextProducerIdBlock")
-        if isinstance(block, int) and not isinstance(block, bool) and \
-                0 <= block <= INT64_MAX - PRODUCER_ID_BLOCK:
-            out["nextProducerIdBlock"] = block
-        elif block is not None:
-            log.warning("%s: nextProducerIdBlock %r is not a producer id; ignored", path, block)
-        for key, what in (("topicConfigs", "topic"), ("groupConfigs", "group"),
-                          ("brokerConfigs", "broker")):
-            configs_ = state.get(key, {})
-            if isinstance(configs_, dict) and all(
-                    isinstance(t, str) and isinstance(c, dict)
-                    and all(isinstance(k, str) and isinstance(v, str) for k, v in c.items())
-                    for t, c in configs_.items()):
-                out[key] = configs_
-            else:
-                log.warning("%s: %s is not {%s: {config: value}}; ignored", path, key, what)
-        return out
+        return read_serve_state(self.log_dir)
 
     def _load_configs(self) -> dict:
         """The state file's config layers (topic overrides, dynamic broker configs of this
@@ -682,6 +660,47 @@ class LogDirCatalog:
                 self._write_high_watermarks(self._high_watermarks(), self._deleted)
             finally:
                 self.manager.close()
+
+
+def read_serve_state(log_dir) -> dict:
+    """``kafkalog-serve.json``, keeping what has the documented shape (a
+    ``nextProducerIdBlock`` that is a producer id; ``topicConfigs``, ``groupConfigs``
+    and ``brokerConfigs`` mapping names to ``{config: value}`` strings); the rest is
+    ignored with a warning (a missing file: ``{}``)."""
+    path = Path(log_dir) / STATE_FILE
+    try:
+        raw = read_bytes_if_exists(path, limit=MAX_CHECKPOINT_BYTES,
+                                   too_large=lambda n: too_large(path, n,
+                                                                 MAX_CHECKPOINT_BYTES,
+                                                                 "state file"))
+        if raw is None:
+            return {}
+        state = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError, CorruptCheckpointError):  # UnicodeDecodeError too
+        log.warning("%s is not JSON (or too large); starting producer ids after the "
+                    "snapshots", path)
+        return {}
+    if not isinstance(state, dict):
+        log.warning("%s is not a JSON object; ignored", path)
+        return {}
+    out = {}
+    block = state.get("nextProducerIdBlock")
+    if isinstance(block, int) and not isinstance(block, bool) and \
+            0 <= block <= INT64_MAX - PRODUCER_ID_BLOCK:
+        out["nextProducerIdBlock"] = block
+    elif block is not None:
+        log.warning("%s: nextProducerIdBlock %r is not a producer id; ignored", path, block)
+    for key, what in (("topicConfigs", "topic"), ("groupConfigs", "group"),
+                      ("brokerConfigs", "broker")):
+        configs_ = state.get(key, {})
+        if isinstance(configs_, dict) and all(
+                isinstance(t, str) and isinstance(c, dict)
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in c.items())
+                for t, c in configs_.items()):
+            out[key] = configs_
+        else:
+            log.warning("%s: %s is not {%s: {config: value}}; ignored", path, key, what)
+    return out
 
 
 def remove_partition_dir(d: Path, fsync: bool = True) -> None:

@@ -383,6 +383,21 @@ def effective(topic_defaults: dict[str, str], overrides: dict[str, str]) -> dict
     return out
 
 
+def records_deletable(cleanup_policy: str) -> bool:
+    """Partition.deleteRecordsOnLeader (Kafka 4.4.0): DeleteRecords is refused
+    (POLICY_VIOLATION) for a topic whose ``cleanup.policy`` holds ``compact`` and not
+    ``delete`` (LogConfig lower-cases the list); an empty policy allows it (before 4.2 and
+    KAFKA-19112's empty policy, anything without ``delete`` was refused)."""
+    policy = [p.strip().lower() for p in cleanup_policy.split(",")]
+    return "delete" in policy or "compact" not in policy
+
+
+def records_not_deletable_message(topic: str, partition: int) -> str:
+    """The broker's PolicyViolationException text for :func:`records_deletable`."""
+    return (f"Records of partition {topic}-{partition} can not be deleted due to the "
+            "configured policy")
+
+
 def log_config(cfg: dict[str, str]) -> LogConfig:
     """The engine's LogConfig of an effective topic config (unmodelled keys in ``extra``).
 

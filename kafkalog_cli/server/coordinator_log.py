@@ -28,7 +28,7 @@ from collections.abc import Iterator
 
 from ..errors import AppendError
 from ..format.builder import build_batch
-from ..format.records import Record
+from ..format.record import Record
 from ..javaorder import java_string_hash
 from ..storage.log import UnifiedLog
 from .catalog import ABSENT, LogDirCatalog
@@ -53,12 +53,16 @@ class CoordinatorTopic:
 
     ``partitions_config`` / ``segment_bytes_config``: the broker config names of its
     partition count and segment size. ``on_append``: called after each append (the server
-    wakes the fetches waiting for data).
+    wakes the fetches waiting for data). ``base_sequence``: what its batches carry — 0
+    from the group coordinator's runtime (CoordinatorRuntime builds every batch with
+    baseSequence 0, transactional or not), -1 (NO_SEQUENCE) from the transaction
+    coordinator's TransactionStateManager (``MemoryRecords.withRecords``).
     """
 
     def __init__(self, catalog: LogDirCatalog, name: str, partitions_config: str,
-                 segment_bytes_config: str, on_append=None):
+                 segment_bytes_config: str, on_append=None, *, base_sequence: int = -1):
         self.catalog = catalog
+        self.base_sequence = base_sequence
         self.name = name
         self.partitions_config = partitions_config
         self.segment_bytes_config = segment_bytes_config
@@ -112,7 +116,7 @@ class CoordinatorTopic:
         now = int(time.time() * 1000)
         batch = build_batch([(now, k, v, ()) for k, v in records],
                             is_transactional=transactional, producer_id=producer_id,
-                            producer_epoch=producer_epoch)
+                            producer_epoch=producer_epoch, base_sequence=self.base_sequence)
         try:
             info = part.log.append_as_leader(batch, leader_epoch=part.leader_epoch,
                                              origin="coordinator")

@@ -168,33 +168,30 @@ class GroupApis(ApiHandlers):
         error = self.groups.commit_check(body, req.api_version) if valid else Errors.NONE
         limit = self.groups.config.offset_metadata_max_bytes
         now = int(time.time() * 1000)
-        topics = []
+        topics, accepted, commits = [], [], []
         for t in body["topics"]:
             parts = []
             topics.append({"name": t["name"], "partitions": parts})
             for p in t["partitions"]:
                 idx = p["partitionIndex"]
                 if t["name"] not in readable:
-                    parts.append({"partitionIndex": idx,
-                                  "errorCode": int(Errors.TOPIC_AUTHORIZATION_FAILED)})
-                    continue
-                if not self.catalog.exists(t["name"], idx):
-                    parts.append({"partitionIndex": idx,
-                                  "errorCode": int(Errors.UNKNOWN_TOPIC_OR_PARTITION)})
-                    continue
-                e = error
-                if e is Errors.NONE:
-                    if len(p["committedMetadata"] or "") > limit:
-                        e = Errors.OFFSET_METADATA_TOO_LARGE
-                    else:
-                        try:
-                            self.groups.store_offset(body["groupId"], t["name"], idx,
-                                                     p["committedOffset"],
-                                                     p.get("committedLeaderEpoch", -1),
-                                                     p["committedMetadata"], now)
-                        except AppendError as ae:
-                            e = coordinator_write_error(ae.error)
+                    e = Errors.TOPIC_AUTHORIZATION_FAILED
+                elif not self.catalog.exists(t["name"], idx):
+                    e = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                elif error is Errors.NONE and len(p["committedMetadata"] or "") > limit:
+                    e = Errors.OFFSET_METADATA_TOO_LARGE
+                else:
+                    e = error
                 parts.append({"partitionIndex": idx, "errorCode": int(e)})
+                if e is Errors.NONE:
+                    accepted.append(parts[-1])
+                    commits.append((t["name"], idx, p["committedOffset"],
+                                    p.get("committedLeaderEpoch", -1), p["committedMetadata"]))
+        try:  # the request's records in one write, as the coordinator runtime appends them
+            self.groups.store_offsets(body["groupId"], commits, now)
+        except AppendError as ae:
+            for part in accepted:
+                part["errorCode"] = int(coordinator_write_error(ae.error))
         return {"throttleTimeMs": 0, "topics": topics}
 
     def handle_offset_fetch(self, req) -> dict:

@@ -101,8 +101,9 @@ def group_value(group: Group, assignment: dict[str, bytes], now_ms: int) -> byte
 
 
 class GroupLogStore(GroupStore):
-    """A :class:`~.groups.GroupStore` writing each change to ``__consumer_offsets``
-    (``topic``) at once, in the partition of the group id."""
+    """A :class:`~.groups.GroupStore` writing the records of each coordinator write to
+    ``__consumer_offsets`` (``topic``) at once, as one batch, in the partition of the
+    group id."""
 
     def __init__(self, topic: CoordinatorTopic, topic_ids=lambda name: None):
         self.topic = topic
@@ -110,26 +111,27 @@ class GroupLogStore(GroupStore):
         self.topic_ids = topic_ids
 
     def group_metadata(self, group: Group, assignment: dict[str, bytes]) -> None:
-        self._write(group.group_id, group_key(group.group_id), group_value(
-            group, assignment, int(time.time() * 1000)))
+        self._write(group.group_id, [(group_key(group.group_id), group_value(
+            group, assignment, int(time.time() * 1000)))])
 
-    def group_deleted(self, group_id: str) -> None:
-        self._write(group_id, group_key(group_id), None)
-
-    def offset_committed(self, group_id: str, topic: str, partition: int,
-                         offset: OffsetAndMetadata) -> None:
+    def offsets_committed(self, group_id: str,
+                          offsets: list[tuple[str, int, OffsetAndMetadata]]) -> None:
         """Raises AppendError when the write fails (the commit is answered with it)."""
-        self.topic.append(group_id, [(offset_key(group_id, topic, partition),
-                                      offset_value(offset, self.topic_ids(topic)))])
+        self.topic.append(group_id, [(offset_key(group_id, t, p),
+                                      offset_value(o, self.topic_ids(t))) for t, p, o in offsets])
 
-    def offset_deleted(self, group_id: str, topic: str, partition: int) -> None:
-        self._write(group_id, offset_key(group_id, topic, partition), None)
+    def offsets_deleted(self, group_id: str, partitions: list[tuple[str, int]], *,
+                        group: bool = False) -> None:
+        records = [(offset_key(group_id, t, p), None) for t, p in partitions]
+        if group:
+            records.append((group_key(group_id), None))
+        self._write(group_id, records)
 
-    def _write(self, group_id: str, key: bytes, value: bytes | None) -> None:
+    def _write(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> None:
         """A group change already made in memory: a failed write is logged (the group
         goes on; its record is missing after a restart, as after a lost append)."""
         try:
-            self.topic.append(group_id, [(key, value)])
+            self.topic.append(group_id, records)
         except AppendError as e:
             log.error("group %s: writing to %s failed: %s", group_id, self.topic.name, e)
 

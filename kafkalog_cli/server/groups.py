@@ -80,21 +80,21 @@ class GroupConfig:
 
 class GroupStore:
     """Where the coordinator's ``__consumer_offsets`` records would go (the default keeps
-    nothing). Each method is called where Kafka appends the record, after the state it
-    describes is set."""
+    nothing). Each method is called where Kafka appends the records, after the state they
+    describe is set, with the records of one coordinator write operation: Kafka's
+    CoordinatorRuntime appends those as one batch."""
 
     def group_metadata(self, group: Group, assignment: dict[str, bytes]) -> None:
         """A GroupMetadata record: the group, its members and ``assignment``."""
 
-    def group_deleted(self, group_id: str) -> None:
-        """The GroupMetadata tombstone of a deleted group."""
+    def offsets_committed(self, group_id: str,
+                          offsets: list[tuple[str, int, OffsetAndMetadata]]) -> None:
+        """The OffsetCommit records ``(topic, partition, offset)`` of one commit."""
 
-    def offset_committed(self, group_id: str, topic: str, partition: int,
-                         offset: OffsetAndMetadata) -> None:
-        """An OffsetCommit record."""
-
-    def offset_deleted(self, group_id: str, topic: str, partition: int) -> None:
-        """An OffsetCommit tombstone."""
+    def offsets_deleted(self, group_id: str, partitions: list[tuple[str, int]], *,
+                        group: bool = False) -> None:
+        """OffsetCommit tombstones of ``partitions`` ``(topic, partition)``, then the
+        GroupMetadata tombstone when ``group`` (the group is deleted)."""
 
 
 @dataclass(frozen=True)
@@ -868,17 +868,24 @@ class GroupCoordinator:
             self._reschedule_session(group, group.members[member_id])
         return Errors.NONE
 
-    def store_offset(self, group_id: str, topic: str, partition: int, offset: int,
-                     leader_epoch: int, metadata: str | None, now_ms: int = -1) -> None:
-        """Commit one offset of a group :meth:`commit_check` accepted.
+    def store_offsets(self, group_id: str, offsets: list[tuple[str, int, int, int, str | None]],
+                      now_ms: int = -1) -> None:
+        """Commit ``offsets`` ``(topic, partition, offset, leader epoch, metadata)`` of a
+        group :meth:`commit_check` accepted, in one write (OffsetMetadataManager.commitOffset
+        returns the records of the whole request; the runtime appends them as one batch).
 
         Raises:
-            AppendError: the store could not write it (nothing changed).
+            AppendError: the store could not write them (nothing changed).
         """
-        value = OffsetAndMetadata(offset, leader_epoch, metadata or "", now_ms)
+        if not offsets:
+            return
+        values = [(t, p, OffsetAndMetadata(o, epoch, metadata or "", now_ms))
+                  for t, p, o, epoch, metadata in offsets]
         # written first: a commit the store refuses is not taken (the caller answers it)
-        self.store.offset_committed(group_id, topic, partition, value)
-        self.groups[group_id].offsets[(topic, partition)] = value
+        self.store.offsets_committed(group_id, values)
+        group = self.groups[group_id]
+        for t, p, value in values:
+            group.offsets[(t, p)] = value
 
     def txn_commit_check(self, body: dict, version: int) -> Errors:
         """OffsetMetadataManager.validateTransactionalOffsetCommit for a TxnOffsetCommit
@@ -922,9 +929,11 @@ class GroupCoordinator:
         """OffsetMetadataManager.onPartitionsDeleted: every group forgets the committed
         offsets of a deleted topic."""
         for group in self.groups.values():
-            for tp in [tp for tp in group.offsets if tp[0] == topic]:
+            gone = [tp for tp in group.offsets if tp[0] == topic]
+            for tp in gone:
                 del group.offsets[tp]
-                self.store.offset_deleted(group.group_id, *tp)
+            if gone:
+                self.store.offsets_deleted(group.group_id, gone)
 
     # -- ListGroups / DescribeGroups / DeleteGroups / OffsetDelete --------------------------
 
@@ -969,15 +978,14 @@ class GroupCoordinator:
             if group.state in (STABLE, PREPARING, COMPLETING):
                 out.append((gid, Errors.NON_EMPTY_GROUP))
                 continue
-            for topic, partition in list(group.offsets):
-                self.store.offset_deleted(gid, topic, partition)
+            tombstones = list(group.offsets)
             for key in [k for k in self._sessions if k[0] == gid]:
                 self._sessions.pop(key).cancel()
             self._cancel(group, "join_timer")
             self._cancel(group, "sync_timer")
             group.transition(DEAD)
             del self.groups[gid]
-            self.store.group_deleted(gid)
+            self.store.offsets_deleted(gid, tombstones, group=True)
             log.info("deleted group %s", gid)
             out.append((gid, Errors.NONE))
         return out
@@ -993,7 +1001,7 @@ class GroupCoordinator:
         if group.state in (STABLE, PREPARING, COMPLETING) and \
                 not group.uses_consumer_protocol():
             return Errors.NON_EMPTY_GROUP, []
-        out = []
+        out, tombstones = [], []
         for topic, partitions in topics:
             subscribed = (topic in group.subscribed_topics if group.subscribed_topics
                           is not None else group.uses_consumer_protocol())
@@ -1002,8 +1010,10 @@ class GroupCoordinator:
                 continue
             for p in partitions:
                 if group.offsets.pop((topic, p), None) is not None:
-                    self.store.offset_deleted(group_id, topic, p)
+                    tombstones.append((topic, p))
             out.append((topic, [(p, Errors.NONE) for p in partitions]))
+        if tombstones:
+            self.store.offsets_deleted(group_id, tombstones)
         return Errors.NONE, out
 
 

@@ -145,7 +145,8 @@ class KafkaApis:
         #: __consumer_offsets: the group coordinator's records (server/group_log.py)
         self.offsets_topic = CoordinatorTopic(
             catalog, OFFSETS_TOPIC, "offsets.topic.num.partitions",
-            "offsets.topic.segment.bytes", on_append=lambda: self._notify_append())
+            "offsets.topic.segment.bytes", on_append=lambda: self._notify_append(),
+            base_sequence=0)
         store = GroupStore() if options.read_only else GroupLogStore(
             self.offsets_topic, catalog.topic_id_of)
         self.group_apis = GroupApis(catalog, options,

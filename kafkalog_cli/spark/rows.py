@@ -58,11 +58,8 @@ except ImportError:  # pragma: no cover
 from ..constants import CONTROL_FLAG_MASK, INT32_MAX, LOG_FILE_SUFFIX
 from ..errors import CorruptRecordError, DataLossError, KafkalogError, UnreadableError
 from ..format import vectorized as _fast
-from ..format.records import (
-    RecordBatch,
-    batch_records_into,
-    decode_records_into,
-)
+from ..format.record import decode_records_into
+from ..format.record_batch import RecordBatch, batch_records_into
 from ..schema.record_batch import LENGTH_OFFSET
 from ..storage.files import segment_bases
 from ..storage.producer_state import ProducerStateManager

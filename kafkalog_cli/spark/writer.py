@@ -1,5 +1,5 @@
 """The append side of ``df.write.format("kafkalog")``: rows go through the append engine
-(:class:`~kafkalog_cli.storage.log.LogManager` / ``UnifiedLog.append_as_leader``), so the
+(:class:`~kafkalog_cli.storage.log_manager.LogManager` / ``UnifiedLog.append_as_leader``), so the
 partitions written are what a broker's storage layer writes for the same batches: offsets
 from the log end offset, leader epoch continued from the partition's epoch cache, rolls,
 sparse indexes, producer snapshots, checkpoints and the clean-shutdown marker.
@@ -27,7 +27,7 @@ from ..format.builder import build_batch
 from ..schema.record_batch import RECORD_BATCH_OVERHEAD
 from ..storage.config import LogConfig
 from ..storage.files import parse_partition_dir_name
-from ..storage.log import LogManager
+from ..storage.log_manager import LogManager
 
 BATCH_MAX_RECORDS = 1000
 BATCH_MAX_BYTES = 1024 * 1024

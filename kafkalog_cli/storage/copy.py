@@ -18,7 +18,7 @@ hold an epoch no batch carries: a leader elected that wrote nothing), cut to the
 The copy is atomic: it is written into ``<topic>-<partition>.<uuid>-delete`` beside its
 final name (the name under which a broker that finds a left-over deletes it at start,
 ``LogManager``) and renamed into place once closed and fsynced; the log directory's
-checkpoints are the :class:`~kafkalog_cli.storage.log.LogManager`'s, written when it
+checkpoints are the :class:`~kafkalog_cli.storage.log_manager.LogManager`'s, written when it
 closes.
 """
 
@@ -36,7 +36,8 @@ from .checkpoints import read_leader_epoch_checkpoint
 from .config import INT_MAX, LONG_MAX, LogConfig
 from .fileio import create_fresh, fsync_dir
 from .files import TopicPartition, log_delete_dir_name
-from .log import Log, LogManager, UnifiedLog
+from .log import Log, UnifiedLog
+from .log_manager import LogManager
 from .producer_state import list_snapshots, snapshot_path
 from .segment import LogSegment
 

@@ -35,8 +35,11 @@ from .location import RemotePath, as_path, listdir, walk
 # digit, "\uff10" too, and then the file opened by its offset would be another one), and
 # to the very end (``$`` would also match before a trailing newline)
 _OFFSET_NAME = re.compile(r"([0-9]{" + str(FILENAME_DIGITS) + r"})(\.[a-z]+)(\.(?:deleted|cleaned|swap))?\Z")
+# LocalLog's DELETE/FUTURE/STRAY_DIR_PATTERN take any non-blank unique id
+# (``^(\S+)-(\S+)\.(\S+)-future``); the name up to its last "." is the topic-partition,
+# so an id holding a "." leaves no int partition (refused, as parseTopicPartitionName does)
 _PARTITION_DIR = re.compile(
-    r"(?P<topic>.+)-(?P<partition>[0-9]+)(?:\.(?P<uid>[0-9a-f]{32})-(?P<kind>delete|future|stray))?\Z")
+    r"(?P<topic>.+)-(?P<partition>[0-9]+)(?:\.(?P<uid>[^\s.]+)-(?P<kind>delete|future|stray))?\Z")
 _ASCII_DIGITS = re.compile(r"[0-9]+\Z")
 _TOPIC_LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_NAME_LENGTH = 249
@@ -170,6 +173,15 @@ def log_delete_dir_name(tp: TopicPartition) -> str:
 
     suffix = f"-{tp.partition}.{uuid.uuid4().hex}-delete"
     return tp.topic[:min(len(tp.topic), 255 - len(suffix))] + suffix
+
+
+def partition_dir_kind(name: str) -> str | None:
+    """``"delete"``, ``"future"`` or ``"stray"`` for a partition directory being deleted,
+    copied to this log dir or set aside (``<topic>-<partition>.<id>-<kind>``, LocalLog's
+    DeleteDirSuffix / FutureDirSuffix / StrayDirSuffix); None for a live one or a name
+    that is no partition directory."""
+    m = _partition_match(name)
+    return None if m is None else m.group("kind")
 
 
 def is_live_partition_dir_name(name: str) -> bool:

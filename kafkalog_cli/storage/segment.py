@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..constants import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
@@ -34,9 +34,9 @@ from ..errors import (
     UnreadableError,
     UnsafePathError,
 )
-from ..format.records import FileRecords, RecordBatch
+from ..format.record_batch import RecordBatch
+from ..format.records import FileRecords
 from ..schema.deferred import DeferredBytes
-from ..schema.txn_index import AbortedTxn
 from .fileio import nonzero_length, open_for_write
 from .files import (
     SEGMENT_SUFFIXES,
@@ -50,13 +50,12 @@ from .files import (
     txn_index_file,
 )
 from .location import RemotePath, as_path, open_regular, stat_regular
-from .offset_index import OffsetIndex, OffsetPosition
-from .recovery_scan import ScanResult, scan_log
-from .time_index import TimeIndex, TimestampOffset
-from .txn_index import TransactionIndex
 
-_OFF_ENTRY = OffsetIndex.ENTRY
-_TIME_ENTRY = TimeIndex.ENTRY
+if TYPE_CHECKING:  # imported where used: a .log's read loads no index module (issue 28)
+    from .offset_index import OffsetIndex, OffsetPosition
+    from .recovery_scan import ScanResult
+    from .time_index import TimeIndex, TimestampOffset
+    from .txn_index import TransactionIndex
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096
 
@@ -356,6 +355,8 @@ class LogSegment:
     def offset_index(self) -> OffsetIndex | None:
         """The loaded offset index, or None when the file is missing."""
         if self._offset_index is None and self.index_path.exists():
+            from .offset_index import OffsetIndex
+
             self._offset_index = OffsetIndex.load(self.index_path, self.base_offset)
         return self._offset_index
 
@@ -363,6 +364,8 @@ class LogSegment:
     def time_index(self) -> TimeIndex | None:
         """The loaded time index, or None when the file is missing."""
         if self._time_index is None and self.time_index_path.exists():
+            from .time_index import TimeIndex
+
             self._time_index = TimeIndex.load(self.time_index_path, self.base_offset)
         return self._time_index
 
@@ -374,6 +377,8 @@ class LogSegment:
         Raises:
             UnreadableError: the file exists but cannot be read.
         """
+        from .txn_index import TransactionIndex
+
         return TransactionIndex.load(self.txn_index_path, self.base_offset)
 
     # -- the read path (LogSegment.translateOffset / findOffsetByTimestamp / read) ----------
@@ -582,6 +587,8 @@ class RebuiltIndexes:
 
     def offset_index_bytes(self, base_offset: int) -> bytes:
         """The ``.index`` of :attr:`offset_entries` relative to ``base_offset``."""
+        from .offset_index import OffsetIndex
+
         packed = self._scanned("offset_index", base_offset, OffsetIndex, self.offset_entries)
         if packed is not None:
             return packed
@@ -590,6 +597,8 @@ class RebuiltIndexes:
 
     def time_index_bytes(self, base_offset: int) -> bytes:
         """The ``.timeindex`` of :attr:`time_entries` relative to ``base_offset``."""
+        from .time_index import TimeIndex
+
         packed = self._scanned("time_index", base_offset, TimeIndex, self.time_entries)
         if packed is not None:
             return packed
@@ -631,6 +640,10 @@ def rebuild_indexes(view, base_offset: int,
     Returns:
         :class:`RebuiltIndexes`. Never raises for bad bytes: the error is in ``.error``.
     """
+    from .offset_index import OffsetIndex, OffsetPosition
+    from .recovery_scan import scan_log
+    from .time_index import TimeIndex, TimestampOffset
+
     s = scan_log(view, base_offset, index_interval_bytes, strict=strict,
                  previous_last_offset=previous_last_offset)
     error = None
@@ -642,9 +655,9 @@ def rebuild_indexes(view, base_offset: int,
     return RebuiltIndexes(
         valid_bytes=s.valid_bytes, batches=s.batches,
         offset_entries=[OffsetPosition(base_offset + rel, position)
-                        for rel, position in _OFF_ENTRY.iter_unpack(s.offset_index)],
+                        for rel, position in OffsetIndex.ENTRY.iter_unpack(s.offset_index)],
         time_entries=[TimestampOffset(ts, base_offset + rel)
-                      for ts, rel in _TIME_ENTRY.iter_unpack(s.time_index)],
+                      for ts, rel in TimeIndex.ENTRY.iter_unpack(s.time_index)],
         max_timestamp=s.max_timestamp, offset_of_max_timestamp=s.offset_of_max_timestamp,
         last_offset=s.last_offset, error=error, epochs=s.epochs, scan=s,
         base_offset=base_offset)
@@ -696,6 +709,10 @@ class WritableLogSegment(LogSegment):
         self.last_offset: int | None = None
         self._size = 0
         self._fd: int | None = None
+        from .offset_index import OffsetIndex
+        from .time_index import TimeIndex
+        from .txn_index import TransactionIndex
+
         self._offset_index = OffsetIndex(self.index_path, base_offset, config.segment_index_bytes)
         self._time_index = TimeIndex(self.time_index_path, base_offset, config.segment_index_bytes)
         self.txn_index = TransactionIndex(self.txn_index_path, base_offset)
@@ -794,6 +811,8 @@ class WritableLogSegment(LogSegment):
         seg.bytes_since_last_index_entry = valid - last_pos
         oidx.write(preallocate=True, fsync=False)
         tidx.write(preallocate=True, fsync=False)
+        from .txn_index import TransactionIndex
+
         seg.txn_index = TransactionIndex.load(seg.txn_index_path, base_offset)
         return seg
 
@@ -887,6 +906,8 @@ class WritableLogSegment(LogSegment):
     def update_txn_index(self, completed, last_stable_offset: int) -> None:
         """LogSegment.updateTxnIndex: record an aborted transaction."""
         if completed.is_aborted:
+            from ..schema.txn_index import AbortedTxn
+
             self.txn_index.append(AbortedTxn(completed.producer_id, completed.first_offset,
                                              completed.last_offset, last_stable_offset))
 

@@ -77,7 +77,7 @@ from ..errors import (
     RejectedRecordError,
 )
 from ..format.builder import build_batch
-from ..format.records import HEADER, RecordBatch, increment_sequence, record_columns
+from ..format.record_batch import HEADER, RecordBatch, increment_sequence, record_columns
 from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC
 from ..schema.record_batch import (
     ATTRIBUTES_OFFSET,

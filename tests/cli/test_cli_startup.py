@@ -91,6 +91,29 @@ def test_a_command_on_a_tiny_fixture_imports_nothing_heavy(args):
         assert not others & modules
 
 
+#: the storage modules a command reading a .log does not need, kept out of its start-up
+#: (imported by the functions that read those files; each costs dataclasses built at
+#: import): the producer state and its snapshots, the indexes, the recovery scan
+SEGMENT_EXTRAS = ("kafkalog_cli.storage.producer_state", "kafkalog_cli.schema.producer_snapshot",
+                  "kafkalog_cli.storage.offset_index", "kafkalog_cli.storage.time_index",
+                  "kafkalog_cli.storage.txn_index", "kafkalog_cli.schema.txn_index",
+                  "kafkalog_cli.storage.recovery_scan")
+
+
+@pytest.mark.parametrize("args, used", [
+    (("dump-segment", "-o", "kafka", SEGMENT), ()),
+    (("dump-segment", "--print-data-log", "-o", "json", SEGMENT), ()),
+    (("describe", "-o", "json", PLAIN), ()),
+    # a read seeks through the indexes; read_uncommitted needs no producer state
+    (("read", "-o", "json", PLAIN), ("kafkalog_cli.storage.offset_index",
+                                     "kafkalog_cli.storage.time_index")),
+], ids=["dump-segment -o kafka", "dump-segment -o json", "describe", "read"])
+def test_a_log_read_leaves_the_other_segment_files_modules_out(args, used):
+    code, modules = _modules_after(*args)
+    assert code == 0
+    assert _loaded(modules, SEGMENT_EXTRAS) == sorted(used)
+
+
 def test_produce_imports_nothing_heavy(tmp_path):
     src = tmp_path / "in.txt"
     src.write_text("a\nb\n")
@@ -120,7 +143,7 @@ def test_export_keeps_numpy_out_with_the_compiled_core(tmp_path, starting):
     a starting offset inside a batch (2: the first batch holds 0-2) keeps its records
     from that offset, as a Kafka consumer's fetch position does."""
     pq = pytest.importorskip("pyarrow.parquet")
-    from kafkalog_cli.format import records
+    from kafkalog_cli.format import compiled
     from kafkalog_cli.ops.export import export
 
     extra = () if starting is None else (
@@ -128,7 +151,7 @@ def test_export_keeps_numpy_out_with_the_compiled_core(tmp_path, starting):
     code, modules = _modules_after("export", "--engine", "local", "--to",
                                    str(tmp_path / "cli"), PLAIN, "-o", "json", *extra)
     assert code == 0 and "pyarrow" in modules
-    assert ("numpy" in modules) == (records._c is None)
+    assert ("numpy" in modules) == (compiled._c is None)
     # a host's process keeps its numpy: the library call, and main(argv) in process
     options = {} if starting is None else {"startingOffsets": extra[1]}
     export([str(ROOT / PLAIN)], str(tmp_path / "lib"), engine="local", options=options)

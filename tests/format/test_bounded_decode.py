@@ -29,13 +29,10 @@ from kafkalog_testkit import (
 from kafkalog_cli.constants import DECODE_CHUNK_BYTES, INT64_MAX
 from kafkalog_cli.errors import CorruptRecordError, DecompressedSizeError, InvalidRecordError
 from kafkalog_cli.format import compression
-from kafkalog_cli.format.records import (
-    FileRecords,
-    LegacyRecordBatch,
-    RecordBatch,
-    _record_pieces,
-    scan_batches,
-)
+from kafkalog_cli.format.legacy import LegacyRecordBatch
+from kafkalog_cli.format.record import _record_pieces
+from kafkalog_cli.format.record_batch import RecordBatch
+from kafkalog_cli.format.records import FileRecords, scan_batches
 
 CODECS = {"gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 

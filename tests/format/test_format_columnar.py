@@ -13,12 +13,9 @@ import pytest
 from test_records_fast import BASE_TS, CORPUS_LOGS, build_log, record_bytes, varint
 
 from kafkalog_cli.errors import KafkalogError
-from kafkalog_cli.format.records import (
-    FileRecords,
-    batch_records_into,
-    decode_records,
-    decode_records_into,
-)
+from kafkalog_cli.format.record import decode_records, decode_records_into
+from kafkalog_cli.format.record_batch import batch_records_into
+from kafkalog_cli.format.records import FileRecords
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 FIXTURE_LOGS = sorted(glob.glob(os.path.join(ROOT, "fixtures", "logs", "**", "*.log"),

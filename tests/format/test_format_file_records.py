@@ -8,7 +8,9 @@ import pytest
 
 from kafkalog_cli.errors import CorruptRecordError, InvalidRecordError
 from kafkalog_cli.format.builder import build_batch, build_legacy_message, set_base_offset
-from kafkalog_cli.format.records import FileRecords, LegacyRecordBatch, RecordBatch, batch_at
+from kafkalog_cli.format.legacy import LegacyRecordBatch
+from kafkalog_cli.format.record_batch import RecordBatch
+from kafkalog_cli.format.records import FileRecords, batch_at
 
 
 def _log(n=3) -> tuple[bytes, list[int]]:

@@ -123,7 +123,7 @@ def test_zigzag14_table_is_kafka_pythons_varint_decode():
     kafka-python's decode_varint reads the same bytes."""
     from kafka.record.util import decode_varint
 
-    from kafkalog_cli.format.records import ZIGZAG14
+    from kafkalog_cli.format.record import ZIGZAG14
 
     assert len(ZIGZAG14) == 1 << 14
     for v in range(1 << 14):

@@ -15,7 +15,8 @@ import struct
 import pytest
 from kafkalog_testkit import raw_batch, raw_record, run_cli_inprocess, write_partition
 
-from kafkalog_cli.format.records import FileRecords, batch_records_into
+from kafkalog_cli.format.record_batch import batch_records_into
+from kafkalog_cli.format.records import FileRecords
 
 INT64_MAX = (1 << 63) - 1
 

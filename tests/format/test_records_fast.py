@@ -11,16 +11,11 @@ import pytest
 from kafkalog_testkit import corpus_log_files
 
 from kafkalog_cli.errors import CorruptRecordError, InvalidRecordError
-from kafkalog_cli.format import records as R
-from kafkalog_cli.format.records import (
-    HEADER,
-    FileRecords,
-    LegacyRecordBatch,
-    Record,
-    RecordBatch,
-    decode_records,
-    scan_batches,
-)
+from kafkalog_cli.format import record_batch as R
+from kafkalog_cli.format.legacy import LegacyRecordBatch
+from kafkalog_cli.format.record import Record, decode_records
+from kafkalog_cli.format.record_batch import HEADER, RecordBatch
+from kafkalog_cli.format.records import FileRecords, scan_batches
 from kafkalog_cli.format.varint import write_varint
 from kafkalog_cli.schema import record as schema_record
 

@@ -1,5 +1,5 @@
 """The compiled core (``kafkalog_cli/format/_speedups.c``) against the pure-Python loops
-it replaces, in one process (:func:`records.load_pure_python`): on random bytes, on
+it replaces, in one process (:func:`compiled.load_pure_python`): on random bytes, on
 batches built by hand (``raw_record`` / ``raw_batch``, independent of kafkalog's builder)
 then mutated, on the fixtures and on every batch of the real corpus. Values must be equal
 and errors the same (class, message, file, position).
@@ -20,11 +20,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafkalog_testkit import corpus_log_files, fixture_log_files, raw_batch, raw_record
 
-from kafkalog_cli.format import records as C
+from kafkalog_cli.format import compiled, record, record_batch, records
 
-pytestmark = pytest.mark.skipif(not C.SPEEDUPS, reason="the compiled core is not in use")
+pytestmark = pytest.mark.skipif(not compiled.SPEEDUPS, reason="the compiled core is not in use")
 
-P = C.load_pure_python() if C.SPEEDUPS else None
+#: the pure-Python twins of the modules (None when the core is not in use)
+P_RECORD, P_BATCH, P_FILE = ((compiled.load_pure_python("record"),
+                              compiled.load_pure_python("record_batch"),
+                              compiled.load_pure_python("records"))
+                             if compiled.SPEEDUPS else (None, None, None))
 
 INT64 = st.integers(-(2**63), 2**63 - 1)
 SETTINGS = settings(max_examples=300, deadline=None,
@@ -54,10 +58,10 @@ def plain(x):
 
 
 def decode_both(data, count, base_offset, base_ts, at=0):
-    c = outcome(C._decode_block, data, count, base_offset, base_ts, at)
-    p = outcome(P._py_decode_block, data, count, base_offset, base_ts, at)
+    c = outcome(record._decode_block, data, count, base_offset, base_ts, at)
+    p = outcome(P_RECORD._py_decode_block, data, count, base_offset, base_ts, at)
     if c[0] == "ok":
-        assert all(type(r) is C.Record for r in c[1])
+        assert all(type(r) is record.Record for r in c[1])
         c = ("ok", plain(c[1]))
         p = ("ok", plain(p[1])) if p[0] == "ok" else p
     assert c == p
@@ -76,7 +80,7 @@ def into_both(data, count, base_offset, base_ts, with_headers, arrays):
 
     if arrays and not all(-(2**63) <= v < 2**63 for v in (base_offset, base_ts)):
         return
-    c, p = run(C._decode_block_into), run(P._py_decode_block_into)
+    c, p = run(record._decode_block_into), run(P_RECORD._py_decode_block_into)
     if arrays and c[0][0] == "err" and c[0][1] == "OverflowError":
         # an offset past int64 does not fit array('q'): the same error, maybe after a
         # different number of appends (none here: both raise at the same record)
@@ -330,7 +334,7 @@ def _scan(mod, buf, start, end):
 def batches_both(buf: bytes, start: int = 0, end=None):
     """FileRecords.batches(), is_valid, records() and scan_batches on both sides."""
     out = []
-    for mod in (C, P):
+    for mod in (records, P_FILE):
         fr = mod.FileRecords(buf, start, end, file="x.log")
         got = []
         for b in fr.batches():
@@ -387,7 +391,7 @@ def test_batch_iterator_ends_where_the_generator_ends(legacy, how):
              for i in range(200)]
     buf = b"".join(parts) + b"\x00" * 30  # a partial tail
     got = []
-    for mod in (C, P):
+    for mod in (records, P_FILE):
         fr = mod.FileRecords(buf, file="x.log")
         it = fr.batches()
         b = None
@@ -405,9 +409,9 @@ def test_batch_iterator_ends_where_the_generator_ends(legacy, how):
 
 
 def test_is_valid_on_odd_tuples_takes_the_python_property():
-    b = next(iter(C.FileRecords(raw_batch(0, [raw_record(0, 0, b"k", b"v")])).batches()))
-    odd = tuple.__new__(C.RecordBatch, (b[0], 2**70) + tuple(b[2:]))
-    assert odd.is_valid is P.RecordBatch._is_valid(odd)
+    b = next(iter(records.FileRecords(raw_batch(0, [raw_record(0, 0, b"k", b"v")])).batches()))
+    odd = tuple.__new__(record_batch.RecordBatch, (b[0], 2**70) + tuple(b[2:]))
+    assert odd.is_valid is P_BATCH.RecordBatch._is_valid(odd)
 
 
 def test_batches_use_the_crc32c_packages_own_c_function():
@@ -416,7 +420,7 @@ def test_batches_use_the_crc32c_packages_own_c_function():
     import crc32c
 
     want = "C function" if crc32c.hardware_based else "Python function"
-    assert C._c.crc_source() == f"crc32c package, {want}"
+    assert compiled._c.crc_source() == f"crc32c package, {want}"
 
 
 @pytest.mark.parametrize("size", [4000, 4096 - 61 + 21, 5000, 70000])
@@ -436,27 +440,27 @@ def test_free_lists_keep_the_types_reference_counts():
     import gc
     import sys
 
-    class SubBatch(C.RecordBatch):
+    class SubBatch(record_batch.RecordBatch):
         pass
 
-    class SubRecord(C.Record):
+    class SubRecord(record.Record):
         pass
 
     buf = b"".join(raw_batch(i, [raw_record(0, 0, b"k", b"v")]) for i in range(5000))
     gc.collect()
-    before = (sys.getrefcount(C.RecordBatch), sys.getrefcount(C.Record))
+    before = (sys.getrefcount(record_batch.RecordBatch), sys.getrefcount(record.Record))
     for _ in range(3):
-        bs = list(C.FileRecords(buf).batches())
+        bs = list(records.FileRecords(buf).batches())
         rs = [b.records() for b in bs]
         subs = [tuple.__new__(SubBatch, tuple(b)) for b in bs[:100]]
         srs = [tuple.__new__(SubRecord, tuple(r[0])) for r in rs[:100]]
         for x in srs:
             x.me = x  # a cycle through the instance's __dict__
-        odd = [tuple.__new__(C.Record, (1, 2)) for _ in range(100)]
+        odd = [tuple.__new__(record.Record, (1, 2)) for _ in range(100)]
         assert rs[7][0] == (7, 1000, b"k", b"v", ()) and subs[3][2] == 3 and srs[5].me is srs[5]
         del bs, rs, subs, srs, odd, x
         gc.collect()
-    assert (sys.getrefcount(C.RecordBatch), sys.getrefcount(C.Record)) == before
+    assert (sys.getrefcount(record_batch.RecordBatch), sys.getrefcount(record.Record)) == before
 
 
 def _compare_files(paths):
@@ -486,16 +490,16 @@ def test_records_is_a_method_of_the_class():
     """records() is the core's method descriptor: called bound, unbound, with max_bytes
     (the Python method's path), on a subclass, with the Python method's results."""
     raw = raw_batch(5, [raw_record(i, i, b"k", b"v%d" % i) for i in range(3)])
-    cb = next(iter(C.FileRecords(raw).batches()))
-    pb = next(iter(P.FileRecords(raw).batches()))
+    cb = next(iter(records.FileRecords(raw).batches()))
+    pb = next(iter(P_FILE.FileRecords(raw).batches()))
     want = plain(pb.records())
     assert want == [(5 + i, 1000 + i, b"k", b"v%d" % i, ()) for i in range(3)]
 
-    class SubBatch(C.RecordBatch):
+    class SubBatch(record_batch.RecordBatch):
         pass
 
     sub = tuple.__new__(SubBatch, tuple(cb))
-    for got in (cb.records(), C.RecordBatch.records(cb), cb.records(max_bytes=1 << 20),
+    for got in (cb.records(), record_batch.RecordBatch.records(cb), cb.records(max_bytes=1 << 20),
                 cb.records(1 << 20), sub.records()):
         assert type(got) is list and plain(got) == want
     assert outcome(cb.records, 1, 2) == outcome(pb.records, 1, 2)
@@ -503,10 +507,10 @@ def test_records_is_a_method_of_the_class():
 
 
 @pytest.mark.parametrize("make", [
-    lambda: C._decode_block(raw_record(0, 0, b"k", b"v", [(b"h", b"x")]), 1, 9, 10, 0)[0],
-    lambda: next(iter(C.FileRecords(raw_batch(3, [raw_record(0, 0, None, b"v")])).batches())),
-    lambda: tuple.__new__(C.Record, (1, 2)),
-    lambda: tuple.__new__(C.Record, ()),
+    lambda: record._decode_block(raw_record(0, 0, b"k", b"v", [(b"h", b"x")]), 1, 9, 10, 0)[0],
+    lambda: next(iter(records.FileRecords(raw_batch(3, [raw_record(0, 0, None, b"v")])).batches())),
+    lambda: tuple.__new__(record.Record, (1, 2)),
+    lambda: tuple.__new__(record.Record, ()),
 ])
 def test_iterating_records_and_batches(make):
     """The core's iterator of Record and RecordBatch yields what tuple's does: unpacking,
@@ -533,7 +537,7 @@ def test_an_iterator_someone_holds_is_theirs():
     rebound, keeps one of its own."""
     import sys
 
-    recs = C._decode_block(b"".join(raw_record(i, i, b"k%d" % i, b"v%d" % i)
+    recs = record._decode_block(b"".join(raw_record(i, i, b"k%d" % i, b"v%d" % i)
                                     for i in range(3)), 3, 10, 100, 0)
     r0, r1, r2 = recs
     it = iter(r0)
@@ -545,7 +549,7 @@ def test_an_iterator_someone_holds_is_theirs():
     assert list(it) == [100, b"k0", b"v0", ()]
 
     del it
-    held = tuple.__new__(C.Record, ("a", "b", "c", "d", "e"))
+    held = tuple.__new__(record.Record, ("a", "b", "c", "d", "e"))
     base = sys.getrefcount(held)
     it = iter(held)
     next(it)
@@ -561,7 +565,7 @@ def test_an_iterator_someone_holds_is_theirs():
             next(inner)
             kept.append(inner)
 
-    doomed = tuple.__new__(C.Record, (Iterates(), 2, 3, 4, 5))
+    doomed = tuple.__new__(record.Record, (Iterates(), 2, 3, 4, 5))
     it = iter(doomed)
     next(it)
     del it, doomed  # the shared iterator holds the last reference to ``doomed``
@@ -582,7 +586,7 @@ def test_shared_ints_have_the_values_of_the_python_loop():
                           (104, 2000, b"k", None, ())])
     for attrs in (0, 8):  # CreateTime, LogAppendTime (every timestamp maxTimestamp)
         batches_both(raw_batch(7, recs, attrs=attrs))
-    out = C._decode_block(raw_record(0, 0, None, None), 1, True, True, 0)
+    out = record._decode_block(raw_record(0, 0, None, None), 1, True, True, 0)
     assert [type(v) for v in out[0][:2]] == [int, int] and out[0][:2] == (1, 1)
     into_both(block, 5, 100, 2000, True, False)
     into_both(block, 5, 100, 2000, True, True)
@@ -596,7 +600,7 @@ def test_batch_crc_verdicts_agree_with_the_crc32c_package(size):
 
     batch = raw_batch(3, [raw_record(0, 0, b"k", bytes(range(256)) * (size // 256) +
                                      bytes(size % 256))])
-    b = next(iter(C.FileRecords(batch).batches()))
+    b = next(iter(records.FileRecords(batch).batches()))
     assert b.compute_crc() == crc32c.crc32c(batch[21:])
     assert b.is_valid is True
 

@@ -397,7 +397,7 @@ def t_recover_truncate(log_dir: Path, params: dict) -> dict:
     before)."""
     from kafkalog_cli.errors import KafkalogError
     from kafkalog_cli.ops.verify import verify_index
-    from kafkalog_cli.recovery.quarantine import undo
+    from kafkalog_cli.recovery.restore import undo
     from kafkalog_cli.recovery.runner import recover
 
     def files(tree):

@@ -13,7 +13,9 @@ the log cut before the first tombstone with ``--at`` the time the broker wrote t
 It plans ``--reset-offsets --from-file`` resets (the CSV of one group, of several), then
 deletes ``gy`` (and a group that does not exist): kafkalog's ``--delete``
 on the log cut before the broker's tombstones must print the tool's text and write the
-broker's records.
+broker's records. Last, ``--delete-offsets`` of a group that does not exist, of the share
+group, and of ``gz``'s offsets of ``t`` (and of a topic that does not exist): kafkalog's
+on the log cut before them must print the tool's text and write the broker's batch.
 
 A share group ``gsh`` (``share.auto.offset.reset=earliest``) consumes 3 of the 5 records
 of ``t``-0 with Kafka's console share consumer and leaves: kafka-share-groups describes
@@ -53,6 +55,11 @@ SHARE_CASES = [("--list",)] + [
                   ("--state",), ("--state", "--verbose"))] + [
     ("--describe", "--group", "nope"), ("--describe", "--group", "gy"),
     ("--describe", "--all-groups")]
+#: --delete-offsets, after everything else: a group that does not exist, the share group
+#: (GROUP_ID_NOT_FOUND both), gz (Empty: its t-1 offset deleted, t-0 had none left) with
+#: a topic that does not exist
+OFFSET_DELETES = [("--group", "nope", "--topic", "t:0"), ("--group", "gsh", "--topic", "t"),
+                  ("--group", "gz", "--topic", "t", "--topic", "nosuch")]
 
 
 class _Client:
@@ -181,7 +188,11 @@ def test_expiration_and_share_groups_equal_the_brokers(kafka_broker_factory, tmp
     # then the tool deletes gy (Empty, one offset) and a group that does not exist
     calls += [(CGC, ["--bootstrap-server", bs, "--delete", "--group", "gy", "--group", "nope"]),
               (CGC, ["--bootstrap-server", bs, "--describe", "--all-groups"])]
+    calls += [(CGC, ["--bootstrap-server", bs, "--delete-offsets", *case])
+              for case in OFFSET_DELETES]
     everything = kafka_tools_batch(calls)
+    offset_deletes = everything[len(everything) - len(OFFSET_DELETES):]
+    everything = everything[:len(everything) - len(OFFSET_DELETES)]
     assert [r.exit for r in everything[:2]] == [0, 0], [r.stderr for r in everything[:2]]
     results = everything[2:2 + len(cases)]
     shared = everything[2 + len(cases):-2 - len(resets)]
@@ -218,15 +229,31 @@ def test_expiration_and_share_groups_equal_the_brokers(kafka_broker_factory, tmp
     mine = cli("groups", str(cut), "--describe", "--group", "gx", "--at", str(committed_at))
     assert mine.stdout.split("\n")[2].split()[:4] == ["gx", "t", "0", "3"]
 
-    # the whole log (the broker's tombstones replayed) after the deletion
-    assert cli("groups", str(broker.log_dir), "--describe", "--all-groups").stdout == after.stdout
+    # --delete-offsets: the broker's batch of tombstones for gz's t-1 (the others wrote
+    # nothing), and the log cut before it
+    gz_t1 = (struct.pack(">hh", 1, 2) + b"gz" + struct.pack(">h", 1) + b"t"
+             + struct.pack(">i", 1), None)
+    (offsets_deletion,) = [b for b in batches if gz_t1 in b[3]]
+    before_offsets = _cut(broker.log_dir, tmp_path / "before-delete-offsets",
+                          offsets_deletion[0])
+    # the log after the deletion (the broker's tombstones replayed)
+    assert cli("groups", str(before_offsets), "--describe", "--all-groups").stdout == after.stdout
     # kafkalog's --delete on the log cut before the broker's: the same text, the same
     # records (keys and tombstones, in the coordinator's order)
     mine = cli("groups", str(before), "--delete", "--group", "gy", "--group", "nope",
                "--at", str(deletion[2]))
     assert mine.stdout == deleted.stdout
-    written = list(_batches((before / "__consumer_offsets-0" / seg.name).read_bytes()))
-    assert written[-1][3] == deletion[3]
+    written = (before / "__consumer_offsets-0" / seg.name).read_bytes()
+    # (the batch byte for byte: baseSequence 0 as the coordinator's runtime writes it)
+    assert written[deletion[0]:] == seg.read_bytes()[deletion[0]:deletion[0] + deletion[1]]
+    for case, r in zip(OFFSET_DELETES, offset_deletes, strict=True):
+        mine = cli("groups", str(before_offsets), "--delete-offsets", *case,
+                   "--at", str(offsets_deletion[2]))
+        assert mine.stdout == r.stdout, (case, r.stderr)
+    # the batch kafkalog wrote is the broker's, byte for byte
+    pos, size = offsets_deletion[:2]
+    written = (before_offsets / "__consumer_offsets-0" / seg.name).read_bytes()
+    assert written[pos:] == seg.read_bytes()[pos:pos + size]
 
 
 def _cut(log_dir, to, position: int):

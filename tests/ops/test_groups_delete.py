@@ -61,10 +61,10 @@ def test_delete_an_empty_group_and_refuse_the_others(log_dir):  # noqa: F811
     assert r.stdout == "Deletion of requested consumer groups ('simple') was successful.\n"
 
 
-def _validate(obj) -> None:
+def _validate(obj, schema: str = "groups-delete.json") -> None:
     from importlib import resources
 
     import jsonschema
 
     jsonschema.validate(obj, json.loads(resources.files("kafkalog_cli.schemas").joinpath(
-        "groups-delete.json").read_text()))
+        schema).read_text()))

@@ -196,3 +196,68 @@ def test_log_dirs_json(corpus_root):
     (obj,) = [json.loads(x) for x in r.stdout.splitlines()[2:]]
     assert [p["partition"] for p in obj["brokers"][0]["logDirs"][0]["partitions"]] == [
         "myTopic-0"]
+
+
+def test_log_dirs_json_future_delete_and_stray_replicas(tmp_path):
+    """LogManager.loadLog: a ``-future`` directory is the future replica of a move between
+    log directories (listed, isFuture true, offsetLag = the current replica's log end
+    offset minus its own: ReplicaManager.getLogEndOffsetLag, -1 without a current
+    replica); ``-delete`` and ``-stray`` ones are in no map DescribeLogDirs reads."""
+    from kafkalog_testkit import raw_batch, raw_record, write_partition
+
+    def batch(base, n):
+        return raw_batch(base, [raw_record(i, 0, None, b"v") for i in range(n)])
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        d.mkdir()
+        (d / "meta.properties").write_text("version=1\nnode.id=3\ncluster.id=c\n")
+    cur = write_partition(a, "t-0", batch(0, 7))                    # log end offset 7
+    fut = write_partition(b, "t-0.0123456789abcdef0123456789abcdef-future", batch(0, 4))
+    # a future replica without a current one (an id other than 32 hex: any \S+ is one)
+    lone = write_partition(b, "u-1.x-future", batch(0, 2))
+    write_partition(b, "t-1.0123456789abcdef0123456789abcdef-delete", batch(0, 3))
+    write_partition(b, "t-2.0123456789abcdef0123456789abcdef-stray", batch(0, 3))
+    r = cli("describe", str(a), str(b), "--log-dirs-json")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1] == "Received log directory information from brokers 3"
+    obj = json.loads(r.stdout.splitlines()[2])
+    got = {ld["logDir"]: {p["partition"]: (p["size"], p["offsetLag"], p["isFuture"])
+                          for p in ld["partitions"]}
+           for ld in obj["brokers"][0]["logDirs"]}
+    size = lambda d: (d / "00000000000000000000.log").stat().st_size  # noqa: E731
+    assert got == {str(a): {"t-0": (size(cur), 0, False)},
+                   str(b): {"t-0": (size(fut), 7 - 4, True), "u-1": (size(lone), -1, True)}}
+    # the other commands read the live replica only (the broker serves no other)
+    r = cli("get-offsets", str(a), str(b), "--topic", "t")
+    assert r.stdout == "t:0:7\n", r.stderr
+
+
+def test_delete_records_refuses_a_compact_topic_of_serves_configs(tmp_path):
+    """Partition.deleteRecordsOnLeader (4.4.0): compact without delete is POLICY_VIOLATION,
+    an empty policy is not; here the overrides are those ``kafkalog serve`` stored (the
+    KRaft metadata log's are compared with the broker in
+    tests/kafka_bench/test_delete_records_policy.py). A dynamic broker config that is no
+    number does not stop it."""
+    from kafkalog_testkit import raw_batch, raw_record, write_partition
+
+    ld = tmp_path / "logs"
+    for t in ("c", "e"):
+        write_partition(ld, f"{t}-0", raw_batch(0, [raw_record(i, 0, b"k", b"v")
+                                                    for i in range(3)]))
+    (ld / "meta.properties").write_text("version=1\nnode.id=1\ncluster.id=x\n")
+    (ld / "kafkalog-serve.json").write_text(json.dumps({
+        "version": 1, "topicConfigs": {"c": {"cleanup.policy": "compact"},
+                                       "e": {"cleanup.policy": ""}},
+        "brokerConfigs": {"": {"log.retention.hours": "x"}}}))
+    spec = tmp_path / "d.json"
+    spec.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": t, "partition": 0, "offset": 1} for t in ("c", "e")]}))
+    r = cli("delete-records", str(ld), "--offset-json-file", str(spec))
+    assert r.returncode == 1
+    assert sorted(r.stdout.splitlines()[2:]) == [
+        "partition: c-0\terror: org.apache.kafka.common.errors.PolicyViolationException: "
+        "Request parameters do not satisfy the configured policy.",
+        "partition: e-0\tlow_watermark: 1"]
+    assert r.stderr.startswith("c-0: Records of partition c-0 can not be deleted due to the "
+                               "configured policy\n")

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kafkalog_cli.crc import crc32c
 from kafkalog_cli.format import records as R
 from kafkalog_cli.ops import dump as D
 from kafkalog_cli.render import dump as rd
@@ -40,7 +41,7 @@ def build(recs, *, base_offset=0, base_sequence=-1, log_append=False, deltas=Non
     raw[0:8] = base_offset.to_bytes(8, "big")
     if log_append:  # attributes bit 3, and the CRC over attributes.. again
         raw[22] |= 8
-        raw[17:21] = R.crc32c(bytes(raw[21:])).to_bytes(4, "big")
+        raw[17:21] = crc32c(bytes(raw[21:])).to_bytes(4, "big")
     return next(R.FileRecords(bytes(raw)).batches())
 
 
@@ -85,7 +86,7 @@ def test_header_key_not_utf8_falls_back_to_the_reference():
     raw = bytearray(batch.raw())
     i = raw.index(b"hh")
     raw[i:i + 2] = b"\xff\xfe"  # Utils.utf8 replaces them: the Python loop's job
-    raw[17:21] = R.crc32c(bytes(raw[21:])).to_bytes(4, "big")
+    raw[17:21] = crc32c(bytes(raw[21:])).to_bytes(4, "big")
     batch = next(R.FileRecords(bytes(raw)).batches())
     [ev] = events(batch)
     assert rd._c.kafka_block(ev["block"], 1, 0, batch.base_timestamp, None, "CreateTime", -1,

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from kafkalog_cli.format.records import Record, increment_sequence
+from kafkalog_cli.format.record import Record
+from kafkalog_cli.format.record_batch import increment_sequence
 from kafkalog_cli.render.dump import json_record_lines, kafka_record_lines
 from kafkalog_cli.render.encoding import java_string
 

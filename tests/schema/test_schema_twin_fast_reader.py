@@ -8,7 +8,8 @@ import pytest
 from kafkalog_testkit import corpus_log_files, corpus_snapshot_files, fixture_log_files
 
 from kafkalog_cli.format import compression
-from kafkalog_cli.format.records import FileRecords, RecordBatch
+from kafkalog_cli.format.record_batch import RecordBatch
+from kafkalog_cli.format.records import FileRecords
 from kafkalog_cli.schema.legacy import LegacyLogEntry, LegacyMessageSet
 from kafkalog_cli.schema.record import Records
 from kafkalog_cli.schema.record_batch import RecordBatch as SchemaBatch

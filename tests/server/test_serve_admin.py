@@ -501,13 +501,18 @@ def test_delete_records_moves_the_log_start_offset_and_checkpoints_it(log_dir):
         c = RawClient(s.port)
         create_topic(c, "t", 2)
         create_topic(c, "compacted", configs={"cleanup.policy": "compact"})
+        # Kafka 4.4.0 refuses compact without delete only: an empty policy is allowed
+        # (tests/kafka_bench/test_delete_records_policy.py, the broker's answers)
+        create_topic(c, "kept", configs={"cleanup.policy": ""})
+        create_topic(c, "both", configs={"cleanup.policy": "compact,delete"})
         for _ in range(4):
             produce(c, "t", batch(3))
         assert _delete_records(c, [("t", 0, 5), ("t", 1, 0), ("t", 9, 1), ("gone", 0, 1),
-                                   ("compacted", 0, 0)]) == {
+                                   ("compacted", 0, 0), ("kept", 0, 0), ("both", 0, 0)]) == {
             ("t", 0): (0, 5), ("t", 1): (0, 0), ("t", 9): (Errors.UNKNOWN_TOPIC_OR_PARTITION, -1),
             ("gone", 0): (Errors.UNKNOWN_TOPIC_OR_PARTITION, -1),
-            ("compacted", 0): (Errors.POLICY_VIOLATION, -1)}
+            ("compacted", 0): (Errors.POLICY_VIOLATION, -1), ("kept", 0): (0, 0),
+            ("both", 0): (0, 0)}
         # written before the answer, as a broker's checkpoint thread would
         assert read_offset_checkpoint(log_dir / "log-start-offset-checkpoint") == {
             TP("t", 0): 5}
@@ -588,7 +593,7 @@ def test_list_offsets_special_timestamps(log_dir):
     from confluent_kafka.admin import AdminClient, OffsetSpec
 
     from kafkalog_cli.format.builder import build_batch
-    from kafkalog_cli.storage.log import LogManager
+    from kafkalog_cli.storage.log_manager import LogManager
 
     with LogManager.open(log_dir) as m:
         lg = m.get_or_create_log("t", 0)
@@ -730,3 +735,25 @@ def test_socket_server_limits_are_described_as_static_broker_configs(log_dir):
     assert [(e["name"], e["value"], e["configSource"], e["readOnly"]) for e in b["configs"]] == [
         ("connections.max.idle.ms", "300000", 4, True),
         ("socket.request.max.bytes", "104857600", 5, True)]
+
+
+def test_delete_stray_and_future_directories_at_start(log_dir):
+    """LogManager.loadLog: a ``-delete`` directory left by a stop is removed (the broker's
+    delete thread), ``-stray`` and ``-future`` ones stay on disk and are not served."""
+    from kafkalog_testkit import raw_batch, raw_record
+
+    uid = "0123456789abcdef0123456789abcdef"
+    names = ["t-0", f"t-1.{uid}-delete", f"t-2.{uid}-stray", f"t-0.{uid}-future"]
+    for name in names:
+        (log_dir / name).mkdir()
+        (log_dir / name / "00000000000000000000.log").write_bytes(
+            raw_batch(0, [raw_record(0, 0, b"k", b"v")]))
+    with _serve(log_dir) as s:
+        c = RawClient(s.port)
+        res = c.request(METADATA, 12, {"topics": None, "allowAutoTopicCreation": False,
+                                       "includeTopicAuthorizedOperations": False})
+        c.close()
+    assert [(t["name"], [p["partitionIndex"] for p in t["partitions"]])
+            for t in res["topics"]] == [("t", [0])]
+    assert not (log_dir / names[1]).exists()
+    assert (log_dir / names[2]).is_dir() and (log_dir / names[3]).is_dir()

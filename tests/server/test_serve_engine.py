@@ -173,7 +173,7 @@ def test_record_errors_and_engine_error_codes(raw):
     # a client claiming LogAppendTime: every record
     b = bytearray(build_batch(recs[:2]))
     b[22] |= 0x08
-    from kafkalog_cli.format.records import crc32c
+    from kafkalog_cli.format.record_batch import crc32c
 
     b[17:21] = crc32c(memoryview(b)[21:]).to_bytes(4, "big")
     r = part(produce(c, "ts", bytes(b)))

@@ -116,16 +116,12 @@ def test_records_equal_what_real_brokers_wrote():
 
 
 @pytest.mark.kafka
-def test_offset_commit_records_equal_kafka_4_4s(kafka_broker):
-    """The OffsetCommit values a Kafka 4.4.0 coordinator writes for librdkafka's commits
-    (OffsetCommit below v10, whose requests name no topic id) are what serve writes for
-    the same commits, byte for byte: value version 4, flexible, no expire timestamp, the
-    topic's id in the tagged ``topicId``."""
+def _commit(bootstrap: str, group: str) -> None:
+    """librdkafka commits offsets 5 and 7 (with metadata) of ``offset-records`` for
+    ``group`` (OffsetCommit below v10: the request names no topic id)."""
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-    kafka_broker.create_topic("offset-records", 2)
-    group = "offset-records-group"
-    c = Consumer({"bootstrap.servers": kafka_broker.bootstrap, "group.id": group,
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
                   "enable.auto.commit": False})
     try:
         deadline = time.monotonic() + 60
@@ -141,26 +137,59 @@ def test_offset_commit_records_equal_kafka_4_4s(kafka_broker):
                 c.poll(0.5)  # serves librdkafka's coordinator query
     finally:
         c.close()
-    d = kafka_broker.log_dir / f"__consumer_offsets-{partition_for(group, 50)}"
+
+
+def _offset_commits(d, want: int = 2) -> list[tuple[tuple, bytes]]:
+    """The OffsetCommit records of ``__consumer_offsets`` partition directory ``d``:
+    ``(their batch's header fields but offsets, CRC and times, value)`` (waiting up to 30 s
+    for ``want`` of them: the coordinator writes after it answers)."""
     seen = []
     deadline = time.monotonic() + 30
-    while len(seen) < 2 and time.monotonic() < deadline:
+    while len(seen) < want and time.monotonic() < deadline:
         seen = []
         for log in sorted(d.glob("*.log")):
             for batch in FileRecords(log.read_bytes()).batches():
                 for r in ([] if batch.is_control else batch.records()):
                     if int.from_bytes(r.key[:2], "big") == 1 and r.value is not None:
-                        seen.append(r.value)
+                        header = (batch.magic, batch.attributes, batch.last_offset_delta,
+                                  batch.producer_id, batch.producer_epoch,
+                                  batch.base_sequence, batch.records_count)
+                        seen.append((header, r.value))
         time.sleep(0.2)
+    return seen
+
+
+def test_offset_commit_records_equal_kafka_4_4s(kafka_broker, tmp_path):
+    """The OffsetCommit records a Kafka 4.4.0 coordinator writes for librdkafka's commits
+    are what serve writes for the same commits: values byte for byte (version 4, flexible,
+    no expire timestamp, the topic's id in the tagged ``topicId``), in batches with the
+    same header fields (the group coordinator's runtime writes baseSequence 0)."""
+    kafka_broker.create_topic("offset-records", 2)
+    group = "offset-records-group"
+    _commit(kafka_broker.bootstrap, group)
+    seen = _offset_commits(kafka_broker.log_dir /
+                           f"__consumer_offsets-{partition_for(group, 50)}")
     assert len(seen) == 2
     topic_id = kafka_broker.topic_id("offset-records")
-    for value in seen:
+    for _, value in seen:
         assert value[:2] == b"\x00\x04"
         v = OffsetCommitValue.parse(value, 4, offset=2)[0]
         assert v["topicId"] == topic_id  # resolved by the coordinator, whatever the version
         assert offset_value(OffsetAndMetadata(v["offset"], v["leaderEpoch"], v["metadata"],
                                               v["commitTimestamp"]), topic_id) == value
-    assert sorted(OffsetCommitValue.parse(v, 4, offset=2)[0]["offset"] for v in seen) == [5, 7]
+    assert sorted(OffsetCommitValue.parse(v, 4, offset=2)[0]["offset"] for _, v in seen) == [5, 7]
+
+    log_dir = tmp_path / "serve-logs"
+    with ServerThread(log_dir, ServerOptions(port=0, auto_create_topics=True),
+                      server_configs=NO_GROUP_DELAY) as s:
+        from confluent_kafka.admin import AdminClient, NewTopic
+        admin = AdminClient({"bootstrap.servers": s.bootstrap})  # kept: its futures need it
+        admin.create_topics([NewTopic("offset-records", 2, 1)])["offset-records"].result(30)
+        _commit(s.bootstrap, group)
+    ours = _offset_commits(log_dir / f"__consumer_offsets-{partition_for(group, 50)}")
+    assert [h for h, _ in ours] == [h for h, _ in seen]
+    assert [OffsetCommitValue.parse(v, 4, offset=2)[0]["offset"] for _, v in ours] == \
+        [OffsetCommitValue.parse(v, 4, offset=2)[0]["offset"] for _, v in seen]
 
 
 def _rebuilt_group_value(group_id: str, v: dict) -> bytes:

@@ -425,6 +425,7 @@ def test_start_up_reads_each_offset_checkpoint_once(log_dir, monkeypatch):
     for each (start-up quadratic in partitions: 10,009 took ~8 minutes)."""
     from kafkalog_cli.server.catalog import LogDirCatalog
     from kafkalog_cli.storage import log as log_module
+    from kafkalog_cli.storage import log_manager
 
     cat = LogDirCatalog(log_dir, fsync=False).open()
     cat.create_topic("t", 40)
@@ -437,6 +438,7 @@ def test_start_up_reads_each_offset_checkpoint_once(log_dir, monkeypatch):
         return real(path, *args, **kwargs)
 
     monkeypatch.setattr(log_module, "read_offset_checkpoint", counting)
+    monkeypatch.setattr(log_manager, "read_offset_checkpoint", counting)
     cat = LogDirCatalog(log_dir, fsync=False).open()
     assert len(cat.topics["t"].partitions) == 40
     assert sorted(calls) == ["log-start-offset-checkpoint", "recovery-point-offset-checkpoint"]

@@ -24,7 +24,7 @@ from kafkalog_cli.schema.txn_index import parse_txn_index
 from kafkalog_cli.server.broker import ServerThread
 from kafkalog_cli.server.kafka_apis import ServerOptions
 from kafkalog_cli.storage.clock import ManualClock
-from kafkalog_cli.storage.log import LogManager
+from kafkalog_cli.storage.log_manager import LogManager
 
 TS = 1_700_000_000_000
 TOPIC = "rc"

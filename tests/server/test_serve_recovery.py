@@ -160,7 +160,7 @@ def test_start_up_recovery_runs_under_the_lock_serve_keeps(tmp_path):
     from kafkalog_cli.format.builder import build_batch
     from kafkalog_cli.ops.serve import recover_at_startup
     from kafkalog_cli.storage.lock import LogDirLock, is_locked
-    from kafkalog_cli.storage.log import LogManager
+    from kafkalog_cli.storage.log_manager import LogManager
 
     d = tmp_path / "logs"
     m = LogManager.open(d)
@@ -229,7 +229,7 @@ def test_crash_restarts_keep_only_the_sessions_that_hold_data(tmp_path):
 
     from kafkalog_cli.format.builder import build_batch
     from kafkalog_cli.ops.serve import recover_at_startup
-    from kafkalog_cli.storage.log import LogManager
+    from kafkalog_cli.storage.log_manager import LogManager
 
     d = tmp_path / "logs"
     junk = bytes.fromhex("0000000000000014000001f4") + b"\x02torn batch"
@@ -271,7 +271,7 @@ def test_a_retry_after_kill_9_and_recovery_is_a_duplicate(tmp_path):
     VerifiableProducer loop, test_serve_verifiable.py)."""
     from kafkalog_cli.format.builder import build_batch
     from kafkalog_cli.ops.serve import recover_at_startup
-    from kafkalog_cli.storage.log import LogManager
+    from kafkalog_cli.storage.log_manager import LogManager
 
     def batch(seq):
         return build_batch([(1, None, b"v%d" % (seq + i), ()) for i in range(2)],

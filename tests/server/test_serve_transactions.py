@@ -404,7 +404,7 @@ def test_an_internal_partition_that_does_not_load_stops_the_start(log_dir, topic
     """A record that does not parse: serve refuses to start, naming the partition and the
     offset (it does not guess which offsets or transactions the partition held)."""
     from kafkalog_cli.format.builder import build_batch
-    from kafkalog_cli.storage.log import LogManager
+    from kafkalog_cli.storage.log_manager import LogManager
     with LogManager.open(log_dir) as m:
         lg = m.get_or_create_log(topic, 3)
         key = b"\x00\x01\x00\x05gro" if topic == "__consumer_offsets" else b"\x00\x00\x00"

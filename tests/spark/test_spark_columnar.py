@@ -18,7 +18,8 @@ from kafkalog_cli.constants import CODEC_GZIP, CODEC_LZ4, CODEC_NONE, CODEC_ZSTD
 from kafkalog_cli.errors import KafkalogError  # noqa: E402
 from kafkalog_cli.format import vectorized as fastdecode  # noqa: E402
 from kafkalog_cli.format.builder import build_batch  # noqa: E402
-from kafkalog_cli.format.records import FileRecords, decode_records_into  # noqa: E402
+from kafkalog_cli.format.record import decode_records_into  # noqa: E402
+from kafkalog_cli.format.records import FileRecords  # noqa: E402
 from kafkalog_cli.spark import plan, rows  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -129,7 +130,7 @@ def test_corrupt_records_same_losses(plain, tmp_path, fail, monkeypatch):
     and a torn tail: same rows, same skipped list (in file order), same error."""
     import shutil
 
-    from kafkalog_cli.format.records import crc32c
+    from kafkalog_cli.format.record_batch import crc32c
 
     d = tmp_path / "kafka-logs" / "plain-0"
     shutil.copytree(plain / "plain-0", d)

@@ -30,7 +30,7 @@ from kafkalog_cli.storage.checkpoints import read_leader_epoch_checkpoint, read_
 from kafkalog_cli.storage.clock import ManualClock
 from kafkalog_cli.storage.config import LogConfig
 from kafkalog_cli.storage.lock import is_locked
-from kafkalog_cli.storage.log import LogManager
+from kafkalog_cli.storage.log_manager import LogManager
 from kafkalog_cli.storage.segment import open_view, rebuild_indexes
 
 T0 = 1_700_000_000_000

@@ -6,7 +6,7 @@ from kafkalog_cli.constants import INT32_MAX
 from kafkalog_cli.format.builder import build_batch
 from kafkalog_cli.storage.clock import ManualClock
 from kafkalog_cli.storage.config import LogConfig
-from kafkalog_cli.storage.log import LogManager
+from kafkalog_cli.storage.log_manager import LogManager
 from kafkalog_cli.storage.roll import RollParams, random_segment_jitter, roll_reasons
 
 T0 = 1_700_000_000_000

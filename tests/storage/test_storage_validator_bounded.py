@@ -19,7 +19,7 @@ from kafkalog_cli.errors import RecordTooLargeError
 from kafkalog_cli.format.builder import build_batch
 from kafkalog_cli.storage.clock import ManualClock
 from kafkalog_cli.storage.config import LogConfig
-from kafkalog_cli.storage.log import LogManager
+from kafkalog_cli.storage.log_manager import LogManager
 
 T0 = 1_700_000_000_000
 
@@ -123,7 +123,7 @@ resource.setrlimit(resource.RLIMIT_AS, (384 << 20, 384 << 20))
 from kafkalog_testkit import zstd_bomb_batch
 from kafkalog_cli.storage.clock import ManualClock
 from kafkalog_cli.storage.config import LogConfig
-from kafkalog_cli.storage.log import LogManager
+from kafkalog_cli.storage.log_manager import LogManager
 m = LogManager.open(sys.argv[1], clock=ManualClock(1_700_000_000_000), fsync=False)
 log = m.get_or_create_log("t", 0, LogConfig.from_properties({"max.message.bytes": "%d" % (512 << 20)}))
 info = log.append_as_leader(zstd_bomb_batch(int(sys.argv[2])))

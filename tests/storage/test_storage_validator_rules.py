@@ -15,7 +15,7 @@ from kafkalog_cli import errors
 from kafkalog_cli.storage import validator
 from kafkalog_cli.storage.clock import ManualClock
 from kafkalog_cli.storage.config import LogConfig
-from kafkalog_cli.storage.log import LogManager
+from kafkalog_cli.storage.log_manager import LogManager
 
 NOW = 1_700_000_000_000
 

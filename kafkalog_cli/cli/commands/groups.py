@@ -23,6 +23,10 @@ def groups(
     reset_offsets: Annotated[bool, typer.Option(
         "--reset-offsets", help="Reset the offsets of inactive consumer groups (a dry run "
         "unless --execute).")] = False,
+    delete_offsets: Annotated[bool, typer.Option(
+        "--delete-offsets", help="Delete the committed offsets of one group for --topic "
+        "TOPIC[:P,P] (repeatable), at once as Kafka's tool does: append the tombstones "
+        "the group coordinator writes (the log directory must not be in use).")] = False,
     group: Annotated[list[str] | None, typer.Option(
         "--group", metavar="GROUP", help="The consumer group id (repeatable).")] = None,
     all_groups: Annotated[bool, typer.Option(
@@ -41,8 +45,8 @@ def groups(
         "--type", metavar="TYPES", help="With --list: show the TYPE column, and keep the "
         "groups of these types (classic, consumer) when given.", show_default=False)] = None,
     topic: Annotated[list[str] | None, typer.Option(
-        "--topic", metavar="TOPIC", help="--reset-offsets: the topic (TOPIC or "
-        "TOPIC:P,P; repeatable); --describe: show only these topics.")] = None,
+        "--topic", metavar="TOPIC", help="--reset-offsets, --delete-offsets: the topic "
+        "(TOPIC or TOPIC:P,P; repeatable); --describe: show only these topics.")] = None,
     all_topics: Annotated[bool, typer.Option(
         "--all-topics", help="--reset-offsets: every partition the group has an offset "
         "for.")] = False,
@@ -107,9 +111,14 @@ def groups(
     group's offsets and records) and refuses a group that is not Empty, with the tool's
     errors.
 
-    Exit status: 0; 1 when a group named does not exist, a group was refused
-    (--reset-offsets or --delete of a group with members) or something could not be
-    used; 2 for usage errors; 3 for unreadable input.
+    --delete-offsets --group G --topic T[:P,P] writes what the coordinator writes for
+    OffsetDelete (a tombstone per committed offset of the partitions) at once, as the
+    tool does (there is no dry run); partitions of topics a group with members is
+    subscribed to are refused with the tool's errors, the others deleted.
+
+    Exit status: 0; 1 when a group named does not exist, a group or partition was refused
+    (--reset-offsets, --delete or --delete-offsets of a group with members) or something
+    could not be used; 2 for usage errors; 3 for unreadable input.
 
     \b
     Examples:
@@ -118,15 +127,19 @@ def groups(
       kafkalog groups /var/lib/kafka/data --describe --group orders --members --verbose
       kafkalog groups /var/lib/kafka/data --reset-offsets --group orders --topic t \\
           --to-datetime 2024-05-01T00:00:00.000 --execute
+      kafkalog groups /var/lib/kafka/data --delete-offsets --group orders --topic t:0,1
     """
     actions = [n for n, on in (("--list", list_), ("--describe", describe),
-                               ("--delete", delete), ("--reset-offsets", reset_offsets)) if on]
+                               ("--delete", delete), ("--reset-offsets", reset_offsets),
+                               ("--delete-offsets", delete_offsets)) if on]
     if len(actions) != 1:
         raise typer.BadParameter("Command must include exactly one action: --list, "
-                                 "--describe, --delete, --reset-offsets")
+                                 "--describe, --delete, --reset-offsets, --delete-offsets")
     clock = _clock(at, config)
     if delete:
         _delete(paths, group, all_groups, output, clock)
+    if delete_offsets:
+        _delete_offsets(paths, group, all_groups, topic, dry_run, output, clock)
     if reset_offsets:
         _reset(paths, group, all_groups, topic, all_topics, execute, dry_run, force, export,
                output, clock, to_earliest=to_earliest, to_latest=to_latest, to_offset=to_offset,
@@ -175,6 +188,31 @@ def _delete(paths, group, all_groups, output, clock) -> None:
         from ...render import groups as render
 
         render.render_delete(res)
+    finish(res)
+
+
+def _delete_offsets(paths, group, all_groups, topic, dry_run, output, clock) -> None:
+    if not group or not topic:
+        raise typer.BadParameter("Option [delete-offsets] takes the following options: "
+                                 "[group], [topic]")
+    if len(group) > 1 or all_groups:
+        raise typer.BadParameter("--delete-offsets takes one --group (Kafka's tool deletes "
+                                 "the offsets of one group at a time)")
+    if dry_run:
+        raise typer.BadParameter("--delete-offsets has no --dry-run: it deletes at once, "
+                                 "as Kafka's tool does (--describe shows the offsets)")
+    from ...ops.group_delete import delete_offsets
+    from ..output import finish
+
+    res = delete_offsets(paths, group_id=group[0], topics=topic, **clock)
+    if output is Output.json:
+        from ...render.jsonout import write_object
+
+        write_object(res.to_dict())
+    else:
+        from ...render import groups as render
+
+        render.render_delete_offsets(res)
     finish(res)
 
 

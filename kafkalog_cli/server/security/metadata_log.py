@@ -131,6 +131,90 @@ class SecurityImage:
             listener(*event)
 
 
+def replay_metadata_log(directory: Path, types: dict, visit, *, log=None) -> None:
+    """Replay a ``__cluster_metadata`` partition directory as a broker's metadata loader
+    does: the newest KRaft snapshot (``<end offset>-<epoch>.checkpoint``, the whole image
+    at its end offset), then the log's batches from that offset. ``visit(message, data)``
+    gets each record whose api key is in ``types`` (``{api key: Message}``), in offset
+    order; control batches and other record types are skipped. ``log``: the partition's
+    open :class:`~kafkalog_cli.storage.log.Log` (default: opened read-only, closed after).
+
+    Raises:
+        KafkalogError: a snapshot or segment that cannot be read, or a record of one of
+            ``types`` that does not parse (naming the file and offset).
+    """
+    start = 0
+    snapshot = _latest_snapshot(directory)
+    if snapshot is not None:
+        start = int(snapshot.name[:20])
+        _replay_file(snapshot, types, visit)
+    lg = Log.open(directory) if log is None else log
+    try:
+        for seg, batch in lg.batches_from(max(start, lg.log_start_offset)):
+            if batch.is_control or batch.last_offset < start:
+                continue
+            _replay_batch(batch, seg.log_path, types, visit)
+    finally:
+        if log is None:
+            lg.close()
+
+
+def _latest_snapshot(directory: Path) -> Path | None:
+    best = None
+    for p in directory.iterdir():
+        if is_snapshot_checkpoint_name(p.name) and p.is_file() and not p.is_symlink():
+            key = (int(p.name[:20]), int(p.name[21:31]))
+            if best is None or key > best[0]:
+                best = (key, p)
+    return best[1] if best else None
+
+
+def _replay_file(path: Path, types: dict, visit) -> None:
+    size = path.stat().st_size
+    if size > _MAX_SNAPSHOT_BYTES:
+        raise KafkalogError(f"snapshot of {size} bytes is larger than kafkalog reads "
+                            f"({_MAX_SNAPSHOT_BYTES})", file=path)
+    if size == 0:
+        return
+    import mmap
+
+    # mapped, not read: only the pages of the batches reached are resident (a large
+    # snapshot, or one of zeros, costs no heap)
+    with open(path, "rb") as f:
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        fr = FileRecords(mm, file=path)
+        for batch in fr.batches():
+            if not batch.is_control:
+                _replay_batch(batch, path, types, visit)
+    finally:
+        fr = batch = None
+        try:
+            mm.close()
+        except BufferError:  # a view still held (a record kept by visit): closed by GC
+            pass
+
+
+def _replay_batch(batch, path, types: dict, visit) -> None:
+    for rec in batch.records():
+        value = rec.value
+        if value is None:
+            continue
+        try:
+            _frame, api_key, version, pos = read_frame(value)
+        except ValueError:
+            continue  # not ours to judge: dump-segment reports it
+        message = types.get(api_key)
+        if message is None:
+            continue
+        try:
+            data, _end = message.parse(value, version, offset=pos)
+        except Exception as e:
+            raise KafkalogError(f"{message.name} at offset {rec.offset} does not parse: "
+                                f"{e}", file=path) from None
+        visit(message, data)
+
+
 class ClusterMetadataLog:
     """The ``__cluster_metadata-0`` partition of a served log directory: :meth:`load` reads
     the security records into a :class:`SecurityImage`, :meth:`append` writes new ones.
@@ -157,67 +241,13 @@ class ClusterMetadataLog:
         """
         if not self.directory.is_dir():
             return self.image
-        start = 0
-        snapshot = self._latest_snapshot()
-        if snapshot is not None:
-            start = int(snapshot.name[:20])
-            self._replay_file(snapshot)
-        if not self.read_only:
-            self._open()
-            lg = self._log
-        else:
-            lg = Log.open(self.directory)
-        try:
-            for seg, batch in lg.batches_from(max(start, lg.log_start_offset)):
-                if batch.is_control or batch.last_offset < start:
-                    continue
-                self._replay_batch(batch, seg.log_path)
-        finally:
-            if self.read_only:
-                lg.close()
+        replay_metadata_log(self.directory, _TYPES, self.image.replay,
+                            log=None if self.read_only else self._open())
         n_acls, n_users = len(self.image.acls), len({u for u, _ in self.image.scram})
         if n_acls or n_users:
             log.info("loaded %d ACLs and the SCRAM credentials of %d users from %s",
                      n_acls, n_users, self.directory.name)
         return self.image
-
-    def _latest_snapshot(self) -> Path | None:
-        best = None
-        for p in self.directory.iterdir():
-            if is_snapshot_checkpoint_name(p.name) and p.is_file() and not p.is_symlink():
-                key = (int(p.name[:20]), int(p.name[21:31]))
-                if best is None or key > best[0]:
-                    best = (key, p)
-        return best[1] if best else None
-
-    def _replay_file(self, path: Path) -> None:
-        size = path.stat().st_size
-        if size > _MAX_SNAPSHOT_BYTES:
-            raise KafkalogError(f"snapshot of {size} bytes is larger than serve reads "
-                                f"({_MAX_SNAPSHOT_BYTES})", file=path)
-        fr = FileRecords(path.read_bytes(), file=path)
-        for batch in fr.batches():
-            if not batch.is_control:
-                self._replay_batch(batch, path)
-
-    def _replay_batch(self, batch, path) -> None:
-        for rec in batch.records():
-            value = rec.value
-            if value is None:
-                continue
-            try:
-                _frame, api_key, version, pos = read_frame(value)
-            except ValueError:
-                continue  # not ours to judge: dump-segment reports it
-            message = _TYPES.get(api_key)
-            if message is None:
-                continue
-            try:
-                data, _end = message.parse(value, version, offset=pos)
-            except Exception as e:
-                raise KafkalogError(f"{message.name} at offset {rec.offset} does not parse: "
-                                    f"{e}", file=path) from None
-            self.image.replay(message, data)
 
     def _open(self):
         if self._log is None:
