@@ -70,19 +70,22 @@ def editable_wheel_with_data():
 
 
 flags = ["-Wall", "-Wextra", "-Werror"] if STRICT else []
+#: the records-block walk both cores include (a header: listed so sdists carry it and a
+#: change rebuilds them)
+WALK = "kafkalog_cli/format/_record_walk.h"
 cmdclass = {"build_ext": OptionalBuildExt}
 if (editable := editable_wheel_with_data()) is not None:
     cmdclass["editable_wheel"] = editable
 
 setup(
     ext_modules=[Extension(f"kafkalog_cli.format.{name}", [f"kafkalog_cli/format/{name}.c"],
-                           extra_compile_args=flags, optional=not STRICT,
+                           extra_compile_args=flags, optional=not STRICT, depends=[WALK],
                            # dlopen/dlsym: the crc32c package's C function (glibc < 2.34)
                            libraries=["dl"] if name == "_speedups" and
                            sys.platform.startswith("linux") else [])
                  for name in ("_speedups", "_encode")] + [
         # the record lines of dump-segment and read (render's Python loops: the reference)
         Extension("kafkalog_cli.render._speedups", ["kafkalog_cli/render/_speedups.c"],
-                  extra_compile_args=flags, optional=not STRICT)],
+                  extra_compile_args=flags, optional=not STRICT, depends=[WALK])],
     cmdclass=cmdclass,
 )

@@ -458,7 +458,9 @@ while True:
 '''
 
 
-def dump_rows(n: int, tmp: Path) -> list[Row]:
+def dump_rows(n: int, tmp: Path, baseline: Path | None = None) -> list[Row]:
+    """``dump-segment --print-data-log`` against the kafka-python script (and, with
+    ``baseline``, the same command run from that checkout, interleaved: before/after)."""
     rows = []
     for shape, headers in (("b", 0), ("h", 2)):
         log = segment(f"{shape}-{n}", n // 100, 100, 0, headers)
@@ -472,9 +474,13 @@ def dump_rows(n: int, tmp: Path) -> list[Row]:
             kp_cmd = [PY, str(sp), rel]
             a = subprocess.run(kl_cmd, capture_output=True, cwd=ROOT, env=ENV).stdout
             b = subprocess.run(kp_cmd, capture_output=True, cwd=ROOT, env=ENV).stdout
+            peers = [Impl("kafka-python script", child(kp_cmd))]
+            if baseline is not None:
+                peers.append(Impl(f"kafkalog at {baseline}", child(
+                    kl_cmd[:-1] + [str(log)], cwd=baseline,
+                    env={**ENV, "PYTHONPATH": str(baseline)})))
             rows.append(Row("dump", f"dump-segment --print-data-log -o {mode} ({what})",
-                            Impl("kafkalog", child(kl_cmd)),
-                            [Impl("kafka-python script", child(kp_cmd))],
+                            Impl("kafkalog", child(kl_cmd)), peers,
                             ("kafka-python script", 15.0),  # issue 28
                             "same output" if a == b else "OUTPUT DIFFERS from the script's"))
     return rows
@@ -1387,8 +1393,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-memory-pure", dest="memory_pure", action="store_false",
                     help="skip the memory group's KAFKALOG_PURE_PYTHON=1 row")
     ap.add_argument("--baseline", type=Path,
-                    help="another checkout (e.g. a worktree of main): the startup rows also "
-                         "time each command run from it, interleaved (before/after)")
+                    help="another checkout (e.g. a worktree of main): the startup and dump "
+                         "rows also time each command run from it, interleaved "
+                         "(before/after)")
     ap.add_argument("--spark-runs", type=int, default=2,
                     help="spark: pairs of runs, the baseline's then this checkout's "
                          "(default 2)")
@@ -1423,7 +1430,7 @@ def main(argv=None) -> int:
         if "produce" in only:
             rows += produce_rows(n, args.min_time, tmp)
         if "dump" in only:
-            rows += dump_rows(n, tmp)
+            rows += dump_rows(n, tmp, args.baseline.resolve() if args.baseline else None)
         if "consume" in only:
             rows += read_cmd_rows(n, tmp)
         if "export" in only:

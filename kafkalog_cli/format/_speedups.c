@@ -29,6 +29,9 @@
  *   scan_v2(view, pos, end, invalid) -> (pos, batches, records, last_pos)
  *                                               scan_batches()' v2 loop
  *   crc_source() -> str                         which crc32c package function batches use
+ *   block_is_dense(data, count) -> bool         whether an uncompressed records block
+ *       decodes (record.decode_records takes it) and its offset deltas are 0..count-1
+ *       (_record_walk.h; dump-segment's blocks rendered without a Record per record)
  *
  * Kafka's rules followed: DefaultRecord.readFrom (zigzag varints of ByteUtils, the exact
  * body length, null key/value at length -1, header keys as Utils.utf8) and
@@ -44,6 +47,8 @@
 #include <string.h>
 
 #include <dlfcn.h>
+
+#include "_record_walk.h"
 
 /* DefaultRecordBatch layout (schema/record_batch.py declares it; record_batch.py asserts the
  * values it passes to setup() match these). */
@@ -1964,6 +1969,26 @@ static PyObject *sp_setup(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* block_is_dense: the walk of _record_walk.h, each offset delta checked to be its index */
+static int dense_visit(void *ctx, const rw_record *r)
+{
+    int64_t *i = ctx;
+    return r->offset_delta == (*i)++ ? 0 : 1;
+}
+
+static PyObject *sp_block_is_dense(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer buf;
+    long long count;
+    if (!PyArg_ParseTuple(args, "y*L:block_is_dense", &buf, &count))
+        return NULL;
+    int64_t i = 0;
+    int e = rw_walk(buf.buf, (size_t)buf.len, count, dense_visit, &i);
+    PyBuffer_Release(&buf);
+    return PyBool_FromLong(e == 0);
+}
+
 static PyMethodDef methods[] = {
     {"setup", sp_setup, METH_VARARGS,
      "setup(InvalidRecordError, Record, RecordBatch, java_utf8, decode_chunk_bytes, "
@@ -1981,6 +2006,9 @@ static PyMethodDef methods[] = {
     {"scan_lengths", sp_scan_lengths, METH_VARARGS, "vectorized.scan_lengths"},
     {"decode_group", sp_decode_group, METH_VARARGS,
      "vectorized.decode_group's records as Arrow buffers, or None"},
+    {"block_is_dense", sp_block_is_dense, METH_VARARGS,
+     "block_is_dense(data, count) -> bool: the block decodes and its offset deltas are "
+     "0..count-1"},
     {"crc_source", sp_crc_source, METH_NOARGS,
      "how batch CRCs are computed: the crc32c package's C function or its Python one"},
     {"decode_blocks", sp_decode_blocks, METH_VARARGS,

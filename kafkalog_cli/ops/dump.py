@@ -74,6 +74,7 @@ from ..constants import (
     NO_TIMESTAMP,
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
     TIME_INDEX_FILE_SUFFIX,
+    TIMESTAMP_TYPE_MASK,
     TXN_INDEX_FILE_SUFFIX,
 )
 from ..errors import (
@@ -84,6 +85,8 @@ from ..errors import (
     RecordOverheadError,
     UnreadableError,
 )
+from ..format import record as _record
+from ..format.compiled import _c as _format_c
 from ..format.records import FileRecords, LegacyRecordBatch
 from ..schema.control import control_type_name
 from ..storage.files import SEGMENT_SUFFIXES, check_exists
@@ -281,6 +284,11 @@ def _record_blocks(batch, opts: DumpOptions, file: str) -> Iterator[dict]:
     from itertools import islice
 
     start, end = opts.start_offset, opts.end_offset
+    if start is None and end is None and _block_is_dense is not None:
+        block = _dense_block(batch, opts.max_decompressed_bytes)
+        if block is not None:
+            yield {"type": "records", "file": file, "batch": batch, "block": block}
+            return
     records = batch.iter_records(opts.max_decompressed_bytes)
     if records.__class__ is list and len(records) <= RECORD_BLOCK:  # decoded at once
         ev = _records_event(batch, file, records, start, end)
@@ -308,6 +316,39 @@ def _record_blocks(batch, opts: DumpOptions, file: str) -> Iterator[dict]:
 _INF = float("inf")
 _first = itemgetter(0)
 
+#: the compiled core's check of a records block (None: pure Python, no block events)
+_block_is_dense = getattr(_format_c, "block_is_dense", None)
+
+
+def _dense_block(batch, max_bytes: int) -> bytes | None:
+    """The decompressed records block of a v2 batch when a ``records`` event may carry it
+    whole instead of its Record tuples: it holds at most DECODE_CHUNK_BYTES, decodes
+    (record.decode_records takes it) and its offsets are baseOffset + 0..count-1 (so the
+    offsets of the event are known without a tuple per record); else None.
+
+    Raises:
+        CorruptRecordError: the block does not decompress (as ``iter_records``).
+    """
+    count = batch.count
+    if count <= 0 or batch.base_offset > _record._OFFSETS_UNCHECKED_MAX:
+        return None
+    block = batch.small_block(max_bytes)
+    if block is None or not _block_is_dense(block, count):
+        return None
+    return block
+
+
+def event_records(ev: dict) -> list:
+    """The Record tuples of a ``records`` event: its ``records``, or those of its
+    ``block`` (an event of :func:`_dense_block`'s, decoded here, once)."""
+    recs = ev.get("records")
+    if recs is None:
+        b = ev["batch"]
+        recs = ev["records"] = _record.decode_records(
+            ev["block"], b.count, b.base_offset, b.base_timestamp,
+            b.max_timestamp if b.attributes & TIMESTAMP_TYPE_MASK else None)
+    return recs
+
 
 def _records_event(batch, file: str, chunk: list, start, end) -> dict:
     if start is not None or end is not None:
@@ -323,7 +364,7 @@ def record_events_of(ev: dict, print_data_log: bool) -> Iterator[dict]:
     ts_type = batch.timestamp_type
     base_seq = batch.base_sequence
     base = batch.base_offset
-    for off, ts, key, value, headers in ev["records"]:
+    for off, ts, key, value, headers in event_records(ev):
         rec = {"type": "record", "offset": off, "timestamp": ts, "timestampType": ts_type,
                "keySize": -1 if key is None else len(key),
                "valueSize": -1 if value is None else len(value),
@@ -481,7 +522,10 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
                 and not batch.is_control and (decoder is None or not opts.print_data_log):
             try:
                 for ev in _record_blocks(batch, opts, file):
-                    gaps.add_records(ev["records"])
+                    if "block" in ev:  # offsets baseOffset..lastOffset, every one
+                        gaps.add_range(batch.base_offset, batch.last_offset)
+                    else:
+                        gaps.add_records(ev["records"])
                     yield ev
             except KafkalogError as e:
                 yield data_error_event(file, batch.position, e.message)
@@ -559,6 +603,11 @@ class OffsetGaps:
             else:
                 self.dropped += 1
         self.last = offset
+
+    def add_range(self, first: int, last: int) -> None:
+        """:meth:`add` for every offset of ``first..last`` (inclusive)."""
+        self.add(first)
+        self.last = last
 
     def add_records(self, records) -> None:
         """:meth:`add` for the offsets of ``records`` (Record tuples, in order), at C speed

@@ -37,6 +37,11 @@
 #include <stdint.h>
 #include <limits.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "../format/_record_walk.h"
 
 #define INT32_MAX_ 2147483647LL
 #define DELTA_MAX (1LL << 40)   /* offset deltas are int32: beyond this, the Python loop */
@@ -95,14 +100,64 @@ static inline int ob_int(outbuf *o, long long v)
 {
     char tmp[24];
     char *e = tmp + sizeof tmp, *s = e;
+    static const char pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        *--s = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    while (u >= 100) {   /* two digits a step */
+        unsigned d = (unsigned)(u % 100);
+        u /= 100;
+        *--s = pairs[2 * d + 1];
+        *--s = pairs[2 * d];
+    }
+    if (u >= 10) {
+        *--s = pairs[2 * u + 1];
+        *--s = pairs[2 * u];
+    } else {
+        *--s = (char)('0' + u);
+    }
     if (v < 0)
         *--s = '-';
     return ob_put(o, s, e - s);
+}
+
+/* -- unchecked writers: into room reserved beforehand (a record's upper bound) ----------- */
+
+#define W_LIT(d, lit) (memcpy((d), (lit), sizeof(lit) - 1), (d) + sizeof(lit) - 1)
+
+/* v in decimal at d (at most 20 bytes); returns the end */
+static inline char *w_int(char *d, long long v)
+{
+    static const char pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    if (v < 0)
+        *d++ = '-';
+    static const unsigned long long p10[20] = {
+        1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+        100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+        10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+        100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL};
+    /* the digits: log10 from the bit length (x 1233 / 4096 ~ log10(2)), then one compare */
+    int t = ((64 - __builtin_clzll(u | 1)) * 1233) >> 12;
+    int n = t + 1 - ((u | 1) < p10[t]);   /* (u | 1: 0 has one digit) */
+    char *e = d + n, *s = e;
+    while (u >= 100) {
+        unsigned q = (unsigned)(u % 100);
+        u /= 100;
+        *--s = pairs[2 * q + 1];
+        *--s = pairs[2 * q];
+    }
+    if (u >= 10) {
+        *--s = pairs[2 * u + 1];
+        *--s = pairs[2 * u];
+    } else {
+        *--s = (char)('0' + u);
+    }
+    return e;
 }
 
 static PyObject *ob_finish(outbuf *o)
@@ -122,6 +177,11 @@ static int utf8_ok(const unsigned char *s, Py_ssize_t n)
 {
     Py_ssize_t i = 0;
     while (i < n) {
+#ifdef __SSE2__
+        while (i + 16 <= n &&
+               !_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + i))))
+            i += 16;
+#endif
         while (i + 8 <= n) {
             uint64_t w;
             memcpy(&w, s + i, 8);
@@ -188,12 +248,52 @@ static inline int word_needs_escape(uint64_t w)
     return (((w - ONES * 0x20) & ~w) | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS ? 1 : 0;
 }
 
+#ifdef __SSE2__
+/* The bytes of p[0:16] that JSON escapes (below 0x20, '"', '\\'), as a bit mask. */
+static inline unsigned esc_mask16(const unsigned char *p)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i low = _mm_cmplt_epi8(_mm_xor_si128(v, _mm_set1_epi8((char)0x80)),
+                                 _mm_set1_epi8((char)(0x20 ^ 0x80)));   /* unsigned < 0x20 */
+    __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+    __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+    return (unsigned)_mm_movemask_epi8(_mm_or_si128(low, _mm_or_si128(q, b)));
+}
+#endif
+
+/* One escaped byte of a JSON string at d; returns the end. */
+static inline char *json_escape_byte(char *d, unsigned char c)
+{
+    static const char hex[] = "0123456789abcdef";
+    *d++ = '\\';
+    switch (c) {
+    case '"': *d++ = '"'; break;
+    case '\\': *d++ = '\\'; break;
+    case '\b': *d++ = 'b'; break;
+    case '\f': *d++ = 'f'; break;
+    case '\n': *d++ = 'n'; break;
+    case '\r': *d++ = 'r'; break;
+    case '\t': *d++ = 't'; break;
+    default:
+        *d++ = 'u';
+        *d++ = '0';
+        *d++ = '0';
+        *d++ = hex[c >> 4];
+        *d++ = hex[c & 15];
+    }
+    return d;
+}
+
 /* The body of a JSON string for UTF-8 bytes (see json_extra). */
 static int json_escape(outbuf *o, const unsigned char *s, Py_ssize_t n)
 {
-    static const char hex[] = "0123456789abcdef";
     Py_ssize_t extra = 0;   /* the exact size first: a huge field is reserved once */
     Py_ssize_t i = 0;
+#ifdef __SSE2__
+    for (; i + 16 <= n; i += 16)
+        for (unsigned m = esc_mask16(s + i); m; m &= m - 1)
+            extra += json_extra[s[i + __builtin_ctz(m)]];
+#else
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);
@@ -201,6 +301,7 @@ static int json_escape(outbuf *o, const unsigned char *s, Py_ssize_t n)
             for (int k = 0; k < 8; k++)
                 extra += json_extra[s[i + k]];
     }
+#endif
     for (; i < n; i++)
         extra += json_extra[s[i]];
     if (ob_reserve(o, n + extra) < 0)
@@ -211,7 +312,27 @@ static int json_escape(outbuf *o, const unsigned char *s, Py_ssize_t n)
         o->len += n;
         return 0;
     }
-    for (i = 0; i < n; i++) {
+    i = 0;
+#ifdef __SSE2__
+    for (; i + 16 <= n; i += 16) {
+        unsigned m = esc_mask16(s + i);
+        if (!m) {
+            memcpy(d, s + i, 16);
+            d += 16;
+            continue;
+        }
+        Py_ssize_t k = 0;
+        for (; m; m &= m - 1) {   /* the clean bytes before each escaped one, then it */
+            Py_ssize_t b = __builtin_ctz(m);
+            memcpy(d, s + i + k, (size_t)(b - k));
+            d = json_escape_byte(d + (b - k), s[i + b]);
+            k = b + 1;
+        }
+        memcpy(d, s + i + k, (size_t)(16 - k));
+        d += 16 - k;
+    }
+#endif
+    for (; i < n; i++) {
         unsigned char c = s[i];
         if (!(i & 7) && i + 8 <= n) {   /* 8 bytes needing no escape: copied at once */
             uint64_t w;
@@ -223,26 +344,10 @@ static int json_escape(outbuf *o, const unsigned char *s, Py_ssize_t n)
                 continue;
             }
         }
-        if (!json_extra[c]) {
+        if (!json_extra[c])
             *d++ = (char)c;
-            continue;
-        }
-        *d++ = '\\';
-        switch (c) {
-        case '"': *d++ = '"'; break;
-        case '\\': *d++ = '\\'; break;
-        case '\b': *d++ = 'b'; break;
-        case '\f': *d++ = 'f'; break;
-        case '\n': *d++ = 'n'; break;
-        case '\r': *d++ = 'r'; break;
-        case '\t': *d++ = 't'; break;
-        default:
-            *d++ = 'u';
-            *d++ = '0';
-            *d++ = '0';
-            *d++ = hex[c >> 4];
-            *d++ = hex[c & 15];
-        }
+        else
+            d = json_escape_byte(d, c);
     }
     o->len = d - o->p;
     return 0;
@@ -305,10 +410,43 @@ static int hex_put(outbuf *o, const unsigned char *s, Py_ssize_t n)
 
 #define FALLBACK 1   /* the block is for the Python loop */
 
+/* A header of a record: its key's UTF-8 and its value (NULL, length -1: null). */
+typedef struct {
+    const char *k;
+    const unsigned char *v;
+    Py_ssize_t kn, vn;
+} hdr;
+
+/* A record's fields as bytes: from a Record tuple (get_rec: pointers into its objects,
+ * which the caller keeps alive) or from a records block (_record_walk.h: into the block).
+ * key/value NULL (length -1): null. */
 typedef struct {
     long long offset, timestamp, sequence;
-    PyObject *key, *value, *headers;   /* borrowed; key/value: bytes or Py_None */
+    const unsigned char *key, *value;
+    Py_ssize_t key_len, value_len;
+    Py_ssize_t nh;
+    hdr *h;
 } rec;
+
+/* The headers of the records of a call: grown to the most any record holds. */
+typedef struct {
+    hdr *h;
+    Py_ssize_t cap;
+} hdrbuf;
+
+static int hb_reserve(hdrbuf *b, Py_ssize_t n)
+{
+    if (n <= b->cap)
+        return 0;
+    hdr *h = PyMem_Realloc(b->h, (size_t)n * sizeof(hdr));
+    if (h == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->h = h;
+    b->cap = n;
+    return 0;
+}
 
 static int as_int64(PyObject *v, long long *out)
 {
@@ -320,48 +458,6 @@ static int as_int64(PyObject *v, long long *out)
         return FALLBACK;
     if (*out == -1 && PyErr_Occurred())
         return -1;
-    return 0;
-}
-
-/* The fields of records[i]; FALLBACK when they are not the shapes the loops take. */
-static int get_rec(PyObject *r, long long base_offset, long long base_seq, rec *out)
-{
-    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 5)
-        return FALLBACK;
-    int e;
-    if ((e = as_int64(PyTuple_GET_ITEM(r, 0), &out->offset)) != 0 ||
-        (e = as_int64(PyTuple_GET_ITEM(r, 1), &out->timestamp)) != 0)
-        return e;
-    out->key = PyTuple_GET_ITEM(r, 2);
-    out->value = PyTuple_GET_ITEM(r, 3);
-    out->headers = PyTuple_GET_ITEM(r, 4);
-    if ((out->key != Py_None && !PyBytes_CheckExact(out->key)) ||
-        (out->value != Py_None && !PyBytes_CheckExact(out->value)) ||
-        !PyTuple_Check(out->headers))
-        return FALLBACK;
-    Py_ssize_t nh = PyTuple_GET_SIZE(out->headers);
-    for (Py_ssize_t j = 0; j < nh; j++) {
-        PyObject *h = PyTuple_GET_ITEM(out->headers, j);
-        if (!PyTuple_Check(h) || PyTuple_GET_SIZE(h) != 2 ||
-            !PyUnicode_CheckExact(PyTuple_GET_ITEM(h, 0)))
-            return FALLBACK;
-        PyObject *hv = PyTuple_GET_ITEM(h, 1);
-        if (hv != Py_None && !PyBytes_CheckExact(hv))
-            return FALLBACK;
-    }
-    if (base_seq < 0) {
-        out->sequence = -1;
-    } else {
-        /* DefaultRecordBatch.incrementSequence(baseSequence, offsetDelta) */
-        long long a = out->offset, b = base_offset;
-        if ((a >= 0 && b < 0 && a > LLONG_MAX + b) || (a < 0 && b > 0 && a < LLONG_MIN + b))
-            return FALLBACK;   /* a - b would overflow */
-        long long inc = a - b;
-        if (inc > DELTA_MAX || inc < -DELTA_MAX)
-            return FALLBACK;
-        out->sequence = base_seq > INT32_MAX_ - inc ? inc - (INT32_MAX_ - base_seq) - 1
-                                                    : base_seq + inc;
-    }
     return 0;
 }
 
@@ -377,6 +473,74 @@ static int str_utf8(PyObject *s, const char **p, Py_ssize_t *n)
         return FALLBACK;
     }
     return 0;
+}
+
+/* DefaultRecord.sequence: baseSequence < 0 ? -1 : incrementSequence(baseSequence,
+ * offset - baseOffset); FALLBACK when the difference is out of the loops' range. */
+static int sequence_of(long long offset, long long base_offset, long long base_seq,
+                       long long *out)
+{
+    if (base_seq < 0) {
+        *out = -1;
+        return 0;
+    }
+    long long a = offset, b = base_offset;
+    if ((a >= 0 && b < 0 && a > LLONG_MAX + b) || (a < 0 && b > 0 && a < LLONG_MIN + b))
+        return FALLBACK;   /* a - b would overflow */
+    long long inc = a - b;
+    if (inc > DELTA_MAX || inc < -DELTA_MAX)
+        return FALLBACK;
+    *out = base_seq > INT32_MAX_ - inc ? inc - (INT32_MAX_ - base_seq) - 1 : base_seq + inc;
+    return 0;
+}
+
+/* bytes or None as a rec field */
+static void bytes_field(PyObject *b, const unsigned char **p, Py_ssize_t *n)
+{
+    if (b == Py_None) {
+        *p = NULL;
+        *n = -1;
+    } else {
+        *p = (const unsigned char *)PyBytes_AS_STRING(b);
+        *n = PyBytes_GET_SIZE(b);
+    }
+}
+
+/* The fields of records[i]; FALLBACK when they are not the shapes the loops take. */
+static int get_rec(PyObject *r, long long base_offset, long long base_seq, hdrbuf *hb,
+                   rec *out)
+{
+    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 5)
+        return FALLBACK;
+    int e;
+    if ((e = as_int64(PyTuple_GET_ITEM(r, 0), &out->offset)) != 0 ||
+        (e = as_int64(PyTuple_GET_ITEM(r, 1), &out->timestamp)) != 0)
+        return e;
+    PyObject *key = PyTuple_GET_ITEM(r, 2), *value = PyTuple_GET_ITEM(r, 3),
+             *headers = PyTuple_GET_ITEM(r, 4);
+    if ((key != Py_None && !PyBytes_CheckExact(key)) ||
+        (value != Py_None && !PyBytes_CheckExact(value)) || !PyTuple_Check(headers))
+        return FALLBACK;
+    bytes_field(key, &out->key, &out->key_len);
+    bytes_field(value, &out->value, &out->value_len);
+    Py_ssize_t nh = PyTuple_GET_SIZE(headers);
+    if (hb_reserve(hb, nh) < 0)
+        return -1;
+    out->nh = nh;
+    out->h = hb->h;
+    for (Py_ssize_t j = 0; j < nh; j++) {
+        PyObject *h = PyTuple_GET_ITEM(headers, j);
+        if (!PyTuple_Check(h) || PyTuple_GET_SIZE(h) != 2 ||
+            !PyUnicode_CheckExact(PyTuple_GET_ITEM(h, 0)))
+            return FALLBACK;
+        PyObject *hv = PyTuple_GET_ITEM(h, 1);
+        if (hv != Py_None && !PyBytes_CheckExact(hv))
+            return FALLBACK;
+        if ((e = str_utf8(PyTuple_GET_ITEM(h, 0), &out->h[j].k, &out->h[j].kn)) != 0)
+            return e;
+        bytes_field(hv, &out->h[j].v, &out->h[j].vn);
+    }
+    return sequence_of(out->offset, base_offset, base_seq, &out->sequence);
 }
 
 /* A block's answer: its bytes (e == 0), None for the Python loop (FALLBACK), or NULL with
@@ -475,13 +639,15 @@ static int put_str_utf8(outbuf *o, PyObject *str)
 
 /* -- kafka_lines --------------------------------------------------------------------------- */
 
-static int kafka_field(outbuf *o, PyObject *data, PyObject *java_string)
+static int kafka_field(outbuf *o, const unsigned char *s, Py_ssize_t n, PyObject *java_string)
 {
-    const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(data);
-    Py_ssize_t n = PyBytes_GET_SIZE(data);
     if (utf8_ok(s, n))
         return ob_put(o, (const char *)s, n);
+    PyObject *data = PyBytes_FromStringAndSize((const char *)s, n);
+    if (data == NULL)
+        return -1;
     PyObject *text = PyObject_CallOneArg(java_string, data);
+    Py_DECREF(data);
     if (text == NULL)
         return -1;
     if (!PyUnicode_Check(text)) {
@@ -499,42 +665,50 @@ static int kafka_record(outbuf *o, const rec *r, const char *ts_type, Py_ssize_t
     const char *prefix = "| ";
     int e;
     if (!skip_metadata) {
-        if (PUTS(o, "| offset: ") < 0 || ob_int(o, r->offset) < 0 || PUTS(o, " ") < 0 ||
-            ob_put(o, ts_type, ts_len) < 0 || PUTS(o, ": ") < 0 ||
-            ob_int(o, r->timestamp) < 0 || PUTS(o, " keySize: ") < 0 ||
-            ob_int(o, r->key == Py_None ? -1 : PyBytes_GET_SIZE(r->key)) < 0 ||
-            PUTS(o, " valueSize: ") < 0 ||
-            ob_int(o, r->value == Py_None ? -1 : PyBytes_GET_SIZE(r->value)) < 0 ||
-            PUTS(o, " sequence: ") < 0 || ob_int(o, r->sequence) < 0 ||
-            PUTS(o, " headerKeys: [") < 0)
+        /* the metadata's bound: 5 ints of at most 20 bytes, the names, the header keys */
+        Py_ssize_t need = 160 + ts_len;
+        for (Py_ssize_t j = 0; j < r->nh; j++)
+            need += r->h[j].kn + 1;
+        if (ob_reserve(o, need) < 0)
             return -1;
-        Py_ssize_t nh = PyTuple_GET_SIZE(r->headers);
-        for (Py_ssize_t j = 0; j < nh; j++) {
-            const char *hk;
-            Py_ssize_t hn;
-            if ((e = str_utf8(PyTuple_GET_ITEM(PyTuple_GET_ITEM(r->headers, j), 0), &hk,
-                              &hn)) != 0)
-                return e;
-            if ((j && PUTS(o, ",") < 0) || ob_put(o, hk, hn) < 0)
-                return -1;
+        char *d = o->p + o->len;
+        d = W_LIT(d, "| offset: ");
+        d = w_int(d, r->offset);
+        *d++ = ' ';
+        memcpy(d, ts_type, (size_t)ts_len);
+        d += ts_len;
+        d = W_LIT(d, ": ");
+        d = w_int(d, r->timestamp);
+        d = W_LIT(d, " keySize: ");
+        d = w_int(d, r->key_len);
+        d = W_LIT(d, " valueSize: ");
+        d = w_int(d, r->value_len);
+        d = W_LIT(d, " sequence: ");
+        d = w_int(d, r->sequence);
+        d = W_LIT(d, " headerKeys: [");
+        for (Py_ssize_t j = 0; j < r->nh; j++) {
+            if (j)
+                *d++ = ',';
+            memcpy(d, r->h[j].k, (size_t)r->h[j].kn);
+            d += r->h[j].kn;
         }
-        if (PUTS(o, "]") < 0)
-            return -1;
+        *d++ = ']';
+        o->len = d - o->p;
         prefix = " ";
     }
     if (with_data) {
-        if (r->key != Py_None) {
+        if (r->key != NULL) {
             if (ob_put(o, prefix, (Py_ssize_t)strlen(prefix)) < 0 || PUTS(o, "key: ") < 0)
                 return -1;
-            if ((e = kafka_field(o, r->key, java_string)) != 0)
+            if ((e = kafka_field(o, r->key, r->key_len, java_string)) != 0)
                 return e;
             prefix = " ";
         }
-        if (r->value != Py_None) {
+        if (r->value != NULL) {
             if (ob_put(o, prefix, (Py_ssize_t)strlen(prefix)) < 0 ||
                 PUTS(o, "payload: ") < 0)
                 return -1;
-            if ((e = kafka_field(o, r->value, java_string)) != 0)
+            if ((e = kafka_field(o, r->value, r->value_len, java_string)) != 0)
                 return e;
         }
     }
@@ -565,6 +739,7 @@ static PyObject *sp_kafka_lines(PyObject *self, PyObject *args)
     outbuf o;
     if (ob_init(&o, estimate(records, 160 + ts_len, 1)) < 0)
         return NULL;
+    hdrbuf hb = {NULL, 0};
     Py_ssize_t n = PyList_GET_SIZE(records);
     for (Py_ssize_t i = 0; i < n && e == 0; i++) {
         rec r;
@@ -573,11 +748,12 @@ static PyObject *sp_kafka_lines(PyObject *self, PyObject *args)
             break;
         PyObject *item = PyList_GET_ITEM(records, i);
         Py_INCREF(item);
-        e = get_rec(item, base_offset, base_seq, &r);
+        e = get_rec(item, base_offset, base_seq, &hb, &r);
         if (e == 0)
             e = kafka_record(&o, &r, ts_type, ts_len, skip_metadata, with_data, java_string);
         Py_DECREF(item);
     }
+    PyMem_Free(hb.h);
     return ob_result(&o, e);
 }
 
@@ -585,15 +761,14 @@ static PyObject *sp_kafka_lines(PyObject *self, PyObject *args)
 
 enum { ENC_UTF8 = 0, ENC_BASE64 = 1, ENC_HEX = 2 };
 
-/* A key, value or header value as JSON; *label the ...Encoding value to write beside it
- * (NULL: none), as render.dump._json_bytes gives them. */
-static int json_bytes(outbuf *o, PyObject *data, int encoding, const char **label)
+/* A key, value or header value (NULL: null) as JSON; *label the ...Encoding value to
+ * write beside it (NULL: none), as render.dump._json_bytes gives them. */
+static int json_raw(outbuf *o, const unsigned char *s, Py_ssize_t n, int encoding,
+                    const char **label)
 {
     *label = NULL;
-    if (data == Py_None)
+    if (s == NULL)
         return PUTS(o, "null");
-    const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(data);
-    Py_ssize_t n = PyBytes_GET_SIZE(data);
     if (encoding == ENC_UTF8 && utf8_ok(s, n))
         return (PUTS(o, "\"") < 0 || json_escape(o, s, n) < 0 || PUTS(o, "\"") < 0) ? -1 : 0;
     if (PUTS(o, "\"") < 0)
@@ -610,67 +785,77 @@ static int json_bytes(outbuf *o, PyObject *data, int encoding, const char **labe
     return PUTS(o, "\"");
 }
 
+/* json_raw of bytes or None */
+static int json_bytes(outbuf *o, PyObject *data, int encoding, const char **label)
+{
+    const unsigned char *s;
+    Py_ssize_t n;
+    bytes_field(data, &s, &n);
+    return json_raw(o, s, n, encoding, label);
+}
+
+/* UTF-8 text as a JSON string */
+static int json_utf8(outbuf *o, const char *s, Py_ssize_t n)
+{
+    return (PUTS(o, "\"") < 0 || json_escape(o, (const unsigned char *)s, n) < 0 ||
+            PUTS(o, "\"") < 0) ? -1 : 0;
+}
+
 static int json_str(outbuf *o, PyObject *str)
 {
     const char *s;
     Py_ssize_t n;
     int e = str_utf8(str, &s, &n);
-    if (e != 0)
-        return e;
-    return (PUTS(o, "\"") < 0 || json_escape(o, (const unsigned char *)s, n) < 0 ||
-            PUTS(o, "\"") < 0) ? -1 : 0;
+    return e != 0 ? e : json_utf8(o, s, n);
+}
+
+static int json_label(outbuf *o, const char *name, const char *label)
+{
+    if (label == NULL)
+        return 0;
+    return (ob_put(o, name, (Py_ssize_t)strlen(name)) < 0 ||
+            ob_put(o, label, (Py_ssize_t)strlen(label)) < 0 || PUTS(o, "\"") < 0) ? -1 : 0;
 }
 
 static int json_record(outbuf *o, const rec *r, int with_data, int encoding)
 {
-    int e;
-    if (PUTS(o, "{\"type\":\"record\",\"offset\":") < 0 || ob_int(o, r->offset) < 0 ||
-        PUTS(o, ",\"timestamp\":") < 0 || ob_int(o, r->timestamp) < 0 ||
-        PUTS(o, ",\"keySize\":") < 0 ||
-        ob_int(o, r->key == Py_None ? -1 : PyBytes_GET_SIZE(r->key)) < 0 ||
-        PUTS(o, ",\"valueSize\":") < 0 ||
-        ob_int(o, r->value == Py_None ? -1 : PyBytes_GET_SIZE(r->value)) < 0 ||
-        PUTS(o, ",\"sequence\":") < 0 || ob_int(o, r->sequence) < 0 ||
-        PUTS(o, ",\"headerKeys\":[") < 0)
+    if (ob_reserve(o, 200) < 0)   /* the names and 4 ints of at most 20 bytes */
         return -1;
-    Py_ssize_t nh = PyTuple_GET_SIZE(r->headers);
-    for (Py_ssize_t j = 0; j < nh; j++) {
-        if (j && PUTS(o, ",") < 0)
+    char *d = o->p + o->len;
+    d = W_LIT(d, "{\"type\":\"record\",\"offset\":");
+    d = w_int(d, r->offset);
+    d = W_LIT(d, ",\"timestamp\":");
+    d = w_int(d, r->timestamp);
+    d = W_LIT(d, ",\"keySize\":");
+    d = w_int(d, r->key_len);
+    d = W_LIT(d, ",\"valueSize\":");
+    d = w_int(d, r->value_len);
+    d = W_LIT(d, ",\"sequence\":");
+    d = w_int(d, r->sequence);
+    d = W_LIT(d, ",\"headerKeys\":[");
+    o->len = d - o->p;
+    for (Py_ssize_t j = 0; j < r->nh; j++)
+        if ((j && PUTS(o, ",") < 0) || json_utf8(o, r->h[j].k, r->h[j].kn) < 0)
             return -1;
-        if ((e = json_str(o, PyTuple_GET_ITEM(PyTuple_GET_ITEM(r->headers, j), 0))) != 0)
-            return e;
-    }
     if (PUTS(o, "]") < 0)
         return -1;
     if (!with_data)
         return PUTS(o, "}\n");
     const char *klabel, *vlabel, *hlabel;
-    if (PUTS(o, ",\"key\":") < 0 || json_bytes(o, r->key, encoding, &klabel) < 0 ||
-        PUTS(o, ",\"value\":") < 0 || json_bytes(o, r->value, encoding, &vlabel) < 0 ||
+    if (PUTS(o, ",\"key\":") < 0 || json_raw(o, r->key, r->key_len, encoding, &klabel) < 0 ||
+        PUTS(o, ",\"value\":") < 0 ||
+        json_raw(o, r->value, r->value_len, encoding, &vlabel) < 0 ||
         PUTS(o, ",\"headers\":[") < 0)
         return -1;
-    for (Py_ssize_t j = 0; j < nh; j++) {
-        PyObject *h = PyTuple_GET_ITEM(r->headers, j);
-        if ((j && PUTS(o, ",") < 0) || PUTS(o, "{\"key\":") < 0)
-            return -1;
-        if ((e = json_str(o, PyTuple_GET_ITEM(h, 0))) != 0)
-            return e;
-        if (PUTS(o, ",\"value\":") < 0 ||
-            json_bytes(o, PyTuple_GET_ITEM(h, 1), encoding, &hlabel) < 0)
-            return -1;
-        if (hlabel && (PUTS(o, ",\"valueEncoding\":\"") < 0 ||
-                       ob_put(o, hlabel, (Py_ssize_t)strlen(hlabel)) < 0 || PUTS(o, "\"") < 0))
-            return -1;
-        if (PUTS(o, "}") < 0)
+    for (Py_ssize_t j = 0; j < r->nh; j++) {
+        if ((j && PUTS(o, ",") < 0) || PUTS(o, "{\"key\":") < 0 ||
+            json_utf8(o, r->h[j].k, r->h[j].kn) < 0 || PUTS(o, ",\"value\":") < 0 ||
+            json_raw(o, r->h[j].v, r->h[j].vn, encoding, &hlabel) < 0 ||
+            json_label(o, ",\"valueEncoding\":\"", hlabel) < 0 || PUTS(o, "}") < 0)
             return -1;
     }
-    if (PUTS(o, "]") < 0)
-        return -1;
-    if (klabel && (PUTS(o, ",\"keyEncoding\":\"") < 0 ||
-                   ob_put(o, klabel, (Py_ssize_t)strlen(klabel)) < 0 || PUTS(o, "\"") < 0))
-        return -1;
-    if (vlabel && (PUTS(o, ",\"valueEncoding\":\"") < 0 ||
-                   ob_put(o, vlabel, (Py_ssize_t)strlen(vlabel)) < 0 || PUTS(o, "\"") < 0))
+    if (PUTS(o, "]") < 0 || json_label(o, ",\"keyEncoding\":\"", klabel) < 0 ||
+        json_label(o, ",\"valueEncoding\":\"", vlabel) < 0)
         return -1;
     return PUTS(o, "}\n");
 }
@@ -696,15 +881,145 @@ static PyObject *sp_json_lines(PyObject *self, PyObject *args)
     outbuf o;
     if (ob_init(&o, estimate(records, 200, encoding == ENC_UTF8 ? 1 : 2)) < 0)
         return NULL;
+    hdrbuf hb = {NULL, 0};
     Py_ssize_t n = PyList_GET_SIZE(records);
     for (Py_ssize_t i = 0; i < n && e == 0; i++) {
         rec r;
         PyObject *item = PyList_GET_ITEM(records, i);
-        e = get_rec(item, base_offset, base_seq, &r);
+        e = get_rec(item, base_offset, base_seq, &hb, &r);
         if (e == 0)
             e = json_record(&o, &r, with_data, encoding);
     }
+    PyMem_Free(hb.h);
     return ob_result(&o, e);
+}
+
+/* -- kafka_block, json_block: a records block rendered without a Record per record ---------- */
+
+typedef struct {
+    outbuf *o;
+    hdrbuf hb;
+    long long base_offset, base_ts, lat_ts, base_seq;
+    int lat, kafka, skip_metadata, with_data, encoding;
+    const char *ts_type;
+    Py_ssize_t ts_len;
+    PyObject *java_string;
+} block_ctx;
+
+/* One record of the walk: its rec (header keys must be well-formed UTF-8, else the
+ * block is for the Python loop, which decodes them as Utils.utf8 does), then its line. */
+static int block_visit(void *ctx, const rw_record *w)
+{
+    block_ctx *c = ctx;
+    rec r;
+    if (__builtin_add_overflow(c->base_offset, (long long)w->offset_delta, &r.offset))
+        return FALLBACK;
+    /* a record's timestamp is a Java long: baseTimestamp + timestampDelta wraps */
+    r.timestamp = c->lat ? c->lat_ts
+                         : (long long)((uint64_t)c->base_ts + (uint64_t)w->timestamp_delta);
+    int e = sequence_of(r.offset, c->base_offset, c->base_seq, &r.sequence);
+    if (e != 0)
+        return e;
+    r.key = w->key;
+    r.key_len = (Py_ssize_t)w->key_len;
+    r.value = w->value;
+    r.value_len = (Py_ssize_t)w->value_len;
+    if (w->header_count > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(hdr) ||
+        hb_reserve(&c->hb, (Py_ssize_t)w->header_count) < 0) {
+        PyErr_Clear();
+        return FALLBACK;
+    }
+    r.nh = (Py_ssize_t)w->header_count;
+    r.h = c->hb.h;
+    size_t pos = 0, end = SIZE_MAX;   /* the walk checked the headers' bounds */
+    for (Py_ssize_t j = 0; j < r.nh; j++) {
+        const uint8_t *hk, *hv;
+        int64_t hkn, hvn;
+        if (rw_header(w->headers, end, &pos, &hk, &hkn, &hv, &hvn) < 0 ||
+            !utf8_ok(hk, (Py_ssize_t)hkn))
+            return FALLBACK;
+        r.h[j].k = (const char *)hk;
+        r.h[j].kn = (Py_ssize_t)hkn;
+        r.h[j].v = hv;
+        r.h[j].vn = (Py_ssize_t)hvn;
+    }
+    if (c->kafka)
+        return kafka_record(c->o, &r, c->ts_type, c->ts_len, c->skip_metadata, c->with_data,
+                            c->java_string);
+    return json_record(c->o, &r, c->with_data, c->encoding);
+}
+
+/* The walk of a block into lines: bytes, None (FALLBACK: the block does not parse, or
+ * holds a shape for the Python loop), or NULL with an error. */
+static PyObject *block_lines(block_ctx *c, Py_buffer *buf, long long count,
+                             PyObject *lat_obj)
+{
+    outbuf o;
+    PyObject *r = NULL;
+    c->lat = lat_obj != Py_None;   /* LogAppendTime: every record's timestamp */
+    c->lat_ts = c->lat ? PyLong_AsLongLong(lat_obj) : 0;
+    if (c->lat && c->lat_ts == -1 && PyErr_Occurred())
+        return NULL;
+    if (c->base_seq > INT32_MAX_ || c->base_seq < -INT32_MAX_ - 1)
+        Py_RETURN_NONE;
+    if (ob_init(&o, buf->len + count * (c->kafka ? 120 + c->ts_len : 160) + 64) < 0)
+        return NULL;
+    c->o = &o;
+    c->hb.h = NULL;
+    c->hb.cap = 0;
+    int e = rw_walk(buf->buf, (size_t)buf->len, count, block_visit, c);
+    if (e == -1 && !PyErr_Occurred())
+        e = FALLBACK;   /* does not parse: the Python loop raises Kafka's error */
+    r = ob_result(&o, e == 0 ? 0 : e > 0 ? FALLBACK : -1);
+    PyMem_Free(c->hb.h);
+    return r;
+}
+
+static PyObject *sp_kafka_block(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer buf;
+    block_ctx c;
+    long long count;
+    PyObject *lat_obj, *ts_type_obj;
+    if (!PyArg_ParseTuple(args, "y*LLLOULppO:kafka_block", &buf, &count, &c.base_offset,
+                          &c.base_ts, &lat_obj, &ts_type_obj, &c.base_seq, &c.skip_metadata,
+                          &c.with_data, &c.java_string))
+        return NULL;
+    PyObject *r = NULL;
+    c.kafka = 1;
+    c.encoding = ENC_UTF8;
+    int e = str_utf8(ts_type_obj, &c.ts_type, &c.ts_len);
+    if (e == 0)
+        r = block_lines(&c, &buf, count, lat_obj);
+    else if (e == FALLBACK)
+        r = Py_NewRef(Py_None);
+    PyBuffer_Release(&buf);
+    return r;
+}
+
+static PyObject *sp_json_block(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer buf;
+    block_ctx c;
+    long long count;
+    PyObject *lat_obj;
+    if (!PyArg_ParseTuple(args, "y*LLLOLpi:json_block", &buf, &count, &c.base_offset,
+                          &c.base_ts, &lat_obj, &c.base_seq, &c.with_data, &c.encoding))
+        return NULL;
+    PyObject *r = NULL;
+    c.kafka = 0;
+    c.skip_metadata = 0;
+    c.ts_type = NULL;
+    c.ts_len = 0;
+    c.java_string = NULL;
+    if (c.encoding < ENC_UTF8 || c.encoding > ENC_HEX)
+        PyErr_Format(PyExc_ValueError, "unknown data encoding %d", c.encoding);
+    else
+        r = block_lines(&c, &buf, count, lat_obj);
+    PyBuffer_Release(&buf);
+    return r;
 }
 
 /* -- read_json_lines ------------------------------------------------------------------------ */
@@ -741,14 +1056,6 @@ static int json_int_field(outbuf *o, PyObject *v, int nullable)
     long long x;
     int e = as_int64(v, &x);
     return e != 0 ? e : ob_int(o, x);
-}
-
-static int json_label(outbuf *o, const char *name, const char *label)
-{
-    if (label == NULL)
-        return 0;
-    return (ob_put(o, name, (Py_ssize_t)strlen(name)) < 0 ||
-            ob_put(o, label, (Py_ssize_t)strlen(label)) < 0 || PUTS(o, "\"") < 0) ? -1 : 0;
 }
 
 static int read_json_record(outbuf *o, PyObject *rec, int encoding)
@@ -859,6 +1166,13 @@ static PyMethodDef methods[] = {
     {"kafka_lines", sp_kafka_lines, METH_VARARGS,
      "kafka_lines(records, timestamp_type, base_offset, base_sequence, skip_metadata, "
      "with_data, java_string) -> bytes | None: render.dump.kafka_record_lines in C"},
+    {"kafka_block", sp_kafka_block, METH_VARARGS,
+     "kafka_block(block, count, base_offset, base_timestamp, log_append_time, "
+     "timestamp_type, base_sequence, skip_metadata, with_data, java_string) -> bytes | "
+     "None: kafka_lines of an uncompressed records block, without a Record per record"},
+    {"json_block", sp_json_block, METH_VARARGS,
+     "json_block(block, count, base_offset, base_timestamp, log_append_time, "
+     "base_sequence, with_data, encoding) -> bytes | None: json_lines of a records block"},
     {"json_lines", sp_json_lines, METH_VARARGS,
      "json_lines(records, base_offset, base_sequence, with_data, encoding) -> bytes | None: "
      "render.dump.json_record_lines in C (encoding 0 utf8, 1 base64, 2 hex)"},

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterable
 
 from ..errors import KafkalogError
+from ..ops.dump import event_records
 from ..ops.encoding import encode_bytes
 from .encoding import java_string
 from .lines import C_ENCODINGS, compiled_lines, text_and_bytes_writer
@@ -104,6 +105,11 @@ def kafka_record_line(ev: dict, skip_metadata: bool, text=_value_text) -> str:
     return "".join(parts)
 
 
+def _log_append_time(batch) -> int | None:
+    """Every record's timestamp in a LogAppendTime batch (its maxTimestamp), else None."""
+    return batch.max_timestamp if batch.timestamp_type == "LogAppendTime" else None
+
+
 def _sequences(batch, records) -> list | None:
     """Each record's sequence (DefaultRecord.sequence), or None when the batch has none
     (every record's is -1)."""
@@ -120,7 +126,7 @@ def kafka_record_lines(ev: dict, skip_metadata: bool, with_data: bool) -> str:
     control records, no decoder), each as :func:`kafka_record_line` writes it, joined
     with their newlines: one string per block, formatted without a dict per record."""
     batch = ev["batch"]
-    records = ev["records"]
+    records = event_records(ev)
     seqs = _sequences(batch, records)
     ts_type = batch.timestamp_type
     text = java_string
@@ -162,8 +168,14 @@ def kafka_record_bytes(ev: dict, skip_metadata: bool, with_data: bool) -> bytes 
     take: the Python loop renders it)."""
     if _c is not None:
         batch = ev["batch"]
-        b = _c.kafka_lines(ev["records"], batch.timestamp_type, batch.base_offset,
-                           batch.base_sequence, skip_metadata, with_data, java_string)
+        block = ev.get("block")
+        if block is not None:
+            b = _c.kafka_block(block, batch.count, batch.base_offset, batch.base_timestamp,
+                               _log_append_time(batch), batch.timestamp_type,
+                               batch.base_sequence, skip_metadata, with_data, java_string)
+        else:
+            b = _c.kafka_lines(ev["records"], batch.timestamp_type, batch.base_offset,
+                               batch.base_sequence, skip_metadata, with_data, java_string)
         if b is not None:
             return b
     return kafka_record_lines(ev, skip_metadata, with_data)
@@ -324,7 +336,7 @@ def json_record_lines(ev: dict, encoding: str, with_data: bool) -> str:
     record (same keys in the same order), built from per-field templates with no dict
     per record; joined with their newlines."""
     batch = ev["batch"]
-    records = ev["records"]
+    records = event_records(ev)
     seqs = _sequences(batch, records)
     out = []
     put = out.append
@@ -376,8 +388,14 @@ def json_record_bytes(ev: dict, encoding: str, with_data: bool) -> bytes | str:
     loop, or as its text (as :func:`kafka_record_bytes`)."""
     if _c is not None and encoding in C_ENCODINGS:
         batch = ev["batch"]
-        b = _c.json_lines(ev["records"], batch.base_offset, batch.base_sequence, with_data,
-                          C_ENCODINGS[encoding])
+        block = ev.get("block")
+        if block is not None:
+            b = _c.json_block(block, batch.count, batch.base_offset, batch.base_timestamp,
+                              _log_append_time(batch), batch.base_sequence, with_data,
+                              C_ENCODINGS[encoding])
+        else:
+            b = _c.json_lines(ev["records"], batch.base_offset, batch.base_sequence,
+                              with_data, C_ENCODINGS[encoding])
         if b is not None:
             return b
     return json_record_lines(ev, encoding, with_data)
