@@ -204,8 +204,10 @@ def test_rich_dump_fits_80_columns(fixtures_root, tmp_path):
     lines = buf.getvalue().splitlines()
     assert max(map(len, lines)) <= 80
     text = buf.getvalue().replace("\n", " ")
-    assert f"{d}/00000000000000000000.log  (log starting offset 0)" in \
-        "".join(buf.getvalue().splitlines()[:3])
+    # the title wraps where the temporary path's length puts it (a break at a space
+    # drops the space): compared without whitespace, every character is there
+    title = f"{d}/00000000000000000000.log  (log starting offset 0)"
+    assert "".join(title.split()) in "".join("".join(lines[:3]).split())
     for field in ("pid 4000", "seq 0..2", "leader epoch 7", "CreateTime: 1700000000000",
                   "key: id-0-0", "payload: v0.0", "coordinatorEpoch: 4"):
         assert any(field in ln for ln in lines), field
