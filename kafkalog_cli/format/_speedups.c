@@ -20,6 +20,7 @@
  *   records_method(RecordBatch) -> RecordBatch.records as a method: batch_records, else
  *       the Python method                       RecordBatch.records
  *   batch_is_valid(batch) -> bool               RecordBatch.is_valid
+ *   is_valid_property(RecordBatch) -> the same as a getset descriptor of the class
  *   BatchIterator(file_records, view, start, end)
  *                                               FileRecords.batches()
  *   scan_lengths(data, count, positions), decode_group(buf, positions, bases, counts)
@@ -895,10 +896,102 @@ static inline uint32_t be32u(const uint8_t *p)
 static inline int32_t be32(const uint8_t *p) { return (int32_t)be32u(p); }
 static inline int16_t be16(const uint8_t *p) { return (int16_t)((uint16_t)p[0] << 8 | p[1]); }
 
-/* the item ``i`` of a batch tuple as int64; -1 with an error set unless it is an int64 */
-static int item_int64(PyObject *batch, Py_ssize_t i, int64_t *out)
+/*
+ * An exact int of at most two digits read in place (CPython 3.11's layout: 30-bit
+ * digits, the sign in ob_size; 3.12+: the compact form), as PyLong_AsLongLongAndOverflow
+ * would give it without its call and checks: the batch header's fields are such ints
+ * (positions, offsets, timestamps below 2^60). 0 when read, -1 for anything else.
+ */
+static inline int int64_inline(PyObject *o, int64_t *out)
+{
+    if (!PyLong_CheckExact(o))
+        return -1;
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000 && PYLONG_BITS_IN_DIGIT == 30
+    const digit *d = ((PyLongObject *)o)->ob_digit;
+    switch (Py_SIZE(o)) {
+    case 0: *out = 0; return 0;
+    case 1: *out = (int64_t)d[0]; return 0;
+    case -1: *out = -(int64_t)d[0]; return 0;
+    case 2: *out = (int64_t)d[0] | (int64_t)d[1] << 30; return 0;
+    case -2: *out = -((int64_t)d[0] | (int64_t)d[1] << 30); return 0;
+    default: return -1;
+    }
+#elif PY_VERSION_HEX >= 0x030C0000 && !defined(Py_LIMITED_API)
+    if (!PyUnstable_Long_IsCompact((PyLongObject *)o))
+        return -1;
+    *out = (int64_t)PyUnstable_Long_CompactValue((PyLongObject *)o);
+    return 0;
+#else
+    (void)out;
+    return -1;
+#endif
+}
+
+/*
+ * The bytes of a batch's buffer (``view``, item 0 of a batch tuple), held for the time
+ * of one call: a C-contiguous memoryview (what FileRecords holds) is exported in place
+ * as memory_getbuf exports it for PyBUF_SIMPLE (its ``exports`` count raised, so it
+ * cannot be released meanwhile; its buffer is its base's), without the generic
+ * PyObject_GetBuffer / PyBuffer_Release calls, three per batch otherwise; any other
+ * object through PyObject_GetBuffer. -1 with an error set when ``o`` is no buffer.
+ */
+typedef struct {
+    const uint8_t *buf;
+    Py_ssize_t len;
+    PyObject *mv;   /* the memoryview exported in place, else NULL (``pb`` holds it) */
+    Py_buffer pb;
+} rbuf;
+
+static inline int rbuf_get(PyObject *o, rbuf *r)
+{
+#if !defined(Py_LIMITED_API) && !defined(Py_GIL_DISABLED)
+    if (PyMemoryView_Check(o)) {
+        PyMemoryViewObject *mv = (PyMemoryViewObject *)o;
+        if (!(mv->flags & _Py_MEMORYVIEW_RELEASED) &&
+            !(mv->mbuf->flags & _Py_MANAGED_BUFFER_RELEASED) &&
+            (mv->flags & (_Py_MEMORYVIEW_SCALAR | _Py_MEMORYVIEW_C))) {
+            Py_INCREF(o);
+            mv->exports++;
+            r->mv = o;
+            r->buf = (const uint8_t *)mv->view.buf;
+            r->len = mv->view.len;
+            return 0;
+        }
+    }
+#endif
+    if (PyObject_GetBuffer(o, &r->pb, PyBUF_SIMPLE) < 0)
+        return -1;
+    r->mv = NULL;
+    r->buf = (const uint8_t *)r->pb.buf;
+    r->len = r->pb.len;
+    return 0;
+}
+
+static inline void rbuf_release(rbuf *r)
+{
+#if !defined(Py_LIMITED_API) && !defined(Py_GIL_DISABLED)
+    if (r->mv != NULL) {
+        ((PyMemoryViewObject *)r->mv)->exports--;
+        Py_DECREF(r->mv);
+        return;
+    }
+#endif
+    PyBuffer_Release(&r->pb);
+}
+
+/* the item ``i`` of a batch tuple as int64; -1 unless it is an int64 (no error set) */
+static int item_int64_slow(PyObject *o, int64_t *out);
+
+static inline int item_int64(PyObject *batch, Py_ssize_t i, int64_t *out)
 {
     PyObject *o = PyTuple_GET_ITEM(batch, i);
+    if (int64_inline(o, out) == 0)
+        return 0;
+    return item_int64_slow(o, out);
+}
+
+static int item_int64_slow(PyObject *o, int64_t *out)
+{
     if (!PyLong_Check(o))
         return -1;
     int overflow = 0;
@@ -927,22 +1020,25 @@ static PyObject *sp_batch_is_valid(PyObject *self, PyObject *batch)
 {
     (void)self;
     int64_t p, length;
-    Py_buffer buf;
+    rbuf buf;
     if (!PyTuple_Check(batch) || PyTuple_GET_SIZE(batch) != 15 || item_int64(batch, 1, &p) < 0 ||
         item_int64(batch, 3, &length) < 0 || p > ((int64_t)1 << 60) || p < -((int64_t)1 << 60) ||
         length > INT32_MAX || length < INT32_MIN)
         return PyObject_CallOneArg(py_is_valid, batch);
-    if (PyObject_GetBuffer(PyTuple_GET_ITEM(batch, 0), &buf, PyBUF_SIMPLE) < 0) {
+    if (rbuf_get(PyTuple_GET_ITEM(batch, 0), &buf) < 0) {
         PyErr_Clear();
         return PyObject_CallOneArg(py_is_valid, batch);
     }
     Py_ssize_t a, b;
     clamp(buf.len, p + ATTRIBUTES_OFFSET, p + length + LOG_OVERHEAD, &a, &b);
-    int64_t c = batch_crc((const uint8_t *)buf.buf + a, b - a);
-    PyBuffer_Release(&buf);
+    int64_t c = batch_crc(buf.buf + a, b - a);
+    rbuf_release(&buf);
     if (c < 0)
         return NULL;
     PyObject *crc = PyTuple_GET_ITEM(batch, 6);
+    int64_t stored;
+    if (int64_inline(crc, &stored) == 0)
+        return PyBool_FromLong(stored == c);
     if (PyLong_CheckExact(crc)) {
         int overflow = 0;
         long long v = PyLong_AsLongLongAndOverflow(crc, &overflow);
@@ -977,8 +1073,8 @@ static PyObject *sp_batch_records(PyObject *self, PyObject *batch)
         length > INT32_MAX || length < INT32_MIN ||
         count > PY_SSIZE_T_MAX)
         Py_RETURN_NONE;
-    Py_buffer buf;
-    if (PyObject_GetBuffer(PyTuple_GET_ITEM(batch, 0), &buf, PyBUF_SIMPLE) < 0) {
+    rbuf buf;
+    if (rbuf_get(PyTuple_GET_ITEM(batch, 0), &buf) < 0) {
         PyErr_Clear();
         Py_RETURN_NONE;
     }
@@ -988,14 +1084,13 @@ static PyObject *sp_batch_records(PyObject *self, PyObject *batch)
     c.lat = (attributes & 8) != 0;  /* TIMESTAMP_TYPE_MASK: LogAppendTime */
     c.lat_ts = max_ts;
     if (consumer_list(&c, (Py_ssize_t)count, b - a) < 0) {
-        PyBuffer_Release(&buf);
+        rbuf_release(&buf);
         return NULL;
     }
     consumer_seed(&c, PyTuple_GET_ITEM(batch, c.lat ? 10 : 9), c.lat ? max_ts : base_ts,
                   PyTuple_GET_ITEM(batch, 2));
-    int rc = decode_loop((const uint8_t *)buf.buf + a, b - a, (Py_ssize_t)count, base_offset,
-                         base_ts, 0, &c);
-    PyBuffer_Release(&buf);
+    int rc = decode_loop(buf.buf + a, b - a, (Py_ssize_t)count, base_offset, base_ts, 0, &c);
+    rbuf_release(&buf);
     consumer_clear(&c);
     if (rc < 0) {
         Py_DECREF(c.out);
@@ -1034,6 +1129,31 @@ static PyObject *sp_records(PyObject *batch, PyObject *const *args, Py_ssize_t n
     if (stack != small)
         PyMem_Free(stack);
     return r;
+}
+
+/*
+ * RecordBatch.is_valid as a getset descriptor of the class (is_valid_property() makes
+ * it): attribute access calls sp_batch_is_valid directly, without a property object's
+ * call of a function per batch.
+ */
+static PyObject *is_valid_get(PyObject *batch, void *Py_UNUSED(closure))
+{
+    return sp_batch_is_valid(NULL, batch);
+}
+
+static PyGetSetDef is_valid_def = {
+    "is_valid", is_valid_get, NULL,
+    "DefaultRecordBatch.isValid: size >= 61 and the CRC-32C matches (compiled)", NULL};
+
+/* is_valid_property(cls): RecordBatch.is_valid as a getset descriptor of ``cls`` */
+static PyObject *sp_is_valid_property(PyObject *self, PyObject *cls)
+{
+    (void)self;
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "is_valid_property takes a class");
+        return NULL;
+    }
+    return PyDescr_NewGetSet((PyTypeObject *)cls, &is_valid_def);
 }
 
 static PyMethodDef records_def = {
@@ -1149,15 +1269,15 @@ static PyObject *bi_next(BatchIter *it)
         return NULL;
     }
     if (pos >= 0 && pos <= end - RECORD_BATCH_OVERHEAD) {
-        Py_buffer buf;
-        if (PyObject_GetBuffer(it->view, &buf, PyBUF_SIMPLE) < 0) {
+        rbuf buf;
+        if (rbuf_get(it->view, &buf) < 0) {
             bi_finish(it, pos);
             return NULL;
         }
         PyObject *b = NULL;
-        if (end <= buf.len && v2_whole((const uint8_t *)buf.buf + pos, pos, end, &nxt))
-            b = make_batch(it->view, pos, (const uint8_t *)buf.buf + pos);
-        PyBuffer_Release(&buf);
+        if (end <= buf.len && v2_whole(buf.buf + pos, pos, end, &nxt))
+            b = make_batch(it->view, pos, buf.buf + pos);
+        rbuf_release(&buf);
         if (b != NULL) {
             it->next = nxt;
             it->pending = 1;
@@ -2000,6 +2120,8 @@ static PyMethodDef methods[] = {
      "record._decode_block_into in C"},
     {"batch_records", sp_batch_records, METH_O, "RecordBatch.records()' fast path, or None"},
     {"batch_is_valid", sp_batch_is_valid, METH_O, "RecordBatch.is_valid"},
+    {"is_valid_property", sp_is_valid_property, METH_O,
+     "is_valid_property(RecordBatch): RecordBatch.is_valid as a getset descriptor"},
     {"records_method", sp_records_method, METH_O,
      "records_method(RecordBatch): RecordBatch.records as a method descriptor"},
     {"scan_v2", sp_scan_v2, METH_VARARGS, "scan_batches()' v2 loop"},

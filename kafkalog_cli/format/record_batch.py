@@ -428,3 +428,6 @@ if _c is not None:
     # records(): the uncompressed fast path in C, the rest by _records (a method
     # descriptor: called without a bound method per call)
     RecordBatch.records = _c.records_method(RecordBatch)
+    # is_valid: a getset descriptor calling the C check directly (a property would call
+    # batch_is_valid as a function per access)
+    RecordBatch.is_valid = _c.is_valid_property(RecordBatch)
