@@ -414,6 +414,102 @@ def test_is_valid_on_odd_tuples_takes_the_python_property():
     assert odd.is_valid is P_BATCH.RecordBatch._is_valid(odd)
 
 
+def _views(raw: bytes):
+    """The buffers a batch's view can be: the core exports a C-contiguous memoryview in
+    place (sliced, cast, read-only or not) and takes anything else through the buffer
+    protocol (a strided memoryview has none in the simple form: the Python path's)."""
+    import mmap
+
+    pad = b"\x00" * 8
+    m = mmap.mmap(-1, len(raw) + 8)
+    m[:len(raw)] = raw
+    return {
+        "bytes": raw, "bytearray": bytearray(raw), "memoryview": memoryview(raw),
+        "sliced": memoryview(pad + raw + pad)[8:8 + len(raw)],
+        "cast": memoryview(bytearray(raw + pad)).cast("B", (len(raw) + 8,))[:len(raw)],
+        "cast-q": memoryview(bytearray(raw + pad[:(-len(raw)) % 8])).cast("q"),
+        "strided": memoryview(bytes(b for x in raw for b in (x, 0)))[::2],
+        "mmap": memoryview(m)[:len(raw)], "map": m,
+    }
+
+
+@pytest.mark.parametrize("kind", ["bytes", "bytearray", "memoryview", "sliced", "cast",
+                                  "cast-q", "strided", "mmap"])
+def test_batches_of_every_kind_of_view(kind):
+    """The same batches, verdicts and records whatever buffer holds them, on both sides;
+    a memoryview exported in place is released after each call (it can be released, and
+    its mmap closed, once the batches are dropped)."""
+    recs = [raw_record(i, i, b"k%d" % i, b"v" * i) for i in range(3)]
+    raw = b"".join(raw_batch(i * 3, recs) for i in range(4))
+    bad = bytearray(raw)
+    bad[-1] ^= 1  # the last batch's CRC fails
+    for data in (raw, bytes(bad)):
+        views = _views(data)
+        view = views[kind]
+        out = []
+        for mod in (records, P_FILE):
+            got = []
+
+            def walk(mod=mod, got=got):
+                for b in mod.FileRecords(view, file="x.log").batches():
+                    got.append((plain(b), outcome(lambda b=b: b.is_valid),
+                                plain(outcome(b.records))))
+
+            out.append((outcome(walk), got))
+        assert out[0] == out[1]
+        if kind not in ("strided", "cast-q"):  # whose len() counts items, not bytes
+            got = out[0][1]
+            assert [g[1] for g in got] == [("ok", True)] * 3 + [("ok", data == raw)]
+            assert len(got[0][2][1]) == 3
+        out = got = None  # the batches, and their exports of the view, dropped
+        if isinstance(view, memoryview):
+            view.release()  # raises BufferError if the core left an export behind
+        views["mmap"].release()
+        views["map"].close()  # raises BufferError while an export of it is alive
+
+
+def test_a_released_view_fails_as_in_python():
+    """A batch whose memoryview was released: is_valid and records() raise what the
+    Python path raises (the core does not read through a released view)."""
+    raw = raw_batch(0, [raw_record(0, 0, b"k", b"v")])
+    out = []
+    for mod in (records, P_FILE):
+        mv = memoryview(bytearray(raw))
+        b = next(iter(mod.FileRecords(mv).batches()))
+        mv.release()
+        out.append((outcome(lambda: b.is_valid), outcome(b.records)))
+    assert out[0] == out[1] and out[0][0][0] == "err"
+
+
+#: header ints at the edges of the core's in-place read (one and two 30-bit digits,
+#: either sign) and past it, and an int subclass
+_EDGE_INTS = [0, 1, -1, 2**30 - 1, 2**30, -(2**30), 2**60 - 1, 2**60, -(2**60) + 1, -(2**60),
+              2**62, 2**63 - 1, -(2**63), 2**64, True]
+
+
+@pytest.mark.parametrize("field", [1, 2, 3, 6, 7, 9, 10, 14])
+def test_odd_header_ints_both_ways(field):
+    """A RecordBatch tuple whose position, base offset, length, crc, attributes,
+    timestamps or count is any of :data:`_EDGE_INTS`: is_valid and records() give what
+    the Python path gives (the core reads small ints in place and hands the rest over)."""
+    raw = raw_batch(5, [raw_record(i, i, b"k", b"v%d" % i) for i in range(2)])
+    b = next(iter(records.FileRecords(raw).batches()))
+    for value in _EDGE_INTS:
+        items = list(b)
+        items[field] = value
+        cb = tuple.__new__(record_batch.RecordBatch, items)
+        pb = tuple.__new__(P_BATCH.RecordBatch, items)
+        assert outcome(lambda: cb.is_valid) == outcome(P_BATCH.RecordBatch._is_valid, pb)
+        assert plain(outcome(cb.records)) == plain(outcome(pb.records)), (field, value)
+
+
+def test_is_valid_is_a_read_only_attribute():
+    b = next(iter(records.FileRecords(raw_batch(0, [raw_record(0, 0, b"k", b"v")])).batches()))
+    assert b.is_valid is True and "CRC" in record_batch.RecordBatch.is_valid.__doc__
+    with pytest.raises(AttributeError):
+        b.is_valid = False
+
+
 def test_batches_use_the_crc32c_packages_own_c_function():
     """The core computes no CRC itself: with the crc32c package on the crc32 instruction it
     calls the package's C function (found in the loaded extension), else its Python one."""
