@@ -1989,6 +1989,48 @@ static PyObject *sp_block_is_dense(PyObject *self, PyObject *args)
     return PyBool_FromLong(e == 0);
 }
 
+/* summarize_block: storage/validator's summary of a run of whole records (the fold of
+ * record_batch.summarize_records over one piece), without a Python object per record */
+typedef struct {
+    int64_t base_ts, first, index, lo, hi, hi_at;
+    int keys, in_order;
+} summary_ctx;
+
+static int summary_visit(void *ctx, const rw_record *r)
+{
+    summary_ctx *s = ctx;
+    /* baseTimestamp + timestampDelta in a Java long (wraps) */
+    int64_t ts = (int64_t)((uint64_t)s->base_ts + (uint64_t)r->timestamp_delta);
+    if (s->index == 0 || ts < s->lo)
+        s->lo = ts;
+    if (s->index == 0 || ts > s->hi) {
+        s->hi = ts;
+        s->hi_at = s->index;
+    }
+    if (r->key == NULL)
+        s->keys = 0;
+    if (r->offset_delta != s->first + s->index)
+        s->in_order = 0;
+    s->index++;
+    return 0;
+}
+
+static PyObject *sp_summarize_block(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer buf;
+    long long count, base_ts, first;  /* first: the run's first record's index */
+    if (!PyArg_ParseTuple(args, "y*LLL:summarize_block", &buf, &count, &base_ts, &first))
+        return NULL;
+    summary_ctx s = {base_ts, first, 0, 0, 0, 0, 1, 1};
+    int e = rw_walk(buf.buf, (size_t)buf.len, count, summary_visit, &s);
+    PyBuffer_Release(&buf);
+    if (e != 0 || count == 0)
+        Py_RETURN_NONE;  /* the Python fold raises the decoder's error */
+    return Py_BuildValue("LLLOO", (long long)s.lo, (long long)s.hi, (long long)s.hi_at,
+                         s.keys ? Py_True : Py_False, s.in_order ? Py_True : Py_False);
+}
+
 static PyMethodDef methods[] = {
     {"setup", sp_setup, METH_VARARGS,
      "setup(InvalidRecordError, Record, RecordBatch, java_utf8, decode_chunk_bytes, "
@@ -2009,6 +2051,10 @@ static PyMethodDef methods[] = {
     {"block_is_dense", sp_block_is_dense, METH_VARARGS,
      "block_is_dense(data, count) -> bool: the block decodes and its offset deltas are "
      "0..count-1"},
+    {"summarize_block", sp_summarize_block, METH_VARARGS,
+     "summarize_block(data, count, base_timestamp, first) -> (minTimestamp, maxTimestamp, "
+     "index of the first maxTimestamp, every key present, offset deltas first.. in order) "
+     "or None (the block does not decode: the Python fold raises why)"},
     {"crc_source", sp_crc_source, METH_NOARGS,
      "how batch CRCs are computed: the crc32c package's C function or its Python one"},
     {"decode_blocks", sp_decode_blocks, METH_VARARGS,
