@@ -410,13 +410,15 @@ def record_runs_summary(batch: RecordBatch, max_bytes: int = DEFAULT_MAX_DECOMPR
         run = _c.summarize_block(data, k, base_ts, seen) if fast else None
         if run is None:
             run = _summarize_piece(data, k, at, seen, base_offset, base_ts, lat)
-        yield (k, *run)
-        seen += k
+        if k:
+            yield (k, *run)
+            seen += k
 
 
 def _summarize_piece(data, k: int, at: int, seen: int, base_offset: int, base_ts: int,
-                     lat: int | None) -> tuple[int, int, int, bool, bool]:
-    """``summarize_block``'s run summary by the decoder's columns (which raise its errors)."""
+                     lat: int | None) -> tuple[int, int, int, bool, bool] | None:
+    """``summarize_block``'s run summary by the decoder's columns (which raise its errors);
+    None for an empty run."""
     offsets: list = []
     timestamps: list = []
     keys: list = []
@@ -425,6 +427,8 @@ def _summarize_piece(data, k: int, at: int, seen: int, base_offset: int, base_ts
     if base_offset > _OFFSETS_UNCHECKED_MAX:
         for _ in _checked_offsets([(o,) for o in offsets], base_offset):
             pass
+    if not k:
+        return None  # an empty block decoded (its errors raised), nothing to summarise
     if lat is not None:
         timestamps = [lat] * k
     hi = max(timestamps)

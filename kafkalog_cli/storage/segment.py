@@ -718,6 +718,9 @@ class WritableLogSegment(LogSegment):
         self.txn_index = TransactionIndex(self.txn_index_path, base_offset)
         self._active = True
         self._unflushed_log = False
+        #: the ``.index`` / ``.timeindex`` descriptors :meth:`write_index_entries` keeps
+        #: open while the segment is active (as the broker keeps its indexes mapped)
+        self._index_fds: dict = {}
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -889,19 +892,29 @@ class WritableLogSegment(LogSegment):
     def write_index_entries(self) -> None:
         """Write the index entries appended since the last write into the preallocated
         ``.index`` / ``.timeindex`` (no fsync, no resize): what the broker's memory-mapped
-        indexes hold in the page cache after each append. :meth:`flush` and
-        :meth:`close` still write, trim and fsync as before."""
+        indexes hold in the page cache after each append; the two files stay open until
+        the segment becomes inactive, is closed or abandoned (an open and a close per
+        append cost more than the write). :meth:`flush` and :meth:`close` still write,
+        trim and fsync as before."""
         for idx in (self._offset_index, self._time_index):
             if idx._flushed >= idx.entries:
                 continue
             size = idx.ENTRY.size
             start = idx._flushed * size
-            fd = open_for_write(idx.path, os.O_WRONLY | os.O_CREAT)
+            fd = self._index_fds.get(idx)
+            if fd is None:
+                fd = self._index_fds[idx] = open_for_write(idx.path, os.O_WRONLY | os.O_CREAT)
             try:
                 os.pwrite(fd, idx._buf[start:idx.entries * size], start)
-            finally:
-                os.close(fd)
+            except BaseException:
+                self._close_index_fds()
+                raise
             idx._flushed = idx.entries
+
+    def _close_index_fds(self) -> None:
+        fds, self._index_fds = self._index_fds, {}
+        for fd in fds.values():
+            os.close(fd)
 
     def update_txn_index(self, completed, last_stable_offset: int) -> None:
         """LogSegment.updateTxnIndex: record an aborted transaction."""
@@ -928,6 +941,7 @@ class WritableLogSegment(LogSegment):
         """LogSegment.onBecomeInactiveSegment: the final time-index entry, indexes and
         ``.log`` trimmed to their valid size, then flushed (the broker flushes rolled
         segments asynchronously; kafkalog does it at once)."""
+        self._close_index_fds()
         self._time_index.maybe_append(self.max_timestamp_so_far,
                                       self.offset_of_max_timestamp_so_far, skip_full_check=True)
         self._active = False
@@ -942,10 +956,12 @@ class WritableLogSegment(LogSegment):
             self.on_become_inactive()
             os.close(self._fd)
             self._fd = None
+        self._close_index_fds()
         LogSegment.close(self)
 
     def abandon(self) -> None:
-        """Release the file descriptor without writing anything more."""
+        """Release the file descriptors without writing anything more."""
+        self._close_index_fds()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

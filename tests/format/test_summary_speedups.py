@@ -115,6 +115,12 @@ def test_a_block_of_many_pieces():
     assert not runs[-1][4] and not runs[-1][5] and all(r[4] and r[5] for r in runs[:-1])
 
 
+def test_a_batch_of_no_records():
+    assert both(raw_batch(0, [])) == ("ok", [])
+    # bytes after a declared count of 0: the decoder's error
+    assert both(raw_batch(0, [raw_record(0, 0, b"k", b"v")], count=0))[0] == "err"
+
+
 def test_the_decompressed_bound():
     recs = [raw_record(i, 0, b"k", b"x" * 100) for i in range(5000)]
     assert both(zstd_java(raw_batch(0, recs)), max_bytes=100_000)[1] == \
