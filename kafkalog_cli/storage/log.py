@@ -54,6 +54,10 @@ if TYPE_CHECKING:
     from ..schema.txn_index import AbortedTxn
     from .producer_state import ProducerStateManager
 
+#: storage.validator.validate, once an append has imported it (an import statement per
+#: append costs a lookup through the import machinery)
+_validate = None
+
 
 class Log:
     """The segments of a partition directory, in base-offset order.
@@ -612,10 +616,11 @@ class UnifiedLog(Log):
         """
         if self.closed:
             raise IllegalStateError("append to a closed log", file=self.directory)
-        # imported on the first append: crc32c and the builder cost readers ~50 ms
-        from .validator import validate
-
-        return validate(records, offset=self.log_end_offset,
+        global _validate
+        if _validate is None:
+            # imported on the first append: crc32c and the builder cost readers ~50 ms
+            from .validator import validate as _validate
+        return _validate(records, offset=self.log_end_offset,
                         now=self.clock.milliseconds(), config=self.config,
                         partition_leader_epoch=leader_epoch, origin=origin,
                         summary=summary,
