@@ -5,7 +5,10 @@ calls :func:`scan_log` directly (it is that command's hot loop);
 :func:`~kafkalog_cli.storage.segment.rebuild_indexes` (the engine, the fixtures, the Spark
 writer, serve) wraps it. It is written for speed: one ``struct.unpack_from`` of the batch
 header and one CRC call per batch, no objects per batch, index entries kept as packed
-bytes.
+bytes; with the compiled core (``format/_speedups.c``, ``recovery_scan``) runs of batches
+that pass every check are taken in C with the same bookkeeping, the crc32c package's C
+function called directly, and the Python loop checks the batch where such a run stops
+(``KAFKALOG_PURE_PYTHON=1``: the Python loop alone, the reference).
 
 What makes a batch invalid (the scan stops there and the rest of the file is cut):
 
