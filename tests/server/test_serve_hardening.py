@@ -109,8 +109,9 @@ def test_a_count_past_the_bound_is_refused_before_its_elements_are_read():
 def test_huge_element_counts_close_the_connection_at_once(serve_process):
     """DescribeGroups v5 of a million empty names (on main: answered after 20-40 s, RSS
     +400 MB, every other client stalled) and Metadata v12 of 40,000 topics (past the
-    bound): each connection is closed at once; another client is answered within a
-    second throughout; memory stays put; SIGTERM ends the server with its marker."""
+    bound): each connection is closed at once; another client is answered throughout
+    (never stalled for the 20-40 s of main); memory stays put; SIGTERM ends the server
+    with its marker."""
     server = serve_process()
     _, before = server.memory()
     probe = Probe(server.port)
@@ -131,8 +132,8 @@ def test_huge_element_counts_close_the_connection_at_once(serve_process):
 
 def test_large_requests_within_the_bound_do_not_stall_others(server):
     """DescribeGroups of 30,000 names (within the bound): answered in full, parsed and
-    encoded on a codec thread while another client's ApiVersions is answered within a
-    second (on main the loop was blocked for the whole request: seconds)."""
+    encoded on a codec thread while another client's ApiVersions is answered, waiting a
+    small part of the request's time (on main the loop was blocked for all of it: seconds)."""
     probe = Probe(server.port)
     answered_before = probe.answered
     c = connect(server.port, timeout=60)
