@@ -88,7 +88,9 @@ class ProduceApis(ApiHandlers):
         per topic-partition (the request is keyed by it: a partition named twice gets one
         append, of its last valid batch, and one response entry) existence and
         ``ProduceRequest.validateRecords``, then the appends. Each batch is validated on a
-        worker thread unless it is small and uncompressed (:func:`_validates_inline`)."""
+        worker thread unless its work is small (:func:`_validates_inline`: up to 64 KiB,
+        and compressed only with a decompressed bound of up to 2 MiB and no
+        re-compression)."""
         body = req.body
         v = req.api_version
         acks = body["acks"]
