@@ -26,6 +26,7 @@ from ..constants import (
     TRANSACTIONAL_FLAG_MASK,
 )
 from ..errors import AppendError, CloseConnection, CorruptRecordError
+from ..format.compiled import SPEEDUPS
 from ..format.records import FileRecords
 from ..protocol.apis import ApiKeys
 from ..protocol.errors import Errors
@@ -89,8 +90,8 @@ class ProduceApis(ApiHandlers):
         append, of its last valid batch, and one response entry) existence and
         ``ProduceRequest.validateRecords``, then the appends. Each batch is validated on a
         worker thread unless its work is small (:func:`_validates_inline`: up to 64 KiB,
-        and compressed only with a decompressed bound of up to 2 MiB and no
-        re-compression)."""
+        and compressed only with the compiled core, a decompressed bound of up to 2 MiB
+        and no re-compression)."""
         body = req.body
         v = req.api_version
         acks = body["acks"]
@@ -276,8 +277,10 @@ class ProduceApis(ApiHandlers):
 INLINE_VALIDATION_BYTES = 64 * 1024
 #: a compressed batch is validated inline when its topic's max.message.bytes (the bound on
 #: its decompressed records, see storage.validator) is at most this and its records are
-#: written as sent (no re-compression: compression.type ``producer`` or the same codec)
-INLINE_DECOMPRESSED_BYTES = 2 * 1024 * 1024
+#: written as sent (no re-compression: compression.type ``producer`` or the same codec),
+#: with the compiled core (which walks them in C: ~3 ms for 2 MiB of the smallest records;
+#: the pure-Python loop would hold the loop ~50 times longer)
+INLINE_DECOMPRESSED_BYTES = 2 * 1024 * 1024 if SPEEDUPS else 0
 
 
 def _validates_inline(records, config) -> bool:
