@@ -92,6 +92,7 @@ from .dump_records import (  # noqa: F401  (re-exported: the events' helpers)
     RECORD_BLOCK,
     _block_is_dense,
     _decoder_for,
+    _dense_block,
     _record_blocks,
     _record_events,
     _registry_diagnostics,
@@ -165,7 +166,13 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
     gaps = OffsetGaps(-1 if opts.start_offset is None else None)
     skipped = getattr(fr, "skipped", None)  # --skip-corrupt: the ranges passed over
     told = 0
-    for batch in fr.batches():
+    batches = fr.batches()
+    if (deep and opts.batch_runs and opts.record_blocks and decoder is None
+            and skipped is None and opts.start_offset is None and opts.end_offset is None
+            and _block_is_dense is not None):
+        yield from _batch_runs(batches, file, opts, gaps)
+        batches = ()
+    for batch in batches:
         if skipped is not None and len(skipped) > told:
             yield from map(skipped_event, skipped[told:])
             told = len(skipped)
@@ -178,26 +185,7 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
                 first = batch.last_offset
             if first > opts.end_offset:
                 break
-        yield batch_event(batch, file)
-        if deep and opts.record_blocks and not isinstance(batch, LegacyRecordBatch) \
-                and not batch.is_control and (decoder is None or not opts.print_data_log):
-            try:
-                for ev in _record_blocks(batch, opts, file):
-                    if "block" in ev:  # offsets baseOffset..lastOffset, every one
-                        gaps.add_range(batch.base_offset, batch.last_offset)
-                    else:
-                        gaps.add_records(ev["records"])
-                    yield ev
-            except KafkalogError as e:
-                yield data_error_event(file, batch.position, e.message)
-        elif deep:
-            try:
-                for ev in _record_events(batch, opts, file, decoder):
-                    if ev["type"] == "record":
-                        gaps.add(ev["offset"])
-                    yield ev
-            except KafkalogError as e:
-                yield data_error_event(file, batch.position, e.message)
+        yield from _batch_and_records(batch, file, opts, decoder, gaps)
     if skipped is not None and len(skipped) > told:
         yield from map(skipped_event, skipped[told:])
     stopped_early = opts.end_offset is not None and fr.valid_end < end
@@ -213,6 +201,82 @@ def _batch_events(fr, file: str, opts: DumpOptions, decoder) -> Iterator[dict]:
         yield ev
     if gaps.gaps:
         yield non_consecutive_event(file, gaps.gaps, gaps.dropped, gaps.found)
+
+
+def _batch_and_records(batch, file: str, opts: DumpOptions, decoder,
+                       gaps: OffsetGaps) -> Iterator[dict]:
+    """The ``batch`` event of one batch and, with deep iteration, its records' events."""
+    deep = opts.deep
+    yield batch_event(batch, file)
+    if deep and opts.record_blocks and not isinstance(batch, LegacyRecordBatch) \
+            and not batch.is_control and (decoder is None or not opts.print_data_log):
+        try:
+            for ev in _record_blocks(batch, opts, file):
+                if "block" in ev:  # offsets baseOffset..lastOffset, every one
+                    gaps.add_range(batch.base_offset, batch.last_offset)
+                else:
+                    gaps.add_records(ev["records"])
+                yield ev
+        except KafkalogError as e:
+            yield data_error_event(file, batch.position, e.message)
+    elif deep:
+        try:
+            for ev in _record_events(batch, opts, file, decoder):
+                if ev["type"] == "record":
+                    gaps.add(ev["offset"])
+                yield ev
+        except KafkalogError as e:
+            yield data_error_event(file, batch.position, e.message)
+
+
+#: A ``batches`` event holds up to this many batches, and no more than
+#: :data:`RUN_BYTES` of their records blocks once over one batch.
+RUN_BATCHES = 64
+RUN_BYTES = 1 << 20
+
+
+def _batch_runs(batches, file: str, opts: DumpOptions, gaps: OffsetGaps) -> Iterator[dict]:
+    """The events of ``batches`` with deep iteration, the default flags and no decoder
+    (:attr:`DumpOptions.batch_runs`): consecutive ordinary v2 batches whose records block
+    :func:`~kafkalog_cli.ops.dump_records._dense_block` takes come as one ``batches``
+    event, ``{"type": "batches", "file", "runs": [(RecordBatch, isValid, block), ...],
+    "size": their bytes, "invalid": positions of those failing their CRC check}``, which
+    stands for each one's ``batch`` event and ``records`` event; any other batch gets
+    :func:`_batch_and_records`' events, in place."""
+    limit = opts.max_decompressed_bytes
+    run: list = []
+    held = size = 0
+    invalid: list = []
+    for batch in batches:
+        block = None
+        if not isinstance(batch, LegacyRecordBatch) and not batch.is_control:
+            try:
+                block = _dense_block(batch, limit)
+            except KafkalogError:
+                block = None  # _batch_and_records reports it, as the reference path
+        if block is None:
+            if run:
+                yield {"type": "batches", "file": file, "runs": run, "size": size,
+                       "invalid": invalid}
+                run, invalid = [], []
+                held = size = 0
+            yield from _batch_and_records(batch, file, opts, None, gaps)
+            continue
+        ok = batch.is_valid
+        if not ok:
+            invalid.append(batch.position)
+        gaps.add_range(batch.base_offset, batch.last_offset)
+        run.append((batch, ok, block))
+        size += batch.size
+        held += len(block)
+        if len(run) >= RUN_BATCHES or held >= RUN_BYTES:
+            yield {"type": "batches", "file": file, "runs": run, "size": size,
+                   "invalid": invalid}
+            run, invalid = [], []
+            held = size = 0
+    if run:
+        yield {"type": "batches", "file": file, "runs": run, "size": size,
+               "invalid": invalid}
 
 
 #: Non-consecutive offset pairs kept per file (each costs ~150 bytes until the file's

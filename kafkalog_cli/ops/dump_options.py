@@ -65,6 +65,12 @@ class DumpOptions:
             internal-topic decoder) come as ``records`` events of up to
             :data:`RECORD_BLOCK` records each instead of a ``record`` event apiece (the
             renderers' fast path: no dict per record; same output).
+        batch_runs: with ``record_blocks`` and deep iteration, no decoder, no
+            ``--start-offset``/``--end-offset`` and no ``--skip-corrupt``, consecutive
+            ordinary v2 batches come as ``batches`` events of up to
+            :data:`~kafkalog_cli.ops.dump.RUN_BATCHES` batches, each standing for the
+            ``batch`` and ``records`` events of its batches (the kafka text and JSON
+            renderers' fast path: the batch lines formatted in C too; same output).
         registry: a :class:`~kafkalog_cli.registry.decoder.SchemaRegistryOptions`:
             keys and/or payloads in Schema Registry's wire format decoded (the record's
             ``key`` / ``payload`` the decoded JSON text, with ``keySchemaId``,
@@ -86,6 +92,7 @@ class DumpOptions:
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
     skip_corrupt: bool = False
     record_blocks: bool = False
+    batch_runs: bool = False
     registry: object = None
 
     @property
@@ -137,6 +144,9 @@ class DumpFindings:
             if t == "batch":
                 if not ev["isValid"]:
                     self.bad_crc.setdefault(ev["file"], []).append(ev["position"])
+            elif t == "batches":
+                if ev["invalid"]:
+                    self.bad_crc.setdefault(ev["file"], []).extend(ev["invalid"])
             elif t == "invalid_bytes":
                 self.invalid.append(ev)
             elif t == "diagnostic":

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from ..storage.location import as_path
 
-
 # -- the reports DumpLogSegments prints after the last file ------------------------------------
 
 NON_CONSECUTIVE = "non_consecutive_offsets"
