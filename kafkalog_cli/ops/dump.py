@@ -81,12 +81,6 @@ from ..format.records import FileRecords, LegacyRecordBatch
 from ..storage.files import SEGMENT_SUFFIXES, check_exists
 from ..storage.location import as_path
 from ..storage.segment import LogSegment, open_view, resolve_segments
-from .dump_indexes import (
-    dump_offset_index,
-    dump_producer_snapshot,
-    dump_time_index,
-    dump_txn_index,
-)
 from .dump_options import DumpFindings, DumpOptions, check_decoder_class  # noqa: F401
 from .dump_records import (  # noqa: F401  (re-exported: the events' helpers)
     RECORD_BLOCK,
@@ -415,9 +409,13 @@ def _dump(paths, opts: DumpOptions) -> Iterator[dict]:
         if check_exists(p).is_file():
             suffix = p.suffix
             if suffix == PRODUCER_SNAPSHOT_FILE_SUFFIX:
+                from .dump_indexes import dump_producer_snapshot
+
                 yield from dump_producer_snapshot(p, opts)
                 continue
             if suffix == TXN_INDEX_FILE_SUFFIX:
+                from .dump_indexes import dump_txn_index
+
                 yield from dump_txn_index(p, opts)
                 continue
             if suffix not in SEGMENT_SUFFIXES:
@@ -432,8 +430,12 @@ def _dump_segments(path: Path, opts: DumpOptions) -> Iterator[dict]:
     for seg, only in resolve_segments([path]):
         try:
             if only == INDEX_FILE_SUFFIX:
+                from .dump_indexes import dump_offset_index
+
                 yield from dump_offset_index(seg, opts)
             elif only == TIME_INDEX_FILE_SUFFIX:
+                from .dump_indexes import dump_time_index
+
                 yield from dump_time_index(seg, opts)
             elif only in (None, LOG_FILE_SUFFIX):
                 if only is None and not seg.log_path.exists():

@@ -13,7 +13,6 @@ from ..errors import KafkalogError
 from ..format import record as _record
 from ..format.compiled import _c as _format_c
 from ..format.records import LegacyRecordBatch
-from ..schema.control import control_type_name
 from .dump_options import DumpOptions
 
 
@@ -220,6 +219,7 @@ def _add_control(ev: dict, key, value) -> None:
     """Control record fields, as DumpLogSegments.printControlRecord: markers' type and
     coordinator epoch, KRaft control values decoded."""
     from ..decoders import control_text, decode_control_record
+    from ..schema.control import control_type_name
 
     d = decode_control_record(None, key, value)
     type_id = d.key.get("type") if isinstance(d.key, dict) and "type" in d.key else -1

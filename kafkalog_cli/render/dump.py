@@ -9,7 +9,6 @@ the pure-Python reference (``KAFKALOG_PURE_PYTHON=1``) and give the same bytes.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterable
@@ -36,6 +35,8 @@ def _value_text(v) -> str:
         return java_string(v)
     if isinstance(v, str):
         return v
+    import json
+
     return json.dumps(v, separators=(",", ":"))
 
 
@@ -343,7 +344,15 @@ def json_event(ev: dict, encoding: str) -> dict:
     return o
 
 
-_encode_basestring = json.encoder.encode_basestring  # what ensure_ascii=False writes
+def _encode_basestring(s: str) -> str:
+    """A str as a JSON string, as ``ensure_ascii=False`` writes it (json.encoder's
+    encode_basestring; the json package is loaded on first use: -o kafka needs none of
+    it)."""
+    global _encode_basestring
+    from json.encoder import encode_basestring
+
+    _encode_basestring = encode_basestring
+    return encode_basestring(s)
 
 
 def _json_bytes(data, encoding: str) -> tuple[str, str | None]:
@@ -449,6 +458,8 @@ def write_json(events: Iterable[dict], *, encoding: str = "utf8", with_data: boo
     out = out or sys.stdout
     err = err or sys.stderr
     w, flush = text_and_bytes_writer(out)
+    import json
+
     dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
     n_diag = 0
     for ev in events:
