@@ -808,12 +808,15 @@ class UnifiedLog(Log):
         """UnifiedLog.maybeRoll: roll when :func:`~.roll.should_roll` says so; the new
         segment's base offset is the append's first offset (= the log end offset).
         Returns the roll reasons (empty when no roll)."""
+        now = self.clock.milliseconds() if now is None else now
+        config = self.config
+        if not self.active.should_roll(config.segment_bytes, config.segment_ms, messages_size,
+                                       max_timestamp, max_offset, now):
+            return []
         from .roll import roll_reasons
 
-        now = self.clock.milliseconds() if now is None else now
+        # a roll: its reasons, by name, from the full RollParams (once per segment)
         reasons = roll_reasons(self.roll_params(messages_size, max_timestamp, max_offset, now))
-        if not reasons:
-            return []
         if self.active.size == 0 and self.active.base_offset == self.log_end_offset:
             # KAFKA-6388: an empty active segment whose index is "full" (tiny
             # segment.index.bytes) is replaced by an identical one; append into it.

@@ -716,6 +716,11 @@ class WritableLogSegment(LogSegment):
         self._offset_index = OffsetIndex(self.index_path, base_offset, config.segment_index_bytes)
         self._time_index = TimeIndex(self.time_index_path, base_offset, config.segment_index_bytes)
         self.txn_index = TransactionIndex(self.txn_index_path, base_offset)
+        # the roll rule's per-segment constants, fixed while the segment is active (as
+        # LogSegment holds its rollJitterMs and its indexes' maxEntries): computed once,
+        # not per append (see :meth:`should_roll`)
+        self._roll_offset_index_max = self._offset_index.max_entries
+        self._roll_time_index_max = self._time_index.max_entries - 1  # one slot kept
         self._active = True
         self._unflushed_log = False
 
@@ -841,6 +846,27 @@ class WritableLogSegment(LogSegment):
         return 0 <= offset - self.base_offset <= INT32_MAX
 
     # -- appending --------------------------------------------------------------------------
+
+    def should_roll(self, max_segment_bytes: int, max_segment_ms: int, messages_size: int,
+                    max_timestamp: int, max_offset: int, now: int) -> bool:
+        """LogSegment.shouldRoll for an append of ``messages_size`` bytes whose max timestamp
+        is ``max_timestamp`` (ms, -1 none) and last offset ``max_offset`` (absolute), at
+        ``now`` (ms): the same decision as :func:`~.roll.should_roll` on
+        :meth:`UnifiedLog.roll_params`, read from the segment's own state in place (the
+        per-append path: no ``RollParams`` object, no reasons list; ``segment.bytes`` and
+        ``segment.ms`` are the log's current config, as UnifiedLog.maybeRoll passes them)."""
+        size = self._size
+        if size > max_segment_bytes - messages_size:
+            return True
+        if size > 0:
+            ts = self.rolling_based_timestamp
+            waited = max_timestamp - ts if ts is not None and ts >= 0 else now - self.created_ms
+            if waited > max_segment_ms - self.roll_jitter_ms:
+                return True
+        if (self._offset_index.entries >= self._roll_offset_index_max
+                or self._time_index.entries >= self._roll_time_index_max):
+            return True
+        return not 0 <= max_offset - self.base_offset <= INT32_MAX
 
     def append(self, records, largest_offset: int, *, batches: list | None = None) -> None:
         """LogSegment.append (Kafka 4.x): write ``records`` (whole batches, offsets
