@@ -1092,6 +1092,14 @@ static long long run_last_sequence(const run_item *it)
 
 static const char *b_text(long long v) { return v ? "true" : "false"; }
 
+/* a short C string at d (into room reserved beforehand); returns the end */
+static inline char *w_str(char *d, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(d, s, n);
+    return d + n;
+}
+
 /* DumpLogSegments.printBatchLevel's line of a v2 batch (render.dump.kafka_batch_line). */
 static int kafka_batch_head(outbuf *o, const run_item *it)
 {
@@ -1117,9 +1125,7 @@ static int kafka_batch_head(outbuf *o, const run_item *it)
     d = W_LIT(d, " partitionLeaderEpoch: ");
     d = w_int(d, f[B_PLE]);
     d = W_LIT(d, " isTransactional: ");
-    const char *t = b_text(attrs & 0x10);
-    memcpy(d, t, strlen(t));
-    d += strlen(t);
+    d = w_str(d, b_text(attrs & 0x10));
     d = W_LIT(d, " isControl: false deleteHorizonMs: ");
     if (attrs & 0x40) {
         d = W_LIT(d, "OptionalLong[");
@@ -1138,15 +1144,11 @@ static int kafka_batch_head(outbuf *o, const run_item *it)
     d = W_LIT(d, " size: ");
     d = w_int(d, f[B_LENGTH] + 12);
     d = W_LIT(d, " magic: 2 compresscodec: ");
-    const char *c = codec_names[attrs & 7];
-    memcpy(d, c, strlen(c));
-    d += strlen(c);
+    d = w_str(d, codec_names[attrs & 7]);
     d = W_LIT(d, " crc: ");
     d = w_int(d, f[B_CRC]);
     d = W_LIT(d, " isvalid: ");
-    t = b_text(it->valid);
-    memcpy(d, t, strlen(t));
-    d += strlen(t);
+    d = w_str(d, b_text(it->valid));
     *d++ = '\n';
     o->len = d - o->p;
     return 0;
@@ -1172,15 +1174,11 @@ static int json_batch_head(outbuf *o, const run_item *it, const char *prefix,
     d = W_LIT(d, ",\"magic\":2,\"crc\":");
     d = w_int(d, f[B_CRC]);
     d = W_LIT(d, ",\"isValid\":");
-    const char *t = b_text(it->valid);
-    memcpy(d, t, strlen(t));
-    d += strlen(t);
+    d = w_str(d, b_text(it->valid));
     d = W_LIT(d, ",\"size\":");
     d = w_int(d, f[B_LENGTH] + 12);
     d = W_LIT(d, ",\"compresscodec\":\"");
-    const char *c = codec_names[attrs & 7];
-    memcpy(d, c, strlen(c));
-    d += strlen(c);
+    d = w_str(d, codec_names[attrs & 7]);
     if (attrs & 0x08)
         d = W_LIT(d, "\",\"timestampType\":\"LogAppendTime\",\"baseTimestamp\":");
     else
@@ -1199,9 +1197,7 @@ static int json_batch_head(outbuf *o, const run_item *it, const char *prefix,
     d = W_LIT(d, ",\"partitionLeaderEpoch\":");
     d = w_int(d, f[B_PLE]);
     d = W_LIT(d, ",\"isTransactional\":");
-    t = b_text(attrs & 0x10);
-    memcpy(d, t, strlen(t));
-    d += strlen(t);
+    d = w_str(d, b_text(attrs & 0x10));
     d = W_LIT(d, ",\"isControl\":false,\"deleteHorizonMs\":");
     if (attrs & 0x40)
         d = w_int(d, f[B_BASE_TS]);
