@@ -27,6 +27,10 @@ vocabulary of every command's JSON. Event types:
   ``decoded``, the :class:`~kafkalog_cli.decoders.DecodedRecord` (not written to JSON);
   control records add ``controlType`` and, for markers, ``coordinatorEpoch``; legacy
   records add ``isValid`` and ``crc``;
+* ``records`` / ``batches`` (:attr:`DumpOptions.record_blocks` / ``batch_runs``, the kafka
+  text and JSON renderers' fast paths, not written as such): a block of one batch's
+  records, and a run of ordinary v2 batches standing for their ``batch`` and ``records``
+  events (:func:`_batch_runs`);
 * ``invalid_bytes``: bytes after the last whole batch (``Found N invalid bytes ...``), with
   the ``reason`` iteration stopped there when it was not a partial batch, and
   ``kafkaException`` (``"CorruptRecordException"``) where Kafka's reader throws instead

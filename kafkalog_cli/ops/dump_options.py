@@ -100,7 +100,6 @@ class DumpOptions:
         return self.deep_iteration or self.print_data_log
 
 
-
 @dataclass
 class DumpFindings:
     """What a dump found wrong, collected from its events as they pass
