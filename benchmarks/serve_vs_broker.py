@@ -366,11 +366,18 @@ def produce(bench, server: Server, topic: str, cell: Cell, n: int, payload: Path
             procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       text=True) for c in cmds]
             outs = []
-            for p in procs:
-                out, err = p.communicate(timeout=600)
-                if p.returncode:
-                    raise RuntimeError(f"ProducerPerformance exited {p.returncode}: {err[-1500:]}")
-                outs.append(out)
+            try:
+                for p in procs:
+                    out, err = p.communicate(timeout=600)
+                    if p.returncode:
+                        raise RuntimeError(f"ProducerPerformance exited {p.returncode}: "
+                                           f"{err[-1500:]}")
+                    outs.append(out)
+            finally:  # a failed or stopped run leaves no producer JVM behind
+                for p in procs:
+                    if p.poll() is None:
+                        p.kill()
+                        p.wait()
     cpu = _proc_stat(server.pid) - cpu0
     stats = []
     for out in outs:
@@ -571,6 +578,12 @@ def report(results: list[Result], meta: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def _interrupt(signum, frame):
+    """SIGTERM unwinds as Ctrl-C does, so the ``finally`` blocks stop the servers and the
+    clients (a killed run left a broker, serve and producer JVMs running)."""
+    raise KeyboardInterrupt
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--full", action="store_true",
@@ -584,6 +597,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rdkafka-src", type=Path, default=os.environ.get("RDKAFKA_SRC"),
                     help="a built librdkafka checkout, to compile rdkafka_performance from")
     args = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         bench = kt.bench()
     except kt.BenchUnavailable as e:

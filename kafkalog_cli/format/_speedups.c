@@ -2109,6 +2109,166 @@ static PyObject *sp_block_is_dense(PyObject *self, PyObject *args)
     return PyBool_FromLong(e == 0);
 }
 
+/* summarize_block: storage/validator's summary of a run of whole records (the fold of
+ * record_batch.record_runs_summary over one piece), without a Python object per record */
+typedef struct {
+    int64_t base_ts, first, index, lo, hi, hi_at;
+    int keys, in_order;
+} summary_ctx;
+
+static int summary_visit(void *ctx, const rw_record *r)
+{
+    summary_ctx *s = ctx;
+    /* baseTimestamp + timestampDelta in a Java long (wraps) */
+    int64_t ts = (int64_t)((uint64_t)s->base_ts + (uint64_t)r->timestamp_delta);
+    if (s->index == 0 || ts < s->lo)
+        s->lo = ts;
+    if (s->index == 0 || ts > s->hi) {
+        s->hi = ts;
+        s->hi_at = s->index;
+    }
+    if (r->key == NULL)
+        s->keys = 0;
+    if (r->offset_delta != s->first + s->index)
+        s->in_order = 0;
+    s->index++;
+    return 0;
+}
+
+static PyObject *sp_summarize_block(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer buf;
+    long long count, base_ts, first;  /* first: the run's first record's index */
+    if (!PyArg_ParseTuple(args, "y*LLL:summarize_block", &buf, &count, &base_ts, &first))
+        return NULL;
+    summary_ctx s = {base_ts, first, 0, 0, 0, 0, 1, 1};
+    int e = rw_walk(buf.buf, (size_t)buf.len, count, summary_visit, &s);
+    PyBuffer_Release(&buf);
+    if (e != 0 || count == 0)
+        Py_RETURN_NONE;  /* the Python fold raises the decoder's error */
+    return Py_BuildValue("LLLOO", (long long)s.lo, (long long)s.hi, (long long)s.hi_at,
+                         s.keys ? Py_True : Py_False, s.in_order ? Py_True : Py_False);
+}
+
+/*
+ * storage/recovery_scan.scan_log's fast path (LogSegment.recover's loop over v2 batches):
+ * from ``pos``, every batch whose whole header is in the buffer, of magic 2, a size of at
+ * least the v2 overhead, inside the buffer, offsets with prev < baseOffset <= lastOffset <=
+ * max_rel and a matching CRC-32C is taken with the scan's bookkeeping (the epochs above
+ * ``epoch_hi``, the positions of producer batches, the largest timestamp, an offset- and a
+ * time-index entry when more than ``interval`` bytes were scanned); it stops at the first
+ * batch that is not such a batch (or whose index entry's position does not fit an int32),
+ * which the Python loop then checks under the broker's rules. The same values as the
+ * Python loop's fast path, with no Python object a batch.
+ * args: (view, pos, prev, max_rel, epoch_hi, max_ts, off_of_max, last_time, next_entry,
+ *        interval, base_offset, oidx, tidx, epochs, producers)
+ * -> (pos, prev, epoch_hi, max_ts, off_of_max, last_time, next_entry, batches taken)
+ */
+static int ba_extend(PyObject *ba, const uint8_t *data, Py_ssize_t n)
+{
+    Py_ssize_t at = PyByteArray_GET_SIZE(ba);
+    if (PyByteArray_Resize(ba, at + n) < 0)
+        return -1;
+    memcpy(PyByteArray_AS_STRING(ba) + at, data, (size_t)n);
+    return 0;
+}
+
+static inline void put32(uint8_t *d, uint32_t v)
+{
+    d[0] = (uint8_t)(v >> 24); d[1] = (uint8_t)(v >> 16); d[2] = (uint8_t)(v >> 8);
+    d[3] = (uint8_t)v;
+}
+
+static PyObject *sp_recovery_scan(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *view, *oidx, *tidx, *epochs, *producers;
+    Py_ssize_t pos, next_entry, interval;
+    long long prev, max_rel, max_ts, off_of_max, last_time, base;
+    int epoch_hi;
+    if (!PyArg_ParseTuple(args, "OnLLiLLLnnLO!O!O!O!", &view, &pos, &prev, &max_rel,
+                          &epoch_hi, &max_ts, &off_of_max, &last_time, &next_entry, &interval,
+                          &base, &PyByteArray_Type, &oidx, &PyByteArray_Type, &tidx,
+                          &PyList_Type, &epochs, &PyList_Type, &producers))
+        return NULL;
+    Py_buffer buf;
+    if (PyObject_GetBuffer(view, &buf, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const uint8_t *d = (const uint8_t *)buf.buf;
+    const Py_ssize_t end = buf.len, fast_end = end - 61;  /* RECORD_BATCH_OVERHEAD */
+    Py_ssize_t taken = 0;
+    while (pos >= 0 && pos <= fast_end) {
+        const uint8_t *h = d + pos;
+        int64_t offset = be64(h);
+        int32_t size = be32(h + 8);
+        int32_t epoch = be32(h + 12);
+        int32_t delta = be32(h + 23);
+        if (h[16] != 2 || size < 49 || (Py_ssize_t)size > end - pos - 12)
+            break;
+        Py_ssize_t nxt = pos + 12 + size;
+        /* prev < offset <= last <= max_rel, last = offset + delta (no overflow) */
+        if (!(prev < offset) || delta < 0 || offset > max_rel - delta)
+            break;
+        int64_t last = offset + delta;
+        int64_t computed = batch_crc(h + 21, nxt - pos - 21);
+        if (computed < 0)
+            goto fail;
+        if ((uint32_t)computed != be32u(h + 17))
+            break;
+        int index_due = pos > next_entry;
+        if (index_due && pos > INT32_MAX)  /* struct.pack('>ii') refuses it: left to Python */
+            break;
+        int64_t bmax = be64(h + 35), pid = be64(h + 43);
+        if (epoch > epoch_hi) {
+            PyObject *t = Py_BuildValue("(iL)", epoch, (long long)offset);
+            if (t == NULL || PyList_Append(epochs, t) < 0) {
+                Py_XDECREF(t);
+                goto fail;
+            }
+            Py_DECREF(t);
+            epoch_hi = epoch;
+        }
+        if (pid >= 0) {
+            PyObject *at = PyLong_FromSsize_t(pos);
+            if (at == NULL || PyList_Append(producers, at) < 0) {
+                Py_XDECREF(at);
+                goto fail;
+            }
+            Py_DECREF(at);
+        }
+        if (bmax > max_ts) {
+            max_ts = bmax;
+            off_of_max = last;
+        }
+        if (index_due) {
+            uint8_t e[12];
+            put32(e, (uint32_t)(int32_t)(last - base));
+            put32(e + 4, (uint32_t)pos);
+            if (ba_extend(oidx, e, 8) < 0)
+                goto fail;
+            if (max_ts > last_time) {
+                put32(e, (uint32_t)((uint64_t)max_ts >> 32));
+                put32(e + 4, (uint32_t)max_ts);
+                put32(e + 8, (uint32_t)(int32_t)(off_of_max - base));
+                if (ba_extend(tidx, e, 12) < 0)
+                    goto fail;
+                last_time = max_ts;
+            }
+            next_entry = pos + interval;
+        }
+        prev = last;
+        pos = nxt;
+        taken++;
+    }
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(nLiLLLnn)", pos, prev, epoch_hi, max_ts, off_of_max, last_time,
+                         next_entry, taken);
+fail:
+    PyBuffer_Release(&buf);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"setup", sp_setup, METH_VARARGS,
      "setup(InvalidRecordError, Record, RecordBatch, java_utf8, decode_chunk_bytes, "
@@ -2126,11 +2286,16 @@ static PyMethodDef methods[] = {
      "records_method(RecordBatch): RecordBatch.records as a method descriptor"},
     {"scan_v2", sp_scan_v2, METH_VARARGS, "scan_batches()' v2 loop"},
     {"scan_lengths", sp_scan_lengths, METH_VARARGS, "vectorized.scan_lengths"},
+    {"recovery_scan", sp_recovery_scan, METH_VARARGS, "recovery_scan.scan_log's fast path"},
     {"decode_group", sp_decode_group, METH_VARARGS,
      "vectorized.decode_group's records as Arrow buffers, or None"},
     {"block_is_dense", sp_block_is_dense, METH_VARARGS,
      "block_is_dense(data, count) -> bool: the block decodes and its offset deltas are "
      "0..count-1"},
+    {"summarize_block", sp_summarize_block, METH_VARARGS,
+     "summarize_block(data, count, base_timestamp, first) -> (minTimestamp, maxTimestamp, "
+     "index of the first maxTimestamp, every key present, offset deltas first.. in order) "
+     "or None (the block does not decode: the Python fold raises why)"},
     {"crc_source", sp_crc_source, METH_NOARGS,
      "how batch CRCs are computed: the crc32c package's C function or its Python one"},
     {"decode_blocks", sp_decode_blocks, METH_VARARGS,

@@ -402,9 +402,20 @@ def _zstd_chunks(data, chunk_bytes: int) -> Iterator[bytes]:
     if 0 <= size <= chunk_bytes:
         yield _zstd_decompressor().decompress(data)
         return
-    # Java (zstd-jni) frames carry no content size; a larger one is streamed the same way,
-    # with its own context: this generator may be suspended while another stream (or
-    # thread) decompresses, and a context serves one operation at a time
+    if size < 0:
+        # Java (zstd-jni) frames carry no content size: one call of the thread's context
+        # bounded by a chunk (a producer's batch decompresses to far less), without
+        # setting up a context per batch
+        try:
+            out = _zstd_decompressor().decompress(data, max_output_size=chunk_bytes)
+        except zstandard.ZstdError:
+            out = None  # larger than a chunk (or corrupt: the stream below says why)
+        if out is not None:
+            yield out
+            return
+    # a larger one is streamed with its own context: this generator may be suspended
+    # while another stream (or thread) decompresses, and a context serves one operation
+    # at a time
     yield from zstandard.ZstdDecompressor().read_to_iter(data, read_size=len(data) or 1,
                                                         write_size=chunk_bytes)
 

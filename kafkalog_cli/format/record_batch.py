@@ -387,33 +387,53 @@ def batch_records_into(batch, offsets, timestamps, keys: list, values: list,
                                offsets, timestamps, keys, values, headers)
 
 
-def record_columns(batch: RecordBatch, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
-                   ) -> Iterator[tuple[list, list, list]]:
-    """The offsets, timestamps and keys of a v2 batch's records (values and headers are
-    parsed and checked, then dropped), a run of whole records at a time
-    (:meth:`RecordBatch.record_pieces`): ``(offsets, timestamps, keys)`` lists per run, so
-    memory stays bounded whatever ``recordsCount``. The values and errors of
-    :meth:`RecordBatch.iter_records`, without a :class:`Record` per record: for callers
-    that fold over every record (the log validator's summary).
+def record_runs_summary(batch: RecordBatch, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+                        ) -> Iterator[tuple[int, int, int, int, bool, bool]]:
+    """A fold over a v2 batch's records for callers that need no record itself (the log
+    validator's summary), a run of whole records at a time
+    (:meth:`RecordBatch.record_pieces`), so memory stays bounded whatever
+    ``recordsCount``: per run ``(count, minTimestamp, maxTimestamp, index in the run of
+    its first record with maxTimestamp, every key non-null, every offset its position
+    in the batch)``. Every record is parsed and checked as :meth:`RecordBatch.iter_records`
+    checks it (same errors), none materialised: the compiled core walks a run without a
+    Python object per record (``_speedups.summarize_block``), the pure-Python loop
+    decodes its columns and drops the values.
 
     Raises (as the runs are reached):
         InvalidRecordError / CorruptRecordError: as :meth:`RecordBatch.iter_records`.
     """
     base_offset, base_ts = batch[2], batch[9]
     lat = batch[10] if batch[7] & 8 else None  # TIMESTAMP_TYPE_MASK: LogAppendTime
-    dropped = deque(maxlen=0).append
+    fast = _c is not None and lat is None and base_offset <= _OFFSETS_UNCHECKED_MAX
+    seen = 0
     for data, k, at in batch.record_pieces(max_bytes):
-        offsets: list = []
-        timestamps: list = []
-        keys: list = []
-        _decode_block_into(data, k, base_offset, base_ts, at, offsets.append,
-                           timestamps.append, keys.append, dropped, None)
-        if base_offset > _OFFSETS_UNCHECKED_MAX:
-            for _ in _checked_offsets([(o,) for o in offsets], base_offset):
-                pass
-        if lat is not None:
-            timestamps = [lat] * k
-        yield offsets, timestamps, keys
+        run = _c.summarize_block(data, k, base_ts, seen) if fast else None
+        if run is None:
+            run = _summarize_piece(data, k, at, seen, base_offset, base_ts, lat)
+        if k:
+            yield (k, *run)
+            seen += k
+
+
+def _summarize_piece(data, k: int, at: int, seen: int, base_offset: int, base_ts: int,
+                     lat: int | None) -> tuple[int, int, int, bool, bool] | None:
+    """``summarize_block``'s run summary by the decoder's columns (which raise its errors);
+    None for an empty run."""
+    offsets: list = []
+    timestamps: list = []
+    keys: list = []
+    _decode_block_into(data, k, base_offset, base_ts, at, offsets.append,
+                       timestamps.append, keys.append, deque(maxlen=0).append, None)
+    if base_offset > _OFFSETS_UNCHECKED_MAX:
+        for _ in _checked_offsets([(o,) for o in offsets], base_offset):
+            pass
+    if not k:
+        return None  # an empty block decoded (its errors raised), nothing to summarise
+    if lat is not None:
+        timestamps = [lat] * k
+    hi = max(timestamps)
+    return (min(timestamps), hi, timestamps.index(hi), None not in keys,
+            offsets == list(range(base_offset + seen, base_offset + seen + k)))
 
 
 if _c is not None:

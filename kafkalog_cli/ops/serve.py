@@ -260,10 +260,32 @@ def serve(log_dir, *, listen: str | None = None, node_id: int | None = None,
         except BaseException:
             lock.release()
             raise
+    raise_open_files_limit()
     run(d, options, bind_host=host, server_configs=server_configs,
         broker_configs=broker_configs,
         metrics_interval=metrics_interval if metrics else None, on_ready=ready,
         recovered=recovered, lock=lock, security_configs=security, add_scram=users)
+
+
+def raise_open_files_limit() -> tuple[int, int]:
+    """Raise this process's soft limit on open files (RLIMIT_NOFILE) to its hard limit,
+    as the JVM running a broker does at start (HotSpot's ``MaxFDLimit``, on by default):
+    serve holds a descriptor per partition's active ``.log`` and, once written, its
+    ``.index`` and ``.timeindex``, and one per connection, which a soft limit of 1024
+    runs out of at a few hundred partitions. Returns the ``(soft, hard)`` limits after;
+    a platform without the call, or a refusal, leaves the limit as it was."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX platform
+        return (-1, -1)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        want = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError):
+            pass
+    return resource.getrlimit(resource.RLIMIT_NOFILE)
 
 
 def _check_remote(listeners, allow_remote: bool) -> None:

@@ -949,6 +949,18 @@ static int block_visit(void *ctx, const rw_record *w)
     return json_record(c->o, &r, c->with_data, c->encoding);
 }
 
+/* The walk of a block's lines into c->o: 0, FALLBACK (the block does not parse, or holds
+ * a shape for the Python loop) or -1 with an error. */
+static int block_walk(block_ctx *c, const void *buf, Py_ssize_t len, long long count)
+{
+    if (c->base_seq > INT32_MAX_ || c->base_seq < -INT32_MAX_ - 1)
+        return FALLBACK;
+    int e = rw_walk(buf, (size_t)len, count, block_visit, c);
+    if (e == -1 && !PyErr_Occurred())
+        e = FALLBACK;   /* does not parse: the Python loop raises Kafka's error */
+    return e == 0 ? 0 : e > 0 ? FALLBACK : -1;
+}
+
 /* The walk of a block into lines: bytes, None (FALLBACK: the block does not parse, or
  * holds a shape for the Python loop), or NULL with an error. */
 static PyObject *block_lines(block_ctx *c, Py_buffer *buf, long long count,
@@ -967,10 +979,7 @@ static PyObject *block_lines(block_ctx *c, Py_buffer *buf, long long count,
     c->o = &o;
     c->hb.h = NULL;
     c->hb.cap = 0;
-    int e = rw_walk(buf->buf, (size_t)buf->len, count, block_visit, c);
-    if (e == -1 && !PyErr_Occurred())
-        e = FALLBACK;   /* does not parse: the Python loop raises Kafka's error */
-    r = ob_result(&o, e == 0 ? 0 : e > 0 ? FALLBACK : -1);
+    r = ob_result(&o, block_walk(c, buf->buf, buf->len, count));
     PyMem_Free(c->hb.h);
     return r;
 }
@@ -1020,6 +1029,270 @@ static PyObject *sp_json_block(PyObject *self, PyObject *args)
         r = block_lines(&c, &buf, count, lat_obj);
     PyBuffer_Release(&buf);
     return r;
+}
+
+/* -- kafka_run, json_run: a run of ordinary v2 batches, each batch's line and its records'
+ * lines, in one buffer ------------------------------------------------------------------ */
+
+/* The fields of a RecordBatch tuple (format/record_batch.py: view, position, baseOffset,
+ * length, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta, baseTimestamp,
+ * maxTimestamp, producerId, producerEpoch, baseSequence, recordsCount). */
+enum { B_POSITION = 1, B_BASE_OFFSET, B_LENGTH, B_PLE, B_MAGIC, B_CRC, B_ATTRIBUTES,
+       B_LAST_DELTA, B_BASE_TS, B_MAX_TS, B_PID, B_EPOCH, B_BASE_SEQ, B_COUNT, B_FIELDS };
+
+typedef struct {
+    long long f[B_FIELDS];
+    int valid;
+    Py_buffer block;
+} run_item;
+
+static const char *const codec_names[5] = {"none", "gzip", "snappy", "lz4", "zstd"};
+
+/* An item of a run, ``(batch, is_valid, block)``: 0, FALLBACK (a shape for the Python
+ * path: not a v2 batch of a known codec, a field outside int64) or -1. The block's
+ * buffer is held on 0 only. */
+static int run_item_get(PyObject *item, run_item *it)
+{
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 3)
+        return FALLBACK;
+    PyObject *b = PyTuple_GET_ITEM(item, 0);
+    if (!PyTuple_Check(b) || PyTuple_GET_SIZE(b) != B_FIELDS)
+        return FALLBACK;
+    for (int i = B_POSITION; i < B_FIELDS; i++) {
+        PyObject *v = PyTuple_GET_ITEM(b, i);
+        if (!PyLong_Check(v) || as_int64(v, &it->f[i]) != 0) {
+            PyErr_Clear();
+            return FALLBACK;
+        }
+    }
+    if (it->f[B_MAGIC] != 2 || (it->f[B_ATTRIBUTES] & 7) > 4 || (it->f[B_ATTRIBUTES] & 0x20)
+        || it->f[B_BASE_SEQ] > INT32_MAX_ || it->f[B_BASE_SEQ] < -INT32_MAX_ - 1
+        || it->f[B_LAST_DELTA] > INT32_MAX_ || it->f[B_LAST_DELTA] < -INT32_MAX_ - 1
+        || it->f[B_BASE_OFFSET] > LLONG_MAX - INT32_MAX_ - 1
+        || it->f[B_BASE_OFFSET] < LLONG_MIN + INT32_MAX_ + 1
+        || it->f[B_LENGTH] > LLONG_MAX - 12)
+        return FALLBACK;
+    it->valid = PyObject_IsTrue(PyTuple_GET_ITEM(item, 1));
+    if (it->valid < 0)
+        return -1;
+    return PyObject_GetBuffer(PyTuple_GET_ITEM(item, 2), &it->block, PyBUF_SIMPLE) < 0
+        ? -1 : 0;
+}
+
+/* DefaultRecordBatch.lastSequence: NO_SEQUENCE stays, else incrementSequence. */
+static long long run_last_sequence(const run_item *it)
+{
+    long long s = it->f[B_BASE_SEQ], d = it->f[B_LAST_DELTA];
+    if (s == -1)
+        return -1;
+    if (s > INT32_MAX_ - d)
+        return d - (INT32_MAX_ - s) - 1;
+    return s + d;
+}
+
+static const char *b_text(long long v) { return v ? "true" : "false"; }
+
+/* a short C string at d (into room reserved beforehand); returns the end */
+static inline char *w_str(char *d, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(d, s, n);
+    return d + n;
+}
+
+/* DumpLogSegments.printBatchLevel's line of a v2 batch (render.dump.kafka_batch_line). */
+static int kafka_batch_head(outbuf *o, const run_item *it)
+{
+    const long long *f = it->f;
+    long long attrs = f[B_ATTRIBUTES];
+    if (ob_reserve(o, 640) < 0)
+        return -1;
+    char *d = o->p + o->len;
+    d = W_LIT(d, "baseOffset: ");
+    d = w_int(d, f[B_BASE_OFFSET]);
+    d = W_LIT(d, " lastOffset: ");
+    d = w_int(d, f[B_BASE_OFFSET] + f[B_LAST_DELTA]);
+    d = W_LIT(d, " count: ");
+    d = w_int(d, f[B_COUNT]);
+    d = W_LIT(d, " baseSequence: ");
+    d = w_int(d, f[B_BASE_SEQ]);
+    d = W_LIT(d, " lastSequence: ");
+    d = w_int(d, run_last_sequence(it));
+    d = W_LIT(d, " producerId: ");
+    d = w_int(d, f[B_PID]);
+    d = W_LIT(d, " producerEpoch: ");
+    d = w_int(d, f[B_EPOCH]);
+    d = W_LIT(d, " partitionLeaderEpoch: ");
+    d = w_int(d, f[B_PLE]);
+    d = W_LIT(d, " isTransactional: ");
+    d = w_str(d, b_text(attrs & 0x10));
+    d = W_LIT(d, " isControl: false deleteHorizonMs: ");
+    if (attrs & 0x40) {
+        d = W_LIT(d, "OptionalLong[");
+        d = w_int(d, f[B_BASE_TS]);
+        *d++ = ']';
+    } else {
+        d = W_LIT(d, "OptionalLong.empty");
+    }
+    d = W_LIT(d, " position: ");
+    d = w_int(d, f[B_POSITION]);
+    if (attrs & 0x08)
+        d = W_LIT(d, " LogAppendTime: ");
+    else
+        d = W_LIT(d, " CreateTime: ");
+    d = w_int(d, f[B_MAX_TS]);
+    d = W_LIT(d, " size: ");
+    d = w_int(d, f[B_LENGTH] + 12);
+    d = W_LIT(d, " magic: 2 compresscodec: ");
+    d = w_str(d, codec_names[attrs & 7]);
+    d = W_LIT(d, " crc: ");
+    d = w_int(d, f[B_CRC]);
+    d = W_LIT(d, " isvalid: ");
+    d = w_str(d, b_text(it->valid));
+    *d++ = '\n';
+    o->len = d - o->p;
+    return 0;
+}
+
+/* The batch event's JSON object (render.dump.write_json of ops.dump_records.batch_event),
+ * after ``prefix`` (``{"type":"batch","file":<the file>,"position":``). */
+static int json_batch_head(outbuf *o, const run_item *it, const char *prefix,
+                           Py_ssize_t prefix_len)
+{
+    const long long *f = it->f;
+    long long attrs = f[B_ATTRIBUTES];
+    if (ob_put(o, prefix, prefix_len) < 0 || ob_reserve(o, 640) < 0)
+        return -1;
+    char *d = o->p + o->len;
+    d = w_int(d, f[B_POSITION]);
+    d = W_LIT(d, ",\"baseOffset\":");
+    d = w_int(d, f[B_BASE_OFFSET]);
+    d = W_LIT(d, ",\"lastOffset\":");
+    d = w_int(d, f[B_BASE_OFFSET] + f[B_LAST_DELTA]);
+    d = W_LIT(d, ",\"count\":");
+    d = w_int(d, f[B_COUNT]);
+    d = W_LIT(d, ",\"magic\":2,\"crc\":");
+    d = w_int(d, f[B_CRC]);
+    d = W_LIT(d, ",\"isValid\":");
+    d = w_str(d, b_text(it->valid));
+    d = W_LIT(d, ",\"size\":");
+    d = w_int(d, f[B_LENGTH] + 12);
+    d = W_LIT(d, ",\"compresscodec\":\"");
+    d = w_str(d, codec_names[attrs & 7]);
+    if (attrs & 0x08)
+        d = W_LIT(d, "\",\"timestampType\":\"LogAppendTime\",\"baseTimestamp\":");
+    else
+        d = W_LIT(d, "\",\"timestampType\":\"CreateTime\",\"baseTimestamp\":");
+    d = w_int(d, f[B_BASE_TS]);
+    d = W_LIT(d, ",\"maxTimestamp\":");
+    d = w_int(d, f[B_MAX_TS]);
+    d = W_LIT(d, ",\"producerId\":");
+    d = w_int(d, f[B_PID]);
+    d = W_LIT(d, ",\"producerEpoch\":");
+    d = w_int(d, f[B_EPOCH]);
+    d = W_LIT(d, ",\"baseSequence\":");
+    d = w_int(d, f[B_BASE_SEQ]);
+    d = W_LIT(d, ",\"lastSequence\":");
+    d = w_int(d, run_last_sequence(it));
+    d = W_LIT(d, ",\"partitionLeaderEpoch\":");
+    d = w_int(d, f[B_PLE]);
+    d = W_LIT(d, ",\"isTransactional\":");
+    d = w_str(d, b_text(attrs & 0x10));
+    d = W_LIT(d, ",\"isControl\":false,\"deleteHorizonMs\":");
+    if (attrs & 0x40)
+        d = w_int(d, f[B_BASE_TS]);
+    else
+        d = W_LIT(d, "null");
+    d = W_LIT(d, "}\n");
+    o->len = d - o->p;
+    return 0;
+}
+
+/* A run's lines: bytes, None (an item the Python path must render: the whole run goes
+ * there) or NULL with an error. */
+static PyObject *run_lines(PyObject *runs, block_ctx *c, const char *prefix,
+                           Py_ssize_t prefix_len)
+{
+    if (!PyList_Check(runs)) {
+        PyErr_SetString(PyExc_TypeError, "a list of (batch, is_valid, block) is required");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(runs), total = 64;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(runs, i);
+        if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 3) {
+            PyObject *blk = PyTuple_GET_ITEM(item, 2);
+            if (PyBytes_CheckExact(blk))
+                total += PyBytes_GET_SIZE(blk) * (c->encoding == ENC_UTF8 ? 1 : 2) + 400;
+        }
+        if (total > (1 << 26))
+            break;
+    }
+    outbuf o;
+    if (ob_init(&o, total) < 0)
+        return NULL;
+    c->o = &o;
+    c->hb.h = NULL;
+    c->hb.cap = 0;
+    int e = 0;
+    for (Py_ssize_t i = 0; i < n && e == 0; i++) {
+        run_item it;
+        e = run_item_get(PyList_GET_ITEM(runs, i), &it);
+        if (e != 0)
+            break;
+        c->base_offset = it.f[B_BASE_OFFSET];
+        c->base_ts = it.f[B_BASE_TS];
+        c->base_seq = it.f[B_BASE_SEQ];
+        c->lat = (it.f[B_ATTRIBUTES] & 0x08) != 0;
+        c->lat_ts = it.f[B_MAX_TS];
+        if (c->kafka) {
+            c->ts_type = c->lat ? "LogAppendTime" : "CreateTime";
+            c->ts_len = (Py_ssize_t)strlen(c->ts_type);
+            e = kafka_batch_head(&o, &it);
+        } else {
+            e = json_batch_head(&o, &it, prefix, prefix_len);
+        }
+        if (e == 0)
+            e = block_walk(c, it.block.buf, it.block.len, it.f[B_COUNT]);
+        PyBuffer_Release(&it.block);
+    }
+    PyMem_Free(c->hb.h);
+    return ob_result(&o, e);
+}
+
+static PyObject *sp_kafka_run(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *runs;
+    block_ctx c;
+    if (!PyArg_ParseTuple(args, "OppO:kafka_run", &runs, &c.skip_metadata, &c.with_data,
+                          &c.java_string))
+        return NULL;
+    c.kafka = 1;
+    c.encoding = ENC_UTF8;
+    return run_lines(runs, &c, NULL, 0);
+}
+
+static PyObject *sp_json_run(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *runs;
+    const char *prefix;
+    Py_ssize_t prefix_len;
+    block_ctx c;
+    if (!PyArg_ParseTuple(args, "Oy#pi:json_run", &runs, &prefix, &prefix_len, &c.with_data,
+                          &c.encoding))
+        return NULL;
+    if (c.encoding < ENC_UTF8 || c.encoding > ENC_HEX) {
+        PyErr_Format(PyExc_ValueError, "unknown data encoding %d", c.encoding);
+        return NULL;
+    }
+    c.kafka = 0;
+    c.skip_metadata = 0;
+    c.ts_type = NULL;
+    c.ts_len = 0;
+    c.java_string = NULL;
+    return run_lines(runs, &c, prefix, prefix_len);
 }
 
 /* -- read_json_lines ------------------------------------------------------------------------ */
@@ -1173,6 +1446,12 @@ static PyMethodDef methods[] = {
     {"json_block", sp_json_block, METH_VARARGS,
      "json_block(block, count, base_offset, base_timestamp, log_append_time, "
      "base_sequence, with_data, encoding) -> bytes | None: json_lines of a records block"},
+    {"kafka_run", sp_kafka_run, METH_VARARGS,
+     "kafka_run(runs, skip_metadata, with_data, java_string) -> bytes | None: for each "
+     "(batch, is_valid, block) of an ordinary v2 batch, its batch line and kafka_block"},
+    {"json_run", sp_json_run, METH_VARARGS,
+     "json_run(runs, batch_prefix, with_data, encoding) -> bytes | None: for each (batch, "
+     "is_valid, block), its batch object after batch_prefix and json_block"},
     {"json_lines", sp_json_lines, METH_VARARGS,
      "json_lines(records, base_offset, base_sequence, with_data, encoding) -> bytes | None: "
      "render.dump.json_record_lines in C (encoding 0 utf8, 1 base64, 2 hex)"},

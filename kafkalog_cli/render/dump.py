@@ -9,13 +9,12 @@ the pure-Python reference (``KAFKALOG_PURE_PYTHON=1``) and give the same bytes.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterable
 
 from ..errors import KafkalogError
-from ..ops.dump import event_records
+from ..ops.dump_records import batch_event, event_records
 from ..ops.encoding import encode_bytes
 from .encoding import java_string
 from .lines import C_ENCODINGS, compiled_lines, text_and_bytes_writer
@@ -36,6 +35,8 @@ def _value_text(v) -> str:
         return java_string(v)
     if isinstance(v, str):
         return v
+    import json
+
     return json.dumps(v, separators=(",", ":"))
 
 
@@ -181,6 +182,26 @@ def kafka_record_bytes(ev: dict, skip_metadata: bool, with_data: bool) -> bytes 
     return kafka_record_lines(ev, skip_metadata, with_data)
 
 
+def _run_events(ev: dict) -> Iterable[dict]:
+    """The ``batch`` and ``records`` events a ``batches`` event stands for."""
+    file = ev["file"]
+    for batch, _, block in ev["runs"]:
+        yield batch_event(batch, file)
+        yield {"type": "records", "file": file, "batch": batch, "block": block}
+
+
+def kafka_run_bytes(ev: dict, skip_metadata: bool, with_data: bool) -> list:
+    """The lines of a ``batches`` event (a run of ordinary v2 batches: each batch's line,
+    then its records'), as one bytes from the compiled loop, or else as the pieces of
+    :func:`kafka_batch_line` and :func:`kafka_record_bytes` of each batch."""
+    if _c is not None:
+        b = _c.kafka_run(ev["runs"], skip_metadata, with_data, java_string)
+        if b is not None:
+            return [b]
+    return [kafka_batch_line(e) + "\n" if e["type"] == "batch"
+            else kafka_record_bytes(e, skip_metadata, with_data) for e in _run_events(ev)]
+
+
 def _optional_long(v) -> str:
     """A Java OptionalLong's toString."""
     return "OptionalLong.empty" if v is None else f"OptionalLong[{v}]"
@@ -218,7 +239,10 @@ def write_kafka(events: Iterable[dict], *, skip_record_metadata: bool = False,
     n_diag = 0
     for ev in events:
         t = ev["type"]
-        if t == "records":
+        if t == "batches":
+            for piece in kafka_run_bytes(ev, skip_record_metadata, with_data):
+                w(piece)
+        elif t == "records":
             w(kafka_record_bytes(ev, skip_record_metadata, with_data))
         elif t == "record":
             w(kafka_record_line(ev, skip_record_metadata) + "\n")
@@ -320,7 +344,15 @@ def json_event(ev: dict, encoding: str) -> dict:
     return o
 
 
-_encode_basestring = json.encoder.encode_basestring  # what ensure_ascii=False writes
+def _encode_basestring(s: str) -> str:
+    """A str as a JSON string, as ``ensure_ascii=False`` writes it (json.encoder's
+    encode_basestring; the json package is loaded on first use: -o kafka needs none of
+    it)."""
+    global _encode_basestring
+    from json.encoder import encode_basestring
+
+    _encode_basestring = encode_basestring
+    return encode_basestring(s)
 
 
 def _json_bytes(data, encoding: str) -> tuple[str, str | None]:
@@ -401,6 +433,24 @@ def json_record_bytes(ev: dict, encoding: str, with_data: bool) -> bytes | str:
     return json_record_lines(ev, encoding, with_data)
 
 
+def json_run_bytes(ev: dict, encoding: str, with_data: bool, dumps) -> list:
+    """The JSON Lines of a ``batches`` event (as :func:`kafka_run_bytes`): one bytes from
+    the compiled loop, or else the pieces of each batch's object and
+    :func:`json_record_bytes`."""
+    if _c is not None and encoding in C_ENCODINGS:
+        try:
+            prefix = ('{"type":"batch","file":' + _encode_basestring(ev["file"])
+                      + ',"position":').encode()
+        except UnicodeEncodeError:  # a file name that is not UTF-8 (surrogate escapes)
+            prefix = None
+        if prefix is not None:
+            b = _c.json_run(ev["runs"], prefix, with_data, C_ENCODINGS[encoding])
+            if b is not None:
+                return [b]
+    return [dumps(json_event(e, encoding)) + "\n" if e["type"] == "batch"
+            else json_record_bytes(e, encoding, with_data) for e in _run_events(ev)]
+
+
 def write_json(events: Iterable[dict], *, encoding: str = "utf8", with_data: bool = False,
                out=None, err=None) -> int:
     """Write JSON Lines (diagnostics go to stderr as text); returns diagnostics count.
@@ -408,9 +458,15 @@ def write_json(events: Iterable[dict], *, encoding: str = "utf8", with_data: boo
     out = out or sys.stdout
     err = err or sys.stderr
     w, flush = text_and_bytes_writer(out)
+    import json
+
     dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
     n_diag = 0
     for ev in events:
+        if ev["type"] == "batches":
+            for piece in json_run_bytes(ev, encoding, with_data, dumps):
+                w(piece)
+            continue
         if ev["type"] == "records":
             w(json_record_bytes(ev, encoding, with_data))
             continue

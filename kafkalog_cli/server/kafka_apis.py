@@ -83,6 +83,8 @@ class KafkaApis:
         self.security = security
         self.auth = security.auth
         self._appended = asyncio.Event()
+        #: a Fetch took :attr:`_appended` (to wait for data) since it was made
+        self._appended_taken = False
         #: validates Produce batches off the event loop (closed by :meth:`close`)
         self.workers = WorkerPool()
         #: admin changes (topics and partitions made or deleted) one at a time, as the
@@ -126,8 +128,7 @@ class KafkaApis:
         }
         self.handlers.update(self.produce.handlers())
         #: Fetch and ListOffsets (server/fetch_apis.py)
-        self.reads = FetchApis(catalog, options, self.stats, lambda: self._appended,
-                               self.auth)
+        self.reads = FetchApis(catalog, options, self.stats, self._append_event, self.auth)
         self.handlers.update(self.reads.handlers())
         self.handlers.update(self.admin.handlers())
         self.handlers.update(DescribeApis(catalog, options, self.auth).handlers())
@@ -264,9 +265,17 @@ class KafkaApis:
         return any(self.auth.authorize(req, AclOperation.DESCRIBE, rtype, k,
                                        log_if_denied=False) for k in keys)
 
+    def _append_event(self) -> asyncio.Event:
+        """The event the next append sets (a Fetch waiting for data awaits it)."""
+        self._appended_taken = True
+        return self._appended
+
     def _notify_append(self) -> None:
-        self._appended.set()
-        self._appended = asyncio.Event()
+        # an event no Fetch took has no waiter: kept, not replaced, on every append
+        if self._appended_taken:
+            self._appended.set()
+            self._appended = asyncio.Event()
+            self._appended_taken = False
 
     # -- ApiVersions --------------------------------------------------------------------
 

@@ -54,6 +54,10 @@ if TYPE_CHECKING:
     from ..schema.txn_index import AbortedTxn
     from .producer_state import ProducerStateManager
 
+#: storage.validator.validate, once an append has imported it (an import statement per
+#: append costs a lookup through the import machinery)
+_validate = None
+
 
 class Log:
     """The segments of a partition directory, in base-offset order.
@@ -612,10 +616,11 @@ class UnifiedLog(Log):
         """
         if self.closed:
             raise IllegalStateError("append to a closed log", file=self.directory)
-        # imported on the first append: crc32c and the builder cost readers ~50 ms
-        from .validator import validate
-
-        return validate(records, offset=self.log_end_offset,
+        global _validate
+        if _validate is None:
+            # imported on the first append: crc32c and the builder cost readers ~50 ms
+            from .validator import validate as _validate
+        return _validate(records, offset=self.log_end_offset,
                         now=self.clock.milliseconds(), config=self.config,
                         partition_leader_epoch=leader_epoch, origin=origin,
                         summary=summary,
@@ -808,12 +813,15 @@ class UnifiedLog(Log):
         """UnifiedLog.maybeRoll: roll when :func:`~.roll.should_roll` says so; the new
         segment's base offset is the append's first offset (= the log end offset).
         Returns the roll reasons (empty when no roll)."""
+        now = self.clock.milliseconds() if now is None else now
+        config = self.config
+        if not self.active.should_roll(config.segment_bytes, config.segment_ms, messages_size,
+                                       max_timestamp, max_offset, now):
+            return []
         from .roll import roll_reasons
 
-        now = self.clock.milliseconds() if now is None else now
+        # a roll: its reasons, by name, from the full RollParams (once per segment)
         reasons = roll_reasons(self.roll_params(messages_size, max_timestamp, max_offset, now))
-        if not reasons:
-            return []
         if self.active.size == 0 and self.active.base_offset == self.log_end_offset:
             # KAFKA-6388: an empty active segment whose index is "full" (tiny
             # segment.index.bytes) is replaced by an identical one; append into it.

@@ -716,8 +716,16 @@ class WritableLogSegment(LogSegment):
         self._offset_index = OffsetIndex(self.index_path, base_offset, config.segment_index_bytes)
         self._time_index = TimeIndex(self.time_index_path, base_offset, config.segment_index_bytes)
         self.txn_index = TransactionIndex(self.txn_index_path, base_offset)
+        # the roll rule's per-segment constants, fixed while the segment is active (as
+        # LogSegment holds its rollJitterMs and its indexes' maxEntries): computed once,
+        # not per append (see :meth:`should_roll`)
+        self._roll_offset_index_max = self._offset_index.max_entries
+        self._roll_time_index_max = self._time_index.max_entries - 1  # one slot kept
         self._active = True
         self._unflushed_log = False
+        #: the ``.index`` / ``.timeindex`` descriptors :meth:`write_index_entries` keeps
+        #: open while the segment is active (as the broker keeps its indexes mapped)
+        self._index_fds: dict = {}
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -842,6 +850,27 @@ class WritableLogSegment(LogSegment):
 
     # -- appending --------------------------------------------------------------------------
 
+    def should_roll(self, max_segment_bytes: int, max_segment_ms: int, messages_size: int,
+                    max_timestamp: int, max_offset: int, now: int) -> bool:
+        """LogSegment.shouldRoll for an append of ``messages_size`` bytes whose max timestamp
+        is ``max_timestamp`` (ms, -1 none) and last offset ``max_offset`` (absolute), at
+        ``now`` (ms): the same decision as :func:`~.roll.should_roll` on
+        :meth:`UnifiedLog.roll_params`, read from the segment's own state in place (the
+        per-append path: no ``RollParams`` object, no reasons list; ``segment.bytes`` and
+        ``segment.ms`` are the log's current config, as UnifiedLog.maybeRoll passes them)."""
+        size = self._size
+        if size > max_segment_bytes - messages_size:
+            return True
+        if size > 0:
+            ts = self.rolling_based_timestamp
+            waited = max_timestamp - ts if ts is not None and ts >= 0 else now - self.created_ms
+            if waited > max_segment_ms - self.roll_jitter_ms:
+                return True
+        if (self._offset_index.entries >= self._roll_offset_index_max
+                or self._time_index.entries >= self._roll_time_index_max):
+            return True
+        return not 0 <= max_offset - self.base_offset <= INT32_MAX
+
     def append(self, records, largest_offset: int, *, batches: list | None = None) -> None:
         """LogSegment.append (Kafka 4.x): write ``records`` (whole batches, offsets
         assigned) at the end of the ``.log`` and index each batch.
@@ -889,19 +918,29 @@ class WritableLogSegment(LogSegment):
     def write_index_entries(self) -> None:
         """Write the index entries appended since the last write into the preallocated
         ``.index`` / ``.timeindex`` (no fsync, no resize): what the broker's memory-mapped
-        indexes hold in the page cache after each append. :meth:`flush` and
-        :meth:`close` still write, trim and fsync as before."""
+        indexes hold in the page cache after each append; the two files stay open until
+        the segment becomes inactive, is closed or abandoned (an open and a close per
+        append cost more than the write). :meth:`flush` and :meth:`close` still write,
+        trim and fsync as before."""
         for idx in (self._offset_index, self._time_index):
             if idx._flushed >= idx.entries:
                 continue
             size = idx.ENTRY.size
             start = idx._flushed * size
-            fd = open_for_write(idx.path, os.O_WRONLY | os.O_CREAT)
+            fd = self._index_fds.get(idx)
+            if fd is None:
+                fd = self._index_fds[idx] = open_for_write(idx.path, os.O_WRONLY | os.O_CREAT)
             try:
                 os.pwrite(fd, idx._buf[start:idx.entries * size], start)
-            finally:
-                os.close(fd)
+            except BaseException:
+                self._close_index_fds()
+                raise
             idx._flushed = idx.entries
+
+    def _close_index_fds(self) -> None:
+        fds, self._index_fds = self._index_fds, {}
+        for fd in fds.values():
+            os.close(fd)
 
     def update_txn_index(self, completed, last_stable_offset: int) -> None:
         """LogSegment.updateTxnIndex: record an aborted transaction."""
@@ -928,6 +967,7 @@ class WritableLogSegment(LogSegment):
         """LogSegment.onBecomeInactiveSegment: the final time-index entry, indexes and
         ``.log`` trimmed to their valid size, then flushed (the broker flushes rolled
         segments asynchronously; kafkalog does it at once)."""
+        self._close_index_fds()
         self._time_index.maybe_append(self.max_timestamp_so_far,
                                       self.offset_of_max_timestamp_so_far, skip_full_check=True)
         self._active = False
@@ -942,10 +982,12 @@ class WritableLogSegment(LogSegment):
             self.on_become_inactive()
             os.close(self._fd)
             self._fd = None
+        self._close_index_fds()
         LogSegment.close(self)
 
     def abandon(self) -> None:
-        """Release the file descriptor without writing anything more."""
+        """Release the file descriptors without writing anything more."""
+        self._close_index_fds()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

@@ -77,7 +77,7 @@ from ..errors import (
     RejectedRecordError,
 )
 from ..format.builder import build_batch
-from ..format.record_batch import HEADER, RecordBatch, increment_sequence, record_columns
+from ..format.record_batch import HEADER, RecordBatch, increment_sequence, record_runs_summary
 from ..schema.legacy import HEADER_SIZE_UP_TO_MAGIC
 from ..schema.record_batch import (
     ATTRIBUTES_OFFSET,
@@ -279,7 +279,7 @@ def validate(records, *, offset: int, now: int, config: LogConfig,
         return _records(records, hdr, limit)
 
     if summary is None or rebuild or lat_batch:
-        summary = _summarize_columns(records, hdr, limit, base_offset)
+        summary = _summarize(records, hdr, limit)
     if (source_codec or target_codec) and not summary.offsets_in_order:
         rebuild = True  # LogValidator: record.offset() != expectedInnerOffset
 
@@ -354,10 +354,10 @@ def _too_large(e: DecompressedSizeError) -> RecordTooLargeError:
         f"records; a producer splits the batch and retries)")
 
 
-def _summarize_columns(records, hdr, limit: int, base_offset: int) -> RecordsSummary:
-    """The batch's :class:`RecordsSummary`, folded over columns of records
-    (:func:`~kafkalog_cli.format.records.record_columns`: no Record, no Python step per
-    record); the errors of iterating its records."""
+def _summarize(records, hdr, limit: int) -> RecordsSummary:
+    """The batch's :class:`RecordsSummary`, folded over runs of records
+    (:func:`~kafkalog_cli.format.record_batch.record_runs_summary`: no Record, and in the
+    compiled core no Python step, per record); the errors of iterating its records."""
     batch = RecordBatch((memoryview(records), 0) + tuple(hdr))
     lo = hi = NO_TIMESTAMP
     at = 0
@@ -365,19 +365,14 @@ def _summarize_columns(records, hdr, limit: int, base_offset: int) -> RecordsSum
     in_order = True
     seen = 0
     try:
-        for offsets, timestamps, ks in record_columns(batch, limit):
-            k = len(offsets)
-            if not k:
-                continue
-            run_lo, run_hi = min(timestamps), max(timestamps)
+        for k, run_lo, run_hi, run_at, run_keys, run_in_order in record_runs_summary(batch,
+                                                                                      limit):
             if seen == 0 or run_lo < lo:
                 lo = run_lo
             if run_hi > hi:
-                hi, at = run_hi, seen + timestamps.index(run_hi)
-            if keys and None in ks:
-                keys = False
-            if in_order and offsets != list(range(base_offset + seen, base_offset + seen + k)):
-                in_order = False
+                hi, at = run_hi, seen + run_at
+            keys = keys and run_keys
+            in_order = in_order and run_in_order
             seen += k
     except DecompressedSizeError as e:
         raise _too_large(e) from e

@@ -263,3 +263,24 @@ def test_plain_converter_matches_typers_on_every_option():
                 (name, p.name, s)
             checked += 1
     assert checked > 500
+
+
+#: PROBE without json (the module list printed as a Python literal): for what json loads
+PROBE_NO_JSON = PROBE.replace("import contextlib, io, json, sys", "import contextlib, io, sys") \
+    .replace('print(json.dumps({"code": code, "modules": sorted(',
+             'print(repr({"code": code, "modules": sorted(')
+
+
+def test_dump_segment_kafka_text_loads_only_what_a_log_dump_needs():
+    """dump-segment -o kafka of a .log: no json package (only -o json and decoded
+    records use it), no index/snapshot/.txnindex dumps, no control-record names (a
+    control batch's records import them)."""
+    import ast
+
+    p = subprocess.run([sys.executable, "-c", PROBE_NO_JSON, "dump-segment",
+                        "--print-data-log", "-o", "kafka", SEGMENT],
+                       capture_output=True, text=True, cwd=ROOT, check=True)
+    got = ast.literal_eval(p.stdout.strip().splitlines()[-1])
+    assert got["code"] == 0
+    assert _loaded(set(got["modules"]), ("json", "kafkalog_cli.ops.dump_indexes",
+                                         "kafkalog_cli.schema.control")) == []

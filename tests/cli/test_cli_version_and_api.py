@@ -1,4 +1,6 @@
-"""``kafkalog --version`` is fast; the library API imports lazily."""
+"""``kafkalog --version`` answers from the console script without loading Typer or the
+library (its speed is measured in ``benchmarks/run_all.py``'s start-up rows, not here); the
+library API imports lazily."""
 
 from __future__ import annotations
 
@@ -6,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 from kafkalog_testkit import REPO
 
@@ -19,21 +20,16 @@ def _env():
     return env
 
 
-def test_version_is_fast():
+def test_version_from_the_console_script():
     # the console script next to this interpreter (a pyenv shim on PATH adds its own cost)
     exe = os.path.join(os.path.dirname(sys.executable), "kafkalog")
     if not os.path.exists(exe):
         exe = shutil.which("kafkalog")
     cmd = [exe, "--version"] if exe else [sys.executable, "-m", "kafkalog_cli", "--version"]
-    best = None
-    for _ in range(3):  # best of three: the machine may be busy
-        t = time.perf_counter()
-        r = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=30)
-        took = time.perf_counter() - t
-        best = took if best is None else min(best, took)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=30)
     assert r.returncode == 0
     assert r.stdout == f"kafkalog {kafkalog_cli.__version__}\n"
-    assert best < 1.0, f"kafkalog --version took {best:.2f} s"
+    assert r.stderr == ""
 
 
 def test_version_does_not_import_typer_or_the_library():

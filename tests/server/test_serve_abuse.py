@@ -103,7 +103,7 @@ def _bomb_keeps_serving(server: ServeProcess, count: int, max_seconds: float) ->
     assert max(probes) < 2.0, probes
     assert peak < GiB, f"peak RSS {peak / MiB:.0f} MiB"
     # alive and serving afterwards: a plain produce is appended
-    assert _api_versions_seconds(server.port) < 2.0
+    assert _api_versions_seconds(server.port) < 30  # answered (a hang bound)
     c.close()
 
 
@@ -155,7 +155,7 @@ def test_partial_frames_stay_within_queued_max_request_bytes(serve_process):
     peak, _ = server.memory()
     assert sum(1 for n in sent if n >= send) == 2, sent
     assert peak - before < 256 * MiB, f"grew by {(peak - before) / MiB:.0f} MiB"
-    assert _api_versions_seconds(server.port) < 2.0
+    assert _api_versions_seconds(server.port) < 30  # answered (a hang bound)
     for sk in socks:
         sk.close()
     # the server is alive, serves, and its memory came back for the next requests

@@ -36,15 +36,15 @@ def _produce_frame(topic: str, value_size: int, correlation: int = 7) -> bytes:
     return encode_request(0, 9, correlation, body)
 
 
-def _api_versions_ok(port: int, timeout: float = 2.0) -> float:
-    """Seconds a new connection's ApiVersions took (asserting it was answered)."""
-    t = time.monotonic()
+def _api_versions_ok(port: int, timeout: float = 30.0) -> bool:
+    """A new connection's ApiVersions is answered (within ``timeout`` s: a hang bound, not a
+    speed; whether it was served beside a held reservation is asserted by the caller from
+    the pool, which load cannot stretch)."""
     c = RawClient(port, timeout=timeout)
     try:
-        assert c.request(18, 0, {})["errorCode"] == 0
+        return c.request(18, 0, {})["errorCode"] == 0
     finally:
         c.close()
-    return time.monotonic() - t
 
 
 # -- the pool ------------------------------------------------------------------------------
@@ -139,7 +139,7 @@ def test_socket_request_max_bytes_closes_only_that_connection(log_dir):
         # the other connection, and new ones, are served; nothing was appended by `bad`
         ok.send_raw(small)
         assert ok.recv_frame() is not None
-        assert _api_versions_ok(s.port) < 2
+        assert _api_versions_ok(s.port)
         assert s.server.catalog.partition("t", 0).log_end_offset == 2
         ok.close()
 
@@ -167,7 +167,7 @@ def test_a_frame_that_does_not_fit_waits_for_an_idle_connection_to_close(log_dir
         stalled.send_raw(struct.pack(">i", stalled_size) + b"\x00" * 100)  # then nothing
         time.sleep(0.5)
         # ApiVersions (a few bytes) fits beside the reservation
-        assert _api_versions_ok(s.port) < 2
+        assert _api_versions_ok(s.port)
         waiting = RawClient(s.port, timeout=10)
         t = time.monotonic()
         waiting.send_raw(waiting_frame)
@@ -233,14 +233,17 @@ def test_many_partial_frames_stay_within_the_pool(log_dir):
         pool = s.server.memory_pool
         assert pool.size - pool.available == 2 * pool.reservation(size)  # two, no more
         assert sum(1 for n in sent if n >= size - MiB) == 2  # only those two were read
-        assert _api_versions_ok(s.port) < 2
+        # a small request is answered beside the two held reservations (still held after;
+        # its own response's bytes may not be given back yet)
+        assert _api_versions_ok(s.port)
+        assert pool.size - pool.available >= 2 * pool.reservation(size)
         for sk in socks:
             sk.close()
         deadline = time.monotonic() + 10
         while pool.available != pool.size and time.monotonic() < deadline:
             time.sleep(0.05)
         assert pool.available == pool.size
-        assert _api_versions_ok(s.port) < 2
+        assert _api_versions_ok(s.port)
 
 
 # -- validation on worker threads ------------------------------------------------------------

@@ -138,3 +138,27 @@ def test_empty_segment_with_full_index_is_not_rolled(tmp_path):
         log.append_as_leader(_batch(T0))
     m.close()
     assert _bases(tmp_path) == [0, 5, 10]
+
+
+def test_segment_should_roll_decides_as_the_roll_params(tmp_path):
+    """The per-append decision (WritableLogSegment.should_roll, read in place) is the one
+    the full RollParams gives, on each condition's edges: timestamps or the clock, jitter,
+    full indexes, relative offsets, sizes."""
+    clock = ManualClock(T0)
+    m, log = _log(tmp_path, clock, **{"segment.bytes": "1000", "segment.ms": "1000",
+                                      "segment.index.bytes": "80"})
+    seg, rng = log.active, random.Random(11)
+    edges = (-1, 0, 1)
+    for _ in range(3000):
+        seg._size = rng.choice([0, 1, 899, 900, 901, 1000])
+        seg.rolling_based_timestamp = rng.choice([None, -1, T0])
+        seg.roll_jitter_ms = rng.choice([0, 300])
+        seg._offset_index.entries = rng.choice([0, 9, 10])
+        seg._time_index.entries = rng.choice([0, 5, 6])
+        args = (100, T0 + rng.choice([700, 1000]) + rng.choice(edges),
+                rng.choice([0, 10, INT32_MAX, INT32_MAX + 1, -1]),
+                seg.created_ms + rng.choice([700, 1000]) + rng.choice(edges))
+        expected = bool(roll_reasons(log.roll_params(*args)))
+        assert seg.should_roll(1000, 1000, *args) == expected, args
+    seg._size = seg._offset_index.entries = seg._time_index.entries = 0
+    m.close()

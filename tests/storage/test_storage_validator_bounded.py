@@ -49,11 +49,11 @@ def test_the_bomb_is_refused_after_a_piece(tmp_path):
     m, log = _open(tmp_path)
     bomb = zstd_bomb_batch()
     tracemalloc.start()
-    t = time.monotonic()
+    t = time.process_time()  # CPU time: load on the machine does not stretch it
     with pytest.raises(RecordTooLargeError, match="decompress to more than 1048588 bytes") \
             as e:
         log.append_as_leader(bomb)
-    took = time.monotonic() - t
+    took = time.process_time() - t
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert took < 10 and peak < 64 << 20, (took, peak)

@@ -165,8 +165,9 @@ def dump_segment(
 
         warning("-o kafka writes the records' bytes raw, control characters included, "
                 "to this terminal (-o text escapes them)")
-    # kafka text and JSON Lines take a batch's records as blocks (no dict per record)
-    opts.record_blocks = output is not DumpOutput.text
+    # kafka text and JSON Lines take a batch's records as blocks (no dict per record),
+    # and runs of ordinary batches as one event (their lines formatted in C)
+    opts.record_blocks = opts.batch_runs = output is not DumpOutput.text
     with byte_progress("dump-segment", lambda: log_bytes(targets),
                        streams_stdout=True) as advance:
         events = findings.watch(dump(targets, opts))
@@ -188,7 +189,7 @@ def _advancing(events, advance):
     """Pass ``events`` through, advancing the progress bar by each batch's bytes."""
     done = 0
     for ev in events:
-        if ev["type"] == "batch":
+        if ev["type"] in ("batch", "batches"):
             done += ev["size"]
             advance(done)
         yield ev
