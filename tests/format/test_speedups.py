@@ -450,7 +450,7 @@ def test_batches_of_every_kind_of_view(kind):
         for mod in (records, P_FILE):
             got = []
 
-            def walk(mod=mod, got=got):
+            def walk(mod=mod, got=got, view=view):
                 for b in mod.FileRecords(view, file="x.log").batches():
                     got.append((plain(b), outcome(lambda b=b: b.is_valid),
                                 plain(outcome(b.records))))
@@ -477,7 +477,7 @@ def test_a_released_view_fails_as_in_python():
         mv = memoryview(bytearray(raw))
         b = next(iter(mod.FileRecords(mv).batches()))
         mv.release()
-        out.append((outcome(lambda: b.is_valid), outcome(b.records)))
+        out.append((outcome(lambda b=b: b.is_valid), outcome(b.records)))
     assert out[0] == out[1] and out[0][0][0] == "err"
 
 
@@ -499,7 +499,7 @@ def test_odd_header_ints_both_ways(field):
         items[field] = value
         cb = tuple.__new__(record_batch.RecordBatch, items)
         pb = tuple.__new__(P_BATCH.RecordBatch, items)
-        assert outcome(lambda: cb.is_valid) == outcome(P_BATCH.RecordBatch._is_valid, pb)
+        assert outcome(lambda cb=cb: cb.is_valid) == outcome(P_BATCH.RecordBatch._is_valid, pb)
         assert plain(outcome(cb.records)) == plain(outcome(pb.records)), (field, value)
 
 
