@@ -375,7 +375,9 @@ def test_stop_aborts_connections_that_do_not_read(log_dir):
     time.sleep(0.5)
     t = time.monotonic()
     s.stop()
-    assert time.monotonic() - t < 5
+    # the bound is the behaviour (the stop returns instead of waiting for ever on the
+    # flush): generous, as load only delays the stop's own work
+    assert time.monotonic() - t < 15
     assert (log_dir / ".kafka_cleanshutdown").exists()
     unread.close()
 
