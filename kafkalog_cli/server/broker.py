@@ -83,6 +83,7 @@ from .catalog import LogDirCatalog
 from .handlers import NO_RESPONSE
 from .kafka_apis import KafkaApis, ServerOptions
 from .metrics import BrokerTopicStats
+from .offset_expiration import run_offset_expiration
 from .security.authenticator import ListenerSecurity, SaslAuthenticator, Session, can_reauthenticate
 from .security.listeners import listeners_of
 from .security.server_security import ServerSecurity
@@ -287,6 +288,7 @@ class KafkaServer:
         self.checkpoint_interval = checkpoint_interval
         self._checkpoint_task: asyncio.Task | None = None
         self._txn_task: asyncio.Task | None = None
+        self._offsets_task: asyncio.Task | None = None
         self.connection_errors = 0
         #: parses and encodes requests too large for the event loop
         self.codec = WorkerPool(CODEC_THREADS, name="kafkalog-codec")
@@ -326,6 +328,7 @@ class KafkaServer:
             self._idle_task = asyncio.create_task(self._close_idle_connections())
         if not self.options.read_only:
             self._txn_task = asyncio.create_task(self._abort_timed_out_transactions())
+            self._offsets_task = asyncio.create_task(run_offset_expiration(self.apis.groups))
         return port
 
     async def _listen(self, sec: ListenerSecurity) -> None:
@@ -377,6 +380,7 @@ class KafkaServer:
         self.apis.close()
         await _cancelled(self._idle_task)
         await _cancelled(self._txn_task)
+        await _cancelled(self._offsets_task)
         await _cancelled(self._checkpoint_task)
         if self._metrics_task is not None:
             await _cancelled(self._metrics_task)

@@ -29,7 +29,9 @@ rules above.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import Callable
 
 from .classic_group import DEAD, EMPTY, STABLE, Group, OffsetAndMetadata
@@ -116,3 +118,23 @@ def _expired_offsets(group: Group, now_ms: int, retention_ms: int, pending: set
         else:
             all_expired = False
     return gone, all_expired
+
+
+def wall_clock_ms() -> int:
+    """The broker's clock for the passes (epoch ms)."""
+    return int(time.time() * 1000)
+
+
+async def run_offset_expiration(coordinator, clock: Callable[[], int] | None = None) -> None:
+    """The coordinator's scheduled cleanupGroupMetadata: a pass every
+    ``offsets.retention.check.interval.ms`` (``coordinator.config``), at ``clock()``
+    (epoch ms; default :func:`wall_clock_ms`, looked up at each pass), until cancelled.
+    A failed pass is logged; the next one runs on time."""
+    cfg = coordinator.config
+    while True:
+        await asyncio.sleep(cfg.offsets_retention_check_interval_ms / 1000)
+        try:
+            now_ms = clock() if clock is not None else wall_clock_ms()
+            cleanup_group_metadata(coordinator, now_ms, cfg.offsets_retention_ms)
+        except Exception as e:  # keep serving; say so
+            log.error("expiring committed offsets failed: %s", e)
