@@ -143,11 +143,13 @@ def test_an_empty_group_with_no_offsets_is_deleted_unless_a_transaction_is_open(
 # -- in serve: the scheduled pass and its tombstones -------------------------------------------
 
 def test_serve_expires_offsets_on_its_schedule_and_the_tombstones_last(tmp_path, monkeypatch):
-    """offsets.retention.minutes=1, checked every 20 ms; the pass's clock is moved two
-    minutes on (the check is then an event: the groups leave the coordinator). A simple
-    group's and an Empty consumer group's offsets expire, a Stable group keeps the offset
-    of the topic it subscribes to and loses the other; after a restart (the records
-    replayed) the same holds: the tombstones are in __consumer_offsets."""
+    """The groups are made on a server with the default schedule (a pass every 20 ms would
+    delete a group between a member's two joins, as Kafka's would); restarted with
+    offsets.retention.minutes=1 checked every 20 ms and the pass's clock two minutes on,
+    the check is an event (the groups leave the coordinator): a simple group's and an
+    Empty consumer group's offsets expire, a Stable group keeps the offset of the topic it
+    subscribes to and loses the other. A third start (the records replayed) finds the
+    same: the tombstones are in __consumer_offsets."""
     from serve_testkit import NO_GROUP_DELAY, RawClient, create_topic
     from test_serve_group_admin import LEAVE, commit, committed, stable_member
 
@@ -155,12 +157,11 @@ def test_serve_expires_offsets_on_its_schedule_and_the_tombstones_last(tmp_path,
     from kafkalog_cli.server.broker import ServerThread
     from kafkalog_cli.server.kafka_apis import ServerOptions
 
-    configs = dict(NO_GROUP_DELAY, **{"offsets.retention.minutes": "1",
-                                      "offsets.retention.check.interval.ms": "20"})
+    fast = dict(NO_GROUP_DELAY, **{"offsets.retention.minutes": "1",
+                                   "offsets.retention.check.interval.ms": "20"})
     log_dir = tmp_path / "logs"
     log_dir.mkdir()
-    real = offset_expiration.wall_clock_ms
-    with ServerThread(log_dir, ServerOptions(port=0), server_configs=configs) as s:
+    with ServerThread(log_dir, ServerOptions(port=0), server_configs=NO_GROUP_DELAY) as s:
         c = RawClient(s.port)
         create_topic(c, "t")
         create_topic(c, "u")
@@ -169,23 +170,22 @@ def test_serve_expires_offsets_on_its_schedule_and_the_tombstones_last(tmp_path,
         assert commit(c, mid, gen, group="empty") == [0]
         assert c.request(LEAVE, 3, {"groupId": "empty", "members": [
             {"memberId": mid, "groupInstanceId": None}]})["errorCode"] == 0
-        member = RawClient(s.port)
-        mid, gen = stable_member(member, group="stable")  # subscribes to t
-        assert commit(member, mid, gen, offsets=(("t", 0, 5), ("u", 0, 7)),
-                      group="stable") == [0, 0]
-        groups = s.call(lambda: set(s.server.apis.groups.groups))
-        assert {"simple", "empty", "stable"} <= groups
-        monkeypatch.setattr(offset_expiration, "wall_clock_ms", lambda: real() + 120_000)
+        mid, gen = stable_member(c, group="stable")  # subscribes to t
+        assert commit(c, mid, gen, offsets=(("t", 0, 5), ("u", 0, 7)), group="stable") == [0, 0]
+        c.close()
+    real = offset_expiration.wall_clock_ms
+    monkeypatch.setattr(offset_expiration, "wall_clock_ms", lambda: real() + 120_000)
+    with ServerThread(log_dir, ServerOptions(port=0), server_configs=fast) as s:
         deadline = time.monotonic() + 30  # a hang bound only: the pass runs every 20 ms
         while s.call(lambda: {"simple", "empty"} & set(s.server.apis.groups.groups)):
             assert time.monotonic() < deadline, "no expiration pass removed the groups"
             time.sleep(0.02)
+        c = RawClient(s.port)
         assert committed(c, group="stable", topic="u") == [-1]
         assert committed(c, group="stable", topic="t") == [5]
         c.close()
-        member.close()
     monkeypatch.setattr(offset_expiration, "wall_clock_ms", real)
-    with ServerThread(log_dir, ServerOptions(port=0), server_configs=configs) as s:
+    with ServerThread(log_dir, ServerOptions(port=0), server_configs=NO_GROUP_DELAY) as s:
         groups = s.call(lambda: set(s.server.apis.groups.groups))
         assert "simple" not in groups and "empty" not in groups and "stable" in groups
         c = RawClient(s.port)
