@@ -27,9 +27,10 @@ persisted by :class:`~kafkalog_cli.server.catalog.LogDirCatalog` in ``kafkalog-s
 The append engine obeys what :class:`~kafkalog_cli.storage.config.LogConfig` models
 (segment.bytes, segment.ms, max.message.bytes, message.timestamp.*, index.interval.bytes,
 flush.*, compression.*, preallocate, and cleanup.policy=compact's key check); the others
-(retention, min.insync.replicas, ...) are reported (min.insync.replicas is capped at the
-one replica, as Kafka >= 3.7 caps it), cleanup.policy is checked by DeleteRecords; nothing
-deletes old segments.
+(min.insync.replicas, compaction, ...) are reported (min.insync.replicas is capped at the
+one replica, as Kafka >= 3.7 caps it), cleanup.policy is checked by DeleteRecords;
+retention.ms, retention.bytes, cleanup.policy and file.delete.delay.ms drive the log
+retention task (:mod:`~kafkalog_cli.server.retention_task`).
 """
 
 from __future__ import annotations
