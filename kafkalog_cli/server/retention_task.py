@@ -33,12 +33,8 @@ class RetentionTask:
         self.catalog = catalog
         self._task: asyncio.Task | None = None
         self._deletes: set[asyncio.Task] = set()
-        #: segments deleted since the start (for tests and the metrics line)
+        #: segments deleted since the start
         self.deleted_segments = 0
-        #: completed cleanupLogs passes
-        self.passes = 0
-        #: set after each pass (tests await it instead of sleeping)
-        self.pass_done = asyncio.Event()
 
     def _ms(self, name: str, default: int) -> int:
         v = self.catalog.broker_configs.value(name)
@@ -91,9 +87,6 @@ class RetentionTask:
                 await asyncio.to_thread(self.catalog.prepare_checkpoint())
             except Exception as e:
                 log.error("checkpoint after log retention failed: %s", e)
-        self.passes += 1
-        self.pass_done.set()
-        self.pass_done = asyncio.Event()
         return total
 
     def _schedule_delete(self, result) -> None:
