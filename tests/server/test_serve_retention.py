@@ -17,8 +17,6 @@ from kafkalog_cli.format.builder import build_batch
 from kafkalog_cli.server.broker import ServerThread
 from kafkalog_cli.server.kafka_apis import ServerOptions
 
-pytestmark = [pytest.mark.kafka]
-
 PRODUCE, LIST_OFFSETS, DELETE_RECORDS = 0, 2, 21
 HOUR = 3_600_000
 #: the schedule both servers run: check every 500 ms from the start, remove 200 ms later
@@ -82,11 +80,11 @@ def _segments(log_dir, topic: str) -> tuple[list[int], list[str]]:
             [n for n in names if n.endswith(".deleted")])
 
 
-def _feed(port: int, now_ms: int) -> None:
+def _feed(port: int, now_ms: int, cases: dict = CASES) -> None:
     c = RawClient(port, timeout=15)
     try:
         deadline = time.monotonic() + 20
-        for topic, (configs, hours, delete_to, _, _) in CASES.items():
+        for topic, (configs, hours, delete_to, _, _) in cases.items():
             create_topic(c, topic, 1, {"segment.ms": "1", **configs})
             for h in hours:
                 _produce(c, topic, _batch(now_ms - int(h * HOUR)), deadline)
@@ -118,6 +116,7 @@ def _settled(port: int, log_dir, timeout: float = 20) -> dict:
         c.close()
 
 
+@pytest.mark.kafka
 def test_serve_deletes_what_the_broker_deletes(retention_broker, tmp_path):
     now = int(time.time() * 1000)
     expected = {t: (case[3], case[4]) for t, case in CASES.items()}
@@ -130,3 +129,32 @@ def test_serve_deletes_what_the_broker_deletes(retention_broker, tmp_path):
         assert s.server.retention.deleted_segments == 4 + 3 + 2 + 3
     assert broker == expected
     assert served == expected
+
+
+def test_renamed_files_wait_for_the_delay_and_a_restart_removes_them(tmp_path):
+    """Without the broker: the pass renames at once, the removal waits for
+    file.delete.delay.ms (a minute here), a stop leaves the renamed files, the next
+    start removes them (LogLoader)."""
+    configs = {**SCHEDULE, "log.retention.check.interval.ms": "100",
+               "log.segment.delete.delay.ms": "60000"}
+    log_dir = tmp_path / "logs"
+    cases = {"ret-ms": CASES["ret-ms"]}
+    with ServerThread(log_dir, ServerOptions(port=0), server_configs=configs) as s:
+        _feed(s.port, int(time.time() * 1000), cases)
+        c = RawClient(s.port)
+        deadline = time.monotonic() + 10
+        while _earliest(c, "ret-ms") != 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        c.close()
+        bases, pending = _segments(log_dir, "ret-ms")
+        assert bases == [4, 5]
+        # .log, .index, .timeindex of 0..3 (no .txnindex without transactions) and the
+        # producer snapshots at 1..3 (taken at each roll)
+        assert {n[:20] for n in pending} == {f"{b:020d}" for b in range(4)}
+        assert any(n.endswith(".log.deleted") for n in pending)
+    assert _segments(log_dir, "ret-ms")[1] == pending
+    with ServerThread(log_dir, ServerOptions(port=0), server_configs=configs) as s:
+        assert _segments(log_dir, "ret-ms") == ([4, 5], [])
+        c = RawClient(s.port)
+        assert _earliest(c, "ret-ms") == 4
+        c.close()
