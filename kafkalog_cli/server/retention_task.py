@@ -17,12 +17,9 @@ import asyncio
 import logging
 
 from ..storage.retention import RetentionConfig, delete_old_segments, remove_deleted_files
+from .configs import INTERNAL_BROKER_CONFIGS
 
 log = logging.getLogger("kafkalog.serve")
-
-#: Kafka's defaults (ServerLogConfigs)
-RETENTION_CHECK_INTERVAL_MS = 300000
-INITIAL_TASK_DELAY_MS = 30000
 
 
 class RetentionTask:
@@ -36,22 +33,22 @@ class RetentionTask:
         #: segments deleted since the start
         self.deleted_segments = 0
 
-    def _ms(self, name: str, default: int) -> int:
+    def _ms(self, name: str) -> int:
+        """A broker config (ms): its value, else its default (an internal one's too)."""
         v = self.catalog.broker_configs.value(name)
-        return default if v is None else int(v)
+        return int(INTERNAL_BROKER_CONFIGS[name][0] if v is None else v)
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run())
 
     async def _run(self) -> None:
-        await asyncio.sleep(self._ms("log.initial.task.delay.ms", INITIAL_TASK_DELAY_MS) / 1000)
+        await asyncio.sleep(self._ms("log.initial.task.delay.ms") / 1000)
         while True:
             try:
                 await self.cleanup_logs()
             except Exception as e:  # keep serving; say so
                 log.error("log retention pass failed: %s", e)
-            await asyncio.sleep(self._ms("log.retention.check.interval.ms",
-                                         RETENTION_CHECK_INTERVAL_MS) / 1000)
+            await asyncio.sleep(self._ms("log.retention.check.interval.ms") / 1000)
 
     async def cleanup_logs(self) -> int:
         """LogManager.cleanupLogs: ``deleteOldSegments`` on every served partition whose
