@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ..constants import REPLICATION_OFFSET_CHECKPOINT
 from ..errors import KafkalogError
 from ..storage.files import TopicPartition
-from ..storage.retention import RetentionConfig, plan_deletions, segment_largest_timestamp
+from ..storage.retention import RetentionConfig, SegmentView, plan_deletions
 from .logdirs import BrokerLogDirs
 
 
@@ -73,21 +73,6 @@ class RetentionReport:
         return {"now": self.now, "partitions": [p.to_dict() for p in self.partitions],
                 "deletedSegments": self.deleted_segments, "deletedBytes": self.deleted_bytes,
                 "problems": self.problems, "ok": self.ok}
-
-
-class _Segment:
-    """A read-only segment as :func:`plan_deletions` reads it (timestamp read lazily)."""
-
-    __slots__ = ("segment", "base_offset", "size")
-
-    def __init__(self, segment):
-        self.segment = segment
-        self.base_offset = segment.base_offset
-        self.size = segment.size
-
-    @property
-    def largest_timestamp(self) -> int:
-        return segment_largest_timestamp(self.segment)
 
 
 def plan_retention(paths, *, now: int | None = None, topic: str | None = None
@@ -149,7 +134,7 @@ def _partition(pd, config: RetentionConfig, hws: dict, now: int) -> PartitionRet
     if not config.retention_task_applies:
         out.skipped = "cleanup.policy=compact: no retention pass (the log cleaner's log)"
         return out
-    plan = plan_deletions([_Segment(s) for s in pd.log.segments], log_end_offset=leo,
+    plan = plan_deletions([SegmentView(s) for s in pd.log.segments], log_end_offset=leo,
                           high_watermark=hw, log_start_offset=lso, config=config, now=now)
     out.new_log_start_offset = plan.log_start_offset
     out.roll = plan.roll_at is not None

@@ -231,9 +231,15 @@ def _delete_segments(segs, deletable, reason: str, log_end_offset: int, now: int
 
 # -- the action on a log -------------------------------------------------------------------
 
-class _LiveSegment:
-    """A :class:`SegmentStat` of a log's segment, its largest timestamp read only when
-    asked (the time index's last entry, or the active segment's running maximum)."""
+class SegmentView:
+    """A :class:`SegmentStat` of a :class:`~.segment.LogSegment` (read-only or active): its
+    size now, its largest timestamp read only when asked (the time index's last entry,
+    or the active segment's running maximum; the time pass reads it up to its first kept
+    segment).
+
+    Raises (constructing):
+        NotRegularFileError / UnreadableError: the ``.log`` cannot be sized.
+    """
 
     __slots__ = ("segment", "base_offset", "size", "_ts")
 
@@ -310,7 +316,7 @@ def delete_old_segments(log, *, now: int | None = None, high_watermark: int | No
     config = config or RetentionConfig.of(log.config)
     now = log.clock.milliseconds() if now is None else now
     hw = log.log_end_offset if high_watermark is None else high_watermark
-    plan = plan_deletions([_LiveSegment(s) for s in log.segments],
+    plan = plan_deletions([SegmentView(s) for s in log.segments],
                           log_end_offset=log.log_end_offset, high_watermark=hw,
                           log_start_offset=log.log_start_offset, config=config, now=now)
     result = RetentionResult(plan, file_delete_delay_ms=config.file_delete_delay_ms)
