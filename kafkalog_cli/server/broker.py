@@ -84,6 +84,7 @@ from .handlers import NO_RESPONSE
 from .kafka_apis import KafkaApis, ServerOptions
 from .metrics import BrokerTopicStats
 from .offset_expiration import run_offset_expiration
+from .retention_task import RetentionTask
 from .security.authenticator import ListenerSecurity, SaslAuthenticator, Session, can_reauthenticate
 from .security.listeners import listeners_of
 from .security.server_security import ServerSecurity
@@ -289,6 +290,8 @@ class KafkaServer:
         self._checkpoint_task: asyncio.Task | None = None
         self._txn_task: asyncio.Task | None = None
         self._offsets_task: asyncio.Task | None = None
+        #: LogManager's retention schedule (:mod:`.retention_task`), while serving writable
+        self.retention: RetentionTask | None = None
         self.connection_errors = 0
         #: parses and encodes requests too large for the event loop
         self.codec = WorkerPool(CODEC_THREADS, name="kafkalog-codec")
@@ -329,6 +332,8 @@ class KafkaServer:
         if not self.options.read_only:
             self._txn_task = asyncio.create_task(self._abort_timed_out_transactions())
             self._offsets_task = asyncio.create_task(run_offset_expiration(self.apis.groups))
+            self.retention = RetentionTask(self.catalog)
+            self.retention.start()
         return port
 
     async def _listen(self, sec: ListenerSecurity) -> None:
@@ -382,6 +387,8 @@ class KafkaServer:
         await _cancelled(self._txn_task)
         await _cancelled(self._offsets_task)
         await _cancelled(self._checkpoint_task)
+        if self.retention is not None:
+            await self.retention.stop()
         if self._metrics_task is not None:
             await _cancelled(self._metrics_task)
             for line in self.stats.report():
