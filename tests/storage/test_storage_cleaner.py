@@ -1,0 +1,197 @@
+"""The log cleaner (storage/cleaner.py) on hand-computed logs: the offset map, the records
+a clean keeps (Cleaner.shouldRetainRecord / checkBatchRetention), the rebuilt batches'
+header fields, the .cleaned/.swap protocol and what the log recovery makes of a crash
+at each step. The broker as the oracle is tests/server/test_serve_cleaner.py."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from kafkalog_cli.constants import CODEC_GZIP
+from kafkalog_cli.format.builder import build_batch
+from kafkalog_cli.storage.checkpoints import read_offset_checkpoint
+from kafkalog_cli.storage.cleaner import (
+    CleanConfig,
+    Cleaner,
+    OffsetMap,
+    clean_log,
+    group_segments_by_size,
+    prepare_clean,
+    replace_segments,
+)
+from kafkalog_cli.storage.clock import ManualClock
+from kafkalog_cli.storage.config import LogConfig
+from kafkalog_cli.storage.files import TopicPartition
+from kafkalog_cli.storage.log import Log
+from kafkalog_cli.storage.log_manager import LogManager
+
+T0 = 1_700_000_000_000
+CFG = CleanConfig(delete_retention_ms=1000)
+
+
+def _log(tmp_path, clock=None):
+    m = LogManager.open(tmp_path / "d", clock=clock or ManualClock(T0), fsync=False)
+    return m, m.get_or_create_log("t", 0, LogConfig.from_properties({"segment.bytes": 1 << 20}))
+
+
+def _records(directory):
+    """(offset, key, value) of every record, and (base, last) of every batch."""
+    log = Log.open(directory)
+    recs, batches = [], []
+    for _, b in log.batches_from(0):
+        batches.append((b.base_offset, b.last_offset))
+        recs += [(r.offset, r.key, r.value) for r in b.iter_records()]
+    log.close()
+    return recs, batches
+
+
+def _append(log, pairs, **kw):
+    log.append_as_leader(build_batch([(T0, k, v, ()) for k, v in pairs], **kw))
+
+
+def test_offset_map_counts_keys_as_kafka():
+    m = OffsetMap(24 * 100, 0.9)   # 100 slots of 24 bytes, 90 entries
+    assert (m.slots, m.max_size) == (100, 90)
+    m.put(b"a", 3)
+    m.put(b"a", 7)
+    assert (m.get(b"a"), m.get(b"b"), m.size, m.latest_offset) == (7, -1, 1, 7)
+
+
+def test_clean_hand_computed(tmp_path):
+    m, log = _log(tmp_path)
+    with m:
+        _append(log, [(b"a", b"1"), (b"b", b"1"), (b"c", b"1")])     # 0-2
+        log.roll()
+        _append(log, [(b"a", b"2"), (b"b", b"2")], compression_type=CODEC_GZIP)  # 3-4
+        _append(log, [(b"d", b"1"), (None, b"x")])                      # 5-6
+        log.roll()
+        _append(log, [(b"a", b"3")])                                    # 7: active
+        out = clean_log(log, Cleaner(fsync=False), CFG, now=T0, fsync=False)
+        assert out is not None
+        end, stats = out
+        # the map covers offsets up to the active segment's base (7)
+        assert end == 7
+        assert stats.invalid_messages_read == 1
+    recs, batches = _records(tmp_path / "d" / "t-0")
+    # hand-computed: a@0 and b@1 are superseded by a@3/b@4; c@2, d@5 stay; the keyless
+    # record goes; a@7 is in the active segment, not cleaned
+    assert recs == [(2, b"c", b"1"), (3, b"a", b"2"), (4, b"b", b"2"), (5, b"d", b"1"),
+                    (7, b"a", b"3")]
+    # batches keep their base and last offsets (the last offset of 5-6 is kept even
+    # though 6 went: overrideLastOffset)
+    assert batches == [(0, 2), (3, 4), (5, 6), (7, 7)]
+    ckpt = read_offset_checkpoint(tmp_path / "d" / "cleaner-offset-checkpoint")
+    assert ckpt == {TopicPartition("t", 0): 7}
+    # both rolled segments went into one (groupSegmentsBySize)
+    names = sorted(os.listdir(tmp_path / "d" / "t-0"))
+    assert [n for n in names if n.endswith(".log")] == ["00000000000000000000.log",
+                                                         "00000000000000000007.log"]
+    assert not [n for n in names if n.endswith((".cleaned", ".swap", ".deleted"))]
+
+
+def test_rebuilt_batch_keeps_header_fields(tmp_path):
+    from kafkalog_cli.format.records import batch_at
+    from kafkalog_cli.storage.cleaner import rebuild_batch
+
+    raw = build_batch([(T0, b"a", b"1", ()), (T0 + 5, b"b", b"2", (("h", b"v"),)),
+                       (T0 + 9, b"c", b"3", ())], base_offset=40, partition_leader_epoch=3,
+                      producer_id=77, producer_epoch=2, base_sequence=10,
+                      compression_type=CODEC_GZIP)
+    b = batch_at(memoryview(raw), 0)
+    recs = list(b.iter_records())
+    out = batch_at(memoryview(rebuild_batch(b, [recs[1]], None)), 0)
+    out.ensure_valid()
+    assert (out.base_offset, out.last_offset, out.producer_id, out.producer_epoch,
+            out.base_sequence, out.partition_leader_epoch, out.compression, out.count,
+            out.base_timestamp, out.max_timestamp) == (40, 42, 77, 2, 10, 3, CODEC_GZIP, 1,
+                                                       T0 + 5, T0 + 5)
+    assert [tuple(r) for r in out.iter_records()] == [(41, T0 + 5, b"b", b"2", (("h", b"v"),))]
+    # with a delete horizon: bit 6 set, baseTimestamp the horizon, record times unchanged
+    out = batch_at(memoryview(rebuild_batch(b, recs[:1], T0 + 1000)), 0)
+    assert out.delete_horizon_ms == T0 + 1000
+    assert [r.timestamp for r in out.iter_records()] == [T0]
+
+
+def test_tombstones_kept_until_the_delete_horizon(tmp_path):
+    clock = ManualClock(T0)
+    m, log = _log(tmp_path, clock)
+    with m:
+        _append(log, [(b"a", b"1"), (b"b", b"1")])    # 0-1
+        _append(log, [(b"a", None)])                  # 2: tombstone for a
+        log.roll()
+        _append(log, [(b"c", b"1")])                  # 3 (active)
+        clean_log(log, Cleaner(fsync=False), CFG, now=T0, fsync=False)
+        recs, _ = _records(tmp_path / "d" / "t-0")
+        assert recs == [(1, b"b", b"1"), (2, b"a", None), (3, b"c", b"1")]
+        b = next(b for _, b in Log.open(tmp_path / "d" / "t-0").batches_from(2))
+        assert b.delete_horizon_ms == T0 + 1000
+        # more data so the checkpointed section is dirty again, then past the horizon
+        _append(log, [(b"d", b"1")])
+        log.roll()
+        _append(log, [(b"e", b"1")])
+        clean_log(log, Cleaner(fsync=False), CFG, now=T0 + 1000, fsync=False)
+        recs, batches = _records(tmp_path / "d" / "t-0")
+        assert recs == [(1, b"b", b"1"), (3, b"c", b"1"), (4, b"d", b"1"), (5, b"e", b"1")]
+
+
+def test_group_segments_by_size():
+    class S:
+        def __init__(self, base, size):
+            self.base_offset, self.size = base, size
+            self.index_path = self.time_index_path = "/nonexistent"
+
+    segs = [S(0, 60), S(10, 30), S(20, 20), S(30, 0), S(40, 90)]
+    got = group_segments_by_size(segs, 100, 1 << 20, 50)
+    assert [[s.base_offset for s in g] for g in got] == [[0, 10], [20, 30], [40]]
+    # offsets that do not fit an int relative to the group's base split it
+    segs = [S(0, 1), S(2**31, 1)]
+    got = group_segments_by_size(segs, 100, 1 << 20, 2**31 + 5)
+    assert [[s.base_offset for s in g] for g in got] == [[0], [2**31]]
+
+
+def _cleaned_state(tmp_path):
+    """A log of two rolled segments with a .cleaned segment written for them, not
+    swapped: (manager, log, group, base)."""
+    m, log = _log(tmp_path)
+    _append(log, [(b"a", b"1"), (b"b", b"1")])
+    log.roll()
+    _append(log, [(b"a", b"2")])
+    log.roll()
+    _append(log, [(b"c", b"1")])
+    snap = prepare_clean(log, last_clean_offset=None, now=T0)
+    c = Cleaner(fsync=False)
+    c.build_offset_map(snap.segments, 0, 3, [])
+    from kafkalog_cli.storage.cleaner import CleanedTransactionMetadata, CleanerStats
+
+    base = c.clean_segments(snap.segments, snap.segments, CleanedTransactionMetadata(),
+                            config=CFG, now=T0, aborted_between=lambda a, b: [],
+                            last_records={}, upper_bound=3, stats=CleanerStats())
+    return m, log, snap.segments, base
+
+
+@pytest.mark.parametrize("crash_after", [None, "cleaned", "swap", "deleted"])
+def test_crash_at_each_step_of_the_swap_recovers(tmp_path, crash_after):
+    """A crash after writing .cleaned (recovery removes them: the old segments stay),
+    after .cleaned -> .swap, after the old files -> .deleted (recovery completes the
+    swap): the records read after recovery are the old ones or the cleaned ones, never
+    a mix or a loss."""
+    from kafkalog_cli.recovery import recover
+
+    m, log, group, base = _cleaned_state(tmp_path)
+    d = tmp_path / "d" / "t-0"
+    if crash_after != "cleaned":
+        deleted = replace_segments(d, base, group, fsync=False, crash_after=crash_after)
+        if crash_after is None:
+            for p in deleted:
+                os.unlink(p)
+    m.abandon()
+    recover([tmp_path / "d"], truncate=True)
+    names = os.listdir(d)
+    assert not [n for n in names if n.endswith((".cleaned", ".swap", ".deleted"))]
+    recs, _ = _records(d)
+    if crash_after == "cleaned":
+        assert recs == [(0, b"a", b"1"), (1, b"b", b"1"), (2, b"a", b"2"), (3, b"c", b"1")]
+    else:
+        assert recs == [(1, b"b", b"1"), (2, b"a", b"2"), (3, b"c", b"1")]
