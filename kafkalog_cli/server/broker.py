@@ -287,6 +287,8 @@ class KafkaServer:
         self.checkpoint_interval = checkpoint_interval
         self._checkpoint_task: asyncio.Task | None = None
         self._txn_task: asyncio.Task | None = None
+        #: the log cleaner (:mod:`.log_cleaner`; None read-only)
+        self.log_cleaner = None
         self.connection_errors = 0
         #: parses and encodes requests too large for the event loop
         self.codec = WorkerPool(CODEC_THREADS, name="kafkalog-codec")
@@ -326,6 +328,10 @@ class KafkaServer:
             self._idle_task = asyncio.create_task(self._close_idle_connections())
         if not self.options.read_only:
             self._txn_task = asyncio.create_task(self._abort_timed_out_transactions())
+            from .log_cleaner import LogCleanerTask
+
+            self.log_cleaner = LogCleanerTask(self.catalog)
+            self.log_cleaner.start()
         return port
 
     async def _listen(self, sec: ListenerSecurity) -> None:
@@ -373,6 +379,8 @@ class KafkaServer:
             if pending:
                 log.warning("%d connections did not end within %.0f s of the stop; closing "
                             "the log directory anyway", len(pending), STOP_WAIT_S)
+        if self.log_cleaner is not None:
+            await self.log_cleaner.stop()
         self.codec.shutdown()
         self.apis.close()
         await _cancelled(self._idle_task)

@@ -350,6 +350,9 @@ class Cleaner:
                  load_factor: float = DEFAULT_LOAD_FACTOR, *, fsync: bool = True):
         self.offset_map = OffsetMap(dedupe_buffer_size, load_factor)
         self.fsync = fsync
+        #: called before each batch (LogCleaner.checkDone): raises
+        #: LogCleaningAbortedError to stop the clean
+        self.check_done = None
 
     def build_offset_map(self, segments: list, start: int, end: int, aborted: list,
                          stats: CleanerStats | None = None) -> bool:
@@ -372,8 +375,11 @@ class Cleaner:
 
     def _map_segment(self, seg, start: int, next_base: int, txns, stats) -> bool:
         m = self.offset_map
+        check = self.check_done
         pos = seg.index_position(start) if start > seg.base_offset else 0
         for b in seg.records(pos).batches():
+            if check is not None:
+                check()
             if b.base_offset >= next_base:
                 break
             if b.magic >= MAGIC_V2 and b.is_control:
@@ -484,7 +490,10 @@ class Cleaner:
         """Cleaner.cleanInto: each batch of ``seg`` through the cleaner's RecordFilter
         (``MemoryRecords.filterTo``), what stays written to ``out``."""
         m = self.offset_map
+        check = self.check_done
         for b in seg.records().batches():
+            if check is not None:
+                check()
             stats.bytes_read += b.size
             raw = b.raw()
             if b.magic < MAGIC_V2:
@@ -688,13 +697,24 @@ class CleanSnapshot:
     segments: list
     to_clean: LogToClean
     last_records: dict
+    #: the active segment's aborted transactions (its index is in memory)
+    active_aborted: list = field(default_factory=list)
 
     def aborted_between(self, start: int, end: int) -> list:
+        """LocalLog.collectAbortedTransactions over ``[start, end)``: the rolled
+        segments' ``.txnindex`` files from the floor segment of ``start`` on, then the
+        active segment's (an aborted transaction is indexed with its ABORT marker, which
+        may lie past ``end``)."""
         from .log import Log
 
         snap = Log(self.directory)
         snap.segments = self.segments
-        return snap.collect_aborted_transactions(start, end)
+        found = snap.collect_aborted_transactions(start, end)
+        seen = {(t.producer_id, t.first_offset) for t in found}
+        found += [t for t in self.active_aborted
+                  if t.last_offset >= start and t.first_offset < end
+                  and (t.producer_id, t.first_offset) not in seen]
+        return found
 
 
 def prepare_clean(log, *, last_clean_offset: int | None, now: int,
@@ -719,7 +739,11 @@ def prepare_clean(log, *, last_clean_offset: int | None, now: int,
             off = e.last_data_offset
             last[pid] = (off if off >= 0 else None, e.producer_epoch)
     rolled = [LogSegment(log.directory, s.base_offset) for s in segs[:-1]]
-    return CleanSnapshot(log.directory, rolled, to_clean, last)
+    try:
+        active_aborted = list(segs[-1].txn_index.iter_entries())
+    except KafkalogError:
+        active_aborted = []
+    return CleanSnapshot(log.directory, rolled, to_clean, last, active_aborted)
 
 
 def swap_in(log, group: list, cleaned_base: int, *, fsync: bool = True) -> list[str] | None:

@@ -1,0 +1,114 @@
+"""serve's log cleaner with the pinned broker as the oracle: the same keyed records
+(idempotent batches, an aborted and a committed transaction, a tombstone, one segment per
+batch) go to a ``cleanup.policy=compact`` topic on the session bench broker and on
+``kafkalog serve``; once both cleaners have checkpointed the whole cleanable section,
+the records a Java consumer reads back (offset, key, value) are the same."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from kafka_testkit import SPEC_T0, java_consume, java_produce
+
+from kafkalog_cli.server.broker import ServerThread
+from kafkalog_cli.server.kafka_apis import ServerOptions
+from kafkalog_cli.storage.checkpoints import read_offset_checkpoint
+from kafkalog_cli.storage.files import TopicPartition
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+
+TOPIC = "compacted-oracle"
+#: every batch carries timestamps 10 s after the previous one, so each rolls a segment
+#: (LogSegment.shouldRoll: the batch's max timestamp - the segment's first > segment.ms)
+CONFIGS = {"cleanup.policy": "compact", "segment.ms": "5000",
+           "min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "86400000"}
+
+
+def _spec():
+    n = 0
+
+    def send(key, value):
+        nonlocal n
+        n += 1
+        return [{"op": "send", "topic": TOPIC, "partition": 0,
+                 "timestamp": SPEC_T0 + n * 10_000, "key": key, "value": value,
+                 "headers": []}, {"op": "flush"}]
+
+    plain = [s for i in range(14) for s in send(f"k{i % 4}", f"v{i}")]
+    plain += send("k1", None)                                  # a tombstone
+    txn = [{"op": "begin"}, *send("k2", "aborted-1"), *send("k5", "aborted-2"), {"op": "abort"},
+           {"op": "begin"}, *send("k3", "committed"), {"op": "commit"}]
+    tail = send("k0", "again") + send("k6", "last")        # the last: the active segment
+    return {"runs": [{"producer": {"linger.ms": "0"}, "steps": plain},
+                     {"producer": {"transactional.id": "cleaner-oracle", "linger.ms": "0"},
+                      "steps": txn},
+                     {"producer": {"linger.ms": "0"}, "steps": tail}]}
+
+
+def _wait_checkpoint(log_dir, offset: int, timeout: float, event=None) -> None:
+    tp = TopicPartition(TOPIC, 0)
+    deadline = time.monotonic() + timeout
+    while True:
+        if event is not None:
+            event.clear()
+        entries = read_offset_checkpoint(log_dir / "cleaner-offset-checkpoint") or {}
+        if entries.get(tp) == offset:
+            return
+        left = deadline - time.monotonic()
+        assert left > 0, f"no clean up to {offset} in {log_dir}: {entries.get(tp)}"
+        if event is not None:
+            event.wait(min(left, 1.0))
+        else:
+            time.sleep(0.1)
+
+
+def _active_base(log_dir) -> int:
+    return max(int(p.name[:20]) for p in (log_dir / f"{TOPIC}-0").glob("*.log"))
+
+
+def _alter_broker(broker, value):
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    op = AlterConfigOpType.SET if value is not None else AlterConfigOpType.DELETE
+    res = ConfigResource(ResourceType.BROKER, "1", incremental_configs=[
+        ConfigEntry("log.cleaner.backoff.ms", value or "", incremental_operation=op)])
+    admin = broker.admin()
+    for f in admin.incremental_alter_configs([res]).values():
+        f.result(30)
+
+
+def _records(bootstrap):
+    return [(r["offset"], r["key"], r["value"])
+            for r in java_consume(bootstrap, TOPIC, "read_uncommitted")]
+
+
+def test_compaction_matches_the_broker(kafka_broker, tmp_path):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    spec = _spec()
+    # the broker: its cleaner's backoff made short (a dynamic config) while this runs
+    _alter_broker(kafka_broker, "100")
+    try:
+        kafka_broker.create_topic(TOPIC, 1, CONFIGS)
+        acks = java_produce(kafka_broker.bootstrap, spec)
+        with ServerThread(tmp_path / "logs", ServerOptions(port=0),
+                          server_configs={"log.cleaner.backoff.ms": "100"}) as s:
+            admin = AdminClient({"bootstrap.servers": s.bootstrap})
+            admin.create_topics([NewTopic(TOPIC, 1, 1, config=CONFIGS)])[TOPIC].result(30)
+            served_acks = java_produce(s.bootstrap, spec)
+            assert [a["offset"] for a in served_acks] == [a["offset"] for a in acks]
+            # the whole log up to the active segment (the markers carry the wall clock's
+            # time, the records 2023's: the segment of the ABORT marker stays active)
+            active = _active_base(kafka_broker.log_dir)
+            assert _active_base(tmp_path / "logs") == active
+            _wait_checkpoint(tmp_path / "logs", active, 30, s.server.log_cleaner.cleaned_event)
+            _wait_checkpoint(kafka_broker.log_dir, active, 30)
+            got, want = _records(s.bootstrap), _records(kafka_broker.bootstrap)
+    finally:
+        _alter_broker(kafka_broker, None)
+    assert got == want
+    # the oracle did compact: fewer records than were written, the aborted ones gone
+    assert len(want) < len(acks)
+    assert not [r for r in want if r[2] and r[2].startswith(b"aborted")]
+    assert (want[-1][1], want[-1][2]) == (b"k6", b"last")
