@@ -195,3 +195,66 @@ def test_crash_at_each_step_of_the_swap_recovers(tmp_path, crash_after):
         assert recs == [(0, b"a", b"1"), (1, b"b", b"1"), (2, b"a", b"2"), (3, b"c", b"1")]
     else:
         assert recs == [(1, b"b", b"1"), (2, b"a", b"2"), (3, b"c", b"1")]
+
+
+def test_aborted_records_go_markers_and_producer_state_stay(tmp_path):
+    """Hand-computed: producer 5 aborts a transaction of a@1, b@2 (ABORT marker at 3)
+    then producer 6 commits c@4 (COMMIT at 5); a@0 is plain. The clean drops the aborted
+    records, keeps their batch empty (producer 5's last data batch: its sequence numbers),
+    keeps both markers (their transactions' batches were seen) and the aborted
+    transaction's .txnindex entry; the aborted a@1 never shadows a@0 in the map."""
+    from kafkalog_cli.storage.txn_index import TransactionIndex
+
+    m, log = _log(tmp_path)
+    with m:
+        _append(log, [(b"a", b"0")])                                               # 0
+        _append(log, [(b"a", b"x"), (b"b", b"x")], producer_id=5, producer_epoch=0,
+                base_sequence=0, is_transactional=True)                             # 1-2
+        log.append_end_txn_marker(producer_id=5, producer_epoch=0, commit=False)   # 3
+        _append(log, [(b"c", b"1")], producer_id=6, producer_epoch=0, base_sequence=0,
+                is_transactional=True)                                              # 4
+        log.append_end_txn_marker(producer_id=6, producer_epoch=0, commit=True)    # 5
+        log.roll()
+        _append(log, [(b"d", b"1")])                                               # 6
+        end, _ = clean_log(log, Cleaner(fsync=False), CFG, now=T0, fsync=False)
+        assert end == 6
+    d = tmp_path / "d" / "t-0"
+    recs, batches = _records(d)
+    assert [(o, k, v) for o, k, v in recs if o not in (3, 5)] == [
+        (0, b"a", b"0"), (4, b"c", b"1"), (6, b"d", b"1")]
+    assert batches == [(0, 0), (1, 2), (3, 3), (4, 4), (5, 5), (6, 6)]
+    log2 = Log.open(d)
+    counts = {b.base_offset: (b.count, b.is_control) for _, b in log2.batches_from(0)}
+    assert counts[1] == (0, False) and counts[3] == (1, True) and counts[5] == (1, True)
+    entries = list(TransactionIndex.load(d / "00000000000000000000.txnindex", 0).iter_entries())
+    assert [(t.producer_id, t.first_offset, t.last_offset) for t in entries] == [(5, 1, 3)]
+    log2.close()
+
+
+def test_abandoned_clean_leaves_no_file(tmp_path):
+    """A clean stopped at a batch (the server stopping: check_done raises) removes its
+    .cleaned files and leaves the log and the checkpoint as they were."""
+    from kafkalog_cli.errors import LogCleaningAbortedError
+
+    m, log = _log(tmp_path)
+    with m:
+        _append(log, [(b"a", b"1")])
+        _append(log, [(b"a", b"2")])
+        log.roll()
+        _append(log, [(b"b", b"1")])
+        c = Cleaner(fsync=False)
+        calls = []
+
+        def check():
+            calls.append(1)
+            if len(calls) > 2:   # past the map's two batches: inside the rewrite
+                raise LogCleaningAbortedError("stop")
+
+        c.check_done = check
+        with pytest.raises(LogCleaningAbortedError):
+            clean_log(log, c, CFG, now=T0, fsync=False)
+    names = os.listdir(tmp_path / "d" / "t-0")
+    assert not [n for n in names if n.endswith(".cleaned")]
+    assert not (tmp_path / "d" / "cleaner-offset-checkpoint").exists()
+    recs, _ = _records(tmp_path / "d" / "t-0")
+    assert recs == [(0, b"a", b"1"), (1, b"a", b"2"), (2, b"b", b"1")]
