@@ -102,6 +102,11 @@ class LogCleanerTask:
                 t.cancel()
         self._pool.shutdown()
 
+    def _forget(self, tps) -> None:
+        for tp in tps:
+            update_cleaner_checkpoint(self.catalog.log_dir, tp, None,
+                                      fsync=self.catalog.manager.fsync)
+
     def _compacted_logs(self):
         cat = self.catalog
         for topic in list(cat.topics.values()):
@@ -119,6 +124,9 @@ class LogCleanerTask:
             return False
         now = self.catalog.manager.clock.milliseconds()
         ckpt = read_cleaner_checkpoint(self.catalog.log_dir)
+        stale = [tp for tp in ckpt if not self.catalog.exists(tp.topic, tp.partition)]
+        if stale:  # deleted partitions (LogCleaner.updateCheckpoints' removal)
+            await self._pool.run(self._forget, stale)
         best = None
         for eff, lg in self._compacted_logs():
             snap = prepare_clean(lg, last_clean_offset=ckpt.get(lg.topic_partition), now=now,

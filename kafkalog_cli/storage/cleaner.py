@@ -238,23 +238,25 @@ def cleanable_offsets(segments: list, *, log_start_offset: int, log_end_offset: 
                 candidates.append(s.base_offset)
                 break
     uncleanable = max(first_dirty, min(candidates))
-    # calculateCleanableBytes: the first uncleanable segment's base offset
-    fus = active
-    for s in segments[:-1]:
-        if s.base_offset >= uncleanable or _next_base(segments, s) > uncleanable:
-            fus = s
+    # calculateCleanableBytes: the first uncleanable segment (the floor segment of the
+    # uncleanable offset, the active one at the latest) and its base offset
+    nexts = [s.base_offset for s in segments[1:]] + [2**63 - 1]
+    first_uncleanable = active.base_offset
+    for s, nxt in zip(segments[:-1], nexts, strict=False):
+        if nxt > uncleanable:
+            first_uncleanable = s.base_offset
             break
-    first_uncleanable = fus.base_offset
     lo = min(first_dirty, first_uncleanable)
-    clean_bytes = sum(s.size for s in segments if s.base_offset < first_dirty)
-    cleanable = sum(s.size for s in segments
-                    if s.base_offset < first_uncleanable and _next_base(segments, s) > lo)
+    clean_bytes = cleanable = 0
+    for s, nxt in zip(segments, nexts, strict=True):
+        if s.base_offset >= max(first_dirty, first_uncleanable):
+            break
+        size = s.size
+        if s.base_offset < first_dirty:
+            clean_bytes += size
+        if s.base_offset < first_uncleanable and nxt > lo:
+            cleanable += size
     return LogToClean(first_dirty, first_uncleanable, clean_bytes, cleanable, force)
-
-
-def _next_base(segments: list, seg) -> int:
-    i = segments.index(seg)
-    return segments[i + 1].base_offset if i + 1 < len(segments) else 2**63 - 1
 
 
 def group_segments_by_size(segments: list, max_size: int, max_index_size: int,

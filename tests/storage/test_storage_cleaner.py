@@ -258,3 +258,37 @@ def test_abandoned_clean_leaves_no_file(tmp_path):
     assert not (tmp_path / "d" / "cleaner-offset-checkpoint").exists()
     recs, _ = _records(tmp_path / "d" / "t-0")
     assert recs == [(0, b"a", b"1"), (1, b"a", b"2"), (2, b"b", b"1")]
+
+
+class _Seg:
+    def __init__(self, base, size, largest_ts=0):
+        self.base_offset, self.size, self.largest = base, size, largest_ts
+
+    def largest_timestamp_in_index(self):
+        return self.largest
+
+
+def test_cleanable_offsets_hand_computed():
+    """LogCleanerManager.cleanableOffsets: the least of the LSO, the active segment's base
+    and the first dirty segment within min.compaction.lag.ms; the cleanable bytes are the
+    segments from the first dirty one's floor to that segment."""
+    from kafkalog_cli.storage.cleaner import cleanable_offsets
+
+    segs = [_Seg(0, 100, T0), _Seg(10, 200, T0 + 10), _Seg(20, 300, T0 + 20), _Seg(30, 50)]
+    kw = dict(log_start_offset=0, log_end_offset=35, now=T0 + 100)
+    # nothing holds it back but the active segment
+    tc = cleanable_offsets(segs, last_stable_offset=35, last_clean_offset=None, **kw)
+    assert (tc.first_dirty_offset, tc.first_uncleanable_offset, tc.clean_bytes,
+            tc.cleanable_bytes) == (0, 30, 0, 600)
+    # an open transaction from 15: the segment holding it is the first uncleanable
+    tc = cleanable_offsets(segs, last_stable_offset=15, last_clean_offset=10, **kw)
+    assert (tc.first_dirty_offset, tc.first_uncleanable_offset, tc.clean_bytes,
+            tc.cleanable_bytes) == (10, 10, 100, 0)
+    # min.compaction.lag.ms 85: segment 20's largest timestamp (T0+20) > now - 85 = T0+15
+    tc = cleanable_offsets(segs, last_stable_offset=35, last_clean_offset=10,
+                           min_compaction_lag_ms=85, **kw)
+    assert (tc.first_uncleanable_offset, tc.clean_bytes, tc.cleanable_bytes) == (20, 100, 200)
+    assert tc.cleanable_ratio == 200 / 300
+    # a checkpoint past the log end is reset to the log start
+    tc = cleanable_offsets(segs, last_stable_offset=35, last_clean_offset=99, **kw)
+    assert (tc.first_dirty_offset, tc.force_update_checkpoint) == (0, True)
