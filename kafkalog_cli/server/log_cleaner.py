@@ -123,7 +123,7 @@ class LogCleanerTask:
         if not self.enabled:
             return False
         now = self.catalog.manager.clock.milliseconds()
-        ckpt = read_cleaner_checkpoint(self.catalog.log_dir)
+        ckpt = await self._pool.run(read_cleaner_checkpoint, self.catalog.log_dir)
         stale = [tp for tp in ckpt if not self.catalog.exists(tp.topic, tp.partition)]
         if stale:  # deleted partitions (LogCleaner.updateCheckpoints' removal)
             await self._pool.run(self._forget, stale)

@@ -292,3 +292,42 @@ def test_cleanable_offsets_hand_computed():
     # a checkpoint past the log end is reset to the log start
     tc = cleanable_offsets(segs, last_stable_offset=35, last_clean_offset=99, **kw)
     assert (tc.first_dirty_offset, tc.force_update_checkpoint) == (0, True)
+
+
+def test_commit_marker_goes_after_its_records_and_the_horizon(tmp_path):
+    """KIP-534 for markers, hand-computed: producer 6 commits c@0 (COMMIT at 1), c@2
+    supersedes it, producer 6 commits e@3 (COMMIT at 4). Clean 1 drops c@0's batch (not
+    the producer's last) but keeps the marker (its transaction's batch was read in the
+    same pass); clean 2 finds the marker's transaction empty: stamps the delete horizon;
+    clean 3, at the horizon, drops it."""
+    def marker_at_1(d):
+        log2 = Log.open(d)
+        b = next((b for _, b in log2.batches_from(0) if b.base_offset == 1), None)
+        log2.close()
+        return b
+
+    m, log = _log(tmp_path)
+    d = tmp_path / "d" / "t-0"
+    txn = dict(producer_id=6, producer_epoch=0, is_transactional=True)
+    with m:
+        _append(log, [(b"c", b"t")], base_sequence=0, **txn)                      # 0
+        log.append_end_txn_marker(producer_id=6, producer_epoch=0, commit=True)   # 1
+        _append(log, [(b"c", b"p")])                                              # 2
+        _append(log, [(b"e", b"t2")], base_sequence=1, **txn)                     # 3
+        log.append_end_txn_marker(producer_id=6, producer_epoch=0, commit=True)   # 4
+        log.roll()
+        _append(log, [(b"x", b"1")])                                              # 5
+        clean_log(log, Cleaner(fsync=False), CFG, now=T0, fsync=False)
+        assert [b for b in _records(d)[1] if b[0] < 5] == [(1, 1), (2, 2), (3, 3), (4, 4)]
+        assert marker_at_1(d).delete_horizon_ms is None
+        log.roll()
+        _append(log, [(b"y", b"1")])                                              # 6
+        clean_log(log, Cleaner(fsync=False), CFG, now=T0, fsync=False)
+        assert marker_at_1(d).delete_horizon_ms == T0 + 1000
+        log.roll()
+        _append(log, [(b"z", b"1")])                                              # 7
+        clean_log(log, Cleaner(fsync=False), CFG, now=T0 + 1000, fsync=False)
+        assert marker_at_1(d) is None
+    recs, _ = _records(d)
+    assert [(o, k, v) for o, k, v in recs if o != 4] == [
+        (2, b"c", b"p"), (3, b"e", b"t2"), (5, b"x", b"1"), (6, b"y", b"1"), (7, b"z", b"1")]
