@@ -25,6 +25,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 
 from ..errors import KafkalogError, LogCleaningAbortedError
 from ..storage.cleaner import (
@@ -53,15 +54,10 @@ class LogCleanerTask:
 
     def __init__(self, catalog):
         self.catalog = catalog
-        bc = catalog.broker_configs
-        self.enabled = str(bc.value("log.cleaner.enable")).lower() == "true"
-        self.backoff_s = int(bc.value("log.cleaner.backoff.ms")) / 1000
-        threads = max(int(bc.value("log.cleaner.threads")), 1)
-        memory = int(bc.value("log.cleaner.dedupe.buffer.size")) // threads
-        self.cleaner = Cleaner(memory, _float(bc.value("log.cleaner.io.buffer.load.factor"), 0.9),
-                               fsync=catalog.manager.fsync)
+        self.enabled = str(catalog.broker_configs.value("log.cleaner.enable")).lower() == "true"
         self._stopping = threading.Event()
-        self.cleaner.check_done = self._check_done
+        self.cleaner: Cleaner | None = None
+        self._refresh()
         self._pool = WorkerPool(1, name="kafkalog-cleaner")
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
@@ -73,6 +69,19 @@ class LogCleanerTask:
         """Start the cleaner's task (on the running event loop) when log.cleaner.enable."""
         if self.enabled:
             self._task = asyncio.create_task(self.run())
+
+    def _refresh(self) -> None:
+        """Read the dynamic cleaner configs (LogCleaner.reconfigure): the backoff, and a
+        new map when its memory or load factor changed."""
+        bc = self.catalog.broker_configs
+        self.backoff_s = int(bc.value("log.cleaner.backoff.ms")) / 1000
+        threads = max(int(bc.value("log.cleaner.threads")), 1)
+        memory = int(bc.value("log.cleaner.dedupe.buffer.size")) // threads
+        factor = _float(bc.value("log.cleaner.io.buffer.load.factor"), 0.9)
+        if self.cleaner is None or (memory, factor) != self._map_config:
+            self._map_config = (memory, factor)
+            self.cleaner = Cleaner(memory, factor, fsync=self.catalog.manager.fsync)
+            self.cleaner.check_done = self._check_done
 
     def _check_done(self) -> None:
         if self._stopping.is_set():
@@ -122,6 +131,7 @@ class LogCleanerTask:
         """One pass: clean the filthiest compacted log. True when a log was cleaned."""
         if not self.enabled:
             return False
+        self._refresh()
         now = self.catalog.manager.clock.milliseconds()
         ckpt = await self._pool.run(read_cleaner_checkpoint, self.catalog.log_dir)
         stale = [tp for tp in ckpt if not self.catalog.exists(tp.topic, tp.partition)]
@@ -172,6 +182,7 @@ class LogCleanerTask:
                                       fsync=fsync)
             return end, stats
 
+        started = time.monotonic()
         try:
             end, stats = await self._pool.run(work)
         except LogCleaningAbortedError:
@@ -179,9 +190,10 @@ class LogCleanerTask:
         except KafkalogError as e:
             log.error("cleaning %s failed: %s", lg.topic_partition, e)
             return False
-        log.info("cleaned %s up to offset %d: %d of %d records kept, %d segments",
-                 lg.topic_partition, end, stats.messages_written, stats.messages_read,
-                 stats.segments_cleaned)
+        log.info("cleaned %s up to offset %d in %.2f s: %d of %d records kept (%d of %d "
+                 "bytes), %d segments", lg.topic_partition, end, time.monotonic() - started,
+                 stats.messages_written, stats.messages_read, stats.bytes_written,
+                 stats.bytes_read, stats.segments_cleaned)
         self.cleaned += 1
         self.cleaned_event.set()
         return True

@@ -119,6 +119,7 @@ class OffsetMap:
 class CleanerStats:
     """CleanerStats: what one clean read and kept (counts; bytes)."""
 
+    map_messages_read: int = 0
     messages_read: int = 0
     bytes_read: int = 0
     messages_written: int = 0
@@ -393,7 +394,7 @@ class Cleaner:
                             return True
                         m.put(r.key, r.offset)
                     if stats is not None:
-                        stats.messages_read += 1
+                        stats.map_messages_read += 1
             if b.last_offset >= start:
                 m.update_latest_offset(b.last_offset)
         m.update_latest_offset(next_base - 1)
