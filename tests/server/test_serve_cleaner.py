@@ -16,8 +16,6 @@ from kafkalog_cli.server.kafka_apis import ServerOptions
 from kafkalog_cli.storage.checkpoints import read_offset_checkpoint
 from kafkalog_cli.storage.files import TopicPartition
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
-
 TOPIC = "compacted-oracle"
 #: every batch carries timestamps 10 s after the previous one, so each rolls a segment
 #: (LogSegment.shouldRoll: the batch's max timestamp - the segment's first > segment.ms)
@@ -46,8 +44,8 @@ def _spec():
                      {"producer": {"linger.ms": "0"}, "steps": tail}]}
 
 
-def _wait_checkpoint(log_dir, offset: int, timeout: float, event=None) -> None:
-    tp = TopicPartition(TOPIC, 0)
+def _wait_checkpoint(log_dir, offset: int, timeout: float, event=None, topic=TOPIC) -> None:
+    tp = TopicPartition(topic, 0)
     deadline = time.monotonic() + timeout
     while True:
         if event is not None:
@@ -63,8 +61,8 @@ def _wait_checkpoint(log_dir, offset: int, timeout: float, event=None) -> None:
             time.sleep(0.1)
 
 
-def _active_base(log_dir) -> int:
-    return max(int(p.name[:20]) for p in (log_dir / f"{TOPIC}-0").glob("*.log"))
+def _active_base(log_dir, topic=TOPIC) -> int:
+    return max(int(p.name[:20]) for p in (log_dir / f"{topic}-0").glob("*.log"))
 
 
 def _alter_broker(broker, value):
@@ -83,6 +81,8 @@ def _records(bootstrap):
             for r in java_consume(bootstrap, TOPIC, "read_uncommitted")]
 
 
+@pytest.mark.kafka
+@pytest.mark.slow
 def test_compaction_matches_the_broker(kafka_broker, tmp_path):
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -112,3 +112,39 @@ def test_compaction_matches_the_broker(kafka_broker, tmp_path):
     assert len(want) < len(acks)
     assert not [r for r in want if r[2] and r[2].startswith(b"aborted")]
     assert (want[-1][1], want[-1][2]) == (b"k6", b"last")
+
+
+def test_consumer_offsets_compacted_and_reloaded(tmp_path):
+    """__consumer_offsets is compacted like any compacted topic: after 20 commits of one
+    group and partition over many small segments only the last commit's record is left
+    below the active segment, and a restarted serve loads the last committed offset."""
+    from confluent_kafka import Consumer
+    from confluent_kafka import TopicPartition as CTP
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from kafkalog_cli.storage.log import Log
+
+    configs = {"log.cleaner.backoff.ms": "50", "offsets.topic.num.partitions": "1",
+               "offsets.topic.segment.bytes": "400", "log.cleaner.min.cleanable.ratio": "0.01",
+               "group.initial.rebalance.delay.ms": "0"}
+    logs = tmp_path / "logs"
+    with ServerThread(logs, ServerOptions(port=0), server_configs=configs) as s:
+        admin = AdminClient({"bootstrap.servers": s.bootstrap})
+        admin.create_topics([NewTopic("t", 1, 1)])["t"].result(30)
+        c = Consumer({"bootstrap.servers": s.bootstrap, "group.id": "g"})
+        for i in range(1, 21):
+            c.commit(offsets=[CTP("t", 0, i)], asynchronous=False)
+        c.close()
+        active = _active_base(logs, "__consumer_offsets")
+        assert active > 5   # the commits rolled many segments
+        _wait_checkpoint(logs, active, 30, s.server.log_cleaner.cleaned_event,
+                         topic="__consumer_offsets")
+    log = Log.open(logs / "__consumer_offsets-0")
+    keys = [r.key for _, b in log.batches_from(0) if not b.is_control
+            for r in b.iter_records() if r.offset < active]
+    log.close()
+    assert len(keys) == len(set(keys)) == 1      # the group's one offset key
+    with ServerThread(logs, ServerOptions(port=0), server_configs=configs) as s:
+        c = Consumer({"bootstrap.servers": s.bootstrap, "group.id": "g"})
+        assert c.committed([CTP("t", 0)], timeout=10)[0].offset == 20
+        c.close()
