@@ -64,6 +64,9 @@ class LogCleanerTask:
         #: cleans done since the start; ``cleaned_event`` is set after each (tests wait)
         self.cleaned = 0
         self.cleaned_event = threading.Event()
+        #: partitions a clean failed on (LogCleanerManager.markPartitionUncleanable):
+        #: not cleaned again until a restart
+        self.uncleanable: set = set()
 
     def start(self) -> None:
         """Start the cleaner's task (on the running event loop) when log.cleaner.enable."""
@@ -124,7 +127,8 @@ class LogCleanerTask:
                 continue
             for part in list(topic.partitions.values()):
                 lg = getattr(part, "log", None)
-                if lg is not None and not lg.closed:
+                if lg is not None and not lg.closed and \
+                        lg.topic_partition not in self.uncleanable:
                     yield eff, lg
 
     async def clean_filthiest_log(self) -> bool:
@@ -187,8 +191,10 @@ class LogCleanerTask:
             end, stats = await self._pool.run(work)
         except LogCleaningAbortedError:
             return False
-        except KafkalogError as e:
-            log.error("cleaning %s failed: %s", lg.topic_partition, e)
+        except (KafkalogError, OSError) as e:
+            log.error("cleaning %s failed, not cleaned again until a restart: %s",
+                      lg.topic_partition, e)
+            self.uncleanable.add(lg.topic_partition)
             return False
         log.info("cleaned %s up to offset %d in %.2f s: %d of %d records kept (%d of %d "
                  "bytes), %d segments", lg.topic_partition, end, time.monotonic() - started,

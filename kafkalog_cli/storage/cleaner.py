@@ -55,7 +55,7 @@ from ..constants import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
-from ..errors import KafkalogError
+from ..errors import CorruptRecordError, KafkalogError
 from .checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
 from .files import TopicPartition
 from .segment import LogSegment, open_view, rebuild_indexes, release_view
@@ -380,7 +380,8 @@ class Cleaner:
         m = self.offset_map
         check = self.check_done
         pos = seg.index_position(start) if start > seg.base_offset else 0
-        for b in seg.records(pos).batches():
+        fr = seg.records(pos)
+        for b in fr.batches():
             if check is not None:
                 check()
             if b.base_offset >= next_base:
@@ -397,6 +398,8 @@ class Cleaner:
                         stats.map_messages_read += 1
             if b.last_offset >= start:
                 m.update_latest_offset(b.last_offset)
+        else:
+            _ensure_whole(seg, fr)
         m.update_latest_offset(next_base - 1)
         return False
 
@@ -494,7 +497,8 @@ class Cleaner:
         (``MemoryRecords.filterTo``), what stays written to ``out``."""
         m = self.offset_map
         check = self.check_done
-        for b in seg.records().batches():
+        fr = seg.records()
+        for b in fr.batches():
             if check is not None:
                 check()
             stats.bytes_read += b.size
@@ -545,6 +549,21 @@ class Cleaner:
             out.write(data)
             stats.messages_written += len(retained)
             stats.bytes_written += len(data)
+        _ensure_whole(seg, fr)
+
+
+def _ensure_whole(seg, fr) -> None:
+    """A rolled segment must be whole batches to its end (the cleaner would drop what
+    follows bytes that are not one: Kafka's cleaner fails the log instead).
+
+    Raises:
+        CorruptRecordError: naming the file and the position of the first bad byte.
+    """
+    if fr.invalid_bytes:
+        why = f" ({fr.stop_error.message})" if getattr(fr, "stop_error", None) else ""
+        raise CorruptRecordError(f"{fr.invalid_bytes} bytes that are not a whole batch{why}; "
+                                 "the log is not cleaned (run kafkalog recover)",
+                                 file=seg.log_path, position=fr.valid_end)
 
 
 def _batch_retention(b, last_records: dict, upper_bound: int, discard_records: bool) -> str:

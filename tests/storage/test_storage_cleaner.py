@@ -331,3 +331,27 @@ def test_commit_marker_goes_after_its_records_and_the_horizon(tmp_path):
     recs, _ = _records(d)
     assert [(o, k, v) for o, k, v in recs if o != 4] == [
         (2, b"c", b"p"), (3, b"e", b"t2"), (5, b"x", b"1"), (6, b"y", b"1"), (7, b"z", b"1")]
+
+
+def test_bytes_that_are_not_a_batch_fail_the_clean(tmp_path):
+    """A rolled segment ending in bytes that are not a whole batch is not cleaned (what
+    follows them would be dropped): one error naming the file and position, the log as
+    it was, no .cleaned file left."""
+    from kafkalog_cli.errors import CorruptRecordError
+
+    m, log = _log(tmp_path)
+    d = tmp_path / "d" / "t-0"
+    with m:
+        _append(log, [(b"a", b"1")])
+        _append(log, [(b"a", b"2")])
+        log.roll()
+        _append(log, [(b"b", b"1")])
+        seg = d / "00000000000000000000.log"
+        good = seg.stat().st_size
+        with open(seg, "ab") as f:
+            f.write(b"\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x01")
+        with pytest.raises(CorruptRecordError) as e:
+            clean_log(log, Cleaner(fsync=False), CFG, now=T0, fsync=False)
+        assert str(seg) in str(e.value) and f"at byte {good}" in str(e.value)
+    assert not [n for n in os.listdir(d) if n.endswith(".cleaned")]
+    assert seg.stat().st_size == good + 11
