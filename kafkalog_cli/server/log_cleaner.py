@@ -31,6 +31,7 @@ from ..errors import KafkalogError, LogCleaningAbortedError
 from ..storage.cleaner import (
     CleanConfig,
     Cleaner,
+    is_cleanable,
     prepare_clean,
     read_cleaner_checkpoint,
     swap_in,
@@ -143,13 +144,15 @@ class LogCleanerTask:
             await self._pool.run(self._forget, stale)
         best = None
         for eff, lg in self._compacted_logs():
-            snap = prepare_clean(lg, last_clean_offset=ckpt.get(lg.topic_partition), now=now,
-                                 min_compaction_lag_ms=int(eff.get("min.compaction.lag.ms", 0)))
+            snap = prepare_clean(
+                lg, last_clean_offset=ckpt.get(lg.topic_partition), now=now,
+                min_compaction_lag_ms=int(eff.get("min.compaction.lag.ms", 0)),
+                max_compaction_lag_ms=int(eff.get("max.compaction.lag.ms", 2**63 - 1)))
             if snap is None:
                 continue
             tc = snap.to_clean
             ratio = _float(eff.get("min.cleanable.dirty.ratio"), 0.5)
-            if tc.cleanable_bytes > 0 and tc.cleanable_ratio > ratio and \
+            if is_cleanable(tc, ratio) and \
                     (best is None or tc.cleanable_ratio > best[2].to_clean.cleanable_ratio):
                 best = (eff, lg, snap)
         if best is None:

@@ -38,6 +38,7 @@ rewrite them).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import os
@@ -198,6 +199,8 @@ class LogToClean:
     clean_bytes: int
     cleanable_bytes: int
     force_update_checkpoint: bool = False
+    #: max.compaction.lag.ms has passed for a dirty record: cleaned whatever the ratio
+    need_compaction_now: bool = False
 
     @property
     def cleanable_ratio(self) -> float:
@@ -258,6 +261,29 @@ def cleanable_offsets(segments: list, *, log_start_offset: int, log_end_offset: 
         if s.base_offset < first_uncleanable and nxt > lo:
             cleanable += size
     return LogToClean(first_dirty, first_uncleanable, clean_bytes, cleanable, force)
+
+
+def max_compaction_delay(segments: list, first_dirty_offset: int, now: int,
+                         max_compaction_lag_ms: int) -> int:
+    """LogCleanerManager.maxCompactionDelay (ms): how long past ``max.compaction.lag.ms``
+    the earliest first-batch timestamp (> 0) of the dirty rolled segments is; > 0 means
+    the log is cleaned whatever its dirty ratio (``needCompactionNow``)."""
+    until = now - max(max_compaction_lag_ms, 0)
+    earliest = None
+    for i, s in enumerate(segments[:-1]):
+        if segments[i + 1].base_offset <= first_dirty_offset:
+            continue
+        ts = _first_batch_timestamp(s)
+        if ts is not None and ts > 0 and (earliest is None or ts < earliest):
+            earliest = ts
+    return until - earliest if earliest is not None and earliest < until else 0
+
+
+def _first_batch_timestamp(seg) -> int | None:
+    """LogSegment.getFirstBatchTimestamp: the first batch's max timestamp."""
+    for b in seg.records().batches():
+        return b.max_timestamp
+    return None
 
 
 def group_segments_by_size(segments: list, max_size: int, max_index_size: int,
@@ -740,7 +766,8 @@ class CleanSnapshot:
 
 
 def prepare_clean(log, *, last_clean_offset: int | None, now: int,
-                  min_compaction_lag_ms: int = 0) -> CleanSnapshot | None:
+                  min_compaction_lag_ms: int = 0,
+                  max_compaction_lag_ms: int = 2**63 - 1) -> CleanSnapshot | None:
     """On the thread that owns ``log`` (a :class:`~.log.UnifiedLog`): its cleanable
     section (:func:`cleanable_offsets`; the last stable offset is the producer state's
     first unstable offset, else the log end offset: the high watermark of a single node)
@@ -755,6 +782,11 @@ def prepare_clean(log, *, last_clean_offset: int | None, now: int,
                                  log_end_offset=log.log_end_offset, last_stable_offset=lso,
                                  last_clean_offset=last_clean_offset, now=now,
                                  min_compaction_lag_ms=min_compaction_lag_ms)
+    if max_compaction_lag_ms < now:  # else no timestamp can be past the lag
+        delay = max_compaction_delay(segs, to_clean.first_dirty_offset, now,
+                                     max_compaction_lag_ms)
+        if delay > 0:
+            to_clean = dataclasses.replace(to_clean, need_compaction_now=True)
     last = {}
     if ps is not None:
         for pid, e in ps.producers.items():
@@ -766,6 +798,13 @@ def prepare_clean(log, *, last_clean_offset: int | None, now: int,
     except KafkalogError:
         active_aborted = []
     return CleanSnapshot(log.directory, rolled, to_clean, last, active_aborted)
+
+
+def is_cleanable(tc: LogToClean, min_cleanable_ratio: float) -> bool:
+    """grabFilthiestCompactedLog's filter: cleanable bytes, and a dirty ratio above
+    ``min.cleanable.dirty.ratio`` or ``max.compaction.lag.ms`` passed."""
+    return tc.cleanable_bytes > 0 and (tc.need_compaction_now
+                                       or tc.cleanable_ratio > min_cleanable_ratio)
 
 
 def swap_in(log, group: list, cleaned_base: int, *, fsync: bool = True) -> list[str] | None:
@@ -790,7 +829,8 @@ def swap_in(log, group: list, cleaned_base: int, *, fsync: bool = True) -> list[
 
 
 def clean_log(log, cleaner: Cleaner, config: CleanConfig, *, now: int,
-              min_compaction_lag_ms: int = 0, min_cleanable_ratio: float = 0.0,
+              min_compaction_lag_ms: int = 0, max_compaction_lag_ms: int = 2**63 - 1,
+              min_cleanable_ratio: float = 0.0,
               fsync: bool = True) -> tuple[int, CleanerStats] | None:
     """Clean ``log`` (a :class:`~.log.UnifiedLog` no one else uses meanwhile) once, from
     its ``cleaner-offset-checkpoint`` entry, when its dirty ratio is above
@@ -799,11 +839,12 @@ def clean_log(log, cleaner: Cleaner, config: CleanConfig, *, now: int,
     tp = log.topic_partition
     log_dir = log.directory.parent
     snap = prepare_clean(log, last_clean_offset=read_cleaner_checkpoint(log_dir).get(tp),
-                         now=now, min_compaction_lag_ms=min_compaction_lag_ms)
+                         now=now, min_compaction_lag_ms=min_compaction_lag_ms,
+                         max_compaction_lag_ms=max_compaction_lag_ms)
     if snap is None:
         return None
     tc = snap.to_clean
-    if tc.cleanable_bytes <= 0 or tc.cleanable_ratio <= min_cleanable_ratio:
+    if not is_cleanable(tc, min_cleanable_ratio):
         if tc.force_update_checkpoint:
             update_cleaner_checkpoint(log_dir, tp, tc.first_dirty_offset, fsync=fsync)
         return None
@@ -822,6 +863,7 @@ def clean_log(log, cleaner: Cleaner, config: CleanConfig, *, now: int,
     return end, stats
 
 
-__all__ = ["CleanSnapshot", "clean_log", "prepare_clean", "swap_in", "CleanConfig", "Cleaner", "CleanerStats", "LogToClean", "OffsetMap",
+__all__ = ["CleanSnapshot", "clean_log", "is_cleanable", "max_compaction_delay",
+           "prepare_clean", "swap_in", "CleanConfig", "Cleaner", "CleanerStats", "LogToClean", "OffsetMap",
            "cleanable_offsets", "delete_cleaned", "group_segments_by_size",
            "read_cleaner_checkpoint", "replace_segments", "update_cleaner_checkpoint"]

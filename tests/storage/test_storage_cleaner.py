@@ -355,3 +355,26 @@ def test_bytes_that_are_not_a_batch_fail_the_clean(tmp_path):
         assert str(seg) in str(e.value) and f"at byte {good}" in str(e.value)
     assert not [n for n in os.listdir(d) if n.endswith(".cleaned")]
     assert seg.stat().st_size == good + 11
+
+
+def test_max_compaction_lag_cleans_whatever_the_ratio(tmp_path):
+    """maxCompactionDelay, hand-computed: the dirty segment's first batch is stamped T0;
+    at T0 + 1000 a max.compaction.lag.ms of 2000 has not passed (a ratio of at most 1.0
+    is never above 1.0: no clean), one of 500 has (cleaned)."""
+    from kafkalog_cli.storage.cleaner import max_compaction_delay
+
+    m, log = _log(tmp_path)
+    with m:
+        _append(log, [(b"a", b"1")])
+        _append(log, [(b"a", b"2")])
+        log.roll()
+        _append(log, [(b"b", b"1")])
+        assert max_compaction_delay(log.segments, 0, T0 + 1000, 500) == 500
+        assert max_compaction_delay(log.segments, 0, T0 + 1000, 2000) == 0
+        kw = dict(now=T0 + 1000, min_cleanable_ratio=1.0, fsync=False)
+        assert clean_log(log, Cleaner(fsync=False), CFG, max_compaction_lag_ms=2000,
+                         **kw) is None
+        assert clean_log(log, Cleaner(fsync=False), CFG, max_compaction_lag_ms=500,
+                         **kw)[0] == 2
+    recs, _ = _records(tmp_path / "d" / "t-0")
+    assert recs == [(1, b"a", b"2"), (2, b"b", b"1")]
