@@ -3,9 +3,10 @@
 
 Every ``log.cleaner.backoff.ms`` (when the last pass cleaned nothing; at once after one
 that did), while ``log.cleaner.enable`` is true: among the served partitions whose topic's
-``cleanup.policy`` holds ``compact``, the one with the largest dirty ratio above its
-``min.cleanable.dirty.ratio`` (:func:`~kafkalog_cli.storage.cleaner.cleanable_offsets`,
-``min.compaction.lag.ms`` applied) is cleaned once
+``cleanup.policy`` holds ``compact``, the one with the largest dirty ratio of those above
+their ``min.cleanable.dirty.ratio`` or past their ``max.compaction.lag.ms``
+(:func:`~kafkalog_cli.storage.cleaner.cleanable_offsets`, ``min.compaction.lag.ms``
+applied) is cleaned once
 (:class:`~kafkalog_cli.storage.cleaner.Cleaner`, a map of
 ``log.cleaner.dedupe.buffer.size`` / ``log.cleaner.threads`` bytes), and its
 ``cleaner-offset-checkpoint`` entry moved.

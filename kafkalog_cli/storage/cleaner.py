@@ -8,7 +8,9 @@ A clean of a ``cleanup.policy=compact`` log:
 1. :func:`cleanable_offsets`: the dirty section starts at the cleaner checkpoint (the log
    start offset without one) and ends at the first uncleanable offset, the least of the
    last stable offset, the active segment's base offset and the base offset of the first
-   dirty segment whose largest timestamp is within ``min.compaction.lag.ms`` of now.
+   dirty segment whose largest timestamp is within ``min.compaction.lag.ms`` of now;
+   a log is cleaned when its dirty ratio is above ``min.cleanable.dirty.ratio`` or a dirty
+   segment's first batch is older than ``max.compaction.lag.ms`` (:func:`is_cleanable`).
 2. :meth:`Cleaner.build_offset_map`: key -> its last offset over the dirty section
    (records of aborted transactions left out), at most :attr:`OffsetMap.max_size` keys
    (``log.cleaner.dedupe.buffer.size`` / 24 bytes an entry x
