@@ -694,7 +694,9 @@ def replace_segments(directory, cleaned_base: int, old: list, *, fsync: bool = T
                      crash_after: str | None = None) -> list[str]:
     """LocalLog.replaceSegments for one cleaned segment, on disk: its ``.cleaned`` files
     renamed ``.swap``, the ``old`` segments' files renamed ``.deleted``, the ``.swap``
-    files renamed to the segment's names, each step's directory entry fsynced. Returns the
+    files renamed to the segment's names, then the producer snapshots at the other old
+    segments' base offsets renamed ``.deleted`` (``UnifiedLog.replaceSegments``), each
+    step's directory entry fsynced. Returns the
     ``.deleted`` paths (the caller removes them once no reader needs them: Kafka's
     ``file.delete.delay.ms``). ``crash_after`` (tests): stop after the named step
     (``"swap"``, ``"deleted"``) as a crash would.
@@ -722,6 +724,14 @@ def replace_segments(directory, cleaned_base: int, old: list, *, fsync: bool = T
         return deleted
     for n in present:
         os.replace(os.path.join(d, n + SWAP_FILE_SUFFIX), os.path.join(d, n))
+    # UnifiedLog.replaceSegments then deleteProducerSnapshots: the producer snapshots at
+    # the base offsets of the segments gone
+    for seg in old:
+        if seg.base_offset != cleaned_base:
+            src = os.path.join(d, f"{seg.base_offset:020d}.snapshot")
+            if os.path.exists(src):
+                os.replace(src, src + ".deleted")
+                deleted.append(src + ".deleted")
     _fsync_dir(d, fsync)
     return deleted
 

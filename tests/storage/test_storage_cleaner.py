@@ -89,6 +89,10 @@ def test_clean_hand_computed(tmp_path):
     assert [n for n in names if n.endswith(".log")] == ["00000000000000000000.log",
                                                          "00000000000000000007.log"]
     assert not [n for n in names if n.endswith((".cleaned", ".swap", ".deleted"))]
+    # the producer snapshot of the segment merged away (3) goes; the active segment's (7)
+    # and the close's (8) stay
+    assert [n for n in names if n.endswith(".snapshot")] == [
+        "00000000000000000007.snapshot", "00000000000000000008.snapshot"]
 
 
 def test_rebuilt_batch_keeps_header_fields(tmp_path):
