@@ -117,8 +117,11 @@ class LogCleanerTask:
         self._pool.shutdown()
 
     def _forget(self, tps) -> None:
-        for tp in tps:
-            update_cleaner_checkpoint(self.catalog.log_dir, tp, None,
+        self._reset([(tp, None) for tp in tps])
+
+    def _reset(self, entries) -> None:
+        for tp, offset in entries:
+            update_cleaner_checkpoint(self.catalog.log_dir, tp, offset,
                                       fsync=self.catalog.manager.fsync)
 
     def _compacted_logs(self):
@@ -143,7 +146,7 @@ class LogCleanerTask:
         stale = [tp for tp in ckpt if not self.catalog.exists(tp.topic, tp.partition)]
         if stale:  # deleted partitions (LogCleaner.updateCheckpoints' removal)
             await self._pool.run(self._forget, stale)
-        best = None
+        best, forced = None, []
         for eff, lg in self._compacted_logs():
             snap = prepare_clean(
                 lg, last_clean_offset=ckpt.get(lg.topic_partition), now=now,
@@ -152,10 +155,14 @@ class LogCleanerTask:
             if snap is None:
                 continue
             tc = snap.to_clean
+            if tc.force_update_checkpoint:  # a checkpoint outside the log: reset
+                forced.append((lg.topic_partition, tc.first_dirty_offset))
             ratio = _float(eff.get("min.cleanable.dirty.ratio"), 0.5)
             if is_cleanable(tc, ratio) and \
                     (best is None or tc.cleanable_ratio > best[2].to_clean.cleanable_ratio):
                 best = (eff, lg, snap)
+        if forced:
+            await self._pool.run(self._reset, forced)
         if best is None:
             return False
         eff, lg, snap = best

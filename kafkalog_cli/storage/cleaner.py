@@ -58,7 +58,7 @@ from ..constants import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
-from ..errors import CorruptRecordError, KafkalogError
+from ..errors import CorruptRecordError, KafkalogError, LogCleaningAbortedError
 from .checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
 from .files import TopicPartition
 from .segment import LogSegment, open_view, rebuild_indexes, release_view
@@ -437,8 +437,8 @@ class Cleaner:
         """Cleaner.doClean: map the dirty section, then clean the groups of segments from
         the log start to the map's end, each swapped in with ``replace(group, cleaned)``
         (``group``: the old :class:`LogSegment` s; ``cleaned``: the ``.cleaned``
-        segment's base offset; returns False when the log changed meanwhile, which stops
-        the clean). ``segments``: the log's rolled segments (read-side objects, not
+        segment's base offset; returns False when the log changed meanwhile: the clean
+        stops with LogCleaningAbortedError, the checkpoint is not moved). ``segments``: the log's rolled segments (read-side objects, not
         written to by anyone else meanwhile); ``aborted_between(start, end)``: the log's
         aborted transactions overlapping a range (``collectAbortedTransactions``);
         ``last_records_of_active_producers``: producer id -> ``(last data offset or
@@ -446,6 +446,11 @@ class Cleaner:
 
         Returns:
             (the offset cleaning reached: the next checkpoint, stats).
+
+        Raises:
+            LogCleaningAbortedError: ``check_done`` or ``replace`` stopped the clean (the
+                groups swapped in before stay; the ``.cleaned`` files are removed).
+            CorruptRecordError: a rolled segment holds bytes that are not a batch.
         """
         stats = CleanerStats()
         start, upper = to_clean.first_dirty_offset, to_clean.first_uncleanable_offset
@@ -461,7 +466,9 @@ class Cleaner:
                                        upper_bound=upper, stats=stats)
             if not replace(group, base):
                 delete_cleaned(group[0].directory, base)
-                break
+                raise LogCleaningAbortedError(
+                    f"segments {[s.base_offset for s in group]} changed during the clean",
+                    file=group[0].directory)
             stats.segments_cleaned += len(group)
         return end, stats
 

@@ -382,3 +382,37 @@ def test_max_compaction_lag_cleans_whatever_the_ratio(tmp_path):
                          **kw)[0] == 2
     recs, _ = _records(tmp_path / "d" / "t-0")
     assert recs == [(1, b"a", b"2"), (2, b"b", b"1")]
+
+
+def test_swap_refused_when_the_log_changed(tmp_path):
+    """swap_in refuses a group that is no longer a run of rolled segments of the log
+    (retention took one meanwhile): nothing renamed; the clean stops without moving the
+    checkpoint and leaves no .cleaned file."""
+    from kafkalog_cli.errors import LogCleaningAbortedError
+    from kafkalog_cli.storage.cleaner import swap_in
+
+    m, log = _log(tmp_path)
+    d = tmp_path / "d" / "t-0"
+    with m:
+        _append(log, [(b"a", b"1")])
+        log.roll()
+        _append(log, [(b"a", b"2")])
+        log.roll()
+        _append(log, [(b"b", b"1")])
+        snap = prepare_clean(log, last_clean_offset=None, now=T0)
+        before = sorted(os.listdir(d))
+        gone = log.segments.pop(0)          # as a retention pass would
+        assert swap_in(log, snap.segments, 0, fsync=False) is None
+        assert sorted(os.listdir(d)) == before
+        log.segments.insert(0, gone)
+        with pytest.raises(LogCleaningAbortedError):
+            Cleaner(fsync=False).clean(snap.segments, snap.to_clean, config=CFG, now=T0,
+                                       aborted_between=snap.aborted_between,
+                                       last_records_of_active_producers={},
+                                       replace=lambda group, base: False)
+    after = os.listdir(d)
+    assert not [n for n in after if n.endswith((".cleaned", ".swap", ".deleted"))]
+    assert [n for n in sorted(after) if n.endswith(".log")] == [
+        n for n in before if n.endswith(".log")]
+    assert not (tmp_path / "d" / "cleaner-offset-checkpoint").exists()
+    assert _records(d)[0] == [(0, b"a", b"1"), (1, b"a", b"2"), (2, b"b", b"1")]
