@@ -83,7 +83,7 @@ _INT_MAX = 2**31 - 1
 class OffsetMap:
     """SkimpyOffsetMap: the MD5 of a key -> the last offset seen for it, at most
     :attr:`max_size` entries (``memory`` / 24 slots x ``load_factor``; Python holds an
-    entry in ~150 bytes, not 24: the count of keys is Kafka's, so a round cleans what the
+    entry in ~135 bytes, not 24: the count of keys is Kafka's, so a round cleans what the
     broker's would).
 
     Attributes:
