@@ -60,6 +60,7 @@ from ..constants import (
 )
 from ..errors import CorruptRecordError, KafkalogError, LogCleaningAbortedError
 from .checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
+from .fileio import create_fresh, fsync_dir
 from .files import TopicPartition
 from .segment import LogSegment, open_view, rebuild_indexes, release_view
 
@@ -486,7 +487,7 @@ class Cleaner:
         txns.cleaned_index = retained_txns
         log_path = os.path.join(d, names[0] + CLEANED_FILE_SUFFIX)
         try:
-            with open(log_path, "wb") as out:
+            with _create(log_path) as out:
                 for seg in group:
                     i = segments.index(seg)
                     nxt = (segments[i + 1].base_offset if i + 1 < len(segments)
@@ -520,7 +521,7 @@ class Cleaner:
         if txns:
             blobs.append(b"".join(t.to_bytes() for t in txns))
         for name, data in zip(names[1:], blobs, strict=False):
-            with open(os.path.join(d, name + CLEANED_FILE_SUFFIX), "wb") as f:
+            with _create(os.path.join(d, name + CLEANED_FILE_SUFFIX)) as f:
                 f.write(data)
                 f.flush()
                 if self.fsync:
@@ -744,13 +745,14 @@ def replace_segments(directory, cleaned_base: int, old: list, *, fsync: bool = T
 
 
 def _fsync_dir(d: str, fsync: bool) -> None:
-    if not fsync:
-        return
-    fd = os.open(d, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    if fsync:
+        fsync_dir(d)
+
+
+def _create(path: str):
+    """A ``.cleaned`` file opened for writing, created anew (a file or link planted at
+    its name is unlinked first, never written through: :func:`~.fileio.create_fresh`)."""
+    return open(create_fresh(path), "wb")
 
 
 # -- one log, start to end ------------------------------------------------------------------------

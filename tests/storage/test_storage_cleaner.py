@@ -47,6 +47,14 @@ def _records(directory):
     return recs, batches
 
 
+def _a1_a2_roll_b1(log):
+    """a@0, a@1 in a rolled segment, b@2 in the active one."""
+    _append(log, [(b"a", b"1")])
+    _append(log, [(b"a", b"2")])
+    log.roll()
+    _append(log, [(b"b", b"1")])
+
+
 def _append(log, pairs, **kw):
     log.append_as_leader(build_batch([(T0, k, v, ()) for k, v in pairs], **kw))
 
@@ -242,10 +250,7 @@ def test_abandoned_clean_leaves_no_file(tmp_path):
 
     m, log = _log(tmp_path)
     with m:
-        _append(log, [(b"a", b"1")])
-        _append(log, [(b"a", b"2")])
-        log.roll()
-        _append(log, [(b"b", b"1")])
+        _a1_a2_roll_b1(log)
         c = Cleaner(fsync=False)
         calls = []
 
@@ -346,10 +351,7 @@ def test_bytes_that_are_not_a_batch_fail_the_clean(tmp_path):
     m, log = _log(tmp_path)
     d = tmp_path / "d" / "t-0"
     with m:
-        _append(log, [(b"a", b"1")])
-        _append(log, [(b"a", b"2")])
-        log.roll()
-        _append(log, [(b"b", b"1")])
+        _a1_a2_roll_b1(log)
         seg = d / "00000000000000000000.log"
         good = seg.stat().st_size
         with open(seg, "ab") as f:
@@ -369,10 +371,7 @@ def test_max_compaction_lag_cleans_whatever_the_ratio(tmp_path):
 
     m, log = _log(tmp_path)
     with m:
-        _append(log, [(b"a", b"1")])
-        _append(log, [(b"a", b"2")])
-        log.roll()
-        _append(log, [(b"b", b"1")])
+        _a1_a2_roll_b1(log)
         assert max_compaction_delay(log.segments, 0, T0 + 1000, 500) == 500
         assert max_compaction_delay(log.segments, 0, T0 + 1000, 2000) == 0
         kw = dict(now=T0 + 1000, min_cleanable_ratio=1.0, fsync=False)
