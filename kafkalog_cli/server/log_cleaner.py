@@ -192,7 +192,8 @@ class LogCleanerTask:
             end, stats = self.cleaner.clean(
                 snap.segments, snap.to_clean, config=config, now=now,
                 aborted_between=snap.aborted_between,
-                last_records_of_active_producers=snap.last_records, replace=replace)
+                last_records_of_active_producers=snap.last_records, replace=replace,
+                high_watermark=snap.high_watermark)
             update_cleaner_checkpoint(self.catalog.log_dir, lg.topic_partition, end,
                                       fsync=fsync)
             return end, stats

@@ -28,7 +28,8 @@ A clean of a ``cleanup.policy=compact`` log:
    until the horizon once its transaction's records are gone. A batch keeps its base
    offset, last offset, producer id/epoch, base sequence, partition leader epoch,
    timestamp type and codec; one left empty stays as an empty batch when it is its
-   producer's last (its sequence numbers) or the last of the round.
+   producer's last (its sequence numbers) or ends at the high watermark (Kafka 4.4.0's
+   rule; the 2024 source kept the last batch of the cleaning round instead).
 4. :func:`replace_segments` swaps the cleaned segment in: ``.cleaned`` -> ``.swap``, the
    old segments' files -> ``.deleted``, ``.swap`` -> the segment's names. A crash at any
    point is finished by the log recovery (``LogLoader``: ``.cleaned`` files removed,
@@ -433,8 +434,8 @@ class Cleaner:
         return False
 
     def clean(self, segments: list, to_clean: LogToClean, *, config: CleanConfig, now: int,
-              aborted_between, last_records_of_active_producers: dict, replace
-              ) -> tuple[int, CleanerStats]:
+              aborted_between, last_records_of_active_producers: dict, replace,
+              high_watermark: int) -> tuple[int, CleanerStats]:
         """Cleaner.doClean: map the dirty section, then clean the groups of segments from
         the log start to the map's end, each swapped in with ``replace(group, cleaned)``
         (``group``: the old :class:`LogSegment` s; ``cleaned``: the ``.cleaned``
@@ -443,7 +444,8 @@ class Cleaner:
         written to by anyone else meanwhile); ``aborted_between(start, end)``: the log's
         aborted transactions overlapping a range (``collectAbortedTransactions``);
         ``last_records_of_active_producers``: producer id -> ``(last data offset or
-        None, producer epoch)``. ``now`` in ms.
+        None, producer epoch)``; ``high_watermark``: the log's (its end offset on one
+        node; Kafka 4.4.0 keeps a batch left empty when it ends there). ``now`` in ms.
 
         Returns:
             (the offset cleaning reached: the next checkpoint, stats).
@@ -464,7 +466,7 @@ class Cleaner:
             base = self.clean_segments(group, segments, txns, config=config, now=now,
                                        aborted_between=aborted_between,
                                        last_records=last_records_of_active_producers,
-                                       upper_bound=upper, stats=stats)
+                                       high_watermark=high_watermark, stats=stats)
             if not replace(group, base):
                 delete_cleaned(group[0].directory, base)
                 raise LogCleaningAbortedError(
@@ -474,7 +476,7 @@ class Cleaner:
         return end, stats
 
     def clean_segments(self, group: list, segments: list, txns, *, config: CleanConfig,
-                       now: int, aborted_between, last_records: dict, upper_bound: int,
+                       now: int, aborted_between, last_records: dict, high_watermark: int,
                        stats: CleanerStats) -> int:
         """Cleaner.cleanSegments up to the swap: the group's retained batches written to
         ``<base>.log.cleaned`` with its ``.index``/``.timeindex``/``.txnindex`` (also
@@ -494,7 +496,8 @@ class Cleaner:
                            else seg.read_next_offset() or seg.base_offset)
                     txns.add_aborted_transactions(aborted_between(seg.base_offset, nxt))
                     self._clean_into(seg, out, txns, config=config, now=now,
-                                     last_records=last_records, upper_bound=upper_bound,
+                                     last_records=last_records,
+                                     high_watermark=high_watermark,
                                      stats=stats)
                 out.flush()
                 if self.fsync:
@@ -528,7 +531,7 @@ class Cleaner:
                     os.fsync(f.fileno())
 
     def _clean_into(self, seg, out, txns, *, config: CleanConfig, now: int,
-                    last_records: dict, upper_bound: int, stats: CleanerStats) -> None:
+                    last_records: dict, high_watermark: int, stats: CleanerStats) -> None:
         """Cleaner.cleanInto: each batch of ``seg`` through the cleaner's RecordFilter
         (``MemoryRecords.filterTo``), what stays written to ``out``."""
         m = self.offset_map
@@ -552,7 +555,7 @@ class Cleaner:
                 discard_records = can_discard and horizon is not None and horizon <= now
             else:
                 discard_records = can_discard
-            retention = _batch_retention(b, last_records, upper_bound, discard_records)
+            retention = _batch_retention(b, last_records, high_watermark, discard_records)
             if retention == DELETE:
                 continue
             retained, tombstones, whole = [], False, True
@@ -602,8 +605,10 @@ def _ensure_whole(seg, fr) -> None:
                                  file=seg.log_path, position=fr.valid_end)
 
 
-def _batch_retention(b, last_records: dict, upper_bound: int, discard_records: bool) -> str:
-    """The cleaner's RecordFilter.checkBatchRetention."""
+def _batch_retention(b, last_records: dict, high_watermark: int,
+                     discard_records: bool) -> str:
+    """The cleaner's RecordFilter.checkBatchRetention (Kafka 4.4.0's: a batch left empty
+    stays when it is its producer's last, or the log's last below the high watermark)."""
     if b.producer_id >= 0:
         last = last_records.get(b.producer_id)
         if last is not None:
@@ -611,7 +616,7 @@ def _batch_retention(b, last_records: dict, upper_bound: int, discard_records: b
             if (b.last_offset == last_data_offset if last_data_offset is not None
                     else b.is_control and b.producer_epoch == epoch):
                 return RETAIN_EMPTY
-    if b.next_offset == upper_bound:
+    if b.next_offset == high_watermark:
         return RETAIN_EMPTY
     return DELETE if discard_records else DELETE_EMPTY
 
@@ -768,6 +773,8 @@ class CleanSnapshot:
     last_records: dict
     #: the active segment's aborted transactions (its index is in memory)
     active_aborted: list = field(default_factory=list)
+    #: the high watermark (the log end offset of a single node)
+    high_watermark: int = 0
 
     def aborted_between(self, start: int, end: int) -> list:
         """LocalLog.collectAbortedTransactions over ``[start, end)``: the rolled
@@ -818,7 +825,8 @@ def prepare_clean(log, *, last_clean_offset: int | None, now: int,
         active_aborted = list(segs[-1].txn_index.iter_entries())
     except KafkalogError:
         active_aborted = []
-    return CleanSnapshot(log.directory, rolled, to_clean, last, active_aborted)
+    return CleanSnapshot(log.directory, rolled, to_clean, last, active_aborted,
+                         log.log_end_offset)
 
 
 def is_cleanable(tc: LogToClean, min_cleanable_ratio: float) -> bool:
@@ -879,7 +887,7 @@ def clean_log(log, cleaner: Cleaner, config: CleanConfig, *, now: int,
     end, stats = cleaner.clean(snap.segments, tc, config=config, now=now,
                                aborted_between=snap.aborted_between,
                                last_records_of_active_producers=snap.last_records,
-                               replace=replace)
+                               replace=replace, high_watermark=snap.high_watermark)
     update_cleaner_checkpoint(log_dir, tp, end, fsync=fsync)
     return end, stats
 

@@ -20,8 +20,11 @@ from kafkalog_cli.storage.files import TopicPartition
 TOPIC = "compacted-oracle"
 #: every batch carries timestamps 10 s after the previous one, so each rolls a segment
 #: (LogSegment.shouldRoll: the batch's max timestamp - the segment's first > segment.ms)
+#: min.cleanable.dirty.ratio 1 (a ratio is never above it) while the records are written,
+#: 0.01 after: both cleaners then see the same whole log (a clean while a producer writes
+#: keeps its last batch of the moment, as an empty batch: when is a matter of timing)
 CONFIGS = {"cleanup.policy": "compact", "segment.ms": "5000",
-           "min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "86400000"}
+           "min.cleanable.dirty.ratio": "1", "delete.retention.ms": "86400000"}
 
 
 def _spec():
@@ -66,15 +69,39 @@ def _active_base(log_dir, topic=TOPIC) -> int:
     return max(int(p.name[:20]) for p in (log_dir / f"{topic}-0").glob("*.log"))
 
 
-def _alter_broker(broker, value):
-    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+def _alter(bootstrap, kind: str, name: str, key: str, value):
+    """IncrementalAlterConfigs: ``key`` of the BROKER or TOPIC ``name`` set to ``value``
+    (None: deleted)."""
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ResourceType,
+    )
 
     op = AlterConfigOpType.SET if value is not None else AlterConfigOpType.DELETE
-    res = ConfigResource(ResourceType.BROKER, "1", incremental_configs=[
-        ConfigEntry("log.cleaner.backoff.ms", value or "", incremental_operation=op)])
-    admin = broker.admin()
+    res = ConfigResource(getattr(ResourceType, kind), name, incremental_configs=[
+        ConfigEntry(key, value or "", incremental_operation=op)])
+    admin = AdminClient({"bootstrap.servers": bootstrap})
     for f in admin.incremental_alter_configs([res]).values():
         f.result(30)
+
+
+def _alter_broker(broker, value):
+    _alter(broker.bootstrap, "BROKER", "1", "log.cleaner.backoff.ms", value)
+
+
+def _batches(log_dir, below: int):
+    from kafkalog_cli.storage.log import Log
+
+    log = Log.open(log_dir / f"{TOPIC}-0")
+    try:
+        return [(b.base_offset, b.last_offset, b.count, b.is_control, b.is_transactional,
+                 b.has_delete_horizon, b.compression) for _, b in log.batches_from(0)
+                if b.base_offset < below]
+    finally:
+        log.close()
 
 
 def _records(bootstrap):
@@ -102,6 +129,8 @@ def test_compaction_matches_the_broker(kafka_broker, tmp_path):
             acks, served_acks = pool.map(lambda b: java_produce(b, spec),
                                          [kafka_broker.bootstrap, s.bootstrap])
             assert [a["offset"] for a in served_acks] == [a["offset"] for a in acks]
+            for bootstrap in (kafka_broker.bootstrap, s.bootstrap):
+                _alter(bootstrap, "TOPIC", TOPIC, "min.cleanable.dirty.ratio", "0.01")
             # the whole log up to the active segment (the markers carry the wall clock's
             # time, the records 2023's: the segment of the ABORT marker stays active)
             active = _active_base(kafka_broker.log_dir)
@@ -112,6 +141,9 @@ def test_compaction_matches_the_broker(kafka_broker, tmp_path):
     finally:
         _alter_broker(kafka_broker, None)
     assert got == want
+    # and the batches left below the active segment are the broker's: the empty ones kept
+    # for a producer's last sequence, the last offsets kept, the delete horizons stamped
+    assert _batches(tmp_path / "logs", active) == _batches(kafka_broker.log_dir, active)
     # the oracle did compact: fewer records than were written, the aborted ones gone
     assert len(want) < len(acks)
     assert not [r for r in want if r[2] and r[2].startswith(b"aborted")]

@@ -179,7 +179,7 @@ def _cleaned_state(tmp_path):
 
     base = c.clean_segments(snap.segments, snap.segments, CleanedTransactionMetadata(),
                             config=CFG, now=T0, aborted_between=lambda a, b: [],
-                            last_records={}, upper_bound=3, stats=CleanerStats())
+                            last_records={}, high_watermark=4, stats=CleanerStats())
     return m, log, snap.segments, base
 
 
@@ -408,7 +408,7 @@ def test_swap_refused_when_the_log_changed(tmp_path):
             Cleaner(fsync=False).clean(snap.segments, snap.to_clean, config=CFG, now=T0,
                                        aborted_between=snap.aborted_between,
                                        last_records_of_active_producers={},
-                                       replace=lambda group, base: False)
+                                       replace=lambda group, base: False, high_watermark=3)
     after = os.listdir(d)
     assert not [n for n in after if n.endswith((".cleaned", ".swap", ".deleted"))]
     assert [n for n in sorted(after) if n.endswith(".log")] == [
