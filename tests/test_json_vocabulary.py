@@ -232,7 +232,7 @@ def test_schema_files_are_package_data():
                      "delete-records.json", "describe.json", "dump-event.json",
                      "export-row.json", "export.json", "get-offsets.json",
                      "groups-delete.json", "groups-delete-offsets.json", "groups-reset.json",
-                     "groups.json", "produce.json", "recover-undo.json", "recover.json", "share-groups.json",
+                     "groups.json", "produce.json", "recover-undo.json", "recover.json", "retention.json", "share-groups.json",
                      "verify-index.json"}
     docs = (REPO / "docs" / "json.md").read_text()
     for n in names:

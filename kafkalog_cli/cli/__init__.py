@@ -24,6 +24,7 @@ COMMANDS = {
     "produce": "produce",
     "read": "read",
     "recover": "recover",
+    "retention": "retention",
     "serve": "serve",
     "verify-index": "verify_index",
 }

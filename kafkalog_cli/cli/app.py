@@ -24,6 +24,7 @@ def _register() -> None:
         produce,
         read,
         recover,
+        retention,
         serve,
         share_groups,
         verify_index,

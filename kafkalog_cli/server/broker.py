@@ -83,6 +83,7 @@ from .catalog import LogDirCatalog
 from .handlers import NO_RESPONSE
 from .kafka_apis import KafkaApis, ServerOptions
 from .metrics import BrokerTopicStats
+from .retention_task import RetentionTask
 from .security.authenticator import ListenerSecurity, SaslAuthenticator, Session, can_reauthenticate
 from .security.listeners import listeners_of
 from .security.server_security import ServerSecurity
@@ -289,6 +290,8 @@ class KafkaServer:
         self._txn_task: asyncio.Task | None = None
         #: the log cleaner (:mod:`.log_cleaner`; None read-only)
         self.log_cleaner = None
+        #: LogManager's retention schedule (:mod:`.retention_task`), while serving writable
+        self.retention: RetentionTask | None = None
         self.connection_errors = 0
         #: parses and encodes requests too large for the event loop
         self.codec = WorkerPool(CODEC_THREADS, name="kafkalog-codec")
@@ -332,6 +335,8 @@ class KafkaServer:
 
             self.log_cleaner = LogCleanerTask(self.catalog)
             self.log_cleaner.start()
+            self.retention = RetentionTask(self.catalog)
+            self.retention.start()
         return port
 
     async def _listen(self, sec: ListenerSecurity) -> None:
@@ -386,6 +391,8 @@ class KafkaServer:
         await _cancelled(self._idle_task)
         await _cancelled(self._txn_task)
         await _cancelled(self._checkpoint_task)
+        if self.retention is not None:
+            await self.retention.stop()
         if self._metrics_task is not None:
             await _cancelled(self._metrics_task)
             for line in self.stats.report():

@@ -27,9 +27,10 @@ persisted by :class:`~kafkalog_cli.server.catalog.LogDirCatalog` in ``kafkalog-s
 The append engine obeys what :class:`~kafkalog_cli.storage.config.LogConfig` models
 (segment.bytes, segment.ms, max.message.bytes, message.timestamp.*, index.interval.bytes,
 flush.*, compression.*, preallocate, and cleanup.policy=compact's key check); the others
-(retention, min.insync.replicas, ...) are reported (min.insync.replicas is capped at the
-one replica, as Kafka >= 3.7 caps it), cleanup.policy is checked by DeleteRecords; nothing
-deletes old segments.
+(min.insync.replicas, compaction, ...) are reported (min.insync.replicas is capped at the
+one replica, as Kafka >= 3.7 caps it), cleanup.policy is checked by DeleteRecords;
+retention.ms, retention.bytes, cleanup.policy and file.delete.delay.ms drive the log
+retention task (:mod:`~kafkalog_cli.server.retention_task`).
 """
 
 from __future__ import annotations
@@ -214,6 +215,8 @@ def _broker_configs() -> dict[str, BrokerConfig]:
         "log.cleaner.dedupe.buffer.size": BrokerConfig("134217728", LONG, True),
         "log.cleaner.io.buffer.load.factor": BrokerConfig("0.9", DOUBLE, True),
         "log.cleaner.threads": BrokerConfig("1", INT, True),
+        # LogManager's retention task (storage/retention.py, server/retention_task.py)
+        "log.retention.check.interval.ms": BrokerConfig("300000", LONG),
     })
     return out
 
@@ -224,7 +227,12 @@ _BROKER_AT_LEAST = {"fetch.max.bytes": 1024, "replica.fetch.response.max.bytes":
                     "transaction.state.log.num.partitions": 1,
                     "transaction.state.log.segment.bytes": 1, "transaction.max.timeout.ms": 1,
                     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1,
-                    "log.cleaner.backoff.ms": 0, "log.cleaner.threads": 0}
+                    "log.cleaner.backoff.ms": 0, "log.cleaner.threads": 0,
+                    "log.retention.check.interval.ms": 1}
+#: Internal broker configs (ConfigDef.defineInternal) serve obeys: accepted by ``--config``,
+#: described only when set (ConfigHelper lists originals plus non-internal values); name ->
+#: (default, atLeast)
+INTERNAL_BROKER_CONFIGS = {"log.initial.task.delay.ms": ("30000", 0)}
 
 
 #: Broker config name -> :class:`BrokerConfig` (the subset this server reports), the
@@ -374,6 +382,8 @@ def static_broker_configs(items: dict[str, str]) -> dict[str, str]:
             out[TOPIC_SYNONYMS[name][0][0]] = validate(name, value)
         elif name in BROKER_CONFIGS and name not in _FROM_OPTIONS:
             out[name] = validate_broker(name, value)
+        elif name in INTERNAL_BROKER_CONFIGS:
+            out[name] = _number(name, value, INTERNAL_BROKER_CONFIGS[name][1], LONG)
         elif name in _FROM_OPTIONS:
             raise InvalidArgumentError(f"{name} is set by a command-line option")
         else:

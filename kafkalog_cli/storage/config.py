@@ -3,7 +3,8 @@
 Only the keys that decide what the storage layer writes are modelled. The other topic
 keys Kafka 4.0 defines (:data:`IGNORED_TOPIC_KEYS`: retention, cleaner, replication and
 tiered-storage settings) are accepted and kept in :attr:`LogConfig.extra` without effect
-offline (``cleanup.policy=compact`` only makes keyless records refused, as a broker does).
+on appends (``cleanup.policy=compact`` only makes keyless records refused, as a broker
+does); the retention keys are read from there by :mod:`~kafkalog_cli.storage.retention`.
 Broker-level names (``log.segment.bytes``, ``log.roll.ms``, ``log.index.interval.bytes``,
 ``log.cleanup.policy``, ...) are mapped to the topic keys, in the priority order of
 ``ServerTopicConfigSynonyms``, as ``LogConfig.fromProps`` does with a broker's defaults. With ``strict=True`` (a topic's own overrides, ``--config``) any other key is

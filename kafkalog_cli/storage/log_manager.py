@@ -182,6 +182,10 @@ class LogManager:
         rp = self._checkpoint(RECOVERY_POINT_CHECKPOINT).get(tp)
         if tp in self._deleted:
             start = rp = None
+        # LogLoader: segment files a stop left renamed for deletion go first
+        from .retention import remove_leftover_deleted_files
+
+        remove_leftover_deleted_files(self.log_dir / str(tp))
         return UnifiedLog.open(self.log_dir / str(tp), config, self.clock, topic_id=topic_id,
                                log_start_offset=start, recovery_point=rp, fsync=self.fsync,
                                rng=self.rng, recovered=self.recovered)

@@ -46,7 +46,10 @@ MAX_FRAME = 16 * MiB
 IDLE_MS = 3000
 CONFIGS = (f"queued.max.request.bytes={POOL}", f"socket.request.max.bytes={MAX_FRAME}",
            f"connections.max.idle.ms={IDLE_MS}", "group.initial.rebalance.delay.ms=0",
-           "fetch.max.bytes=8388608")
+           "fetch.max.bytes=8388608",
+           # the seeds' records are years old: no time retention (serve's pass runs 30 s
+           # after the start, as a broker's)
+           "log.retention.ms=-1")
 #: what the server may hold beyond its pools (interpreter and modules are in its start
 #: RSS): codec and worker threads, pymalloc arenas and malloc's free lists kept after a
 #: peak, the segment maps of the partitions read, one chunk per connection

@@ -428,7 +428,9 @@ def _write(root: Path, broker: KafkaBroker) -> Written:
     # (b) serve
     b = root / "serve"
     b.mkdir()
-    with ServerThread(b) as server:
+    # the bench broker's log.retention.ms=-1: the records carry 2023 timestamps, which
+    # serve's retention pass (30 s after its start) would delete under the default 7 days
+    with ServerThread(b, server_configs={"log.retention.ms": "-1"}) as server:
         create_topics(server.bootstrap, everything)
         serve_acks = java_produce(server.bootstrap, {"runs": runs})
         java_produce(server.bootstrap, open_txn_run())
