@@ -204,6 +204,13 @@ class LogCleanerTask:
         except LogCleaningAbortedError:
             return False
         except (KafkalogError, OSError) as e:
+            now_bases = {s.base_offset for s in lg.segments}
+            if lg.closed or any(s.base_offset not in now_bases for s in snap.segments):
+                # retention (or a deletion) took segments the clean was reading: retried
+                # at the next pass (the broker pauses cleaning instead)
+                log.info("cleaning %s stopped: its segments changed (%s)",
+                         lg.topic_partition, e)
+                return False
             log.error("cleaning %s failed, not cleaned again until a restart: %s",
                       lg.topic_partition, e)
             self.uncleanable.add(lg.topic_partition)
