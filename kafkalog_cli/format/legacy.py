@@ -77,7 +77,9 @@ class LegacyRecordBatch(_BatchEntry):
 
     @property
     def next_offset(self) -> int:
-        return self[2] + 1
+        """AbstractLegacyRecordBatch.nextOffset: ``lastOffset + 1``, a Java long (an offset
+        of INT64_MAX wraps to INT64_MIN)."""
+        return self[2] + 1 if self[2] != INT64_MAX else -INT64_MAX - 1
 
     @property
     def compression(self) -> int:

@@ -415,7 +415,11 @@ def _stream_records(pieces: Iterator[bytes], count: int, base_offset: int,
 
 
 def _view_pieces(view, start: int, end: int) -> Iterator[bytes]:
-    """``view[start:end]`` as bytes, :data:`DECODE_CHUNK_BYTES` at a time."""
+    """``view[start:end]`` as non-empty bytes, :data:`DECODE_CHUNK_BYTES` at a time.
+    ``end`` is cut to the view's end: a batch tuple whose ``length`` claims more than
+    its buffer holds would otherwise give an empty piece per chunk of the claim (2^46 of
+    them for a length near 2^62, each one more turn of the record loop)."""
+    end = min(end, len(view))
     for p in range(start, end, DECODE_CHUNK_BYTES):
         yield bytes(view[p:min(p + DECODE_CHUNK_BYTES, end)])
 

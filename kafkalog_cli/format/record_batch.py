@@ -23,6 +23,7 @@ from ..constants import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DELETE_HORIZON_FLAG_MASK,
     INT32_MAX,
+    INT64_MAX,
     LOG_APPEND_TIME,
     MAGIC_V2,
     NO_SEQUENCE,
@@ -58,7 +59,11 @@ from .record import (
     _view_pieces,
     decode_records,
     decode_records_into,
+    java_long,
 )
+
+#: the smallest Java long
+_INT64_MIN = -INT64_MAX - 1
 
 
 def _load_crc32c():
@@ -150,11 +155,19 @@ class RecordBatch(_BatchEntry):
 
     @property
     def last_offset(self) -> int:
-        return self[2] + self[8]
+        """DefaultRecordBatch.lastOffset: ``baseOffset + lastOffsetDelta`` in a Java long,
+        wrapped as Java's long add leaves it (a base offset near either end of int64 is
+        outside the CRC; DumpLogSegments prints the wrapped value). Readers that must
+        reject such a batch check the unwrapped sum themselves
+        (:func:`~kafkalog_cli.format.records.offset_overflow`)."""
+        v = self[2] + self[8]
+        return v if _INT64_MIN <= v <= INT64_MAX else java_long(v)
 
     @property
     def next_offset(self) -> int:
-        return self[2] + self[8] + 1
+        """DefaultRecordBatch.nextOffset: ``lastOffset + 1``, a Java long (wraps)."""
+        v = self[2] + self[8] + 1
+        return v if _INT64_MIN <= v <= INT64_MAX else java_long(v)
 
     @property
     def count(self) -> int:

@@ -974,7 +974,12 @@ static PyObject *block_lines(block_ctx *c, Py_buffer *buf, long long count,
         return NULL;
     if (c->base_seq > INT32_MAX_ || c->base_seq < -INT32_MAX_ - 1)
         Py_RETURN_NONE;
-    if (ob_init(&o, buf->len + count * (c->kafka ? 120 + c->ts_len : 160) + 64) < 0)
+    /* room for the records the block can hold, not for the count it claims (hostile:
+     * 2^31 - 1 asked for 257 GB, past 2^56 the product went negative): a record takes
+     * at least 7 bytes (its length and six one-byte fields), a negative count none (the
+     * walk declines it, the Python loop raises Kafka's error) */
+    long long fits = count < 0 ? 0 : count > buf->len / 7 ? buf->len / 7 : count;
+    if (ob_init(&o, buf->len + fits * (c->kafka ? 120 + c->ts_len : 160) + 64) < 0)
         return NULL;
     c->o = &o;
     c->hb.h = NULL;

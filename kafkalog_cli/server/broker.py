@@ -83,6 +83,7 @@ from .catalog import LogDirCatalog
 from .handlers import NO_RESPONSE
 from .kafka_apis import KafkaApis, ServerOptions
 from .metrics import BrokerTopicStats
+from .offset_expiration import run_offset_expiration
 from .retention_task import RetentionTask
 from .security.authenticator import ListenerSecurity, SaslAuthenticator, Session, can_reauthenticate
 from .security.listeners import listeners_of
@@ -290,6 +291,7 @@ class KafkaServer:
         self._txn_task: asyncio.Task | None = None
         #: the log cleaner (:mod:`.log_cleaner`; None read-only)
         self.log_cleaner = None
+        self._offsets_task: asyncio.Task | None = None
         #: LogManager's retention schedule (:mod:`.retention_task`), while serving writable
         self.retention: RetentionTask | None = None
         self.connection_errors = 0
@@ -335,6 +337,7 @@ class KafkaServer:
 
             self.log_cleaner = LogCleanerTask(self.catalog)
             self.log_cleaner.start()
+            self._offsets_task = asyncio.create_task(run_offset_expiration(self.apis.groups))
             self.retention = RetentionTask(self.catalog)
             self.retention.start()
         return port
@@ -390,6 +393,7 @@ class KafkaServer:
         self.apis.close()
         await _cancelled(self._idle_task)
         await _cancelled(self._txn_task)
+        await _cancelled(self._offsets_task)
         await _cancelled(self._checkpoint_task)
         if self.retention is not None:
             await self.retention.stop()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
+import time
 from dataclasses import dataclass, field
 
 from ..protocol.errors import Errors
@@ -135,11 +136,16 @@ class Group:
     offsets: dict[tuple[str, int], OffsetAndMetadata] = field(default_factory=dict)
     join_timer: asyncio.TimerHandle | None = None
     sync_timer: asyncio.TimerHandle | None = None
+    #: ClassicGroup.currentStateTimestamp: when the group entered its state (epoch ms;
+    #: None: unknown, a GroupMetadata record's -1)
+    current_state_timestamp: int | None = None
 
     # -- ClassicGroup queries ---------------------------------------------------------------
 
-    def transition(self, state: str) -> None:
+    def transition(self, state: str, now_ms: int | None = None) -> None:
+        """ClassicGroup.transitionTo: the state, and currentStateTimestamp (now)."""
         self.previous_state, self.state = self.state, state
+        self.current_state_timestamp = int(time.time() * 1000) if now_ms is None else now_ms
 
     def can_rebalance(self) -> bool:
         return self.state in _CAN_REBALANCE

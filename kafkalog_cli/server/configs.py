@@ -204,6 +204,8 @@ def _broker_configs() -> dict[str, BrokerConfig]:
         # TransactionStateManagerConfig)
         "offsets.topic.num.partitions": BrokerConfig("50", INT),
         "offsets.topic.segment.bytes": BrokerConfig("104857600", INT),
+        "offsets.retention.minutes": BrokerConfig("10080", INT),
+        "offsets.retention.check.interval.ms": BrokerConfig("600000", LONG),
         "transaction.state.log.num.partitions": BrokerConfig("50", INT),
         "transaction.state.log.segment.bytes": BrokerConfig("104857600", INT),
         "transaction.max.timeout.ms": BrokerConfig("900000", INT),
@@ -224,6 +226,7 @@ def _broker_configs() -> dict[str, BrokerConfig]:
 #: ConfigDef's atLeast of the broker configs above that have one
 _BROKER_AT_LEAST = {"fetch.max.bytes": 1024, "replica.fetch.response.max.bytes": 0,
                     "offsets.topic.num.partitions": 1, "offsets.topic.segment.bytes": 1,
+                    "offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 1,
                     "transaction.state.log.num.partitions": 1,
                     "transaction.state.log.segment.bytes": 1, "transaction.max.timeout.ms": 1,
                     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1,

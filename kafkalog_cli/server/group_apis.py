@@ -50,7 +50,9 @@ def group_config(catalog: LogDirCatalog) -> GroupConfig:
         min_session_timeout_ms=c.int_value("group.min.session.timeout.ms"),
         max_session_timeout_ms=c.int_value("group.max.session.timeout.ms"),
         max_size=c.int_value("group.max.size"),
-        offset_metadata_max_bytes=c.int_value("offset.metadata.max.bytes"))
+        offset_metadata_max_bytes=c.int_value("offset.metadata.max.bytes"),
+        offsets_retention_ms=c.int_value("offsets.retention.minutes") * 60_000,
+        offsets_retention_check_interval_ms=c.int_value("offsets.retention.check.interval.ms"))
 
 
 class GroupApis(ApiHandlers):

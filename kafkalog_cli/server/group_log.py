@@ -215,6 +215,8 @@ def restore(coordinator: GroupCoordinator, groups: dict[str, dict | None],
                 group.add(member)
             group.leader = value["leader"] if group.members else None
             group.state = STABLE if group.members else EMPTY
+            ts = value.get("currentStateTimestamp", -1)
+            group.current_state_timestamp = None if ts == -1 else ts
             group.subscribed_topics = group.compute_subscribed_topics()
         for (t, p), v in offsets.get(gid, {}).items():
             group.offsets[(t, p)] = _offset(v)

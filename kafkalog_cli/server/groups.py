@@ -73,6 +73,10 @@ class GroupConfig:
     max_size: int = 2**31 - 1
     #: offset.metadata.max.bytes
     offset_metadata_max_bytes: int = 4096
+    #: offsets.retention.minutes, in ms / offsets.retention.check.interval.ms
+    #: (:mod:`.offset_expiration`)
+    offsets_retention_ms: int = 10080 * 60_000
+    offsets_retention_check_interval_ms: int = 600_000
     #: group.classic.new.member.join.timeout.ms (internal)
     new_member_join_timeout_ms: int = 300_000
 

@@ -231,15 +231,15 @@ def test_a_brokers_partitions_copy_as_it_wrote_them(kafka_broker_factory, tmp_pa
     steps = [{**send, "timestamp": 1_700_000_000_000 + i, "key": f"k{i}",
               "value": hashlib.sha256(b"%d" % i).hexdigest() * 16, "headers": [["h", str(i)]]}
              for i in range(2500)]
-    java_produce(broker.bootstrap, {"producer": {"enable.idempotence": "true",
-                                                 "batch.size": "20000", "linger.ms": "5"},
-                                    "steps": steps})
-    java_produce(broker.bootstrap, {"producer": {"compression.type": "lz4"},
-                                    "steps": steps[:50]})
     txn = {"producer": {"transactional.id": "cp-txn", "linger.ms": "60000"}, "steps": [
         {"op": "begin"}, {**send, "value": "committed"}, {"op": "commit"},
         {"op": "begin"}, {**send, "value": "aborted"}, {"op": "flush"}, {"op": "abort"}]}
-    java_produce(broker.bootstrap, txn)
+    # three producers one after the other, in one JVM
+    java_produce(broker.bootstrap, {"runs": [
+        {"producer": {"enable.idempotence": "true", "batch.size": "20000", "linger.ms": "5"},
+         "steps": steps},
+        {"producer": {"compression.type": "lz4"}, "steps": steps[:50]},
+        txn]})
     broker.stop()
     src = broker.log_dir / "cp-0"
     assert len(list(src.glob("*.log"))) > 2

@@ -4,7 +4,7 @@ regression fails instead of exhausting the machine; peak RSS from /proc):
 
 * a decompression-bomb Produce request: one zstd batch of N seven-byte records (all alike,
   so 256 MiB of records compress to ~22 KB): another client's ApiVersions is answered
-  within 2 s while it is validated, the server's peak RSS stays below 1 GiB, and it is
+  while it is validated (before the produce is), the server's peak RSS stays below 1 GiB, and it is
   alive afterwards;
 * 8 connections each announcing a 90 MiB frame and sending most of it: the server holds
   at most ``queued.max.request.bytes`` of them (the others wait unread), keeps answering,
@@ -100,7 +100,14 @@ def _bomb_keeps_serving(server: ServeProcess, count: int, max_seconds: float) ->
     assert isinstance(res, dict), (res, "".join(server.log[-20:]))
     code = Errors(res["responses"][0]["partitionResponses"][0]["errorCode"])
     assert code in ACCEPTABLE, (code, "".join(server.log[-20:]))
-    assert max(probes) < 2.0, probes
+    # serving during the bomb is an order, not a wall-clock bound: a loop blocked by the
+    # validation answers a probe only when it answers the produce, so that probe waits
+    # about the produce's whole time; each probe must wait under half of it (load
+    # stretches both alike). A produce answered in under a second (refused before its
+    # records are decompressed) leaves no window to observe: every probe was answered
+    # (RawClient's timeout is the hang bound).
+    if result["seconds"] > 1.0:
+        assert max(probes) < result["seconds"] / 2, (probes, result["seconds"])
     assert peak < GiB, f"peak RSS {peak / MiB:.0f} MiB"
     # alive and serving afterwards: a plain produce is appended
     assert _api_versions_seconds(server.port) < 30  # answered (a hang bound)

@@ -358,7 +358,9 @@ def test_the_idle_timer_aborts_a_connection_whose_response_is_not_read(log_dir):
         assert _wait_for(lambda: s.server._connections, 5)
         assert _server_side_established(s.port, unread)
         assert _wait_for(lambda: not _server_side_established(s.port, unread), 10)
-        assert not s.server._connections
+        # the socket closes first, then the connection's cancelled task ends: an event to
+        # await, not a state to read at once (it raced: "Task cancelling" still listed)
+        assert _wait_for(lambda: not s.server._connections, 10)
         pool = s.server.memory_pool
         assert _wait_for(lambda: pool.available == pool.size, 5)
         unread.close()
@@ -375,7 +377,9 @@ def test_stop_aborts_connections_that_do_not_read(log_dir):
     time.sleep(0.5)
     t = time.monotonic()
     s.stop()
-    assert time.monotonic() - t < 5
+    # the bound is the behaviour (the stop returns instead of waiting for ever on the
+    # flush): generous, as load only delays the stop's own work
+    assert time.monotonic() - t < 15
     assert (log_dir / ".kafka_cleanshutdown").exists()
     unread.close()
 

@@ -175,7 +175,10 @@ def test_a_frame_that_does_not_fit_waits_for_an_idle_connection_to_close(log_dir
         waited = time.monotonic() - t
         assert frame is not None
         assert stalled.recv_frame() is None  # closed by the server for idleness
-        assert 0.2 < waited < 8, waited
+        # the waiting request is served once connections.max.idle.ms (1 s) closes the
+        # stalled one: the bounds are that timer (it cannot fire early; load only delays
+        # it, so the upper bound is generous, the socket's own timeout being 10 s)
+        assert 0.2 < waited < 10, waited
         assert s.server.catalog.partition("t", 0).log_end_offset == 1
         deadline = time.monotonic() + 5  # the response's bytes: given back once written
         while s.server.memory_pool.available != pool_size and time.monotonic() < deadline:

@@ -8,6 +8,7 @@ in every state (and on the TLS port) leaving the server serving, its connections
 
 from __future__ import annotations
 
+import asyncio
 import random
 import socket
 import struct
@@ -27,7 +28,7 @@ from security_testkit import (
 from kafkalog_cli.protocol.apis import ApiKeys
 from kafkalog_cli.protocol.errors import Errors
 from kafkalog_cli.protocol.wire import encode_request
-from kafkalog_cli.server.broker import ServerThread
+from kafkalog_cli.server.broker import KafkaServer, ServerThread
 from kafkalog_cli.server.kafka_apis import ServerOptions
 from kafkalog_cli.server.security.scram import parse_add_scram
 
@@ -57,10 +58,10 @@ def _client(server, listener="SASL_PLAINTEXT", certs=None):
                          ssl_context=client_ssl_context(certs) if certs else None)
 
 
-def _closed_after(c: SaslRawClient) -> float:
-    """Seconds until the server closes the connection."""
+def _closed_after(c: SaslRawClient, timeout: float = 5) -> float:
+    """Seconds until the server closes the connection (socket.timeout past ``timeout``)."""
     t0 = time.monotonic()
-    c.sock.settimeout(5)
+    c.sock.settimeout(timeout)
     while True:
         try:
             if not c.sock.recv(4096):
@@ -134,18 +135,31 @@ def test_unsupported_mechanism_answered_after_the_delay(sasl):
                                             "SCRAM-SHA-256"),
 ])
 def test_failed_authentication_answered_after_the_delay_then_closed(sasl, mechanism, token,
-                                                                     message):
+                                                                     message, monkeypatch):
     """SASL_AUTHENTICATION_FAILED with Kafka's message (a wrong password and an unknown
     user read the same), sent after the delay, then the close; meanwhile other clients
-    are served at once."""
+    are served. The "meanwhile" is an order, not a time: the failure path is held at a
+    gate (after its delay) until another client has authenticated and been answered."""
+    entered, gate = threading.Event(), threading.Event()
+    failed_authentication = KafkaServer._failed_authentication
+
+    async def gated(self, *args):
+        entered.set()
+        while not gate.is_set():  # the loop stays free for the other connection
+            await asyncio.sleep(0.01)
+        await failed_authentication(self, *args)
+
+    monkeypatch.setattr(KafkaServer, "_failed_authentication", gated)
     c = _client(sasl)
     assert c.request(ApiKeys.SASL_HANDSHAKE, 1, {"mechanism": mechanism})["errorCode"] == 0
     cid = c.send(ApiKeys.SASL_AUTHENTICATE, 2, {"authBytes": token})
+    assert entered.wait(30)  # generous: only a hung server takes it
     t0 = time.monotonic()
     other = _client(sasl)
     assert other.plain("bob", PLAIN_USERS["bob"])["errorCode"] == 0
-    assert time.monotonic() - t0 < DELAY_MS / 1000
+    gate.set()
     res = c.receive(ApiKeys.SASL_AUTHENTICATE, 2, cid)
+    # the delay is the behaviour: a lower bound, which load can only lengthen
     assert time.monotonic() - t0 >= DELAY_MS / 1000 * 0.9
     assert (res["errorCode"], res["errorMessage"]) == (Errors.SASL_AUTHENTICATION_FAILED,
                                                        message)
@@ -258,7 +272,9 @@ def test_a_stalled_reauthentication_is_closed_as_idle(tmp_path, certs):
             time.sleep(0.35)
             assert c.request(ApiKeys.METADATA, 12, METADATA_BODY)["brokers"]
         assert c.request(ApiKeys.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})["errorCode"] == 0
-        assert _closed_after(c) < 3
+        # the idle timer (0.6 s) must fire: the bound is the behaviour, kept generous
+        # (load only delays the close; a connection never closed times out at 30 s)
+        assert _closed_after(c, timeout=30) < 30
         c.close()
 
 
@@ -354,7 +370,9 @@ def test_stop_during_the_failure_delay_is_quiet_and_prompt(tmp_path, certs, capl
             caplog.clear()
             started = time.monotonic()
             server.stop()
-            assert time.monotonic() - started < 5
+            # the bound is the behaviour (the stop does not wait out the 20 s delay):
+            # generous, and still well under the delay
+            assert time.monotonic() - started < 12
         assert [r for r in caplog.records if r.levelname == "ERROR"] == [], caplog.text
         assert c.recv_frame() is None  # closed without the answer
     finally:

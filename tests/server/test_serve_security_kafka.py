@@ -406,17 +406,38 @@ def _java_conf(server, certs, listener, extra) -> tuple[str, dict]:
     return f"127.0.0.1:{server.listener_port(listener)}", conf
 
 
+def _java_topic(listener, extra) -> str:
+    return f"java-{listener}-{extra.get('sasl.mechanism', 'x')}".lower()
+
+
+@pytest.fixture(scope="module")
+def java_acks(secure_serve) -> list[list[dict]]:
+    """Per case of :data:`JAVA_CASES`, the acks of 3 sends by Kafka's Java producer over
+    that listener: one producer per case (its own configs and bootstrap.servers, the
+    listener's port), all in ONE JVM (``{"runs": [...]}``), one JVM start instead of 4."""
+    server, certs = secure_serve
+    runs = []
+    for listener, extra in JAVA_CASES:
+        bootstrap, conf = _java_conf(server, certs, listener, extra)
+        runs.append({"producer": {**conf, "acks": "all", "bootstrap.servers": bootstrap},
+                     "steps": [{"op": "send", "topic": _java_topic(listener, extra),
+                                "partition": 0, "timestamp": 1_700_000_000_000 + i,
+                                "key": None, "value": f"v{i}"} for i in range(3)]})
+    acks = java_produce(runs[0]["producer"]["bootstrap.servers"], {"runs": runs})
+    assert len(acks) == 3 * len(runs), acks
+    return [acks[3 * i:3 * i + 3] for i in range(len(runs))]
+
+
 @pytest.mark.parametrize("listener,extra", JAVA_CASES,
                          ids=[f"{lis}-{e.get('sasl.mechanism', 'cert' if e else 'none')}"
                               for lis, e in JAVA_CASES])
-def test_java_client_over_every_listener(secure_serve, listener, extra):
+def test_java_client_over_every_listener(secure_serve, java_acks, listener, extra):
     server, certs = secure_serve
     bootstrap, conf = _java_conf(server, certs, listener, extra)
-    topic = f"java-{listener}-{extra.get('sasl.mechanism', 'x')}".lower()
-    acks = java_produce(bootstrap, {"producer": {**conf, "acks": "all"}, "steps": [
-        {"op": "send", "topic": topic, "partition": 0, "timestamp": 1_700_000_000_000 + i,
-         "key": None, "value": f"v{i}"} for i in range(3)]})
-    assert [(a.get("offset"), a.get("error")) for a in acks] == [(0, None), (1, None), (2, None)]
+    topic = _java_topic(listener, extra)
+    acks = java_acks[JAVA_CASES.index((listener, extra))]
+    assert [(a.get("topic"), a.get("offset"), a.get("error")) for a in acks] == \
+        [(topic, 0, None), (topic, 1, None), (topic, 2, None)]
     if "ssl.keystore.location" in conf:  # one JVM less for the others
         records = java_consume(bootstrap, topic, configs=conf)
         assert [r["value"] for r in records] == [b"v0", b"v1", b"v2"]

@@ -40,30 +40,47 @@ def _producer(ck, bootstrap, tid, **extra):
     return p
 
 
-def _read_all(ck, bootstrap, topic, isolation, n_parts=2, wait=4.0):
+def _read_all(ck, bootstrap, topic, isolation, n_parts=2, wait=None):
+    """Every record a confluent-kafka consumer with ``isolation`` reads, sorted. With
+    ``wait`` (s), polled for that long in full (what must NOT show up); without it, until
+    the consumer's position reaches each partition's end offset as it answers it for this
+    isolation level (the LSO under read_committed; nothing is produced while it reads),
+    4 s at most."""
     c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": f"read-{isolation}",
                      "isolation.level": isolation, "enable.auto.commit": False})
-    c.assign([ck.TopicPartition(topic, p, 0) for p in range(n_parts)])
-    got, deadline = [], time.monotonic() + wait
+    tps = [ck.TopicPartition(topic, p, 0) for p in range(n_parts)]
+    c.assign(tps)
+    ends = None
+    if wait is None:
+        ends = [c.get_watermark_offsets(tp, timeout=10, cached=False) for tp in tps]
+    got, deadline = [], time.monotonic() + (4.0 if wait is None else wait)
     while time.monotonic() < deadline:
         m = c.poll(0.3)
         if m is not None and not m.error():
             got.append(m.value())
+        if ends is not None and all(high <= low or p.offset >= high
+                                    for p, (low, high) in zip(c.position(tps), ends, strict=True)):
+            break
     c.close()
     return sorted(got)
 
 
 def _kafka_python_read(bootstrap, topic, isolation, n_parts=2):
+    """:func:`_read_all` by kafka-python: until its position reaches each partition's end
+    offset for ``isolation`` (4 s at most)."""
     from kafka import KafkaConsumer, TopicPartition
     c = KafkaConsumer(bootstrap_servers=bootstrap, isolation_level=isolation,
                       enable_auto_commit=False, fetch_max_wait_ms=100)
     tps = [TopicPartition(topic, p) for p in range(n_parts)]
     c.assign(tps)
     c.seek_to_beginning()
+    ends = c.end_offsets(tps)
     got, deadline = [], time.monotonic() + 4
     while time.monotonic() < deadline:
         for recs in c.poll(timeout_ms=300).values():
             got += [r.value for r in recs]
+        if all(c.position(tp) >= ends[tp] for tp in tps):
+            break
     c.close()
     return sorted(got)
 
