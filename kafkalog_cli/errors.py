@@ -267,6 +267,11 @@ class IllegalStateError(KafkalogError):
     CLI: the run stopped; what was done before it stands)."""
 
 
+class LogCleaningAbortedError(IllegalStateError):
+    """A log clean stopped before its end (Kafka's LogCleaningAbortedException): the
+    server is stopping; its ``.cleaned`` files are removed, the log is as before."""
+
+
 class LogDirLockedError(RefusedError):
     """The log directory's ``.lock`` is held by a broker or another kafkalog."""
 

@@ -289,6 +289,8 @@ class KafkaServer:
         self.checkpoint_interval = checkpoint_interval
         self._checkpoint_task: asyncio.Task | None = None
         self._txn_task: asyncio.Task | None = None
+        #: the log cleaner (:mod:`.log_cleaner`; None read-only)
+        self.log_cleaner = None
         self._offsets_task: asyncio.Task | None = None
         #: LogManager's retention schedule (:mod:`.retention_task`), while serving writable
         self.retention: RetentionTask | None = None
@@ -331,6 +333,10 @@ class KafkaServer:
             self._idle_task = asyncio.create_task(self._close_idle_connections())
         if not self.options.read_only:
             self._txn_task = asyncio.create_task(self._abort_timed_out_transactions())
+            from .log_cleaner import LogCleanerTask
+
+            self.log_cleaner = LogCleanerTask(self.catalog)
+            self.log_cleaner.start()
             self._offsets_task = asyncio.create_task(run_offset_expiration(self.apis.groups))
             self.retention = RetentionTask(self.catalog)
             self.retention.start()
@@ -381,6 +387,8 @@ class KafkaServer:
             if pending:
                 log.warning("%d connections did not end within %.0f s of the stop; closing "
                             "the log directory anyway", len(pending), STOP_WAIT_S)
+        if self.log_cleaner is not None:
+            await self.log_cleaner.stop()
         self.codec.shutdown()
         self.apis.close()
         await _cancelled(self._idle_task)

@@ -211,6 +211,12 @@ def _broker_configs() -> dict[str, BrokerConfig]:
         "transaction.max.timeout.ms": BrokerConfig("900000", INT),
         "transaction.abort.timed.out.transaction.cleanup.interval.ms":
             BrokerConfig("10000", INT),
+        # the log cleaner (CleanerConfig; LogCleaner.ReconfigurableConfigs are dynamic)
+        "log.cleaner.enable": BrokerConfig("true", BOOLEAN),
+        "log.cleaner.backoff.ms": BrokerConfig("15000", LONG, True),
+        "log.cleaner.dedupe.buffer.size": BrokerConfig("134217728", LONG, True),
+        "log.cleaner.io.buffer.load.factor": BrokerConfig("0.9", DOUBLE, True),
+        "log.cleaner.threads": BrokerConfig("1", INT, True),
         # LogManager's retention task (storage/retention.py, server/retention_task.py)
         "log.retention.check.interval.ms": BrokerConfig("300000", LONG),
     })
@@ -224,6 +230,7 @@ _BROKER_AT_LEAST = {"fetch.max.bytes": 1024, "replica.fetch.response.max.bytes":
                     "transaction.state.log.num.partitions": 1,
                     "transaction.state.log.segment.bytes": 1, "transaction.max.timeout.ms": 1,
                     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1,
+                    "log.cleaner.backoff.ms": 0, "log.cleaner.threads": 0,
                     "log.retention.check.interval.ms": 1}
 #: Internal broker configs (ConfigDef.defineInternal) serve obeys: accepted by ``--config``,
 #: described only when set (ConfigHelper lists originals plus non-internal values); name ->
