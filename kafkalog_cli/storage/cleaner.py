@@ -15,7 +15,7 @@ A clean of a ``cleanup.policy=compact`` log:
    (records of aborted transactions left out), at most :attr:`OffsetMap.max_size` keys
    (``log.cleaner.dedupe.buffer.size`` / 24 bytes an entry x
    ``log.cleaner.io.buffer.load.factor``, as ``SkimpyOffsetMap``, which stores a key's MD5
-   as this map does); when full, only the prefix it covers is cleaned this round
+   as this map does, and never more than fit in that many bytes here); when full, only the prefix it covers is cleaned this round
    (``latestOffset + 1`` is the new checkpoint).
 3. The segments from the log start to that offset, grouped by
    :func:`group_segments_by_size`, are each rewritten into one ``.cleaned`` segment
@@ -75,6 +75,10 @@ DEFAULT_LOAD_FACTOR = 0.9
 DEFAULT_DELETE_RETENTION_MS = 86400000
 #: SkimpyOffsetMap's bytes per entry: an MD5 (16) and an offset (8)
 BYTES_PER_ENTRY = 24
+#: what CPython holds per entry of :class:`OffsetMap`'s dict (a 16-byte digest, an int and
+#: the dict's slot: 127 bytes at 1M entries by tracemalloc), with room for the dict's
+#: growth, so that a full map stays within ``log.cleaner.dedupe.buffer.size``
+PY_BYTES_PER_ENTRY = 160
 
 #: batch retention (RecordFilter.BatchRetention)
 DELETE, RETAIN_EMPTY, DELETE_EMPTY = "DELETE", "RETAIN_EMPTY", "DELETE_EMPTY"
@@ -84,9 +88,12 @@ _INT_MAX = 2**31 - 1
 
 class OffsetMap:
     """SkimpyOffsetMap: the MD5 of a key -> the last offset seen for it, at most
-    :attr:`max_size` entries (``memory`` / 24 slots x ``load_factor``; Python holds an
-    entry in ~135 bytes, not 24: the count of keys is Kafka's, so a round cleans what the
-    broker's would).
+    :attr:`max_size` entries: Kafka's ``memory`` / 24 slots x ``load_factor``, or fewer
+    when that many would not fit in ``memory`` bytes here (CPython holds an entry in
+    ~127 bytes, not 24; :data:`PY_BYTES_PER_ENTRY`). The map's memory is bounded by the
+    configured ``log.cleaner.dedupe.buffer.size`` as the broker's is; a dirty section with
+    more keys than :attr:`max_size` is cleaned over more rounds than on a broker (each
+    round a prefix, as ``Cleaner.doClean`` cleans when its map is full).
 
     Attributes:
         latest_offset: the last offset the map accounts for (-1: none), as
@@ -96,7 +103,8 @@ class OffsetMap:
     def __init__(self, memory: int = DEFAULT_DEDUPE_BUFFER_SIZE,
                  load_factor: float = DEFAULT_LOAD_FACTOR):
         self.slots = min(memory, _INT_MAX) // BYTES_PER_ENTRY
-        self.max_size = int(self.slots * load_factor)
+        self.max_size = min(int(self.slots * load_factor),
+                            min(memory, _INT_MAX) // PY_BYTES_PER_ENTRY)
         self._map: dict[bytes, int] = {}
         self.latest_offset = -1
 

@@ -60,11 +60,53 @@ def _append(log, pairs, **kw):
 
 
 def test_offset_map_counts_keys_as_kafka():
-    m = OffsetMap(24 * 100, 0.9)   # 100 slots of 24 bytes, 90 entries
-    assert (m.slots, m.max_size) == (100, 90)
+    m = OffsetMap(24 * 100, 0.9)   # Kafka: 100 slots of 24 bytes, 90 entries
+    # but 2,400 bytes hold 15 entries of 160 bytes here: the memory bound wins
+    assert (m.slots, m.max_size) == (100, 15)
+    assert OffsetMap(24 * 100, 0.05).max_size == 5   # Kafka's count, when it is lower
     m.put(b"a", 3)
     m.put(b"a", 7)
     assert (m.get(b"a"), m.get(b"b"), m.size, m.latest_offset) == (7, -1, 1, 7)
+
+
+@pytest.mark.parametrize("memory", [1 << 20, 8 << 20])
+def test_a_full_offset_map_stays_within_the_dedupe_buffer(memory):
+    import tracemalloc
+
+    m = OffsetMap(memory, 0.9)
+    assert m.max_size == memory // 160      # 6,553 and 52,428 keys
+    tracemalloc.start()
+    try:
+        for i in range(m.max_size):
+            m.put(b"key-%d" % i, 10_000_000_000 + i)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert m.size == m.max_size
+    assert peak <= memory
+
+
+def test_a_full_map_cleans_a_prefix_then_the_rest_next_pass(tmp_path):
+    m, log = _log(tmp_path)
+    with m:
+        _append(log, [(b"a", b"1"), (b"b", b"1")])   # 0-1
+        log.roll()
+        _append(log, [(b"a", b"2"), (b"c", b"1")])   # 2-3
+        log.roll()
+        _append(log, [(b"d", b"1")])                 # 4: active
+        small = Cleaner(dedupe_buffer_size=2 * 160, fsync=False)   # a map of 2 keys
+        assert small.offset_map.max_size == 2
+        # pass 1: a@0, b@1 fill the map at a@2, so it covers offsets 0-1 only; the first
+        # segment is cleaned with {a: 0, b: 1} and keeps both
+        end, _ = clean_log(log, small, CFG, now=T0, fsync=False)
+        assert end == 2
+        # pass 2 maps 2-3 ({a: 2, c: 3}): a@0 is superseded
+        end, _ = clean_log(log, small, CFG, now=T0, fsync=False)
+        assert end == 4
+    recs, _ = _records(tmp_path / "d" / "t-0")
+    assert recs == [(1, b"b", b"1"), (2, b"a", b"2"), (3, b"c", b"1"), (4, b"d", b"1")]
+    ckpt = read_offset_checkpoint(tmp_path / "d" / "cleaner-offset-checkpoint")
+    assert ckpt == {TopicPartition("t", 0): 4}
 
 
 def test_clean_hand_computed(tmp_path):
