@@ -54,7 +54,7 @@ class RetentionTask:
         """LogManager.cleanupLogs: ``deleteOldSegments`` on every served partition whose
         ``cleanup.policy`` the broker trims (the retention thread takes those without
         ``compact``; those with ``compact,delete`` the log cleaner's deletion pass does, and
-        serve has no cleaner, so it takes them too). Writes the checkpoints when a log start
+        serve's cleaner (:mod:`.log_cleaner`) only compacts, so this task takes them too). Writes the checkpoints when a log start
         offset moved. Returns the segments deleted."""
         total = 0
         for topic in list(self.catalog.topics.values()):
