@@ -52,10 +52,12 @@ def test_retention_plan_json_and_text(tmp_path):
     assert p1["segments"] == [] and p1["newLogStartOffset"] == 0
     assert obj["deletedSegments"] == 3
     assert obj["deletedBytes"] == sum(s["sizeInBytes"] for s in p0["segments"]) > 0
+    # piped, without -o: the same object (JSON is the default off a terminal)
+    assert json.loads(cli("retention", str(d), "--now", str(now)).stdout) == obj
     # read-only
     assert sorted(p.name for p in (d / "t-0").iterdir()) == before
     # a day later every segment is past it: the active one too, after a roll
-    r = cli("retention", str(d), "--now", str(T0 + WEEK), "--topic", "t")
+    r = cli("retention", str(d), "--now", str(T0 + WEEK), "--topic", "t", "-o", "text")
     assert r.returncode == 0, r.stderr
     assert "t-0\tsegment 25\t" in r.stdout
     assert "t-0\tlog start offset 0 -> 30 (after a roll)" in r.stdout

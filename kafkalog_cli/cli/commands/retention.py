@@ -17,9 +17,10 @@ def retention(
     now: Annotated[int | None, typer.Option(
         "--now", metavar="MS", help="The clock for retention.ms, in epoch ms (default: "
         "now): what a pass at that time would delete.", show_default=False)] = None,
-    output: Annotated[Output, typer.Option(
+    output: Annotated[Output | None, typer.Option(
         "--output", "-o", metavar="text|json",
-        help="text: one line per segment deleted; json: one object.")] = Output.text,
+        help="text: one line per segment deleted (default on a terminal); json: one "
+             "object (default when stdout is not a terminal).", show_default=False)] = None,
 ) -> None:
     """Show which segments the broker's next log retention pass would delete
     (UnifiedLog.deleteOldSegments: the log start offset, retention.bytes and retention.ms
@@ -39,33 +40,17 @@ def retention(
       kafkalog retention /var/lib/kafka/data --topic orders --now 1767225600000 -o json
     """
     from ...ops.retention import plan_retention
-    from ..output import finish
+    from ...render.retention import render_retention
+    from ..output import emit, finish
 
     res = plan_retention(paths, now=now, topic=topic)
-    if output is Output.json:
-        from ...render.jsonout import write_object
-
-        write_object(res.to_dict())
-    else:
+    emit(res, output, render_retention)
+    if res.problems:
         import sys
 
-        from ...render.text import safe
-
-        lines = []
-        for p in res.partitions:
-            for base, size, reason in p.segments:
-                lines.append(f"{p.topic}-{p.partition}\tsegment {base}\t{size} bytes\t{reason}\n")
-            if p.segments:
-                lines.append(f"{p.topic}-{p.partition}\tlog start offset {p.log_start_offset}"
-                             f" -> {p.new_log_start_offset}"
-                             f"{' (after a roll)' if p.roll else ''}\n")
-        lines.append(f"{res.deleted_segments} segments, {res.deleted_bytes} bytes would be "
-                     "deleted\n")
-        text = "".join(lines)
-        sys.stdout.write(safe(text) if sys.stdout.isatty() else text)
-    if res.problems:
         from ...render.consoles import error
 
+        sys.stdout.flush()
         for p in res.problems:
             error(p)
     finish(res)
