@@ -54,7 +54,6 @@ from ..constants import (
     CONTROL_FLAG_MASK,
     DELETE_HORIZON_FLAG_MASK,
     MAGIC_V2,
-    NO_TIMESTAMP,
     SWAP_FILE_SUFFIX,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
@@ -63,6 +62,7 @@ from ..errors import CorruptRecordError, KafkalogError, LogCleaningAbortedError
 from .checkpoints import format_offset_checkpoint, read_offset_checkpoint, write_atomically
 from .fileio import create_fresh, fsync_dir
 from .files import TopicPartition
+from .retention import segment_largest_timestamp
 from .segment import LogSegment, open_view, rebuild_indexes, release_view
 
 log = logging.getLogger("kafkalog.cleaner")
@@ -220,18 +220,6 @@ class LogToClean:
         return self.cleanable_bytes / total if total else 0.0
 
 
-def _segment_largest_timestamp(seg: LogSegment) -> int:
-    """LogSegment.largestTimestamp of a rolled segment (its time index's last entry, else
-    the largest batch max timestamp)."""
-    ts = seg.largest_timestamp_in_index()
-    if ts is not None:
-        return ts
-    best = NO_TIMESTAMP
-    for b in seg.records().batches():
-        best = max(best, b.max_timestamp)
-    return best
-
-
 def cleanable_offsets(segments: list, *, log_start_offset: int, log_end_offset: int,
                       last_stable_offset: int, last_clean_offset: int | None, now: int,
                       min_compaction_lag_ms: int = 0) -> LogToClean:
@@ -250,7 +238,7 @@ def cleanable_offsets(segments: list, *, log_start_offset: int, log_end_offset: 
         for i, s in enumerate(segments[:-1]):
             if segments[i + 1].base_offset <= first_dirty:
                 continue
-            if _segment_largest_timestamp(s) > now - lag:
+            if segment_largest_timestamp(s) > now - lag:
                 candidates.append(s.base_offset)
                 break
     uncleanable = max(first_dirty, min(candidates))
